@@ -1,0 +1,13 @@
+"""`synthgen slurm`: not built yet (issue 7); the command says so instead of pretending to work."""
+
+from __future__ import annotations
+
+import typer
+
+from synthgen.errors import UserError
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("slurm", help="[not available yet: issue 7] slurm stage.", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def _cmd(ctx: typer.Context) -> None:
+        raise UserError("'synthgen slurm' is not available in this version yet")

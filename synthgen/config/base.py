@@ -1,0 +1,149 @@
+"""Settings machinery shared by every stage: strict models, file loading, merging, a stable hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from synthgen.errors import UserError
+
+# The four environments of SPEC §2. The registry in synthgen.envs must offer exactly these.
+ENV_NAMES: tuple[str, ...] = ("induction", "abduction", "deduction", "fuzzing")
+
+# Keys a config file may hold at the top level, shared by every stage that has such a field.
+SHARED_KEYS: frozenset[str] = frozenset({"run_dir", "seed"})
+
+S = TypeVar("S", bound="Settings")
+
+
+class Settings(BaseModel):
+    """Base of every stage's settings: unknown keys are errors, values are validated on assignment.
+
+    `unhashed` names fields that change how a run executes but not what it produces (worker
+    counts, shard index, progress display); they are left out of `settings_hash` so that every
+    shard of a Slurm array, and a resumed run with more workers, share one hash.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+    section: ClassVar[str] = ""
+    unhashed: ClassVar[frozenset[str]] = frozenset()
+
+    def hashed_view(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json")
+        return _drop_unhashed(self, data)
+
+    def settings_hash(self) -> str:
+        return settings_hash(self)
+
+
+def _drop_unhashed(model: BaseModel, data: dict[str, Any]) -> dict[str, Any]:
+    skip = getattr(model, "unhashed", frozenset())
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in skip:
+            continue
+        child = getattr(model, key, None)
+        if isinstance(child, BaseModel) and isinstance(value, dict):
+            value = _drop_unhashed(child, value)
+        out[key] = value
+    return out
+
+
+def settings_hash(settings: Settings) -> str:
+    """A short, stable hash of everything in `settings` that shapes the output."""
+    canonical = json.dumps(settings.hashed_view(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def load_config_file(path: Path | None) -> dict[str, Any]:
+    """Read a YAML or TOML config file into a dict; any problem is a one-line UserError."""
+    if path is None:
+        return {}
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"config file not found: {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read config file {path}: {exc.strerror}") from None
+    try:
+        if path.suffix.lower() == ".toml":
+            if sys.version_info >= (3, 11):
+                import tomllib
+            else:  # pragma: no cover - exercised on 3.10 only
+                import tomli as tomllib
+            data = tomllib.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except Exception as exc:  # parser errors differ by library; all mean the same to the user
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"config file {path} is not valid {_kind(path)}: {first}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UserError(f"config file {path} must hold a mapping of settings, not {type(data).__name__}")
+    return data
+
+
+def _kind(path: Path) -> str:
+    return "TOML" if path.suffix.lower() == ".toml" else "YAML"
+
+
+def resolve_settings(
+    model: type[S],
+    file_data: dict[str, Any],
+    overrides: dict[str, Any],
+    *,
+    known_sections: frozenset[str] = frozenset(),
+) -> S:
+    """Build `model` from the config file's shared keys and section, then explicit flag values.
+
+    Flags override the file; the file overrides the model's defaults. Nested mappings (such as
+    `teacher:`) merge key by key, so a flag like `--teacher-url` keeps the file's teacher model.
+    """
+    stray = [k for k in file_data if k not in SHARED_KEYS and k not in known_sections]
+    if stray:
+        raise UserError(f"unknown key in config file: {stray[0]!r} (expected one of: "
+                        f"{', '.join(sorted(SHARED_KEYS | known_sections))})")
+    merged: dict[str, Any] = {k: v for k, v in file_data.items() if k in SHARED_KEYS and k in model.model_fields}
+    section = file_data.get(model.section, {}) if model.section else {}
+    if section is None:
+        section = {}
+    if not isinstance(section, dict):
+        raise UserError(f"config section {model.section!r} must be a mapping")
+    merged = _deep_merge(merged, section)
+    merged = _deep_merge(merged, {k: v for k, v in overrides.items() if v is not None})
+    try:
+        return model.model_validate(merged)
+    except ValidationError as exc:
+        raise UserError(describe_validation_error(exc, model.section)) from None
+
+
+def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def describe_validation_error(exc: ValidationError, section: str = "") -> str:
+    """The first validation problem as one line: which setting, what is wrong, what was given."""
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    name = f"{section}.{where}" if section and where else (where or section or "settings")
+    message = err.get("msg", "invalid value")
+    if err.get("type") == "extra_forbidden":
+        return f"unknown setting {name!r}"
+    given = err.get("input")
+    shown = "" if isinstance(given, dict) else f" (got {given!r})"
+    return f"invalid setting {name!r}: {message}{shown}"

@@ -1,0 +1,93 @@
+"""Settings pieces several stages share: where the run lives, the sandbox, the LLM roles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from synthgen.config.base import ENV_NAMES, Settings
+
+DEFAULT_RUN_DIR = Path("data/runs/default")
+
+
+class RunSettings(Settings):
+    """A stage that reads and writes under one run directory (`data/runs/<name>/<stage>/`)."""
+
+    run_dir: Path = DEFAULT_RUN_DIR
+    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir"})
+
+
+class ShardedSettings(RunSettings):
+    """A stage that a Slurm array splits: task `shard` of `num_shards` does every n-th item."""
+
+    shard: int = Field(0, ge=0)
+    num_shards: int = Field(1, ge=1)
+    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "shard", "num_shards"})
+
+    @model_validator(mode="after")
+    def _shard_in_range(self):
+        if self.shard >= self.num_shards:
+            raise ValueError(f"shard {self.shard} is out of range for num_shards {self.num_shards}")
+        return self
+
+
+class SandboxSettings(BaseModel):
+    """How untrusted code runs: see synthgen.sandbox for the isolation levels."""
+
+    model_config = ConfigDict(extra="forbid")
+    workers: int | None = Field(None, ge=1, description="sandbox worker processes (default: CPU count)")
+    timeout_s: float = Field(2.0, gt=0, le=600)
+    memory_mb: int = Field(512, ge=32, le=65536)
+    allow_unsafe: bool = False
+    unhashed: ClassVar[frozenset[str]] = frozenset({"workers", "allow_unsafe"})
+
+
+class RoleSettings(BaseModel):
+    """One LLM role (teacher or student) on an OpenAI-compatible server such as vLLM."""
+
+    model_config = ConfigDict(extra="forbid")
+    base_url: str = "http://127.0.0.1:8000/v1"
+    model: str = "openai/gpt-oss-120b"
+    api_key: str | None = None
+    reasoning_effort: Literal["low", "medium", "high"] | None = "high"
+    temperature: float = Field(1.0, ge=0, le=2)
+    top_p: float = Field(1.0, gt=0, le=1)
+    max_tokens: int = Field(32768, ge=1)
+    timeout_s: float = Field(3600.0, gt=0)
+    # The server address, key and timeout decide where a request goes, not what it asks for.
+    unhashed: ClassVar[frozenset[str]] = frozenset({"base_url", "api_key", "timeout_s"})
+
+
+def teacher_defaults() -> RoleSettings:
+    return RoleSettings(reasoning_effort="high")
+
+
+def student_defaults() -> RoleSettings:
+    return RoleSettings(reasoning_effort="low", max_tokens=16384)
+
+
+def check_env_names(names: list[str]) -> list[str]:
+    if not names:
+        raise ValueError("at least one environment is needed")
+    unknown = [n for n in names if n not in ENV_NAMES]
+    if unknown:
+        raise ValueError(f"unknown environment {unknown[0]!r}; choose from {', '.join(ENV_NAMES)}")
+    return list(dict.fromkeys(names))
+
+
+class EnvListMixin(BaseModel):
+    envs: list[str] = Field(default_factory=lambda: list(ENV_NAMES))
+
+    @field_validator("envs", mode="before")
+    @classmethod
+    def _split(cls, value):
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        return value
+
+    @field_validator("envs")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        return check_env_names(value)

@@ -1,0 +1,1 @@
+"""The four RL environments (induction, abduction, deduction, fuzzing) behind one contract."""

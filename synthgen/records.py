@@ -1,0 +1,114 @@
+"""The explicit pyarrow schemas of every table synthgen writes, and the ids that key them.
+
+Schemas are written out field by field (never inferred) so that shards from different runs,
+machines and versions line up; `SCHEMA_VERSION` goes into every file's metadata and changes
+whenever a schema does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable, Sequence
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "1"
+
+SEEDS = pa.schema(
+    [
+        pa.field("seed_id", pa.string(), nullable=False),  # content hash of the snippet text
+        pa.field("source", pa.string(), nullable=False),  # dir | starcoder | solutions
+        pa.field("origin", pa.string(), nullable=False),  # file path, repo:path, or problem id
+        pa.field("repo", pa.string()),
+        pa.field("path", pa.string()),
+        pa.field("start_line", pa.int32(), nullable=False),  # 1-based, inclusive
+        pa.field("end_line", pa.int32(), nullable=False),  # 1-based, inclusive
+        pa.field("num_lines", pa.int32(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+    ]
+)
+
+# One row per teacher turn, valid or not. Values (inputs, gold outputs) are kept as the text the
+# environments work with: inputs as argument-list source (`3, [1, 2]`), outputs in the sandbox's
+# canonical type-tagged encoding, which compares without evaluating anything.
+PROBLEMS = pa.schema(
+    [
+        pa.field("turn_id", pa.string(), nullable=False),  # seed/env/lineage/turn: unique per row
+        pa.field("problem_id", pa.string()),  # content hash of (env, code, inputs, message); null if unparsed
+        pa.field("seed_id", pa.string(), nullable=False),
+        pa.field("lineage_id", pa.string(), nullable=False),  # root of the mutation chain
+        pa.field("parent_id", pa.string()),  # problem this turn mutated (null on turn 1)
+        pa.field("env", pa.string(), nullable=False),
+        pa.field("mode", pa.string(), nullable=False),  # multi | single | chain
+        pa.field("turn", pa.int16(), nullable=False),  # 1-based
+        pa.field("code", pa.string()),
+        pa.field("inputs", pa.list_(pa.string())),
+        pa.field("outputs", pa.list_(pa.string())),  # gold, from execution only
+        pa.field("message", pa.string()),
+        pa.field("pre_test_code", pa.string()),  # fuzzing
+        pa.field("test_code", pa.string()),  # fuzzing
+        pa.field("visible_count", pa.int16()),  # induction: pairs the student sees
+        pa.field("valid", pa.bool_(), nullable=False),
+        pa.field("reason", pa.string(), nullable=False),  # "ok" or a reason code (synthgen.envs.reasons)
+        pa.field("reason_detail", pa.string()),
+        pa.field("pass_rate", pa.float64()),  # correct / scored attempts; null when none scored
+        pa.field("attempts", pa.int32(), nullable=False),  # attempts asked for (M)
+        pa.field("scored", pa.int32(), nullable=False),  # attempts with a reward (not infra)
+        pa.field("correct", pa.int32(), nullable=False),
+        pa.field("format_failures", pa.int32(), nullable=False),  # unparseable or truncated answers
+        pa.field("infra_failures", pa.int32(), nullable=False),  # LLM or sandbox infrastructure
+        pa.field("summary", pa.string()),  # the student summary the teacher saw for this turn
+        pa.field("strategy", pa.string()),  # first | easier | harder | similar | chain-easier
+        pa.field("teacher_reasoning", pa.string()),
+        pa.field("teacher_tokens_in", pa.int64(), nullable=False),
+        pa.field("teacher_tokens_out", pa.int64(), nullable=False),
+        pa.field("student_tokens_in", pa.int64(), nullable=False),
+        pa.field("student_tokens_out", pa.int64(), nullable=False),
+        pa.field("teacher_model", pa.string(), nullable=False),
+        pa.field("student_model", pa.string(), nullable=False),
+        pa.field("settings_hash", pa.string(), nullable=False),
+    ]
+)
+
+CHAIN_LINKS = pa.schema(
+    [
+        pa.field("chain_id", pa.string(), nullable=False),
+        pa.field("level", pa.string(), nullable=False),  # hard | medium | easy
+        pa.field("position", pa.int16(), nullable=False),  # 0 = hard, 1 = medium, 2 = easy
+        pa.field("problem_id", pa.string(), nullable=False),
+        pa.field("pass_rate", pa.float64(), nullable=False),
+        pa.field("env", pa.string(), nullable=False),
+    ]
+)
+
+REJECTS_EXTRA = [pa.field("reject_reason", pa.string(), nullable=False), pa.field("reject_detail", pa.string())]
+
+
+def with_fields(schema: pa.Schema, extra: Iterable[pa.Field]) -> pa.Schema:
+    """`schema` plus `extra` fields at the end (e.g. the `difficulty` column of binned problems)."""
+    out = schema
+    for field in extra:
+        out = out.append(field)
+    return out
+
+
+def content_hash(*parts: Any, length: int = 16) -> str:
+    """A stable hex id of JSON-serialisable parts (order matters)."""
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:length]
+
+
+def problem_id(env: str, code: str, inputs: Sequence[str], message: str | None) -> str:
+    """A problem's identity: the same env, code, inputs and message give the same id in any run."""
+    return content_hash("problem", env, code, list(inputs), message or "")
+
+
+def seed_id(text: str) -> str:
+    return content_hash("seed", text)
+
+
+def table_from_rows(rows: Sequence[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    """Rows (dicts) to a table of exactly `schema`; missing nullable keys become null."""
+    columns = {f.name: [row.get(f.name) for row in rows] for f in schema}
+    return pa.Table.from_pydict(columns, schema=schema)

@@ -1,0 +1,29 @@
+"""The scripted OpenAI-compatible server: a stand-in for vLLM that is scripted, NOT a model.
+
+It lets the pipeline and its tests run without a GPU. See server.py (HTTP and response shape),
+faults.py (injected latency and failures), responder.py (the pluggable answer logic) and
+launch.py (start in a thread, a subprocess or the foreground).
+"""
+
+from synthgen.scripted.faults import Faults
+from synthgen.scripted.launch import (
+    SCRIPTED_SERVER_HELP,
+    ServerHandle,
+    scripted_server_command,
+    serve,
+    start_scripted_server,
+)
+from synthgen.scripted.responder import EchoResponder, Responder, ScriptedReply, default_responder
+
+__all__ = [
+    "SCRIPTED_SERVER_HELP",
+    "EchoResponder",
+    "Faults",
+    "Responder",
+    "ScriptedReply",
+    "ServerHandle",
+    "default_responder",
+    "scripted_server_command",
+    "serve",
+    "start_scripted_server",
+]

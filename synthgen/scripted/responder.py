@@ -1,0 +1,75 @@
+"""The pluggable "brain" of the scripted server: what it answers, separate from how it serves.
+
+The server (synthgen.scripted.server) handles HTTP, faults and the response shape; a responder
+only turns a chat request into `n` replies. `BankResponder` (synthgen.scripted.bank, written
+elsewhere) plays teacher and student for the four environments; `EchoResponder` here is a trivial
+stand-in for tests of the transport. Neither is a language model.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@dataclass
+class ScriptedReply:
+    """One choice of a chat completion: the visible answer and the reasoning text."""
+
+    content: str
+    reasoning: str = ""
+
+
+@runtime_checkable
+class Responder(Protocol):
+    def respond(self, messages: list[dict], n: int, rng_seed: int, params: dict) -> list[ScriptedReply]:
+        """Return exactly `n` replies. `rng_seed` is derived by the server from (server seed,
+        request body, occurrence of that body), so the same request answered twice on a fresh
+        server with the same seed gets the same replies. `params` holds the request's other fields
+        (model, reasoning_effort, temperature, top_p, max_tokens, ...)."""
+        ...
+
+
+def last_user_text(messages: list[dict]) -> str:
+    """The text of the last user message ("" if none); list-of-parts content is joined."""
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content", "")
+            if isinstance(content, list):
+                return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+            return str(content or "")
+    return ""
+
+
+class EchoResponder:
+    """Answers each sample with the last user message and a seeded tag that tells samples apart."""
+
+    def respond(self, messages: list[dict], n: int, rng_seed: int, params: dict) -> list[ScriptedReply]:
+        text = last_user_text(messages)
+        effort = params.get("reasoning_effort") or "none"
+        replies = []
+        for i in range(n):
+            tag = random.Random(f"{rng_seed}:{i}").randrange(1_000_000)
+            replies.append(
+                ScriptedReply(
+                    content=f"echo[{tag:06d}]: {text}",
+                    reasoning=f"scripted reasoning (effort {effort}) for sample {i}",
+                )
+            )
+        return replies
+
+
+def default_responder(seed: int = 0) -> Responder:
+    """`BankResponder(seed)` when synthgen.scripted.bank exists, else `EchoResponder()`.
+
+    Only a missing bank module falls back; an import error inside the bank is raised, so a broken
+    bank is never silently replaced by echo answers.
+    """
+    try:
+        from synthgen.scripted.bank import BankResponder  # type: ignore[import-not-found]
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("synthgen.scripted.bank",):
+            raise
+        return EchoResponder()
+    return BankResponder(seed)

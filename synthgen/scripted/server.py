@@ -1,0 +1,286 @@
+"""The scripted OpenAI-compatible server: real HTTP, scripted answers, injectable faults. NOT a model.
+
+It speaks the subset of vLLM's API that synthgen uses: POST /v1/chat/completions (with `n`),
+GET /v1/models, GET /health, with the response shape vLLM gives for gpt-oss (the reasoning text
+in `message.reasoning`, or `reasoning_content` for older versions, `finish_reason`, `usage`).
+GET /stats is scripted-only: request counts by status, in-flight peak, summed latency (tests and
+the benchmark read it). The answers come from a Responder (synthgen.scripted.responder).
+
+    python -m synthgen.scripted.server --port 8000 --seed 0 --latency lognormal --latency-s 0.5
+    # or, wired by the CLI: synthgen scripted-server ...
+
+In-process use (tests):
+
+    with start_scripted_server(EchoResponder(), error_rate=0.2) as server:
+        ... RoleConfig(base_url=server.url) ...   # server.url ends in /v1
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from synthgen.scripted.faults import (
+    Faults,
+    body_digest,
+    cut,
+    derive_seed,
+    estimate_tokens,
+    garbage_text,
+    prompt_tokens,
+)
+from synthgen.scripted.responder import Responder, ScriptedReply
+
+DEFAULT_MODELS = ("openai/gpt-oss-120b",)
+MAX_N = 1024
+
+
+class ScriptedHTTPServer(ThreadingHTTPServer):
+    """One thread per connection (HTTP/1.1 keep-alive); the state below is shared under a lock."""
+
+    daemon_threads = True
+    request_queue_size = 2048  # a burst of hundreds of new connections must not overflow the backlog
+
+    def __init__(self, address, responder: Responder, seed: int, faults: Faults, models=DEFAULT_MODELS):
+        super().__init__(address, ScriptedHandler)
+        self.responder = responder
+        self.seed = seed
+        self.faults = faults
+        self.models = tuple(models)
+        self.started = int(time.time())
+        self.stopping = threading.Event()
+        self.lock = threading.Lock()
+        self.connections: set[socket.socket] = set()
+        self.occurrences: Counter[str] = Counter()
+        self.by_status: Counter[str] = Counter()
+        self.requests = 0
+        self.choices = 0
+        self.hangs = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.latency_sum_s = 0.0
+
+    def stats(self) -> dict:
+        with self.lock:
+            return {
+                "requests": self.requests,
+                "by_status": dict(self.by_status),
+                "choices": self.choices,
+                "hangs": self.hangs,
+                "in_flight": self.in_flight,
+                "peak_in_flight": self.peak_in_flight,
+                "latency_sum_s": self.latency_sum_s,
+            }
+
+    def stop(self) -> None:
+        """Stop accepting, wake sleeping handlers, close open connections."""
+        self.stopping.set()
+        self.shutdown()
+        with self.lock:
+            conns = list(self.connections)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.server_close()
+
+
+class ScriptedHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    timeout = 30  # idle keep-alive connections are closed after this (uvicorn uses 5 s)
+    server: ScriptedHTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.lock:
+            self.server.connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server.lock:
+            self.server.connections.discard(self.connection)
+        try:
+            super().finish()
+        except OSError:
+            pass
+
+    def log_message(self, format, *args) -> None:  # noqa: A002 - quiet: one line a request is noise
+        pass
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _send_json(self, status: int, payload: object, headers: dict | None = None) -> None:
+        body = json.dumps(payload).encode()
+        try:
+            self.send_response_only(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+        except OSError:  # the client went away (timed out): nothing to tell it
+            self.close_connection = True
+
+    def _error(self, status: int, message: str, kind: str, headers: dict | None = None) -> None:
+        payload = {"error": {"message": message, "type": kind, "param": None, "code": status}}
+        self._send_json(status, payload, headers)
+
+    def _count(self, status: int | str) -> None:
+        with self.server.lock:
+            self.server.by_status[str(status)] += 1
+
+    # -- routes ---------------------------------------------------------------------------------
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path == "/health":
+            self._send_json(200, {})
+        elif path in ("/v1/models", "/models"):
+            data = [
+                {"id": m, "object": "model", "created": self.server.started, "owned_by": "synthgen-scripted"}
+                for m in self.server.models
+            ]
+            self._send_json(200, {"object": "list", "data": data})
+        elif path == "/stats":
+            self._send_json(200, self.server.stats())
+        else:
+            self._error(404, f"no route {self.path}", "NotFoundError")
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if self.path.split("?", 1)[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            self._error(404, f"no route {self.path}", "NotFoundError")
+            return
+        server = self.server
+        with server.lock:
+            server.requests += 1
+            server.in_flight += 1
+            server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
+        try:
+            self._chat(raw)
+        finally:
+            with server.lock:
+                server.in_flight -= 1
+
+    def _chat(self, raw: bytes) -> None:
+        server, faults = self.server, self.server.faults
+        try:
+            body = json.loads(raw or b"null")
+            if not isinstance(body, dict):
+                raise ValueError("the body must be a JSON object")
+            messages, n = body.get("messages"), body.get("n") or 1
+            if not isinstance(messages, list) or not messages:
+                raise ValueError("messages must be a non-empty list")
+            if not isinstance(n, int) or not 1 <= n <= MAX_N:
+                raise ValueError(f"n must be an integer in [1, {MAX_N}]")
+            if body.get("stream"):
+                raise ValueError("the scripted server does not stream")
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError
+            self._count(400)
+            self._error(400, str(exc), "BadRequestError")
+            return
+        if faults.reject_n and n > 1:
+            self._count(400)
+            self._error(400, "n > 1 is not supported by this server (scripted --reject-n)", "BadRequestError")
+            return
+
+        digest = body_digest(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+        with server.lock:
+            occurrence = server.occurrences[digest]
+            server.occurrences[digest] += 1
+        request_seed = derive_seed(server.seed, digest, occurrence)
+        rng = random.Random(request_seed)
+        hang, limited, failed = rng.random(), rng.random(), rng.random()
+        if hang < faults.hang_rate:
+            with server.lock:
+                server.hangs += 1
+            server.stopping.wait(faults.hang_s)
+            self._count("hang")
+            self.close_connection = True  # drop the connection without an answer
+            return
+        if limited < faults.rate_limit_rate:
+            self._count(429)
+            self._error(429, "scripted rate limit", "RateLimitError", {"Retry-After": "1"})
+            return
+        if failed < faults.error_rate:
+            self._count(500)
+            self._error(500, "scripted internal error", "InternalServerError")
+            return
+
+        params = {k: v for k, v in body.items() if k != "messages"}
+        try:
+            replies = server.responder.respond(messages, n, request_seed, params)
+            if len(replies) != n or not all(isinstance(r, ScriptedReply) for r in replies):
+                raise TypeError(f"responder returned {len(replies)} replies for n={n}")
+        except Exception as exc:  # a responder bug: say so loudly, as a 500
+            print(f"scripted server: responder failed: {exc!r}", file=sys.stderr)
+            self._count(500)
+            self._error(500, f"responder failed: {exc!r}", "InternalServerError")
+            return
+
+        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+        choices, completion_tokens, latency = [], 0, 0.0
+        for index, reply in enumerate(replies):
+            crng = random.Random(derive_seed(server.seed, digest, occurrence, index))
+            latency = max(latency, faults.draw_latency(crng))
+            content, reasoning, finish = reply.content, reply.reasoning, "stop"
+            garbage, truncate, where = crng.random(), crng.random(), crng.random()
+            if garbage < faults.garbage_rate:
+                content = garbage_text(crng)
+            if truncate < faults.truncation_rate:
+                total = len(content) + len(reasoning)
+                content, reasoning = cut(content, reasoning, int(total * where * 0.9))
+                finish = "length"
+            if max_tokens and estimate_tokens(reasoning) + estimate_tokens(content) > max_tokens:
+                content, reasoning = cut(content, reasoning, 4 * int(max_tokens))
+                finish = "length"
+            completion_tokens += max(1, estimate_tokens(reasoning) + estimate_tokens(content))
+            choices.append(self._choice(index, content, reasoning, finish))
+
+        if latency > 0 and server.stopping.wait(latency):
+            self.close_connection = True  # shutting down
+            return
+        prompt = prompt_tokens(messages)
+        response = {
+            "id": f"chatcmpl-{uuid.UUID(int=derive_seed(request_seed, 'id') << 64 | occurrence).hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model") or server.models[0],
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt + completion_tokens,
+                "prompt_tokens_details": None,
+            },
+            "prompt_logprobs": None,
+        }
+        with server.lock:
+            server.choices += n
+            server.latency_sum_s += latency
+            server.by_status["200"] += 1
+        self._send_json(200, response)
+
+    def _choice(self, index: int, content: str, reasoning: str, finish: str) -> dict:
+        message: dict = {"role": "assistant", "content": content, "refusal": None, "tool_calls": []}
+        field = self.server.faults.reasoning_field
+        if field in ("reasoning", "both"):
+            message["reasoning"] = reasoning or None
+        if field in ("reasoning_content", "both"):
+            message["reasoning_content"] = reasoning or None
+        return {"index": index, "message": message, "logprobs": None, "finish_reason": finish, "stop_reason": None}
+
+
+if __name__ == "__main__":  # python -m synthgen.scripted.server --help
+    from synthgen.scripted.launch import main
+
+    sys.exit(main())

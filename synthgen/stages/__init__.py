@@ -1,0 +1,1 @@
+"""Pipeline stages: each module has `run(settings)` and reads/writes one stage folder of a run."""
