@@ -7,7 +7,7 @@
     handle.stop()
 
 `serve()` blocks until Ctrl+C or SIGTERM; `scripted_server_command()` is the plain function the CLI
-wires as `synthgen scripted-server`; `python -m synthgen.scripted.server` runs the same thing.
+wires as `synthgen scripted-server`; `python -m synthgen.scripted` runs the same thing.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def start_scripted_server(
     """Start a scripted server and return once it accepts connections. `faults` are Faults fields.
 
     mode "thread" serves from this process (any responder object); mode "process" runs
-    `python -m synthgen.scripted.server` in a subprocess with its own interpreter lock (default
+    `python -m synthgen.scripted` in a subprocess with its own interpreter lock (default
     responder only), which is what a benchmark of the client wants.
     """
     fault_cfg = Faults(**faults)
@@ -120,7 +120,7 @@ def _fault_flags(faults: Faults) -> list[str]:
 
 
 def _start_process(host: str, port: int, seed: int, models: tuple[str, ...], faults: Faults) -> ServerHandle:
-    cmd = [sys.executable, "-m", "synthgen.scripted.server", "--host", host, "--port", str(port), "--seed", str(seed)]
+    cmd = [sys.executable, "-m", "synthgen.scripted", "--host", host, "--port", str(port), "--seed", str(seed)]
     for model in models:
         cmd += ["--model", model]
     proc = subprocess.Popen(cmd + _fault_flags(faults), stdout=subprocess.PIPE, text=True)
@@ -213,7 +213,7 @@ def scripted_server_command(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m synthgen.scripted.server", description=SCRIPTED_SERVER_HELP)
+    p = argparse.ArgumentParser(prog="python -m synthgen.scripted", description=SCRIPTED_SERVER_HELP)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     p.add_argument("--seed", type=int, default=0)

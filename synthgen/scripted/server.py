@@ -6,7 +6,7 @@ in `message.reasoning`, or `reasoning_content` for older versions, `finish_reaso
 GET /stats is scripted-only: request counts by status, in-flight peak, summed latency (tests and
 the benchmark read it). The answers come from a Responder (synthgen.scripted.responder).
 
-    python -m synthgen.scripted.server --port 8000 --seed 0 --latency lognormal --latency-s 0.5
+    python -m synthgen.scripted --port 8000 --seed 0 --latency lognormal --latency-s 0.5
     # or, wired by the CLI: synthgen scripted-server ...
 
 In-process use (tests):
@@ -279,8 +279,3 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             message["reasoning_content"] = reasoning or None
         return {"index": index, "message": message, "logprobs": None, "finish_reason": finish, "stop_reason": None}
 
-
-if __name__ == "__main__":  # python -m synthgen.scripted.server --help
-    from synthgen.scripted.launch import main
-
-    sys.exit(main())

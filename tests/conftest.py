@@ -1,0 +1,24 @@
+"""Test-wide setup: no network hub access, and a helper to run the CLI in-process."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run `synthgen ARGS...` in-process; returns (exit code, stdout, stderr)."""
+    from synthgen.cli import app
+    from synthgen.commands._common import run_guarded
+
+    def invoke(*args: str):
+        rc = run_guarded(app, [str(a) for a in args])
+        out = capsys.readouterr()
+        return rc, out.out, out.err
+
+    return invoke
