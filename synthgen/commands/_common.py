@@ -35,15 +35,18 @@ def default(model: type[Settings], name: str) -> Any:
     return f.get_default(call_default_factory=True)
 
 
-def settings_from(ctx: typer.Context, model: type[S], **flags: Any) -> S:
+def settings_from(ctx: typer.Context, model: type[S], extra: dict[str, Any] | None = None, **flags: Any) -> S:
     """Settings for `model`: defaults < config file < flags the user actually typed.
 
     A flag left at its default does not override the file; Click tells us which were given.
     Nested settings are passed as `teacher={"model": ...}`-style dicts in `flags`, or as
-    `"teacher.model"` keys, each overriding only that key.
+    `"teacher.model"` keys, each overriding only that key. `extra` holds values the command
+    derived itself (already known to be explicit); typed flags still win over it.
     """
     state: AppState = ctx.find_object(AppState) or AppState()
     given: dict[str, Any] = {}
+    for name, value in (extra or {}).items():
+        _put(given, name.split("."), value)
     for name, value in flags.items():
         param = name.split(".")[0].replace("-", "_")
         source = ctx.get_parameter_source(name.replace(".", "_")) if "." in name else ctx.get_parameter_source(param)
