@@ -73,6 +73,7 @@ PROBLEMS = pa.schema(
 
 CHAIN_LINKS = pa.schema(
     [
+        pa.field("link_id", pa.string(), nullable=False),  # chain_id:position
         pa.field("chain_id", pa.string(), nullable=False),
         pa.field("level", pa.string(), nullable=False),  # hard | medium | easy
         pa.field("position", pa.int16(), nullable=False),  # 0 = hard, 1 = medium, 2 = easy

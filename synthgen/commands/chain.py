@@ -1,13 +1,47 @@
-"""`synthgen chain`: not built yet (issue 9); the command says so instead of pretending to work."""
+"""`synthgen chain`: hard -> medium -> easy stepping-stone chains built by the teacher (SPEC §7)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 import typer
 
-from synthgen.errors import UserError
+from synthgen.commands._common import default, settings_from
+from synthgen.config.chain import ChainSettings
+
+D = ChainSettings
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("chain", help="[not available yet: issue 9] chain stage.", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-    def _cmd(ctx: typer.Context) -> None:
-        raise UserError("'synthgen chain' is not available in this version yet")
+    @app.command("chain")
+    def chain(
+        ctx: typer.Context,
+        run_dir: Path = typer.Option(default(D, "run_dir"), help="Run directory; chains go to RUN_DIR/chain/."),
+        input_dir: Optional[str] = typer.Option(None, help="Problems to start from (default RUN_DIR/filter)."),
+        tries: int = typer.Option(default(D, "tries"), help="Teacher tries per step before giving a chain up."),
+        attempts: int = typer.Option(default(D, "attempts"), help="Student attempts M per variant."),
+        max_chains: Optional[int] = typer.Option(None, help="Hard problems to start from, at most."),
+        disjoint: bool = typer.Option(False, "--disjoint", help="Also draw the paper's disjoint baseline sets."),
+        base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible server for both roles."),
+        teacher_model: str = typer.Option(default(D, "teacher").model, help="Teacher model name."),
+        student_model: str = typer.Option(default(D, "student").model, help="Student model name."),
+        max_in_flight: int = typer.Option(default(D, "max_in_flight"), help="LLM requests in flight at most."),
+        shard: int = typer.Option(default(D, "shard"), envvar="SLURM_ARRAY_TASK_ID", help="This task's shard index."),
+        num_shards: int = typer.Option(default(D, "num_shards"), envvar="SLURM_ARRAY_TASK_COUNT", help="Number of shards."),
+        progress: bool = typer.Option(True, "--progress/--no-progress", help="Show live progress."),
+        force: bool = typer.Option(False, "--force", help="Restart a shard written with other settings."),
+    ) -> None:
+        """Build hard -> medium -> easy chains from the filtered hard problems."""
+        from synthgen.stages import chain as stage
+
+        extra = {}
+        if base_url and ctx.get_parameter_source("base_url").name == "COMMANDLINE":
+            extra = {"teacher.base_url": base_url, "student.base_url": base_url}
+        settings = settings_from(
+            ctx, ChainSettings, extra=extra, run_dir=run_dir, input_dir=input_dir, tries=tries, attempts=attempts,
+            max_chains=max_chains, disjoint=disjoint, max_in_flight=max_in_flight, shard=shard,
+            num_shards=num_shards, progress=progress,
+            **{"teacher.model": teacher_model, "student.model": student_model},
+        )
+        stage.run(settings, force=force)

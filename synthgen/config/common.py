@@ -60,6 +60,16 @@ class RoleSettings(BaseModel):
     unhashed: ClassVar[frozenset[str]] = frozenset({"base_url", "api_key", "timeout_s"})
 
 
+class LLMSettings(BaseModel):
+    """How hard the client pushes and retries; none of it changes what a request asks for."""
+
+    model_config = ConfigDict(extra="forbid")
+    max_attempts: int = Field(5, ge=1, description="tries per request before it is an infra failure")
+    backoff_initial_s: float = Field(1.0, ge=0)
+    backoff_max_s: float = Field(60.0, ge=0)
+    use_n: bool = Field(True, description="ask for M samples in one request (n=M) where the server allows")
+
+
 def teacher_defaults() -> RoleSettings:
     return RoleSettings(reasoning_effort="high")
 

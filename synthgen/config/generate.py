@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from synthgen.config.common import (
     EnvListMixin,
+    LLMSettings,
     RoleSettings,
     SandboxSettings,
     ShardedSettings,
@@ -51,26 +52,36 @@ class EnvSettings(BaseModel):
     min_distinct_outputs: int = Field(2, ge=1)
 
 
-class GenerateSettings(EnvListMixin, ShardedSettings):
-    section = "generate"
-    unhashed: ClassVar[frozenset[str]] = frozenset(
-        {"run_dir", "shard", "num_shards", "max_in_flight", "seeds_dir", "max_buffer_rows", "progress"}
-    )
+class TurnLoopSettings(BaseModel):
+    """What every stage that runs teacher turns needs: roles, attempts, sandbox, progression."""
 
-    seeds_dir: str | None = None  # default: <run_dir>/seeds
-    turns: int = Field(6, ge=1)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
     attempts: int = Field(32, ge=1)
-    lineages_per_seed: int = Field(1, ge=1)
-    # K > 0 switches to the single-turn baseline: K independent first-turn problems per seed.
-    single_turn: int = Field(0, ge=0)
-    max_seeds: int | None = Field(None, ge=1)
     seed: int = 0
     teacher: RoleSettings = Field(default_factory=teacher_defaults)
     student: RoleSettings = Field(default_factory=student_defaults)
     max_in_flight: int = Field(256, ge=1)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     progression: ProgressionSettings = Field(default_factory=ProgressionSettings)
     env: EnvSettings = Field(default_factory=EnvSettings)
     keep_reasoning: bool = False
     max_buffer_rows: int = Field(256, ge=1)
     progress: bool = True
+
+
+TURN_LOOP_UNHASHED = frozenset(
+    {"run_dir", "shard", "num_shards", "max_in_flight", "max_buffer_rows", "progress", "llm"}
+)
+
+
+class GenerateSettings(EnvListMixin, TurnLoopSettings, ShardedSettings):
+    section = "generate"
+    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"seeds_dir"}
+
+    seeds_dir: str | None = None  # default: <run_dir>/seeds
+    turns: int = Field(6, ge=1)
+    lineages_per_seed: int = Field(1, ge=1)
+    # K > 0 switches to the single-turn baseline: K independent first-turn problems per seed.
+    single_turn: int = Field(0, ge=0)
+    max_seeds: int | None = Field(None, ge=1)

@@ -21,11 +21,15 @@ def role_config(role: RoleSettings):
 
 
 def client_config(settings):
-    """A ClientConfig from any settings with `teacher`, `student` and `max_in_flight`."""
+    """A ClientConfig from any settings with `teacher`, `student`, `llm` and `max_in_flight`."""
     from synthgen.llm import ClientConfig
 
     return ClientConfig(
         teacher=role_config(settings.teacher),
         student=role_config(settings.student),
         max_in_flight=settings.max_in_flight,
+        max_attempts=settings.llm.max_attempts,
+        backoff_initial_s=settings.llm.backoff_initial_s,
+        backoff_max_s=settings.llm.backoff_max_s,
+        use_n=settings.llm.use_n,
     )

@@ -1,0 +1,154 @@
+"""Settings of `synthgen slurm`: where and how the pipeline's jobs run on a Slurm cluster.
+
+Everything cluster-specific lives here and in the user's config file, never in the templates:
+
+    slurm:
+      partition: gpu
+      account: my-project
+      setup: ["module load cuda/12.4", "source /shared/venvs/synthgen/bin/activate"]
+      num_shards: 64           # generate array size
+      array_parallelism: 16    # at most this many generate tasks at once (`--array=...%16`)
+      generate: {gpus_per_node: 8, time: "24:00:00"}
+      vllm: {model: openai/gpt-oss-120b, tensor_parallel_size: 8}
+      train: {nodes: 5, gpus_per_node: 8, time: "48:00:00"}
+
+With `vllm.shared_url` set, generate tasks use that server instead of starting their own.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from synthgen.config.common import RunSettings
+
+_TIME_HELP = "Slurm time limit: MM, HH:MM:SS or D-HH:MM:SS"
+
+
+class JobResources(BaseModel):
+    """What one kind of job asks Slurm for; None leaves the cluster's default."""
+
+    model_config = ConfigDict(extra="forbid")
+    time: str | None = Field(None, description=_TIME_HELP)
+    nodes: int = Field(1, ge=1)
+    gpus_per_node: int | None = Field(None, ge=0)
+    cpus_per_task: int | None = Field(None, ge=1)
+    mem: str | None = Field(None, description="memory per node, e.g. 64G; '0' asks for all of it")
+    partition: str | None = Field(None, description="overrides slurm.partition for this kind of job")
+    extra_sbatch: list[str] = Field(default_factory=list, description="more #SBATCH options, e.g. --exclusive")
+
+    @field_validator("extra_sbatch")
+    @classmethod
+    def _options(cls, value: list[str]) -> list[str]:
+        return [_check_option(v) for v in value]
+
+
+class VLLMServerSettings(BaseModel):
+    """The vLLM server each generate task starts on its node (unless `shared_url` is set)."""
+
+    model_config = ConfigDict(extra="forbid")
+    command: str = "vllm"
+    model: str = "openai/gpt-oss-120b"
+    tensor_parallel_size: int = Field(1, ge=1)
+    port: int = Field(8000, ge=1, le=65535, description="base port; task i uses port + i % 100")
+    reasoning_parser: str | None = "openai_gptoss"
+    extra_args: list[str] = Field(default_factory=list, description="more `vllm serve` arguments")
+    # A running OpenAI-compatible server (e.g. one big vLLM deployment) that every task shares.
+    shared_url: str | None = None
+    # false (and no shared_url): start nothing; generate uses the config's teacher/student URLs.
+    start_server: bool = True
+    ready_timeout_s: float = Field(1800.0, gt=0, description="how long a task waits for its server")
+
+
+class TrainJobSettings(JobResources):
+    """The training job: one node serves generations with `trl vllm-serve`, the rest train."""
+
+    nodes: int = Field(2, ge=1)
+    use_vllm_server: bool = Field(True, description="reserve the last node for `trl vllm-serve`")
+    trl_command: str = "trl"
+    accelerate_command: str = "accelerate"
+    accelerate_config: str | None = Field(None, description="accelerate/DeepSpeed config file")
+    main_process_port: int = Field(29500, ge=1, le=65535)
+    vllm_port: int = Field(8000, ge=1, le=65535)
+    vllm_tensor_parallel_size: int = Field(1, ge=1)
+    vllm_data_parallel_size: int = Field(1, ge=1)
+    vllm_extra_args: list[str] = Field(default_factory=list)
+    # How `synthgen train` learns where the server is; {host} and {port} are filled in at run time.
+    vllm_train_args: list[str] = Field(
+        default_factory=lambda: [
+            "--use-vllm", "--vllm-mode", "server", "--vllm-server-host", "{host}", "--vllm-server-port", "{port}",
+        ]
+    )
+    ready_timeout_s: float = Field(1800.0, gt=0)
+
+
+def _generate_defaults() -> JobResources:
+    # gpus_per_node None: the server's tensor_parallel_size with a per-task server, none otherwise.
+    return JobResources(time="24:00:00", cpus_per_task=8)
+
+
+def _curate_defaults() -> JobResources:
+    return JobResources(time="12:00:00", cpus_per_task=8)
+
+
+def _train_defaults() -> TrainJobSettings:
+    return TrainJobSettings(time="48:00:00", gpus_per_node=8)
+
+
+class SlurmSettings(RunSettings):
+    section = "slurm"
+    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir"})
+
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    job_name: str = Field("synthgen", description="prefix of every job's name: <job_name>-<stage>")
+    # Shell lines run first in every job: module loads, venv or conda activation, exports.
+    setup: list[str] = Field(default_factory=list)
+    # The synthgen executable the jobs call. None: the one beside this Python, else `synthgen`.
+    executable: str | None = None
+    log_dir: str | None = Field(None, description="default: <run_dir>/slurm/logs")
+    num_shards: int | None = Field(None, ge=1, description="generate array size (default: generate.num_shards)")
+    array_parallelism: int | None = Field(None, ge=1, description="W in --array=...%W")
+    requeue: bool = True
+    # Seconds before the time limit at which a generate task is told to flush and requeue itself.
+    signal_grace_s: int = Field(120, ge=1)
+    extra_sbatch: list[str] = Field(default_factory=list, description="#SBATCH options for every job")
+    generate: JobResources = Field(default_factory=_generate_defaults)
+    curate: JobResources = Field(default_factory=_curate_defaults)
+    train: TrainJobSettings = Field(default_factory=_train_defaults)
+    vllm: VLLMServerSettings = Field(default_factory=VLLMServerSettings)
+
+    @field_validator("extra_sbatch")
+    @classmethod
+    def _options(cls, value: list[str]) -> list[str]:
+        return [_check_option(v) for v in value]
+
+    @field_validator("setup")
+    @classmethod
+    def _lines(cls, value: list[str]) -> list[str]:
+        for line in value:
+            if "\n" in line:
+                raise ValueError("each setup entry is one shell line; use a list for several")
+        return value
+
+    def synthgen_executable(self) -> str:
+        """The synthgen command the scripts call (an absolute path when we can find one)."""
+        if self.executable:
+            return self.executable
+        beside = Path(sys.executable).parent / "synthgen"
+        if beside.is_file():
+            return str(beside.absolute())
+        found = shutil.which("synthgen")
+        return str(Path(found).absolute()) if found else "synthgen"
+
+
+def _check_option(option: str) -> str:
+    option = option.strip()
+    if not option.startswith("-") or "\n" in option:
+        raise ValueError(f"an sbatch option starts with '-' and is one line, not {option!r}")
+    return option

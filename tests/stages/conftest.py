@@ -1,0 +1,33 @@
+"""Fixtures for stage tests: a small seeds stage and a scripted server on a free port."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def seeds_run(tmp_path_factory):
+    """A run directory whose seeds stage holds 8 standard-library snippets."""
+    from synthgen.config.seeds import SeedsSettings
+    from synthgen.stages import seeds
+
+    run_dir = tmp_path_factory.mktemp("seeds-run")
+    seeds.run(SeedsSettings(run_dir=run_dir, n=8, seed=7))
+    return run_dir
+
+
+@pytest.fixture
+def scripted_server():
+    """Start a scripted (not a model) OpenAI-compatible server; yields a factory taking fault kwargs."""
+    from synthgen.scripted.launch import start_scripted_server
+
+    handles = []
+
+    def start(**faults):
+        handle = start_scripted_server(seed=faults.pop("seed", 0), **faults)
+        handles.append(handle)
+        return handle
+
+    yield start
+    for handle in handles:
+        handle.stop()
