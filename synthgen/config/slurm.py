@@ -51,7 +51,7 @@ class VLLMServerSettings(BaseModel):
     """The vLLM server each generate task starts on its node (unless `shared_url` is set)."""
 
     model_config = ConfigDict(extra="forbid")
-    command: str = "vllm"
+    command: str = Field("vllm", description="split like a shell would; may hold a container wrapper")
     model: str = "openai/gpt-oss-120b"
     tensor_parallel_size: int = Field(1, ge=1)
     port: int = Field(8000, ge=1, le=65535, description="base port; task i uses port + i % 100")
@@ -64,13 +64,30 @@ class VLLMServerSettings(BaseModel):
     ready_timeout_s: float = Field(1800.0, gt=0, description="how long a task waits for its server")
 
 
+class GenerateJobSettings(JobResources):
+    """One generate array task. gpus_per_node None: vllm.tensor_parallel_size with a per-task
+    server, none with a shared one."""
+
+    time: str | None = Field("24:00:00", description=_TIME_HELP)
+    cpus_per_task: int | None = Field(8, ge=1)
+
+
+class CurateJobSettings(JobResources):
+    """filter, bin and chain: CPU jobs (the sandbox and MinHash use the CPUs)."""
+
+    time: str | None = Field("12:00:00", description=_TIME_HELP)
+    cpus_per_task: int | None = Field(8, ge=1)
+
+
 class TrainJobSettings(JobResources):
     """The training job: one node serves generations with `trl vllm-serve`, the rest train."""
 
+    time: str | None = Field("48:00:00", description=_TIME_HELP)
     nodes: int = Field(2, ge=1)
+    gpus_per_node: int | None = Field(8, ge=0, description="GPUs per node; also processes per training node")
     use_vllm_server: bool = Field(True, description="reserve the last node for `trl vllm-serve`")
     trl_command: str = "trl"
-    accelerate_command: str = "accelerate"
+    accelerate_command: str = Field("accelerate", description="one executable (path or name)")
     accelerate_config: str | None = Field(None, description="accelerate/DeepSpeed config file")
     main_process_port: int = Field(29500, ge=1, le=65535)
     vllm_port: int = Field(8000, ge=1, le=65535)
@@ -86,19 +103,6 @@ class TrainJobSettings(JobResources):
     ready_timeout_s: float = Field(1800.0, gt=0)
 
 
-def _generate_defaults() -> JobResources:
-    # gpus_per_node None: the server's tensor_parallel_size with a per-task server, none otherwise.
-    return JobResources(time="24:00:00", cpus_per_task=8)
-
-
-def _curate_defaults() -> JobResources:
-    return JobResources(time="12:00:00", cpus_per_task=8)
-
-
-def _train_defaults() -> TrainJobSettings:
-    return TrainJobSettings(time="48:00:00", gpus_per_node=8)
-
-
 class SlurmSettings(RunSettings):
     section = "slurm"
     unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir"})
@@ -109,7 +113,9 @@ class SlurmSettings(RunSettings):
     job_name: str = Field("synthgen", description="prefix of every job's name: <job_name>-<stage>")
     # Shell lines run first in every job: module loads, venv or conda activation, exports.
     setup: list[str] = Field(default_factory=list)
-    # The synthgen executable the jobs call. None: the one beside this Python, else `synthgen`.
+    # The synthgen command the jobs call, split like a shell would (so a container wrapper works:
+    # "apptainer exec --nv synthgen.sif synthgen"). None: the synthgen beside this Python (an
+    # absolute path into its venv), else `synthgen` from PATH after the setup lines.
     executable: str | None = None
     log_dir: str | None = Field(None, description="default: <run_dir>/slurm/logs")
     num_shards: int | None = Field(None, ge=1, description="generate array size (default: generate.num_shards)")
@@ -118,9 +124,9 @@ class SlurmSettings(RunSettings):
     # Seconds before the time limit at which a generate task is told to flush and requeue itself.
     signal_grace_s: int = Field(120, ge=1)
     extra_sbatch: list[str] = Field(default_factory=list, description="#SBATCH options for every job")
-    generate: JobResources = Field(default_factory=_generate_defaults)
-    curate: JobResources = Field(default_factory=_curate_defaults)
-    train: TrainJobSettings = Field(default_factory=_train_defaults)
+    generate: GenerateJobSettings = Field(default_factory=GenerateJobSettings)
+    curate: CurateJobSettings = Field(default_factory=CurateJobSettings)
+    train: TrainJobSettings = Field(default_factory=TrainJobSettings)
     vllm: VLLMServerSettings = Field(default_factory=VLLMServerSettings)
 
     @field_validator("extra_sbatch")

@@ -13,7 +13,13 @@ from synthgen.scripted.launch import (
     serve,
     start_scripted_server,
 )
-from synthgen.scripted.responder import EchoResponder, Responder, ScriptedReply, default_responder
+from synthgen.scripted.responder import (
+    EchoResponder,
+    Responder,
+    ScriptedReply,
+    default_responder,
+    make_responder,
+)
 
 __all__ = [
     "SCRIPTED_SERVER_HELP",
@@ -23,6 +29,7 @@ __all__ = [
     "ScriptedReply",
     "ServerHandle",
     "default_responder",
+    "make_responder",
     "scripted_server_command",
     "serve",
     "start_scripted_server",

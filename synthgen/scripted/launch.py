@@ -24,7 +24,7 @@ from typing import Callable
 
 from synthgen.errors import UserError
 from synthgen.scripted.faults import LATENCY_KINDS, REASONING_FIELDS, Faults
-from synthgen.scripted.responder import Responder, default_responder
+from synthgen.scripted.responder import RESPONDER_NAMES, Responder, make_responder
 from synthgen.scripted.server import DEFAULT_MODELS, ScriptedHTTPServer
 
 SCRIPTED_SERVER_HELP = (
@@ -74,7 +74,7 @@ def _url(host: str, port: int) -> str:
 
 
 def start_scripted_server(
-    responder: Responder | None = None,
+    responder: Responder | str | None = None,
     host: str = "127.0.0.1",
     port: int = 0,
     *,
@@ -85,18 +85,21 @@ def start_scripted_server(
 ) -> ServerHandle:
     """Start a scripted server and return once it accepts connections. `faults` are Faults fields.
 
-    mode "thread" serves from this process (any responder object); mode "process" runs
-    `python -m synthgen.scripted` in a subprocess with its own interpreter lock (default
-    responder only), which is what a benchmark of the client wants.
+    `responder` is a Responder object or a name ("auto": the bank when installed, else echo;
+    "bank"; "echo"); None means "auto". mode "thread" serves from this process; mode "process"
+    runs `python -m synthgen.scripted` in a subprocess with its own interpreter lock (responder
+    by name only), which is what a benchmark of the client wants.
     """
     fault_cfg = Faults(**faults)
     if mode == "process":
-        if responder is not None:
-            raise ValueError("mode='process' runs the default responder; pass responder only with mode='thread'")
-        return _start_process(host, port, seed, models, fault_cfg)
+        if responder is not None and not isinstance(responder, str):
+            raise ValueError("mode='process' takes a responder name, not an object; use mode='thread'")
+        return _start_process(host, port, seed, models, fault_cfg, responder or "auto")
     if mode != "thread":
         raise ValueError(f"mode must be 'thread' or 'process', not {mode!r}")
-    server = ScriptedHTTPServer((host, port), responder or default_responder(seed), seed, fault_cfg, models)
+    if responder is None or isinstance(responder, str):
+        responder = make_responder(responder or "auto", seed)
+    server = ScriptedHTTPServer((host, port), responder, seed, fault_cfg, models)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
 
@@ -119,8 +122,11 @@ def _fault_flags(faults: Faults) -> list[str]:
     return flags
 
 
-def _start_process(host: str, port: int, seed: int, models: tuple[str, ...], faults: Faults) -> ServerHandle:
+def _start_process(
+    host: str, port: int, seed: int, models: tuple[str, ...], faults: Faults, responder: str
+) -> ServerHandle:
     cmd = [sys.executable, "-m", "synthgen.scripted", "--host", host, "--port", str(port), "--seed", str(seed)]
+    cmd += ["--responder", responder]
     for model in models:
         cmd += ["--model", model]
     proc = subprocess.Popen(cmd + _fault_flags(faults), stdout=subprocess.PIPE, text=True)
@@ -145,7 +151,7 @@ def _start_process(host: str, port: int, seed: int, models: tuple[str, ...], fau
 
 
 def serve(
-    responder: Responder | None = None,
+    responder: Responder | str | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
     *,
@@ -154,7 +160,8 @@ def serve(
     **faults,
 ) -> None:
     """Serve in the foreground until Ctrl+C or SIGTERM, then close connections and return."""
-    responder = responder or default_responder(seed)
+    if responder is None or isinstance(responder, str):
+        responder = make_responder(responder or "auto", seed)
     server = ScriptedHTTPServer((host, port), responder, seed, Faults(**faults), models)
     url = _url(host, server.server_address[1])
     if threading.current_thread() is threading.main_thread():
@@ -185,6 +192,7 @@ def scripted_server_command(
     garbage_rate: float = 0.0,
     reject_n: bool = False,
     reasoning_field: str = "reasoning",
+    responder: str = "auto",
 ) -> None:
     """Run the scripted OpenAI-compatible server (scripted, NOT a model); see SCRIPTED_SERVER_HELP.
 
@@ -204,10 +212,11 @@ def scripted_server_command(
             reject_n=reject_n,
             reasoning_field=reasoning_field,
         )
+        brain = make_responder(responder, seed)
     except ValueError as exc:
         raise UserError(f"scripted server: {exc}") from exc
     try:
-        serve(host=host, port=port, seed=seed, models=tuple(model or DEFAULT_MODELS), **asdict(faults))
+        serve(brain, host=host, port=port, seed=seed, models=tuple(model or DEFAULT_MODELS), **asdict(faults))
     except OSError as exc:
         raise UserError(f"scripted server: cannot listen on {host}:{port}: {exc}") from exc
 
@@ -230,6 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--garbage-rate", type=float, default=0.0, help="share of answers replaced by junk")
     p.add_argument("--reject-n", action="store_true", help="answer 400 to n > 1")
     p.add_argument("--reasoning-field", choices=REASONING_FIELDS, default="reasoning")
+    p.add_argument("--responder", choices=RESPONDER_NAMES, default="auto",
+                   help="auto: the problem bank when installed, else echo")
     return p
 
 

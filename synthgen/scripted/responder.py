@@ -73,3 +73,19 @@ def default_responder(seed: int = 0) -> Responder:
             raise
         return EchoResponder()
     return BankResponder(seed)
+
+
+RESPONDER_NAMES = ("auto", "bank", "echo")
+
+
+def make_responder(name: str, seed: int = 0) -> Responder:
+    """By name: "auto" (the bank when installed, else echo), "bank" or "echo"."""
+    if name == "auto":
+        return default_responder(seed)
+    if name == "echo":
+        return EchoResponder()
+    if name == "bank":
+        from synthgen.scripted.bank import BankResponder  # type: ignore[import-not-found]
+
+        return BankResponder(seed)
+    raise ValueError(f"responder must be one of {RESPONDER_NAMES}, not {name!r}")

@@ -177,10 +177,11 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"null")
             if not isinstance(body, dict):
                 raise ValueError("the body must be a JSON object")
-            messages, n = body.get("messages"), body.get("n") or 1
+            messages, n = body.get("messages"), body.get("n")
+            n = 1 if n is None else n
             if not isinstance(messages, list) or not messages:
                 raise ValueError("messages must be a non-empty list")
-            if not isinstance(n, int) or not 1 <= n <= MAX_N:
+            if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_N:
                 raise ValueError(f"n must be an integer in [1, {MAX_N}]")
             if body.get("stream"):
                 raise ValueError("the scripted server does not stream")

@@ -1,0 +1,127 @@
+"""Benchmark: does LLMClient keep a server full when answers take heavy-tailed time?
+
+    python bench/llm.py            # about 45-55 s on a laptop-class CPU
+    python bench/llm.py --requests 2560 --median-s 0.5
+
+Against the scripted server (in a subprocess, lognormal latency), the same requests run twice on
+fresh servers with the same seed (so every request takes the same time both runs):
+  1. pipelined: LLMClient with an in-flight bound of 256, every request submitted at once;
+  2. baseline: the same client driven batch by batch (asyncio.gather per 256), as many
+     pipelines do, so each batch waits for its slowest request.
+It prints three figures and exits 1 when one misses its target:
+  - average requests in flight while requests were still waiting for a slot (>= 95% of bound),
+  - pipelined wall time / ideal, ideal = sum of server latencies / bound (<= 1.1),
+  - baseline wall / pipelined wall (>= 1.5), on the last line.
+Client CPU matters: the openai client costs a few ms of CPU a request, so a busy machine can
+miss the wall-time target; the figures are from one run and vary by a few percent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from synthgen.llm import ClientConfig, LLMClient, RoleConfig  # noqa: E402
+from synthgen.scripted import start_scripted_server  # noqa: E402
+
+IN_FLIGHT_TARGET = 0.95
+WALL_TARGET = 1.10
+SPEEDUP_TARGET = 1.5
+
+
+def _client(url: str, bound: int) -> LLMClient:
+    role = RoleConfig(base_url=url, model="openai/gpt-oss-120b", reasoning_effort="low", timeout_s=120)
+    config = ClientConfig(teacher=role, student=role, max_in_flight=bound, backoff_initial_s=0.05)
+    return LLMClient(config)
+
+
+def _messages(count: int) -> list[list[dict]]:
+    return [[{"role": "user", "content": f"benchmark request {i}"}] for i in range(count)]
+
+
+async def run_pipelined(url: str, prompts: list, bound: int) -> tuple[float, float]:
+    """All requests submitted at once; returns (wall seconds, mean in-flight while work waited)."""
+    async with _client(url, bound) as llm:
+        await llm.wait_ready("student", timeout_s=30, poll_s=0.1)
+        done = 0
+        saturated_until: list[tuple[float, float]] = []
+
+        async def one(messages: list[dict]) -> None:
+            nonlocal done
+            await llm.complete("student", messages)
+            done += 1
+
+        async def watch(t0: float, area0: float) -> None:
+            # "work remains" until every request has been dispatched (none waits for a slot).
+            while done + llm.in_flight < len(prompts) or llm.queued:
+                await asyncio.sleep(0.005)
+            saturated_until.append((time.monotonic() - t0, llm.in_flight_area() - area0))
+
+        t0, area0 = time.monotonic(), llm.in_flight_area()
+        watcher = asyncio.create_task(watch(t0, area0))
+        await asyncio.gather(*(one(m) for m in prompts))
+        wall = time.monotonic() - t0
+        await watcher
+        failures = llm.usage.total().samples_infra
+        if failures:
+            print(f"warning: {failures} infra failures in the pipelined run", file=sys.stderr)
+        window, area = saturated_until[0]
+        return wall, (area / window if window > 0 else float(bound))
+
+
+async def run_batched(url: str, prompts: list, bound: int) -> float:
+    async with _client(url, bound) as llm:
+        await llm.wait_ready("student", timeout_s=30, poll_s=0.1)
+        t0 = time.monotonic()
+        for start in range(0, len(prompts), bound):
+            await asyncio.gather(*(llm.complete("student", m) for m in prompts[start : start + bound]))
+        return time.monotonic() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--requests", type=int, default=16 * 256)
+    p.add_argument("--bound", type=int, default=256, help="requests in flight")
+    p.add_argument("--median-s", type=float, default=0.8, help="lognormal median latency")
+    p.add_argument("--sigma", type=float, default=0.6, help="lognormal sigma of log-latency")
+    p.add_argument("--cap-x", type=float, default=2.0, help="latency cap as a multiple of the median")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+
+    faults = dict(latency="lognormal", latency_s=args.median_s, latency_sigma=args.sigma,
+                  latency_max_s=args.cap_x * args.median_s)
+    prompts = _messages(args.requests)
+    print(
+        f"{args.requests} requests, bound {args.bound}, latency lognormal median {args.median_s} s "
+        f"sigma {args.sigma} capped at {args.cap_x * args.median_s:g} s (scripted server, seed {args.seed})"
+    )
+    with start_scripted_server("echo", mode="process", seed=args.seed, **faults) as server:
+        wall, mean_in_flight = asyncio.run(run_pipelined(server.url, prompts, args.bound))
+        latency_sum = server.stats()["latency_sum_s"]
+    with start_scripted_server("echo", mode="process", seed=args.seed, **faults) as server:
+        base_wall = asyncio.run(run_batched(server.url, prompts, args.bound))
+        base_latency_sum = server.stats()["latency_sum_s"]
+    if abs(base_latency_sum - latency_sum) > 1e-6 * max(1.0, latency_sum):
+        print(f"warning: the two runs saw different latencies ({latency_sum:.3f} vs {base_latency_sum:.3f} s)")
+
+    ideal = latency_sum / args.bound
+    in_flight_share = mean_in_flight / args.bound
+    wall_ratio = wall / ideal
+    speedup = base_wall / wall
+    print(f"ideal (sum of latencies / bound): {ideal:.2f} s; pipelined wall {wall:.2f} s; baseline wall {base_wall:.2f} s")
+    print(f"average in flight while work remained: {mean_in_flight:.1f} = {in_flight_share:.1%} of bound "
+          f"(target >= {IN_FLIGHT_TARGET:.0%})")
+    print(f"pipelined wall / ideal: {wall_ratio:.3f}x (target <= {WALL_TARGET}x)")
+    print(f"speedup over batch-barrier baseline: {speedup:.2f}x (target >= {SPEEDUP_TARGET}x)")
+    missed = in_flight_share < IN_FLIGHT_TARGET or wall_ratio > WALL_TARGET or speedup < SPEEDUP_TARGET
+    print(f"{speedup:.2f}x")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

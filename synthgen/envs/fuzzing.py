@@ -1,0 +1,116 @@
+"""Fuzzing (SPEC §2): find an input that a checker accepts and on which a buggy function fails its test.
+
+The teacher writes `f` with a subtle bug, `pre_test_f(...)` (True for a valid input) and
+`test_f(...)` (checks f's result on an input), plus a few example inputs: all valid, at least
+one that passes the test and at least one that exposes the bug (proof that the bug is
+reachable). The student sees the three functions and answers with an argument list.
+
+Reward 1 iff `pre_test_f(answer)` returns exactly True and `test_f(answer)` *fails*. Rule for
+"fails": test_f raises any exception (an assert, or f crashing inside it) or returns exactly
+False. Returning True, None (a test written with asserts only) or anything else is a pass. A
+timeout, memory exhaustion or a killed process in test_f is NOT a failure (reward 0): resource
+limits are noisy and say nothing reliable about f. An infra verdict is never a reward.
+
+Stored `outputs` are f's values on the teacher's inputs (from the sandbox, like every env).
+"""
+
+from __future__ import annotations
+
+from synthgen.config.generate import EnvSettings
+from synthgen.envs import parsing, reasons, runner
+from synthgen.envs.base import Environment, Problem, Reward, Verdict
+from synthgen.envs.parsing import short
+
+HELPERS = ("pre_test_f", "test_f")
+
+
+class Fuzzing(Environment):
+    name = "fuzzing"
+    helpers = HELPERS
+
+    def prompt_inputs(self) -> int:
+        return min(max(4, 2), self.settings.max_inputs)
+
+    # -- teacher ---------------------------------------------------------------------------
+    def parse_teacher(self, text: str) -> Problem:
+        answer = parsing.teacher_answer(text, helper_names=HELPERS, need_message=False)
+        parts = [answer.code] + [b for b in dict.fromkeys(answer.helpers.values()) if b != answer.code]
+        joined = parsing.strip_main_guard("\n\n\n".join(p.strip("\n") for p in parts))
+        rest, pre = parsing.split_functions(joined, ("pre_test_f",))
+        rest, test = parsing.split_functions(rest, ("test_f",))
+        inputs = parsing.teacher_inputs(answer.input_blocks)
+        message = answer.message or ""
+        if "def f" in message or "```" in message:
+            message = ""
+        return Problem(env=self.name, code=rest, inputs=inputs, message=message,
+                       pre_test_code=pre.get("pre_test_f", ""), test_code=test.get("test_f", ""))
+
+    async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
+        from synthgen.sandbox import values
+
+        problem = Problem(**{**problem.__dict__, "outputs": [], "visible_count": None})
+        bad = runner.check_inputs(problem, 2, max(2, settings.max_inputs))
+        bad = bad or runner.static_checks(problem, ("f",) + HELPERS)
+        if bad:
+            return problem, bad
+        xs = problem.inputs
+        k = len(xs)
+        # f and pre_test_f must simply work; test_f comes last because raising is a legal outcome.
+        calls = [f"f({x})" for x in xs] + [f"pre_test_f({x})" for x in xs] + [f"test_f({x})" for x in xs]
+        labels = ([f"f({short(x, 60)})" for x in xs] + [f"pre_test_f({short(x, 60)})" for x in xs]
+                  + [f"test_f({short(x, 60)})" for x in xs])
+        first, second = await pool.run_twice_for_determinism(runner.job(problem.program(), calls, sandbox))
+        for result in (first, second):
+            for verdict, label in zip(result.calls, labels):
+                if str(verdict.status) == "infra":
+                    return problem, runner.call_failure(verdict, label)
+        for verdict, label in zip(first.calls, labels):
+            status = str(verdict.status)
+            if status == "exception" and label.startswith("test_f(") and not (verdict.error or "").startswith("while running the module"):
+                continue  # the test failed: a legal outcome
+            bad = runner.call_failure(verdict, label)
+            if bad:
+                return problem, bad
+        if not first.same_outcome(second):
+            return problem, Verdict(False, reasons.NONDETERMINISTIC, "f, pre_test_f or test_f behaved differently under another hash seed")
+        for verdict, label in zip(first.calls[:k], labels):
+            if len(verdict.encoded or "") > settings.max_output_chars:
+                return problem, Verdict(False, reasons.OUTPUT_TOO_LARGE,
+                                        f"{label}: value of {len(verdict.encoded)} characters (limit {settings.max_output_chars})")
+        for x, verdict in zip(xs, first.calls[k:2 * k]):
+            if verdict.encoded != values.encode(True):
+                return problem, Verdict(False, reasons.BAD_INPUTS,
+                                        f"pre_test_f rejects the example input {short(x, 60)} (returned {short(verdict.value or '', 40)})")
+        fails = [test_fails(v) for v in first.calls[2 * k:]]
+        problem.outputs = [v.encoded for v in first.calls[:k]]
+        if not any(fails):
+            return problem, Verdict(False, reasons.BAD_INPUTS, "no example input makes test_f fail: the bug is not shown to be reachable")
+        if all(fails):
+            return problem, Verdict(False, reasons.TRIVIAL, "test_f fails on every example input: any valid input finds the bug")
+        return problem, Verdict(True, reasons.OK)
+
+    # -- student ---------------------------------------------------------------------------
+    def parse_student(self, text: str) -> str:
+        return parsing.input_answer(text)
+
+    async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:
+        from synthgen.sandbox import values
+
+        calls = [f"pre_test_f({answer})", f"test_f({answer})"]
+        job = runner.job(problem.program(), calls, sandbox, expected=[values.encode(True), values.encode(False)])
+        result = await pool.run(job)
+        pre, test = result.calls
+        if str(pre.status) != "ok" or pre.match is not True:
+            why = pre.error if str(pre.status) != "ok" else f"pre_test_f returned {short(pre.value or '', 40)}"
+            return runner.answer_reward(result.calls, answer, False, f"input rejected: {short(why or '', 160)}")
+        failed = test_fails(test)
+        detail = "test_f failed" if failed else f"test_f passed ({test.status})"
+        return runner.answer_reward(result.calls, answer, failed, detail)
+
+
+def test_fails(verdict) -> bool:
+    """The documented rule: an exception or exactly False is a failure; limits are not."""
+    status = str(verdict.status)
+    if status == "exception":
+        return not (verdict.error or "").startswith("while running the module")
+    return status == "ok" and verdict.encoded == "false"

@@ -1,0 +1,162 @@
+"""Induction (SPEC §2): from a hint and some input/output pairs, write the function itself.
+
+The teacher writes `f`, a `message` and k inputs; gold outputs come from running `f` in the
+sandbox. The student sees the message and the first `visible_count` pairs (the other
+`round(k * holdout_fraction)`, at least one, are held out) and must write an `f` that reproduces
+the gold output on all k inputs, so an answer that hard-codes the visible pairs fails.
+
+Validation rejects problems whose pairs do not pin the function down: fewer distinct outputs
+than `min_distinct_outputs`, or a trivial function (a constant, returning one argument, or a
+one-liner such as len/sum/sorted/max of one argument) that reproduces every gold output. Those
+candidates run in the sandbox against the gold outputs like any other code.
+"""
+
+from __future__ import annotations
+
+from synthgen.config.generate import EnvSettings
+from synthgen.envs import parsing, reasons, runner
+from synthgen.envs.base import Environment, FormatError, Problem, Reward, Verdict
+from synthgen.envs.parsing import short
+
+# One-argument functions a problem must not reduce to; they run inside the sandbox.
+TRIVIAL_MODULE = '''
+def _rev(x):
+    return x[::-1]
+
+
+_TRIVIAL = {
+    "returns the argument": lambda x: x,
+    "len": len,
+    "sum": sum,
+    "sorted": sorted,
+    "sorted, descending": lambda x: sorted(x, reverse=True),
+    "reversed": _rev,
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "negation": lambda x: -x,
+    "not": lambda x: not x,
+    "bool": bool,
+    "str": str,
+    "number of distinct items": lambda x: len(set(x)),
+    "upper-case": lambda x: x.upper(),
+    "lower-case": lambda x: x.lower(),
+}
+
+
+def _trivial(_cand, _where, *args, **kwargs):
+    value = args[_where] if isinstance(_where, int) else kwargs[_where]
+    return _TRIVIAL[_cand](value)
+
+
+def _all_args(*args, **kwargs):
+    return args
+'''
+TRIVIAL_NAMES = (
+    "returns the argument", "len", "sum", "sorted", "sorted, descending", "reversed", "min", "max",
+    "abs", "negation", "not", "bool", "str", "number of distinct items", "upper-case", "lower-case",
+)
+MAX_POSITIONS = 3
+
+
+def split_holdout(k: int, holdout_fraction: float) -> int:
+    """How many of k pairs the student sees: k - round(k * fraction), with at least one of each."""
+    held = max(1, round(k * holdout_fraction))
+    return max(1, k - held)
+
+
+class Induction(Environment):
+    name = "induction"
+
+    def prompt_inputs(self) -> int:
+        return min(max(6, self.settings.min_inputs, 2), self.settings.max_inputs)
+
+    # -- teacher ---------------------------------------------------------------------------
+    def parse_teacher(self, text: str) -> Problem:
+        answer = parsing.teacher_answer(text, need_message=True)
+        code = parsing.strip_main_guard(answer.code)
+        inputs = parsing.teacher_inputs(answer.input_blocks)
+        message = answer.message or ""
+        check_message(message, code)
+        return Problem(env=self.name, code=code, inputs=inputs, message=message)
+
+    async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
+        problem = Problem(**{**problem.__dict__, "outputs": []})
+        bad = runner.check_inputs(problem, max(2, settings.min_inputs), settings.max_inputs)
+        bad = bad or runner.static_checks(problem, ("f",))
+        if bad:
+            return problem, bad
+        k = len(problem.inputs)
+        visible = problem.visible_count if problem.visible_count is not None else split_holdout(k, settings.holdout_fraction)
+        if not 1 <= visible < k:
+            return problem, Verdict(False, reasons.BAD_INPUTS, f"visible_count {visible} must be in 1..{k - 1}")
+        calls = [f"f({x})" for x in problem.inputs]
+        labels = [f"f({short(x, 60)})" for x in problem.inputs]
+        verdicts, bad = await runner.run_deterministic(problem, calls, labels, pool, sandbox, settings.max_output_chars)
+        if bad:
+            return problem, bad
+        outputs = [v.encoded for v in verdicts]
+        problem.outputs, problem.visible_count = outputs, visible
+        distinct = len(set(outputs))
+        if distinct < settings.min_distinct_outputs or distinct == 1:
+            return problem, Verdict(False, reasons.TRIVIAL, f"only {distinct} distinct output(s) over {k} inputs")
+        bad = await trivial_check(problem, pool, sandbox)
+        if bad:
+            return problem, bad
+        return problem, Verdict(True, reasons.OK)
+
+    # -- student ---------------------------------------------------------------------------
+    def parse_student(self, text: str) -> str:
+        block = parsing.last_block(text, ("python", ""), lambda b: parsing.mentions_def(b.text, "f"))
+        if block is None:
+            if parsing.last_block(text, ("python", "")) is not None:
+                raise FormatError(reasons.FORMAT_ERROR, "the ```python block does not define f")
+            raise FormatError(reasons.FORMAT_ERROR, "no closed ```python block with a function f")
+        return block.text.strip("\n") + "\n"
+
+    async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:
+        calls = [f"f({x})" for x in problem.inputs]
+        result = await pool.run(runner.job(answer, calls, sandbox, expected=problem.outputs))
+        passed = bool(result.calls) and all(str(v.status) == "ok" and v.match for v in result.calls)
+        return runner.answer_reward(result.calls, answer.strip(), passed, runner.first_problem(result.calls))
+
+
+def check_message(message: str, code: str) -> None:
+    """The hint must not give the code away (it is all the student gets besides the pairs)."""
+    if "def f" in message or "```" in message:
+        raise FormatError(reasons.FORMAT_ERROR, "the message contains code")
+    body = [ln.strip() for ln in code.split("\n") if len(ln.strip()) >= 24 and not ln.strip().startswith("#")]
+    copied = [ln for ln in body if ln in message]
+    if len(copied) >= 2:
+        raise FormatError(reasons.FORMAT_ERROR, f"the message copies code lines ({short(copied[0], 50)})")
+
+
+async def trivial_check(problem: Problem, pool, sandbox) -> Verdict | None:
+    """TRIVIAL if a constant-like or one-argument one-liner reproduces every gold output."""
+    positions: set = set()
+    for text in problem.inputs:
+        args, kwargs = parsing.split_args(text)
+        positions.update(range(min(len(args), MAX_POSITIONS)))
+        positions.update(kwargs)
+    wheres = sorted(p for p in positions if isinstance(p, int)) + sorted(p for p in positions if isinstance(p, str))
+    candidates = [(name, where) for where in wheres for name in TRIVIAL_NAMES]
+    calls: list[str] = []
+    expected: list[str] = []
+    for name, where in candidates:
+        for text, gold in zip(problem.inputs, problem.outputs):
+            calls.append(f"_trivial({name!r}, {where!r}, {text})")
+            expected.append(gold)
+    for text, gold in zip(problem.inputs, problem.outputs):
+        calls.append(f"_all_args({text})")
+        expected.append(gold)
+    candidates.append(("all arguments as a tuple", None))
+    result = await pool.run(runner.job(TRIVIAL_MODULE, calls, sandbox, expected=expected))
+    if any(str(v.status) == "infra" for v in result.calls):
+        return Verdict(False, reasons.INFRA, "sandbox failure in the trivial-function check")
+    k = len(problem.inputs)
+    for c, (name, where) in enumerate(candidates):
+        chunk = result.calls[c * k:(c + 1) * k]
+        if chunk and all(str(v.status) == "ok" and v.match for v in chunk):
+            arg = "" if where is None else f" of argument {where + 1 if isinstance(where, int) else repr(where)}"
+            return Verdict(False, reasons.TRIVIAL, f"a trivial function ({name}{arg}) reproduces every output")
+    return None

@@ -1,0 +1,369 @@
+"""Parsing of raw LLM text into the pieces the environments work with: fenced blocks and arguments.
+
+Real completions are messy: reasoning or `<think>` text left in the content, draft blocks
+before the final ones, `<answer>` tags, prose between blocks, Windows line endings, fences with
+odd language tags, inputs that span lines, and truncated output. Everything here is parsing
+only: argument lists are read with `ast` (`ast.parse("f(...)")` builds a tree, it runs
+nothing) and every argument must be a plain Python literal, so a student's "input" can never
+smuggle code into the sandbox call it becomes.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+# Language tags as models actually write them, folded onto the few kinds we care about.
+_LANG_ALIASES = {
+    "python": "python", "py": "python", "python3": "python", "py3": "python",
+    "input": "input", "inputs": "input",
+    "output": "output", "outputs": "output",
+    "message": "message", "msg": "message", "hint": "message",
+}
+_KNOWN = frozenset({"python", "input", "output", "message"})
+_OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+\-.]*)[ \t]*(.*)$")
+MAX_ARGS_CHARS = 20_000  # an argument list longer than this is not a reasonable test input
+
+
+@dataclass
+class Block:
+    lang: str  # python | input | output | message | other | "" (no tag)
+    text: str
+    closed: bool  # False when the text ended inside the block (a truncated answer)
+    tag: str = ""  # the tag as written
+
+
+class ArgsError(ValueError):
+    """An argument list that is not `literal, ..., name=literal` (message says why)."""
+
+
+def normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def answer_region(text: str) -> str:
+    """The part of a completion that holds the answer.
+
+    Reasoning that leaked into the content ends at the last `</think>`; if the model wrapped its
+    answer in `<answer>` tags, the last such section wins (earlier ones are drafts).
+    """
+    text = normalize_newlines(text or "")
+    if "</think>" in text:
+        text = text.rsplit("</think>", 1)[1]
+    lower = text.lower()
+    start = lower.rfind("<answer>")
+    if start >= 0:
+        end = lower.find("</answer>", start)
+        text = text[start + len("<answer>"): end if end >= 0 else len(text)]
+    return text
+
+
+def fenced_blocks(text: str) -> list[Block]:
+    """Every fenced block in `text`, in order; one-line blocks (```input 3, 4```) included."""
+    lines = normalize_newlines(text).split("\n")
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        m = _OPEN.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        fence, tag, rest = m.group(1), m.group(2), m.group(3)
+        lang = _fold(tag)
+        if rest.rstrip().endswith(fence[0] * 3) and rest.strip() != "":
+            # One-line form: ```input 3, 4``` (the paper's own example writes inputs like this).
+            blocks.append(Block(lang, rest.rstrip().rstrip(fence[0]).strip(), True, tag))
+            i += 1
+            continue
+        body: list[str] = [rest] if rest.strip() else []
+        j = i + 1
+        closed = False
+        reopened = False
+        while j < len(lines):
+            stripped = lines[j].strip()
+            if stripped.startswith(fence[0] * len(fence)) and stripped.strip(fence[0]) == "":
+                closed = True
+                break
+            inner = _OPEN.match(lines[j])
+            if inner and _fold(inner.group(2)) in _KNOWN and not inner.group(3).strip():
+                # A forgotten closing fence: a new ```input (etc.) line starts the next block.
+                closed = reopened = True
+                break
+            body.append(lines[j])
+            j += 1
+        blocks.append(Block(lang, "\n".join(body).strip("\n"), closed, tag))
+        i = j if reopened else j + 1
+    return blocks
+
+
+def _fold(tag: str) -> str:
+    if not tag:
+        return ""
+    return _LANG_ALIASES.get(tag.lower(), "other")
+
+
+def defines(code: str, name: str) -> bool:
+    """Whether `code` parses and defines a top-level function `name` (no execution)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name for n in tree.body)
+
+
+def mentions_def(code: str, name: str) -> bool:
+    """A textual check that tolerates code that does not compile (it still claims to define `name`)."""
+    return re.search(rf"^\s*(async\s+)?def\s+{re.escape(name)}\s*\(", code, re.M) is not None
+
+
+def canonical_args(text: str) -> str:
+    """Parse an argument list (`3, [1, 2]`, `s='a,b', k=2`, or a whole call `f(3)`) and return it
+    in one canonical spelling; raises ArgsError if it is not a list of literal arguments."""
+    text = normalize_newlines(text or "").strip()
+    if not text:
+        raise ArgsError("empty argument list")
+    if len(text) > MAX_ARGS_CHARS:
+        raise ArgsError(f"argument list longer than {MAX_ARGS_CHARS} characters")
+    call = _parse_call(text)
+    # `f(3, 4)` written out in full: take its arguments, not a call nested in a call.
+    if (len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Call)
+            and isinstance(call.args[0].func, ast.Name) and call.args[0].func.id == "f"):
+        call = call.args[0]
+    parts: list[str] = []
+    seen_kw: set[str] = set()
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            raise ArgsError("starred arguments are not allowed")
+        _require_literal(arg)
+        parts.append(ast.unparse(arg))
+    for kw in call.keywords:
+        if kw.arg is None:
+            raise ArgsError("**-arguments are not allowed")
+        if kw.arg in seen_kw:
+            raise ArgsError(f"keyword {kw.arg!r} given twice")
+        seen_kw.add(kw.arg)
+        _require_literal(kw.value)
+        parts.append(f"{kw.arg}={ast.unparse(kw.value)}")
+    if not parts:
+        raise ArgsError("no arguments")
+    return ", ".join(parts)
+
+
+def split_args(text: str) -> tuple[list[str], dict[str, str]]:
+    """The canonical positional and keyword argument texts of a canonical argument list."""
+    call = _parse_call(text)
+    return [ast.unparse(a) for a in call.args], {k.arg: ast.unparse(k.value) for k in call.keywords if k.arg}
+
+
+def _parse_call(text: str) -> ast.Call:
+    try:
+        # Newlines around the text let a trailing comment end without swallowing the ")".
+        tree = ast.parse(f"f(\n{text}\n)", mode="eval")
+    except SyntaxError as exc:
+        raise ArgsError(f"not a Python argument list: {exc.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise ArgsError(f"not a Python argument list: {type(exc).__name__}") from None
+    return tree.body  # type: ignore[return-value]
+
+
+def _require_literal(node: ast.AST) -> None:
+    from synthgen.sandbox import values
+
+    # The same literal grammar as outputs (values.from_literal: ast only, nothing evaluated), minus
+    # bare `nan`/`inf`, which are not names inside the sandbox.
+    called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    if any(isinstance(n, ast.Name) and id(n) not in called for n in ast.walk(node)):
+        raise ArgsError(f"not a literal: {_short(ast.unparse(node))}")
+    try:
+        values.from_literal(ast.unparse(node))
+    except (ValueError, RecursionError, MemoryError):
+        raise ArgsError(f"not a literal: {_short(ast.unparse(node))}") from None
+
+
+def input_list(block_text: str) -> list[str]:
+    """Inputs from one ```input block: normally one argument list, possibly spanning lines.
+
+    Models sometimes put several inputs in one block, one per line; if the whole block does not
+    parse but every non-empty line does, each line is an input.
+    """
+    try:
+        return [canonical_args(block_text)]
+    except ArgsError as whole:
+        lines = [ln for ln in normalize_newlines(block_text).split("\n") if ln.strip() and not ln.strip().startswith("#")]
+        if len(lines) < 2:
+            raise whole
+        try:
+            return [canonical_args(ln) for ln in lines]
+        except ArgsError:
+            raise whole from None
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def short(text: str, limit: int = 80) -> str:
+    """One-line, length-capped form of `text` for reason details."""
+    return _short(text, limit)
+
+
+class FormatError(Exception):
+    """A teacher or student answer that cannot be read; `reason` is a synthgen.envs.reasons code."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass
+class TeacherAnswer:
+    """The pieces of one complete answer set in a teacher completion (texts as written)."""
+
+    code: str
+    helpers: dict[str, str]  # fuzzing: pre_test_f / test_f source, when given in their own blocks
+    input_blocks: list[str]
+    message: str | None
+
+
+def teacher_answer(text: str, helper_names: tuple[str, ...] = (), need_message: bool = False) -> TeacherAnswer:
+    """The last complete answer set of a teacher completion (raises FormatError with the reason).
+
+    A set starts at a python block that defines `f`; the input, message and helper blocks that
+    follow it belong to it. Earlier sets are drafts. A message (or a helper function) written
+    just before the code instead of after it is picked up too.
+    """
+    from synthgen.envs import reasons
+
+    region = answer_region(text)
+    blocks = fenced_blocks(region)
+    if not blocks:
+        raise FormatError(reasons.FORMAT_ERROR, "no fenced ``` blocks in the answer")
+    is_f = [b.lang in ("python", "") and mentions_def(b.text, "f") for b in blocks]
+    starts = [i for i, flag in enumerate(is_f) if flag]
+    if not starts:
+        if any(b.lang == "python" and not b.closed for b in blocks):
+            raise FormatError(reasons.FORMAT_ERROR, "the ```python block is not closed (truncated answer?)")
+        raise FormatError(reasons.FORMAT_ERROR, "no ```python block that defines a function f")
+    problems: list[str] = []
+    for pos in range(len(starts) - 1, -1, -1):
+        begin = starts[pos]
+        end = starts[pos + 1] if pos + 1 < len(starts) else len(blocks)
+        before = blocks[(starts[pos - 1] + 1) if pos > 0 else 0: begin]
+        found = _collect(blocks[begin:end], before, helper_names, need_message)
+        if isinstance(found, TeacherAnswer):
+            return found
+        problems.append(found)
+    raise FormatError(reasons.FORMAT_ERROR, problems[0])
+
+
+def _collect(group: list[Block], before: list[Block], helper_names, need_message) -> TeacherAnswer | str:
+    head = group[0]
+    if not head.closed:
+        return "the ```python block is not closed (truncated answer?)"
+    helpers: dict[str, str] = {}
+    inputs: list[str] = []
+    messages: list[str] = []
+    for block in group[1:]:
+        if not block.closed:
+            return f"a ```{block.tag or 'block'} is not closed (truncated answer?)"
+        if block.lang == "input":
+            inputs.append(block.text)
+        elif block.lang == "message":
+            messages.append(block.text)
+        elif block.lang in ("python", ""):
+            for name in helper_names:
+                if mentions_def(block.text, name) and name not in helpers:
+                    helpers[name] = block.text
+    for block in reversed(before):
+        if block.closed and block.lang == "message" and not messages:
+            messages.append(block.text)
+        if block.closed and block.lang in ("python", ""):
+            for name in helper_names:
+                if mentions_def(block.text, name) and name not in helpers:
+                    helpers[name] = block.text
+    missing = [n for n in helper_names if n not in helpers and not mentions_def(head.text, n)]
+    if missing:
+        return f"no definition of {', '.join(missing)} in the answer"
+    if not inputs:
+        return "no ```input blocks after the code"
+    message = messages[-1].strip() if messages else None
+    if need_message and not message:
+        return "no ```message block (or it is empty)"
+    return TeacherAnswer(head.text.strip("\n"), helpers, inputs, message)
+
+
+def last_block(text: str, langs: tuple[str, ...], predicate=None) -> Block | None:
+    """The last closed block whose kind is in `langs` (and satisfies `predicate`), in the answer region."""
+    for block in reversed(fenced_blocks(answer_region(text))):
+        if block.closed and block.lang in langs and (predicate is None or predicate(block)):
+            return block
+    return None
+
+
+def strip_main_guard(code: str) -> str:
+    """Drop top-level `if __name__ == "__main__":` demo sections (sloppy but harmless)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return code
+    lines = code.split("\n")
+    cut: list[tuple[int, int]] = []
+    for node in tree.body:
+        if (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__"):
+            cut.append((node.lineno - 1, node.end_lineno or node.lineno))
+    for start, stop in reversed(cut):
+        del lines[start:stop]
+    return "\n".join(lines).strip("\n")
+
+
+def split_functions(code: str, names: tuple[str, ...]) -> tuple[str, dict[str, str]]:
+    """Move the top-level definitions of `names` out of `code`: (rest, {name: source})."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return code, {}
+    lines = code.split("\n")
+    taken: dict[str, str] = {}
+    spans: list[tuple[int, int]] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in names and node.name not in taken:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+            spans.append((first, node.end_lineno or node.lineno))
+            taken[node.name] = "\n".join(lines[first: node.end_lineno]).strip("\n")
+    for start, stop in sorted(spans, reverse=True):
+        del lines[start:stop]
+    rest = re.sub(r"\n{3,}", "\n\n\n", "\n".join(lines)).strip("\n")
+    return rest, taken
+
+
+def input_answer(text: str) -> str:
+    """A student's input (abduction, fuzzing): the last closed ```input block as a canonical
+    argument list. A ```python block holding just `f(...)` is accepted too."""
+    from synthgen.envs import reasons
+
+    block = last_block(text, ("input",))
+    if block is None:
+        block = last_block(text, ("python", ""), lambda b: not mentions_def(b.text, "f") and b.text.strip() != "")
+        if block is None:
+            raise FormatError(reasons.FORMAT_ERROR, "no closed ```input block")
+    try:
+        return canonical_args(block.text)
+    except ArgsError as exc:
+        raise FormatError(reasons.FORMAT_ERROR, f"the input is not a list of literal arguments: {exc}") from None
+
+
+def teacher_inputs(blocks: list[str]) -> list[str]:
+    """Canonical argument lists from the teacher's ```input blocks (a malformed one -> bad_inputs)."""
+    from synthgen.envs import reasons
+
+    inputs: list[str] = []
+    for i, text in enumerate(blocks, 1):
+        try:
+            inputs.extend(input_list(text))
+        except ArgsError as exc:
+            raise FormatError(reasons.BAD_INPUTS, f"input block {i} ({short(text, 60)}): {exc}") from None
+    return inputs

@@ -1,0 +1,79 @@
+"""The LLM request cache: one SQLite file per run directory, so a re-run replays paid-for answers.
+
+Each sample is stored on its own under a key that hashes what decides the answer: the model, the
+messages, the sampling settings (reasoning_effort, temperature, top_p, max_tokens), the sample
+index and a caller key. The server address, API key and timeout are not in the key: moving the
+server does not invalidate answers. Infra failures are never stored (a re-run retries them);
+ok and truncated answers are.
+
+Writes are small single-row autocommits in WAL mode, made from the event loop thread under a
+lock; several processes (a Slurm array) may share a file, SQLite serialises their writers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+CACHE_FORMAT = 1
+
+
+def cache_key(model: str, messages: list[dict], sampling: dict, sample: int, key: str) -> str:
+    payload = {
+        "format": CACHE_FORMAT,
+        "model": model,
+        "messages": messages,
+        "sampling": sampling,
+        "sample": sample,
+        "key": key,
+    }
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class RequestCache:
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=60)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # durable across a process crash
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS samples (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+        )
+
+    def get(self, key: str) -> dict | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM samples WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def get_many(self, keys: list[str]) -> dict[str, dict]:
+        found: dict[str, dict] = {}
+        for start in range(0, len(keys), 500):  # stay under SQLite's bound-parameter limit
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            with self._lock:
+                rows = self._db.execute(f"SELECT key, value FROM samples WHERE key IN ({marks})", chunk).fetchall()
+            found.update((k, json.loads(v)) for k, v in rows)
+        return found
+
+    def put(self, key: str, value: dict) -> None:
+        """Store a sample; the first answer stored under a key stays (replays are stable)."""
+        text = json.dumps(value, ensure_ascii=False)
+        with self._lock:
+            self._db.execute(
+                "INSERT OR IGNORE INTO samples (key, value, created) VALUES (?, ?, ?)", (key, text, time.time())
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,78 @@
+"""Usage accounting for the LLM client: requests, tokens, failures by kind, cache hits, per role.
+
+`Usage.as_dict()` goes into a stage's stats JSON; `Usage.summary()` is one line for progress.
+Counts are of what this process sent and received: cache replays are counted as hits only, so
+tokens here are tokens paid for in this run.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RoleUsage:
+    requests: int = 0  # HTTP requests sent, retries included
+    samples_ok: int = 0  # completions received with finish_reason other than "length"
+    samples_truncated: int = 0  # finish_reason "length": a formatting failure, not retried
+    samples_infra: int = 0  # samples given up after the last attempt (or a non-retryable error)
+    infra_by_cause: Counter = field(default_factory=Counter)  # final infra samples by cause
+    errors_by_cause: Counter = field(default_factory=Counter)  # every failed attempt by cause
+    retries: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0  # summed over successful requests
+
+    def as_dict(self) -> dict:
+        return {
+            "requests": self.requests,
+            "samples_ok": self.samples_ok,
+            "samples_truncated": self.samples_truncated,
+            "samples_infra": self.samples_infra,
+            "infra_by_cause": dict(sorted(self.infra_by_cause.items())),
+            "errors_by_cause": dict(sorted(self.errors_by_cause.items())),
+            "retries": self.retries,
+            "cache_hits": self.cache_hits,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_s": round(self.latency_s, 3),
+        }
+
+    def add(self, other: "RoleUsage") -> None:
+        for name in ("requests", "samples_ok", "samples_truncated", "samples_infra", "retries", "cache_hits",
+                     "prompt_tokens", "completion_tokens", "latency_s"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.infra_by_cause.update(other.infra_by_cause)
+        self.errors_by_cause.update(other.errors_by_cause)
+
+
+@dataclass
+class Usage:
+    roles: dict[str, RoleUsage] = field(default_factory=dict)
+
+    def role(self, name: str) -> RoleUsage:
+        if name not in self.roles:
+            self.roles[name] = RoleUsage()
+        return self.roles[name]
+
+    def total(self) -> RoleUsage:
+        total = RoleUsage()
+        for usage in self.roles.values():
+            total.add(usage)
+        return total
+
+    def as_dict(self) -> dict:
+        out = {name: usage.as_dict() for name, usage in sorted(self.roles.items())}
+        out["total"] = self.total().as_dict()
+        return out
+
+    def summary(self) -> str:
+        t = self.total()
+        infra = ",".join(f"{k}={v}" for k, v in sorted(t.infra_by_cause.items())) or "0"
+        return (
+            f"requests {t.requests} | tokens in {t.prompt_tokens} out {t.completion_tokens} | "
+            f"ok {t.samples_ok} truncated {t.samples_truncated} infra {infra} | "
+            f"retries {t.retries} cache hits {t.cache_hits}"
+        )

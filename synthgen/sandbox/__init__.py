@@ -1,0 +1,56 @@
+"""The only place model-written code runs: a pool of sandboxed zygotes, one fresh child per job.
+
+    from synthgen.sandbox import SandboxPool, Job, values
+    with SandboxPool() as pool:
+        r = pool.run_sync(Job("def f(x):\n    return x + 1\n", ("f(1)", "f('a')"),
+                              expected=(values.from_literal("2"), None)))
+        r.isolation                    # "bwrap", "setuid-netns" or "rlimits-only"
+        r.calls[0].status, r.calls[0].match, r.calls[1].error   # ok True "TypeError: ..."
+
+Layout: pool.py (workers, queue, asyncio/sync API), zygote.py (the script inside the sandbox),
+isolation.py (levels and how to start them), results.py (Job, verdicts, parsing), values.py
+(canonical encoding and comparison), cli.py (`synthgen sandbox`, JSON lines).
+
+Threat model
+------------
+The code under test is hostile and may do anything Python can. What holds, at level "bwrap":
+  * The host is untouched: the sandbox runs as uid 65534 with no capabilities on the host, with an
+    empty environment (nothing from the host's environment, also not via /proc/1/environ), no
+    network (own namespace; a listener on the host's 127.0.0.1 is unreachable), its own pid
+    namespace, and a file system of read-only /usr plus the zygote's read-only folder. Each job
+    gets a fresh, size-capped tmpfs /tmp as its working directory and a fresh IPC namespace;
+    nothing written there outlives the job.
+  * Jobs cannot touch each other or the zygote: each job's child is pid 1 of its own pid
+    namespace (it cannot see or signal the zygote or other jobs), the zygote is not dumpable (no
+    /proc/<pid>/mem), the child inherits no descriptor but its stdout/stderr capture pipes and
+    its result pipe, and it exits after the job (no module, builtin or global survives).
+  * Resources are bounded: wall clock (SIGKILL of the child's whole pid namespace), CPU time,
+    address space, file size, open files, no new processes or threads (RLIMIT_NPROC=0), no core
+    dumps, captured output and result sizes (a job over a cap gets `output_too_large`).
+  * Verdicts are honest: expected values never enter the sandbox; the child returns canonical,
+    type-tagged encodings that the host decodes without evaluating and compares type-strictly. A
+    forged result record can at most claim a value, which still has to equal the hidden expected
+    value. Statuses such as timeout, killed and infra come only from what the zygote observed
+    from outside the child; `infra` (the sandbox failed) is never reported as a wrong answer.
+
+What is NOT covered:
+  * Kernel exploits: all levels share the host kernel (namespaces, not a VM). The kernel
+    attack surface is not reduced by a seccomp filter.
+  * Reading world-readable files under /usr (and, at "setuid-netns", anywhere on the host that
+    "others" may read; world-writable host folders other than /tmp, /var/tmp, /dev/shm stay
+    writable there). Nothing secret should live in world-readable files.
+  * Side channels and denial of service against the machine as a whole beyond the limits above
+    (memory is capped per job, but many workers times memory_mb must fit in RAM; tmpfs /tmp
+    counts towards host memory). Per-uid kernel state such as the user keyring is shared by all
+    jobs of one worker.
+  * Code that needs threads, subprocesses, the network or site-packages: it fails (honestly, as
+    an exception), it is not given those things.
+  * Level "rlimits-only" isolates nothing: limits only; refused unless allow_unsafe=True.
+"""
+
+from synthgen.sandbox import values
+from synthgen.sandbox.isolation import SandboxUnavailable
+from synthgen.sandbox.pool import SandboxPool
+from synthgen.sandbox.results import CallVerdict, Job, JobResult, Limits, Status
+
+__all__ = ["SandboxPool", "Job", "JobResult", "CallVerdict", "Status", "Limits", "SandboxUnavailable", "values"]

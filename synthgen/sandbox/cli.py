@@ -1,0 +1,173 @@
+"""`synthgen sandbox [FILE|-]`: run jobs given as JSON lines, print one JSON result line per job, in order.
+
+A job line:
+    {"id": 7, "code": "def f(x):\\n    return x * 2\\n", "calls": ["f(1)", "f('a')"],
+     "expected": ["2", null], "timeout_s": 2, "memory_mb": 512}
+`code` and `calls` are required; `expected` holds Python literal reprs (or null for "no check"),
+parsed with `ast`, never evaluated; `id` is echoed back as given. A result line:
+    {"id": 7, "isolation": "bwrap", "calls": [{"status": "ok", "value": "2", "encoded": "2",
+     "match": true, "error": null}, ...], "stdout": "", "stderr": ""}
+
+Lines are read and run as they arrive (several jobs in flight), results are written in input
+order and flushed one by one, so the command can sit in a pipe. A malformed line stops the run
+after the results of the lines before it: one line on stderr, exit code 2. `run_cli` is the
+function the Typer app calls; `main` is a stand-alone entry point with the same behaviour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import signal
+import sys
+import threading
+from typing import IO
+
+from synthgen.errors import UserError
+from synthgen.sandbox import values
+from synthgen.sandbox.isolation import SandboxUnavailable
+from synthgen.sandbox.pool import SandboxPool
+from synthgen.sandbox.results import Job
+
+_KEYS = {"id", "code", "calls", "expected", "timeout_s", "memory_mb"}
+
+
+class BadJobLine(UserError, ValueError):
+    """A job line that is not valid JSON or does not follow the job format."""
+
+
+class SandboxSetupError(UserError):
+    """No usable isolation here (e.g. bubblewrap missing and unsafe mode not allowed)."""
+
+
+def parse_job(line: str, lineno: int) -> tuple[object, Job]:
+    """(id, Job) from one input line; BadJobLine with the line number on any problem."""
+    def bad(why: str) -> BadJobLine:
+        return BadJobLine(f"line {lineno}: {why}")
+
+    try:
+        obj = json.loads(line)
+    except ValueError as exc:
+        raise bad(f"not valid JSON ({exc})") from None
+    if not isinstance(obj, dict):
+        raise bad("a job must be a JSON object")
+    unknown = sorted(set(obj) - _KEYS)
+    if unknown:
+        raise bad(f"unknown field(s) {', '.join(unknown)}; a job has {', '.join(sorted(_KEYS))}")
+    for key in ("code", "calls"):
+        if key not in obj:
+            raise bad(f"missing field {key!r}")
+    calls, expected = obj["calls"], obj.get("expected")
+    if not isinstance(obj["code"], str):
+        raise bad("'code' must be a string")
+    if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
+        raise bad("'calls' must be a list of strings")
+    if expected is not None:
+        if not isinstance(expected, list) or len(expected) != len(calls):
+            raise bad(f"'expected' must be a list with one entry per call ({len(calls)})")
+        encoded = []
+        for i, text in enumerate(expected):
+            if text is not None and not isinstance(text, str):
+                raise bad(f"expected[{i}] must be a Python literal as a string, or null")
+            try:
+                encoded.append(None if text is None else values.from_literal(text))
+            except ValueError as exc:
+                raise bad(f"expected[{i}]: {exc}") from None
+        expected = tuple(encoded)
+    timeout_s, memory_mb = obj.get("timeout_s", 2.0), obj.get("memory_mb", 512)
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)):
+        raise bad("'timeout_s' must be a number")
+    if isinstance(memory_mb, bool) or not isinstance(memory_mb, int):
+        raise bad("'memory_mb' must be an integer")
+    try:
+        job = Job(obj["code"], tuple(calls), expected, timeout_s=float(timeout_s), memory_mb=memory_mb)
+    except ValueError as exc:
+        raise bad(str(exc)) from None
+    return obj.get("id"), job
+
+
+def _result_line(job_id, result) -> str:
+    out = {"id": job_id}
+    out.update(result.to_dict())
+    return json.dumps(out, ensure_ascii=False)
+
+
+def run_cli(input_stream: IO[str], output_stream: IO[str], workers: int | None = None,
+            allow_unsafe: bool = False, isolation: str = "auto") -> int:
+    """Run every job line of `input_stream`; write result lines to `output_stream`. Returns 0.
+
+    Raises BadJobLine (a UserError) for malformed input, after writing the results of the lines
+    before it; SandboxSetupError when no isolation level is usable.
+    """
+    try:
+        pool = SandboxPool(workers, isolation=isolation, allow_unsafe=allow_unsafe)
+    except SandboxUnavailable as exc:
+        raise SandboxSetupError(f"{exc} (install bubblewrap, or accept no isolation with --allow-unsafe)") from None
+    restore = _sigterm_as_exit()
+    window: collections.deque = collections.deque()
+    limit = 4 * pool.workers
+
+    def emit_first() -> None:
+        job_id, future = window.popleft()
+        output_stream.write(_result_line(job_id, future.result()) + "\n")
+        output_stream.flush()
+
+    try:
+        for lineno, line in enumerate(input_stream, 1):
+            if not line.strip():
+                continue
+            try:
+                job_id, job = parse_job(line, lineno)
+            except BadJobLine:
+                while window:
+                    emit_first()
+                raise
+            window.append((job_id, pool.submit(job)))
+            while len(window) > limit or (window and window[0][1].done()):
+                emit_first()
+        while window:
+            emit_first()
+    finally:
+        pool.close()
+        restore()
+    return 0
+
+
+def _sigterm_as_exit():
+    """While the CLI runs, SIGTERM unwinds like Ctrl+C so the pool closes its workers."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="synthgen sandbox", description=__doc__.split("\n\n")[0])
+    parser.add_argument("file", nargs="?", default="-", help="JSON-lines jobs (default: stdin)")
+    parser.add_argument("--workers", type=int, default=None, help="zygote workers (default: CPU count)")
+    parser.add_argument("--allow-unsafe", action="store_true", help="accept rlimits-only when nothing stronger works")
+    args = parser.parse_args(argv)
+    try:
+        if args.file == "-":
+            return run_cli(sys.stdin, sys.stdout, args.workers, args.allow_unsafe)
+        try:
+            stream = open(args.file, encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot read {args.file}: {exc.strerror}") from None
+        with stream:
+            return run_cli(stream, sys.stdout, args.workers, args.allow_unsafe)
+    except UserError as exc:
+        print(f"synthgen sandbox: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("synthgen sandbox: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

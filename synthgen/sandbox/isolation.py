@@ -1,0 +1,193 @@
+"""Isolation levels: which one this machine supports, and the command that starts a zygote in it.
+
+Strongest first; `choose()` probes each by starting a real zygote (which runs a self-test job
+before it says it is ready) and takes the first that works:
+
+  bwrap         the zygote runs inside bubblewrap, started as uid 65534 with an empty environment:
+                every namespace unshared (no network, own pids), only /usr and the zygote's own
+                folder mounted, read-only; jobs get a fresh pid namespace and a fresh tmpfs /tmp.
+  setuid-netns  (host root, no working bwrap) the zygote runs as root in a network namespace of its
+                own; each job's child gets fresh pid, mount and IPC namespaces and a private tmpfs
+                /tmp, /var/tmp and /dev/shm, then switches to uid 65534. The host file system stays
+                readable wherever "others" may read.
+  rlimits-only  resource limits and a private temporary folder only: no real isolation. Refused
+                unless the caller passes allow_unsafe=True, and then loudly warned about.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LEVELS = ("bwrap", "setuid-netns", "rlimits-only")
+ZYGOTE_MODE = {"bwrap": "bwrap", "setuid-netns": "setuid", "rlimits-only": "unsafe"}
+SANDBOX_UID = SANDBOX_GID = 65534  # nobody / nogroup
+PROBE_TIMEOUT_S = 30.0
+_HERE = Path(__file__).resolve().parent
+_log = logging.getLogger("synthgen.sandbox")
+_probe_cache: dict[tuple[str, str], str | None] = {}
+
+
+class SandboxUnavailable(RuntimeError):
+    """No acceptable isolation level works on this machine (the message says why, level by level)."""
+
+
+@dataclass
+class Plan:
+    """How to start zygotes: the level, the interpreter, and the folder holding zygote.py."""
+
+    level: str
+    python: str
+    sandbox_dir: str
+    extra_binds: list[str] = field(default_factory=list)
+
+    def command(self, seed: int) -> tuple[list[str], dict]:
+        """argv and extra Popen keyword arguments for one zygote with this hash seed."""
+        mode = ZYGOTE_MODE[self.level]
+        popen: dict = {"env": {}, "cwd": "/"}
+        if self.level == "bwrap":
+            argv = _bwrap_argv(self.python, self.sandbox_dir, seed, self.extra_binds)
+            if os.geteuid() == 0:  # bwrap started as root would keep capabilities: drop to nobody
+                popen.update(user=SANDBOX_UID, group=SANDBOX_GID, extra_groups=[])
+            return argv, popen
+        popen["env"] = {"PYTHONHASHSEED": str(seed), "PYTHONUTF8": "1"}
+        argv = [self.python, "-S", "-s", "-B", os.path.join(self.sandbox_dir, "zygote.py"), mode, str(seed)]
+        if self.level == "setuid-netns":
+            argv += [str(SANDBOX_UID), str(SANDBOX_GID)]
+        return argv, popen
+
+
+def _bwrap_argv(python: str, sandbox_dir: str, seed: int, extra_binds: list[str]) -> list[str]:
+    argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
+            "--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            argv += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            argv += ["--ro-bind", top, top]
+    for path in extra_binds:
+        argv += ["--ro-bind", path, path]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--dir", "/tmp", "--ro-bind", sandbox_dir, "/sb",
+             "--chdir", "/", "--clearenv", "--setenv", "PYTHONHASHSEED", str(seed), "--setenv", "PYTHONUTF8", "1",
+             "--remount-ro", "/dev", "--remount-ro", "/",  # "/" last, or later mounts fail
+             python, "-S", "-s", "-B", "/sb/zygote.py", "bwrap", str(seed)]
+    return argv
+
+
+def default_python() -> str:
+    """The interpreter for zygotes: the system's /usr/bin/python3 (readable by every user,
+    ~13 ms to start), else the one running now."""
+    system = "/usr/bin/python3"
+    if os.access(system, os.X_OK):
+        return system
+    return os.path.realpath(sys.executable)
+
+
+def prepare_sandbox_dir() -> str:
+    """A fresh world-readable folder with zygote.py and values.py (values pre-compiled)."""
+    base = "/tmp" if os.path.isdir("/tmp") else None
+    path = tempfile.mkdtemp(prefix="synthgen-sandbox-", dir=base)
+    os.chmod(path, 0o755)
+    for name in ("zygote.py", "values.py"):
+        shutil.copyfile(_HERE / name, os.path.join(path, name))
+        os.chmod(os.path.join(path, name), 0o644)
+    cache = os.path.join(path, "__pycache__")
+    os.mkdir(cache)
+    os.chmod(cache, 0o755)
+    return path
+
+
+def compile_values(plan: Plan) -> None:
+    """Pre-compile values.py with the zygote's interpreter: its folder is read-only in the sandbox."""
+    subprocess.run([plan.python, "-m", "py_compile", os.path.join(plan.sandbox_dir, "values.py")],
+                   env={}, capture_output=True, timeout=60, check=False)
+    for root, dirs, files in os.walk(plan.sandbox_dir):
+        for name in dirs + files:
+            os.chmod(os.path.join(root, name), 0o755 if name in dirs else 0o644)
+
+
+def candidates(isolation: str) -> list[str]:
+    if isolation == "auto":
+        return list(LEVELS)
+    if isolation not in LEVELS:
+        raise ValueError(f"unknown isolation {isolation!r}; choose one of: auto, {', '.join(LEVELS)}")
+    return [isolation]
+
+
+def choose(isolation: str, allow_unsafe: bool, python: str | None = None) -> Plan:
+    """Probe the candidate levels and return a Plan for the strongest that works."""
+    python = python or default_python()
+    reasons: list[str] = []
+    sandbox_dir = prepare_sandbox_dir()
+    try:
+        for level in candidates(isolation):
+            if level == "rlimits-only" and not allow_unsafe:
+                reasons.append("rlimits-only: refused (no isolation; pass allow_unsafe=True to accept it)")
+                continue
+            plan = Plan(level, python, sandbox_dir, _extra_binds(python) if level == "bwrap" else [])
+            why = _unsupported(plan)
+            if why:
+                reasons.append(f"{level}: {why}")
+                continue
+            compile_values(plan)
+            why = probe(plan)
+            if why:
+                reasons.append(f"{level}: {why}")
+                continue
+            if level == "rlimits-only":
+                message = ("SANDBOX RUNS WITHOUT ISOLATION (rlimits only): code under test can read and write "
+                           "whatever this user can and reach the network. Only for trusted code.")
+                _log.warning(message)
+                warnings.warn(message, RuntimeWarning, stacklevel=3)
+            return plan
+    except BaseException:
+        shutil.rmtree(sandbox_dir, ignore_errors=True)
+        raise
+    shutil.rmtree(sandbox_dir, ignore_errors=True)
+    raise SandboxUnavailable("no usable sandbox isolation here: " + "; ".join(reasons))
+
+
+def _extra_binds(python: str) -> list[str]:
+    """Folders an interpreter outside /usr needs inside bwrap (its prefix)."""
+    real = os.path.realpath(python)
+    if real.startswith("/usr/"):
+        return []
+    return [os.path.realpath(sys.base_prefix)] if real == os.path.realpath(sys.executable) else [os.path.dirname(os.path.dirname(real))]
+
+
+def _unsupported(plan: Plan) -> str | None:
+    if plan.level == "bwrap" and not shutil.which("bwrap"):
+        return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+    if plan.level == "setuid-netns" and os.geteuid() != 0:
+        return "needs root to switch to an unprivileged user"
+    if not os.path.exists(plan.python):
+        return f"no interpreter at {plan.python}"
+    return None
+
+
+def probe(plan: Plan) -> str | None:
+    """Start one zygote and wait for it to pass its self-test; None if it did, else why not."""
+    key = (plan.level, plan.python)
+    if key in _probe_cache:
+        return _probe_cache[key]
+    argv, popen = plan.command(seed=0)
+    try:
+        done = subprocess.run(argv, input=b"", capture_output=True, timeout=PROBE_TIMEOUT_S, **popen)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"could not start: {exc}"
+    out = done.stdout
+    ready = len(out) >= 5 and out[4:5] == b"R" and struct.unpack(">I", out[:4])[0] == len(out) - 4
+    why = None
+    if not ready or done.returncode != 0:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+        why = f"zygote failed its start-up (exit {done.returncode}): {' | '.join(tail) or 'no message'}"
+    _probe_cache[key] = why
+    return why

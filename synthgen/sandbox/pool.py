@@ -1,0 +1,383 @@
+"""SandboxPool: long-lived zygote workers driven by one I/O thread; sync and asyncio front ends.
+
+    with SandboxPool() as pool:                     # probes isolation (bwrap first) at start
+        result = pool.run_sync(Job("def f(x):\n    return x * 2\n", ("f(2)",), (values.encode(4),)))
+        results = pool.run_many(jobs)               # in order, all workers busy
+    async with SandboxPool(workers=4) as pool:
+        result = await pool.run(job)                # any number of concurrent callers
+        first, second = await pool.run_twice_for_determinism(job)
+
+Each worker is one zygote (see zygote.py) that runs one job at a time. Jobs wait in one queue per
+group and go to whichever worker frees up first: no batches, no barriers. The "main" group's
+zygotes all start with the same PYTHONHASHSEED (so results are reproducible); the "alt" group,
+started on first use, has another seed and serves the determinism check.
+
+Health: a worker that dies, breaks the protocol or overruns its job's deadline by GRACE_S is killed
+and replaced, and its job is reported as `infra`. If workers keep failing to start, queued jobs get
+`infra` rather than waiting forever. close() (also on exit of a `with` block, Ctrl+C included, and
+at interpreter exit) kills every zygote and reaps it; each zygote also dies with the pool's I/O
+thread (bwrap --die-with-parent, PR_SET_PDEATHSIG), so even SIGKILL of the host leaves no orphans.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import collections
+import concurrent.futures
+import os
+import selectors
+import shutil
+import struct
+import subprocess
+import threading
+import time
+import weakref
+
+from synthgen.sandbox import isolation as iso
+from synthgen.sandbox.results import Job, JobResult, Limits, build_result, infra_result, split_done_frame
+
+GRACE_S = 5.0  # how long past a job's timeout the zygote has to report before it is replaced
+START_TIMEOUT_S = 30.0
+MAX_FRAME = 1 << 30
+_U32 = struct.Struct(">I")
+
+
+class _Pending:
+    __slots__ = ("job", "future", "payload")
+
+    def __init__(self, job: Job, future: concurrent.futures.Future, payload: bytes):
+        self.job, self.future, self.payload = job, future, payload
+
+
+class _Worker:
+    def __init__(self, group: "_Group", proc: subprocess.Popen):
+        self.group, self.proc = group, proc
+        self.out_fd, self.in_fd, self.err_fd = proc.stdout.fileno(), proc.stdin.fileno(), proc.stderr.fileno()
+        self.rbuf, self.wbuf = bytearray(), bytearray()
+        self.err_tail = b""
+        self.state = "starting"
+        self.pending: _Pending | None = None
+        self.deadline = time.monotonic() + START_TIMEOUT_S
+
+
+class _Group:
+    def __init__(self, name: str, seed: int, size: int, active: bool):
+        self.name, self.seed, self.size, self.active = name, seed, size, active
+        self.queue: collections.deque[_Pending] = collections.deque()
+        self.workers: list[_Worker] = []
+        self.failures = 0
+        self.next_spawn = 0.0
+        self.last_error = ""
+
+
+class SandboxPool:
+    """A pool of sandboxed zygotes. `isolation`: "auto" (strongest that works), "bwrap",
+    "setuid-netns" or "rlimits-only" (the last only with allow_unsafe=True)."""
+
+    def __init__(self, workers: int | None = None, *, isolation: str = "auto", allow_unsafe: bool = False,
+                 python: str | None = None, hash_seed: int = 0, limits: Limits | None = None):
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.limits = limits or Limits()
+        self._plan = iso.choose(isolation, allow_unsafe, python)
+        self.isolation = self._plan.level
+        self._groups = {"main": _Group("main", hash_seed, self.workers, True),
+                        "alt": _Group("alt", hash_seed + 1, self.workers, False)}
+        self._inbox: list[tuple[str, _Pending]] = []
+        self._lock = threading.Lock()
+        self._closing = False
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._thread = threading.Thread(target=self._loop, name="sandbox-pool", daemon=True)
+        self._thread.start()
+        ref = weakref.ref(self)
+        self._atexit = lambda: (p := ref()) is not None and p.close()
+        atexit.register(self._atexit)
+
+    # ---- public API ------------------------------------------------------------------------
+
+    def submit(self, job: Job, *, group: str = "main") -> concurrent.futures.Future:
+        """Queue a job; the future's result is its JobResult (never an exception for job trouble)."""
+        if not isinstance(job, Job):
+            raise TypeError(f"expected a Job, got {type(job).__name__}")
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        pending = _Pending(job, future, self.limits.job_payload(job))
+        with self._lock:
+            if self._closing:
+                raise RuntimeError("the sandbox pool is closed")
+            self._inbox.append((group, pending))
+        self._wake()
+        return future
+
+    async def run(self, job: Job) -> JobResult:
+        return await asyncio.wrap_future(self.submit(job))
+
+    def run_sync(self, job: Job) -> JobResult:
+        return self.submit(job).result()
+
+    def run_many(self, jobs) -> list[JobResult]:
+        futures = [self.submit(job) for job in jobs]
+        return [f.result() for f in futures]
+
+    async def run_twice_for_determinism(self, job: Job) -> tuple[JobResult, JobResult]:
+        """The job on a main worker and on an "alt" worker (another PYTHONHASHSEED and random seed);
+        compare with `first.same_outcome(second)`."""
+        first = asyncio.wrap_future(self.submit(job, group="main"))
+        second = asyncio.wrap_future(self.submit(job, group="alt"))
+        return tuple(await asyncio.gather(first, second))  # type: ignore[return-value]
+
+    def close(self) -> None:
+        with self._lock:
+            already = self._closing
+            self._closing = True
+        if already:
+            return
+        self._wake()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout=30)
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+        atexit.unregister(self._atexit)
+        shutil.rmtree(self._plan.sandbox_dir, ignore_errors=True)
+
+    def __enter__(self) -> "SandboxPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "SandboxPool":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    def worker_pids(self, group: str | None = None) -> list[int]:
+        """Host pids of the zygote processes (bwrap or python) of one group or all, for monitoring and tests."""
+        return [w.proc.pid for name, g in self._groups.items() if group in (None, name) for w in list(g.workers)]
+
+    # ---- the I/O thread ----------------------------------------------------------------------
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._wake_w, b"x")
+        except BlockingIOError:
+            pass  # already awake
+
+    def _loop(self) -> None:
+        self._sel = selectors.DefaultSelector()
+        self._sel.register(self._wake_r, selectors.EVENT_READ, None)
+        try:
+            while True:
+                with self._lock:
+                    inbox, self._inbox = self._inbox, []
+                    closing = self._closing
+                if closing:
+                    break
+                for name, pending in inbox:
+                    group = self._groups[name]
+                    group.active = True
+                    group.queue.append(pending)
+                now = time.monotonic()
+                for group in self._groups.values():
+                    self._tend(group, now)
+                timeout = self._next_timeout(now)
+                for key, mask in self._sel.select(timeout):
+                    if key.data is None:
+                        try:
+                            while os.read(self._wake_r, 4096):
+                                pass
+                        except BlockingIOError:
+                            pass
+                        continue
+                    worker, kind = key.data
+                    if worker.state == "dead":
+                        continue
+                    if kind == "in":
+                        self._flush(worker)
+                    elif kind == "err":
+                        self._read_err(worker)
+                    else:
+                        self._read_out(worker)
+        finally:
+            self._shutdown()
+
+    def _next_timeout(self, now: float) -> float:
+        times = [w.deadline for g in self._groups.values() for w in g.workers if w.state in ("starting", "busy")]
+        times += [g.next_spawn for g in self._groups.values() if g.active and len(g.workers) < g.size]
+        return max(0.0, min(times) - now) if times else 1.0
+
+    def _tend(self, group: _Group, now: float) -> None:
+        """Replace missing workers, enforce deadlines, hand out queued jobs."""
+        for worker in list(group.workers):
+            if worker.state in ("starting", "busy") and now > worker.deadline:
+                what = "did not start in time" if worker.state == "starting" else "did not report in time"
+                self._retire(worker, f"sandbox worker {what}")
+        if group.active and len(group.workers) < group.size and now >= group.next_spawn:
+            for _ in range(group.size - len(group.workers)):
+                self._spawn(group)
+        if group.failures >= 3 and not any(w.state in ("idle", "busy") for w in group.workers):
+            while group.queue:  # keep nothing waiting on a sandbox that cannot start
+                pending = group.queue.popleft()
+                if pending.future.set_running_or_notify_cancel():
+                    pending.future.set_result(infra_result(pending.job, self.isolation,
+                                                           f"sandbox workers cannot start: {group.last_error}"))
+        for worker in list(group.workers):
+            while worker.state == "idle" and group.queue:
+                pending = group.queue.popleft()
+                if not pending.future.set_running_or_notify_cancel():
+                    continue  # cancelled while queued
+                worker.state, worker.pending = "busy", pending
+                worker.deadline = time.monotonic() + pending.job.timeout_s + GRACE_S
+                worker.wbuf += pending.payload
+                self._flush(worker)
+
+    def _spawn(self, group: _Group) -> None:
+        argv, popen = self._plan.command(group.seed)
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    close_fds=True, start_new_session=True, **popen)
+        except OSError as exc:
+            self._failed_start(group, f"could not start a worker: {exc}")
+            return
+        worker = _Worker(group, proc)
+        for fd in (worker.out_fd, worker.in_fd, worker.err_fd):
+            os.set_blocking(fd, False)
+        self._sel.register(worker.out_fd, selectors.EVENT_READ, (worker, "out"))
+        self._sel.register(worker.err_fd, selectors.EVENT_READ, (worker, "err"))
+        group.workers.append(worker)
+
+    def _failed_start(self, group: _Group, error: str) -> None:
+        group.failures += 1
+        group.last_error = error
+        group.next_spawn = time.monotonic() + min(5.0, 0.05 * 2 ** group.failures)
+
+    def _flush(self, worker: _Worker) -> None:
+        try:
+            while worker.wbuf:
+                n = os.write(worker.in_fd, worker.wbuf)
+                del worker.wbuf[:n]
+        except BlockingIOError:
+            pass
+        except OSError as exc:
+            self._retire(worker, f"sandbox worker stopped reading: {exc}")
+            return
+        want = selectors.EVENT_WRITE if worker.wbuf else 0
+        key = self._sel.get_map().get(worker.in_fd)
+        if want and key is None:
+            self._sel.register(worker.in_fd, want, (worker, "in"))
+        elif not want and key is not None:
+            self._sel.unregister(worker.in_fd)
+
+    def _read_err(self, worker: _Worker) -> None:
+        try:
+            data = os.read(worker.err_fd, 1 << 16)
+        except BlockingIOError:
+            return
+        if not data:
+            self._sel.unregister(worker.err_fd)
+            worker.err_fd = -1
+            return
+        worker.err_tail = (worker.err_tail + data)[-4096:]
+
+    def _read_out(self, worker: _Worker) -> None:
+        try:
+            data = os.read(worker.out_fd, 1 << 20)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            data = b""
+            worker.err_tail += f"\n{exc}".encode()
+        if not data:
+            tail = worker.err_tail.decode("utf-8", "replace").strip().splitlines()[-1:]
+            self._retire(worker, "sandbox worker died" + (f": {tail[0][:300]}" if tail else ""))
+            return
+        worker.rbuf += data
+        buf = worker.rbuf
+        while len(buf) >= 4 and worker.state != "dead":
+            (n,) = _U32.unpack_from(buf, 0)
+            if n == 0 or n > MAX_FRAME:
+                self._retire(worker, "sandbox worker broke the protocol (bad frame length)")
+                return
+            if len(buf) < 4 + n:
+                break
+            frame = bytes(buf[4:4 + n])
+            del buf[:4 + n]
+            self._on_frame(worker, frame)
+
+    def _on_frame(self, worker: _Worker, frame: bytes) -> None:
+        kind = frame[:1]
+        if kind == b"R" and worker.state == "starting":
+            worker.state = "idle"
+            worker.group.failures = 0
+            return
+        if kind == b"D" and worker.state == "busy":
+            pending = worker.pending
+            try:
+                header, blobs = split_done_frame(frame[1:])
+                result = build_result(pending.job, header, blobs, self.isolation, self.limits)
+            except (ValueError, KeyError, TypeError, struct.error) as exc:
+                self._retire(worker, f"sandbox worker broke the protocol: {exc}")
+                return
+            worker.state, worker.pending = "idle", None
+            pending.future.set_result(result)
+            self._tend(worker.group, time.monotonic())
+            return
+        self._retire(worker, f"sandbox worker broke the protocol (frame {kind!r} while {worker.state})")
+
+    def _retire(self, worker: _Worker, error: str) -> None:
+        """Kill and reap a worker; its job (if any) is reported as infra. A replacement follows."""
+        if worker.state == "dead":
+            return
+        was = worker.state
+        worker.state = "dead"
+        if worker.err_fd >= 0:
+            try:  # the last words of a dying worker explain most start-up failures
+                worker.err_tail = (worker.err_tail + os.read(worker.err_fd, 1 << 16))[-4096:]
+            except OSError:
+                pass
+        for fd in (worker.out_fd, worker.err_fd, worker.in_fd):
+            if fd >= 0 and fd in self._sel.get_map():
+                self._sel.unregister(fd)
+        _kill(worker.proc)
+        if worker in worker.group.workers:
+            worker.group.workers.remove(worker)
+        if was == "starting":
+            tail = worker.err_tail.decode("utf-8", "replace").strip().splitlines()[-1:]
+            self._failed_start(worker.group, error + (f" ({tail[0][:300]})" if tail and tail[0] not in error else ""))
+        if worker.pending is not None:
+            pending, worker.pending = worker.pending, None
+            pending.future.set_result(infra_result(pending.job, self.isolation, error))
+
+    def _shutdown(self) -> None:
+        for group in self._groups.values():
+            for worker in list(group.workers):
+                self._retire(worker, "the sandbox pool was closed")
+            while group.queue:
+                pending = group.queue.popleft()
+                if pending.future.set_running_or_notify_cancel():
+                    pending.future.set_result(infra_result(pending.job, self.isolation, "the sandbox pool was closed"))
+        with self._lock:
+            inbox, self._inbox = self._inbox, []
+        for _, pending in inbox:
+            if pending.future.set_running_or_notify_cancel():
+                pending.future.set_result(infra_result(pending.job, self.isolation, "the sandbox pool was closed"))
+        self._sel.close()
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """SIGKILL a zygote (its sandbox goes with it) and reap it; close our ends of its pipes."""
+    try:
+        proc.kill()
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        try:
+            stream.close()
+        except OSError:
+            pass

@@ -1,0 +1,268 @@
+"""Jobs, verdicts and how the host turns what a zygote sent back into verdicts.
+
+Everything the child wrote is untrusted: the result records are parsed strictly, values are
+decoded without evaluation and compared here against expected values the child never saw. A
+status the child cannot produce (timeout, killed, infra, ...) only ever comes from what the zygote
+observed from outside the child. `infra` means the sandbox failed, never that the answer was wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import struct
+from dataclasses import dataclass, field
+from enum import Enum
+
+from synthgen.sandbox import values
+
+_U32 = struct.Struct(">I")
+EXIT_NO_MEMORY = 121  # zygote.EXIT_NO_MEMORY: the runner itself ran out of memory
+MAX_CODE_CHARS = 4 << 20
+MAX_CALLS = 10_000
+_CHILD_STATUSES = frozenset({"ok", "exception", "memory", "output_too_large"})
+
+
+class Status(str, Enum):
+    OK = "ok"
+    EXCEPTION = "exception"
+    TIMEOUT = "timeout"
+    MEMORY = "memory"
+    OUTPUT_TOO_LARGE = "output_too_large"
+    KILLED = "killed"
+    INFRA = "infra"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Job:
+    """Module source, call expressions evaluated after it, and optional expected encodings.
+
+    `expected` holds canonical encodings (see `values`; `values.from_literal` turns a repr into
+    one); it stays in the host. `timeout_s` is the wall clock for the whole job.
+    """
+
+    code: str
+    calls: tuple[str, ...]
+    expected: tuple[str | None, ...] | None = None
+    timeout_s: float = 2.0
+    memory_mb: int = 512
+    _expected_forms: tuple = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.code, str) or len(self.code) > MAX_CODE_CHARS:
+            raise ValueError(f"code must be a str of at most {MAX_CODE_CHARS} characters")
+        calls = self.calls
+        if isinstance(calls, str) or not all(isinstance(c, str) for c in calls):
+            raise ValueError("calls must be a sequence of str expressions")
+        object.__setattr__(self, "calls", tuple(calls))
+        if len(self.calls) > MAX_CALLS:
+            raise ValueError(f"at most {MAX_CALLS} calls per job")
+        if not (isinstance(self.timeout_s, (int, float)) and 0 < self.timeout_s <= 600):
+            raise ValueError("timeout_s must be a number in (0, 600]")
+        if not (isinstance(self.memory_mb, int) and 32 <= self.memory_mb <= 65536):
+            raise ValueError("memory_mb must be an int in [32, 65536]")
+        if self.expected is None:
+            return
+        expected = self.expected
+        if isinstance(expected, str) or len(expected) != len(self.calls):
+            raise ValueError(f"expected must list one encoding (or None) per call ({len(self.calls)})")
+        object.__setattr__(self, "expected", tuple(expected))
+        forms = []
+        for i, text in enumerate(self.expected):
+            try:
+                forms.append(None if text is None else values.normalize(values.decode(text)))
+            except ValueError as exc:
+                raise ValueError(f"expected[{i}] is not a value encoding: {exc}") from None
+        object.__setattr__(self, "_expected_forms", tuple(forms))
+
+
+@dataclass(frozen=True)
+class CallVerdict:
+    status: Status
+    value: str | None = None  # repr of the returned value, for people
+    encoded: str | None = None  # canonical encoding (the gold-value form)
+    match: bool | None = None  # only when an expected value was given and status is ok
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.OK and self.match is True
+
+    def to_dict(self) -> dict:
+        return {"status": self.status.value, "value": self.value, "encoded": self.encoded,
+                "match": self.match, "error": self.error}
+
+
+@dataclass
+class JobResult:
+    isolation: str
+    calls: list[CallVerdict]
+    stdout: str = ""
+    stderr: str = ""
+    elapsed_s: float = 0.0
+
+    @property
+    def infra(self) -> bool:
+        """The sandbox failed somewhere in this job: never score it."""
+        return any(c.status is Status.INFRA for c in self.calls)
+
+    @property
+    def all_passed(self) -> bool:
+        return bool(self.calls) and all(c.passed for c in self.calls)
+
+    def same_outcome(self, other: "JobResult") -> bool:
+        """Same status and same value for every call (what a determinism check compares)."""
+        if len(self.calls) != len(other.calls):
+            return False
+        for a, b in zip(self.calls, other.calls):
+            if a.status is not b.status:
+                return False
+            if a.encoded != b.encoded and not (a.encoded and b.encoded and values.equal(a.encoded, b.encoded)):
+                return False
+        return True
+
+    def to_dict(self) -> dict:
+        return {"isolation": self.isolation, "calls": [c.to_dict() for c in self.calls],
+                "stdout": self.stdout, "stderr": self.stderr, "elapsed_s": round(self.elapsed_s, 6)}
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_value_bytes: int = 1 << 20
+    max_output_bytes: int = 1 << 20
+    keep_output_bytes: int = 64 << 10
+    tmp_mb: int = 64
+
+    def job_payload(self, job: Job) -> bytes:
+        """The b"J" frame a zygote receives. Expected values are deliberately not in it."""
+        body = {"code": job.code, "calls": list(job.calls), "timeout": float(job.timeout_s),
+                "cpu": int(job.timeout_s) + 2, "mem_mb": job.memory_mb, "tmp_mb": self.tmp_mb,
+                "out_keep": self.keep_output_bytes, "out_limit": self.max_output_bytes,
+                "val_cap": self.max_value_bytes,
+                "res_cap": len(job.calls) * (self.max_value_bytes + 4096) + 4096}
+        data = b"J" + json.dumps(body).encode()
+        return _U32.pack(len(data)) + data
+
+
+def infra_result(job: Job, isolation: str, error: str) -> JobResult:
+    return JobResult(isolation, [CallVerdict(Status.INFRA, error=error) for _ in job.calls])
+
+
+def split_done_frame(body: bytes) -> tuple[dict, list[bytes]]:
+    """Header and the three blobs (results, stdout, stderr) of a b"D" frame body (kind byte stripped)."""
+    parts, pos = [], 0
+    for _ in range(4):
+        (n,) = _U32.unpack_from(body, pos)
+        pos += 4
+        if pos + n > len(body):
+            raise ValueError("truncated result frame")
+        parts.append(body[pos:pos + n])
+        pos += n
+    header = json.loads(parts[0])
+    if not isinstance(header, dict) or "end" not in header:
+        raise ValueError("bad result header")
+    return header, parts[1:]
+
+
+def _records(blob: bytes) -> list[bytes]:
+    out, pos = [], 0
+    while pos + 4 <= len(blob):
+        (n,) = _U32.unpack_from(blob, pos)
+        if pos + 4 + n > len(blob):
+            break
+        out.append(blob[pos + 4:pos + 4 + n])
+        pos += 4 + n
+    return out
+
+
+def _text(blob: bytes, total: int) -> str:
+    text = blob.decode("utf-8", "replace")
+    if total > len(blob):
+        text += f"\n[... {total - len(blob)} more bytes not kept]"
+    return text
+
+
+def build_result(job: Job, header: dict, blobs: list[bytes], isolation: str, limits: Limits) -> JobResult:
+    """Verdicts for every call from what the zygote observed and what the child reported."""
+    res_blob, out_blob, err_blob = blobs
+    stdout = _text(out_blob, int(header.get("out_total") or 0))
+    stderr = _text(err_blob, int(header.get("err_total") or 0))
+    wall = float(header.get("wall") or 0.0)
+    if header["end"] == "infra":
+        result = infra_result(job, isolation, str(header.get("error") or "sandbox failure"))
+        result.stderr = stderr
+        return result
+    records = _records(res_blob)
+    if not records or records[0] != b'["S"]':  # the child never finished its set-up: not the job's fault
+        detail = stderr.strip().splitlines()[-1:] or [f"end={header['end']}"]
+        result = infra_result(job, isolation, "sandbox child set-up failed: " + detail[0][:500])
+        result.stdout, result.stderr, result.elapsed_s = stdout, stderr, wall
+        return result
+    verdicts: list[CallVerdict] = []
+    for i, raw in enumerate(records[1:len(job.calls) + 1]):
+        verdict = _call_verdict(job, i, raw, limits)
+        if verdict is None:
+            break
+        verdicts.append(verdict)
+    if len(verdicts) < len(job.calls):
+        broken = len(records) - 1 > len(verdicts)  # a record was there but did not parse
+        filler = (CallVerdict(Status.EXCEPTION, error="the job corrupted its result stream")
+                  if broken else _unfinished(job, header))
+        verdicts += [filler] * (len(job.calls) - len(verdicts))
+    return JobResult(isolation, verdicts, stdout, stderr, wall)
+
+
+def _call_verdict(job: Job, i: int, raw: bytes, limits: Limits) -> CallVerdict | None:
+    """One call's verdict from its record; None if the record is not a well-formed record for call i."""
+    try:
+        rec = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not (type(rec) is list and len(rec) == 4 and rec[0] == i and type(rec[0]) is int and rec[1] in _CHILD_STATUSES):
+        return None
+    status, text, error = rec[1], rec[2], rec[3]
+    if error is not None and type(error) is not str:
+        return None
+    if status != "ok":
+        return CallVerdict(Status(status), error=error) if text is None else None
+    if type(text) is not str:
+        return None
+    if len(text) > limits.max_value_bytes:
+        return CallVerdict(Status.OUTPUT_TOO_LARGE, error=f"value encoding over {limits.max_value_bytes} bytes")
+    try:
+        value = values.decode(text)
+        form = values.normalize(value) if job.expected is not None else None
+    except (ValueError, TypeError, RecursionError):
+        return CallVerdict(Status.EXCEPTION, error="the job returned a value that is not a valid encoding")
+    match = None
+    if job.expected is not None and job.expected[i] is not None:
+        match = form == job._expected_forms[i]
+    return CallVerdict(Status.OK, values.display(value), text, match, None)
+
+
+def _unfinished(job: Job, header: dict) -> CallVerdict:
+    """The verdict for calls that never reported, from how the child ended."""
+    end = header["end"]
+    if end == "timeout":
+        return CallVerdict(Status.TIMEOUT, error=f"wall-clock limit of {job.timeout_s:g} s reached")
+    if end == "output":
+        return CallVerdict(Status.OUTPUT_TOO_LARGE, error="stdout+stderr over the output limit")
+    if end == "results":
+        return CallVerdict(Status.OUTPUT_TOO_LARGE, error="results over the size limit")
+    if end == "signal":
+        sig = header.get("signal")
+        cpu = header.get("cpu") or 0.0
+        if sig in (signal.SIGKILL, signal.SIGXCPU) and cpu >= int(job.timeout_s) + 2 - 0.05:
+            return CallVerdict(Status.TIMEOUT, error="CPU-time limit reached")
+        try:
+            name = signal.Signals(sig).name
+        except (ValueError, TypeError):
+            name = str(sig)
+        return CallVerdict(Status.KILLED, error=f"the job's process was killed by {name}")
+    code = header.get("code")
+    if code == EXIT_NO_MEMORY:
+        return CallVerdict(Status.MEMORY, error="out of memory")
+    return CallVerdict(Status.KILLED, error=f"the job's process exited (status {code}) before the call finished")

@@ -1,0 +1,266 @@
+"""Canonical, type-tagged text form of plain Python values: the only way values leave a sandbox.
+
+    encode(value) -> str          inside the child: a value -> canonical JSON text (stdlib only)
+    decode(text) -> value         in the host: JSON text -> value, validated, never evaluated
+    equal(a, b) -> bool           in the host: type-strict, recursive comparison of two encodings
+    from_literal(text) -> str     in the host: a Python literal repr ("[1, (2, 'a')]") -> encoding,
+                                  parsed with `ast`, never evaluated
+
+Supported: None, bool, int (any size), float (NaN and infinities too), str, bytes, list, tuple,
+dict, set, frozenset, nested up to MAX_DEPTH. `collections.Counter`, `OrderedDict` and
+`defaultdict` are encoded as dict. Anything else (a class with a custom `__eq__`, a subclass of
+int, a generator) is refused with TypeError, so no object chosen by the code under test survives
+the trip out of the sandbox.
+
+The JSON form: null, true/false, integers, strings and lists stand for themselves; every other
+type is a one-key object: {"float": "nan"}, {"int": "0x..."} (integers too long for decimal JSON),
+{"bytes": "00ff"}, {"tuple": [...]}, {"set": [...]}, {"frozenset": [...]},
+{"dict": [[key, value], ...]}. Set elements and dict pairs are sorted by their own encoding, so
+one value has exactly one encoding.
+
+Equality follows Python's `==` except that types must match exactly at every level (a tuple is
+not a list, True is not 1, 1.0 is not 1) and NaN equals NaN; 0.0 equals -0.0 as in Python.
+
+This file is also copied next to the sandbox's zygote and imported there as plain `values`:
+keep it standard-library only, with no imports from synthgen.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections import Counter, OrderedDict, defaultdict
+
+__all__ = ["MAX_DEPTH", "encode", "decode", "equal", "from_literal", "normalize", "display"]
+
+MAX_DEPTH = 100
+MAX_LITERAL_CHARS = 16 << 20
+# Integers of up to this many bits are written as JSON numbers (well under Python's default
+# 4300-digit limit for int <-> decimal text); longer ones in hex, which has no such limit.
+_DECIMAL_BITS = 12000
+_DICT_TYPES = (dict, Counter, OrderedDict, defaultdict)
+_FLOAT_TEXT = re.compile(r"-?(?:nan|inf|\d+(?:\.\d+)?(?:e[+-]?\d+)?)\Z")
+_HEX_INT = re.compile(r"-?0x[0-9a-f]+\Z")
+_HEX_BYTES = re.compile(r"(?:[0-9a-f]{2})*\Z")
+_dump_str = json.dumps  # ASCII-only output: lone surrogates survive the round trip
+
+
+# ---------------------------------------------------------------------------------------------
+# encode (runs inside the sandbox)
+
+
+def encode(value) -> str:
+    """The canonical encoding of `value`; TypeError for an unsupported type, ValueError if too deep."""
+    return _enc(value, 0)
+
+
+def _enc(v, depth: int) -> str:
+    t = type(v)
+    if t is str:
+        return _dump_str(v)
+    if t is int:
+        if v.bit_length() <= _DECIMAL_BITS:
+            return int.__repr__(v)
+        return '{"int":"%s"}' % hex(v)
+    if t is bool:
+        return "true" if v else "false"
+    if v is None:
+        return "null"
+    if t is float:
+        return '{"float":"%s"}' % float.__repr__(v)
+    if t is bytes:
+        return '{"bytes":"%s"}' % v.hex()
+    if depth >= MAX_DEPTH:
+        raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
+    d = depth + 1
+    if t is list:
+        return "[" + ",".join([_enc(x, d) for x in v]) + "]"
+    if t is tuple:
+        return '{"tuple":[' + ",".join([_enc(x, d) for x in v]) + "]}"
+    if t in _DICT_TYPES:
+        pairs = sorted("[%s,%s]" % (_enc(k, d), _enc(x, d)) for k, x in dict.items(v))
+        return '{"dict":[' + ",".join(pairs) + "]}"
+    if t is set or t is frozenset:
+        items = sorted(_enc(x, d) for x in v)
+        return '{"%s":[%s]}' % (t.__name__, ",".join(items))
+    raise TypeError(f"cannot encode a value of type {t.__qualname__}")
+
+
+# ---------------------------------------------------------------------------------------------
+# decode, compare, display (run in the host)
+
+
+def _no_float(text: str):
+    raise ValueError(f"bare JSON number {text!r}: floats must be tagged")
+
+
+def _no_constant(text: str):
+    raise ValueError(f"JSON constant {text!r} is not allowed")
+
+
+def decode(text: str):
+    """The value an encoding stands for. ValueError on anything that is not a valid encoding."""
+    if not isinstance(text, str):
+        raise ValueError(f"an encoding is a str, not {type(text).__name__}")
+    try:
+        raw = json.loads(text, parse_float=_no_float, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"not a value encoding: {exc}") from None
+    return _dec(raw, 0)
+
+
+def _dec(x, depth: int):
+    t = type(x)
+    if x is None or t is bool or t is int or t is str:
+        return x
+    if depth >= MAX_DEPTH:
+        raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
+    d = depth + 1
+    if t is list:
+        return [_dec(e, d) for e in x]
+    if t is not dict or len(x) != 1:
+        raise ValueError("an object in an encoding must have exactly one type tag")
+    ((tag, body),) = x.items()
+    if tag == "float" and type(body) is str and _FLOAT_TEXT.match(body):
+        return float(body)
+    if tag == "int" and type(body) is str and _HEX_INT.match(body):
+        return int(body, 16)
+    if tag == "bytes" and type(body) is str and _HEX_BYTES.match(body):
+        return bytes.fromhex(body)
+    if type(body) is not list:
+        raise ValueError(f"bad body for type tag {tag!r}")
+    if tag == "tuple":
+        return tuple(_dec(e, d) for e in body)
+    try:
+        if tag in ("set", "frozenset"):
+            items = [_dec(e, d) for e in body]
+            out = set(items) if tag == "set" else frozenset(items)
+            if len(out) != len(items):
+                raise ValueError(f"duplicate elements in a {tag}")
+            return out
+        if tag == "dict":
+            if not all(type(p) is list and len(p) == 2 for p in body):
+                raise ValueError("dict pairs must be [key, value] lists")
+            out = {_dec(k, d): _dec(v, d) for k, v in body}
+            if len(out) != len(body):
+                raise ValueError("duplicate keys in a dict")
+            return out
+    except TypeError as exc:  # an unhashable set element or dict key
+        raise ValueError(f"bad {tag}: {exc}") from None
+    raise ValueError(f"unknown type tag {tag!r}")
+
+
+def normalize(value):
+    """A hashable, type-tagged form of a decoded value; equal values give equal forms.
+
+    Tags keep types apart (1, 1.0 and True differ); floats compare by value (0.0 == -0.0) and
+    every NaN becomes the same marker.
+    """
+    t = type(value)
+    if t is float:
+        return ("float", "nan") if value != value else ("float", value)
+    if t in (int, bool, str, bytes) or value is None:
+        return (t.__name__, value)
+    if t is list or t is tuple:
+        return (t.__name__, tuple(normalize(x) for x in value))
+    if t is set or t is frozenset:
+        return (t.__name__, frozenset(normalize(x) for x in value))
+    if t is dict:
+        return ("dict", frozenset((normalize(k), normalize(v)) for k, v in value.items()))
+    raise TypeError(f"not a decoded value: {t.__qualname__}")
+
+
+def equal(a: str, b: str) -> bool:
+    """Whether two encodings stand for the same value (type-strict). ValueError if either is invalid."""
+    if a == b:
+        decode(a)  # validate: the same invalid text twice is still an error
+        return True
+    return normalize(decode(a)) == normalize(decode(b))
+
+
+def display(value, limit: int | None = None) -> str:
+    """`repr` of a decoded value for people; never fails (huge ints shown in hex)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int over Python's decimal-conversion limit
+        text = "<value too large to show in decimal; see its encoding>"
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + f"... [{len(text) - limit} more chars]"
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# from_literal (runs in the host on model- or user-written text)
+
+_FLOAT_NAMES = {"nan": float("nan"), "inf": float("inf")}
+
+
+def from_literal(text: str) -> str:
+    """Encode the value a Python literal repr denotes, e.g. "[1, (2, 'a')]" or "float('nan')".
+
+    Accepts what `repr` prints for supported values: constants, +/- numbers, lists, tuples,
+    dicts, sets, `set()`, `frozenset(...)`, `float('nan')`/`float('inf')` and bare `nan`/`inf`.
+    Raises ValueError on anything else; nothing is evaluated.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"a literal is a str, not {type(text).__name__}")
+    if len(text) > MAX_LITERAL_CHARS:
+        raise ValueError(f"literal longer than {MAX_LITERAL_CHARS} characters")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise ValueError(f"not a Python literal: {exc}") from None
+    try:
+        return encode(_literal(tree.body, 0))
+    except RecursionError:
+        raise ValueError("literal nested too deeply") from None
+    except TypeError as exc:  # unhashable set element or dict key
+        raise ValueError(f"not a valid literal: {exc}") from None
+
+
+def _literal(node, depth: int):
+    if depth > MAX_DEPTH:
+        raise ValueError(f"literal nested deeper than {MAX_DEPTH} levels")
+    d = depth + 1
+    if isinstance(node, ast.Constant):
+        v = node.value
+        if v is None or type(v) in (bool, int, float, str, bytes):
+            return v
+        raise ValueError(f"unsupported constant {v!r}")
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _literal(node.operand, d)
+        if type(v) not in (int, float):
+            raise ValueError("a sign applies to numbers only")
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.Name) and node.id in _FLOAT_NAMES:
+        return _FLOAT_NAMES[node.id]
+    if isinstance(node, ast.List):
+        return [_literal(e, d) for e in node.elts]
+    if isinstance(node, ast.Tuple):
+        return tuple(_literal(e, d) for e in node.elts)
+    if isinstance(node, ast.Set):
+        return {_literal(e, d) for e in node.elts}
+    if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):
+            raise ValueError("'**' in a dict literal")
+        return {_literal(k, d): _literal(v, d) for k, v in zip(node.keys, node.values)}
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        return _literal_call(node.func.id, node.args, d)
+    raise ValueError(f"not a literal: {ast.dump(node)[:80]}")
+
+
+def _literal_call(name: str, args: list, depth: int):
+    if name in ("set", "frozenset") and len(args) <= 1:
+        items = _literal(args[0], depth) if args else ()
+        if type(items) not in (list, tuple, set, frozenset):
+            raise ValueError(f"{name}() takes a list, tuple or set literal")
+        return set(items) if name == "set" else frozenset(items)
+    if name == "float" and len(args) == 1:
+        arg = args[0]
+        if isinstance(arg, ast.Constant) and type(arg.value) is str:
+            try:
+                return float(arg.value)
+            except ValueError:
+                raise ValueError(f"float({arg.value!r}) is not a number") from None
+    raise ValueError(f"call to {name}() is not a literal")

@@ -1,0 +1,302 @@
+"""Render the pipeline's sbatch scripts from settings: pure functions, no Slurm needed.
+
+    ctx = RenderContext.build(settings, config_path=Path("cfg.yaml"))
+    job = render_generate(settings, ctx, num_shards=8, pending=[1, 3], base_url=None)
+    print(job.script)
+
+Each script holds plain shell: `#SBATCH` lines, the config's setup lines, and a readable
+`synthgen --config <copy of the config> STAGE --run-dir RUN` command; values from the config are
+shell-quoted. Which shards still need a job comes from the completion markers (`pending_shards`),
+in the spirit of datatrove's skip of completed ranks, except that the array lists the indices
+explicitly so that task id == shard index and nothing maps one to the other at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from synthgen.config.slurm import JobResources, SlurmSettings
+from synthgen.errors import UserError
+
+STAGE_GENERATE = "generate"
+CURATE_STEPS = ("filter", "bin", "chain")
+
+
+@dataclass
+class Job:
+    """One rendered job: its script and where it is written, and what it must wait for."""
+
+    stage: str
+    script: str
+    path: Path
+    after: str | None = None  # stage whose job must succeed first (afterok)
+    after_job: str | None = None  # or a job id submitted earlier (e.g. `curate --after ID`)
+    array: str | None = None
+    shards: list[int] = field(default_factory=list)
+
+
+@dataclass
+class RenderContext:
+    """Absolute paths the scripts use; every job of one submission shares it."""
+
+    run_dir: Path
+    slurm_dir: Path
+    log_dir: Path
+    workdir: Path
+    config: Path  # the copy of the config inside slurm_dir that the jobs read
+    config_text: str
+    synthgen: str
+    setup: list[str]
+
+    @classmethod
+    def build(cls, settings: SlurmSettings, config_path: Path | None, workdir: Path | None = None) -> "RenderContext":
+        workdir = Path(workdir or os.getcwd()).absolute()
+        run_dir = _absolute(settings.run_dir, workdir)
+        slurm_dir = run_dir / "slurm"
+        log_dir = _absolute(Path(settings.log_dir), workdir) if settings.log_dir else slurm_dir / "logs"
+        if config_path is not None:
+            text = Path(config_path).read_text(encoding="utf-8")
+            suffix = ".toml" if Path(config_path).suffix.lower() == ".toml" else ".yaml"
+        else:
+            text, suffix = "# no --config was given: every stage uses its defaults and flags\n", ".yaml"
+        # Named by content: a job queued with one config keeps reading that one after a re-submit.
+        digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+        return cls(
+            run_dir=run_dir,
+            slurm_dir=slurm_dir,
+            log_dir=log_dir,
+            workdir=workdir,
+            config=slurm_dir / f"config-{digest}{suffix}",
+            config_text=text,
+            synthgen=settings.synthgen_executable(),
+            setup=list(settings.setup),
+        )
+
+
+def _absolute(path: Path, base: Path) -> Path:
+    path = Path(path).expanduser()
+    return path if path.is_absolute() else (base / path)
+
+
+# -- shards -------------------------------------------------------------------------------------
+def pending_shards(run_dir: Path, num_shards: int, stage: str = STAGE_GENERATE) -> list[int]:
+    """Shard indices of `stage` that have no completion marker yet."""
+    from synthgen.shards import StageDir
+    from synthgen.stages.common import shard_name
+
+    stage_dir = StageDir(run_dir, stage)
+    return [i for i in range(num_shards) if not stage_dir.is_done(shard_name(i, num_shards))]
+
+
+def array_spec(indices: list[int], parallelism: int | None = None) -> str:
+    """`--array` value listing `indices` (runs compressed: 0-3,5,7-8), with `%W` when given."""
+    if not indices:
+        raise ValueError("an array needs at least one index")
+    ordered = sorted(set(indices))
+    parts: list[str] = []
+    start = prev = ordered[0]
+    for i in ordered[1:] + [None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if i is not None:
+            start = prev = i
+    spec = ",".join(parts)
+    return f"{spec}%{parallelism}" if parallelism else spec
+
+
+# -- templates ----------------------------------------------------------------------------------
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["q"] = lambda value: shlex.quote(str(value))
+    env.filters["cmd"] = lambda value: " ".join(shlex.quote(w) for w in shlex.split(str(value)))
+    return env
+
+
+def group_args(words: list[str]) -> list[str]:
+    """Shell words grouped one option per line: `--flag value` together, a lone word alone."""
+    lines: list[str] = []
+    for word in words:
+        bare = word.strip("'\"")
+        if lines and not bare.startswith("-") and lines[-1].lstrip("'\"").startswith("-") and " " not in lines[-1]:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def _render(name: str, **values: Any) -> str:
+    text = _environment().get_template(name).render(**values)
+    return re.sub(r"\n{3,}", "\n\n", text)
+
+
+def sbatch_options(settings: SlurmSettings, res: JobResources, ctx: RenderContext, gpus: int | None) -> list[str]:
+    """The `#SBATCH` options a job of this kind gets from the settings (cluster, resources)."""
+    lines: list[str] = []
+    partition = res.partition or settings.partition
+    for name, value in (("partition", partition), ("account", settings.account), ("qos", settings.qos)):
+        if value:
+            lines.append(f"--{name}={value}")
+    if res.time:
+        lines.append(f"--time={res.time}")
+    if gpus:
+        lines.append(f"--gpus-per-node={gpus}")
+    if res.cpus_per_task:
+        lines.append(f"--cpus-per-task={res.cpus_per_task}")
+    if res.mem:
+        lines.append(f"--mem={res.mem}")
+    lines.append(f"--chdir={ctx.workdir}")
+    lines.extend(settings.extra_sbatch)
+    lines.extend(res.extra_sbatch)
+    for line in lines:
+        if "\n" in line or any(ch.isspace() for ch in line.split("=", 1)[0]):
+            raise UserError(f"sbatch option {line!r} is not one option on one line")
+    return lines
+
+
+def render_generate(
+    settings: SlurmSettings,
+    ctx: RenderContext,
+    num_shards: int,
+    pending: list[int],
+    base_url: str | None = None,
+    config_urls: list[str] | None = None,
+) -> Job:
+    """The generate array over `pending` shards of `num_shards`.
+
+    Server, in order: `base_url` (flag) or `vllm.shared_url` -> a shared server; else
+    `vllm.start_server` -> each task starts `vllm serve` on its node; else the config's URLs.
+    """
+    vllm = settings.vllm
+    shared = base_url or vllm.shared_url
+    server = "shared" if shared else ("own" if vllm.start_server else "config")
+    gpus = settings.generate.gpus_per_node
+    if gpus is None and server == "own":
+        gpus = vllm.tensor_parallel_size
+    if server == "config" and not config_urls:
+        raise UserError("no server for generate: set slurm.vllm.shared_url, pass --base-url, or set start_server")
+    script = _render(
+        "generate.sbatch.j2",
+        ctx=ctx,
+        job_name=f"{settings.job_name}-generate",
+        array=array_spec(pending, settings.array_parallelism),
+        pending=pending,
+        num_shards=num_shards,
+        log_dir=ctx.log_dir,
+        requeue=settings.requeue,
+        signal_grace_s=settings.signal_grace_s,
+        sbatch=sbatch_options(settings, settings.generate, ctx, gpus),
+        server=server,
+        vllm=vllm,
+        vllm_extra=group_args([shlex.quote(a) for a in vllm.extra_args]),
+        base_url=shared,
+        config_urls=config_urls or [],
+    )
+    return Job(STAGE_GENERATE, script, ctx.slurm_dir / "generate.sbatch",
+               array=array_spec(pending, settings.array_parallelism), shards=list(pending))
+
+
+def render_curate(settings: SlurmSettings, ctx: RenderContext, after_generate: bool) -> list[Job]:
+    """filter -> bin -> chain, each waiting (afterok) for the one before."""
+    jobs: list[Job] = []
+    previous = STAGE_GENERATE if after_generate else None
+    for stage in CURATE_STEPS:
+        script = _render(
+            "curate.sbatch.j2",
+            ctx=ctx,
+            stage=stage,
+            steps=CURATE_STEPS,
+            job_name=f"{settings.job_name}-{stage}",
+            log_dir=ctx.log_dir,
+            sbatch=sbatch_options(settings, settings.curate, ctx, settings.curate.gpus_per_node),
+        )
+        jobs.append(Job(stage, script, ctx.slurm_dir / f"{stage}.sbatch", after=previous))
+        previous = stage
+    return jobs
+
+
+def render_train(
+    settings: SlurmSettings,
+    ctx: RenderContext,
+    train_flags: dict[str, str],
+    model: str | None,
+    after: str | None,
+) -> Job:
+    """The training job. `train_flags` maps `synthgen train` flags (`--data`, ...) to values."""
+    train = settings.train
+    if train.use_vllm_server and train.nodes < 2:
+        raise UserError("slurm.train.nodes must be at least 2 with use_vllm_server (one node serves "
+                        "generations, the rest train); set slurm.train.use_vllm_server: false for one node")
+    if train.use_vllm_server and not model:
+        raise UserError("the vLLM node needs the model to serve: pass --model or set train.model in the config")
+    words: list[str] = []
+    for flag, value in train_flags.items():
+        words += [shlex.quote(flag), shlex.quote(str(value))]
+    if train.use_vllm_server:
+        words.extend(_with_placeholders(a, {"host": "VLLM_HOST", "port": "VLLM_PORT"}) for a in train.vllm_train_args)
+    script = _render(
+        "train.sbatch.j2",
+        ctx=ctx,
+        job_name=f"{settings.job_name}-train",
+        log_dir=ctx.log_dir,
+        nodes=train.nodes,
+        requeue=settings.requeue,
+        use_vllm_server=train.use_vllm_server,
+        procs_per_node=train.gpus_per_node or 1,
+        sbatch=sbatch_options(settings, train, ctx, train.gpus_per_node),
+        train=train,
+        model=model or "",
+        train_args=group_args(words),
+        vllm_extra=group_args([shlex.quote(a) for a in train.vllm_extra_args]),
+    )
+    return Job("train", script, ctx.slurm_dir / "train.sbatch", after=after)
+
+
+def _with_placeholders(arg: str, variables: dict[str, str]) -> str:
+    """`arg` as one shell word, with `{name}` replaced by the shell variable `variables[name]`."""
+    pieces = re.split(r"(\{[a-z_]+\})", arg)
+    out = []
+    for piece in pieces:
+        name = piece[1:-1] if piece.startswith("{") and piece.endswith("}") else None
+        if name in variables:
+            out.append(f'"${{{variables[name]}}}"')
+        elif piece:
+            out.append(shlex.quote(piece))
+    return "".join(out) or "''"
+
+
+def submit_script(jobs: list[Job]) -> str:
+    """A plain shell script that submits `jobs` in order, chaining them the same way we do."""
+    lines = [
+        "#!/bin/bash",
+        "# Submits the jobs below in order, each waiting (afterok) for the one it depends on.",
+        "# Written by `synthgen slurm`; it is what `synthgen slurm` runs without --dry-run.",
+        "set -euo pipefail",
+        'cd "$(dirname "$0")"',
+    ]
+    for job in jobs:
+        var = job.stage.upper() + "_JOB"
+        dep = ""
+        if job.after and any(j.stage == job.after for j in jobs):
+            dep = f' --dependency="afterok:${job.after.upper()}_JOB"'
+        elif job.after_job:
+            dep = f" --dependency=afterok:{shlex.quote(job.after_job)}"
+        lines.append(f"{var}=$(sbatch --parsable{dep} {job.path.name} | cut -d';' -f1)")
+        lines.append(f'echo "{job.stage}: job ${var}"')
+    return "\n".join(lines) + "\n"

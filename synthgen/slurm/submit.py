@@ -1,0 +1,139 @@
+"""Write rendered jobs into `<run_dir>/slurm/` and submit them with `sbatch --parsable`.
+
+    written = write_jobs(ctx, jobs)          # scripts, the config copy, submit.sh
+    ids = submit_jobs(ctx, jobs)             # {"generate": "123", "filter": "124", ...}
+
+A job that depends on another stage of the same submission gets `--dependency=afterok:<id>`.
+Every submission is appended to `<run_dir>/slurm/jobs.jsonl` (time, stage, job id, array), which
+is also how a re-run finds jobs of an earlier submission that are still queued or running: their
+shards have no marker yet, so submitting them again would run the same shard twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from synthgen.errors import UserError
+from synthgen.slurm.render import Job, RenderContext, submit_script
+
+JOBS_FILE = "jobs.jsonl"
+# States after which a job no longer runs (a preempted job that Slurm requeues shows PENDING again).
+FINISHED_STATES = frozenset({
+    "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
+    "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED",
+})
+
+
+def write_jobs(ctx: RenderContext, jobs: list[Job]) -> list[Path]:
+    """Write the scripts, the config copy and submit.sh; make the log folder. Returns the paths."""
+    ctx.slurm_dir.mkdir(parents=True, exist_ok=True)
+    ctx.log_dir.mkdir(parents=True, exist_ok=True)  # Slurm does not create the --output folder
+    written: list[Path] = []
+    if not ctx.config.exists():
+        _write(ctx.config, ctx.config_text, mode=0o644)
+    written.append(ctx.config)
+    for job in jobs:
+        _write(job.path, job.script, mode=0o755)
+        written.append(job.path)
+    if jobs:
+        path = ctx.slurm_dir / "submit.sh"
+        _write(path, submit_script(jobs), mode=0o755)
+        written.append(path)
+    return written
+
+
+def _write(path: Path, text: str, mode: int) -> None:
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    tmp.write_text(text, encoding="utf-8")
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name)
+    if not found:
+        raise UserError(f"{name} not found: is this a Slurm login node? (--dry-run only writes the scripts)")
+    return found
+
+
+def sbatch(script: Path, dependency: str | None = None, cwd: Path | None = None) -> str:
+    """Submit one script; return its job id. A refusal by sbatch is a one-line UserError."""
+    cmd = [_tool("sbatch"), "--parsable"]
+    if dependency:
+        cmd.append(f"--dependency={dependency}")
+    cmd.append(str(script))
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+    if proc.returncode != 0:
+        reason = (proc.stderr or proc.stdout).strip().splitlines()
+        raise UserError(f"sbatch refused {script.name}: {reason[-1] if reason else f'exit {proc.returncode}'}")
+    job_id = proc.stdout.strip().split(";", 1)[0]
+    if not job_id.isdigit():
+        raise UserError(f"sbatch printed no job id for {script.name}: {proc.stdout.strip()!r}")
+    return job_id
+
+
+def submit_jobs(ctx: RenderContext, jobs: list[Job]) -> dict[str, str]:
+    """Submit `jobs` in order, chaining dependencies; record each in jobs.jsonl."""
+    ids: dict[str, str] = {}
+    for job in jobs:
+        dependency = None
+        if job.after and job.after in ids:
+            dependency = f"afterok:{ids[job.after]}"
+        elif job.after_job:
+            dependency = f"afterok:{job.after_job}"
+        ids[job.stage] = sbatch(job.path, dependency, cwd=ctx.workdir)
+        _record(ctx, job, ids[job.stage], dependency)
+    return ids
+
+
+def _record(ctx: RenderContext, job: Job, job_id: str, dependency: str | None) -> None:
+    entry = {
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "stage": job.stage,
+        "job_id": job_id,
+        "array": job.array,
+        "dependency": dependency,
+        "script": str(job.path),
+        "config": str(ctx.config),
+    }
+    with open(ctx.slurm_dir / JOBS_FILE, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry, sort_keys=True) + "\n")
+
+
+def recorded_jobs(slurm_dir: Path, stage: str | None = None) -> list[dict]:
+    """Earlier submissions for this run directory (newest last), optionally of one stage."""
+    path = Path(slurm_dir) / JOBS_FILE
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if stage is None or entry.get("stage") == stage:
+            out.append(entry)
+    return out
+
+
+def active_jobs(job_ids: list[str]) -> list[str]:
+    """Those of `job_ids` that Slurm still has queued or running (array tasks count)."""
+    if not job_ids or shutil.which("squeue") is None:
+        return []
+    proc = subprocess.run(
+        [_tool("squeue"), "-h", "-o", "%F %T", "--jobs", ",".join(job_ids)],
+        capture_output=True, text=True,
+    )
+    if proc.returncode != 0:  # all of them gone: squeue calls the ids invalid
+        return []
+    alive = set()
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[1] not in FINISHED_STATES:
+            alive.add(parts[0])
+    return [j for j in job_ids if j in alive]

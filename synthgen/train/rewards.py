@@ -1,0 +1,152 @@
+"""The GRPO reward: each environment's own verifier, run in the sandbox pool, a step at a time.
+
+TRL calls the reward once per generation round with the round's completions (this process's
+share of G x prompts) and every dataset column as a keyword list, one entry per completion. The
+reward groups completions by problem and scores all groups concurrently with the environment's
+`rewards(...)` (which runs in the sandbox), then returns 1.0 / 0.0 per completion, or None for a
+sandbox infrastructure failure: TRL leaves None out of the group mean and gives it advantage 0,
+so a broken sandbox never reads as a wrong answer.
+
+The only seam is a *scorer*: `scorer(rows, completions, truncated) -> list[float | None]` (sync or
+async). `EnvScorer` is the real one; tests pass their own to simulate infra failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from typing import Any, Awaitable, Callable, Sequence, Union
+
+log = logging.getLogger(__name__)
+
+# The dataset columns a scorer needs to rebuild a problem (the rest travel along unused).
+ROW_KEYS = ("problem_id", "env", "code", "inputs", "outputs", "message", "pre_test_code", "test_code",
+            "visible_count", "difficulty")
+
+ScoreResult = Union[list, Awaitable[list]]
+Scorer = Callable[[list, list, list], ScoreResult]
+
+
+def completion_text(completion: Any) -> str:
+    """The text of a completion: a plain string, or the assistant messages of a conversation."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list):
+        parts = [m.get("content") or "" for m in completion if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
+        return "".join(p if isinstance(p, str) else str(p) for p in parts)
+    return str(completion)
+
+
+class EnvScorer:
+    """Scores completions with `synthgen.envs` in a `synthgen.sandbox` pool started on first use.
+
+    The pool is created inside the event loop that first awaits the scorer (TRL's reward loop
+    thread), so its subprocesses and pipes belong to that loop.
+    """
+
+    def __init__(self, sandbox_settings=None, env_settings=None, pool=None):
+        from synthgen.config.common import SandboxSettings
+
+        self.sandbox = sandbox_settings or SandboxSettings()
+        self.env_settings = env_settings
+        self._pool = pool
+        self._owns_pool = pool is None
+        self._envs: dict[str, Any] = {}
+
+    def _env(self, name: str):
+        if name not in self._envs:
+            from synthgen.envs import get_env
+
+            self._envs[name] = get_env(name, self.env_settings) if self.env_settings else get_env(name)
+        return self._envs[name]
+
+    async def _get_pool(self):
+        if self._pool is None:
+            from synthgen.sandbox import SandboxPool
+
+            pool = SandboxPool(self.sandbox)
+            start = getattr(pool, "start", None)
+            if start is not None:
+                result = start()
+                if inspect.isawaitable(result):
+                    await result
+            self._pool = pool
+        return self._pool
+
+    async def aclose(self) -> None:
+        if self._pool is not None and self._owns_pool:
+            for name in ("aclose", "close"):
+                fn = getattr(self._pool, name, None)
+                if fn is not None:
+                    result = fn()
+                    if inspect.isawaitable(result):
+                        await result
+                    break
+            self._pool = None
+
+    async def __call__(self, rows: Sequence[dict], completions: Sequence[str], truncated: Sequence[bool]) -> list:
+        from synthgen.envs.base import Problem
+
+        pool = await self._get_pool()
+        groups: dict[str, list[int]] = {}
+        for i, row in enumerate(rows):
+            key = row.get("problem_id") or repr((row.get("env"), row.get("code"), row.get("inputs")))
+            groups.setdefault(key, []).append(i)
+
+        async def score_group(idx: list[int]):
+            row = rows[idx[0]]
+            env = self._env(str(row["env"]))
+            problem = Problem.from_fields(row)
+            return await env.rewards(problem, [completions[i] for i in idx], pool, self.sandbox,
+                                     truncated=[truncated[i] for i in idx])
+
+        keys = list(groups)
+        results = await asyncio.gather(*(score_group(groups[k]) for k in keys), return_exceptions=True)
+        out: list = [None] * len(rows)
+        for key, result in zip(keys, results):
+            if isinstance(result, BaseException):
+                # The verifier itself broke (not the student's answer): infra, left out of the mean.
+                log.warning("reward: scoring problem %s failed (%s: %s); its completions count as infra",
+                            key, type(result).__name__, result)
+                continue
+            for i, reward in zip(groups[key], result):
+                out[i] = reward.value
+        return out
+
+
+class SandboxReward:
+    """The reward function handed to GRPOTrainer (async, so TRL awaits it on its reward loop)."""
+
+    __name__ = "sandbox"  # TRL names the reward's metrics after this
+
+    def __init__(self, scorer: Scorer, *, max_completion_length: int | None = None, eos_token_id: int | None = None):
+        self.scorer = scorer
+        self.max_completion_length = max_completion_length
+        self.eos_token_id = eos_token_id
+        self.last_infra = 0  # infra failures in the latest call, for logging
+
+    def _truncated(self, completion_ids: Sequence[Sequence[int]] | None, n: int) -> list[bool]:
+        # A completion that used the whole token budget without ending is cut off: the paper's
+        # pipeline counts that as a format failure (0), not infra.
+        if not completion_ids or self.max_completion_length is None:
+            return [False] * n
+        out = []
+        for ids in completion_ids:
+            ids = list(ids)
+            ended = bool(ids) and self.eos_token_id is not None and ids[-1] == self.eos_token_id
+            out.append(len(ids) >= self.max_completion_length and not ended)
+        return out
+
+    async def __call__(self, prompts, completions, completion_ids=None, **columns) -> list:
+        n = len(completions)
+        rows = [{k: columns[k][i] for k in ROW_KEYS if k in columns} for i in range(n)]
+        texts = [completion_text(c) for c in completions]
+        result = self.scorer(rows, texts, self._truncated(completion_ids, n))
+        if inspect.isawaitable(result):
+            result = await result
+        values = [None if v is None else float(v) for v in result]
+        if len(values) != n:
+            raise RuntimeError(f"scorer returned {len(values)} rewards for {n} completions")
+        self.last_infra = sum(v is None for v in values)
+        return values

@@ -1,0 +1,240 @@
+"""`CurriculumGRPOTrainer`: TRL's GRPOTrainer with a curriculum sampler and per-bin metrics.
+
+What it changes in TRL, and only this:
+  * `_get_train_sampler` returns a `CurriculumSampler` (same layout as TRL's RepeatSampler);
+  * `_calculate_rewards` is wrapped to record, per generation round and difficulty bin, how many
+    prompt groups were drawn, how many completions were solved / scored / infra, and the group
+    regret 1[s>=1] - s/n; the `frontier` curriculum learns from these, and they are written to
+    `<output>/curriculum_metrics.jsonl` (one row per round) and `<output>/bin_solve_rates.csv`
+    (one row per round and bin: the paper's Fig. 9), and logged through TRL (`curriculum/...`
+    keys next to reward, entropy and clip ratios, so every `report_to` backend gets them);
+  * checkpoints also hold `curriculum_state.json` (the frontier's per-round stats), read back on
+    resume so that the replayed schedule is the one the interrupted run drew.
+TRL's own log lines go to `<output>/trainer_log.jsonl` as well.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import TrainerCallback
+from trl import GRPOTrainer
+
+from synthgen.curriculum import FrontierPolicy, FrontierSettingsData, Schedule, group_regret
+from synthgen.train.sampler import CurriculumSampler
+
+logger = logging.getLogger(__name__)
+
+STATE_FILE = "curriculum_state.json"
+ROUNDS_FILE = "curriculum_metrics.jsonl"
+BINS_FILE = "bin_solve_rates.csv"
+LOG_FILE = "trainer_log.jsonl"
+CSV_FIELDS = ["round", "step", "bin", "weight", "groups", "solved", "scored", "infra", "solve_rate", "regret"]
+
+
+@dataclass
+class CurriculumSpec:
+    name: str
+    schedule: Schedule | None = None  # already scaled to the run; None for frontier
+    frontier: FrontierSettingsData | None = None
+    frontier_bins: list[str] | None = None  # default: every bin in the data
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class CurriculumGRPOTrainer(GRPOTrainer):
+    def __init__(self, *args, curriculum: CurriculumSpec, **kwargs):
+        self.curriculum = curriculum
+        self.curriculum_sampler: CurriculumSampler | None = None
+        self.frontier: FrontierPolicy | None = None
+        self._next_round = 0
+        super().__init__(*args, **kwargs)
+        bins = sorted(set(self.train_dataset["difficulty"]))
+        if curriculum.frontier is not None:
+            self.frontier = FrontierPolicy(curriculum.frontier_bins or bins, curriculum.frontier, lag=self._lag())
+        self.out_dir = Path(self.args.output_dir)
+        self.add_callback(_CurriculumCallback(self))
+
+    # -- rounds and steps ------------------------------------------------------------------
+    @property
+    def batches_per_round(self) -> int:
+        return self.args.steps_per_generation * self.num_iterations
+
+    def steps_per_round(self) -> float:
+        return self.batches_per_round / self.args.gradient_accumulation_steps
+
+    def round_of_step(self, step: int) -> int:
+        return (step * self.args.gradient_accumulation_steps) // self.batches_per_round
+
+    def _lag(self) -> int:
+        """Rounds between a round's draw and the newest stats it may use (the read-ahead, rounded up).
+
+        The Trainer pulls gradient_accumulation_steps batches per optimizer step, accelerate one
+        more, and dataloader workers prefetch_factor each; a round is batches_per_round batches.
+        """
+        workers = self.args.dataloader_num_workers
+        prefetch = workers * (self.args.dataloader_prefetch_factor or 2) if workers else 0
+        ahead = self.args.gradient_accumulation_steps + 1 + prefetch
+        return 1 + math.ceil(ahead / self.batches_per_round)
+
+    def _weights_fn(self, round_: int, step: int):
+        if self.frontier is not None:
+            return self.frontier.weights_for_round(round_)
+        return self.curriculum.schedule.weights_at(step)
+
+    # -- TRL hooks -------------------------------------------------------------------------
+    def _get_train_sampler(self, dataset=None):
+        dataset = self.train_dataset if dataset is None else dataset
+        self.curriculum_sampler = CurriculumSampler(
+            dataset["difficulty"],
+            mini_repeat_count=self.num_generations,
+            batch_size=self.args.generation_batch_size // self.num_generations,
+            repeat_count=self.batches_per_round,
+            weights_fn=self._weights_fn,
+            steps_per_round=self.steps_per_round(),
+            # args.seed, not the per-process seed: every process must draw the same indices.
+            seed=self.args.seed,
+        )
+        return self.curriculum_sampler
+
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        if self.model.training:
+            from accelerate.utils import gather_object
+
+            # Every process gets the same gathered rewards and bins, so every process's frontier
+            # state stays identical without further communication.
+            keys = gather_object([(str(x.get("difficulty")), str(x.get("problem_id"))) for x in inputs])
+            self._record_round(keys, self._combined(rewards_per_func))
+        return rewards_per_func
+
+    def _combined(self, rewards_per_func: torch.Tensor) -> list[float | None]:
+        r = rewards_per_func.detach().float().cpu()
+        weights = self.reward_weights.detach().float().cpu()
+        total = (r * weights.unsqueeze(0)).nansum(dim=1)
+        missing = torch.isnan(r).all(dim=1)
+        return [None if m else float(t) for t, m in zip(total.tolist(), missing.tolist())]
+
+    def _record_round(self, keys: list[tuple[str, str]], rewards: list[float | None]) -> None:
+        round_, g = self._next_round, self.num_generations
+        self._next_round += 1
+        per_bin: dict[str, list[float]] = {}
+        # A group whose G rows are not one problem means the processes disagreed on the draw:
+        # the advantages would be meaningless, so it is counted and reported, never hidden.
+        split_groups = 0
+        for start in range(0, len(rewards), g):
+            b = keys[start][0]
+            split_groups += len({k for k in keys[start:start + g]}) != 1
+            group = rewards[start:start + g]
+            acc = per_bin.setdefault(b, [0, 0.0, 0, 0, 0])  # groups, regret_sum, solved, scored, infra
+            acc[0] += 1
+            acc[4] += sum(v is None for v in group)
+            scored = group_regret(group)
+            if scored is not None:
+                acc[1] += scored[0]
+                acc[2] += scored[1]
+                acc[3] += scored[2]
+        if self.frontier is not None:
+            self.frontier.record(round_, {b: tuple(v[:4]) for b, v in per_bin.items()})
+        sampler = self.curriculum_sampler
+        step = sampler.step_of_round(round_) if sampler else self.state.global_step
+        weights = sampler.weights(round_) if sampler else {}
+        metrics = self._metrics["train"]
+        for b, w in weights.items():
+            metrics[f"curriculum/weight/{b}"].append(w)
+        for b, (groups, regret_sum, solved, scored, infra) in per_bin.items():
+            if scored:
+                metrics[f"curriculum/solve_rate/{b}"].append(solved / scored)
+            metrics[f"curriculum/groups/{b}"].append(groups)
+        if split_groups:
+            logger.warning("round %d: %d prompt group(s) mix different problems", round_, split_groups)
+        if self.accelerator.is_main_process:
+            self._write_round(round_, step, weights, per_bin, split_groups)
+
+    # -- files -------------------------------------------------------------------------------
+    def _write_round(self, round_: int, step: int, weights: dict, per_bin: dict, split_groups: int) -> None:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        bins_out = {}
+        rows = []
+        for b in sorted(set(per_bin) | set(weights)):
+            groups, regret_sum, solved, scored, infra = per_bin.get(b, [0, 0.0, 0, 0, 0])
+            rate = solved / scored if scored else None
+            regret = regret_sum / groups if groups and scored else None
+            if groups:
+                bins_out[b] = {"groups": int(groups), "solved": int(solved), "scored": int(scored),
+                               "infra": int(infra), "solve_rate": rate, "regret": regret}
+            rows.append({"round": round_, "step": step, "bin": b, "weight": round(weights.get(b, 0.0), 6),
+                         "groups": int(groups), "solved": int(solved), "scored": int(scored), "infra": int(infra),
+                         "solve_rate": "" if rate is None else round(rate, 6),
+                         "regret": "" if regret is None else round(regret, 6)})
+        line = {"round": round_, "step": step, "curriculum": self.curriculum.name, "split_groups": split_groups,
+                "weights": {b: round(w, 6) for b, w in sorted(weights.items())}, "bins": bins_out}
+        with open(self.out_dir / ROUNDS_FILE, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line, sort_keys=True) + "\n")
+        path = self.out_dir / BINS_FILE
+        new = not path.exists()
+        with open(path, "a", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
+            if new:
+                writer.writeheader()
+            writer.writerows(rows)
+
+    def _truncate_metrics(self, from_round: int) -> None:
+        """On resume, drop rows of rounds the interrupted run got to after its last checkpoint."""
+        for name, key in ((ROUNDS_FILE, None), (BINS_FILE, "csv")):
+            path = self.out_dir / name
+            if not path.exists():
+                continue
+            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            if key == "csv":
+                keep = lines[:1] + [ln for ln in lines[1:] if int(ln.split(",", 1)[0]) < from_round]
+            else:
+                keep = [ln for ln in lines if ln.strip() and json.loads(ln)["round"] < from_round]
+            tmp = path.with_suffix(path.suffix + ".tmp")
+            tmp.write_text("".join(keep), encoding="utf-8")
+            os.replace(tmp, path)
+
+    def _save_checkpoint(self, model, trial):
+        super()._save_checkpoint(model, trial)
+        if self.args.should_save:
+            from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+            folder = Path(self._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+            state = {"curriculum": self.curriculum.name, "next_round": self._next_round,
+                     "frontier": self.frontier.state_dict() if self.frontier else None}
+            (folder / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
+
+    def load_curriculum_state(self, checkpoint: str | Path) -> None:
+        path = Path(checkpoint) / STATE_FILE
+        if not path.exists():
+            return
+        state = json.loads(path.read_text(encoding="utf-8"))
+        if self.frontier is not None and state.get("frontier"):
+            self.frontier.load_state_dict(state["frontier"])
+
+
+class _CurriculumCallback(TrainerCallback):
+    def __init__(self, trainer: CurriculumGRPOTrainer):
+        self.trainer = trainer
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        # The state is restored by now: the next generation round follows the restored step.
+        t = self.trainer
+        t._next_round = t.round_of_step(state.global_step)
+        if t.accelerator.is_main_process:
+            t._truncate_metrics(t._next_round)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and self.trainer.accelerator.is_main_process:
+            out = Path(args.output_dir)
+            out.mkdir(parents=True, exist_ok=True)
+            clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in logs.items()}
+            with open(out / LOG_FILE, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"step": state.global_step, **clean}, sort_keys=True) + "\n")

@@ -1,0 +1,61 @@
+"""Helpers the sandbox tests share (imported by conftest.py and the test modules)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from synthgen.sandbox import Job, SandboxPool, SandboxUnavailable, Status
+
+LEVELS = ("bwrap", "setuid-netns")
+_pools: dict[str, SandboxPool | str] = {}
+
+
+def get_pool(level: str) -> SandboxPool:
+    if level not in _pools:
+        try:
+            _pools[level] = SandboxPool(workers=2, isolation=level)
+        except SandboxUnavailable as exc:
+            _pools[level] = str(exc)
+    pool = _pools[level]
+    if isinstance(pool, str):
+        pytest.skip(f"isolation {level} unavailable: {pool}")
+    return pool
+
+
+def run(pool: SandboxPool, code: str, *calls: str, expected=None, timeout_s: float = 1.0, memory_mb: int = 256):
+    """Run one job and check the properties every hostile test shares: isolation reported, the
+    host-side sandbox still serves the next job, and no infra verdict."""
+    result = pool.run_sync(Job(code, calls, expected, timeout_s=timeout_s, memory_mb=memory_mb))
+    assert result.isolation == pool.isolation
+    assert not result.infra, result.calls
+    assert_serves(pool)
+    return result
+
+
+def assert_serves(pool: SandboxPool) -> None:
+    ok = pool.run_sync(Job("def f(x):\n    return x * 2\n", ("f(21)",), timeout_s=5.0))
+    assert ok.calls[0].status is Status.OK and ok.calls[0].encoded == "42", ok.calls
+
+
+def statuses(result) -> list[str]:
+    return [c.status.value for c in result.calls]
+
+
+def pids_of_uid(uid: int) -> set[int]:
+    """Live (non-zombie) processes of a uid on the host."""
+    out = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status") as fh:
+                fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        except OSError:
+            continue
+        if fields.get("State", "").strip().startswith("Z"):
+            continue
+        if int(fields.get("Uid", "-1").split()[0]) == uid:
+            out.add(int(name))
+    return out

@@ -1,0 +1,158 @@
+"""Pool behaviour: order, concurrency, determinism check, health (crashed workers), clean shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import psutil
+import pytest
+
+from synthgen.sandbox import Job, SandboxPool, Status, values
+from sandbox_helpers import assert_serves, statuses
+
+SQUARE = "def f(x):\n    return x * x\n"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _tree(pids) -> set[int]:
+    out = set()
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            out |= {pid} | {c.pid for c in proc.children(recursive=True)}
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def _wait_gone(pids, timeout=10.0) -> set[int]:
+    deadline = time.monotonic() + timeout
+    left = set(pids)
+    while left and time.monotonic() < deadline:
+        left = {p for p in left if _alive(p)}
+        time.sleep(0.05)
+    return left
+
+
+def test_verdicts_and_isolation_are_reported(bwrap_pool):
+    job = Job(SQUARE, ("f(3)", "f(4)", "f('a')", "f(2.0)"), (values.from_literal("9"), values.from_literal("15"), None, values.from_literal("4")))
+    r = bwrap_pool.run_sync(job)
+    assert r.isolation == "bwrap"
+    assert statuses(r) == ["ok", "ok", "exception", "ok"]
+    assert [c.match for c in r.calls] == [True, False, None, False]  # 4.0 is not 4
+    assert r.calls[0].value == "9" and "TypeError" in r.calls[2].error
+
+
+def test_run_many_keeps_order_and_uses_all_workers(bwrap_pool):
+    jobs = [Job("import os, time\ndef f(x):\n    time.sleep(0.05)\n    return [x, os.getpid()]\n", (f"f({i})",)) for i in range(12)]
+    t0 = time.monotonic()
+    results = bwrap_pool.run_many(jobs)
+    elapsed = time.monotonic() - t0
+    assert [values.decode(r.calls[0].encoded)[0] for r in results] == list(range(12))
+    assert elapsed < 12 * 0.05 * 0.9  # more than one worker at a time
+
+
+async def test_many_concurrent_async_callers(bwrap_pool):
+    async def one(i):
+        return i, await bwrap_pool.run(Job(SQUARE, (f"f({i})",)))
+
+    results = await asyncio.gather(*(one(i) for i in range(40)))
+    assert all(r.calls[0].encoded == str(i * i) for i, r in results)
+
+
+async def test_determinism_check_uses_two_hash_seeds(bwrap_pool):
+    unordered = "def f():\n    return list({'apple', 'banana', 'cherry', 'date', 'elder', 'fig', 'grape'})\n"
+    a, b = await bwrap_pool.run_twice_for_determinism(Job(unordered, ("f()",)))
+    assert a.calls[0].status is Status.OK and b.calls[0].status is Status.OK
+    assert not a.same_outcome(b)  # set order depends on the string hash seed
+    a, b = await bwrap_pool.run_twice_for_determinism(Job(SQUARE, ("f(5)", "f('x')")))
+    assert a.same_outcome(b)
+
+
+def test_same_seed_gives_reproducible_results(bwrap_pool):
+    code = "import random\ndef f():\n    return [list({'a', 'b', 'c', 'd', 'e'}), random.random()]\n"
+    results = bwrap_pool.run_many([Job(code, ("f()",)) for _ in range(6)])
+    assert len({r.calls[0].encoded for r in results}) == 1
+
+
+def test_crashed_idle_worker_is_replaced(bwrap_pool):
+    assert_serves(bwrap_pool)
+    victim = bwrap_pool.worker_pids("main")[0]
+    os.kill(victim, signal.SIGKILL)
+    assert _wait_gone([victim]) == set()
+    for _ in range(2 * bwrap_pool.workers):
+        assert_serves(bwrap_pool)
+    assert victim not in bwrap_pool.worker_pids()
+    assert len(bwrap_pool.worker_pids("main")) == bwrap_pool.workers
+
+
+def test_worker_killed_mid_job_gives_infra_not_a_wrong_answer():
+    with SandboxPool(workers=1, isolation="bwrap") as pool:
+        future = pool.submit(Job("import time\ndef f():\n    time.sleep(30)\n", ("f()",), (values.encode(1),), timeout_s=30))
+        time.sleep(0.5)
+        os.kill(pool.worker_pids()[0], signal.SIGKILL)
+        r = future.result(timeout=10)
+        assert statuses(r) == ["infra"] and r.infra and r.calls[0].match is None and not r.all_passed
+        assert_serves(pool)
+
+
+def test_workers_that_cannot_start_give_infra_instead_of_hanging():
+    with SandboxPool(workers=1, isolation="bwrap") as pool:
+        assert_serves(pool)
+        pool._plan.python = "/nonexistent/python3"  # every replacement will fail to start
+        os.kill(pool.worker_pids()[0], signal.SIGKILL)
+        first = pool.submit(Job(SQUARE, ("f(2)",))).result(timeout=30)  # may still meet the dying worker
+        second = pool.submit(Job(SQUARE, ("f(2)",))).result(timeout=30)
+        assert statuses(first) == statuses(second) == ["infra"]
+        assert "cannot start" in second.calls[0].error
+
+
+def test_close_leaves_no_processes_behind():
+    pool = SandboxPool(workers=2, isolation="bwrap")
+    future = pool.submit(Job("def f():\n    while True:\n        pass\n", ("f()",), timeout_s=30))
+    assert_serves(pool)
+    tree = _tree(pool.worker_pids())
+    assert len(tree) >= 2 * 3  # bwrap, its init, the shim, the zygote (and a job child)
+    pool.close()
+    assert statuses(future.result(timeout=1)) == ["infra"]
+    assert _wait_gone(tree) == set()
+    with pytest.raises(RuntimeError):
+        pool.submit(Job(SQUARE, ("f(1)",)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "SIGKILL"])
+def test_host_process_death_leaves_no_orphans(how, tmp_path):
+    script = textwrap.dedent("""
+        import sys, time
+        from synthgen.sandbox import SandboxPool, Job
+        pool = SandboxPool(workers=2, isolation="bwrap")
+        with pool:
+            pool.run_many([Job("def f():\\n    return 1\\n", ("f()",))] * 4)
+            future = pool.submit(Job("def f():\\n    while True:\\n        pass\\n", ("f()",), timeout_s=60))
+            print(" ".join(map(str, pool.worker_pids())), flush=True)
+            time.sleep(60)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, cwd=os.getcwd(), text=True)
+    try:
+        line = proc.stdout.readline()
+        tree = _tree(int(p) for p in line.split())
+        assert len(tree) >= 8
+        proc.send_signal(getattr(signal, how))
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert _wait_gone(tree) == set()

@@ -1,0 +1,253 @@
+"""The scripted server over real HTTP (stdlib http.client): shape, n, faults, seed, lifecycle."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import subprocess
+import sys
+import threading
+import time
+import types
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from synthgen.errors import UserError
+from synthgen.scripted import (
+    EchoResponder,
+    Faults,
+    ScriptedReply,
+    default_responder,
+    scripted_server_command,
+    start_scripted_server,
+)
+from synthgen.scripted.faults import derive_seed
+
+
+@pytest.fixture
+def serve():
+    """Start thread-mode servers (echo responder unless given); all stopped at teardown."""
+    handles = []
+
+    def start(responder=None, **kwargs):
+        handle = start_scripted_server(responder or EchoResponder(), **kwargs)
+        handles.append(handle)
+        return handle
+
+    yield start
+    for handle in handles:
+        handle.stop()
+
+
+def call(handle, method="POST", path="/v1/chat/completions", body=None, timeout=10):
+    conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=timeout)
+    try:
+        payload = json.dumps(body).encode() if body is not None else None
+        conn.request(method, path, payload, {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        raw = response.read()
+        return response.status, dict(response.getheaders()), (json.loads(raw) if raw else None)
+    finally:
+        conn.close()
+
+
+def chat(text="hello", **extra):
+    return {"model": "openai/gpt-oss-120b", "messages": [{"role": "user", "content": text}], **extra}
+
+
+def test_models_health_and_stats(serve):
+    handle = serve(models=("a/model", "b/model"))
+    assert handle.url.endswith("/v1") and handle.url == handle.base_url
+    status, _, body = call(handle, "GET", "/v1/models")
+    assert status == 200 and [m["id"] for m in body["data"]] == ["a/model", "b/model"]
+    assert call(handle, "GET", "/health")[0] == 200
+    assert call(handle, "GET", "/nope")[0] == 404
+    assert handle.stats()["requests"] == 0
+
+
+def test_response_has_the_vllm_gpt_oss_shape(serve):
+    handle = serve()
+    status, _, body = call(handle, body=chat("hi there", reasoning_effort="low"))
+    assert status == 200
+    assert body["object"] == "chat.completion" and body["id"].startswith("chatcmpl-")
+    [choice] = body["choices"]
+    assert choice["index"] == 0 and choice["finish_reason"] == "stop"
+    message = choice["message"]
+    assert message["role"] == "assistant"
+    assert message["content"].endswith("hi there")
+    assert "effort low" in message["reasoning"] and "reasoning_content" not in message
+    usage = body["usage"]
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"] > 0
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "both"])
+def test_reasoning_field_flag(serve, field):
+    message = call(serve(reasoning_field=field), body=chat())[2]["choices"][0]["message"]
+    assert message["reasoning_content"]
+    assert ("reasoning" in message) == (field == "both")
+
+
+def test_n_gives_distinct_samples_and_reject_n_refuses(serve):
+    _, _, body = call(serve(), body=chat(n=4))
+    contents = [c["message"]["content"] for c in body["choices"]]
+    assert [c["index"] for c in body["choices"]] == [0, 1, 2, 3] and len(set(contents)) == 4
+
+    strict = serve(reject_n=True)
+    status, _, err = call(strict, body=chat(n=2))
+    assert status == 400 and "n > 1" in err["error"]["message"]
+    assert call(strict, body=chat(n=1))[0] == 200
+
+
+def test_bad_requests_are_400(serve):
+    handle = serve()
+    assert call(handle, body={"messages": []})[0] == 400
+    assert call(handle, body=chat(n=0))[0] == 400
+    assert call(handle, body=chat(stream=True))[0] == 400
+    assert call(handle, body=[1, 2])[0] == 400
+
+
+def test_same_seed_same_answers_regardless_of_arrival_order(serve):
+    bodies = [chat(f"prompt {i}", n=2) for i in range(40)]
+
+    def answers(handle, order):
+        with ThreadPoolExecutor(16) as pool:
+            got = list(pool.map(lambda i: (i, call(handle, body=bodies[i])[2]), order))
+        return {i: [c["message"] for c in body["choices"]] for i, body in got}
+
+    first = answers(serve(seed=7), range(40))
+    second = answers(serve(seed=7), reversed(range(40)))
+    other = answers(serve(seed=8), range(40))
+    assert first == second
+    assert first != other
+
+
+def test_a_repeated_body_draws_fresh_faults_so_retries_can_succeed(serve):
+    handle = serve(seed=3, error_rate=0.5)
+    statuses = [call(handle, body=chat("same"))[0] for _ in range(30)]
+    assert set(statuses) == {200, 500}
+    again = serve(seed=3, error_rate=0.5)
+    assert [call(again, body=chat("same"))[0] for _ in range(30)] == statuses
+
+
+def test_error_and_rate_limit_faults(serve):
+    status, _, body = call(serve(error_rate=1.0), body=chat())
+    assert status == 500 and body["error"]["type"] == "InternalServerError"
+    status, headers, _ = call(serve(rate_limit_rate=1.0), body=chat())
+    assert status == 429 and headers.get("Retry-After") == "1"
+
+
+def test_truncation_garbage_and_max_tokens(serve):
+    clean = call(serve(), body=chat("x" * 400))[2]["choices"][0]
+    cut = call(serve(truncation_rate=1.0), body=chat("x" * 400))[2]["choices"][0]
+    assert cut["finish_reason"] == "length"
+    assert len(cut["message"]["content"] or "") + len(cut["message"]["reasoning"] or "") < len(
+        clean["message"]["content"]
+    ) + len(clean["message"]["reasoning"])
+    junk = call(serve(garbage_rate=1.0), body=chat("x" * 400))[2]["choices"][0]
+    assert junk["finish_reason"] == "stop" and junk["message"]["content"] != clean["message"]["content"]
+    short = call(serve(), body=chat("x" * 400, max_tokens=5))[2]
+    assert short["choices"][0]["finish_reason"] == "length" and short["usage"]["completion_tokens"] <= 5
+
+
+def test_hang_drops_the_connection_after_hang_s(serve):
+    handle = serve(hang_rate=1.0, hang_s=0.3)
+    start = time.monotonic()
+    with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+        call(handle, body=chat())
+    assert time.monotonic() - start >= 0.3
+    assert handle.stats()["hangs"] == 1
+
+
+def test_stop_returns_promptly_with_a_hung_request(serve):
+    handle = start_scripted_server(EchoResponder(), hang_rate=1.0, hang_s=3600)
+    worker = threading.Thread(target=lambda: pytest.raises(Exception, call, handle, body=chat()), daemon=True)
+    worker.start()
+    while handle.stats()["hangs"] == 0:
+        time.sleep(0.01)
+    start = time.monotonic()
+    handle.stop()
+    assert time.monotonic() - start < 5
+    worker.join(5)
+    assert not worker.is_alive()
+
+
+def test_fixed_latency_and_lognormal_draws():
+    faults = Faults(latency="lognormal", latency_s=1.0, latency_sigma=1.0, latency_max_s=3.0)
+    import random
+
+    draws = [faults.draw_latency(random.Random(derive_seed(0, i))) for i in range(2000)]
+    assert max(draws) == 3.0 and min(draws) > 0
+    assert 0.85 < sorted(draws)[1000] < 1.15  # median
+    assert draws == [faults.draw_latency(random.Random(derive_seed(0, i))) for i in range(2000)]
+    assert Faults(latency_s=0.25).draw_latency(random.Random(1)) == 0.25
+
+
+def test_latency_is_served_concurrently(serve):
+    handle = serve(latency_s=0.3)
+    start = time.monotonic()
+    with ThreadPoolExecutor(64) as pool:
+        statuses = list(pool.map(lambda i: call(handle, body=chat(f"p{i}"))[0], range(64)))
+    assert statuses == [200] * 64
+    assert 0.3 <= time.monotonic() - start < 2.5
+    stats = handle.stats()
+    assert stats["peak_in_flight"] >= 32 and abs(stats["latency_sum_s"] - 64 * 0.3) < 1e-6
+
+
+def test_bad_fault_settings_are_rejected():
+    with pytest.raises(ValueError):
+        Faults(error_rate=1.5)
+    with pytest.raises(ValueError):
+        Faults(latency="uniform")
+    with pytest.raises(UserError):
+        scripted_server_command(port=0, hang_rate=-1)
+
+
+def test_responder_errors_become_500(serve):
+    class Broken:
+        def respond(self, messages, n, rng_seed, params):
+            return [ScriptedReply("only one")]
+
+    assert call(serve(Broken()), body=chat(n=2))[0] == 500
+
+
+def test_responder_sees_params_and_a_per_request_seed(serve):
+    seen = []
+
+    class Recorder:
+        def respond(self, messages, n, rng_seed, params):
+            seen.append((rng_seed, params.get("reasoning_effort"), params.get("temperature")))
+            return [ScriptedReply(f"r{i}") for i in range(n)]
+
+    handle = serve(Recorder(), seed=5)
+    call(handle, body=chat("a", reasoning_effort="high", temperature=0.7))
+    call(handle, body=chat("b", reasoning_effort="high", temperature=0.7))
+    call(handle, body=chat("a", reasoning_effort="high", temperature=0.7))
+    assert [s[1:] for s in seen] == [("high", 0.7)] * 3
+    assert len({s[0] for s in seen}) == 3  # a repeat of "a" is another occurrence, another seed
+
+
+def test_default_responder_prefers_the_bank(monkeypatch):
+    fake = types.ModuleType("synthgen.scripted.bank")
+
+    class BankResponder:
+        def __init__(self, seed):
+            self.seed = seed
+
+    fake.BankResponder = BankResponder
+    monkeypatch.setitem(sys.modules, "synthgen.scripted.bank", fake)
+    responder = default_responder(11)
+    assert isinstance(responder, BankResponder) and responder.seed == 11
+    monkeypatch.setitem(sys.modules, "synthgen.scripted.bank", None)  # import fails: echo
+    assert isinstance(default_responder(11), EchoResponder)
+
+
+def test_process_mode_and_cli_help():
+    with start_scripted_server("echo", mode="process", seed=1, latency_s=0.01) as handle:
+        status, _, body = call(handle, body=chat("from a subprocess"))
+        assert status == 200 and body["choices"][0]["message"]["content"]
+        assert handle.stats()["requests"] == 1
+    with pytest.raises(ValueError):
+        start_scripted_server(EchoResponder(), mode="process")
+    out = subprocess.run([sys.executable, "-m", "synthgen.scripted", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "NOT a language model" in " ".join(out.stdout.split())
