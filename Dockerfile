@@ -49,6 +49,8 @@ COPY pyproject.toml README.md ./
 COPY synthgen ./synthgen
 COPY prompts ./prompts
 COPY recipes ./recipes
+# The prompt templates live beside the package, not in it: tell synthgen where they are.
+ENV SYNTHGEN_PROMPTS_DIR=/opt/synthgen/prompts
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # Versions come from pyproject.toml's ranges (and EXTRA_PIP's, when given).

@@ -24,7 +24,17 @@ NODE=localhost
 T0=$(date +%s.%N)
 
 say() { echo "slurm-up: $*"; }
-alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# A daemon killed without being reaped stays a zombie, and `kill -0` still succeeds on it: read
+# its state instead (CI ends what a session left running, so stale pid files are normal here).
+alive() {
+    local pid state
+    [ -f "$1" ] || return 1
+    pid=$(cat "$1" 2>/dev/null)
+    [ -n "$pid" ] && [ -r "/proc/$pid/status" ] || return 1
+    state=$(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+    [ -n "$state" ] && [ "$state" != Z ]
+}
+munge_ok() { timeout 5 munge -n 2>/dev/null | timeout 5 unmunge >/dev/null 2>&1; }
 
 node_usable() {
     local state
@@ -61,8 +71,8 @@ if ! alive "$MUNGE_PID"; then
     rm -f "$MUNGE_PID" /run/munge/munge.socket.2*
     runuser -u munge -- /usr/sbin/munged
 fi
-for _ in $(seq 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
-munge -n | unmunge >/dev/null || { say "munge does not work"; exit 1; }
+for _ in $(seq 50); do munge_ok && break; sleep 0.1; done
+munge_ok || { say "munge does not work; see /var/log/munge/munged.log"; exit 1; }
 
 # --- slurm.conf -----------------------------------------------------------------------------
 # CPUs and memory as slurmd sees them; RealMemory a little below so the node is not drained.

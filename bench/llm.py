@@ -34,9 +34,14 @@ WALL_TARGET = 1.10
 SPEEDUP_TARGET = 1.5
 
 
+HTTP_BACKEND = "auto"
+
+
 def _client(url: str, bound: int) -> LLMClient:
     role = RoleConfig(base_url=url, model="openai/gpt-oss-120b", reasoning_effort="low", timeout_s=120)
-    config = ClientConfig(teacher=role, student=role, max_in_flight=bound, backoff_initial_s=0.05)
+    config = ClientConfig(
+        teacher=role, student=role, max_in_flight=bound, backoff_initial_s=0.05, http_backend=HTTP_BACKEND
+    )
     return LLMClient(config)
 
 
@@ -71,7 +76,9 @@ async def run_pipelined(url: str, prompts: list, bound: int) -> tuple[float, flo
         if failures:
             print(f"warning: {failures} infra failures in the pipelined run", file=sys.stderr)
         window, area = saturated_until[0]
-        return wall, (area / window if window > 0 else float(bound))
+        total = llm.usage.total()
+        client_latency = total.latency_s / max(1, total.requests)
+        return wall, (area / window if window > 0 else float(bound)), client_latency
 
 
 async def run_batched(url: str, prompts: list, bound: int) -> float:
@@ -91,18 +98,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sigma", type=float, default=0.6, help="lognormal sigma of log-latency")
     p.add_argument("--cap-x", type=float, default=2.0, help="latency cap as a multiple of the median")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--http-backend", choices=["auto", "aiohttp", "httpx"], default="auto")
     args = p.parse_args(argv)
+    global HTTP_BACKEND
+    HTTP_BACKEND = args.http_backend
 
     faults = dict(latency="lognormal", latency_s=args.median_s, latency_sigma=args.sigma,
                   latency_max_s=args.cap_x * args.median_s)
     prompts = _messages(args.requests)
     print(
         f"{args.requests} requests, bound {args.bound}, latency lognormal median {args.median_s} s "
-        f"sigma {args.sigma} capped at {args.cap_x * args.median_s:g} s (scripted server, seed {args.seed})"
+        f"sigma {args.sigma} capped at {args.cap_x * args.median_s:g} s (scripted server, seed {args.seed}), "
+        f"http backend {args.http_backend}"
     )
     with start_scripted_server("echo", mode="process", seed=args.seed, **faults) as server:
-        wall, mean_in_flight = asyncio.run(run_pipelined(server.url, prompts, args.bound))
+        wall, mean_in_flight, client_latency = asyncio.run(run_pipelined(server.url, prompts, args.bound))
         latency_sum = server.stats()["latency_sum_s"]
+    print(f"mean latency: server {latency_sum / len(prompts):.3f} s, seen by the client {client_latency:.3f} s")
     with start_scripted_server("echo", mode="process", seed=args.seed, **faults) as server:
         base_wall = asyncio.run(run_batched(server.url, prompts, args.bound))
         base_latency_sum = server.stats()["latency_sum_s"]

@@ -8,8 +8,8 @@ interpreter the sandbox uses, no isolation at all), as many at a time as the poo
 It prints throughput of both, checks that both give identical verdicts (status and value of every
 call), samples the resident memory of the host process and of every zygote over the whole run,
 and ends with the ratio. Exit status 1 when a target is missed: >= 350 jobs/s with full (bwrap)
-isolation, >= 5x the baseline, identical verdicts, memory flat (growth under 16 MiB for the host
-and under 4 MiB per worker between the first sample and the last).
+isolation, >= 5x the baseline, identical verdicts, memory flat (growth under 8 MiB for the host
+and under 2 MiB per worker tree between the first 1000-job chunk and the last).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from synthgen.sandbox import Job, SandboxPool  # noqa: E402
 from synthgen.sandbox.isolation import default_python  # noqa: E402
 
 TARGET_JOBS_PER_S, TARGET_RATIO = 350.0, 5.0
-HOST_GROWTH_MIB, WORKER_GROWTH_MIB = 16.0, 4.0
+HOST_GROWTH_MIB, WORKER_GROWTH_MIB = 8.0, 2.0
 
 KINDS = [
     ("def f(n):\n    return sum(i * i for i in range(n))\n", "f({i})"),
@@ -156,29 +156,29 @@ def main(argv: list[str] | None = None) -> int:
     with SandboxPool(args.workers) as pool:
         print(f"isolation: {pool.isolation}; workers: {pool.workers}; machine cores: {os.cpu_count()}")
         pool.run_many(make_jobs(200))  # warm-up
-        host0, zyg0 = rss_mib(os.getpid()), zygote_rss(pool)
-        chunk, results, rates = 1000, [], []
+        nb = min(args.baseline_jobs, len(jobs))
+        chunk, pool_verdicts, rates, infra, samples = 1000, [], [], 0, []
         t0 = time.perf_counter()
         for start in range(0, len(jobs), chunk):
             t = time.perf_counter()
-            results += pool.run_many(jobs[start:start + chunk])
-            rates.append(len(jobs[start:start + chunk]) / (time.perf_counter() - t))
+            results = pool.run_many(jobs[start:start + chunk])
+            rates.append(len(results) / (time.perf_counter() - t))
+            infra += sum(r.infra for r in results)
+            pool_verdicts += [[(c.status.value, c.encoded) for c in r.calls] for r in results[:nb - len(pool_verdicts)]]
+            samples.append((rss_mib(os.getpid()), zygote_rss(pool)))  # after each chunk, same high-water mark
         rate = len(jobs) / (time.perf_counter() - t0)
-        host1, zyg1 = rss_mib(os.getpid()), zygote_rss(pool)
+        (host0, zyg0), (host1, zyg1) = samples[0], samples[-1]
         isolation, workers, plan = pool.isolation, pool.workers, pool._plan
-        nb = min(args.baseline_jobs, len(jobs))
         base_rate, base_verdicts = run_baseline(jobs[:nb], workers, plan.sandbox_dir, default_python())
 
-    pool_verdicts = [[(c.status.value, c.encoded) for c in r.calls] for r in results[:nb]]
     same = sum(a == b for a, b in zip(pool_verdicts, base_verdicts))
-    infra = sum(r.infra for r in results)
     ratio = rate / base_rate
     print(f"pool: {len(jobs)} jobs x 10 calls in {len(jobs) / rate:.1f} s: {rate:.0f} jobs/s "
           f"(per 1000-job chunk: min {min(rates):.0f}, median {statistics.median(rates):.0f}, max {max(rates):.0f}); infra: {infra}")
     print(f"baseline (fresh `python3 -c` per job, {workers} at a time): {nb} jobs: {base_rate:.1f} jobs/s")
     print(f"identical verdicts on the {nb} shared jobs: {same}/{nb}")
-    print(f"host RSS: {host0:.1f} -> {host1:.1f} MiB; zygote trees RSS: "
-          f"{', '.join(f'{a:.1f} -> {b:.1f}' for a, b in zip(zyg0, zyg1))} MiB over {len(jobs)} jobs")
+    print(f"resident memory, after the first and the last 1000-job chunk: host {host0:.1f} -> {host1:.1f} MiB; "
+          f"zygote trees {', '.join(f'{a:.1f} -> {b:.1f}' for a, b in zip(zyg0, zyg1))} MiB")
     if isolation != "bwrap":
         failures.append(f"isolation is {isolation}, not bwrap")
     if rate < TARGET_JOBS_PER_S:

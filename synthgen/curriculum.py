@@ -6,10 +6,10 @@ below over 40,000 steps and over three named slots, easy / medium / hard; a sche
 slot to a data bin (the `difficulty` column the bin stage writes), e.g. reverse-medium maps its
 "easy" slot to the `easy-medium` bin.
 
-Scaling rule (stated by `synthgen train --show-schedule`): a run shorter than the schedule's
-length L has every phase boundary b moved to round(b * N / L) (halves round up); a phase left
-with no steps is dropped. A run as long or longer than L keeps the boundaries and the last phase
-holds to the end.
+Scaling rule (stated by `synthgen train --show-schedule`): a run of N steps shorter than the
+schedule's length L has every phase boundary b moved to round(b * N / L) (halves round up); a
+phase left with no steps is dropped. A run as long or longer than L keeps the boundaries and the
+last phase holds to the end. A custom file without a `length` is in absolute steps: never scaled.
 
 `frontier` is not a table but an adaptive rule (see `FrontierPolicy`). Pure Python, no torch:
 
@@ -33,7 +33,7 @@ ALL_BINS = "*"  # a weight key meaning "every bin in the data, equally"
 @dataclass(frozen=True)
 class Phase:
     start: int  # first step, inclusive
-    end: int  # last step, exclusive
+    end: int | None  # last step, exclusive; None: open-ended (the last phase of an unscaled file)
     weights: Mapping[str, float]  # slot or bin name -> weight (need not sum to 1)
 
 
@@ -41,7 +41,7 @@ class Phase:
 class Schedule:
     name: str
     phases: tuple[Phase, ...]
-    length: int  # the step count the boundaries refer to (40,000 for the paper's)
+    length: int | None  # the step count the boundaries refer to (40,000 for the paper's); None: absolute
     bin_map: Mapping[str, str] = field(default_factory=dict)  # slot -> data bin; unmapped names are bins
     source: str = ""  # where the numbers come from, for --show-schedule
     scale_note: str = ""
@@ -51,7 +51,7 @@ class Schedule:
 
     def phase_at(self, step: int) -> Phase:
         for phase in self.phases:
-            if step < phase.end:
+            if phase.end is None or step < phase.end:
                 return phase
         return self.phases[-1]  # past the schedule's length the last phase holds
 
@@ -76,6 +76,9 @@ class Schedule:
 
     def scaled(self, steps: int | None) -> "Schedule":
         """This schedule fitted to a run of `steps` steps (see the module's scaling rule)."""
+        if self.length is None:
+            note = "not scaled: the file gives absolute steps (no length); the last phase holds to the end"
+            return Schedule(self.name, self.phases, None, self.bin_map, self.source, note)
         if steps is None or steps >= self.length:
             note = f"not scaled: the run ({steps if steps else 'unbounded'} steps) is not shorter than the schedule ({self.length} steps); the last phase holds to the end"
             return Schedule(self.name, self.phases, self.length, self.bin_map, self.source, note)
@@ -84,7 +87,8 @@ class Schedule:
         scale = steps / self.length
 
         def move(b: int) -> int:
-            return min(steps, int(math.floor(b * scale + 0.5)))
+            # round(b * N / L) with halves up, in integers: floats put 20000 * 3 / 40000 below 1.5.
+            return min(steps, (2 * b * steps + self.length) // (2 * self.length))
 
         kept, dropped = [], []
         for i, p in enumerate(self.phases):
@@ -101,7 +105,7 @@ class Schedule:
             note += "; dropped (no steps left): " + ", ".join(f"{p.start}-{p.end}" for p in dropped)
         return Schedule(self.name, tuple(kept), steps, self.bin_map, self.source, note)
 
-    def render(self, original: "Schedule | None" = None) -> str:
+    def render(self) -> str:
         """A table: step range, weights per slot, data bin used for each slot."""
         names: list[str] = []
         for p in self.phases:
@@ -109,7 +113,8 @@ class Schedule:
                 if n not in names:
                     names.append(n)
         order = [s for s in SLOTS if s in names] + [n for n in names if n not in SLOTS]
-        lines = [f"schedule {self.name}: {len(self.phases)} phase(s) over {self.length} steps"]
+        span = f"over {self.length} steps" if self.length else "in absolute steps"
+        lines = [f"schedule {self.name}: {len(self.phases)} phase(s) {span} (from step, inclusive - to step, exclusive)"]
         if self.source:
             lines.append(f"source: {self.source}")
         if self.scale_note:
@@ -123,7 +128,8 @@ class Schedule:
         for p in self.phases:
             total = sum(p.weights.values())
             cells = "  ".join(f"{p.weights.get(n, 0.0) / total:6.2f}" for n in order)
-            lines.append(f"{p.start:>7} - {p.end:<7}  {cells}")
+            end = "end" if p.end is None else p.end
+            lines.append(f"{p.start:>7} - {end:<7}  {cells}")
         return "\n".join(lines)
 
 
@@ -176,7 +182,7 @@ def load_schedule_file(path: Path) -> Schedule:
     """A custom schedule: `steps` maps a start step to weights over named bins.
 
         name: my-curriculum          # optional
-        length: 40000                # optional: the steps the numbers refer to (default: last start + 1)
+        length: 40000                # optional: scale like the paper's tables (omitted: absolute steps)
         bins: {easy: easy-medium}    # optional: names used below -> data bins
         steps:
           0:     {medium: 1}
@@ -206,9 +212,9 @@ def schedule_from_dict(data: Any, *, default_name: str = "custom", where: str = 
         raise UserError(f"{where}: step keys must be integers") from None
     if starts[0][0] != 0:
         raise UserError(f"{where}: the first phase must start at step 0, not {starts[0][0]}")
-    length = int(data.get("length") or starts[-1][0] + 1)
-    if length <= starts[-1][0]:
-        raise UserError(f"{where}: length {length} must exceed the last start step {starts[-1][0]}")
+    length = data.get("length")
+    if length is not None and (not isinstance(length, int) or length <= starts[-1][0]):
+        raise UserError(f"{where}: length must be an integer above the last start step {starts[-1][0]}, not {length!r}")
     phases = []
     for i, (start, weights) in enumerate(starts):
         if not isinstance(weights, dict) or not weights:

@@ -22,11 +22,8 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
+import hashlib
 import os
-import socket
-import ssl
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,6 +33,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 
 from synthgen.errors import UserError
 from synthgen.llm_cache import RequestCache, cache_key
+from synthgen.llm_http import HTTP_BACKENDS, make_http_client
 from synthgen.llm_usage import RoleUsage, Usage
 
 __all__ = ["ClientConfig", "Completion", "LLMClient", "RoleConfig", "ServerNotReady", "Usage"]
@@ -72,6 +70,12 @@ class ClientConfig:
     backoff_max_s: float = 60.0
     use_n: bool = True
     http_backend: str = "auto"  # "auto" (aiohttp when installed) | "aiohttp" | "httpx"
+
+    def __post_init__(self) -> None:
+        if self.max_in_flight < 1 or self.max_attempts < 1:
+            raise ValueError("max_in_flight and max_attempts must be >= 1")
+        if self.http_backend not in HTTP_BACKENDS:
+            raise ValueError(f"http_backend must be one of {HTTP_BACKENDS}, not {self.http_backend!r}")
 
 
 @dataclass
@@ -120,62 +124,6 @@ def _cause(exc: BaseException) -> str:
     if isinstance(exc, (_BadResponse, openai.APIResponseValidationError)):
         return "bad_response"
     return type(exc).__name__
-
-
-def _httpx_module():
-    """httpx or httpx2, whichever this openai version is built on."""
-    from openai import _constants
-
-    return sys.modules[type(_constants.DEFAULT_CONNECTION_LIMITS).__module__.split(".")[0]]
-
-
-def _make_http_client(max_in_flight: int, backend: str = "auto"):
-    """The http client under AsyncOpenAI, sized so that max_in_flight requests never queue in it.
-
-    "aiohttp" (openai's DefaultAioHttpClient, needs `openai[aiohttp]`) costs about a third of the
-    CPU per request of httpx, which matters at hundreds of requests a second. "httpx" spreads
-    connections over several pools: an httpx pool scans all its connections on every request
-    event, milliseconds at hundreds of connections. "auto" takes aiohttp when it is installed.
-    """
-    hx = _httpx_module()
-    limits = hx.Limits(max_connections=max_in_flight, max_keepalive_connections=max_in_flight)
-    if backend in ("auto", "aiohttp"):
-        try:
-            return openai.DefaultAioHttpClient(limits=limits)
-        except (AttributeError, ImportError, RuntimeError) as exc:
-            if backend == "aiohttp":
-                raise RuntimeError("http_backend 'aiohttp' needs `pip install openai[aiohttp]`") from exc
-    elif backend != "httpx":
-        raise ValueError(f"http_backend must be auto, aiohttp or httpx, not {backend!r}")
-    shards = max(1, min(16, max_in_flight // 16))
-    verify = _ssl_context()
-    nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-
-    class ShardedTransport(hx.AsyncBaseTransport):
-        def __init__(self) -> None:
-            self._pools = [
-                hx.AsyncHTTPTransport(limits=limits, verify=verify, socket_options=nodelay) for _ in range(shards)
-            ]
-            self._next = itertools.cycle(self._pools)
-
-        async def handle_async_request(self, request):
-            return await next(self._next).handle_async_request(request)
-
-        async def aclose(self) -> None:
-            for pool in self._pools:
-                await pool.aclose()
-
-    return openai.DefaultAsyncHttpxClient(transport=ShardedTransport())
-
-
-def _ssl_context() -> ssl.SSLContext:
-    """One context for all pools (loading CA certificates costs ~0.1 s each time)."""
-    try:
-        import certifi
-
-        return ssl.create_default_context(cafile=certifi.where())
-    except ImportError:
-        return ssl.create_default_context()
 
 
 class LLMClient:
@@ -238,7 +186,7 @@ class LLMClient:
                     usage.cache_hits += 1
         missing = [i for i in range(n) if results[i] is None]
         if missing:
-            await self._fill(role, rc, messages, missing, keys, results)
+            await self._fill(role, rc, messages, missing, keys, results, key)
         return results  # type: ignore[return-value]
 
     async def wait_ready(self, role: str = "teacher", timeout_s: float = 600, poll_s: float = 2.0) -> None:
@@ -274,7 +222,7 @@ class LLMClient:
                 api_key=api_key,
                 max_retries=0,  # tenacity retries, with our accounting
                 timeout=openai.Timeout(rc.timeout_s, connect=min(rc.timeout_s, 30.0)),
-                http_client=_make_http_client(self.config.max_in_flight, self.config.http_backend),
+                http_client=make_http_client(self.config.max_in_flight, self.config.http_backend),
             )
         return self._clients[ident]
 
@@ -284,10 +232,10 @@ class LLMClient:
         self._flight_t = now
         self.in_flight += delta
 
-    async def _fill(self, role, rc, messages, missing, keys, results) -> None:
+    async def _fill(self, role, rc, messages, missing, keys, results, key: str = "") -> None:
         endpoint = (rc.base_url, rc.model)
         if len(missing) > 1 and self.config.use_n and self._n_supported.get(endpoint, True):
-            got = await self._request(role, rc, messages, len(missing))
+            got = await self._request(role, rc, messages, len(missing), request_seed(key, missing[0]))
             if got is not None:
                 self._n_supported[endpoint] = True
                 for i, completion in zip(missing, got):
@@ -295,7 +243,7 @@ class LLMClient:
                 return
         # One request per sample (n unsupported, or rejected just now); each is cached on arrival.
         async def one(i: int) -> None:
-            [completion] = await self._request(role, rc, messages, 1)  # type: ignore[misc]
+            [completion] = await self._request(role, rc, messages, 1, request_seed(key, i))  # type: ignore[misc]
             self._store(keys, i, completion, results)
 
         await asyncio.gather(*(one(i) for i in missing))
@@ -307,7 +255,7 @@ class LLMClient:
         if self._cache is not None and completion.status != "infra":
             self._cache.put(keys[i], asdict(completion) | {"cached": False})
 
-    def _body(self, rc: RoleConfig, messages: list[dict], n: int) -> dict:
+    def _body(self, rc: RoleConfig, messages: list[dict], n: int, seed: int | None = None) -> dict:
         body: dict = {
             "model": rc.model,
             "messages": messages,
@@ -319,13 +267,17 @@ class LLMClient:
             body["n"] = n
         if rc.reasoning_effort is not None:
             body["reasoning_effort"] = rc.reasoning_effort  # vLLM: harmony reasoning effort for gpt-oss
+        if seed is not None:
+            body["seed"] = seed  # vLLM seeds the request's sampler: the same key samples the same text
         return body
 
-    async def _request(self, role: str, rc: RoleConfig, messages: list[dict], n: int) -> list[Completion] | None:
+    async def _request(
+        self, role: str, rc: RoleConfig, messages: list[dict], n: int, seed: int | None = None
+    ) -> list[Completion] | None:
         """One chat request for n samples, retried; None when the server rejects n > 1."""
         usage = self.usage.role(role)
         client = self._client(rc)
-        body = self._body(rc, messages, n)
+        body = self._body(rc, messages, n, seed)
         options = {"timeout": openai.Timeout(rc.timeout_s, connect=min(rc.timeout_s, 30.0))}
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.config.max_attempts),
@@ -370,6 +322,15 @@ class LLMClient:
             return _infra(usage, n, exc, time.monotonic() - start)
         _account(usage, response, completions, latency)
         return completions
+
+
+def request_seed(key: str, sample: int) -> int | None:
+    """A sampling seed per (caller key, first sample index): distinct turns that happen to send the
+    same messages still draw distinct samples, and a replayed request draws the same ones."""
+    if not key:
+        return None
+    digest = hashlib.sha256(f"{key}#{sample}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1  # a non-negative 31-bit int, safe for every server
 
 
 def _parse(response, n: int, latency: float) -> list[Completion]:

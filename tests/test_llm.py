@@ -339,3 +339,10 @@ def test_parse_rejects_malformed_answers():
         0.1,
     )
     assert c == Completion("truncated", "", "r", "length", 0, 0, 0.1)
+
+
+def test_client_config_is_checked():
+    with pytest.raises(ValueError, match="http_backend"):
+        ClientConfig(http_backend="carrier-pigeon")
+    with pytest.raises(ValueError):
+        ClientConfig(max_in_flight=0)

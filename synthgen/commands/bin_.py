@@ -1,13 +1,37 @@
-"""`synthgen bin`: not built yet (issue 9); the command says so instead of pretending to work."""
+"""`synthgen bin`: split kept problems into difficulty bins by pass rate (SPEC §6)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 import typer
 
-from synthgen.errors import UserError
+from synthgen.commands._common import default, settings_from
+from synthgen.config.bin import BinSettings
+
+D = BinSettings
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("bin", help="[not available yet: issue 9] bin stage.", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-    def _cmd(ctx: typer.Context) -> None:
-        raise UserError("'synthgen bin' is not available in this version yet")
+    @app.command("bin")
+    def bin_(
+        ctx: typer.Context,
+        run_dir: Path = typer.Option(default(D, "run_dir"), help="Run directory; bins go to RUN_DIR/bin/<difficulty>/."),
+        input_dir: Optional[str] = typer.Option(None, "--input", help="Folder of kept problems (default RUN_DIR/filter)."),
+        scheme: str = typer.Option(default(D, "scheme"), help="chains (App. B), broad (Table 3) or custom (with --bins)."),
+        bins: Optional[str] = typer.Option(None, "--bins", help="Custom bins, e.g. 'easy=0.7:1,hard=0:0.3' (with --scheme custom)."),
+        balance: bool = typer.Option(False, "--balance", help="Downsample every non-empty bin to the smallest one's count."),
+        seed: int = typer.Option(default(D, "seed"), "--seed", help="Which rows --balance keeps."),
+        write_outside: bool = typer.Option(False, "--write-outside", help="Also write problems outside every bin to bin/_outside/."),
+        plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the pass-rate histograms to this PNG (needs the plot extra)."),
+        force: bool = typer.Option(False, "--force", help="Redo bins made with other settings."),
+    ) -> None:
+        """Bin kept problems by pass rate; a bin holds both ends except an edge shared with the bin above."""
+        from synthgen.stages import bin as stage
+
+        settings = settings_from(
+            ctx, BinSettings, run_dir=run_dir, input_dir=input_dir, scheme=scheme, bins=bins, balance=balance,
+            seed=seed, write_outside=write_outside,
+        )
+        stage.run(settings, force=force, plot_path=plot)

@@ -73,10 +73,9 @@ def _generate_job(ctx: typer.Context, settings: SlurmSettings, rctx, num_shards,
                             "running for this run directory; wait for them, scancel them, or pass --force")
     config_urls = None
     if not (base_url or settings.vllm.shared_url or settings.vllm.start_server):
-        from synthgen.commands._common import settings_from as resolve
         from synthgen.config.generate import GenerateSettings
 
-        gen = resolve(ctx, GenerateSettings)
+        gen = settings_from(ctx, GenerateSettings)
         config_urls = [gen.teacher.base_url, gen.student.base_url]
     return render.render_generate(settings, rctx, int(n), pending, base_url, config_urls)
 

@@ -40,8 +40,8 @@ def register(app: typer.Typer) -> None:
         save_steps: Optional[int] = typer.Option(None, "--save-steps"),
         logging_steps: Optional[int] = typer.Option(None, "--logging-steps"),
         report_to: Optional[List[str]] = typer.Option(None, "--report-to", help="TRL reporting backend (wandb, tensorboard, ...); repeatable."),
-        use_vllm: bool = typer.Option(False, "--use-vllm", help="Generate with vLLM (GPU only)."),
-        vllm_mode: str = typer.Option(default(D, "vllm_mode"), "--vllm-mode", help="colocate | server (`trl vllm-serve` elsewhere)."),
+        use_vllm: Optional[bool] = typer.Option(None, "--use-vllm/--no-vllm", help="Generate with vLLM (GPU only). Default: the recipe's."),
+        vllm_mode: Optional[str] = typer.Option(None, "--vllm-mode", help="colocate (same GPUs) | server (`trl vllm-serve` on other GPUs)."),
         vllm_server_base_url: Optional[str] = typer.Option(None, "--vllm-server-url", help="server mode: e.g. http://gpu07:8000"),
         resume: bool = typer.Option(False, "--resume", help="Continue from the newest checkpoint in the output folder."),
         resume_from: Optional[str] = typer.Option(None, "--resume-from", help="Continue from this checkpoint folder."),
@@ -61,8 +61,8 @@ def register(app: typer.Typer) -> None:
 
             typer.echo(f"tiny model written to {build(make_tiny_model)}")
             return
-        settings = settings_from(
-            ctx, TrainSettings, data=list(data) if data else None, model=model, curriculum=curriculum,
+        settings = _settings_from(
+            ctx, data=list(data) if data else None, model=model, curriculum=curriculum,
             output=output, max_steps=max_steps, recipe=recipe, seed=seed, num_generations=num_generations,
             per_device_train_batch_size=batch, learning_rate=learning_rate,
             max_completion_length=max_completion_length, save_steps=save_steps, logging_steps=logging_steps,
@@ -75,6 +75,16 @@ def register(app: typer.Typer) -> None:
 
         out = run(settings)
         typer.echo(f"train: checkpoints and metrics in {out}")
+
+
+def _settings_from(ctx: typer.Context, **flags) -> TrainSettings:
+    # `settings_from(ctx, model, **flags)` cannot take a flag called `model` (its second
+    # parameter has that name), so the model path goes in after the other flags are resolved.
+    model = flags.pop("model")
+    settings = settings_from(ctx, TrainSettings, **flags)
+    if model is not None:
+        settings.model = model
+    return settings
 
 
 def render_schedule(name: str, max_steps: int | None) -> str:

@@ -1,13 +1,38 @@
-"""`synthgen verify`: not built yet (issue 3); the command says so instead of pretending to work."""
+"""`synthgen verify`: score one raw student answer against one problem and show every step."""
 
 from __future__ import annotations
 
-import typer
+from typing import Optional
 
-from synthgen.errors import UserError
+import typer
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("verify", help="[not available yet: issue 3] verify stage.", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-    def _cmd(ctx: typer.Context) -> None:
-        raise UserError("'synthgen verify' is not available in this version yet")
+    @app.command("verify")
+    def verify(
+        problem: str = typer.Argument(..., help="Problem: a JSON file with the problem's fields, or FILE.parquet:ROW (row number, turn_id or problem_id)."),
+        answer: str = typer.Argument(..., help="A text file with the raw student completion ('-' reads stdin)."),
+        env: Optional[str] = typer.Option(None, "--env", help="induction, abduction, deduction or fuzzing (default: the problem's env field)."),
+        timeout: float = typer.Option(2.0, "--timeout", help="Sandbox wall clock per job, seconds."),
+        memory_mb: int = typer.Option(512, "--memory-mb", help="Sandbox memory limit per job, MiB."),
+        holdout_fraction: float = typer.Option(0.5, "--holdout-fraction", help="Induction: share of pairs held out (if the problem has no visible_count)."),
+        allow_unsafe: bool = typer.Option(False, "--allow-unsafe", help="Allow the rlimits-only sandbox where no isolation works."),
+        truncated: bool = typer.Option(False, "--truncated", help="Score the answer as cut off by max tokens (a format failure)."),
+    ) -> None:
+        """Validate a problem, parse a student answer, run it in the sandbox and print the reward."""
+        from pydantic import ValidationError
+
+        from synthgen.config.base import ENV_NAMES, describe_validation_error
+        from synthgen.config.common import SandboxSettings
+        from synthgen.config.generate import EnvSettings
+        from synthgen.envs import verify as verify_mod
+        from synthgen.errors import UserError
+
+        if env is not None and env not in ENV_NAMES:
+            raise UserError(f"unknown environment {env!r}; choose from {', '.join(ENV_NAMES)}")
+        try:
+            sandbox = SandboxSettings(timeout_s=timeout, memory_mb=memory_mb, allow_unsafe=allow_unsafe)
+            env_settings = EnvSettings(holdout_fraction=holdout_fraction)
+        except ValidationError as exc:
+            raise UserError(describe_validation_error(exc)) from None
+        verify_mod.run(env, problem, answer, env_settings, sandbox, truncated=truncated)

@@ -46,8 +46,8 @@ class TrainSettings(RunSettings):
     save_steps: int | None = Field(None, ge=1)
     logging_steps: int | None = Field(None, ge=1)
     report_to: list[str] | None = None
-    use_vllm: bool = False
-    vllm_mode: Literal["colocate", "server"] = "colocate"
+    use_vllm: bool | None = None  # None: the recipe's choice (TRL's default: no vLLM)
+    vllm_mode: Literal["colocate", "server"] | None = None  # None: the recipe's (TRL's default: colocate)
     vllm_server_base_url: str | None = None
     resume: bool = False  # continue from the newest checkpoint in the output folder
     resume_from: str | None = None  # or from this checkpoint folder

@@ -20,11 +20,12 @@ ENVIRONMENTS: dict[str, str] = {
     "deduction": "synthgen.envs.deduction:Deduction",
     "fuzzing": "synthgen.envs.fuzzing:Fuzzing",
 }
-assert tuple(ENVIRONMENTS) == ENV_NAMES, "the registry must offer exactly ENV_NAMES"
+if tuple(ENVIRONMENTS) != ENV_NAMES:  # a cheap guard: the settings and the registry must agree
+    raise RuntimeError("synthgen.envs.ENVIRONMENTS must offer exactly synthgen.config.base.ENV_NAMES")
 
 
 def get_env(name: str, settings=None):
-    """The environment called `name` (KeyError-free: an unknown name is a ValueError that lists them)."""
+    """The environment called `name`; an unknown name is a ValueError that lists the known ones."""
     if name not in ENVIRONMENTS:
         raise ValueError(f"unknown environment {name!r}; choose from {', '.join(ENVIRONMENTS)}")
     module, cls = ENVIRONMENTS[name].split(":")

@@ -10,9 +10,16 @@ One environment (induction, abduction, deduction, fuzzing; SPEC §2) knows how t
     msgs = env.student_messages(problem)             # only for verdict.valid problems
     rewards = await env.rewards(problem, completions, pool, sandbox_settings, truncated=[...])
     summary = summarize(problem, rewards, progression_settings)   # what the next turn sees
+    summary.render()                                              # the text the teacher reads
+
+One attempt alone: `await env.score(problem, completion, pool, sandbox, truncated=False)`, which
+is `env.parse_student(text)` (FormatError -> a format failure) then `await env.check(...)`.
+`pool` is a synthgen.sandbox.SandboxPool (anything with async `run(job)` and
+`run_twice_for_determinism(job)`); `sandbox` a SandboxSettings (timeout_s, memory_mb).
 
 `validate` fills `problem.outputs` (gold values from execution only, in the sandbox's canonical
-encoding) and, for induction, `problem.visible_count`. A `Reward` is 1.0 or 0.0; an answer that
+encoding; for fuzzing, whether test_f passed on each example input) and, for induction,
+`problem.visible_count`. A `Reward` is 1.0 or 0.0; an answer that
 cannot be read or was truncated is a *format* failure (0.0, counted in the pass rate); an
 *infra* failure (sandbox broke) has value None and is never a data point. Prompts are Jinja2
 templates in `prompts/` (see synthgen.envs.prompts). All model-written code runs in the sandbox.
@@ -35,6 +42,8 @@ __all__ = [
 
 TEACHER_KINDS = ("first", "mutate", "chain")
 STRATEGIES = ("easier", "harder", "similar")
+MAX_ANSWER_CHARS = 200_000
+EXAMPLE_CHARS = 3000  # longest student answer shown in a summary
 _FIELDS = ("code", "inputs", "outputs", "message", "pre_test_code", "test_code", "visible_count")
 
 
@@ -130,6 +139,8 @@ class Summary:
         lines.append(f"Pass rate: {rate}")
         for title, answers in (("Example of a correct answer", self.solved), ("Example of a wrong answer", self.failed)):
             for i, answer in enumerate(answers, 1):
+                if len(answer) > EXAMPLE_CHARS:  # one huge answer must not crowd out the prompt
+                    answer = answer[:EXAMPLE_CHARS] + f"\n[... {len(answer) - EXAMPLE_CHARS} more characters]"
                 lines.append(f"{title} {i}:\n{answer}")
         if not self.solved:
             lines.append("No attempt was correct.")
@@ -244,6 +255,8 @@ class Environment(ABC):
             answer = self.parse_student(completion)
         except FormatError as exc:
             return Reward(0.0, "format", exc.detail)
+        if len(answer) > MAX_ANSWER_CHARS:  # far beyond any real answer; also beyond the sandbox's job cap
+            return Reward(0.0, "format", f"answer longer than {MAX_ANSWER_CHARS} characters")
         return await self.check(problem, answer, pool, sandbox)
 
     @abstractmethod

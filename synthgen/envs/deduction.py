@@ -23,6 +23,9 @@ class Deduction(SingleInput):
 
         block = parsing.last_block(text, ("output",))
         if block is None:
+            # Tolerated: the value alone in a ```python (or untagged) block.
+            block = parsing.last_block(text, ("python", ""), lambda b: _is_literal(b.text))
+        if block is None:
             raise FormatError(reasons.FORMAT_ERROR, "no closed ```output block")
         candidates = [block.text.strip()]
         # Tolerate prose or a comment line before the value: the last non-empty line alone.
@@ -47,3 +50,13 @@ class Deduction(SingleInput):
             return Reward(0.0, "format", f"not a literal: {exc}", answer)
         same = values.equal(encoded, problem.outputs[0])
         return Reward(1.0 if same else 0.0, "ok", "" if same else "differs from the gold output", answer)
+
+
+def _is_literal(text: str) -> bool:
+    from synthgen.sandbox import values
+
+    try:
+        values.from_literal(text.strip())
+        return True
+    except ValueError:
+        return False

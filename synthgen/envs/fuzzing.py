@@ -11,7 +11,8 @@ False. Returning True, None (a test written with asserts only) or anything else 
 timeout, memory exhaustion or a killed process in test_f is NOT a failure (reward 0): resource
 limits are noisy and say nothing reliable about f. An infra verdict is never a reward.
 
-Stored `outputs` are f's values on the teacher's inputs (from the sandbox, like every env).
+Stored `outputs[i]` is the encoded bool "test_f passed on input i" (from the sandbox): f's own
+value is not gold here, and on a bug input f may legitimately raise instead of returning.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class Fuzzing(Environment):
     helpers = HELPERS
 
     def prompt_inputs(self) -> int:
-        return min(max(4, 2), self.settings.max_inputs)
+        return max(2, min(4, self.settings.max_inputs))
 
     # -- teacher ---------------------------------------------------------------------------
     def parse_teacher(self, text: str) -> Problem:
@@ -55,34 +56,31 @@ class Fuzzing(Environment):
             return problem, bad
         xs = problem.inputs
         k = len(xs)
-        # f and pre_test_f must simply work; test_f comes last because raising is a legal outcome.
-        calls = [f"f({x})" for x in xs] + [f"pre_test_f({x})" for x in xs] + [f"test_f({x})" for x in xs]
-        labels = ([f"f({short(x, 60)})" for x in xs] + [f"pre_test_f({short(x, 60)})" for x in xs]
-                  + [f"test_f({short(x, 60)})" for x in xs])
+        # pre_test_f must simply work; test_f may raise, since that is how a bug can show (f itself
+        # is only ever called through test_f: crashing on the bug input is a legal bug).
+        calls = [f"pre_test_f({x})" for x in xs] + [f"test_f({x})" for x in xs]
+        labels = [f"pre_test_f({short(x, 60)})" for x in xs] + [f"test_f({short(x, 60)})" for x in xs]
         first, second = await pool.run_twice_for_determinism(runner.job(problem.program(), calls, sandbox))
         for result in (first, second):
             for verdict, label in zip(result.calls, labels):
                 if str(verdict.status) == "infra":
                     return problem, runner.call_failure(verdict, label)
-        for verdict, label in zip(first.calls, labels):
-            status = str(verdict.status)
-            if status == "exception" and label.startswith("test_f(") and not (verdict.error or "").startswith("while running the module"):
+        for i, (verdict, label) in enumerate(zip(first.calls, labels)):
+            if i >= k and str(verdict.status) == "exception" and test_fails(verdict):
                 continue  # the test failed: a legal outcome
             bad = runner.call_failure(verdict, label)
             if bad:
                 return problem, bad
         if not first.same_outcome(second):
-            return problem, Verdict(False, reasons.NONDETERMINISTIC, "f, pre_test_f or test_f behaved differently under another hash seed")
-        for verdict, label in zip(first.calls[:k], labels):
-            if len(verdict.encoded or "") > settings.max_output_chars:
-                return problem, Verdict(False, reasons.OUTPUT_TOO_LARGE,
-                                        f"{label}: value of {len(verdict.encoded)} characters (limit {settings.max_output_chars})")
-        for x, verdict in zip(xs, first.calls[k:2 * k]):
+            return problem, Verdict(False, reasons.NONDETERMINISTIC, "pre_test_f or test_f behaved differently under another hash seed")
+        for x, verdict in zip(xs, first.calls[:k]):
             if verdict.encoded != values.encode(True):
                 return problem, Verdict(False, reasons.BAD_INPUTS,
                                         f"pre_test_f rejects the example input {short(x, 60)} (returned {short(verdict.value or '', 40)})")
-        fails = [test_fails(v) for v in first.calls[2 * k:]]
-        problem.outputs = [v.encoded for v in first.calls[:k]]
+        fails = [test_fails(v) for v in first.calls[k:]]
+        # For fuzzing the stored "gold" per input is whether test_f passed on it (True) or exposed
+        # the bug (False): f's own value is not gold, and on a bug input it may not exist at all.
+        problem.outputs = [values.encode(not failed) for failed in fails]
         if not any(fails):
             return problem, Verdict(False, reasons.BAD_INPUTS, "no example input makes test_f fail: the bug is not shown to be reachable")
         if all(fails):

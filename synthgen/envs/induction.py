@@ -44,8 +44,9 @@ _TRIVIAL = {
 }
 
 
-def _trivial(_cand, _where, *args, **kwargs):
-    value = args[_where] if isinstance(_where, int) else kwargs[_where]
+def _trivial(_cand, _index, _name, *args, **kwargs):
+    # One parameter of f, however the input passed it: by keyword, else by position.
+    value = kwargs[_name] if _name in kwargs else args[_index]
     return _TRIVIAL[_cand](value)
 
 
@@ -57,6 +58,7 @@ TRIVIAL_NAMES = (
     "abs", "negation", "not", "bool", "str", "number of distinct items", "upper-case", "lower-case",
 )
 MAX_POSITIONS = 3
+MAX_TRIVIAL_CALLS = 5000
 
 
 def split_holdout(k: int, holdout_fraction: float) -> int:
@@ -112,7 +114,12 @@ class Induction(Environment):
             if parsing.last_block(text, ("python", "")) is not None:
                 raise FormatError(reasons.FORMAT_ERROR, "the ```python block does not define f")
             raise FormatError(reasons.FORMAT_ERROR, "no closed ```python block with a function f")
-        return block.text.strip("\n") + "\n"
+        code = parsing.strip_main_guard(block.text)
+        # Helpers a student put in blocks of their own (imports, constants, functions) go in front of f.
+        helpers = [b.text for b in parsing.fenced_blocks(parsing.answer_region(text))
+                   if b.closed and b.lang in ("python", "") and parsing.is_definitions_only(b.text)
+                   and not parsing.mentions_def(b.text, "f")]
+        return "\n\n\n".join(helpers + [code.strip("\n")]) + "\n"
 
     async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:
         calls = [f"f({x})" for x in problem.inputs]
@@ -133,18 +140,15 @@ def check_message(message: str, code: str) -> None:
 
 async def trivial_check(problem: Problem, pool, sandbox) -> Verdict | None:
     """TRIVIAL if a constant-like or one-argument one-liner reproduces every gold output."""
-    positions: set = set()
-    for text in problem.inputs:
-        args, kwargs = parsing.split_args(text)
-        positions.update(range(min(len(args), MAX_POSITIONS)))
-        positions.update(kwargs)
-    wheres = sorted(p for p in positions if isinstance(p, int)) + sorted(p for p in positions if isinstance(p, str))
+    wheres = _parameters(problem.code)
     candidates = [(name, where) for where in wheres for name in TRIVIAL_NAMES]
+    # Stay well inside the sandbox's per-job call cap however many inputs the settings allow.
+    candidates = candidates[: max(1, MAX_TRIVIAL_CALLS // max(1, len(problem.inputs)) - 1)]
     calls: list[str] = []
     expected: list[str] = []
     for name, where in candidates:
         for text, gold in zip(problem.inputs, problem.outputs):
-            calls.append(f"_trivial({name!r}, {where!r}, {text})")
+            calls.append(f"_trivial({name!r}, {where[0]!r}, {where[1]!r}, {text})")
             expected.append(gold)
     for text, gold in zip(problem.inputs, problem.outputs):
         calls.append(f"_all_args({text})")
@@ -157,6 +161,21 @@ async def trivial_check(problem: Problem, pool, sandbox) -> Verdict | None:
     for c, (name, where) in enumerate(candidates):
         chunk = result.calls[c * k:(c + 1) * k]
         if chunk and all(str(v.status) == "ok" and v.match for v in chunk):
-            arg = "" if where is None else f" of argument {where + 1 if isinstance(where, int) else repr(where)}"
+            arg = "" if where is None else f" of argument {where[1]}"
             return Verdict(False, reasons.TRIVIAL, f"a trivial function ({name}{arg}) reproduces every output")
     return None
+
+
+def _parameters(code: str) -> list[tuple[int | None, str]]:
+    """(position, name) of f's first few parameters and its keyword-only ones, read from the AST."""
+    import ast
+
+    for node in ast.parse(code).body:
+        if isinstance(node, ast.FunctionDef) and node.name == "f":
+            positional = [a.arg for a in node.args.posonlyargs + node.args.args][:MAX_POSITIONS]
+            out: list[tuple[int | None, str]] = list(enumerate(positional))
+            out += [(None, a.arg) for a in node.args.kwonlyargs[:MAX_POSITIONS]]
+            if node.args.vararg and not positional:
+                out += [(i, f"*{i}") for i in range(MAX_POSITIONS)]
+            return out
+    return []

@@ -367,3 +367,13 @@ def teacher_inputs(blocks: list[str]) -> list[str]:
         except ArgsError as exc:
             raise FormatError(reasons.BAD_INPUTS, f"input block {i} ({short(text, 60)}): {exc}") from None
     return inputs
+
+
+def is_definitions_only(code: str) -> bool:
+    """Whether `code` parses and holds only imports, definitions and constant assignments."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    allowed = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
+    return bool(tree.body) and all(isinstance(node, allowed) for node in tree.body)

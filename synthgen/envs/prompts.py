@@ -26,7 +26,7 @@ from pathlib import Path
 from synthgen.envs import checks
 
 ENV_VAR = "SYNTHGEN_PROMPTS_DIR"
-STUDENT_EXAMPLES_LIMIT = 2000  # characters of one displayed value in a prompt
+DISPLAY_LIMIT = 2000  # characters of one displayed value in a prompt
 
 
 def prompts_dir() -> Path:
@@ -82,13 +82,13 @@ def problem_view(problem) -> dict:
 
     outputs = list(problem.outputs or [])
     pairs = [
-        {"input": x, "output": display(outputs[i], STUDENT_EXAMPLES_LIMIT) if i < len(outputs) else None}
+        {"input": x, "output": display(outputs[i], DISPLAY_LIMIT) if i < len(outputs) else None}
         for i, x in enumerate(problem.inputs)
     ]
     return {
-        "code": problem.code,
-        "pre_test_code": problem.pre_test_code,
-        "test_code": problem.test_code,
+        "code": problem.code.strip("\n"),
+        "pre_test_code": problem.pre_test_code.strip("\n"),
+        "test_code": problem.test_code.strip("\n"),
         "message": problem.message,
         "pairs": pairs,
         "visible_count": problem.visible_count,

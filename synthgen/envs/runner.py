@@ -41,8 +41,13 @@ def check_inputs(problem: Problem, low: int, high: int, what: str = "inputs") ->
     return None
 
 
+MAX_PROGRAM_CHARS = 200_000
+
+
 def static_checks(problem: Problem, required: tuple[str, ...]) -> Verdict | None:
     program = problem.program()
+    if len(program) > MAX_PROGRAM_CHARS:
+        return Verdict(False, reasons.COMPILE_ERROR, f"code longer than {MAX_PROGRAM_CHARS} characters")
     why = checks.compile_problem(program, required)
     if why:
         return Verdict(False, reasons.COMPILE_ERROR, why)
@@ -84,12 +89,13 @@ async def run_deterministic(problem: Problem, calls: list[str], labels: list[str
         if bad:
             return None, bad
     for a, b, label in zip(first.calls, second.calls, labels):
+        if str(b.status) == "exception" and not (b.error or "").startswith("while running the module"):
+            # It returned under one hash seed and raised under the other: that is nondeterminism.
+            return None, Verdict(False, reasons.NONDETERMINISTIC, f"{label} returned once and raised once: {short(b.error or '', 200)}")
         if str(b.status) != "ok":
-            bad = call_failure(b, label)
-            if bad and bad.reason == reasons.EXECUTION_ERROR:
-                # It ran under one hash seed and failed under the other: that is nondeterminism.
-                return None, Verdict(False, reasons.NONDETERMINISTIC, f"{label} ran once and failed once: {bad.detail}")
-            return None, bad
+            # A limit hit in only one run (timeout, memory) is load or a borderline cost, not a
+            # changed result: report it as what it is.
+            return None, call_failure(b, label)
         if not _same(a.encoded, b.encoded):
             return None, Verdict(False, reasons.NONDETERMINISTIC,
                                  f"{label} gave {short(a.value or '', 60)} and then {short(b.value or '', 60)}")

@@ -7,9 +7,10 @@
         r.isolation                    # "bwrap", "setuid-netns" or "rlimits-only"
         r.calls[0].status, r.calls[0].match, r.calls[1].error   # ok True "TypeError: ..."
 
-Layout: pool.py (workers, queue, asyncio/sync API), zygote.py (the script inside the sandbox),
-isolation.py (levels and how to start them), results.py (Job, verdicts, parsing), values.py
-(canonical encoding and comparison), cli.py (`synthgen sandbox`, JSON lines).
+Layout: pool.py (workers, queue, asyncio/sync API), isolation.py (levels and how to start them),
+results.py (Job, verdicts, parsing what comes back), values.py (canonical encoding and
+comparison), cli.py (`synthgen sandbox`, JSON lines); zygote.py and child.py are the scripts that
+run inside the sandbox (standard library only, copied there with values.py).
 
 Threat model
 ------------

@@ -66,7 +66,7 @@ class Plan:
 
 
 def _bwrap_argv(python: str, sandbox_dir: str, seed: int, extra_binds: list[str]) -> list[str]:
-    argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
+    argv = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
             "--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
@@ -92,11 +92,11 @@ def default_python() -> str:
 
 
 def prepare_sandbox_dir() -> str:
-    """A fresh world-readable folder with zygote.py and values.py (values pre-compiled)."""
+    """A fresh world-readable folder with the zygote's three stdlib-only modules."""
     base = "/tmp" if os.path.isdir("/tmp") else None
     path = tempfile.mkdtemp(prefix="synthgen-sandbox-", dir=base)
     os.chmod(path, 0o755)
-    for name in ("zygote.py", "values.py"):
+    for name in ("zygote.py", "child.py", "values.py"):
         shutil.copyfile(_HERE / name, os.path.join(path, name))
         os.chmod(os.path.join(path, name), 0o644)
     cache = os.path.join(path, "__pycache__")
@@ -105,9 +105,9 @@ def prepare_sandbox_dir() -> str:
     return path
 
 
-def compile_values(plan: Plan) -> None:
-    """Pre-compile values.py with the zygote's interpreter: its folder is read-only in the sandbox."""
-    subprocess.run([plan.python, "-m", "py_compile", os.path.join(plan.sandbox_dir, "values.py")],
+def compile_modules(plan: Plan) -> None:
+    """Pre-compile child.py and values.py with the zygote's interpreter (read-only in the sandbox)."""
+    subprocess.run([plan.python, "-m", "py_compile"] + [os.path.join(plan.sandbox_dir, n) for n in ("child.py", "values.py")],
                    env={}, capture_output=True, timeout=60, check=False)
     for root, dirs, files in os.walk(plan.sandbox_dir):
         for name in dirs + files:
@@ -137,7 +137,7 @@ def choose(isolation: str, allow_unsafe: bool, python: str | None = None) -> Pla
             if why:
                 reasons.append(f"{level}: {why}")
                 continue
-            compile_values(plan)
+            compile_modules(plan)
             why = probe(plan)
             if why:
                 reasons.append(f"{level}: {why}")

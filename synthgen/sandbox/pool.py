@@ -38,16 +38,22 @@ from synthgen.sandbox import isolation as iso
 from synthgen.sandbox.results import Job, JobResult, Limits, build_result, infra_result, split_done_frame
 
 GRACE_S = 5.0  # how long past a job's timeout the zygote has to report before it is replaced
+PIPELINE_DEPTH = 2  # jobs sent ahead to a zygote, so it never waits for the host between jobs
 START_TIMEOUT_S = 30.0
 MAX_FRAME = 1 << 30
 _U32 = struct.Struct(">I")
 
 
 class _Pending:
-    __slots__ = ("job", "future", "payload")
+    __slots__ = ("job", "future", "payload", "requeued")
 
     def __init__(self, job: Job, future: concurrent.futures.Future, payload: bytes):
         self.job, self.future, self.payload = job, future, payload
+        self.requeued = False
+
+    def claim(self) -> bool:
+        """Mark the future running; False if the caller cancelled it meanwhile."""
+        return self.requeued or self.future.set_running_or_notify_cancel()
 
 
 class _Worker:
@@ -56,8 +62,8 @@ class _Worker:
         self.out_fd, self.in_fd, self.err_fd = proc.stdout.fileno(), proc.stdin.fileno(), proc.stderr.fileno()
         self.rbuf, self.wbuf = bytearray(), bytearray()
         self.err_tail = b""
-        self.state = "starting"
-        self.pending: _Pending | None = None
+        self.state = "starting"  # -> "ready" -> "dead"
+        self.inflight: collections.deque[_Pending] = collections.deque()  # sent, in order; the head runs
         self.deadline = time.monotonic() + START_TIMEOUT_S
 
 
@@ -204,34 +210,38 @@ class SandboxPool:
             self._shutdown()
 
     def _next_timeout(self, now: float) -> float:
-        times = [w.deadline for g in self._groups.values() for w in g.workers if w.state in ("starting", "busy")]
+        times = [w.deadline for g in self._groups.values() for w in g.workers if w.state == "starting" or w.inflight]
         times += [g.next_spawn for g in self._groups.values() if g.active and len(g.workers) < g.size]
         return max(0.0, min(times) - now) if times else 1.0
 
     def _tend(self, group: _Group, now: float) -> None:
         """Replace missing workers, enforce deadlines, hand out queued jobs."""
         for worker in list(group.workers):
-            if worker.state in ("starting", "busy") and now > worker.deadline:
+            if (worker.state == "starting" or worker.inflight) and now > worker.deadline:
                 what = "did not start in time" if worker.state == "starting" else "did not report in time"
                 self._retire(worker, f"sandbox worker {what}")
         if group.active and len(group.workers) < group.size and now >= group.next_spawn:
             for _ in range(group.size - len(group.workers)):
                 self._spawn(group)
-        if group.failures >= 3 and not any(w.state in ("idle", "busy") for w in group.workers):
+        if group.failures >= 3 and not any(w.state == "ready" for w in group.workers):
             while group.queue:  # keep nothing waiting on a sandbox that cannot start
                 pending = group.queue.popleft()
-                if pending.future.set_running_or_notify_cancel():
+                if pending.claim():
                     pending.future.set_result(infra_result(pending.job, self.isolation,
                                                            f"sandbox workers cannot start: {group.last_error}"))
-        for worker in list(group.workers):
-            while worker.state == "idle" and group.queue:
-                pending = group.queue.popleft()
-                if not pending.future.set_running_or_notify_cancel():
-                    continue  # cancelled while queued
-                worker.state, worker.pending = "busy", pending
-                worker.deadline = time.monotonic() + pending.job.timeout_s + GRACE_S
-                worker.wbuf += pending.payload
-                self._flush(worker)
+        # Idle workers first; then, once every worker is up, one more job queued behind each.
+        starting = any(w.state == "starting" for w in group.workers)
+        for depth in range(1, 2 if starting else PIPELINE_DEPTH + 1):
+            for worker in list(group.workers):
+                while worker.state == "ready" and len(worker.inflight) < depth and group.queue:
+                    pending = group.queue.popleft()
+                    if not pending.claim():
+                        continue  # cancelled while queued
+                    if not worker.inflight:
+                        worker.deadline = time.monotonic() + pending.job.timeout_s + GRACE_S
+                    worker.inflight.append(pending)
+                    worker.wbuf += pending.payload
+                    self._flush(worker)
 
     def _spawn(self, group: _Group) -> None:
         argv, popen = self._plan.command(group.seed)
@@ -309,20 +319,23 @@ class SandboxPool:
     def _on_frame(self, worker: _Worker, frame: bytes) -> None:
         kind = frame[:1]
         if kind == b"R" and worker.state == "starting":
-            worker.state = "idle"
+            worker.state = "ready"
             worker.group.failures = 0
             return
-        if kind == b"D" and worker.state == "busy":
-            pending = worker.pending
+        if kind == b"D" and worker.state == "ready" and worker.inflight:
+            pending = worker.inflight[0]
             try:
                 header, blobs = split_done_frame(frame[1:])
                 result = build_result(pending.job, header, blobs, self.isolation, self.limits)
             except (ValueError, KeyError, TypeError, struct.error) as exc:
                 self._retire(worker, f"sandbox worker broke the protocol: {exc}")
                 return
-            worker.state, worker.pending = "idle", None
+            worker.inflight.popleft()
+            now = time.monotonic()
+            if worker.inflight:  # the next job starts now
+                worker.deadline = now + worker.inflight[0].job.timeout_s + GRACE_S
             pending.future.set_result(result)
-            self._tend(worker.group, time.monotonic())
+            self._tend(worker.group, now)
             return
         self._retire(worker, f"sandbox worker broke the protocol (frame {kind!r} while {worker.state})")
 
@@ -346,9 +359,16 @@ class SandboxPool:
         if was == "starting":
             tail = worker.err_tail.decode("utf-8", "replace").strip().splitlines()[-1:]
             self._failed_start(worker.group, error + (f" ({tail[0][:300]})" if tail and tail[0] not in error else ""))
-        if worker.pending is not None:
-            pending, worker.pending = worker.pending, None
-            pending.future.set_result(infra_result(pending.job, self.isolation, error))
+        if worker.inflight:  # the running job failed with the worker; the ones behind it never ran
+            head = worker.inflight.popleft()
+            head.future.set_result(infra_result(head.job, self.isolation, error))
+            for pending in reversed(worker.inflight):
+                if pending.requeued:
+                    pending.future.set_result(infra_result(pending.job, self.isolation, error))
+                else:
+                    pending.requeued = True
+                    worker.group.queue.appendleft(pending)
+            worker.inflight.clear()
 
     def _shutdown(self) -> None:
         for group in self._groups.values():
@@ -356,12 +376,12 @@ class SandboxPool:
                 self._retire(worker, "the sandbox pool was closed")
             while group.queue:
                 pending = group.queue.popleft()
-                if pending.future.set_running_or_notify_cancel():
+                if pending.claim():
                     pending.future.set_result(infra_result(pending.job, self.isolation, "the sandbox pool was closed"))
         with self._lock:
             inbox, self._inbox = self._inbox, []
         for _, pending in inbox:
-            if pending.future.set_running_or_notify_cancel():
+            if pending.claim():
                 pending.future.set_result(infra_result(pending.job, self.isolation, "the sandbox pool was closed"))
         self._sel.close()
 

@@ -202,8 +202,8 @@ def build_result(job: Job, header: dict, blobs: list[bytes], isolation: str, lim
         result.stdout, result.stderr, result.elapsed_s = stdout, stderr, wall
         return result
     verdicts: list[CallVerdict] = []
-    for i, raw in enumerate(records[1:len(job.calls) + 1]):
-        verdict = _call_verdict(job, i, raw, limits)
+    for i, rec in enumerate(_parse_records(records[1:len(job.calls) + 1])):
+        verdict = _call_verdict(job, i, rec, limits)
         if verdict is None:
             break
         verdicts.append(verdict)
@@ -215,12 +215,26 @@ def build_result(job: Job, header: dict, blobs: list[bytes], isolation: str, lim
     return JobResult(isolation, verdicts, stdout, stderr, wall)
 
 
-def _call_verdict(job: Job, i: int, raw: bytes, limits: Limits) -> CallVerdict | None:
-    """One call's verdict from its record; None if the record is not a well-formed record for call i."""
+def _parse_records(raws: list[bytes]) -> list:
+    """JSON-decode the call records (all at once when they are all well-formed, which is the
+    common case); a record that does not parse ends the list."""
     try:
-        rec = json.loads(raw)
+        parsed = json.loads(b"[" + b",".join(raws) + b"]")
+        if len(parsed) == len(raws):
+            return parsed
     except (ValueError, RecursionError):
-        return None
+        pass
+    out = []
+    for raw in raws:
+        try:
+            out.append(json.loads(raw))
+        except (ValueError, RecursionError):
+            break
+    return out + [None]  # None: the first record that did not parse
+
+
+def _call_verdict(job: Job, i: int, rec, limits: Limits) -> CallVerdict | None:
+    """One call's verdict from its record; None if the record is not a well-formed record for call i."""
     if not (type(rec) is list and len(rec) == 4 and rec[0] == i and type(rec[0]) is int and rec[1] in _CHILD_STATUSES):
         return None
     status, text, error = rec[1], rec[2], rec[3]

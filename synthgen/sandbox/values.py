@@ -99,12 +99,15 @@ def _no_constant(text: str):
     raise ValueError(f"JSON constant {text!r} is not allowed")
 
 
+_decoder = json.JSONDecoder(parse_float=_no_float, parse_constant=_no_constant)
+
+
 def decode(text: str):
     """The value an encoding stands for. ValueError on anything that is not a valid encoding."""
     if not isinstance(text, str):
         raise ValueError(f"an encoding is a str, not {type(text).__name__}")
     try:
-        raw = json.loads(text, parse_float=_no_float, parse_constant=_no_constant)
+        raw = _decoder.decode(text)
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"not a value encoding: {exc}") from None
     return _dec(raw, 0)

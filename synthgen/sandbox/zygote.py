@@ -1,6 +1,6 @@
 """Sandbox zygote: a small pre-started Python that forks one child per job (standard library only).
 
-The pool copies this file and values.py into a private folder and starts
+The pool copies this file, child.py and values.py into a private folder and starts
 
     python3 -S -s -B zygote.py MODE HASHSEED [UID GID]
 
@@ -13,16 +13,13 @@ Start-up, by mode:
           lets it give every job a fresh pid namespace and its child a fresh tmpfs /tmp.
   setuid  unshare the network and mount namespaces (no network for any job).
   every   PR_SET_DUMPABLE=0 (no job can open our /proc/<pid>/mem), common stdlib modules
-          pre-imported, `random` seeded with HASHSEED, then one self-test job, then "ready".
+          pre-imported, then one self-test job, then "ready".
 
 Per job: the zygote forks the job's child into a new pid namespace (the child is its pid 1, so
-it cannot see or signal the zygote, and killing it ends everything it started). The child moves
-to fresh mount and IPC namespaces, mounts a private tmpfs on /tmp (its working directory), drops
-privileges (all capabilities in bwrap mode, setuid in setuid mode), sets rlimits, points
-stdin at /dev/null and stdout/stderr at capture pipes, closes every other descriptor except its
-result pipe, and runs the code and the calls. The zygote watches the pipes and a pidfd, enforces
-the wall clock with SIGKILL, caps what it keeps, and forwards raw bytes to the host, which decodes
-and judges them. Nothing in here decides whether an answer is right.
+it cannot see or signal the zygote, and killing it ends everything it started); child.py says
+what the child does. The zygote watches the child's pipes and a pidfd, enforces the wall clock
+with SIGKILL, caps what it keeps, and forwards raw bytes to the host, which decodes and judges
+them. Nothing in here decides whether an answer is right.
 
 Wire format (all lengths 4-byte big-endian): frames are LEN + KIND(1 byte) + BODY.
   host -> zygote  b"J" + job JSON
@@ -31,12 +28,9 @@ Wire format (all lengths 4-byte big-endian): frames are LEN + KIND(1 byte) + BOD
   [index, status, encoding, error] per call in order.
 """
 
-import ctypes
 import fcntl
 import json
 import os
-import random
-import resource
 import select
 import shutil
 import signal
@@ -45,64 +39,17 @@ import sys
 import tempfile
 import time
 
+import child as ch  # (the folder of this script is first on sys.path)
+
 PRELOAD = (
     "abc array ast base64 bisect calendar cmath collections collections.abc contextlib copy csv "
     "dataclasses datetime decimal enum fractions functools heapq io itertools json keyword math "
     "numbers operator pprint random re statistics string struct textwrap types typing "
     "unicodedata"
 ).split()
-
-CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
-CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
-EXIT_SETUP, EXIT_NO_MEMORY = 120, 121
+F_SETPIPE_SZ = 1031
+RESULT_POLL_S = 0.005
 _U32 = struct.Struct(">I")
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _check(ret, what):
-    if ret != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
-
-
-def _unshare(flags):
-    _check(_libc.unshare(flags), "unshare")
-
-
-def _mount_tmpfs(path, options):
-    _check(_libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()), "mount " + path)
-
-
-def _make_mounts_private():
-    _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
-
-
-def _prctl(option, value):
-    _check(_libc.prctl(option, value, 0, 0, 0), f"prctl {option}")
-
-
-def _write_file(path, text):
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
-class _CapHeader(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-
-class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
-
-
-def _drop_all_capabilities():
-    header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()
-    _check(_libc.capset(ctypes.byref(header), data), "capset")
-
 
 # ---------------------------------------------------------------------------------------------
 # framing
@@ -116,12 +63,6 @@ def _read_exact(fd, n):
             return None
         buf += chunk
     return bytes(buf)
-
-
-def _write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def _frame(kind, *parts):
@@ -153,7 +94,7 @@ class Zygote:
             except Exception as exc:  # the sandbox could not run it: the host reports infra
                 header = {"end": "infra", "error": f"zygote could not run the job: {exc!r}"}
                 frame = _frame(b"D", json.dumps(header).encode(), b"", b"", b"")
-            _write_all(self.chan_out, frame)
+            ch.write_all(self.chan_out, frame)
 
     def run_job(self, job):
         """Run one job in a fresh child; return the b"D" frame for the host."""
@@ -161,15 +102,19 @@ class Zygote:
         workdir = tempfile.mkdtemp(prefix="job-") if self.mode == "unsafe" else "/tmp"
         pipes = [os.pipe() for _ in range(3)]  # results, stdout, stderr
         try:
+            fcntl.fcntl(pipes[0][1], F_SETPIPE_SZ, 1 << 20)
+        except OSError:
+            pass  # over this user's pipe-buffer allowance: the default size still works
+        try:
             if self.new_pid:
-                _unshare(CLONE_NEWPID)
+                ch.unshare(ch.CLONE_NEWPID)
             try:
                 pid = os.fork()
                 if pid == 0:
-                    Child(self, job, [w for _, w in pipes], workdir).run()  # never returns
+                    ch.Child(self, job, [w for _, w in pipes], workdir).run()  # never returns
             finally:
                 if self.new_pid:  # later forks go back to our own pid namespace
-                    _check(_libc.setns(self.base_pid_ns, CLONE_NEWPID), "setns pid")
+                    ch.check(ch.libc.setns(self.base_pid_ns, ch.CLONE_NEWPID), "setns pid")
                 for _, w in pipes:
                     os.close(w)
             header, blobs = self._supervise(pid, job, [r for r, _ in pipes], t0)
@@ -181,43 +126,47 @@ class Zygote:
         return _frame(b"D", json.dumps(header).encode(), *blobs)
 
     def _supervise(self, pid, job, fds, t0):
+        """Wait for the child within the wall clock, collecting its pipes; kill it if it must stop.
+
+        The result pipe is big (1 MiB) and read on the child's exit or every RESULT_POLL_S, so a
+        short job costs one wake-up instead of one per call; output pipes are read as data comes.
+        """
         res_fd = fds[0]
         bufs = {fd: bytearray() for fd in fds}
         totals = {fd: 0 for fd in fds}
+        for fd in fds:
+            os.set_blocking(fd, False)
         try:
             pidfd = os.pidfd_open(pid)
         except (AttributeError, OSError):
             pidfd = -1
         poller = select.poll()
-        for fd in fds + ([pidfd] if pidfd >= 0 else []):
+        for fd in fds[1:] + ([pidfd] if pidfd >= 0 else []):
             poller.register(fd, select.POLLIN)
-        open_fds, exited, end, reaped = set(fds), False, None, None
         deadline = t0 + job["timeout"]
-        while (open_fds or not exited) and not end:
+        end, reaped = None, None
+        while not end:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 end = "timeout"
                 break
-            if not open_fds and pidfd < 0:  # no pidfd here: poll for the exit
+            if pidfd < 0:  # no pidfd on this kernel: poll for the exit
                 reaped = os.wait4(pid, os.WNOHANG)
                 if reaped[0]:
                     break
                 reaped = None
-                time.sleep(min(remaining, 0.002))
-                continue
-            for fd, _ in poller.poll(remaining * 1000.0):
+            events = poller.poll(min(remaining, RESULT_POLL_S if pidfd >= 0 else 0.002) * 1000.0)
+            exited = False
+            for fd, _ in events:
                 if fd == pidfd:
                     exited = True
-                    poller.unregister(pidfd)
-                    continue
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    poller.unregister(fd)
-                    open_fds.discard(fd)
-                    continue
-                end = self._take(fd, chunk, bufs, totals, res_fd, job)
-                if end:
-                    break
+                elif not end:
+                    end, eof = self._drain(fd, bufs, totals, res_fd, job)
+                    if eof:
+                        poller.unregister(fd)
+            end = end or self._drain(res_fd, bufs, totals, res_fd, job)[0]
+            if exited:
+                break
         if reaped is None:
             if end:
                 try:
@@ -228,16 +177,9 @@ class Zygote:
         _, status, usage = reaped
         if pidfd >= 0:
             os.close(pidfd)
-        for fd in open_fds:  # every writer is gone now: take what is left in the pipe
-            os.set_blocking(fd, False)
-            while not end:
-                try:
-                    chunk = os.read(fd, 1 << 16)
-                except BlockingIOError:
-                    break
-                if not chunk:
-                    break
-                end = self._take(fd, chunk, bufs, totals, res_fd, job)
+        for fd in fds:  # every writer is gone now: take what is left in the pipes (within the caps)
+            stop = self._drain(fd, bufs, totals, res_fd, job)[0]
+            end = end or stop
         header = {
             "end": end or ("signal" if os.WIFSIGNALED(status) else "exit"),
             "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
@@ -250,151 +192,26 @@ class Zygote:
         return header, [bytes(bufs[fd]) for fd in fds]
 
     @staticmethod
-    def _take(fd, chunk, bufs, totals, res_fd, job):
-        """Keep a chunk within the caps; say why the child must be stopped, if it must."""
-        totals[fd] += len(chunk)
-        if fd == res_fd:
-            if totals[fd] > job["res_cap"]:
-                return "results"
-            bufs[fd] += chunk
-            return None
-        room = job["out_keep"] - len(bufs[fd])
-        if room > 0:
-            bufs[fd] += chunk[:room]
-        output = sum(n for f, n in totals.items() if f != res_fd)
-        return "output" if output > job["out_limit"] else None
-
-
-# ---------------------------------------------------------------------------------------------
-# the child: set-up, then the job
-
-
-class Child:
-    def __init__(self, zygote, job, write_fds, workdir):
-        self.z, self.job, self.write_fds, self.workdir = zygote, job, write_fds, workdir
-
-    def run(self):
-        try:
-            self._setup()
-            _emit(["S"])
-        except BaseException as exc:
+    def _drain(fd, bufs, totals, res_fd, job):
+        """Read what a pipe holds, within the caps: (why the child must stop or None, at EOF)."""
+        while True:
             try:
-                os.write(2, f"sandbox child set-up failed: {exc!r}\n".encode())
-            finally:
-                os._exit(EXIT_SETUP)
-        try:
-            _run_calls(self.job)
-        except MemoryError:
-            os._exit(EXIT_NO_MEMORY)
-        except BaseException:
-            os._exit(EXIT_SETUP + 2)
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(0)
-
-    def _setup(self):
-        z, job = self.z, self.job
-        os.setsid()
-        devnull = os.open("/dev/null", os.O_RDWR)
-        res_w, out_w, err_w = self.write_fds
-        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (devnull, out_w, err_w, res_w)]
-        for target, fd in enumerate(high):
-            os.dup2(fd, target)
-        os.closerange(4, 1 << 20)
-        if z.mode in ("bwrap", "setuid"):
-            _unshare(CLONE_NEWNS | CLONE_NEWIPC)
-            owner = f",uid={z.uid},gid={z.gid}" if z.mode == "setuid" else ""
-            _mount_tmpfs("/tmp", f"size={job['tmp_mb']}m,nr_inodes=8192,mode=0700{owner}")
-            if z.mode == "setuid":  # a /proc that shows this job's pid namespace only, and no host tmp
-                _check(_libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mount /proc")
-                for path in ("/var/tmp", "/dev/shm"):
-                    if os.path.isdir(path):
-                        _mount_tmpfs(path, f"size=1m,nr_inodes=64,mode=0700{owner}")
-        os.chdir(self.workdir)
-        if z.mode == "setuid":
-            os.setgroups([])
-            os.setresgid(z.gid, z.gid, z.gid)
-            os.setresuid(z.uid, z.uid, z.uid)
-        elif z.mode == "bwrap":
-            _drop_all_capabilities()
-        _prctl(PR_SET_NO_NEW_PRIVS, 1)
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        os.environ["TMPDIR"] = self.workdir
-        os.environ["HOME"] = self.workdir
-        tempfile.tempdir = None
-        mib = 1 << 20
-        for name, value in (
-            ("RLIMIT_CORE", 0),
-            ("RLIMIT_NOFILE", 64),
-            ("RLIMIT_FSIZE", job["tmp_mb"] * mib),
-            ("RLIMIT_MEMLOCK", 0),
-            ("RLIMIT_MSGQUEUE", 0),
-            ("RLIMIT_CPU", job["cpu"]),
-            ("RLIMIT_NPROC", 0),
-            ("RLIMIT_AS", job["mem_mb"] * mib),
-        ):
-            resource.setrlimit(getattr(resource, name), (value, value))
-        sys.argv = ["solution"]
-        random.seed(z.seed)  # `random` re-seeds itself from urandom in every fork: make jobs repeatable
-
-
-def _emit(record):
-    data = json.dumps(record).encode()
-    _write_all(3, _U32.pack(len(data)) + data)
-
-
-def _describe(exc):
-    try:
-        text = f"{type(exc).__name__}: {exc}".rstrip(": ")
-    except BaseException:
-        text = type(exc).__name__
-    tb, line = exc.__traceback__, None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<solution>":
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    text = text[:2000]
-    return text if line is None else f"{text} (line {line})"
-
-
-def _run_calls(job):
-    import values
-
-    calls, cap = job["calls"], job["val_cap"]
-    scope = {"__name__": "solution", "__builtins__": __builtins__}
-    try:
-        exec(compile(job["code"], "<solution>", "exec"), scope)
-    except MemoryError:
-        for i in range(len(calls)):
-            _emit([i, "memory", None, "MemoryError while running the module"])
-        return
-    except BaseException as exc:
-        error = "while running the module: " + _describe(exc)
-        del exc
-        for i in range(len(calls)):
-            _emit([i, "exception", None, error])
-        return
-    for i, call in enumerate(calls):
-        try:
-            value = eval(compile(call, f"<call {i}>", "eval"), scope)
-            text = values.encode(value)
-            del value
-            record = [i, "ok", text, None] if len(text) <= cap else [
-                i, "output_too_large", None, f"the value's encoding is {len(text)} bytes; the limit is {cap}"]
-            del text
-        except MemoryError:
-            record = [i, "memory", None, "MemoryError"]
-        except BaseException as exc:
-            record = [i, "exception", None, _describe(exc)]
-            del exc
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except BaseException:
-                pass
-        _emit(record)
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                return None, False
+            if not chunk:
+                return None, True
+            totals[fd] += len(chunk)
+            if fd == res_fd:
+                if totals[fd] > job["res_cap"]:
+                    return "results", False
+                bufs[fd] += chunk
+                continue
+            room = job["out_keep"] - len(bufs[fd])
+            if room > 0:
+                bufs[fd] += chunk[:room]
+            if sum(n for f, n in totals.items() if f != res_fd) > job["out_limit"]:
+                return "output", False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,15 +221,15 @@ def _run_calls(job):
 def _enter_own_namespaces():
     """bwrap mode: become pid 1 of a user+pid+mount namespace we hold capabilities in."""
     uid, gid = os.getuid(), os.getgid()
-    _unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS)
-    _write_file("/proc/self/setgroups", "deny")
-    _write_file("/proc/self/uid_map", f"{uid} {uid} 1")
-    _write_file("/proc/self/gid_map", f"{gid} {gid} 1")
-    _make_mounts_private()
+    ch.unshare(ch.CLONE_NEWUSER | ch.CLONE_NEWPID | ch.CLONE_NEWNS)
+    ch.write_file("/proc/self/setgroups", "deny")
+    ch.write_file("/proc/self/uid_map", f"{uid} {uid} 1")
+    ch.write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+    ch.make_mounts_private()
     pid = os.fork()
     if pid:  # stay as a shim: exit with the zygote's status, so bwrap ends when it does
         os.closerange(0, 1 << 20)
-        _prctl(PR_SET_DUMPABLE, 0)
+        ch.prctl(ch.PR_SET_DUMPABLE, 0)
         while True:
             try:
                 _, status = os.waitpid(pid, 0)
@@ -431,20 +248,20 @@ def main(argv):
     os.dup2(2, 1)  # a stray print must not corrupt the channel
     os.close(devnull)
     if mode != "bwrap":
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        ch.prctl(ch.PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() == 1:
             return 1
     if mode == "bwrap":
         uid, gid = _enter_own_namespaces()
     elif mode == "setuid":
         uid, gid = int(argv[3]), int(argv[4])
-        _unshare(CLONE_NEWNET | CLONE_NEWNS)
-        _make_mounts_private()
+        ch.unshare(ch.CLONE_NEWNET | ch.CLONE_NEWNS)
+        ch.make_mounts_private()
     elif mode == "unsafe":
         uid, gid = os.getuid(), os.getgid()
     else:
         raise SystemExit(f"unknown mode {mode!r}")
-    _prctl(PR_SET_DUMPABLE, 0)
+    ch.prctl(ch.PR_SET_DUMPABLE, 0)
     loaded = 0
     for name in PRELOAD:
         try:
@@ -452,12 +269,10 @@ def main(argv):
             loaded += 1
         except ImportError:
             pass
-    import values  # noqa: F401  (the children encode with it)
-
     zygote = Zygote(mode, seed, uid, gid, chan_in, chan_out)
     _self_test(zygote)
     info = {"pid": os.getpid(), "mode": mode, "python": sys.version.split()[0], "preloaded": loaded}
-    _write_all(chan_out, _frame(b"R", json.dumps(info).encode()))
+    ch.write_all(chan_out, _frame(b"R", json.dumps(info).encode()))
     zygote.serve()
     return 0
 

@@ -11,7 +11,7 @@ synthgen.scripted.bank_problems (12 families x 5 levels):
            crashes, a forbidden import, a trivial or nondeterministic function, a syntax error)
            so that every rejection path of the pipeline gets exercised.
   student  recognises the problem (by its code, or for induction by its hint) and answers
-           correctly with the level's solve probability (0.97, 0.75, 0.5, 0.2, 0.0), otherwise
+           correctly with the level's solve probability (0.97, 0.86, 0.5, 0.11, 0.0), otherwise
            with a plausible wrong answer, and now and then with an unreadable one.
 
 Every choice is a function of (seed, rng_seed, prompt, sample index) through SHA-256, so the same

@@ -328,7 +328,7 @@ FAMILIES = {
               "Keep every consonant and symbol in place but put the vowels back in reverse order."),
         Level(text_4, ("'abcabcbb'", "'bbbb'", "''", "'pwwkew'", "'dvdf'", "'abcdefg'"),
               "Find the length of the longest piece of the text in which no character appears twice."),
-        Level(text_5, ("'aabcbcdbca'", "'aaaa'", "'abc'", "'abcabcbb'", "'xyyzyzyx'", "'q'"),
+        Level(text_5, ("'aabcbcdbca'", "'aaaa'", "'abbbc'", "'abcabcbb'", "'aaabbbccca'", "'q'"),
               "Find the length of the shortest piece of the text that still contains every distinct character of the whole text."),
     ],
     "brackets": [

@@ -14,6 +14,7 @@ output. Nothing in this module talks to the sandbox.
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import re
 import textwrap
@@ -22,7 +23,9 @@ from functools import lru_cache
 from typing import Any, Callable
 
 # How often the scripted student solves a problem of each level (1..5).
-SOLVE_PROBABILITY = (0.97, 0.75, 0.5, 0.2, 0.0)
+# Chosen so that each level lands mostly inside one band of SPEC §6 at M = 32: level 2 in the
+# chains scheme's easy band (0.81-0.91), level 3 in medium (0.41-0.59), level 4 in hard (0.05-0.16).
+SOLVE_PROBABILITY = (0.97, 0.86, 0.5, 0.11, 0.0)
 LEVELS = len(SOLVE_PROBABILITY)
 
 
@@ -93,7 +96,7 @@ def build(family: str, level: int, env: str, variant: int = 0) -> BankProblem:
     if env in ("abduction", "deduction"):
         return BankProblem(family, level, env, variant, lv.source(), [lv.inputs[variant % k]])
     if env == "fuzzing":
-        return _fuzz(family, level, variant)
+        return copy.deepcopy(_fuzz(family, level, variant % 6))
     raise ValueError(f"unknown environment {env!r}")
 
 
@@ -108,6 +111,7 @@ _BUGS = {
 }
 
 
+@lru_cache(maxsize=None)
 def _fuzz(family: str, level: int, variant: int) -> BankProblem:
     lv = level_of(family, level)
     params = lv.params
@@ -142,7 +146,7 @@ def _candidates(examples: list[list], pos: int) -> list[list]:
     out = [list(ex) for ex in examples]
     values = [ex[pos] for ex in examples]
     if type(values[0]) is int:
-        out += [_with(examples[0], pos, v) for v in range(0, max(max(values), 10) + 7)]
+        out += [_with(examples[0], pos, v) for v in range(0, 64)]
     else:
         for a in examples:
             for b in examples:

@@ -56,7 +56,10 @@ def teacher_reply(problem: bp.BankProblem, how: str, flaw: str | None, draw) -> 
     elif flaw == "trivial":
         code = "def f(*args):\n    return args[0]"
     elif flaw == "nondeterministic":
-        code = "def f(*args):\n    return hash(repr(args)) % 1000"
+        if problem.env == "fuzzing":  # f is only reached through test_f, so make the test itself unstable
+            helpers[1] = "def test_f(*args):\n    return hash(repr(args)) % 1000 + 1"
+        else:
+            code = "def f(*args):\n    return hash(repr(args)) % 1000"
     elif flaw == "format":
         if problem.env == "induction" and _unit(*draw, "fmt") < 0.5:
             drop_message = True

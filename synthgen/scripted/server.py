@@ -66,6 +66,7 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
         self.in_flight = 0
         self.peak_in_flight = 0
         self.latency_sum_s = 0.0
+        self.overhead_sum_s = 0.0  # time in the handler beyond the injected latency, 200s only
 
     def stats(self) -> dict:
         with self.lock:
@@ -77,6 +78,7 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
                 "in_flight": self.in_flight,
                 "peak_in_flight": self.peak_in_flight,
                 "latency_sum_s": self.latency_sum_s,
+                "overhead_sum_s": self.overhead_sum_s,
             }
 
     def stop(self) -> None:
@@ -172,6 +174,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 server.in_flight -= 1
 
     def _chat(self, raw: bytes) -> None:
+        arrived = time.monotonic()
         server, faults = self.server, self.server.faults
         try:
             body = json.loads(raw or b"null")
@@ -219,7 +222,10 @@ class ScriptedHandler(BaseHTTPRequestHandler):
 
         params = {k: v for k, v in body.items() if k != "messages"}
         try:
-            replies = server.responder.respond(messages, n, request_seed, params)
+            # Answers depend on the body alone (which carries the client's per-request `seed`), so a
+            # request re-sent after a crash gets the answer the first one would have; only faults
+            # use the occurrence count, so that a retry can draw a fresh fault.
+            replies = server.responder.respond(messages, n, derive_seed(server.seed, digest), params)
             if len(replies) != n or not all(isinstance(r, ScriptedReply) for r in replies):
                 raise TypeError(f"responder returned {len(replies)} replies for n={n}")
         except Exception as exc:  # a responder bug: say so loudly, as a 500
@@ -265,11 +271,13 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             },
             "prompt_logprobs": None,
         }
-        with server.lock:
+        with server.lock:  # counted before the answer leaves, so a client never sees stale stats
             server.choices += n
             server.latency_sum_s += latency
             server.by_status["200"] += 1
         self._send_json(200, response)
+        with server.lock:
+            server.overhead_sum_s += time.monotonic() - arrived - latency
 
     def _choice(self, index: int, content: str, reasoning: str, finish: str) -> dict:
         message: dict = {"role": "assistant", "content": content, "refusal": None, "tool_calls": []}

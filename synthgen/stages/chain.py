@@ -125,12 +125,12 @@ async def run_async(settings: ChainSettings, *, force: bool = False, console: Co
 
             with LiveProgress(stats, llm, console, enabled=settings.progress, label="chain") as progress:
                 await asyncio.gather(*(one(s) for s in starts.iter_rows(named=True)))
-        usage = llm.usage.as_dict()
+        usage, usage_line = llm.usage.as_dict(), llm.usage.summary()
     rows.finish({"starts": starts.height})
     links.finish({"chains": builder.accepted, "starts": starts.height})
     write_stats(Path(settings.run_dir) / STAGE / f"stats-{shard}.json", stats, usage,
                 {"shard": shard, "chains": builder.accepted, "starts": starts.height})
-    console.print(summary_table(stats, usage, f"chain {shard}: {builder.accepted} chains from {starts.height} hard problems"))
+    console.print(summary_table(stats, usage_line, f"chain {shard}: {builder.accepted} chains from {starts.height} hard problems"))
     if settings.disjoint and settings.num_shards == 1:
         from synthgen.stages.chain_disjoint import write_disjoint
 

@@ -204,7 +204,7 @@ async def run_async(settings: GenerateSettings, *, force: bool = False, console:
                 gen = Generator(settings, runner, writer, stats)
                 with LiveProgress(stats, llm, console, enabled=settings.progress) as progress:
                     await _run_lineages(gen, todo, max(1, settings.max_in_flight), stop, progress)
-                usage = llm.usage.as_dict()
+                usage, usage_line = llm.usage.as_dict(), llm.usage.summary()
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
@@ -214,7 +214,7 @@ async def run_async(settings: GenerateSettings, *, force: bool = False, console:
     if caught:
         raise Interrupted(caught[0])
     writer.finish({"lineages": len(lineages)})
-    console.print(summary_table(stats, usage, f"generate {shard}: {writer.written} rows in {stage.path}"))
+    console.print(summary_table(stats, usage_line, f"generate {shard}: {writer.written} rows in {stage.path}"))
     return stage
 
 

@@ -80,10 +80,9 @@ class LiveProgress:
         self.stats, self.llm, self.console = stats, llm, console
         self.progress = Progress(
             TextColumn(f"[bold]{label}[/bold]"),
-            BarColumn(),
+            BarColumn(bar_width=16),
             MofNCompleteColumn(),
             TextColumn("{task.fields[figures]}"),
-            TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=console,
             disable=not enabled,
@@ -100,19 +99,18 @@ class LiveProgress:
         self.progress.__exit__(*exc)
 
     def refresh(self) -> None:
-        s, usage = self.stats, self.llm.usage.as_dict()
+        s, total = self.stats, self.llm.usage.total()
         elapsed = max(1e-6, time.monotonic() - s.started)
-        tokens = sum(r.get("completion_tokens", 0) for r in usage.get("roles", {}).values())
-        failures = usage.get("failures", {})
         mean = "-" if s.mean_pass_rate is None else f"{s.mean_pass_rate:.2f}"
+        failures = f"infra {total.samples_infra} trunc {total.samples_truncated} retry {total.retries}"
         figures = (
-            f"turns {s.turns} | valid {s.valid_rate:.0%} | pass {mean} | in flight {self.llm.in_flight}"
-            f" | {tokens / elapsed:,.0f} tok/s | failures {sum(failures.values()) if isinstance(failures, dict) else failures}"
+            f"turns {s.turns} valid {s.valid_rate:.0%} pass {mean} | flight {self.llm.in_flight} "
+            f"{total.completion_tokens / elapsed:,.0f} tok/s | {failures}"
         )
         self.progress.update(self.task, completed=s.lineages_done, total=s.lineages_total, figures=figures)
 
 
-def summary_table(stats: TurnStats, usage: dict[str, Any], title: str) -> Table:
+def summary_table(stats: TurnStats, usage_line: str, title: str) -> Table:
     table = Table(title=title, show_header=True)
     table.add_column("turn", justify="right")
     table.add_column("rows", justify="right")
@@ -122,7 +120,7 @@ def summary_table(stats: TurnStats, usage: dict[str, Any], title: str) -> Table:
         mean = figures["mean_pass_rate"]
         table.add_row(turn, str(figures["rows"]), str(figures["valid"]), "-" if mean is None else f"{mean:.3f}")
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.reasons.items()))
-    table.caption = f"reasons: {reasons}"
+    table.caption = f"reasons: {reasons}\nllm: {usage_line}"
     return table
 
 

@@ -2,7 +2,7 @@
 
 Reads every `*.parquet` under each `--data` folder (the bin stage writes
 `<run_dir>/bin/<difficulty>/*.parquet`; real problems in the same PROBLEMS schema can be mixed
-in), keeps the problems that can be scored, and renders each one's student prompt with its
+in; a chain folder gives its linked problems with their level), keeps the problems that can be scored, and renders each one's student prompt with its
 environment's template (`env.student_messages`). The environment name and the gold columns
 (code, inputs, outputs, fuzzing checkers, visible count) stay as columns: TRL passes every column
 to the reward function, which rebuilds the problem from them.
@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
+from synthgen import records
 from synthgen.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -27,57 +28,97 @@ KEEP = ("problem_id", "env", "code", "inputs", "outputs", "message", "pre_test_c
 PromptFn = Callable[[dict], list]
 
 
-def parquet_files(dirs: Iterable[str | Path]) -> list[Path]:
-    files: list[Path] = []
-    for d in dirs:
-        d = Path(d)
-        if d.is_file() and d.suffix == ".parquet":
-            files.append(d)
-        elif d.is_dir():
-            # Temporary files of an interrupted writer start with a dot; they are not data.
-            files.extend(sorted(p for p in d.rglob("*.parquet") if not any(part.startswith(".") for part in p.relative_to(d).parts)))
-        else:
-            raise UserError(f"training data not found: {d}")
-    if not files:
-        raise UserError(f"no Parquet files under {', '.join(str(d) for d in dirs)}")
-    return files
+def parquet_files(folder: Path) -> list[Path]:
+    # Files being written start with a dot (shards.py writes `.<name>.tmp-<pid>`): not data.
+    return sorted(p for p in folder.rglob("*.parquet")
+                  if not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
+def _read(path: Path):
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path)
+    except Exception as exc:
+        raise UserError(f"cannot read {path}: {str(exc).splitlines()[0]}") from None
+
+
+def _chain_rows(folder: Path) -> list[dict[str, Any]]:
+    """A chain stage folder: the problems its links name, with the link's level as difficulty."""
+    levels: dict[str, str] = {}
+    for path in parquet_files(folder / "links"):
+        for link in _read(path).select(["problem_id", "level"]).to_pylist():
+            levels[link["problem_id"]] = link["level"]
+    rows = []
+    for path in parquet_files(folder / "problems"):
+        for row in _read(path).to_pylist():
+            if row.get("problem_id") in levels:
+                rows.append({**row, "difficulty": levels[row["problem_id"]]})
+    return rows
+
+
+def _folder_rows(folder: Path) -> list[dict[str, Any]]:
+    """Every problems table under `folder`; a row without a difficulty takes its folder's name."""
+    rows: list[dict[str, Any]] = []
+    for path in parquet_files(folder):
+        table = _read(path)
+        if not {"env", "code"} <= set(table.column_names):
+            log.warning("training data: %s is not a problems table (no env/code columns); skipped", path)
+            continue
+        for row in table.to_pylist():
+            row["difficulty"] = str(row.get("difficulty") or path.parent.name)
+            rows.append(row)
+    return rows
 
 
 def load_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """Scorable problem rows from the folders, with a `difficulty` for each (sorted, deduplicated)."""
-    import pyarrow.parquet as pq
+    """Scorable problem rows from the folders, each with a `difficulty` (sorted, deduplicated).
 
+    A folder is read recursively (bin stage output, or any problems tables with a `difficulty`
+    column or one folder per bin); a chain stage folder (with `links/` and `problems/`) gives the
+    linked problems with their chain level (easy/medium/hard) as difficulty, for the soft and
+    hard curricula. The same problem in two folders is kept once.
+    """
+    raw: list[dict[str, Any]] = []
+    for d in dirs:
+        d = Path(d)
+        if d.is_file() and d.suffix == ".parquet":
+            raw.extend(_folder_rows_of_file(d))
+        elif (d / "links").is_dir() and (d / "problems").is_dir():
+            raw.extend(_chain_rows(d))
+        elif d.is_dir():
+            raw.extend(_folder_rows(d))
+        else:
+            raise UserError(f"training data not found: {d}")
     rows: dict[str, dict[str, Any]] = {}
     skipped: dict[str, int] = {}
-    for path in parquet_files(dirs):
-        try:
-            table = pq.read_table(path)
-        except Exception as exc:
-            raise UserError(f"cannot read {path}: {str(exc).splitlines()[0]}") from None
-        names = set(table.column_names)
-        if not {"env", "code"} <= names:
-            raise UserError(f"{path} is not a problems table (needs env and code columns)")
-        folder_bin = path.parent.name
-        for row in table.to_pylist():
-            if row.get("valid") is False:
-                skipped["invalid"] = skipped.get("invalid", 0) + 1
-                continue
-            if not row.get("outputs") and row.get("env") != "fuzzing":
-                skipped["no gold outputs"] = skipped.get("no gold outputs", 0) + 1
-                continue
-            # The bin stage writes a difficulty column; older or hand-made folders name the bin.
-            row["difficulty"] = str(row.get("difficulty") or folder_bin)
-            key = row.get("problem_id") or f"{path}:{len(rows)}"
-            row["problem_id"] = key
-            if key in rows:
-                skipped["duplicate"] = skipped.get("duplicate", 0) + 1
-                continue
-            rows[key] = {k: row.get(k) for k in KEEP}
+    for row in raw:
+        why = None
+        if row.get("valid") is False:
+            why = "invalid"
+        elif not row.get("outputs"):
+            why = "no gold outputs"
+        elif row.get("problem_id") is None:
+            row["problem_id"] = records.problem_id(row["env"], row["code"] or "", row.get("inputs") or [],
+                                                   row.get("message"))
+        if why is None and row["problem_id"] in rows:
+            why = "duplicate"
+        if why:
+            skipped[why] = skipped.get(why, 0) + 1
+            continue
+        rows[row["problem_id"]] = {k: row.get(k) for k in KEEP}
     if skipped:
         log.info("training data: skipped %s", ", ".join(f"{n} {why}" for why, n in sorted(skipped.items())))
     if not rows:
         raise UserError(f"no scorable problems under {', '.join(str(d) for d in dirs)}")
     return [rows[k] for k in sorted(rows)]
+
+
+def _folder_rows_of_file(path: Path) -> list[dict[str, Any]]:
+    table = _read(path)
+    if not {"env", "code"} <= set(table.column_names):
+        raise UserError(f"{path} is not a problems table (needs env and code columns)")
+    return [{**row, "difficulty": str(row.get("difficulty") or path.parent.name)} for row in table.to_pylist()]
 
 
 def env_prompt(row: dict) -> list:

@@ -13,6 +13,7 @@ the model) and returned separately.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -82,11 +83,15 @@ def merged_settings(recipe: Mapping[str, Any], overrides: Mapping[str, Any]) -> 
     out = dict(PAPER_DEFAULTS)
     out.update({k: v for k, v in recipe.items() if k not in EXTRA_KEYS})
     out.update({k: v for k, v in overrides.items() if v is not None})
+    import torch
+
     if "bf16" not in out and "fp16" not in out:
         # TRL turns bf16 on by default; a CPU-only machine trains in float32 instead.
-        import torch
-
         out["bf16"] = bool(torch.cuda.is_available())
+    if "use_cpu" not in out and not torch.cuda.is_available() and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        # Without use_cpu, processes started by torchrun on a machine without GPUs do not join one
+        # distributed job: each would train alone (seen with transformers 5.24 / accelerate 1.15).
+        out["use_cpu"] = True
     return out
 
 

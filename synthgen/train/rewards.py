@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 from typing import Any, Awaitable, Callable, Sequence, Union
 
 log = logging.getLogger(__name__)
@@ -41,8 +42,8 @@ def completion_text(completion: Any) -> str:
 class EnvScorer:
     """Scores completions with `synthgen.envs` in a `synthgen.sandbox` pool started on first use.
 
-    The pool is created inside the event loop that first awaits the scorer (TRL's reward loop
-    thread), so its subprocesses and pipes belong to that loop.
+    One pool serves the whole run; TRL awaits the reward on its own event-loop thread, and the
+    pool's futures can be awaited from any loop.
     """
 
     def __init__(self, sandbox_settings=None, env_settings=None, pool=None):
@@ -61,34 +62,34 @@ class EnvScorer:
             self._envs[name] = get_env(name, self.env_settings) if self.env_settings else get_env(name)
         return self._envs[name]
 
-    async def _get_pool(self):
-        if self._pool is None:
-            from synthgen.sandbox import SandboxPool
+    def start(self):
+        """Start the sandbox pool now (it runs its own thread, so any event loop can await it).
 
-            pool = SandboxPool(self.sandbox)
-            start = getattr(pool, "start", None)
-            if start is not None:
-                result = start()
-                if inspect.isawaitable(result):
-                    await result
-            self._pool = pool
+        Called before training so that a machine where no isolation works fails at once with one
+        line, instead of scoring every completion as infra.
+        """
+        if self._pool is None:
+            from synthgen.sandbox import SandboxPool, SandboxUnavailable
+
+            # Every training process on a node starts its own pool: share the node's cores out.
+            workers = self.sandbox.workers or max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+            try:
+                self._pool = SandboxPool(workers=workers, allow_unsafe=self.sandbox.allow_unsafe)
+            except SandboxUnavailable as exc:
+                from synthgen.errors import UserError
+
+                raise UserError(f"sandbox unavailable: {str(exc).splitlines()[0]}") from None
         return self._pool
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         if self._pool is not None and self._owns_pool:
-            for name in ("aclose", "close"):
-                fn = getattr(self._pool, name, None)
-                if fn is not None:
-                    result = fn()
-                    if inspect.isawaitable(result):
-                        await result
-                    break
+            self._pool.close()
             self._pool = None
 
     async def __call__(self, rows: Sequence[dict], completions: Sequence[str], truncated: Sequence[bool]) -> list:
         from synthgen.envs.base import Problem
 
-        pool = await self._get_pool()
+        pool = self.start()
         groups: dict[str, list[int]] = {}
         for i, row in enumerate(rows):
             key = row.get("problem_id") or repr((row.get("env"), row.get("code"), row.get("inputs")))
@@ -124,7 +125,6 @@ class SandboxReward:
         self.scorer = scorer
         self.max_completion_length = max_completion_length
         self.eos_token_id = eos_token_id
-        self.last_infra = 0  # infra failures in the latest call, for logging
 
     def _truncated(self, completion_ids: Sequence[Sequence[int]] | None, n: int) -> list[bool]:
         # A completion that used the whole token budget without ending is cut off: the paper's
@@ -148,5 +148,4 @@ class SandboxReward:
         values = [None if v is None else float(v) for v in result]
         if len(values) != n:
             raise RuntimeError(f"scorer returned {len(values)} rewards for {n} completions")
-        self.last_infra = sum(v is None for v in values)
         return values

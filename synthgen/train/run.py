@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,7 @@ def resolve_max_steps(settings, recipe: dict[str, Any]) -> int:
     if isinstance(recipe.get("max_steps"), int) and recipe["max_steps"] > 0:
         return recipe["max_steps"]
     if settings.curriculum not in ADAPTIVE:
-        return get_schedule(settings.curriculum).length
+        return get_schedule(settings.curriculum).length or PAPER_STEPS
     return PAPER_STEPS
 
 
@@ -76,8 +77,8 @@ def grpo_overrides(settings, out: Path, max_steps: int) -> dict[str, Any]:
         "save_steps": settings.save_steps,
         "logging_steps": settings.logging_steps,
         "report_to": settings.report_to,
-        "use_vllm": True if settings.use_vllm else None,
-        "vllm_mode": settings.vllm_mode if settings.use_vllm else None,
+        "use_vllm": settings.use_vllm,
+        "vllm_mode": settings.vllm_mode,
         "vllm_server_base_url": settings.vllm_server_base_url,
     }
 
@@ -102,8 +103,7 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None) -> Path:
     """Train; returns the output folder. `scorer` / `prompt_fn` replace the env-based ones (tests)."""
     from synthgen.train.data import bin_counts, load_problem_rows, to_dataset
     from synthgen.train.recipe import build_grpo_config, describe, load_recipe
-    from synthgen.train.rewards import EnvScorer, SandboxReward
-    from synthgen.train.trainer import CurriculumGRPOTrainer
+    from synthgen.train.rewards import EnvScorer
 
     started = time.time()
     recipe = load_recipe(settings.recipe)
@@ -122,10 +122,42 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None) -> Path:
                     "bins (or to every bin when a phase has none): data bins are %s", spec.name, missing, counts)
     args = build_grpo_config(recipe, grpo_overrides(settings, out, max_steps), where=str(settings.recipe or "recipe"))
     dataset = to_dataset(rows, prompt_fn)
-    reward = SandboxReward(scorer or EnvScorer(settings.sandbox), max_completion_length=args.max_completion_length)
+    if scorer is None:
+        scorer = EnvScorer(settings.sandbox)
+        scorer.start()  # fail now, in one line, if no sandbox isolation works here
+    try:
+        trainer = _train(settings, args, model, dataset, spec, scorer, callbacks, out, rows, counts, max_steps)
+    finally:
+        if hasattr(scorer, "close"):
+            scorer.close()
+    trainer.save_model(str(out))
+    if trainer.accelerator.is_main_process:
+        summary = {
+            "model": model, "data": data_dirs(settings), "bins": counts, "curriculum": spec.name,
+            "schedule": spec.schedule.render() if spec.schedule else "frontier (adaptive)",
+            "missing_bins": missing, "max_steps": max_steps, "global_step": trainer.state.global_step,
+            "resumed_from": trainer.checkpoint_used, "grpo": describe(args), "seconds": round(time.time() - started, 1),
+            # Frontier rounds drawn before the stats they should use existed (0 unless the lag is short).
+            "frontier_late_rounds": trainer.frontier.late_rounds if trainer.frontier else None,
+        }
+        (out / "train_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return out
+
+
+def _train(settings, args, model, dataset, spec, scorer, callbacks, out, rows, counts, max_steps):
+    from synthgen.train.recipe import describe
+    from synthgen.train.rewards import SandboxReward
+    from synthgen.train.trainer import CurriculumGRPOTrainer
+
+    reward = SandboxReward(scorer, max_completion_length=args.max_completion_length)
     trainer = CurriculumGRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
                                     curriculum=spec, callbacks=callbacks)
     reward.eos_token_id = getattr(trainer.processing_class, "eos_token_id", None)
+    launched = int(os.environ.get("WORLD_SIZE", "1"))
+    if launched != trainer.accelerator.num_processes:
+        # Processes that did not join one job would each train alone into the same folder.
+        raise UserError(f"{launched} processes were launched but the trainer sees "
+                        f"{trainer.accelerator.num_processes}; on CPU set use_cpu: true in the recipe")
     checkpoint = resume_checkpoint(settings, out)
     if checkpoint:
         trainer.load_curriculum_state(checkpoint)
@@ -133,15 +165,5 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None) -> Path:
         log.info("train: %d problems %s, curriculum %s, %d steps; %s", len(rows), counts, spec.name, max_steps,
                  describe(args))
     trainer.train(resume_from_checkpoint=checkpoint)
-    trainer.save_model(str(out))
-    if trainer.accelerator.is_main_process:
-        summary = {
-            "model": model, "data": data_dirs(settings), "bins": counts, "curriculum": spec.name,
-            "schedule": spec.schedule.render() if spec.schedule else "frontier (adaptive)",
-            "missing_bins": missing, "max_steps": max_steps, "global_step": trainer.state.global_step,
-            "resumed_from": checkpoint, "grpo": describe(args), "seconds": round(time.time() - started, 1),
-            # Frontier rounds drawn before the stats they should use existed (0 unless the lag is short).
-            "frontier_late_rounds": trainer.frontier.late_rounds if trainer.frontier else None,
-        }
-        (out / "train_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    return out
+    trainer.checkpoint_used = checkpoint
+    return trainer

@@ -20,10 +20,8 @@ import json
 import logging
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
 import torch
 from transformers import TrainerCallback
 from trl import GRPOTrainer
@@ -46,7 +44,6 @@ class CurriculumSpec:
     schedule: Schedule | None = None  # already scaled to the run; None for frontier
     frontier: FrontierSettingsData | None = None
     frontier_bins: list[str] | None = None  # default: every bin in the data
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class CurriculumGRPOTrainer(GRPOTrainer):
@@ -133,23 +130,26 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             b = keys[start][0]
             split_groups += len({k for k in keys[start:start + g]}) != 1
             group = rewards[start:start + g]
-            acc = per_bin.setdefault(b, [0, 0.0, 0, 0, 0])  # groups, regret_sum, solved, scored, infra
+            # groups, groups with a scored completion, regret sum, solved, scored, infra
+            acc = per_bin.setdefault(b, [0, 0, 0.0, 0, 0, 0])
             acc[0] += 1
-            acc[4] += sum(v is None for v in group)
+            acc[5] += sum(v is None for v in group)
             scored = group_regret(group)
             if scored is not None:
-                acc[1] += scored[0]
-                acc[2] += scored[1]
-                acc[3] += scored[2]
+                acc[1] += 1
+                acc[2] += scored[0]
+                acc[3] += scored[1]
+                acc[4] += scored[2]
         if self.frontier is not None:
-            self.frontier.record(round_, {b: tuple(v[:4]) for b, v in per_bin.items()})
+            # A group that was all infra says nothing about difficulty: only scored groups count.
+            self.frontier.record(round_, {b: tuple(v[1:5]) for b, v in per_bin.items()})
         sampler = self.curriculum_sampler
         step = sampler.step_of_round(round_) if sampler else self.state.global_step
         weights = sampler.weights(round_) if sampler else {}
         metrics = self._metrics["train"]
         for b, w in weights.items():
             metrics[f"curriculum/weight/{b}"].append(w)
-        for b, (groups, regret_sum, solved, scored, infra) in per_bin.items():
+        for b, (groups, _, _, solved, scored, _) in per_bin.items():
             if scored:
                 metrics[f"curriculum/solve_rate/{b}"].append(solved / scored)
             metrics[f"curriculum/groups/{b}"].append(groups)
@@ -164,9 +164,9 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         bins_out = {}
         rows = []
         for b in sorted(set(per_bin) | set(weights)):
-            groups, regret_sum, solved, scored, infra = per_bin.get(b, [0, 0.0, 0, 0, 0])
+            groups, scored_groups, regret_sum, solved, scored, infra = per_bin.get(b, [0, 0, 0.0, 0, 0, 0])
             rate = solved / scored if scored else None
-            regret = regret_sum / groups if groups and scored else None
+            regret = regret_sum / scored_groups if scored_groups else None
             if groups:
                 bins_out[b] = {"groups": int(groups), "solved": int(solved), "scored": int(scored),
                                "infra": int(infra), "solve_rate": rate, "regret": regret}
@@ -216,6 +216,9 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         if not path.exists():
             return
         state = json.loads(path.read_text(encoding="utf-8"))
+        if state.get("curriculum") != self.curriculum.name:
+            logger.warning("resuming a %r run with curriculum %r: the schedule changes from here on",
+                           state.get("curriculum"), self.curriculum.name)
         if self.frontier is not None and state.get("frontier"):
             self.frontier.load_state_dict(state["frontier"])
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from synthgen.sandbox import Job, SandboxPool, SandboxUnavailable, Status
@@ -41,21 +39,3 @@ def assert_serves(pool: SandboxPool) -> None:
 
 def statuses(result) -> list[str]:
     return [c.status.value for c in result.calls]
-
-
-def pids_of_uid(uid: int) -> set[int]:
-    """Live (non-zombie) processes of a uid on the host."""
-    out = set()
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/status") as fh:
-                fields = dict(line.split(":", 1) for line in fh if ":" in line)
-        except OSError:
-            continue
-        if fields.get("State", "").strip().startswith("Z"):
-            continue
-        if int(fields.get("Uid", "-1").split()[0]) == uid:
-            out.add(int(name))
-    return out

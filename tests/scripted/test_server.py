@@ -251,3 +251,13 @@ def test_process_mode_and_cli_help():
         start_scripted_server(EchoResponder(), mode="process")
     out = subprocess.run([sys.executable, "-m", "synthgen.scripted", "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "NOT a language model" in " ".join(out.stdout.split())
+
+
+def test_make_responder_by_name():
+    from synthgen.scripted import make_responder
+
+    assert isinstance(make_responder("echo"), EchoResponder)
+    with pytest.raises(ValueError):
+        make_responder("oracle")
+    with pytest.raises(UserError):
+        scripted_server_command(port=0, responder="oracle")

@@ -12,6 +12,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -63,7 +64,8 @@ def _mark_done(run_dir: Path, shards: list[int], n: int) -> None:
 def _bash_ok(path: Path) -> None:
     proc = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
     assert proc.returncode == 0, f"{path.name}: {proc.stderr}"
-    shellcheck = shutil.which("shellcheck")
+    beside = Path(sys.executable).parent / "shellcheck"
+    shellcheck = str(beside) if beside.is_file() else shutil.which("shellcheck")
     if shellcheck:
         proc = subprocess.run([shellcheck, "-S", "warning", str(path)], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout
@@ -119,6 +121,20 @@ def test_generate_with_a_shared_server_starts_none(cli, workdir):
     assert "#SBATCH --array=0-2%1\n" in script and "NUM_SHARDS=3\n" in script
     assert "vllm serve" not in script and "--gpus-per-node" not in script
     assert "BASE_URL=http://gpu07:8000/v1\n" in script and 'BASE_URL_ARGS=(--base-url "$BASE_URL")' in script
+
+
+def test_generate_with_the_configs_servers_and_a_container_wrapper(cli, workdir):
+    (workdir / "c.yaml").write_text(
+        "generate: {teacher: {base_url: 'http://t:1/v1'}, student: {base_url: 'http://s:2/v1'}}\n"
+        "slurm: {executable: 'apptainer exec --nv /img/sg.sif synthgen', vllm: {start_server: false}}\n"
+    )
+    rc, out, err = cli("--config", "c.yaml", "slurm", "generate", "--dry-run")
+    assert rc == 0, err
+    script = _scripts(out)["generate.sbatch"]
+    assert "SYNTHGEN=(apptainer exec --nv /img/sg.sif synthgen)" in script
+    assert '"${SYNTHGEN[@]}" slurm wait-ready http://t:1/v1 http://s:2/v1 --timeout 1800' in script
+    assert "BASE_URL_ARGS=()" in script and "vllm serve" not in script
+    _bash_ok(workdir / "data/runs/default/slurm/generate.sbatch")
 
 
 def test_generate_with_everything_done_submits_nothing(cli, workdir):

@@ -126,7 +126,8 @@ def test_kill_9_at_random_moments_then_resume_matches_uninterrupted(cli, seeds_r
 
 @pytest.mark.slow
 def test_injected_faults_leave_every_turn_accounted_for(cli, seeds_run, tmp_path, scripted_server):
-    server = scripted_server(error_rate=0.15, truncate_rate=0.05, garbage_rate=0.05, hang_rate=0.02, hang_s=30)
+    server = scripted_server(error_rate=0.15, rate_limit_rate=0.05, truncation_rate=0.05, garbage_rate=0.05,
+                             hang_rate=0.02, hang_s=30)
     run_dir = _copy_seeds(seeds_run, tmp_path)
     rc, _, err = cli("--config", _fast_retry_config(tmp_path), "generate", "--run-dir", run_dir, "--base-url",
                      server.url, "--no-progress", "--attempts", "8", "--turns", "3", "--lineages-per-seed", "2",
@@ -139,11 +140,16 @@ def test_injected_faults_leave_every_turn_accounted_for(cli, seeds_run, tmp_path
     # infra failures are never scored: the pass rate counts scored attempts only.
     assert ((valid["scored"] + valid["infra_failures"]) <= valid["attempts"]).all()
     assert ((valid["pass_rate"] - valid["correct"] / valid["scored"]).abs() < 1e-9).all()
+    # The faults really happened and were carried as infra, never as wrong answers.
+    infra_turns = rows.filter(pl.col("reason") == reasons.INFRA)
+    assert rows["infra_failures"].sum() + infra_turns.height > 0
+    assert infra_turns["pass_rate"].null_count() == infra_turns.height
+    assert rows["format_failures"].sum() > 0  # truncated and garbage answers are formatting failures
 
 
 def _fast_retry_config(tmp_path):
     cfg = tmp_path / "fast.yaml"
     cfg.write_text(
-        "generate:\n  teacher: {timeout_s: 3}\n  student: {timeout_s: 3}\n  llm: {max_attempts: 3, backoff_initial_s: 0.05, backoff_max_s: 0.2}\n"
+        "generate:\n  teacher: {timeout_s: 3}\n  student: {timeout_s: 3}\n  llm: {max_attempts: 2, backoff_initial_s: 0.05, backoff_max_s: 0.2}\n"
     )
     return cfg

@@ -58,6 +58,8 @@ def test_scaling_rule_rounds_boundaries_and_drops_empty_phases():
     tiny = get_schedule("reverse-medium").scaled(4)  # 17500 -> 1.75 -> 2, 20000 -> 2: middle phase gone
     assert [(p.start, p.end) for p in tiny.phases] == [(0, 2), (2, 4)]
     assert "dropped" in tiny.scale_note
+    three = get_schedule("reverse-medium").scaled(3)  # 1.3125 -> 1 and exactly 1.5 -> 2 (halves up)
+    assert [(p.start, p.end) for p in three.phases] == [(0, 1), (1, 2), (2, 3)]
     same = get_schedule("soft").scaled(50000)
     assert same.phases == get_schedule("soft").phases and "not scaled" in same.scale_note
 
@@ -71,11 +73,19 @@ def test_custom_file(tmp_path):
     assert s.scaled(5).phases[1].start == 2
 
 
+def test_custom_file_without_length_is_in_absolute_steps():
+    s = schedule_from_dict({"steps": {0: {"medium": 1}, 100: {"easy": 1}}})
+    assert s.scaled(10).phases == s.phases and "absolute" in s.scaled(10).scale_note
+    assert s.weights_at(99) == {"medium": 1.0} and s.weights_at(10**6) == {"easy": 1.0}
+    assert "100 - end" in s.render()
+
+
 @pytest.mark.parametrize("data, message", [
     ({"steps": {5: {"easy": 1}}}, "start at step 0"),
     ({"steps": {0: {"easy": -1}}}, "must be a number"),
     ({"steps": {0: {"easy": 0}}}, "all zero"),
     ({"steps": {0: {"easy": 1}}, "lenght": 3}, "unknown key"),
+    ({"steps": {0: {"easy": 1}, 5: {"hard": 1}}, "length": 5}, "above the last start step"),
     ({}, "steps"),
 ])
 def test_custom_schedule_errors(data, message):

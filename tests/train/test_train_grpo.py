@@ -38,6 +38,14 @@ def train(cfg: dict) -> tuple[Path, FakeScorer]:
     return out, scorer
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def rounds(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "curriculum_metrics.jsonl").read_text().splitlines()]
 
@@ -117,20 +125,42 @@ def test_frontier_resume_restores_its_statistics(tmp_path, binned_dir, tiny_mode
 def test_two_processes_with_torchrun(tmp_path, binned_dir, tiny_model, schedule_file):
     out = tmp_path / "out"
     cfg = tmp_path / "settings.json"
-    cfg.write_text(json.dumps(settings(out, binned_dir, tiny_model, schedule_file, max_steps=3)))
+    cfg.write_text(json.dumps(settings(out, binned_dir, tiny_model, schedule_file)))
     torchrun = Path(sys.executable).parent / "torchrun"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([str(torchrun), "--nproc_per_node", "2", "--master_port", "0",
+    proc = subprocess.run([str(torchrun), "--nproc_per_node", "2", "--master_port", str(free_port()),
                            str(Path(__file__).with_name("grpo_worker.py")), str(cfg)],
                           capture_output=True, text=True, env=env, timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = rounds(out)
-    assert [r["round"] for r in rows] == [0, 1, 2]
+    assert [r["round"] for r in rows] == [0, 1, 2, 3]
     for row, allowed in zip(rows, ALLOWED):
         # 2 processes x 16 completions = 4 prompt groups per round, none split across prompts.
         assert set(row["bins"]) <= allowed and sum(b["groups"] for b in row["bins"].values()) == 4
         assert row["split_groups"] == 0
     calls = [json.loads((out / f"scorer_calls_rank{r}.json").read_text()) for r in (0, 1)]
     for rank_calls in calls:  # each process scored its own half, from the scheduled bins
-        assert [{b for b, _ in c} <= allowed for c, allowed in zip(rank_calls, ALLOWED)] == [True] * 3
-    assert all(set(a) != set(b) for a, b in zip(*calls))  # the halves are different problems
+        assert [{b for b, _ in c} <= allowed for c, allowed in zip(rank_calls, ALLOWED)] == [True] * 4
+    halves = [[{tuple(x) for x in c} for c in rank_calls] for rank_calls in calls]
+    assert all(a != b for a, b in zip(*halves))  # each process scored its own share of the groups
+
+
+def test_cli_reverse_medium_with_real_environments(tmp_path, binned_dir, tiny_model):
+    """The acceptance run: the CLI, env prompts and sandbox rewards, a checkpoint and per-bin metrics."""
+    out = tmp_path / "out"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "synthgen", "train", "--data", str(binned_dir), "--model",
+                           str(tiny_model), "--curriculum", "reverse-medium", "--recipe", RECIPE, "--max-steps", "2",
+                           "--output", str(out)], capture_output=True, text=True, env=env, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (out / "checkpoint-2" / "curriculum_state.json").exists() and (out / "model.safetensors").exists()
+    # reverse-medium fitted to 2 steps: 17500 -> 1 and 20000 -> 1, so medium, then easy (= easy-medium).
+    assert [set(r["bins"]) for r in rounds(out)] == [{"medium"}, {"easy-medium"}]
+    assert all(b["scored"] + b["infra"] == 16 for r in rounds(out) for b in r["bins"].values())
+    summary = json.loads((out / "train_summary.json").read_text())
+    assert "dropped" in summary["schedule"] and summary["global_step"] == 2
+
+
+def test_cli_without_a_model_is_a_one_line_error(cli, binned_dir, tmp_path):
+    rc, _, err = cli("train", "--data", str(binned_dir), "--output", str(tmp_path / "o"), "--max-steps", "1")
+    assert rc == 2 and err.strip().count("\n") == 0 and "no model" in err

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# What the sandbox (synthgen/sandbox) needs on a Debian/Ubuntu CI machine: bubblewrap, and the
+# system Python 3 that runs inside it (/usr/bin/python3; the zygote must be readable by uid 65534).
+#
+#   bash .ci/sandbox-setup.sh
+#
+# Idempotent: when both are already there it only checks and exits (no apt-get at all).
+# Needs root to install; without root it reports what is missing and exits 0 (the sandbox then
+# falls back to a weaker isolation level or the tests skip with a reason).
+set -euo pipefail
+
+missing=()
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+[ -x /usr/bin/python3 ] || missing+=(python3)
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "sandbox-setup: bubblewrap $(bwrap --version 2>/dev/null | awk '{print $2}') and /usr/bin/python3 present"
+    exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+    echo "sandbox-setup: missing ${missing[*]} and not root: cannot install (sandbox tests may skip)"
+    exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "sandbox-setup: installed ${missing[*]}"

@@ -1,0 +1,219 @@
+"""Benchmark: synthgen.dedup against a plain single-process datasketch loop, in the same run.
+
+    python bench/dedup.py [--docs 100000] [--baseline-docs 5000] [--workers N]
+
+Data: non-overlapping 40-line chunks of this Python's standard library (then the venv's
+site-packages if more are needed) as distinct problems, plus planted near-duplicates (10%):
+copies of a chunk with every identifier renamed, indentation and spacing changed outside string
+literals, a comment added and, for half of them, one line of code dropped. The first `--baseline-docs` documents are a
+self-contained subsample (originals and their planted copies).
+
+Baseline, on the subsample only (it is slow), extrapolated by its docs/s: for every document a
+`datasketch.MinHash` updated shingle by shingle, then `MinHashLSH` insert of all and a query per
+document, keeping candidates whose `MinHash.jaccard` reaches the threshold, and union-find. Both
+sides use the same normalisation and shingles (synthgen.dedup), so they must find the SAME
+clusters. Fast path: `synthgen.dedup.signatures` + `cluster` (numpy, process pool), end to end
+from texts to cluster labels.
+
+Checks (exit 1 if any fails): clusters identical on the subsample; fast docs/s >= 10x the
+baseline's; the full set in <= 40 s; peak memory (main + workers) < 2 GiB. The last line prints
+the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import resource
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+from synthgen import dedup
+
+LINES = 40
+MAX_SECONDS = 40.0
+MIN_RATIO = 10.0
+MAX_MEMORY_MIB = 2048.0
+_IDENT = re.compile(r"[^\W\d]\w*")
+
+
+def source_files() -> list[Path]:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    first = sorted(p for p in stdlib.rglob("*.py") if "site-packages" not in p.parts)
+    extra = sorted(Path(sysconfig.get_paths()["purelib"]).rglob("*.py"))
+    return first + extra
+
+
+def chunks(n: int) -> list[str]:
+    """n distinct 40-line chunks of library code with at least 20 non-blank lines."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for path in source_files():
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for start in range(0, len(lines) - LINES + 1, LINES):
+            text = "\n".join(lines[start : start + LINES]) + "\n"
+            if sum(1 for line in lines[start : start + LINES] if line.strip()) < 20 or text in seen:
+                continue
+            seen.add(text)
+            out.append(text)
+            if len(out) == n:
+                return out
+    raise SystemExit(f"only {len(out)} chunks of library code found, {n} needed")
+
+
+def mutate(text: str, rng: random.Random) -> str:
+    """A near-duplicate: identifiers renamed, indentation and spacing changed, a comment added
+    and, every other time, one line without quotes dropped (string literals are left alone)."""
+    renamed: dict[str, str] = {}
+
+    def edit(match: re.Match) -> str:
+        tok = match.group(0)
+        first = tok[0]
+        if first.isspace():
+            return re.sub(r"\n( +)", lambda m: "\n" + " " * (len(m.group(1)) // 2), tok)
+        if tok == ",":
+            return " , "
+        if not (first.isalpha() or first == "_") or tok[-1] in "'\"" or tok in dedup._KEEP:
+            return tok
+        return renamed.setdefault(tok, f"{tok}_{rng.randrange(10**6)}")
+
+    lines = dedup._TOKEN.sub(edit, text).splitlines()
+    plain = [i for i, line in enumerate(lines) if line.strip() and not re.search("[\"'#]", line)]
+    if plain and rng.random() < 0.5:
+        del lines[rng.choice(plain)]
+    return "\n".join(lines) + "\n# reviewed copy\n"
+
+
+def build(n: int, n_sub: int, seed: int = 0) -> tuple[list[str], list[tuple[int, int]]]:
+    """Documents (the subsample first) and the (original, copy) index pairs planted."""
+    rng = random.Random(seed)
+    base_sub, base_rest = int(n_sub * 0.9), int((n - n_sub) * 0.9)
+    base = chunks(base_sub + base_rest)
+    docs: list[str] = []
+    planted: list[tuple[int, int]] = []
+    for part, total in ((base[:base_sub], n_sub), (base[base_sub:], n - n_sub)):
+        items = [(text, None) for text in part]
+        for _ in range(total - len(part)):
+            j = rng.randrange(len(part))
+            items.append((mutate(part[j], rng), j))
+        order = list(range(len(items)))
+        rng.shuffle(order)
+        where = {old: len(docs) + new for new, old in enumerate(order)}
+        for old in order:
+            docs.append(items[old][0])
+        planted += [(where[items[i][1]], where[i]) for i in range(len(part), len(items))]
+    return docs, planted
+
+
+def baseline_clusters(docs: list[str], params: dedup.MinHashParams) -> list[list[int]]:
+    """The straightforward datasketch loop."""
+    from datasketch import MinHash, MinHashLSH
+
+    sigs = []
+    for text in docs:
+        m = MinHash(num_perm=params.num_perm, seed=params.seed)
+        for shingle in dedup.problem_shingles(text, None, params.ngram):
+            m.update(shingle)
+        sigs.append(m)
+    lsh = MinHashLSH(threshold=params.threshold, num_perm=params.num_perm,
+                     weights=dedup.lsh_weights(params.recall_weight))
+    for i, m in enumerate(sigs):
+        lsh.insert(i, m)
+    parent = list(range(len(docs)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, m in enumerate(sigs):
+        for j in lsh.query(m):
+            if j != i and m.jaccard(sigs[j]) >= params.threshold:
+                a, b = find(i), find(j)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(docs)):
+        groups.setdefault(find(i), []).append(i)
+    return sorted(g for g in groups.values() if len(g) > 1)
+
+
+def fast_labels(docs: list[str], params: dedup.MinHashParams, workers: int | None) -> tuple:
+    t0 = time.perf_counter()
+    sigs = dedup.signatures([(d, None) for d in docs], params, workers=workers)
+    t1 = time.perf_counter()
+    labels = dedup.cluster(sigs, params)
+    return labels, t1 - t0, time.perf_counter() - t1
+
+
+def peak_mib() -> tuple[float, float]:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+    return own, child
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--docs", type=int, default=100_000)
+    ap.add_argument("--baseline-docs", type=int, default=5_000)
+    ap.add_argument("--workers", type=int, default=None, help="default: the CPUs this process may use")
+    ap.add_argument("--threshold", type=float, default=0.8)
+    args = ap.parse_args(argv)
+    params = dedup.MinHashParams(threshold=args.threshold)
+    workers = args.workers or dedup.default_workers()
+    bands, rows = dedup.lsh_shape(params.threshold, params.num_perm, params.recall_weight)
+
+    t = time.perf_counter()
+    docs, planted = build(args.docs, args.baseline_docs)
+    print(f"data: {len(docs)} docs ({len(docs) - len(planted)} library 40-line chunks + {len(planted)} planted "
+          f"near-duplicates) built in {time.perf_counter() - t:.1f} s")
+    print(f"params: num_perm={params.num_perm}, {params.ngram}-token shingles, threshold {params.threshold} "
+          f"(LSH {bands} bands x {rows} rows), verify={params.verify}, workers={workers}")
+
+    sub = docs[: args.baseline_docs]
+    t = time.perf_counter()
+    base = baseline_clusters(sub, params)
+    base_s = time.perf_counter() - t
+    base_rate = len(sub) / base_s
+    print(f"baseline (MinHash.update per shingle + MinHashLSH insert/query, 1 process) on {len(sub)} docs: "
+          f"{base_s:.1f} s = {base_rate:.0f} docs/s (extrapolated to {len(docs)}: {len(docs) / base_rate:.0f} s)")
+
+    sub_labels, _, _ = fast_labels(sub, params, workers)
+    fast_sub = dedup.clusters_of(sub_labels)
+    same = fast_sub == base
+    differ = len(set(map(tuple, fast_sub)) ^ set(map(tuple, base)))
+    print(f"subsample clusters: baseline {len(base)}, fast {len(fast_sub)}, identical={same} ({differ} differ)")
+
+    labels, sig_s, clu_s = fast_labels(docs, params, workers)
+    total = sig_s + clu_s
+    rate = len(docs) / total
+    found = sum(1 for a, b in planted if labels[a] == labels[b])
+    print(f"fast on {len(docs)} docs: {total:.1f} s = {rate:.0f} docs/s (signatures {sig_s:.1f} s, "
+          f"LSH + clusters {clu_s:.1f} s); {len(dedup.clusters_of(labels))} clusters; planted pairs found "
+          f"{found}/{len(planted)}")
+
+    own, child = peak_mib()
+    memory = own + workers * child
+    print(f"peak memory: main {own:.0f} MiB + {workers} workers x {child:.0f} MiB = {memory:.0f} MiB "
+          f"(limit {MAX_MEMORY_MIB:.0f} MiB)")
+    ratio = rate / base_rate
+    checks = {
+        "same clusters on the subsample": same,
+        f"ratio >= {MIN_RATIO:.0f}x": ratio >= MIN_RATIO,
+        f"{len(docs)} docs in <= {MAX_SECONDS:.0f} s": total <= MAX_SECONDS,
+        "peak memory < 2 GiB": memory < MAX_MEMORY_MIB,
+    }
+    print("checks: " + "; ".join(f"{k}: {'ok' if v else 'MISS'}" for k, v in checks.items()))
+    print(f"ratio: {ratio:.1f}x ({rate:.0f} vs {base_rate:.0f} docs/s)")
+    return 0 if all(checks.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""Settings of `synthgen filter`: the pass-rate band, near-duplicate and contamination rules (SPEC §5)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from synthgen.config.common import RunSettings
+
+
+class DedupSettings(BaseModel):
+    """MinHash near-duplicate removal (synthgen.dedup); within a cluster the problem whose pass
+    rate is closest to 0.5 stays (ties: the earliest turn, then the smallest turn_id)."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    threshold: float = Field(0.8, gt=0, le=1, description="Jaccard similarity that makes a near-duplicate")
+    num_perm: int = Field(128, ge=16, le=1024)
+    ngram: int = Field(5, ge=1, le=64, description="tokens per shingle")
+    seed: int = Field(1, ge=0, description="datasketch MinHash seed")
+    verify: bool = Field(True, description="link an LSH candidate pair only if its estimated Jaccard >= threshold")
+    recall_weight: float = Field(0.9, ge=0.5, lt=1, description="LSH (bands, rows) weight on recall; see synthgen.dedup")
+    per_env: bool = Field(True, description="compare problems of the same environment only")
+    # Earlier runs' kept problems (run dirs or filter folders): new near-duplicates of them are dropped.
+    against: list[str] = Field(default_factory=list)
+    workers: int | None = Field(None, ge=1, description="signature processes (default: usable CPUs)")
+    unhashed: ClassVar[frozenset[str]] = frozenset({"workers"})
+
+
+class ContaminationSettings(BaseModel):
+    """Word n-gram overlap with reference texts (benchmark problems and solutions)."""
+
+    model_config = ConfigDict(extra="forbid")
+    references: list[str] = Field(default_factory=list, description="Parquet / JSONL(.gz) files")
+    columns: list[str] = Field(default_factory=lambda: ["text"], description="text columns to read")
+    ngram: int = Field(13, ge=3, le=64, description="words per n-gram")
+    min_matches: int = Field(1, ge=1, description="shared n-grams that make a problem contaminated")
+
+    @field_validator("columns")
+    @classmethod
+    def _some_columns(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("at least one reference column is needed")
+        return value
+
+
+class FilterSettings(RunSettings):
+    section = "filter"
+    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "input_dir", "rows_per_part"})
+
+    input_dir: str | None = None  # default: <run_dir>/generate
+    band_low: float = Field(0.01, ge=0, le=1)
+    band_high: float = Field(0.97, ge=0, le=1)
+    rejects: bool = True  # write rejected rows (with reject_reason) to <run_dir>/filter/rejects/
+    rows_per_part: int = Field(100_000, ge=1)
+    dedup: DedupSettings = Field(default_factory=DedupSettings)
+    contamination: ContaminationSettings = Field(default_factory=ContaminationSettings)
+
+    @model_validator(mode="after")
+    def _band(self):
+        if self.band_low > self.band_high:
+            raise ValueError(f"band_low ({self.band_low}) exceeds band_high ({self.band_high})")
+        return self

@@ -1,0 +1,154 @@
+"""`synthgen verify`: check one student answer against one problem by hand, and show every step.
+
+    synthgen verify --env deduction seeds/examples/deduction/problem.json seeds/examples/deduction/answer.txt
+    synthgen verify data/runs/x/generate/part-00000.parquet:3 answer.txt      # row 3 (or a turn_id / problem_id)
+
+The problem is validated first (so the gold outputs always come from running it, even when the
+file carries outputs), then the answer is parsed and scored exactly as in generation and
+training. Printed: the validation verdict, the parsed answer, each sandbox call's verdict and
+the reward. Bad paths or malformed files are UserErrors (exit 2); an invalid problem or a wrong
+answer is a normal result (exit 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from synthgen.envs import get_env
+from synthgen.envs.base import Problem
+from synthgen.envs.parsing import ArgsError, canonical_args, short
+from synthgen.errors import UserError
+
+
+def load_problem(spec: str, env_name: str | None) -> Problem:
+    """A Problem from `FILE.json` or `FILE.parquet:ROW` (a row number, turn_id or problem_id)."""
+    path_text, key = spec, None
+    if ".parquet:" in spec:
+        path_text, key = spec.rsplit(":", 1)
+    path = Path(path_text)
+    if not path.is_file():
+        raise UserError(f"problem file not found: {path}")
+    row = _parquet_row(path, key) if path.suffix == ".parquet" else _json_row(path)
+    if env_name and row.get("env") and row["env"] != env_name:
+        raise UserError(f"--env {env_name} does not match the problem's env {row['env']!r}")
+    env = env_name or row.get("env")
+    if not env:
+        raise UserError("the problem has no 'env' field; pass --env")
+    row = {**row, "env": env}
+    if not row.get("code"):
+        raise UserError("the problem has no code")
+    try:
+        problem = Problem.from_fields(row)
+        problem.inputs = [canonical_args(x) for x in problem.inputs]
+    except ArgsError as exc:
+        raise UserError(f"the problem has a malformed input: {exc}") from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UserError(f"the problem is malformed: {exc}") from None
+    return problem
+
+
+def _json_row(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {path}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path} must hold one JSON object with the problem's fields")
+    if not isinstance(data.get("inputs", []), list):
+        raise UserError(f"{path}: 'inputs' must be a list of argument-list strings")
+    return data
+
+
+def _parquet_row(path: Path, key: str | None) -> dict:
+    import pyarrow.parquet as pq
+
+    if key is None or key == "":
+        raise UserError("name a row: FILE.parquet:ROW (a row number, turn_id or problem_id)")
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except Exception as exc:  # pyarrow raises several types for a bad file
+        raise UserError(f"cannot read {path} as Parquet: {short(str(exc), 120)}") from None
+    if key.isdigit():
+        index = int(key)
+        if index >= len(rows):
+            raise UserError(f"{path} has {len(rows)} rows; row {index} does not exist")
+        return rows[index]
+    for row in rows:
+        if key in (row.get("turn_id"), row.get("problem_id")):
+            return row
+    raise UserError(f"no row with turn_id or problem_id {key!r} in {path}")
+
+
+def read_answer(spec: str) -> str:
+    if spec == "-":
+        return sys.stdin.read()
+    path = Path(spec)
+    if not path.is_file():
+        raise UserError(f"answer file not found: {path}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {path}: {exc}") from None
+
+
+def call_labels(problem: Problem, answer: str) -> list[str]:
+    if problem.env == "induction":
+        return [f"f({x})" for x in problem.inputs]
+    if problem.env == "fuzzing":
+        return [f"pre_test_f({answer})", f"test_f({answer})"]
+    return [f"f({answer})"]
+
+
+async def verify(problem: Problem, answer_text: str, env_settings, sandbox, truncated: bool = False, out=print) -> dict:
+    """Validate, parse, score; print each step through `out` and return what was found."""
+    from synthgen.sandbox import SandboxPool, SandboxUnavailable
+
+    env = get_env(problem.env, env_settings)
+    try:
+        pool = SandboxPool(workers=min(2, sandbox.workers or 2), allow_unsafe=sandbox.allow_unsafe)
+    except SandboxUnavailable as exc:
+        raise UserError(f"no sandbox available: {exc}") from None
+    try:
+        out(f"problem: {problem.problem_id}  env: {problem.env}  inputs: {len(problem.inputs)}")
+        problem, verdict = await env.validate(problem, pool, env_settings, sandbox)
+        out(f"validation: {verdict.reason}" + (f" ({verdict.detail})" if verdict.detail else ""))
+        if problem.visible_count is not None:
+            out(f"visible pairs: {problem.visible_count} of {len(problem.inputs)}")
+        if not verdict.valid:
+            out("reward: n/a (the problem is invalid, so no answer can be scored)")
+            return {"verdict": verdict, "reward": None}
+        try:
+            parsed = env.parse_student(answer_text)
+            out("parsed answer:\n  " + parsed.strip().replace("\n", "\n  "))
+        except Exception as exc:  # FormatError: shown, then scored as a format failure below
+            out(f"parsed answer: none ({getattr(exc, 'detail', exc)})")
+            parsed = None
+        reward = await env.score(problem, answer_text, pool, sandbox, truncated=truncated)
+        labels = call_labels(problem, parsed or "")
+        for i, call in enumerate(reward.calls):
+            label = labels[i] if i < len(labels) else f"call {i + 1}"
+            value = f" -> {short(call.value, 100)}" if call.value is not None else ""
+            match = "" if call.match is None else f"  match={call.match}"
+            error = f"  error: {short(call.error, 160)}" if call.error else ""
+            out(f"  {short(label, 80)}: {call.status}{value}{match}{error}")
+        if problem.env == "deduction" and parsed is not None:
+            from synthgen.envs.runner import display
+
+            out(f"  gold output: {short(display(problem.outputs[0]), 100)}  (compared type-strictly, nothing run)")
+        value = "n/a" if reward.value is None else f"{reward.value:g}"
+        out(f"reward: {value} ({reward.status})" + (f" {reward.detail}" if reward.detail else ""))
+        return {"verdict": verdict, "reward": reward}
+    finally:
+        pool.close()
+
+
+def run(env_name: str | None, problem_spec: str, answer_spec: str, env_settings, sandbox, truncated: bool = False) -> int:
+    problem = load_problem(problem_spec, env_name)
+    answer = read_answer(answer_spec)
+    asyncio.run(verify(problem, answer, env_settings, sandbox, truncated=truncated))
+    return 0

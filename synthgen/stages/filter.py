@@ -1,0 +1,320 @@
+"""`synthgen filter`: keep the problems worth training on, and say why every other one went.
+
+Reads every turn that `generate` wrote (`<run_dir>/generate/`, or `--input DIR`) and applies the
+rules below in order; the first rule that fires is the row's one reject reason
+(synthgen.envs.reasons):
+
+1. invalid at generation        the row's own generation reason (format_error, trivial, ...)
+2. no scored attempt            no_evidence (every attempt hit an infrastructure failure, so the
+                                row says nothing about difficulty)
+3. pass rate outside the band   never_solved (0), always_solved (1), else out_of_band; the band
+                                [band_low, band_high] is closed, default [0.01, 0.97] (SPEC §5)
+4. benchmark overlap            contaminated (synthgen.contamination), only with --reference
+5. near-duplicate               near_duplicate (synthgen.dedup) among the rows still standing,
+                                across all shards, and against earlier runs' kept sets
+
+Contamination runs before dedup so a contaminated problem never wins a duplicate cluster and
+takes its clean twins down with it. Kept rows pass through unchanged (PROBLEMS schema) to
+`<run_dir>/filter/kept.part-*.parquet`; rejected rows, with `reject_reason` and
+`reject_detail`, to `<run_dir>/filter/rejects/`; counts to `<run_dir>/filter/stats.json`.
+A re-run with the same settings and the same input does nothing; with other settings it needs
+--force.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+from rich.console import Console
+
+from synthgen.config.filter import FilterSettings
+from synthgen.envs import reasons as R
+from synthgen.errors import UserError
+from synthgen.records import PROBLEMS, REJECTS_EXTRA, SCHEMA_VERSION, content_hash, with_fields
+from synthgen.shards import StageDir, file_metadata, read_metadata, read_parquet_files, write_text_atomic
+
+STAGE = "filter"
+KEPT = "kept"
+REJECTS_STAGE = f"{STAGE}/rejects"
+REJECTS_SHARD = "rejects"
+REJECTS = with_fields(PROBLEMS, REJECTS_EXTRA)
+STATS_FILE = "stats.json"
+
+
+# -- reading ----------------------------------------------------------------------------------------
+def parquet_files(folder: Path) -> list[Path]:
+    """Parquet files directly in `folder` (not in sub-folders, not temp files)."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
+
+
+def conform(table: pa.Table, schema: pa.Schema, what: str) -> pa.Table:
+    """`table` as exactly `schema`: extra columns dropped, missing nullable ones filled with null."""
+    columns = []
+    for field in schema:
+        if field.name in table.column_names:
+            column = table.column(field.name)
+            if not field.nullable and column.null_count:
+                raise UserError(f"{what} has nulls in column {field.name!r}, which must not be null")
+            columns.append(column)
+        elif field.nullable:
+            columns.append(pa.nulls(table.num_rows, field.type))
+        else:
+            raise UserError(f"{what} has no column {field.name!r}: not a synthgen problems table")
+    try:
+        return pa.Table.from_arrays(columns, names=schema.names).cast(schema.remove_metadata())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+        raise UserError(f"{what} does not match the problems schema: {str(exc).splitlines()[0]}") from None
+
+
+def read_problems(folder: Path, what: str, schema: pa.Schema = PROBLEMS) -> pa.Table:
+    """Every Parquet file in `folder` as one table of `schema`; bad input is a one-line UserError."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise UserError(f"{what} not found: {folder} is not a folder")
+    files = parquet_files(folder)
+    if not files:
+        raise UserError(f"{what} holds no Parquet files: {folder}")
+    table = read_parquet_files(files, what=f"{what} ({folder})")
+    version = read_metadata(files[0]).get("schema_version")
+    if version is not None and version != SCHEMA_VERSION:
+        raise UserError(f"{files[0]} has schema version {version}; this synthgen reads version {SCHEMA_VERSION}")
+    return conform(table, schema, f"{what} ({folder})")
+
+
+def fingerprint(files: list[Path]) -> str:
+    """Changes when any input file is added, removed or rewritten."""
+    return content_hash([[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files])
+
+
+def unfinished_shards(folder: Path, files: list[Path]) -> list[str]:
+    shards = {p.name.split(".part-")[0] for p in files if ".part-" in p.name}
+    return sorted(s for s in shards if not (folder / f"{s}.done").is_file())
+
+
+def prior_kept(paths: list[str]) -> pl.DataFrame:
+    """Earlier runs' kept problems (run dir -> its filter/ folder, or a folder of Parquet)."""
+    frames = []
+    for raw in paths:
+        path = Path(raw)
+        folder = path / STAGE if parquet_files(path / STAGE) else path
+        table = read_problems(folder, "earlier kept set")
+        frames.append(pl.from_arrow(table.select(["problem_id", "env", "code", "message"])))
+    return pl.concat(frames) if frames else pl.DataFrame()
+
+
+# -- the rules --------------------------------------------------------------------------------------
+def rule_reasons(df: pl.DataFrame, settings: FilterSettings) -> tuple[list[str | None], list[str | None]]:
+    """Rules 1-3 per row: (reason or None, detail)."""
+    low, high = settings.band_low, settings.band_high
+    reasons: list[str | None] = []
+    details: list[str | None] = []
+    cols = ["turn_id", "valid", "reason", "reason_detail", "pass_rate", "attempts", "scored", "correct",
+            "infra_failures"]
+    for turn_id, valid, reason, detail, p, attempts, scored, correct, infra in df.select(cols).iter_rows():
+        if not valid:
+            if reason not in R.GENERATION:
+                raise UserError(f"row {turn_id} is invalid with reason {reason!r}, not a generation reason code")
+            reasons.append(reason)
+            details.append(detail)
+        elif not scored or p is None:
+            reasons.append(R.NO_EVIDENCE)
+            details.append(f"no scored attempt: {infra} of {attempts} failed on infrastructure")
+        elif p < low or p > high:
+            reasons.append(R.NEVER_SOLVED if p == 0 else R.ALWAYS_SOLVED if p == 1 else R.OUT_OF_BAND)
+            details.append(f"pass rate {p:.4g} ({correct}/{scored}) outside [{low}, {high}]")
+        else:
+            reasons.append(None)
+            details.append(None)
+    return reasons, details
+
+
+def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings) -> tuple[dict[int, str], dict]:
+    """Rule 4: {row: detail} for contaminated rows among `alive`, and a summary."""
+    from synthgen import contamination as C
+
+    cfg = settings.contamination
+    if not cfg.references:
+        return {}, {"references": [], "contaminated": 0}
+    refs = C.load_references(cfg.references, cfg.columns)
+    index = C.ReferenceIndex(refs, cfg.ngram)
+    hits: dict[int, str] = {}
+    cols = ["code", "message", "inputs", "pre_test_code", "test_code"]
+    for i, row in enumerate(df.select(cols).iter_rows()):
+        if alive[i]:
+            detail = index.check(C.problem_text(*row), cfg.min_matches)
+            if detail:
+                hits[i] = detail
+    summary = {"references": [str(r) for r in cfg.references], "reference_texts": len(refs),
+               "reference_ngrams": len(index), "ngram": cfg.ngram, "contaminated": len(hits)}
+    return hits, summary
+
+
+def _distance(p: float | None) -> float:
+    return round(abs((p if p is not None else 0.0) - 0.5), 9)
+
+
+def dedup_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings,
+                  prior: pl.DataFrame | None = None) -> tuple[dict[int, str], dict]:
+    """Rule 5: {row: detail} for near-duplicates among `alive` rows, and a summary.
+
+    Per cluster the row with pass rate closest to 0.5 stays (ties: lowest turn, then turn_id);
+    a cluster that holds an earlier run's kept problem keeps none of the new rows.
+    """
+    from synthgen import dedup
+
+    cfg = settings.dedup
+    rows = np.flatnonzero(alive)
+    prior = prior if prior is not None and prior.height else pl.DataFrame(
+        schema={"problem_id": pl.String, "env": pl.String, "code": pl.String, "message": pl.String})
+    if not cfg.enabled or len(rows) == 0:
+        return {}, {"enabled": cfg.enabled, "clusters": 0, "near_duplicates": 0}
+    started = time.perf_counter()
+    sub = df[rows.tolist()]
+    texts = list(zip(sub["code"].to_list(), sub["message"].to_list()))
+    texts += list(zip(prior["code"].to_list(), prior["message"].to_list()))
+    envs = sub["env"].to_list() + prior["env"].to_list()
+    groups = None
+    if cfg.per_env:
+        codes = {e: k for k, e in enumerate(sorted(set(envs)))}
+        groups = np.array([codes[e] for e in envs], dtype=np.int64)
+    params = dedup.MinHashParams(threshold=cfg.threshold, num_perm=cfg.num_perm, ngram=cfg.ngram,
+                                 seed=cfg.seed, verify=cfg.verify, recall_weight=cfg.recall_weight)
+    labels = dedup.near_duplicate_labels(texts, params, groups=groups, workers=cfg.workers)
+    n_new = len(rows)
+    members: dict[int, list[int]] = {}
+    for k, label in enumerate(labels.tolist()):
+        members.setdefault(label, []).append(k)
+    pass_rates = sub["pass_rate"].to_list()
+    turns = sub["turn"].to_list()
+    turn_ids = sub["turn_id"].to_list()
+    pids = sub["problem_id"].to_list()
+    prior_ids = prior["problem_id"].to_list()
+    hits: dict[int, str] = {}
+    clusters = against = 0
+    for group in members.values():
+        if len(group) < 2:
+            continue
+        clusters += 1
+        new = [k for k in group if k < n_new]
+        old = [k for k in group if k >= n_new]
+        if old:
+            first = prior_ids[old[0] - n_new]
+            for k in new:
+                hits[int(rows[k])] = f"near-duplicate of earlier-run problem {first}"
+                against += 1
+            continue
+        keep = min(new, key=lambda k: (_distance(pass_rates[k]), turns[k], turn_ids[k]))
+        for k in new:
+            if k != keep:
+                hits[int(rows[k])] = (f"near-duplicate of problem {pids[keep]} (turn {turn_ids[keep]}, "
+                                      f"pass rate {pass_rates[keep]:.4g}; cluster of {len(new)})")
+    summary = {"enabled": True, "threshold": cfg.threshold, "num_perm": cfg.num_perm, "ngram": cfg.ngram,
+               "lsh_bands_rows": list(dedup.lsh_shape(cfg.threshold, cfg.num_perm, cfg.recall_weight)),
+               "compared": n_new, "earlier_run_problems": prior.height, "clusters": clusters,
+               "near_duplicates": len(hits), "of_earlier_runs": against,
+               "seconds": round(time.perf_counter() - started, 3)}
+    return hits, summary
+
+
+def decide(df: pl.DataFrame, settings: FilterSettings, prior: pl.DataFrame | None = None
+           ) -> tuple[list[str | None], list[str | None], dict[str, Any]]:
+    """Every row's reject reason (None = kept) and detail, plus the rule summaries."""
+    reasons, details = rule_reasons(df, settings)
+    alive = np.array([r is None for r in reasons], dtype=bool)
+    hits, contamination = contamination_reasons(df, alive, settings)
+    for i, detail in hits.items():
+        reasons[i], details[i], alive[i] = R.CONTAMINATED, detail, False
+    hits, near = dedup_reasons(df, alive, settings, prior)
+    for i, detail in hits.items():
+        reasons[i], details[i] = R.NEAR_DUPLICATE, detail
+    return reasons, details, {"contamination": contamination, "dedup": near}
+
+
+# -- the stage --------------------------------------------------------------------------------------
+def summarize(df: pl.DataFrame, reasons: list[str | None], settings: FilterSettings, extra: dict) -> dict:
+    frame = df.select("env", "turn", "mode").with_columns(
+        pl.Series("reject", reasons, dtype=pl.String))
+    kept = frame.filter(pl.col("reject").is_null())
+    counts = {code: 0 for code in R.GENERATION + R.FILTER}
+    for code, n in frame.drop_nulls("reject").group_by("reject").len().iter_rows():
+        counts[code] = n
+    by_env = {}
+    for env in sorted(frame["env"].unique().to_list()):
+        part = frame.filter(pl.col("env") == env)
+        by_env[env] = {"input": part.height, "kept": part["reject"].null_count(),
+                       "reasons": dict(sorted(part.drop_nulls("reject").group_by("reject").len().iter_rows()))}
+    by_turn = {str(t): {"input": n, "kept": kept.filter(pl.col("turn") == t).height}
+               for t, n in sorted(frame.group_by("turn").len().iter_rows())}
+    return {"stage": STAGE, "settings_hash": settings.settings_hash(), "settings": settings.hashed_view(),
+            "input_rows": df.height, "kept": kept.height, "rejected": df.height - kept.height,
+            "reasons": counts, "by_env": by_env, "by_turn": by_turn, **extra}
+
+
+def _write_parts(stage: StageDir, shard: str, table: pa.Table, rows_per_part: int, meta: dict) -> int:
+    parts = max(1, -(-table.num_rows // rows_per_part))
+    for i in range(parts):
+        stage.write_part(shard, i, table.slice(i * rows_per_part, rows_per_part), meta)
+    return parts
+
+
+def run(settings: FilterSettings, *, force: bool = False, console: Console | None = None) -> dict:
+    console = console or Console(stderr=True, soft_wrap=True)
+    source = Path(settings.input_dir) if settings.input_dir else Path(settings.run_dir) / "generate"
+    files = parquet_files(source)
+    if not files:
+        hint = "" if settings.input_dir else " (run `synthgen generate` first, or pass --input)"
+        raise UserError(f"no generated problems found: {source} holds no Parquet files{hint}")
+    stage = StageDir(settings.run_dir, STAGE)
+    rejects = StageDir(settings.run_dir, REJECTS_STAGE)
+    digest = settings.settings_hash()
+    print_ = fingerprint(files)
+    info = stage.done_info(KEPT)
+    if info is not None and not force:
+        if info.get("settings_hash") != digest:
+            raise UserError(f"{stage.path} was filtered with other settings (hash {info.get('settings_hash')} "
+                            f"vs {digest}); use --force or another --run-dir")
+        if info.get("input") == print_ and (stage.path / STATS_FILE).is_file():
+            console.print(f"filter: {stage.path} is up to date with {source}; nothing to do")
+            return json.loads((stage.path / STATS_FILE).read_text())
+    table = read_problems(source, "generate output")
+    prior = prior_kept(settings.dedup.against) if settings.dedup.enabled and settings.dedup.against else None
+    df = pl.from_arrow(table)
+    reasons, details, extra = decide(df, settings, prior)
+    if not settings.input_dir:
+        pending = unfinished_shards(source, files)
+        if pending:
+            console.print(f"[yellow]filter: {len(pending)} generate shard(s) not finished yet "
+                          f"({pending[0]}, ...); filtering what is there[/yellow]")
+    keep = pa.array([r is None for r in reasons], type=pa.bool_())
+    stats = summarize(df, reasons, settings, {"input": str(source), **extra})
+
+    for s in (stage, rejects):
+        for shard in (KEPT, REJECTS_SHARD):
+            s.clear_shard(shard)
+    meta = file_metadata(STAGE, digest, {"settings": settings.hashed_view()})
+    kept_table = table.filter(keep)
+    n_parts = _write_parts(stage, KEPT, kept_table, settings.rows_per_part, meta)
+    if settings.rejects:
+        dropped = table.filter(pc.invert(keep))
+        mask = [r is not None for r in reasons]
+        dropped = dropped.append_column(REJECTS_EXTRA[0], pa.array([r for r, m in zip(reasons, mask) if m], pa.string()))
+        dropped = dropped.append_column(REJECTS_EXTRA[1], pa.array([d for d, m in zip(details, mask) if m], pa.string()))
+        _write_parts(rejects, REJECTS_SHARD, dropped.cast(REJECTS), settings.rows_per_part, meta)
+    write_text_atomic(stage.path / STATS_FILE, json.dumps(stats, indent=1, sort_keys=True) + "\n")
+    stage.mark_done(KEPT, {"settings_hash": digest, "input": print_, "rows": kept_table.num_rows, "parts": n_parts})
+    report(stats, console)
+    return stats
+
+
+def report(stats: dict, console: Console) -> None:
+    reasons = ", ".join(f"{k} {v}" for k, v in stats["reasons"].items() if v) or "none"
+    console.print(f"filter: kept {stats['kept']} of {stats['input_rows']} rows; rejected: {reasons}")

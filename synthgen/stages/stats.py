@@ -1,0 +1,228 @@
+"""`synthgen stats RUN_DIR`: the numbers of a run, from whatever stages it has so far.
+
+Reads (never writes) `seeds/`, `generate/`, `filter/`, `bin/` and `chain/` under the run
+directory; a stage that is missing is reported as absent, not as an error. Numbers:
+
+- per stage: rows written (seeds, generated turns, kept and rejected, per bin, chain files);
+- per (mode, turn): generated, valid, kept and the mean pass rate of valid rows: the multi-turn
+  yield curve;
+- reject reasons: generation reasons from the invalid rows, filter reasons from filter/stats.json;
+- pass-rate histograms per environment, of valid generated rows and of kept rows;
+- multi-turn against single-turn yield (kept problems per seed) when both modes are present;
+- token use per role (teacher, student: in and out) and tokens per kept problem.
+
+`collect` returns a JSON-ready dict (`--json` prints it as is); `show` renders it with rich.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+from rich.console import Console
+from rich.table import Table
+
+from synthgen.config.stats import StatsSettings
+from synthgen.envs import reasons as R
+from synthgen.errors import UserError
+from synthgen.stages.bin import histogram, sparkline
+from synthgen.stages.filter import parquet_files
+
+TOKENS = ("teacher_tokens_in", "teacher_tokens_out", "student_tokens_in", "student_tokens_out")
+GENERATE_COLUMNS = ("turn_id", "seed_id", "lineage_id", "env", "mode", "turn", "valid", "reason", "pass_rate") + TOKENS
+
+
+def read_columns(files: list[Path], columns: tuple[str, ...], what: str) -> pl.DataFrame:
+    """The `columns` each file has (missing ones become null); bad files are one-line UserErrors."""
+    frames = []
+    for path in files:
+        try:
+            names = pq.read_schema(path).names
+            table = pq.read_table(path, columns=[c for c in columns if c in names])
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise UserError(f"cannot read Parquet file {path} ({what}): {str(exc).splitlines()[0]}") from None
+        frame = pl.from_arrow(table)
+        missing = [c for c in columns if c not in names]
+        frames.append(frame.with_columns([pl.lit(None).alias(c) for c in missing]).select(columns))
+    return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
+
+
+def _rows(files: list[Path], what: str) -> int:
+    total = 0
+    for path in files:
+        try:
+            total += pq.ParquetFile(path).metadata.num_rows
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise UserError(f"cannot read Parquet file {path} ({what}): {str(exc).splitlines()[0]}") from None
+    return total
+
+
+def _json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot read {path}: {exc}") from None
+
+
+def _hist(values: list, buckets: int) -> list[int]:
+    return histogram([v for v in values if v is not None], buckets)
+
+
+def collect(settings: StatsSettings) -> dict[str, Any]:
+    run = Path(settings.run_dir)
+    if not run.is_dir():
+        raise UserError(f"run directory not found: {run}")
+    b = settings.buckets
+    out: dict[str, Any] = {"run_dir": str(run), "stages": {}, "histogram_edges": [i / b for i in range(b + 1)]}
+    stages = out["stages"]
+
+    seeds = parquet_files(run / "seeds")
+    stages["seeds"] = {"rows": _rows(seeds, "seeds")} if seeds else None
+
+    gen_files = parquet_files(run / "generate")
+    gen = read_columns(gen_files, GENERATE_COLUMNS, "generate") if gen_files else None
+    kept_files = parquet_files(run / "filter")
+    kept_ids = (set(read_columns(kept_files, ("turn_id",), "filter")["turn_id"].to_list())
+                if kept_files else None)
+    filter_stats = _json(run / "filter" / "stats.json")
+    kept_frame = read_columns(kept_files, ("turn_id", "env", "pass_rate"), "filter") if kept_files else None
+
+    if gen is not None:
+        stages["generate"] = {"rows": gen.height, "valid": int(gen["valid"].sum()),
+                              "invalid": gen.height - int(gen["valid"].sum()),
+                              "seeds": gen["seed_id"].n_unique(), "lineages": gen["lineage_id"].n_unique(),
+                              "shards_done": len(list((run / "generate").glob("*.done")))}
+    else:
+        stages["generate"] = None
+    stages["filter"] = None if kept_files == [] and filter_stats is None else {
+        "kept": len(kept_ids or ()),
+        "rejected": filter_stats.get("rejected") if filter_stats else None,
+        "input_rows": filter_stats.get("input_rows") if filter_stats else None,
+    }
+    bin_summary = _json(run / "bin" / "summary.json")
+    if bin_summary:
+        stages["bin"] = {name: info["written"] for name, info in bin_summary["bins"].items()}
+        stages["bin"]["outside"] = bin_summary["outside"]["total"]
+    elif (run / "bin").is_dir():
+        stages["bin"] = {p.name: _rows(parquet_files(p), "bin") for p in sorted((run / "bin").iterdir())
+                         if p.is_dir() and parquet_files(p)} or None
+    else:
+        stages["bin"] = None
+    chain_files = sorted(p for p in (run / "chain").rglob("*.parquet") if not p.name.startswith(".")) \
+        if (run / "chain").is_dir() else []
+    stages["chain"] = {"files": len(chain_files), "rows": _rows(chain_files, "chain")} if chain_files else None
+    if not any(stages.values()):
+        raise UserError(f"{run} holds no stage output (seeds/, generate/, filter/, bin/ or chain/)")
+
+    out["reasons"] = {"generation": {}, "filter": {}}
+    if gen is not None:
+        gen = gen.with_columns(pl.col("turn_id").is_in(list(kept_ids or ())).alias("kept"))
+        invalid = gen.filter(~pl.col("valid"))
+        out["reasons"]["generation"] = dict(sorted(invalid.group_by("reason").len().iter_rows()))
+        out["turns"] = _turns(gen, kept_ids is not None)
+        out["modes"] = _modes(gen, kept_ids is not None)
+        out["tokens"] = _tokens(gen, len(kept_ids) if kept_ids is not None else None)
+        out["pass_rate_histograms"] = {"generated_valid": {
+            env: _hist(gen.filter(pl.col("valid") & (pl.col("env") == env))["pass_rate"].to_list(), b)
+            for env in sorted(gen["env"].unique().to_list())}}
+    if filter_stats:
+        out["reasons"]["filter"] = {k: v for k, v in filter_stats.get("reasons", {}).items() if k in R.FILTER and v}
+    if kept_frame is not None:
+        out.setdefault("pass_rate_histograms", {})["kept"] = {
+            env: _hist(kept_frame.filter(pl.col("env") == env)["pass_rate"].to_list(), b)
+            for env in sorted(kept_frame["env"].unique().to_list())}
+    return out
+
+
+def _mean(series: pl.Series) -> float | None:
+    value = series.drop_nulls().mean()
+    return None if value is None else round(float(value), 4)
+
+
+def _turns(gen: pl.DataFrame, have_kept: bool) -> list[dict]:
+    rows = []
+    for (mode, turn), part in sorted(gen.group_by(["mode", "turn"]), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        valid = part.filter(pl.col("valid"))
+        rows.append({"mode": mode, "turn": int(turn), "generated": part.height, "valid": valid.height,
+                     "kept": int(part["kept"].sum()) if have_kept else None,
+                     "mean_pass_rate": _mean(valid["pass_rate"])})
+    return rows
+
+
+def _modes(gen: pl.DataFrame, have_kept: bool) -> dict | None:
+    modes = sorted(gen["mode"].unique().to_list())
+    if not {"multi", "single"} <= set(modes):
+        return None
+    out: dict[str, Any] = {}
+    for mode in ("multi", "single"):
+        part = gen.filter(pl.col("mode") == mode)
+        seeds = part["seed_id"].n_unique()
+        kept = int(part["kept"].sum()) if have_kept else None
+        out[mode] = {"seeds": seeds, "generated": part.height, "valid": int(part["valid"].sum()), "kept": kept,
+                     "kept_per_seed": round(kept / seeds, 4) if kept is not None and seeds else None}
+    m, s = out["multi"]["kept_per_seed"], out["single"]["kept_per_seed"]
+    out["multi_over_single"] = round(m / s, 3) if m is not None and s else None
+    return out
+
+
+def _tokens(gen: pl.DataFrame, kept: int | None) -> dict:
+    sums = {c: int(gen[c].fill_null(0).sum()) for c in TOKENS}
+    out: dict[str, Any] = {"kept_problems": kept}
+    for role in ("teacher", "student"):
+        tin, tout = sums[f"{role}_tokens_in"], sums[f"{role}_tokens_out"]
+        out[role] = {"in": tin, "out": tout, "total": tin + tout,
+                     "per_kept": round((tin + tout) / kept, 1) if kept else None}
+    total = out["teacher"]["total"] + out["student"]["total"]
+    out["total"] = {"total": total, "per_kept": round(total / kept, 1) if kept else None}
+    return out
+
+
+# -- rendering --------------------------------------------------------------------------------------
+def _table(title: str, headers: list[str], rows: list[list[Any]], left: tuple[int, ...] = (0,)) -> Table:
+    table = Table(title=title, title_justify="left", show_edge=False)
+    for i, h in enumerate(headers):
+        table.add_column(h, justify="left" if i in left else "right", no_wrap=i in left)
+    for row in rows:
+        table.add_row(*["-" if v is None else str(v) for v in row])
+    return table
+
+
+def show(data: dict[str, Any], console: Console) -> None:
+    stages = data["stages"]
+    console.print(f"[bold]run[/bold] {data['run_dir']}")
+    rows = []
+    for name, info in stages.items():
+        if info is None:
+            rows.append([name, "absent"])
+        else:
+            rows.append([name, ", ".join(f"{k} {v}" for k, v in info.items() if v is not None)])
+    console.print(_table("stages", ["stage", "rows"], rows, left=(0, 1)))
+    if data.get("turns"):
+        console.print(_table("yield per turn", ["mode", "turn", "generated", "valid", "kept", "mean pass rate"],
+                             [[t["mode"], t["turn"], t["generated"], t["valid"], t["kept"], t["mean_pass_rate"]]
+                              for t in data["turns"]]))
+    reasons = [["generation", k, v] for k, v in data["reasons"]["generation"].items()]
+    reasons += [["filter", k, v] for k, v in data["reasons"]["filter"].items()]
+    if reasons:
+        console.print(_table("reject reasons", ["stage", "reason", "rows"], reasons, left=(0, 1)))
+    for kind, groups in data.get("pass_rate_histograms", {}).items():
+        console.print(_table(f"pass rates ({kind.replace('_', ' ')})", ["env", "n", "0" + "·" * (len(data["histogram_edges"]) - 3) + "1"],
+                             [[env, sum(c), sparkline(c)] for env, c in groups.items()], left=(0, 2)))
+    modes = data.get("modes")
+    if modes:
+        console.print(_table("multi-turn vs single-turn", ["mode", "seeds", "generated", "valid", "kept", "kept/seed"],
+                             [[m, *(modes[m][k] for k in ("seeds", "generated", "valid", "kept", "kept_per_seed"))]
+                              for m in ("multi", "single")]))
+        console.print(f"multi/single kept per seed: {modes['multi_over_single']}")
+    tokens = data.get("tokens")
+    if tokens:
+        console.print(_table(f"tokens (kept problems: {tokens['kept_problems']})", ["role", "in", "out", "total", "per kept"],
+                             [[r, tokens[r]["in"], tokens[r]["out"], tokens[r]["total"], tokens[r]["per_kept"]]
+                              for r in ("teacher", "student")]
+                             + [["all", None, None, tokens["total"]["total"], tokens["total"]["per_kept"]]]))
