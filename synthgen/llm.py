@@ -226,6 +226,13 @@ class LLMClient:
             )
         return self._clients[ident]
 
+    async def _acquire(self) -> None:
+        self.queued += 1
+        try:
+            await self._sem.acquire()
+        finally:
+            self.queued -= 1
+
     def _flight(self, delta: int) -> None:
         now = time.monotonic()
         self._flight_area += self.in_flight * (now - self._flight_t)
@@ -274,30 +281,35 @@ class LLMClient:
     async def _request(
         self, role: str, rc: RoleConfig, messages: list[dict], n: int, seed: int | None = None
     ) -> list[Completion] | None:
-        """One chat request for n samples, retried; None when the server rejects n > 1."""
+        """One chat request for n samples, retried; None when the server rejects n > 1.
+
+        The slot is taken before anything else: thousands of calls queued at once then cost
+        almost nothing until their turn, and the first requests reach the server sooner."""
+        await self._acquire()
+        held = True
         usage = self.usage.role(role)
-        client = self._client(rc)
-        body = self._body(rc, messages, n, seed)
-        options = {"timeout": openai.Timeout(rc.timeout_s, connect=min(rc.timeout_s, 30.0))}
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_attempts),
-            wait=wait_exponential_jitter(
-                initial=self.config.backoff_initial_s, max=self.config.backoff_max_s, jitter=self.config.backoff_initial_s
-            ),
-            retry=retry_if_exception(_retryable),
-            reraise=True,
-        )
         start = time.monotonic()
         try:
+            client = self._client(rc)
+            body = self._body(rc, messages, n, seed)
+            options = {"timeout": openai.Timeout(rc.timeout_s, connect=min(rc.timeout_s, 30.0))}
+            retrying = AsyncRetrying(
+                stop=stop_after_attempt(self.config.max_attempts),
+                wait=wait_exponential_jitter(
+                    initial=self.config.backoff_initial_s,
+                    max=self.config.backoff_max_s,
+                    jitter=self.config.backoff_initial_s,
+                ),
+                retry=retry_if_exception(_retryable),
+                reraise=True,
+            )
             async for attempt in retrying:
                 with attempt:
                     if attempt.retry_state.attempt_number > 1:
                         usage.retries += 1
-                    self.queued += 1
-                    try:
-                        await self._sem.acquire()
-                    finally:
-                        self.queued -= 1
+                    if not held:  # a retry: the slot was given back during the backoff sleep
+                        await self._acquire()
+                        held = True
                     self._flight(+1)
                     t0 = time.monotonic()
                     try:
@@ -314,12 +326,16 @@ class LLMClient:
                     finally:
                         self._flight(-1)
                         self._sem.release()
+                        held = False
         except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
             if n > 1:
                 return None  # maybe n is not supported: the caller falls back to single requests
             return _infra(usage, n, exc, time.monotonic() - start)
         except (openai.APIError, _BadResponse) as exc:
             return _infra(usage, n, exc, time.monotonic() - start)
+        finally:
+            if held:
+                self._sem.release()
         _account(usage, response, completions, latency)
         return completions
 

@@ -156,10 +156,10 @@ async def test_n_is_one_request(serve):
 async def test_n_fallback_when_the_server_rejects_n(serve):
     server = serve(reject_n=True)
     async with client(server) as llm:
-        first = await llm.complete("student", msgs("a"), n=4)
+        first = await llm.complete("student", msgs("a"), n=4, key="a")
         assert [c.status for c in first] == ["ok"] * 4 and len({c.content for c in first}) == 4
         assert server.stats()["by_status"] == {"400": 1, "200": 4}
-        await llm.complete("student", msgs("b"), n=3)  # remembered: no second 400
+        await llm.complete("student", msgs("b"), n=3, key="b")  # remembered: no second 400
         assert server.stats()["by_status"] == {"400": 1, "200": 7}
     async with client(server, use_n=False) as llm:
         await llm.complete("student", msgs("c"), n=2)
@@ -228,7 +228,7 @@ async def test_partial_n_fallback_replays_finished_samples(serve, tmp_path):
     server = serve(SecondHalfSlow(), reject_n=True)
     cache = tmp_path / "c.sqlite"
     llm = client(server, cache)
-    task = asyncio.ensure_future(llm.complete("student", msgs("x"), n=4))
+    task = asyncio.ensure_future(llm.complete("student", msgs("x"), n=4, key="k"))
     while len(calls) < 4 or len(llm._cache) < 2:  # two samples finished and cached, two hanging
         await asyncio.sleep(0.01)
     task.cancel()
@@ -237,7 +237,7 @@ async def test_partial_n_fallback_replays_finished_samples(serve, tmp_path):
     release.set()
     ok_before = server.stats()["by_status"].get("200", 0)
     async with client(server, cache) as llm:
-        results = await llm.complete("student", msgs("x"), n=4)
+        results = await llm.complete("student", msgs("x"), n=4, key="k")
     assert [c.cached for c in results].count(True) == 2 and all(c.ok for c in results)
     assert server.stats()["by_status"]["200"] - ok_before == 2  # only the two missing samples
 

@@ -35,7 +35,7 @@ def default(model: type[Settings], name: str) -> Any:
     return f.get_default(call_default_factory=True)
 
 
-def settings_from(ctx: typer.Context, model: type[S], extra: dict[str, Any] | None = None, **flags: Any) -> S:
+def settings_from(ctx: typer.Context, model: type[S], /, extra: dict[str, Any] | None = None, **flags: Any) -> S:
     """Settings for `model`: defaults < config file < flags the user actually typed.
 
     A flag left at its default does not override the file; Click tells us which were given.

@@ -61,8 +61,8 @@ def register(app: typer.Typer) -> None:
 
             typer.echo(f"tiny model written to {build(make_tiny_model)}")
             return
-        settings = _settings_from(
-            ctx, data=list(data) if data else None, model=model, curriculum=curriculum,
+        settings = settings_from(
+            ctx, TrainSettings, data=list(data) if data else None, model=model, curriculum=curriculum,
             output=output, max_steps=max_steps, recipe=recipe, seed=seed, num_generations=num_generations,
             per_device_train_batch_size=batch, learning_rate=learning_rate,
             max_completion_length=max_completion_length, save_steps=save_steps, logging_steps=logging_steps,
@@ -75,16 +75,6 @@ def register(app: typer.Typer) -> None:
 
         out = run(settings)
         typer.echo(f"train: checkpoints and metrics in {out}")
-
-
-def _settings_from(ctx: typer.Context, **flags) -> TrainSettings:
-    # `settings_from(ctx, model, **flags)` cannot take a flag called `model` (its second
-    # parameter has that name), so the model path goes in after the other flags are resolved.
-    model = flags.pop("model")
-    settings = settings_from(ctx, TrainSettings, **flags)
-    if model is not None:
-        settings.model = model
-    return settings
 
 
 def render_schedule(name: str, max_steps: int | None) -> str:

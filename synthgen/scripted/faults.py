@@ -1,9 +1,11 @@
 """Fault injection and randomness for the scripted server: latency, errors, hangs, cut answers.
 
-Every random draw comes from a hash of (server seed, request body, how many times that exact body
-arrived before, choice index), never from global arrival order: two runs against fresh servers
-with the same seed get the same answers and the same faults even when requests race. Counting
-repeats of the same body is what lets a retry (same body, next occurrence) draw a fresh fault.
+Every random draw comes from a hash, never from global arrival order, so two runs against fresh
+servers with the same seed behave alike even when requests race:
+  - answers: (server seed, request body); the body carries the client's per-request `seed`, so a
+    request re-sent after a crash gets the answer the first one would have had;
+  - faults and latency: (server seed, request body, how many times that exact body arrived
+    before, choice index), so a retry (same body, next occurrence) draws a fresh fault.
 """
 
 from __future__ import annotations

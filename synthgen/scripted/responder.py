@@ -25,9 +25,9 @@ class ScriptedReply:
 class Responder(Protocol):
     def respond(self, messages: list[dict], n: int, rng_seed: int, params: dict) -> list[ScriptedReply]:
         """Return exactly `n` replies. `rng_seed` is derived by the server from (server seed,
-        request body, occurrence of that body), so the same request answered twice on a fresh
-        server with the same seed gets the same replies. `params` holds the request's other fields
-        (model, reasoning_effort, temperature, top_p, max_tokens, ...)."""
+        request body), so the same request gets the same replies (the client puts a per-sample
+        `seed` in the body to tell samples apart). `params` holds the request's other fields
+        (model, reasoning_effort, temperature, top_p, max_tokens, seed, ...)."""
         ...
 
 

@@ -253,3 +253,8 @@ def run(settings: BinSettings, *, force: bool = False, plot_path: Path | None = 
                       f"{max(b.high for b in bins):g}, {outside['no_pass_rate']} without a pass rate)"
                       + ("; written to bin/_outside/" if settings.write_outside else "; --write-outside keeps them"))
     return summary
+
+
+def demo_step(run_dir: Path, *, console: Console, **_) -> None:
+    """The bin step of `synthgen demo`: the broad scheme on the demo's kept problems."""
+    run(BinSettings(run_dir=run_dir), force=True, console=console, out_console=console)

@@ -3,13 +3,15 @@
 Reads (never writes) `seeds/`, `generate/`, `filter/`, `bin/` and `chain/` under the run
 directory; a stage that is missing is reported as absent, not as an error. Numbers:
 
-- per stage: rows written (seeds, generated turns, kept and rejected, per bin, chain files);
+- per stage: rows written (seeds, generated turns, kept and rejected, per bin; chains, links and
+  problems of the chain stage);
 - per (mode, turn): generated, valid, kept and the mean pass rate of valid rows: the multi-turn
   yield curve;
 - reject reasons: generation reasons from the invalid rows, filter reasons from filter/stats.json;
 - pass-rate histograms per environment, of valid generated rows and of kept rows;
 - multi-turn against single-turn yield (kept problems per seed) when both modes are present;
-- token use per role (teacher, student: in and out) and tokens per kept problem.
+- token use per role (teacher, student: in and out) and tokens per kept problem; the chain
+  stage's own tokens separately.
 
 `collect` returns a JSON-ready dict (`--json` prints it as is); `show` renders it with rich.
 """
@@ -114,9 +116,7 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
                          if p.is_dir() and parquet_files(p)} or None
     else:
         stages["bin"] = None
-    chain_files = sorted(p for p in (run / "chain").rglob("*.parquet") if not p.name.startswith(".")) \
-        if (run / "chain").is_dir() else []
-    stages["chain"] = {"files": len(chain_files), "rows": _rows(chain_files, "chain")} if chain_files else None
+    stages["chain"], chain_tokens = _chain(run / "chain")
     if not any(stages.values()):
         raise UserError(f"{run} holds no stage output (seeds/, generate/, filter/, bin/ or chain/)")
 
@@ -128,6 +128,8 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         out["turns"] = _turns(gen, kept_ids is not None)
         out["modes"] = _modes(gen, kept_ids is not None)
         out["tokens"] = _tokens(gen, len(kept_ids) if kept_ids is not None else None)
+        if chain_tokens is not None:
+            out["tokens"]["chain"] = chain_tokens
         out["pass_rate_histograms"] = {"generated_valid": {
             env: _hist(gen.filter(pl.col("valid") & (pl.col("env") == env))["pass_rate"].to_list(), b)
             for env in sorted(gen["env"].unique().to_list())}}
@@ -138,6 +140,26 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
             env: _hist(kept_frame.filter(pl.col("env") == env)["pass_rate"].to_list(), b)
             for env in sorted(kept_frame["env"].unique().to_list())}
     return out
+
+
+def _chain(folder: Path) -> tuple[dict | None, dict | None]:
+    """Chain stage counts (links, chains, problems) and the tokens its own turns used."""
+    files = sorted(p for p in folder.rglob("*.parquet") if not p.name.startswith(".")) if folder.is_dir() else []
+    if not files:
+        return None, None
+    info: dict[str, Any] = {"files": len(files)}
+    links = parquet_files(folder / "links")
+    if links:
+        ids = read_columns(links, ("chain_id",), "chain links")["chain_id"]
+        info.update(links=len(ids), chains=ids.n_unique())
+    problems = parquet_files(folder / "problems")
+    tokens = None
+    if problems:
+        frame = read_columns(problems, TOKENS, "chain problems")
+        info["problems"] = frame.height
+        sums = {c: int(frame[c].fill_null(0).sum()) for c in TOKENS}
+        tokens = {role: sums[f"{role}_tokens_in"] + sums[f"{role}_tokens_out"] for role in ("teacher", "student")}
+    return info, tokens
 
 
 def _mean(series: pl.Series) -> float | None:
@@ -226,3 +248,6 @@ def show(data: dict[str, Any], console: Console) -> None:
                              [[r, tokens[r]["in"], tokens[r]["out"], tokens[r]["total"], tokens[r]["per_kept"]]
                               for r in ("teacher", "student")]
                              + [["all", None, None, tokens["total"]["total"], tokens["total"]["per_kept"]]]))
+        if tokens.get("chain"):
+            console.print(f"chain stage tokens (on top): teacher {tokens['chain']['teacher']}, "
+                          f"student {tokens['chain']['student']}")

@@ -298,8 +298,13 @@ def test_templates_ship_in_the_wheel():
     except ImportError:  # Python 3.10
         import tomli as tomllib
 
-    pyproject = tomllib.loads((TEMPLATES.parents[2] / "pyproject.toml").read_text())
-    globs = pyproject["tool"]["setuptools"].get("package-data", {}).get("synthgen", [])
+    root = TEMPLATES.parents[2]
+    package_data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"].get("package-data", {})
     for template in TEMPLATES.glob("*.j2"):
-        rel = template.relative_to(TEMPLATES.parents[1]).as_posix()
-        assert any(fnmatch.fnmatch(rel, g) for g in globs), f"{rel} is not in package-data {globs}"
+        shipped = False
+        for package, globs in package_data.items():
+            package_dir = root / package.replace(".", "/")
+            if package_dir in template.parents:
+                rel = template.relative_to(package_dir).as_posix()
+                shipped = shipped or any(fnmatch.fnmatch(rel, g) for g in globs)
+        assert shipped, f"{template.name} is not in pyproject's package-data {package_data}"
