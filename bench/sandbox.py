@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = make_jobs(args.jobs)
     failures = []
     with SandboxPool(args.workers) as pool:
-        print(f"isolation: {pool.isolation}; workers: {pool.workers}; machine cores: {os.cpu_count()}")
+        print(f"isolation: {pool.isolation}; workers: {pool.workers}; usable cores: {len(os.sched_getaffinity(0))}")
         pool.run_many(make_jobs(200))  # warm-up
         nb = min(args.baseline_jobs, len(jobs))
         chunk, pool_verdicts, rates, infra, samples = 1000, [], [], 0, []

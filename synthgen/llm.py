@@ -17,6 +17,10 @@
   sends M single requests and remembers that for the endpoint.
 - With a cache path, every ok or truncated sample is stored as soon as it arrives
   (synthgen.llm_cache); a re-run replays them with zero requests.
+- With a caller `key`, each request carries a sampling `seed` derived from (key, sample index)
+  (vLLM gives sample i of an n-request seed + i), so a request re-sent after a crash asks for
+  the same sample. Without a key no seed is sent.
+- One LLMClient per process and event loop: it holds one AsyncOpenAI per (base_url, api key).
 """
 
 from __future__ import annotations

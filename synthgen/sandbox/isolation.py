@@ -92,9 +92,14 @@ def default_python() -> str:
 
 
 def prepare_sandbox_dir() -> str:
-    """A fresh world-readable folder with the zygote's three stdlib-only modules."""
-    base = "/tmp" if os.path.isdir("/tmp") else None
-    path = tempfile.mkdtemp(prefix="synthgen-sandbox-", dir=base)
+    """A fresh world-readable folder with the zygote's three stdlib-only modules.
+
+    Its name carries our pid; folders left by processes that no longer exist (a host killed
+    with SIGKILL cannot clean up) are removed here.
+    """
+    base = "/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()
+    _remove_stale_dirs(base)
+    path = tempfile.mkdtemp(prefix=f"synthgen-sandbox-{os.getpid()}-", dir=base)
     os.chmod(path, 0o755)
     for name in ("zygote.py", "child.py", "values.py"):
         shutil.copyfile(_HERE / name, os.path.join(path, name))
@@ -103,6 +108,23 @@ def prepare_sandbox_dir() -> str:
     os.mkdir(cache)
     os.chmod(cache, 0o755)
     return path
+
+
+def _remove_stale_dirs(base: str) -> None:
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split("-")
+        if len(parts) != 4 or parts[:2] != ["synthgen", "sandbox"] or not parts[2].isdigit():
+            continue
+        try:
+            os.kill(int(parts[2]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+        except OSError:
+            pass
 
 
 def compile_modules(plan: Plan) -> None:

@@ -83,7 +83,7 @@ class SandboxPool:
 
     def __init__(self, workers: int | None = None, *, isolation: str = "auto", allow_unsafe: bool = False,
                  python: str | None = None, hash_seed: int = 0, limits: Limits | None = None):
-        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.workers = max(1, workers or _usable_cpus())
         self.limits = limits or Limits()
         self._plan = iso.choose(isolation, allow_unsafe, python)
         self.isolation = self._plan.level
@@ -384,6 +384,14 @@ class SandboxPool:
             if pending.claim():
                 pending.future.set_result(infra_result(pending.job, self.isolation, "the sandbox pool was closed"))
         self._sel.close()
+
+
+def _usable_cpus() -> int:
+    """CPUs this process may run on (respects taskset and cpusets, unlike os.cpu_count())."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -124,3 +124,20 @@ def test_bad_config_is_exit_2(tmp_path, capsys):
     cfg.write_text("[stats]\nbuckets = 1\n")
     assert _main(["--config", str(cfg), "stats", str(tmp_path / "run")]) == 2
     assert "stats.buckets" in capsys.readouterr().err
+
+
+def test_chain_stage_counts_and_tokens(tmp_path):
+    from synthgen.records import CHAIN_LINKS
+
+    run = tmp_path / "run"
+    write_generate(run, generate_rows())
+    chain = run / "chain"
+    StageDir(chain, "problems").write_part("shard-00000-of-00001", 0, table_from_rows(
+        [make_row(9, 1, "chain", 0.5), make_row(9, 2, "chain", 0.85)], PROBLEMS), file_metadata("chain", "c"))
+    links = [dict(link_id=f"c1-{i}", chain_id="c1", level=level, position=i, problem_id=f"p{i}", pass_rate=0.5,
+                  env="induction") for i, level in enumerate(("hard", "medium", "easy"))]
+    StageDir(chain, "links").write_part("shard-00000-of-00001", 0, table_from_rows(links, CHAIN_LINKS),
+                                        file_metadata("chain", "c"))
+    data = stage.collect(StatsSettings(run_dir=run))
+    assert data["stages"]["chain"] == {"files": 2, "links": 3, "chains": 1, "problems": 2}
+    assert data["tokens"]["chain"] == {"teacher": 3000, "student": 600}
