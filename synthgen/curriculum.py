@@ -4,7 +4,7 @@ A schedule says, for each RL (optimizer) step, with which weights a training pro
 from each difficulty bin. The paper's schedules (SPEC §8, paper 000 Tables 2 and 4) are written
 below over 40,000 steps and over three named slots, easy / medium / hard; a schedule maps each
 slot to a data bin (the `difficulty` column the bin stage writes), e.g. reverse-medium maps its
-"easy" slot to the `easy-medium` bin.
+"easy" slot to the `easy_medium` bin.
 
 Scaling rule (stated by `synthgen train --show-schedule`): a run of N steps shorter than the
 schedule's length L has every phase boundary b moved to round(b * N / L) (halves round up); a
@@ -152,7 +152,7 @@ def _paper_schedules() -> dict[str, Schedule]:
         "reverse-medium": _table("reverse-medium", [
             (0, 17500, (0, 1, 0)), (17500, 20 * k, (.25, .75, 0)), (20 * k, 40 * k, (1, 0, 0))],
             "paper 000 Table 4 (reverse, medium start; its easy is the easy-medium split)",
-            bin_map={"easy": "easy-medium"}),
+            bin_map={"easy": "easy_medium"}),
         "soft": _table("soft", [
             (0, 7500, (.80, .15, .05)), (7500, 17500, (.15, .80, .05)), (17500, 30 * k, (.15, .40, .45)),
             (30 * k, 40 * k, (.05, .15, .80))], "paper 000 Table 2 (soft, chains)"),
@@ -183,7 +183,7 @@ def load_schedule_file(path: Path) -> Schedule:
 
         name: my-curriculum          # optional
         length: 40000                # optional: scale like the paper's tables (omitted: absolute steps)
-        bins: {easy: easy-medium}    # optional: names used below -> data bins
+        bins: {easy: easy_medium}    # optional: names used below -> data bins
         steps:
           0:     {medium: 1}
           17500: {easy: 0.25, medium: 0.75}

@@ -1,16 +1,16 @@
 """Near-duplicate detection: MinHash signatures of normalised problem text and LSH clustering.
 
 A problem's text is its code plus its message. Code is split into tokens by one regular
-expression (Python's `tokenize` is several times slower and gives up on fragments): comments and
-whitespace are dropped, and every identifier that is not a keyword or builtin becomes a
+expression (Python's `tokenize` is several times slower and gives up on fragments): comments
+and whitespace are dropped, and every identifier that is not a keyword or builtin becomes a
 placeholder numbered by first occurrence within its logical line (`v0`, `v1`, ...), so renamed
-variables and reformatted code give the same tokens. The message is lower-cased words and
-punctuation. A shingle is `ngram` consecutive tokens joined by spaces.
+variables and reformatted code give the same tokens. The message is lower-cased words (its
+punctuation is dropped). A shingle is `ngram` consecutive tokens joined by spaces.
 
 Signatures are exactly datasketch's: `MinHash(num_perm, seed)` (affine32 scheme, the default
 sha1_hash32) updated with every shingle's UTF-8 bytes. We compute them without a MinHash object:
-hash every shingle once, apply the same permutations to all of a document's hashes with numpy,
-and spread documents over a process pool. Candidate pairs are documents that share a band, with
+hash every distinct shingle once per process (a bounded cache), apply the same permutations to
+all of a document's hashes with numpy, and spread documents over a process pool. Candidate pairs are documents that share a band, with
 the (bands, rows) that datasketch's `MinHashLSH(threshold, num_perm, weights)` picks; with
 `verify` a pair links only if its estimated Jaccard (equal slots / num_perm, as
 `MinHash.jaccard`) reaches the threshold. Clusters are the connected components of the links;
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import itertools
 import keyword
 import multiprocessing
 import os
@@ -36,6 +37,7 @@ import numpy as np
 _TOKEN = re.compile(
     r"""\s+"""  # whitespace: matched so that it is skipped cheaply
     r"""|[^\W\d]\w*(?![\w'"])"""  # identifier or keyword (not a string prefix)
+    r"""|[()\[\]{},;]"""  # common punctuation, early: it is frequent and starts nothing longer
     r"""|\#[^\r\n]*"""  # comment
     r"""|[rRbBuUfF]{0,2}(?:'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"""
     r'''|"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""'''
@@ -43,7 +45,7 @@ _TOKEN = re.compile(
     r"""|\d[\w.]*|\.\d\w*"""  # numbers
     r"""|\*\*=?|//=?|>>=?|<<=?|->|:=|[-+*/%&|^@<>=!]=|[^\s\w]"""  # operators, punctuation
 )
-_WORD = re.compile(r"\w+|[^\w\s]")
+_WORD = re.compile(r"\w+")
 _KEEP = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
 _SKIP = frozenset(" \t\n\r\f\v#")  # first characters of whitespace tokens and comments
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
@@ -76,6 +78,22 @@ class MinHashParams:
 
 
 # -- text -> tokens -> shingles ------------------------------------------------------------------
+# Token -> kind, per process (bounded): one dict lookup instead of several string tests per token.
+_SKIP_KIND, _NEWLINE_KIND, _NAME_KIND, _OPEN_KIND, _CLOSE_KIND, _OTHER_KIND = range(6)
+_KINDS: dict[str, int] = {}
+_KINDS_MAX = 1 << 20
+_PLACEHOLDERS = [f"v{i}" for i in range(256)]
+
+
+def _kind(tok: str) -> int:
+    first = tok[0]
+    if first in _SKIP:
+        return _SKIP_KIND if first == "#" or "\n" not in tok else _NEWLINE_KIND
+    if (first.isalpha() or first == "_") and tok[-1] not in "'\"" and tok not in _KEEP:
+        return _NAME_KIND
+    return _OPEN_KIND if tok in _OPEN else _CLOSE_KIND if tok in _CLOSE else _OTHER_KIND
+
+
 def code_tokens(code: str) -> list[str]:
     """Tokens of (possibly broken) Python code: no comments or whitespace, identifiers renamed.
 
@@ -88,23 +106,30 @@ def code_tokens(code: str) -> list[str]:
     out: list[str] = []
     append = out.append
     depth = 0
+    kinds, get = _KINDS, _KINDS.get
     for tok in _TOKEN.findall(code):
-        first = tok[0]
-        if first in _SKIP:
-            if depth == 0 and first != "#" and "\n" in tok:
-                names = {}
-            continue
-        if (first.isalpha() or first == "_") and tok[-1] not in "'\"" and tok not in _KEEP:
+        kind = get(tok)
+        if kind is None:
+            kind = _kind(tok)
+            if len(tok) < 40 and len(kinds) < _KINDS_MAX:  # long ones are strings and comments
+                kinds[tok] = kind
+        if kind == _OTHER_KIND:
+            append(tok)
+        elif kind == _NAME_KIND:
             placeholder = names.get(tok)
             if placeholder is None:
-                placeholder = names[tok] = f"v{len(names)}"
+                k = len(names)
+                placeholder = names[tok] = _PLACEHOLDERS[k] if k < 256 else f"v{k}"
             append(placeholder)
-            continue
-        if first in _OPEN:
+        elif kind == _NEWLINE_KIND:
+            if depth == 0:
+                names = {}
+        elif kind == _OPEN_KIND:
             depth += 1
-        elif first in _CLOSE and depth:
-            depth -= 1
-        append(tok)
+            append(tok)
+        elif kind == _CLOSE_KIND:
+            depth -= depth > 0
+            append(tok)
     return out
 
 
@@ -152,18 +177,49 @@ def _fmix32(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint32(16))
 
 
-def _sha1_32(items: list[bytes]) -> np.ndarray:
-    """datasketch.hashfunc.sha1_hash32 of every item: the first 4 digest bytes, little-endian."""
-    sha1 = hashlib.sha1
-    digests = b"".join([sha1(s).digest() for s in items])
-    return np.frombuffer(digests, dtype="<u4")[::5].astype(np.uint32)
+def sha1_32(text: str) -> int:
+    """datasketch.hashfunc.sha1_hash32 of the UTF-8 bytes of `text`."""
+    return int.from_bytes(hashlib.sha1(text.encode()).digest()[:4], "little")
 
 
-def signatures_of_shingles(docs: Sequence[list[bytes]], a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(len(docs), num_perm) uint32 signatures; a document without shingles stays all-max (empty).
+# Shingle -> sha1_32, per process. Shingles of normalised code repeat a lot (about 4 in 5 of them
+# had been seen before in the benchmark's library code), so most hashes become a dict lookup.
+# Bounded so a worker stays small: ~150 MB at 2**20 entries; once full, new shingles are hashed
+# every time (the frequent ones tend to arrive early).
+_HASH_CACHE: dict[str, int] = {}
+_HASH_CACHE_MAX = 1 << 20
 
-    Works on blocks of about `_GROUP_SHINGLES` shingles laid out (num_perm, shingles), so that
-    the permuted block stays in cache and the per-document minimum is one `reduceat` per block.
+
+def shingle_hashes(tokens: Sequence[str], n: int) -> list[int]:
+    """sha1_32 of every shingle of `tokens`: the same values as hashing `shingles(tokens, n)`."""
+    if len(tokens) < n:
+        grams = [" ".join(tokens)] if tokens else []
+    elif n == 1:
+        grams = list(tokens)
+    else:
+        grams = [" ".join(run) for run in zip(*(tokens[i:] for i in range(n)))]
+    cache = _HASH_CACHE
+    values = list(map(cache.get, grams))
+    if None in values:
+        missing = [i for i, value in enumerate(values) if value is None]
+        sha1 = hashlib.sha1
+        digests = b"".join([sha1(grams[i].encode()).digest() for i in missing])
+        fresh = np.frombuffer(digests, dtype="<u4")[::5].tolist()  # first 4 of every 20 bytes
+        room = _HASH_CACHE_MAX - len(cache)
+        for i, value in zip(missing, fresh):
+            values[i] = value
+            if room > 0:
+                cache[grams[i]] = value
+                room -= 1
+    return values
+
+
+def signatures_of_hashes(docs: Sequence[list[int]], a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(len(docs), num_perm) uint32 signatures from each document's shingle hashes.
+
+    A document without shingles stays all-max, like an empty datasketch MinHash. Works on blocks
+    of about `_GROUP_SHINGLES` hashes laid out (num_perm, shingles), so that the permuted block
+    stays in cache and the per-document minimum is one `reduceat` per block.
     """
     out = np.full((len(docs), len(a)), _MAX32, dtype=np.uint32)
     a_col, b_col = a[:, None], b[:, None]
@@ -176,7 +232,7 @@ def signatures_of_shingles(docs: Sequence[list[bytes]], a: np.ndarray, b: np.nda
         block = docs[start:stop]
         if total:
             counts = np.fromiter((len(d) for d in block), dtype=np.int64, count=len(block))
-            hv = _fmix32(_sha1_32([s for d in block for s in d]))
+            hv = _fmix32(np.fromiter(itertools.chain.from_iterable(block), dtype=np.uint32, count=total))
             permuted = np.multiply(a_col, hv[None, :])
             permuted += b_col
             offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
@@ -188,7 +244,7 @@ def signatures_of_shingles(docs: Sequence[list[bytes]], a: np.ndarray, b: np.nda
 
 def _sign_chunk(job: tuple[list[tuple[str | None, str | None]], int, np.ndarray, np.ndarray]) -> np.ndarray:
     texts, n, a, b = job
-    return signatures_of_shingles([problem_shingles(c, m, n) for c, m in texts], a, b)
+    return signatures_of_hashes([shingle_hashes(problem_tokens(c, m), n) for c, m in texts], a, b)
 
 
 def default_workers() -> int:
@@ -304,6 +360,31 @@ def _components(n: int, edges: Iterable[tuple[int, int]]) -> np.ndarray:
     return np.fromiter((find(i) for i in range(n)), dtype=np.int64, count=n)
 
 
+def _distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index of the first row of each distinct row, in order; distinct-row number of every row).
+
+    Rows are grouped by a 64-bit key and then compared whole; `np.unique(axis=0)` gives the same
+    answer but sorts 100k signatures about ten times slower.
+    """
+    key = _row_keys(matrix)
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    starts = np.concatenate(([True], sk[1:] != sk[:-1]))
+    first = np.maximum.accumulate(np.where(starts, np.arange(len(sk)), 0))
+    rep = np.empty(len(sk), dtype=np.int64)
+    rep[order] = order[first]  # the first row (in input order) with the same key
+    if not (matrix == matrix[rep]).all():  # a key collision: fall back to an exact sort
+        _, idx, inverse = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
+        order = np.argsort(idx, kind="stable")
+        renumber = np.empty_like(order)
+        renumber[order] = np.arange(len(order))
+        return idx[order], renumber[inverse.reshape(-1)]
+    rows_of = np.flatnonzero(rep == np.arange(len(rep)))
+    number = np.full(len(rep), -1, dtype=np.int64)
+    number[rows_of] = np.arange(len(rows_of))
+    return rows_of, number[rep]
+
+
 def cluster(sigs: np.ndarray, params: MinHashParams, groups: np.ndarray | None = None) -> np.ndarray:
     """A label per document: the smallest document index of its near-duplicate cluster.
 
@@ -315,9 +396,8 @@ def cluster(sigs: np.ndarray, params: MinHashParams, groups: np.ndarray | None =
     if n == 0:
         return np.empty(0, dtype=np.int64)
     g = np.zeros(n, dtype=np.uint32) if groups is None else np.asarray(groups).astype(np.uint32)
-    unique, inverse = np.unique(np.column_stack([g, sigs]), axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    usig, ugroup = unique[:, 1:], unique[:, 0]
+    rows_of, inverse = _distinct_rows(np.column_stack([g, sigs]))
+    usig, ugroup = sigs[rows_of], g[rows_of]
     bands, rows = lsh_shape(params.threshold, params.num_perm, params.recall_weight)
     pairs = candidate_pairs(usig, bands, rows)
     pairs = pairs[ugroup[pairs[:, 0]] == ugroup[pairs[:, 1]]]

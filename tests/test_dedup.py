@@ -77,7 +77,7 @@ def test_tokens_ignore_names_whitespace_and_comments():
 
 
 def test_message_is_part_of_the_text():
-    assert dedup.problem_tokens("x = 1", "Add TWO.")[-4:] == [dedup.MESSAGE_MARK, "add", "two", "."]
+    assert dedup.problem_tokens("x = 1", "Add TWO.")[-3:] == [dedup.MESSAGE_MARK, "add", "two"]
     assert dedup.problem_tokens("x = 1", None) == dedup.problem_tokens("x = 1", "   ")
 
 
@@ -158,3 +158,13 @@ def test_same_clusters_as_the_plain_datasketch_loop():
     pairs = {(min(i, j), max(i, j)) for i, m in enumerate(mins) for j in lsh.query(m) if i != j}
     bands, rows = dedup.lsh_shape(loose.threshold, loose.num_perm, loose.recall_weight)
     assert {tuple(p) for p in dedup.candidate_pairs(sigs, bands, rows).tolist()} == pairs
+
+
+def test_distinct_rows_survives_key_collisions(monkeypatch):
+    rng = np.random.default_rng(1)
+    matrix = rng.integers(0, 3, (500, 3)).astype(np.uint32)
+    expected = dedup._distinct_rows(matrix)
+    monkeypatch.setattr(dedup, "_row_keys", lambda m: np.zeros(len(m), dtype=np.uint64))
+    rows_of, inverse = dedup._distinct_rows(matrix)
+    assert np.array_equal(rows_of, expected[0]) and np.array_equal(inverse, expected[1])
+    assert np.array_equal(matrix[rows_of][inverse], matrix)

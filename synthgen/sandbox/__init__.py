@@ -22,9 +22,13 @@ The code under test is hostile and may do anything Python can. What holds, at le
     gets a fresh, size-capped tmpfs /tmp as its working directory and a fresh IPC namespace;
     nothing written there outlives the job.
   * Jobs cannot touch each other or the zygote: each job's child is pid 1 of its own pid
-    namespace (it cannot see or signal the zygote or other jobs), the zygote is not dumpable (no
-    /proc/<pid>/mem), the child inherits no descriptor but its stdout/stderr capture pipes and
+    namespace (it cannot see or signal the zygote or other jobs) and has its own user, mount and
+    IPC namespaces (fresh keyrings, System V IPC and /tmp); the zygote is not dumpable (no
+    /proc/<pid>/mem); the child inherits no descriptor but its stdout/stderr capture pipes and
     its result pipe, and it exits after the job (no module, builtin or global survives).
+  * Less kernel to attack: no capabilities, no_new_privs, and a seccomp filter (x86-64,
+    aarch64) that refuses mount, namespace, keyring, ptrace, bpf, io_uring, perf, module and
+    similar system calls.
   * Resources are bounded: wall clock (SIGKILL of the child's whole pid namespace), CPU time,
     address space, file size, open files, no new processes or threads (RLIMIT_NPROC=0), no core
     dumps, captured output and result sizes (a job over a cap gets `output_too_large`).
@@ -35,15 +39,14 @@ The code under test is hostile and may do anything Python can. What holds, at le
     from outside the child; `infra` (the sandbox failed) is never reported as a wrong answer.
 
 What is NOT covered:
-  * Kernel exploits: all levels share the host kernel (namespaces, not a VM). The kernel
-    attack surface is not reduced by a seccomp filter.
+  * Kernel exploits: all levels share the host kernel (namespaces, not a VM); the seccomp
+    deny-list narrows what is reachable but is not an allow-list.
   * Reading world-readable files under /usr (and, at "setuid-netns", anywhere on the host that
     "others" may read; world-writable host folders other than /tmp, /var/tmp, /dev/shm stay
     writable there). Nothing secret should live in world-readable files.
-  * Side channels and denial of service against the machine as a whole beyond the limits above
-    (memory is capped per job, but many workers times memory_mb must fit in RAM; tmpfs /tmp
-    counts towards host memory). Per-uid kernel state such as the user keyring is shared by all
-    jobs of one worker.
+  * Side channels (timing, /proc of the sandbox's own processes, CPU contention) and denial of
+    service against the machine as a whole beyond the limits above (memory is capped per job,
+    but workers x memory_mb must fit in RAM; tmpfs /tmp counts towards host memory).
   * Code that needs threads, subprocesses, the network or site-packages: it fails (honestly, as
     an exception), it is not given those things.
   * Level "rlimits-only" isolates nothing: limits only; refused unless allow_unsafe=True.

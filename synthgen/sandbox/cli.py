@@ -167,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("synthgen sandbox: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (e.g. `| head`)
+        return 0
 
 
 if __name__ == "__main__":

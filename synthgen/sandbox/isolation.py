@@ -91,6 +91,14 @@ def default_python() -> str:
     return os.path.realpath(sys.executable)
 
 
+def usable_cpus() -> int:
+    """CPUs this process may run on (respects taskset and cpusets, unlike os.cpu_count())."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def prepare_sandbox_dir() -> str:
     """A fresh world-readable folder with the zygote's three stdlib-only modules.
 

@@ -8,9 +8,11 @@
         first, second = await pool.run_twice_for_determinism(job)
 
 Each worker is one zygote (see zygote.py) that runs one job at a time. Jobs wait in one queue per
-group and go to whichever worker frees up first: no batches, no barriers. The "main" group's
-zygotes all start with the same PYTHONHASHSEED (so results are reproducible); the "alt" group,
-started on first use, has another seed and serves the determinism check.
+group and go to idle workers first; when every worker is busy, one more job is queued inside each
+zygote's pipe so that it never waits for this process between jobs. No batches, no barriers.
+The "main" group's zygotes all start with the same PYTHONHASHSEED and random seed (results are
+reproducible); the "alt" group, started on first use, has other seeds and serves the
+determinism check. A job queued behind another is re-queued, not failed, if that worker dies.
 
 Health: a worker that dies, breaks the protocol or overruns its job's deadline by GRACE_S is killed
 and replaced, and its job is reported as `infra`. If workers keep failing to start, queued jobs get
@@ -83,7 +85,7 @@ class SandboxPool:
 
     def __init__(self, workers: int | None = None, *, isolation: str = "auto", allow_unsafe: bool = False,
                  python: str | None = None, hash_seed: int = 0, limits: Limits | None = None):
-        self.workers = max(1, workers or _usable_cpus())
+        self.workers = max(1, workers or iso.usable_cpus())
         self.limits = limits or Limits()
         self._plan = iso.choose(isolation, allow_unsafe, python)
         self.isolation = self._plan.level
@@ -91,7 +93,8 @@ class SandboxPool:
                         "alt": _Group("alt", hash_seed + 1, self.workers, False)}
         self._inbox: list[tuple[str, _Pending]] = []
         self._lock = threading.Lock()
-        self._closing = False
+        self._closing = self._closed = False
+        self._stopped_by = ""
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -105,13 +108,13 @@ class SandboxPool:
 
     def submit(self, job: Job, *, group: str = "main") -> concurrent.futures.Future:
         """Queue a job; the future's result is its JobResult (never an exception for job trouble)."""
-        if not isinstance(job, Job):
-            raise TypeError(f"expected a Job, got {type(job).__name__}")
+        if not isinstance(job, Job) or group not in self._groups:
+            raise TypeError(f"expected a Job and a group in {sorted(self._groups)}, got {type(job).__name__}, {group!r}")
         future: concurrent.futures.Future = concurrent.futures.Future()
         pending = _Pending(job, future, self.limits.job_payload(job))
         with self._lock:
             if self._closing:
-                raise RuntimeError("the sandbox pool is closed")
+                raise RuntimeError("the sandbox pool is closed" + (f" (stopped by {self._stopped_by})" if self._stopped_by else ""))
             self._inbox.append((group, pending))
         self._wake()
         return future
@@ -134,16 +137,15 @@ class SandboxPool:
         return tuple(await asyncio.gather(first, second))  # type: ignore[return-value]
 
     def close(self) -> None:
+        """Stop every worker (jobs not finished get `infra`) and remove the sandbox folder. Idempotent."""
         with self._lock:
-            already = self._closing
             self._closing = True
-        if already:
+            done, self._closed = self._closed, True
+        if done:
             return
         self._wake()
         if threading.current_thread() is not self._thread:
             self._thread.join(timeout=30)
-            os.close(self._wake_r)
-            os.close(self._wake_w)
         atexit.unregister(self._atexit)
         shutil.rmtree(self._plan.sandbox_dir, ignore_errors=True)
 
@@ -166,10 +168,12 @@ class SandboxPool:
     # ---- the I/O thread ----------------------------------------------------------------------
 
     def _wake(self) -> None:
-        try:
-            os.write(self._wake_w, b"x")
-        except BlockingIOError:
-            pass  # already awake
+        with self._lock:  # (the I/O thread closes the pipe under the same lock when it ends)
+            if self._wake_w >= 0:
+                try:
+                    os.write(self._wake_w, b"x")
+                except BlockingIOError:
+                    pass  # already awake
 
     def _loop(self) -> None:
         self._sel = selectors.DefaultSelector()
@@ -206,7 +210,12 @@ class SandboxPool:
                         self._read_err(worker)
                     else:
                         self._read_out(worker)
+        except BaseException as exc:  # a bug here must not leave callers waiting forever
+            self._stopped_by = f"{type(exc).__name__}: {exc}"
+            raise
         finally:
+            with self._lock:
+                self._closing = True
             self._shutdown()
 
     def _next_timeout(self, now: float) -> float:
@@ -220,15 +229,13 @@ class SandboxPool:
             if (worker.state == "starting" or worker.inflight) and now > worker.deadline:
                 what = "did not start in time" if worker.state == "starting" else "did not report in time"
                 self._retire(worker, f"sandbox worker {what}")
-        if group.active and len(group.workers) < group.size and now >= group.next_spawn:
+        failing = group.failures >= 3
+        if group.active and len(group.workers) < group.size and now >= group.next_spawn and (group.queue or not failing):
             for _ in range(group.size - len(group.workers)):
                 self._spawn(group)
-        if group.failures >= 3 and not any(w.state == "ready" for w in group.workers):
+        if failing and not any(w.state == "ready" for w in group.workers):
             while group.queue:  # keep nothing waiting on a sandbox that cannot start
-                pending = group.queue.popleft()
-                if pending.claim():
-                    pending.future.set_result(infra_result(pending.job, self.isolation,
-                                                           f"sandbox workers cannot start: {group.last_error}"))
+                self._fail_queued(group.queue.popleft(), f"sandbox workers cannot start: {group.last_error}")
         # Idle workers first; then, once every worker is up, one more job queued behind each.
         starting = any(w.state == "starting" for w in group.workers)
         for depth in range(1, 2 if starting else PIPELINE_DEPTH + 1):
@@ -293,7 +300,7 @@ class SandboxPool:
 
     def _read_out(self, worker: _Worker) -> None:
         try:
-            data = os.read(worker.out_fd, 1 << 20)
+            data = os.read(worker.out_fd, 1 << 16)  # a pipe's capacity: bigger reads only churn the allocator
         except BlockingIOError:
             return
         except OSError as exc:
@@ -327,8 +334,8 @@ class SandboxPool:
             try:
                 header, blobs = split_done_frame(frame[1:])
                 result = build_result(pending.job, header, blobs, self.isolation, self.limits)
-            except (ValueError, KeyError, TypeError, struct.error) as exc:
-                self._retire(worker, f"sandbox worker broke the protocol: {exc}")
+            except Exception as exc:  # noqa: BLE001 (whatever it sent, that worker cannot be trusted)
+                self._retire(worker, f"sandbox worker broke the protocol: {exc!r}")
                 return
             worker.inflight.popleft()
             now = time.monotonic()
@@ -362,7 +369,7 @@ class SandboxPool:
         if worker.inflight:  # the running job failed with the worker; the ones behind it never ran
             head = worker.inflight.popleft()
             head.future.set_result(infra_result(head.job, self.isolation, error))
-            for pending in reversed(worker.inflight):
+            for pending in reversed(worker.inflight):  # re-queued once; lost a second time, it is infra
                 if pending.requeued:
                     pending.future.set_result(infra_result(pending.job, self.isolation, error))
                 else:
@@ -375,23 +382,19 @@ class SandboxPool:
             for worker in list(group.workers):
                 self._retire(worker, "the sandbox pool was closed")
             while group.queue:
-                pending = group.queue.popleft()
-                if pending.claim():
-                    pending.future.set_result(infra_result(pending.job, self.isolation, "the sandbox pool was closed"))
+                self._fail_queued(group.queue.popleft(), "the sandbox pool was closed")
         with self._lock:
             inbox, self._inbox = self._inbox, []
+            self._sel.close()
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+            self._wake_r = self._wake_w = -1
         for _, pending in inbox:
-            if pending.claim():
-                pending.future.set_result(infra_result(pending.job, self.isolation, "the sandbox pool was closed"))
-        self._sel.close()
+            self._fail_queued(pending, "the sandbox pool was closed")
 
-
-def _usable_cpus() -> int:
-    """CPUs this process may run on (respects taskset and cpusets, unlike os.cpu_count())."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    def _fail_queued(self, pending: _Pending, error: str) -> None:
+        if pending.claim():
+            pending.future.set_result(infra_result(pending.job, self.isolation, error))
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -222,9 +222,7 @@ def _enter_own_namespaces():
     """bwrap mode: become pid 1 of a user+pid+mount namespace we hold capabilities in."""
     uid, gid = os.getuid(), os.getgid()
     ch.unshare(ch.CLONE_NEWUSER | ch.CLONE_NEWPID | ch.CLONE_NEWNS)
-    ch.write_file("/proc/self/setgroups", "deny")
-    ch.write_file("/proc/self/uid_map", f"{uid} {uid} 1")
-    ch.write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+    ch.map_own_ids(uid, gid)
     ch.make_mounts_private()
     pid = os.fork()
     if pid:  # stay as a shim: exit with the zygote's status, so bwrap ends when it does

@@ -1,5 +1,5 @@
 """Hostile code, one property per test: the verdict is right, the host is untouched, and the pool
-serves the next job (checked by `run` in conftest after every job). Each runs at every isolation
+serves the next job (checked by `run` in sandbox_helpers after every job). Each runs at every isolation
 level available here."""
 
 from __future__ import annotations
@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import socket
 import threading
+
+import pytest
 
 from synthgen.sandbox import Status, values
 
@@ -276,27 +278,54 @@ def test_zygote_memory_is_not_writable(pool):
     assert values.decode(r.calls[0].encoded) == []
 
 
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="syscall numbers below are x86-64")
+def test_kernel_attack_surface_syscalls_are_refused(pool):
+    code = (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "def call(*args):\n"
+        "    return [libc.syscall(*args), ctypes.get_errno()]\n"
+    )
+    calls = ["call(272, 0x10000000)",  # unshare(CLONE_NEWUSER)
+             "call(165, b'none', b'/tmp', b'tmpfs', 0, 0)",  # mount
+             "call(321, 0, 0, 0)",  # bpf
+             "call(250, 0, 0)",  # keyctl
+             "call(425, 1, 0)",  # io_uring_setup: "not available"
+             "call(101, 16, 1, 0, 0)",  # ptrace(PTRACE_ATTACH, 1)
+             "call(250 | 0x40000000, 0, 0)",  # the same through the x32 ABI
+             "call(39)"]  # getpid: ordinary calls still work
+    r = run(pool, code, *calls)
+    got = [values.decode(c.encoded) for c in r.calls]
+    assert got[:4] == [[-1, 1]] * 4 and got[4] == [-1, 38] and got[5] == [-1, 1] and got[6] == [-1, 1]
+    assert got[7][0] == 1  # getpid still works: pid 1 of its own namespace
+
+
 def test_no_state_leaks_between_jobs(pool):
     first = (
-        "import builtins, json, sys, os\n"
+        "import builtins, ctypes, json, sys, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
         "builtins.LEAK = 1\n"
         "json.LEAK = 1\n"
         "sys.modules['leaky_module'] = json\n"
         "open('/tmp/leak.txt', 'w').write('secret')\n"
         "def f():\n"
-        "    return sorted(os.listdir('/tmp'))\n"
+        "    shm = libc.shmget(4242, 4096, 0o1000 | 0o600)  # System V shared memory\n"
+        "    key = libc.syscall(248, b'user', b'leak', b'secret', 6, -4)  # x86-64 add_key: user keyring\n"
+        "    return [sorted(os.listdir('/tmp')), shm >= 0]\n"
     )
     second = (
-        "import builtins, json, sys, os\n"
+        "import builtins, ctypes, json, sys, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
         "def f():\n"
         "    return [hasattr(builtins, 'LEAK'), hasattr(json, 'LEAK'), 'leaky_module' in sys.modules,\n"
-        "            os.path.exists('/tmp/leak.txt'), sorted(os.listdir('/tmp'))]\n"
+        "            os.path.exists('/tmp/leak.txt'), sorted(os.listdir('/tmp')), libc.shmget(4242, 0, 0),\n"
+        "            libc.syscall(250, 10, -4, b'user', b'leak', 0)]  # x86-64 keyctl(KEYCTL_SEARCH)\n"
     )
     for _ in range(2 * pool.workers):  # every worker sees a second job after a first one
         r1 = run(pool, first, "f()")
-        assert values.decode(r1.calls[0].encoded) == ["leak.txt"]
+        assert values.decode(r1.calls[0].encoded) == [["leak.txt"], True]
         r2 = run(pool, second, "f()")
-        assert values.decode(r2.calls[0].encoded) == [False, False, False, False, []]
+        assert values.decode(r2.calls[0].encoded) == [False, False, False, False, [], -1, -1]
 
 
 def _descendants(pool) -> set[int]:

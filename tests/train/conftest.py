@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-BINS = ("easy", "easy-medium", "medium", "hard")
+BINS = ("easy", "easy_medium", "medium", "hard")
 PER_BIN = 4
 
 

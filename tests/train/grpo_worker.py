@@ -3,7 +3,7 @@
     torchrun --nproc_per_node 2 tests/train/grpo_worker.py SETTINGS.json
 
 The scorer depends only on a completion's bin and position, so every run is reproducible:
-easy -> 1, medium -> 0, easy-medium -> 1/0 alternating, hard -> None (infra) / 1 alternating.
+easy -> 1, medium -> 0, easy_medium -> 1/0 alternating, hard -> None (infra) / 1 alternating.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class FakeScorer:
         out = []
         for i, r in enumerate(rows):
             b = r["difficulty"]
-            out.append({"easy": 1.0, "medium": 0.0, "easy-medium": float(i % 2 == 0),
+            out.append({"easy": 1.0, "medium": 0.0, "easy_medium": float(i % 2 == 0),
                         "hard": None if i % 2 == 0 else 1.0}[b])
         return out
 

@@ -32,7 +32,7 @@ def test_paper_tables_match_spec(name):
     s = get_schedule(name)
     assert s.length == 40000
     assert [(p.start, p.end) for p in s.phases] == [(a, b) for a, b, *_ in SPEC[name]]
-    easy_bin = "easy-medium" if name == "reverse-medium" else "easy"
+    easy_bin = "easy_medium" if name == "reverse-medium" else "easy"
     for a, b, e, m, h in SPEC[name]:
         for step in (a, b - 1):
             w = s.weights_at(step)
@@ -66,10 +66,10 @@ def test_scaling_rule_rounds_boundaries_and_drops_empty_phases():
 
 def test_custom_file(tmp_path):
     path = tmp_path / "mine.yaml"
-    path.write_text("bins: {easy: easy-medium}\nlength: 10\nsteps:\n  0: {medium: 1}\n  4: {easy: 1, hard: 3}\n")
+    path.write_text("bins: {easy: easy_medium}\nlength: 10\nsteps:\n  0: {medium: 1}\n  4: {easy: 1, hard: 3}\n")
     s = get_schedule(str(path))
     assert s.name == "mine" and s.weights_at(3) == {"medium": 1.0}
-    assert s.weights_at(4) == pytest.approx({"easy-medium": 0.25, "hard": 0.75})
+    assert s.weights_at(4) == pytest.approx({"easy_medium": 0.25, "hard": 0.75})
     assert s.scaled(5).phases[1].start == 2
 
 
@@ -100,7 +100,7 @@ def test_unknown_curriculum_is_a_user_error():
 
 def test_missing_bins_share_their_weight():
     assert resolve_weights({"easy": .25, "medium": .75}, {"medium": 2, "hard": 1}) == {"medium": 1.0}
-    assert resolve_weights({"easy-medium": 1.0}, {"medium": 2, "hard": 2}) == {"medium": .5, "hard": .5}
+    assert resolve_weights({"easy_medium": 1.0}, {"medium": 2, "hard": 2}) == {"medium": .5, "hard": .5}
 
 
 def test_group_regret():
@@ -132,7 +132,7 @@ def test_show_schedule_does_not_import_torch():
 def test_cli_show_schedule_matches_spec(cli):
     rc, out, _ = cli("train", "--show-schedule", "reverse-medium")
     assert rc == 0
-    assert "easy = bin 'easy-medium'" in out
+    assert "easy = bin 'easy_medium'" in out
     for line in ("0 - 17500      0.00    1.00    0.00", "17500 - 20000      0.25    0.75    0.00",
                  "20000 - 40000      1.00    0.00    0.00"):
         assert line in out

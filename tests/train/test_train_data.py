@@ -58,4 +58,4 @@ def test_prompts_come_from_the_environment_template(binned_dir):
     ds = to_dataset(load_problem_rows([binned_dir])[:2])
     prompt = ds[0]["prompt"]
     assert prompt[-1]["role"] == "user" and "def f(x)" in prompt[-1]["content"]
-    assert ds[0]["outputs"] and ds[0]["difficulty"] in ("easy", "easy-medium", "medium", "hard")
+    assert ds[0]["outputs"] and ds[0]["difficulty"] in ("easy", "easy_medium", "medium", "hard")

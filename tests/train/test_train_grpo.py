@@ -20,8 +20,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.train]
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = str(ROOT / "recipes" / "tiny-cpu.yaml")
 # Bins change every step: round r trains on step r (one generation round per step here).
-PER_STEP = {"length": 4, "steps": {0: {"easy": 1}, 1: {"hard": 1}, 2: {"medium": 1, "easy-medium": 1}, 3: {"*": 1}}}
-ALLOWED = [{"easy"}, {"hard"}, {"medium", "easy-medium"}, {"easy", "easy-medium", "medium", "hard"}]
+PER_STEP = {"length": 4, "steps": {0: {"easy": 1}, 1: {"hard": 1}, 2: {"medium": 1, "easy_medium": 1}, 3: {"*": 1}}}
+ALLOWED = [{"easy"}, {"hard"}, {"medium", "easy_medium"}, {"easy", "easy_medium", "medium", "hard"}]
 
 
 def settings(out: Path, data: Path, model: Path, curriculum: str, **extra) -> dict:
@@ -94,7 +94,7 @@ def test_checkpoints_and_state_are_written(run_a):
         assert (out / f"checkpoint-{step}" / "trainer_state.json").exists()
         assert json.loads((out / f"checkpoint-{step}" / "curriculum_state.json").read_text())["next_round"] == step
     summary = json.loads((out / "train_summary.json").read_text())
-    assert summary["global_step"] == 4 and summary["bins"] == {b: 4 for b in ("easy", "easy-medium", "hard", "medium")}
+    assert summary["global_step"] == 4 and summary["bins"] == {b: 4 for b in ("easy", "easy_medium", "hard", "medium")}
 
 
 def test_resume_continues_the_schedule_where_it_stopped(run_a, tmp_path, binned_dir, tiny_model, schedule_file):
@@ -109,13 +109,13 @@ def test_resume_continues_the_schedule_where_it_stopped(run_a, tmp_path, binned_
 
 
 def test_frontier_resume_restores_its_statistics(tmp_path, binned_dir, tiny_model):
-    # Extreme knobs so the weights follow the stats at once: only easy-medium has regret (1/0 groups).
+    # Extreme knobs so the weights follow the stats at once: only easy_medium has regret (1/0 groups).
     frontier = {"smoothing": 1.0, "floor": 0.0, "staleness": 0.0, "prior_regret": 0.0}
     full, scorer_full = train(settings(tmp_path / "full", binned_dir, tiny_model, "frontier", max_steps=6,
                                        frontier=frontier))
     late = rounds(full)[-1]
-    assert {b: w for b, w in late["weights"].items() if w > 0} == {"easy-medium": 1.0}
-    assert set(late["bins"]) == {"easy-medium"}
+    assert {b: w for b, w in late["weights"].items() if w > 0} == {"easy_medium": 1.0}
+    assert set(late["bins"]) == {"easy_medium"}
     assert json.loads((full / "train_summary.json").read_text())["frontier_late_rounds"] == 0
     _, scorer = train(settings(tmp_path / "resumed", binned_dir, tiny_model, "frontier", max_steps=6,
                                frontier=frontier, resume_from=str(full / "checkpoint-4")))
@@ -154,8 +154,8 @@ def test_cli_reverse_medium_with_real_environments(tmp_path, binned_dir, tiny_mo
                            "--output", str(out)], capture_output=True, text=True, env=env, timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (out / "checkpoint-2" / "curriculum_state.json").exists() and (out / "model.safetensors").exists()
-    # reverse-medium fitted to 2 steps: 17500 -> 1 and 20000 -> 1, so medium, then easy (= easy-medium).
-    assert [set(r["bins"]) for r in rounds(out)] == [{"medium"}, {"easy-medium"}]
+    # reverse-medium fitted to 2 steps: 17500 -> 1 and 20000 -> 1, so medium, then easy (= easy_medium).
+    assert [set(r["bins"]) for r in rounds(out)] == [{"medium"}, {"easy_medium"}]
     assert all(b["scored"] + b["infra"] == 16 for r in rounds(out) for b in r["bins"].values())
     summary = json.loads((out / "train_summary.json").read_text())
     assert "dropped" in summary["schedule"] and summary["global_step"] == 2
