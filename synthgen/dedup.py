@@ -9,8 +9,8 @@ punctuation is dropped). A shingle is `ngram` consecutive tokens joined by space
 
 Signatures are exactly datasketch's: `MinHash(num_perm, seed)` (affine32 scheme, the default
 sha1_hash32) updated with every shingle's UTF-8 bytes. We compute them without a MinHash object:
-hash every distinct shingle once per process (a bounded cache), apply the same permutations to
-all of a document's hashes with numpy, and spread documents over a process pool. Candidate pairs are documents that share a band, with
+hash every shingle once, apply the same permutations to all of a document's hashes at once
+with numpy, and spread documents over a process pool. Candidate pairs are documents that share a band, with
 the (bands, rows) that datasketch's `MinHashLSH(threshold, num_perm, weights)` picks; with
 `verify` a pair links only if its estimated Jaccard (equal slots / num_perm, as
 `MinHash.jaccard`) reaches the threshold. Clusters are the connected components of the links;
@@ -81,7 +81,7 @@ class MinHashParams:
 # Token -> kind, per process (bounded): one dict lookup instead of several string tests per token.
 _SKIP_KIND, _NEWLINE_KIND, _NAME_KIND, _OPEN_KIND, _CLOSE_KIND, _OTHER_KIND = range(6)
 _KINDS: dict[str, int] = {}
-_KINDS_MAX = 1 << 20
+_KINDS_MAX = 1 << 18
 _PLACEHOLDERS = [f"v{i}" for i in range(256)]
 
 
@@ -113,6 +113,8 @@ def code_tokens(code: str) -> list[str]:
             kind = _kind(tok)
             if len(tok) < 40 and len(kinds) < _KINDS_MAX:  # long ones are strings and comments
                 kinds[tok] = kind
+        if kind == _SKIP_KIND:  # the most frequent: whitespace
+            continue
         if kind == _OTHER_KIND:
             append(tok)
         elif kind == _NAME_KIND:
@@ -149,13 +151,11 @@ def shingles(tokens: Sequence[str], n: int) -> list[bytes]:
     """The UTF-8 bytes of every run of n tokens (one shingle of all tokens if there are fewer)."""
     if len(tokens) < n:
         return [" ".join(tokens).encode()] if tokens else []
-    if n == 1:
-        return [t.encode() for t in tokens]
     return [" ".join(run).encode() for run in zip(*(tokens[i:] for i in range(n)))]
 
 
 def problem_shingles(code: str | None, message: str | None, n: int) -> list[bytes]:
-    return shingles(problem_tokens(code, message), n)
+    return shingles(problem_tokens(code, message), n)  # what both the fast path and datasketch hash
 
 
 # -- signatures ------------------------------------------------------------------------------------
@@ -177,49 +177,20 @@ def _fmix32(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint32(16))
 
 
-def sha1_32(text: str) -> int:
-    """datasketch.hashfunc.sha1_hash32 of the UTF-8 bytes of `text`."""
-    return int.from_bytes(hashlib.sha1(text.encode()).digest()[:4], "little")
+def sha1_32(items: Sequence[bytes]) -> np.ndarray:
+    """datasketch.hashfunc.sha1_hash32 of every item: the first 4 digest bytes, little-endian."""
+    sha1 = hashlib.sha1
+    digests = b"".join([sha1(item).digest() for item in items])
+    return np.frombuffer(digests, dtype="<u4")[::5]  # the first 4 of every 20 bytes
 
 
-# Shingle -> sha1_32, per process. Shingles of normalised code repeat a lot (about 4 in 5 of them
-# had been seen before in the benchmark's library code), so most hashes become a dict lookup.
-# Bounded so a worker stays small: ~150 MB at 2**20 entries; once full, new shingles are hashed
-# every time (the frequent ones tend to arrive early).
-_HASH_CACHE: dict[str, int] = {}
-_HASH_CACHE_MAX = 1 << 20
-
-
-def shingle_hashes(tokens: Sequence[str], n: int) -> list[int]:
-    """sha1_32 of every shingle of `tokens`: the same values as hashing `shingles(tokens, n)`."""
-    if len(tokens) < n:
-        grams = [" ".join(tokens)] if tokens else []
-    elif n == 1:
-        grams = list(tokens)
-    else:
-        grams = [" ".join(run) for run in zip(*(tokens[i:] for i in range(n)))]
-    cache = _HASH_CACHE
-    values = list(map(cache.get, grams))
-    if None in values:
-        missing = [i for i, value in enumerate(values) if value is None]
-        sha1 = hashlib.sha1
-        digests = b"".join([sha1(grams[i].encode()).digest() for i in missing])
-        fresh = np.frombuffer(digests, dtype="<u4")[::5].tolist()  # first 4 of every 20 bytes
-        room = _HASH_CACHE_MAX - len(cache)
-        for i, value in zip(missing, fresh):
-            values[i] = value
-            if room > 0:
-                cache[grams[i]] = value
-                room -= 1
-    return values
-
-
-def signatures_of_hashes(docs: Sequence[list[int]], a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(len(docs), num_perm) uint32 signatures from each document's shingle hashes.
+def signatures_of_shingles(docs: Sequence[list[bytes]], a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(len(docs), num_perm) uint32 signatures of each document's shingles.
 
     A document without shingles stays all-max, like an empty datasketch MinHash. Works on blocks
-    of about `_GROUP_SHINGLES` hashes laid out (num_perm, shingles), so that the permuted block
-    stays in cache and the per-document minimum is one `reduceat` per block.
+    of about `_GROUP_SHINGLES` shingles: their sha1 hashes in one pass, permuted as a
+    (num_perm, shingles) block that stays in cache, and one `reduceat` for the per-document
+    minimum.
     """
     out = np.full((len(docs), len(a)), _MAX32, dtype=np.uint32)
     a_col, b_col = a[:, None], b[:, None]
@@ -232,7 +203,7 @@ def signatures_of_hashes(docs: Sequence[list[int]], a: np.ndarray, b: np.ndarray
         block = docs[start:stop]
         if total:
             counts = np.fromiter((len(d) for d in block), dtype=np.int64, count=len(block))
-            hv = _fmix32(np.fromiter(itertools.chain.from_iterable(block), dtype=np.uint32, count=total))
+            hv = _fmix32(sha1_32(list(itertools.chain.from_iterable(block))))
             permuted = np.multiply(a_col, hv[None, :])
             permuted += b_col
             offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
@@ -244,7 +215,9 @@ def signatures_of_hashes(docs: Sequence[list[int]], a: np.ndarray, b: np.ndarray
 
 def _sign_chunk(job: tuple[list[tuple[str | None, str | None]], int, np.ndarray, np.ndarray]) -> np.ndarray:
     texts, n, a, b = job
-    return signatures_of_hashes([shingle_hashes(problem_tokens(c, m), n) for c, m in texts], a, b)
+    # A set per document: about 3 in 10 shingles of code repeat within it, and a MinHash does not
+    # care how often it sees one; hashing each once saves that share of the sha1 calls.
+    return signatures_of_shingles([list(set(problem_shingles(c, m, n))) for c, m in texts], a, b)
 
 
 def default_workers() -> int:

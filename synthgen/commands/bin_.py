@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
         bins: Optional[str] = typer.Option(None, "--bins", help="Custom bins, e.g. 'easy=0.7:1,hard=0:0.3' (with --scheme custom)."),
         balance: bool = typer.Option(False, "--balance", help="Downsample every non-empty bin to the smallest one's count."),
         seed: int = typer.Option(default(D, "seed"), "--seed", help="Which rows --balance keeps."),
-        write_outside: bool = typer.Option(False, "--write-outside", help="Also write problems outside every bin to bin/_outside/."),
+        write_outside: bool = typer.Option(False, "--write-outside", help="Also write problems outside every bin to RUN_DIR/bin_outside/."),
         plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the pass-rate histograms to this PNG (needs the plot extra)."),
         force: bool = typer.Option(False, "--force", help="Redo bins made with other settings."),
     ) -> None:

@@ -78,7 +78,7 @@ class BinSettings(RunSettings):
     bins: dict[str, tuple[float, float]] = Field(default_factory=dict)
     balance: bool = False  # downsample every non-empty bin to the smallest one's count
     seed: int = 0  # which rows balancing keeps
-    write_outside: bool = False  # also write problems outside every bin to bin/_outside/
+    write_outside: bool = False  # also write problems outside every bin to <run_dir>/bin_outside/
 
     @field_validator("bins", mode="before")
     @classmethod

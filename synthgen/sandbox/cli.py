@@ -8,8 +8,9 @@ parsed with `ast`, never evaluated; `id` is echoed back as given. A result line:
     {"id": 7, "isolation": "bwrap", "calls": [{"status": "ok", "value": "2", "encoded": "2",
      "match": true, "error": null}, ...], "stdout": "", "stderr": ""}
 
-Lines are read and run as they arrive (several jobs in flight), results are written in input
-order and flushed one by one, so the command can sit in a pipe. A malformed line stops the run
+Lines are read and run as they arrive (several jobs in flight); results are written in input
+order and flushed one by one as soon as each is due, so the command can sit in a pipe or serve
+a caller that waits for each answer. A malformed line stops the run
 after the results of the lines before it: one line on stderr, exit code 2. `run_cli` is the
 function the Typer app calls; `main` is a stand-alone entry point with the same behaviour.
 """
@@ -17,8 +18,8 @@ function the Typer app calls; `main` is a stand-alone entry point with the same 
 from __future__ import annotations
 
 import argparse
-import collections
 import json
+import queue
 import signal
 import sys
 import threading
@@ -98,39 +99,49 @@ def run_cli(input_stream: IO[str], output_stream: IO[str], workers: int | None =
     """Run every job line of `input_stream`; write result lines to `output_stream`. Returns 0.
 
     Raises BadJobLine (a UserError) for malformed input, after writing the results of the lines
-    before it; SandboxSetupError when no isolation level is usable.
+    before it; SandboxSetupError when no isolation level is usable. Results are written by a
+    second thread as soon as they are due, so a caller may wait for a result before sending
+    the next line.
     """
     try:
         pool = SandboxPool(workers, isolation=isolation, allow_unsafe=allow_unsafe)
     except SandboxUnavailable as exc:
         raise SandboxSetupError(f"{exc} (install bubblewrap, or accept no isolation with --allow-unsafe)") from None
     restore = _sigterm_as_exit()
-    window: collections.deque = collections.deque()
-    limit = 4 * pool.workers
+    due: queue.Queue = queue.Queue(maxsize=4 * pool.workers)  # (id, future) in input order; None ends
+    failed: list[BaseException] = []
 
-    def emit_first() -> None:
-        job_id, future = window.popleft()
-        output_stream.write(_result_line(job_id, future.result()) + "\n")
-        output_stream.flush()
+    def writer() -> None:
+        while (item := due.get()) is not None:
+            if failed:
+                continue  # keep draining so the reader never blocks on a full queue
+            try:
+                output_stream.write(_result_line(item[0], item[1].result()) + "\n")
+                output_stream.flush()
+            except BaseException as exc:  # noqa: BLE001 (handed to the reading thread)
+                failed.append(exc)
 
+    thread = threading.Thread(target=writer, name="sandbox-cli-writer", daemon=True)
+    thread.start()
     try:
         for lineno, line in enumerate(input_stream, 1):
-            if not line.strip():
-                continue
-            try:
+            if failed:
+                break
+            if line.strip():
                 job_id, job = parse_job(line, lineno)
-            except BadJobLine:
-                while window:
-                    emit_first()
-                raise
-            window.append((job_id, pool.submit(job)))
-            while len(window) > limit or (window and window[0][1].done()):
-                emit_first()
-        while window:
-            emit_first()
+                due.put((job_id, pool.submit(job)))
+    except BadJobLine:
+        raise  # the lines before it still get their results (below)
+    except BaseException:
+        pool.close()  # interrupted: stop now; what was running ends as infra
+        raise
     finally:
+        due.put(None)
+        thread.join()
         pool.close()
         restore()
+    if failed:
+        raise failed[0]
     return 0
 
 

@@ -5,11 +5,13 @@ before it says it is ready) and takes the first that works:
 
   bwrap         the zygote runs inside bubblewrap, started as uid 65534 with an empty environment:
                 every namespace unshared (no network, own pids), only /usr and the zygote's own
-                folder mounted, read-only; jobs get a fresh pid namespace and a fresh tmpfs /tmp.
+                folder mounted, read-only; each job's child gets fresh pid, user, mount and IPC
+                namespaces, a fresh tmpfs /tmp, no capabilities and a seccomp filter (child.py).
   setuid-netns  (host root, no working bwrap) the zygote runs as root in a network namespace of its
                 own; each job's child gets fresh pid, mount and IPC namespaces and a private tmpfs
-                /tmp, /var/tmp and /dev/shm, then switches to uid 65534. The host file system stays
-                readable wherever "others" may read.
+                /tmp, /var/tmp and /dev/shm, switches to uid 65534, then gets a user namespace of
+                its own and the same seccomp filter. The host file system stays readable wherever
+                "others" may read.
   rlimits-only  resource limits and a private temporary folder only: no real isolation. Refused
                 unless the caller passes allow_unsafe=True, and then loudly warned about.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -33,7 +36,7 @@ SANDBOX_UID = SANDBOX_GID = 65534  # nobody / nogroup
 PROBE_TIMEOUT_S = 30.0
 _HERE = Path(__file__).resolve().parent
 _log = logging.getLogger("synthgen.sandbox")
-_probe_cache: dict[tuple[str, str], str | None] = {}
+_probe_cache: dict[tuple[str, str], None] = {}  # levels that worked in this process
 
 
 class SandboxUnavailable(RuntimeError):
@@ -119,10 +122,14 @@ def prepare_sandbox_dir() -> str:
 
 
 def _remove_stale_dirs(base: str) -> None:
+    """Remove sandbox folders of pools whose process is gone, and any bwrap still naming one: a
+    host killed while bwrap was starting leaves bwrap's child blocked forever (before it has
+    armed --die-with-parent); its command line holds the folder's unique name."""
     try:
         names = os.listdir(base)
     except OSError:
         return
+    stale = []
     for name in names:
         parts = name.split("-")
         if len(parts) != 4 or parts[:2] != ["synthgen", "sandbox"] or not parts[2].isdigit():
@@ -130,9 +137,24 @@ def _remove_stale_dirs(base: str) -> None:
         try:
             os.kill(int(parts[2]), 0)
         except ProcessLookupError:
-            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+            stale.append(os.path.join(base, name))
         except OSError:
             pass
+    if not stale:
+        return
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"bwrap") and any(path.encode() in argv for path in stale):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+    for path in stale:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def compile_modules(plan: Plan) -> None:
@@ -219,5 +241,32 @@ def probe(plan: Plan) -> str | None:
     if not ready or done.returncode != 0:
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
         why = f"zygote failed its start-up (exit {done.returncode}): {' | '.join(tail) or 'no message'}"
-    _probe_cache[key] = why
+    if why is None:  # only success is remembered: a failure may be load, and is retried next time
+        _probe_cache[key] = why
     return why
+
+
+def kill_worker(proc: subprocess.Popen) -> None:
+    """SIGKILL a worker and reap it; close our ends of its pipes.
+
+    The whole process group goes: bwrap killed during its start-up would otherwise leave its
+    child blocked forever, before that child has set --die-with-parent's signal or left the group.
+    Later, the sandbox dies with bwrap (--die-with-parent) and jobs with the zygote (pid namespace).
+    """
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # (start_new_session: the worker leads its own group)
+    except OSError:
+        pass
+    try:
+        proc.kill()
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        try:
+            stream.close()
+        except OSError:
+            pass

@@ -360,7 +360,7 @@ class SandboxPool:
         for fd in (worker.out_fd, worker.err_fd, worker.in_fd):
             if fd >= 0 and fd in self._sel.get_map():
                 self._sel.unregister(fd)
-        _kill(worker.proc)
+        iso.kill_worker(worker.proc)
         if worker in worker.group.workers:
             worker.group.workers.remove(worker)
         if was == "starting":
@@ -395,20 +395,3 @@ class SandboxPool:
     def _fail_queued(self, pending: _Pending, error: str) -> None:
         if pending.claim():
             pending.future.set_result(infra_result(pending.job, self.isolation, error))
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    """SIGKILL a zygote (its sandbox goes with it) and reap it; close our ends of its pipes."""
-    try:
-        proc.kill()
-    except OSError:
-        pass
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
-    for stream in (proc.stdin, proc.stdout, proc.stderr):
-        try:
-            stream.close()
-        except OSError:
-            pass

@@ -139,12 +139,17 @@ class Limits:
     def job_payload(self, job: Job) -> bytes:
         """The b"J" frame a zygote receives. Expected values are deliberately not in it."""
         body = {"code": job.code, "calls": list(job.calls), "timeout": float(job.timeout_s),
-                "cpu": int(job.timeout_s) + 2, "mem_mb": job.memory_mb, "tmp_mb": self.tmp_mb,
+                "cpu": cpu_limit_s(job), "mem_mb": job.memory_mb, "tmp_mb": self.tmp_mb,
                 "out_keep": self.keep_output_bytes, "out_limit": self.max_output_bytes,
                 "val_cap": self.max_value_bytes,
                 "res_cap": len(job.calls) * (self.max_value_bytes + 4096) + 4096}
         data = b"J" + json.dumps(body).encode()
         return _U32.pack(len(data)) + data
+
+
+def cpu_limit_s(job: Job) -> int:
+    """RLIMIT_CPU for a job: past the wall clock, so the wall clock normally ends it first."""
+    return int(job.timeout_s) + 2
 
 
 def infra_result(job: Job, isolation: str, error: str) -> JobResult:
@@ -269,7 +274,7 @@ def _unfinished(job: Job, header: dict) -> CallVerdict:
     if end == "signal":
         sig = header.get("signal")
         cpu = header.get("cpu") or 0.0
-        if sig in (signal.SIGKILL, signal.SIGXCPU) and cpu >= int(job.timeout_s) + 2 - 0.05:
+        if sig in (signal.SIGKILL, signal.SIGXCPU) and cpu >= cpu_limit_s(job) - 0.05:
             return CallVerdict(Status.TIMEOUT, error="CPU-time limit reached")
         try:
             name = signal.Signals(sig).name

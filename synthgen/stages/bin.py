@@ -1,14 +1,15 @@
 """`synthgen bin`: sort kept problems into difficulty bins by pass rate (SPEC §6).
 
 Reads the filter's kept rows (`<run_dir>/filter/`, or `--input DIR`), adds a `difficulty`
-column and writes one folder per bin, `<run_dir>/bin/<difficulty>/part-00000.parquet` (an
-empty bin gets an empty file, so every bin of the scheme can be opened). Each folder reads on
-its own with `polars.read_parquet`, `pyarrow.dataset` or
-`datasets.load_dataset("parquet", data_files=".../bin/hard/*.parquet")`.
+column and writes one folder per non-empty bin, `<run_dir>/bin/<difficulty>/part-00000.parquet`.
+Each folder reads on its own with `polars.read_parquet`, `pyarrow.dataset` or
+`datasets.load_dataset("parquet", data_files=".../bin/hard/*.parquet")`, and `bin/*/*.parquet`
+is exactly the binned problems. An empty bin gets no folder (`datasets` cannot read a Parquet
+file without rows); summary.json lists it with 0.
 
-Problems outside every bin (below the lowest, in a gap, above the highest) are counted and
-reported, never silently kept; `--write-outside` writes them to `bin/_outside/` (difficulty
-null; folders starting with `_` are skipped by `datasets` when it scans `bin/`). `--balance`
+Problems outside every bin (below the lowest, in a gap, above the highest, no pass rate) are
+counted and reported, never silently kept; `--write-outside` writes them, difficulty null, to
+`<run_dir>/bin_outside/` (beside `bin/`, so that no glob over `bin/` picks them up). `--balance`
 downsamples every non-empty bin to the smallest one's count, keeping the rows whose
 sha256(seed, turn_id) is smallest, so the choice depends only on the seed and the rows.
 `bin/summary.json` holds the counts; a terminal histogram shows pass rates per environment and
@@ -35,7 +36,7 @@ from synthgen.shards import file_metadata, write_parquet_atomic, write_text_atom
 from synthgen.stages.filter import fingerprint, parquet_files, read_problems
 
 STAGE = "bin"
-OUTSIDE = "_outside"
+OUTSIDE = "bin_outside"  # a sibling of bin/
 MARKER = "bin.done"
 SUMMARY = "summary.json"
 BINNED = with_fields(PROBLEMS, [pa.field("difficulty", pa.string())])
@@ -173,7 +174,7 @@ def _clear(out: Path) -> None:
     """Remove earlier bin output (only the files this stage writes)."""
     if not out.is_dir():
         return
-    for folder in out.iterdir():
+    for folder in list(out.iterdir()) + [out.parent / OUTSIDE]:
         if folder.is_dir():
             for part in list(folder.glob("part-*.parquet")) + list(folder.glob(".part-*.tmp-*")):
                 part.unlink()
@@ -221,12 +222,14 @@ def run(settings: BinSettings, *, force: bool = False, plot_path: Path | None = 
     _clear(out)
     meta = file_metadata(STAGE, digest, {"settings": settings.hashed_view(),
                                          "bins": {b.name: b.label() for b in bins}})
+    out.mkdir(parents=True, exist_ok=True)
     for b in bins:
-        rows = _rows_of(table, written.filter(pl.col("difficulty") == b.name))
-        write_parquet_atomic(out / b.name / "part-00000.parquet", rows, meta)
-    if settings.write_outside:
-        rows = _rows_of(table, df.filter(pl.col("difficulty").is_null()))
-        write_parquet_atomic(out / OUTSIDE / "part-00000.parquet", rows, meta)
+        rows = written.filter(pl.col("difficulty") == b.name)
+        if rows.height:
+            write_parquet_atomic(out / b.name / "part-00000.parquet", _rows_of(table, rows), meta)
+    rows = df.filter(pl.col("difficulty").is_null())
+    if settings.write_outside and rows.height:
+        write_parquet_atomic(out.parent / OUTSIDE / "part-00000.parquet", _rows_of(table, rows), meta)
     counts_in = dict(inside.group_by("difficulty").len().iter_rows())
     summary = {
         "stage": STAGE, "settings_hash": digest, "settings": settings.hashed_view(), "input": str(source),
@@ -251,7 +254,11 @@ def run(settings: BinSettings, *, force: bool = False, plot_path: Path | None = 
         console.print(f"bin: {outside['total']} problems fall outside every bin ({outside['below']} below "
                       f"{bins[0].low:g}, {outside['between']} in gaps, {outside['above']} above "
                       f"{max(b.high for b in bins):g}, {outside['no_pass_rate']} without a pass rate)"
-                      + ("; written to bin/_outside/" if settings.write_outside else "; --write-outside keeps them"))
+                      + (f"; written to {out.parent / OUTSIDE}" if settings.write_outside
+                         else "; --write-outside keeps them"))
+    empty = [b.name for b in bins if not summary["bins"][b.name]["written"]]
+    if empty:
+        console.print(f"bin: empty, so no folder: {', '.join(empty)}")
     return summary
 
 

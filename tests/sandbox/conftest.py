@@ -28,3 +28,9 @@ def bwrap_pool() -> SandboxPool:
     return get_pool("bwrap")
 
 
+@pytest.fixture
+def needs_bwrap() -> None:
+    """For tests that start their own bwrap pools: skip (with the probe's reason) where it cannot work."""
+    get_pool("bwrap")
+
+

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -24,7 +25,7 @@ def _run(lines: list[str]) -> tuple[list[dict], Exception | None]:
     return [json.loads(line) for line in out.getvalue().splitlines()], error
 
 
-def test_results_in_order_with_matches_and_isolation():
+def test_results_in_order_with_matches_and_isolation(needs_bwrap):
     jobs = [
         {"id": "a", "code": "def f(x):\n    return [x, (x,)]\n", "calls": ["f(1)", "f('s')"], "expected": ["[1, (1,)]", "['s', ['s']]"]},
         {"id": 2, "code": "import time\ndef f():\n    time.sleep(5)\n", "calls": ["f()"], "timeout_s": 0.3},
@@ -42,7 +43,7 @@ def test_results_in_order_with_matches_and_isolation():
     assert third[0]["match"] is True and third[1]["status"] == "exception" and third[1]["match"] is None
 
 
-def test_many_jobs_stream_in_order():
+def test_many_jobs_stream_in_order(needs_bwrap):
     lines = [json.dumps({"id": i, "code": "def f(x):\n    return x + 1\n", "calls": [f"f({i})"]}) for i in range(50)]
     results, error = _run(lines)
     assert error is None and [r["calls"][0]["encoded"] for r in results] == [str(i + 1) for i in range(50)]
@@ -69,14 +70,14 @@ def test_bad_lines_are_user_errors_with_the_line_number(line, fragment):
     assert "\n" not in str(info.value)
 
 
-def test_bad_line_stops_after_earlier_results():
+def test_bad_line_stops_after_earlier_results(needs_bwrap):
     good = json.dumps({"id": 1, "code": "def f():\n    return 1\n", "calls": ["f()"]})
     results, error = _run([good, good, "{oops", good])
     assert [r["id"] for r in results] == [1, 1]
     assert isinstance(error, BadJobLine) and str(error).startswith("line 3:")
 
 
-def test_stand_alone_main_exit_codes(tmp_path):
+def test_stand_alone_main_exit_codes(tmp_path, needs_bwrap):
     jobs = tmp_path / "jobs.jsonl"
     jobs.write_text(json.dumps({"id": 1, "code": "def f():\n    return 'ok'\n", "calls": ["f()"], "expected": ["'ok'"]}) + "\n")
     cmd = [sys.executable, "-m", "synthgen.sandbox.cli"]
@@ -86,3 +87,23 @@ def test_stand_alone_main_exit_codes(tmp_path):
     done = subprocess.run(cmd + ["-"], input="{bad\n", capture_output=True, text=True, timeout=60, cwd=os.getcwd())
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip().count("\n") == 0 and "line 1" in done.stderr
+
+
+def test_each_result_comes_before_the_next_line_is_sent(needs_bwrap):
+    """A caller may wait for an answer before it sends the next job (no read-ahead deadlock)."""
+    proc = subprocess.Popen([sys.executable, "-m", "synthgen.sandbox.cli", "-", "--workers", "1"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
+    try:
+        for i in range(3):
+            proc.stdin.write(json.dumps({"id": i, "code": "def f(x):\n    return -x\n", "calls": [f"f({i})"]}) + "\n")
+            proc.stdin.flush()
+            answer: list[str] = []
+            reader = threading.Thread(target=lambda: answer.append(proc.stdout.readline()))
+            reader.start()
+            reader.join(timeout=30)
+            assert answer and json.loads(answer[0])["calls"][0]["encoded"] == str(-i)
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()

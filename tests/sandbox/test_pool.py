@@ -101,7 +101,7 @@ def test_crashed_idle_worker_is_replaced(bwrap_pool):
     assert len(bwrap_pool.worker_pids("main")) == bwrap_pool.workers
 
 
-def test_worker_killed_mid_job_gives_infra_not_a_wrong_answer():
+def test_worker_killed_mid_job_gives_infra_not_a_wrong_answer(needs_bwrap):
     with SandboxPool(workers=1, isolation="bwrap") as pool:
         assert_serves(pool)
         future = pool.submit(Job("import time\ndef f():\n    time.sleep(30)\n", ("f()",), (values.encode(1),), timeout_s=30))
@@ -114,7 +114,7 @@ def test_worker_killed_mid_job_gives_infra_not_a_wrong_answer():
         assert_serves(pool)
 
 
-def test_workers_that_cannot_start_give_infra_instead_of_hanging():
+def test_workers_that_cannot_start_give_infra_instead_of_hanging(needs_bwrap):
     with SandboxPool(workers=1, isolation="bwrap") as pool:
         assert_serves(pool)
         pool._plan.python = "/nonexistent/python3"  # every replacement will fail to start
@@ -128,7 +128,7 @@ def test_workers_that_cannot_start_give_infra_instead_of_hanging():
         assert "cannot start" in results[-1].calls[0].error
 
 
-def test_close_leaves_no_processes_behind():
+def test_close_leaves_no_processes_behind(needs_bwrap):
     pool = SandboxPool(workers=2, isolation="bwrap")
     future = pool.submit(Job("def f():\n    while True:\n        pass\n", ("f()",), timeout_s=30))
     assert_serves(pool)
@@ -143,7 +143,7 @@ def test_close_leaves_no_processes_behind():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "SIGKILL"])
-def test_host_process_death_leaves_no_orphans(how, tmp_path):
+def test_host_process_death_leaves_no_orphans(how, needs_bwrap):
     script = textwrap.dedent("""
         import sys, time
         from synthgen.sandbox import SandboxPool, Job
@@ -165,3 +165,46 @@ def test_host_process_death_leaves_no_orphans(how, tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert _wait_gone(tree) == set()
+
+
+def test_closing_while_workers_start_leaves_nothing_behind(needs_bwrap):
+    """bwrap killed mid-start-up leaves a child waiting forever unless its whole group is killed."""
+    dirs = []
+    for delay in (0.0, 0.005, 0.01, 0.02, 0.04, 0.08):
+        pool = SandboxPool(workers=2, isolation="bwrap")
+        dirs.append(pool._plan.sandbox_dir)
+        time.sleep(delay)
+        pool.close()
+    deadline = time.monotonic() + 10
+    while (left := _processes_mentioning(dirs)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left
+
+
+def _processes_mentioning(words) -> list[int]:
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if proc.info["status"] != psutil.STATUS_ZOMBIE and any(w in cmdline for w in words):
+            found.append(proc.pid)
+    return found
+
+
+def test_leftovers_of_a_killed_host_are_cleaned_at_the_next_start(needs_bwrap):
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that no longer exists (as the host killed with SIGKILL)
+    stale_dir = f"/tmp/synthgen-sandbox-{dead.pid}-testleft"
+    os.makedirs(stale_dir, exist_ok=True)
+    # what bwrap looks like when blocked in its start-up: argv[0] "bwrap", the folder in its arguments
+    stuck = subprocess.Popen(["bash", "-c", f"exec -a bwrap {sys.executable} -c 'import time; time.sleep(60)' --ro-bind {stale_dir} /sb"])
+    deadline = time.monotonic() + 10
+    while not psutil.Process(stuck.pid).cmdline()[:1] == ["bwrap"] and time.monotonic() < deadline:
+        time.sleep(0.01)  # until bash has exec'd
+    try:
+        with SandboxPool(workers=1, isolation="bwrap") as pool:
+            assert_serves(pool)
+        assert stuck.wait(timeout=10) == -signal.SIGKILL
+        assert not os.path.exists(stale_dir)
+    finally:
+        if stuck.poll() is None:
+            stuck.kill()

@@ -99,7 +99,7 @@ def test_output_layout_metadata_and_readers(tmp_path, capsys):
         meta = read_metadata(path)
         assert meta["schema_version"] == SCHEMA_VERSION and meta["stage"] == "bin"
         assert meta["settings_hash"] == BinSettings(run_dir=run, write_outside=True).settings_hash()
-    outside = pl.read_parquet(run / "bin" / "_outside" / "part-00000.parquet")
+    outside = pl.read_parquet(run / "bin_outside" / "part-00000.parquet")
     assert outside.height == expected[None] + 1 == summary["outside"]["total"]
     assert outside["difficulty"].null_count() == outside.height
     assert summary["outside"]["no_pass_rate"] == 1
@@ -116,6 +116,16 @@ def test_each_bin_loads_with_datasets(tmp_path):
     loaded = datasets.load_dataset("parquet", data_files=files, cache_dir=str(tmp_path / "hf"))
     assert {name: loaded[name].num_rows for name in files} == {"hard": 1, "medium": 2, "easy_medium": 1, "easy": 2}
     assert loaded["medium"]["difficulty"] == ["medium", "medium"]
+    # The whole bin/ folder is exactly the binned problems; an empty bin has no folder (datasets
+    # cannot read a Parquet file without rows) and outside rows live beside bin/.
+    write_kept(run, [make_row(i, p) for i, p in enumerate([0.3, 0.5, 0.99])])
+    summary = stage.run(BinSettings(run_dir=run, write_outside=True), force=True)
+    assert sorted(p.name for p in (run / "bin").iterdir() if p.is_dir()) == ["medium"]
+    assert summary["bins"]["hard"]["written"] == 0 and summary["outside"]["above"] == 1
+    whole = datasets.load_dataset("parquet", data_files=str(run / "bin" / "*" / "*.parquet"),
+                                  cache_dir=str(tmp_path / "hf2"))
+    assert whole["train"].num_rows == 2 and set(whole["train"]["difficulty"]) == {"medium"}
+    assert pl.read_parquet(run / "bin_outside" / "*.parquet")["pass_rate"].to_list() == [0.99]
 
 
 def test_balance_is_deterministic_under_seed(tmp_path):

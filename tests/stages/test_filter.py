@@ -276,3 +276,23 @@ def test_invalid_row_with_unknown_reason_is_exit_2(tmp_path, capsys):
     write_generate(tmp_path / "run", [make_row(0, valid=False, reason="mystery")])
     assert _main(["filter", "--run-dir", str(tmp_path / "run")]) == 2
     assert "mystery" in _one_line(capsys)
+
+
+def test_contamination_against_a_humaneval_style_jsonl_gz(tmp_path):
+    import gzip
+
+    solution = ("    for idx, elem in enumerate(numbers):\n        for idx2, elem2 in enumerate(numbers):\n"
+                "            if idx != idx2:\n                distance = abs(elem - elem2)\n"
+                "                if distance < threshold:\n                    return True\n    return False\n")
+    ref = tmp_path / "HumanEval.jsonl.gz"
+    with gzip.open(ref, "wt") as fh:
+        fh.write(json.dumps({"task_id": "HumanEval/0", "prompt": "def has_close_elements(numbers, threshold):\n",
+                             "canonical_solution": solution}) + "\n")
+    run = tmp_path / "run"
+    copied = "def f(numbers, threshold):\n" + solution
+    write_generate(run, [make_row(0, code=copied), make_row(1)])
+    settings = FilterSettings(run_dir=run, contamination={"references": [str(ref)],
+                                                          "columns": ["prompt", "canonical_solution"]})
+    stats = stage.run(settings)
+    assert stats["reasons"][R.CONTAMINATED] == 1 and stats["kept"] == 1
+    assert "HumanEval.jsonl.gz row 0" in rejects_of(run)["reject_detail"][0]
