@@ -30,6 +30,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from synthgen.errors import UserError
+
 LEVELS = ("bwrap", "setuid-netns", "rlimits-only")
 ZYGOTE_MODE = {"bwrap": "bwrap", "setuid-netns": "setuid", "rlimits-only": "unsafe"}
 SANDBOX_UID = SANDBOX_GID = 65534  # nobody / nogroup
@@ -39,8 +41,11 @@ _log = logging.getLogger("synthgen.sandbox")
 _probe_cache: dict[tuple[str, str], None] = {}  # levels that worked in this process
 
 
-class SandboxUnavailable(RuntimeError):
-    """No acceptable isolation level works on this machine (the message says why, level by level)."""
+class SandboxUnavailable(UserError, RuntimeError):
+    """No acceptable isolation level works on this machine (the message says why, level by level).
+
+    A UserError: the CLI reports it as one line with exit code 2, since the fix is on the
+    machine (install bubblewrap, run as root) and not in the code."""
 
 
 @dataclass
