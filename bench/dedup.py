@@ -120,7 +120,7 @@ def baseline_signatures(docs: list[str], params: dedup.MinHashParams) -> list:
 
     sigs = []
     for text in docs:
-        m = MinHash(num_perm=params.num_perm, seed=params.seed)
+        m = MinHash(num_perm=params.num_perm, seed=params.seed, hashfunc=dedup.hashfunc(params))
         for shingle in dedup.problem_shingles(text, None, params.ngram):
             m.update(shingle)
         sigs.append(m)

@@ -59,7 +59,13 @@ DISTINCT = [
 
 
 def datasketch_minhash(code, message=None, params=PARAMS) -> MinHash:
-    m = MinHash(num_perm=params.num_perm, seed=params.seed)
+    """datasketch's MinHash, fed shingle by shingle (its default sha1 hash when params.hash is sha1)."""
+    if params.hash == "sha1":
+        m = MinHash(num_perm=params.num_perm, seed=params.seed)
+        for shingle in dedup.problem_shingles(code, message, params.ngram):
+            m.update(shingle)
+        return m
+    m = MinHash(num_perm=params.num_perm, seed=params.seed, hashfunc=dedup.hashfunc(params))
     for shingle in dedup.problem_shingles(code, message, params.ngram):
         m.update(shingle)
     return m
@@ -88,8 +94,9 @@ def test_shingles_of_short_and_empty_texts():
 
 
 @pytest.mark.parametrize("num_perm,seed,ngram", [(128, 1, 5), (64, 7, 3), (256, 1, 1)])
-def test_signatures_equal_datasketch(num_perm, seed, ngram):
-    params = dedup.MinHashParams(num_perm=num_perm, seed=seed, ngram=ngram)
+@pytest.mark.parametrize("hash_name", ["xxh32", "sha1"])
+def test_signatures_equal_datasketch(num_perm, seed, ngram, hash_name):
+    params = dedup.MinHashParams(num_perm=num_perm, seed=seed, ngram=ngram, hash=hash_name)
     texts = [(BASE, "hint"), (RENAMED, None), ("", None), ("x", None)] + [(d, None) for d in DISTINCT]
     sigs = dedup.signatures(texts, params, workers=1)
     for (code, message), sig in zip(texts, sigs):

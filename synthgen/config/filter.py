@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -19,6 +19,7 @@ class DedupSettings(BaseModel):
     num_perm: int = Field(128, ge=16, le=1024)
     ngram: int = Field(5, ge=1, le=64, description="tokens per shingle")
     seed: int = Field(1, ge=0, description="datasketch MinHash seed")
+    hash: Literal["xxh32", "sha1"] = Field("xxh32", description="shingle hash; sha1 is datasketch's default")
     verify: bool = Field(True, description="link an LSH candidate pair only if its estimated Jaccard >= threshold")
     recall_weight: float = Field(0.9, ge=0.5, lt=1, description="LSH (bands, rows) weight on recall; see synthgen.dedup")
     per_env: bool = Field(True, description="compare problems of the same environment only")

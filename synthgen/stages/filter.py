@@ -187,7 +187,8 @@ def dedup_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings,
         codes = {e: k for k, e in enumerate(sorted(set(envs)))}
         groups = np.array([codes[e] for e in envs], dtype=np.int64)
     params = dedup.MinHashParams(threshold=cfg.threshold, num_perm=cfg.num_perm, ngram=cfg.ngram,
-                                 seed=cfg.seed, verify=cfg.verify, recall_weight=cfg.recall_weight)
+                                 seed=cfg.seed, verify=cfg.verify, recall_weight=cfg.recall_weight,
+                                 hash=cfg.hash)
     labels = dedup.near_duplicate_labels(texts, params, groups=groups, workers=cfg.workers)
     n_new = len(rows)
     members: dict[int, list[int]] = {}
