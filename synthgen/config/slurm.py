@@ -97,7 +97,7 @@ class TrainJobSettings(JobResources):
     # How `synthgen train` learns where the server is; {host} and {port} are filled in at run time.
     vllm_train_args: list[str] = Field(
         default_factory=lambda: [
-            "--use-vllm", "--vllm-mode", "server", "--vllm-server-host", "{host}", "--vllm-server-port", "{port}",
+            "--use-vllm", "--vllm-mode", "server", "--vllm-server-url", "http://{host}:{port}",
         ]
     )
     ready_timeout_s: float = Field(1800.0, gt=0)

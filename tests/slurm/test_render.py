@@ -190,7 +190,7 @@ def test_pipeline_chains_every_stage_with_afterok(cli, workdir):
     assert "--config_file recipes/accelerate/zero3.yaml" in train
     assert f"--data {workdir}/runs/r1/bin\n" in train and f"--output {workdir}/ckpt\n" in train
     assert "--curriculum reverse-medium\n" in train
-    assert '--vllm-server-host "${VLLM_HOST}"' in train and 'wait-ready "http://${VLLM_HOST}:${VLLM_PORT}/health/"' in train
+    assert '--vllm-server-url http://"${VLLM_HOST}":"${VLLM_PORT}"' in train and 'wait-ready "http://${VLLM_HOST}:${VLLM_PORT}/health/"' in train
     for path in (workdir / "runs/r1/slurm").glob("*.s*"):
         _bash_ok(path)
 
