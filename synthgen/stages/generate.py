@@ -132,7 +132,7 @@ class Generator:
             self.record(outcome.row)
 
 
-async def _run_lineages(gen: Generator, todo: list[Lineage], max_active: int, stop: asyncio.Event, progress) -> None:
+async def _run_lineages(gen: Generator, todo: Iterator[Lineage], max_active: int, stop: asyncio.Event, progress) -> None:
     """Keep up to `max_active` lineages running; stop starting new ones once `stop` is set."""
     active: set[asyncio.Task] = set()
     pending = iter(todo)
@@ -175,16 +175,19 @@ async def run_async(settings: GenerateSettings, *, force: bool = False, console:
     seeds = load_seeds(settings)
     writer = ShardWriter(stage, shard, PROBLEMS, digest, max_rows=settings.max_buffer_rows,
                          extra_meta={"settings": settings.hashed_view()})
-    existing = writer.resume(force=force)
-    lineages = list(plan(seeds, settings))
-    done_counts = Counter()
+    existing = writer.resume(force=force, columns=("lineage_id",))
+    done_counts: Counter = Counter()
     if existing is not None:
         done_counts = Counter(existing["lineage_id"].str.replace(r":s\d+$", "").to_list())
+        del existing
     need = expected_rows(settings)
-    todo = [item for item in lineages if done_counts.get(item.lineage_id, 0) < need]
-    stats = TurnStats(lineages_total=len(lineages), lineages_done=len(lineages) - len(todo))
-    if existing is not None:
-        console.print(f"generate: resuming {shard}: {writer.written} rows on disk, {len(todo)} lineages to go")
+    finished = sum(1 for count in done_counts.values() if count >= need)
+    total = len(range(settings.shard, seeds.height, settings.num_shards)) * settings.lineages_per_seed
+    # Lazy: a lineage (and its seed text as a Python string) exists only while it is scheduled.
+    todo = (item for item in plan(seeds, settings) if done_counts.get(item.lineage_id, 0) < need)
+    stats = TurnStats(lineages_total=total, lineages_done=finished)
+    if writer.written:
+        console.print(f"generate: resuming {shard}: {writer.written} rows on disk, {total - finished} lineages to go")
 
     stop = asyncio.Event()
     caught: list[int] = []
@@ -213,7 +216,7 @@ async def run_async(settings: GenerateSettings, *, force: bool = False, console:
     write_stats(stage.path / f"stats-{shard}.json", stats, usage, info)
     if caught:
         raise Interrupted(caught[0])
-    writer.finish({"lineages": len(lineages)})
+    writer.finish({"lineages": total})
     console.print(summary_table(stats, usage_line, f"generate {shard}: {writer.written} rows in {stage.path}"))
     return stage
 

@@ -43,8 +43,8 @@ class ShardWriter:
         self._next_part = 0
         self._last_flush = time.monotonic()
 
-    def resume(self, force: bool = False) -> pl.DataFrame | None:
-        """Load the keys (and rows) of parts already written for this shard; check their settings."""
+    def resume(self, force: bool = False, columns: tuple[str, ...] = ()) -> pl.DataFrame | None:
+        """Load the keys (plus `columns`) of parts already written for this shard; check their settings."""
         self.stage.remove_stale_temps(self.shard)
         parts = self.stage.shard_parts(self.shard)
         if parts and force:
@@ -60,7 +60,8 @@ class ShardWriter:
         if not parts:
             return None
         self._next_part = 1 + max(int(p.name.rsplit(".part-", 1)[1].split(".")[0]) for p in parts)
-        frame = pl.from_arrow(pa.concat_tables([pq.read_table(p) for p in parts]))
+        wanted = list(dict.fromkeys((self.key, *columns)))
+        frame = pl.from_arrow(pa.concat_tables([pq.read_table(p, columns=wanted) for p in parts]))
         self.seen = set(frame[self.key].to_list())
         self.written = len(self.seen)
         return frame

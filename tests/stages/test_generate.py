@@ -153,3 +153,27 @@ def _fast_retry_config(tmp_path):
         "generate:\n  teacher: {timeout_s: 3}\n  student: {timeout_s: 3}\n  llm: {max_attempts: 2, backoff_initial_s: 0.05, backoff_max_s: 0.2}\n"
     )
     return cfg
+
+
+@pytest.mark.slow
+def test_sigterm_flushes_finished_rows_and_a_rerun_completes(seeds_run, tmp_path, scripted_server):
+    server = scripted_server(latency="fixed", latency_s=0.05)
+    run_dir = _copy_seeds(seeds_run, tmp_path)
+    cmd = [sys.executable, "-m", "synthgen", "generate", "--run-dir", str(run_dir), "--base-url", server.url,
+           "--no-progress", "--attempts", "8", "--turns", "3", "--lineages-per-seed", "4", "--max-in-flight", "4"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stage = StageDir(run_dir, "generate")
+    deadline = time.monotonic() + 60
+    while server.stats()["requests"] < 20 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "re-run to continue" in err and "Traceback" not in err
+    flushed = stage.read()
+    assert 0 < flushed.height < 8 * 4 * 3 and not stage.done_shards()
+    final = subprocess.run(cmd, capture_output=True, text=True)
+    assert final.returncode == 0, final.stderr
+    rows = stage.read()
+    assert rows.height == 8 * 4 * 3 and rows["turn_id"].n_unique() == rows.height
+    assert set(flushed["turn_id"]) <= set(rows["turn_id"])
