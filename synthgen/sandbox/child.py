@@ -31,9 +31,6 @@ import sys
 import tempfile
 
 import values
-import time as _t
-_T=[]
-def _mark(n): _T.append((n,_t.perf_counter_ns(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt))
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
@@ -177,9 +174,7 @@ class Child:
     def run(self):
         try:
             self._setup()
-            _mark('seed')
             _emit(["S"])
-            _mark('emitS')
         except BaseException as exc:
             try:
                 os.write(2, f"sandbox child set-up failed: {exc!r}\n".encode())
@@ -194,14 +189,11 @@ class Child:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
-            _mark('end')
-            os.write(2, ('@@T ' + ' '.join(f'{n}:{t}:{f}' for n,t,f in _T) + '\n').encode())
         finally:
             os._exit(0)
 
     def _setup(self):
         z, job = self.z, self.job
-        _mark('start')
         os.setsid()
         devnull = os.open("/dev/null", os.O_RDWR)
         res_w, out_w, err_w = self.write_fds
@@ -209,13 +201,10 @@ class Child:
         for target, fd in enumerate(high):
             os.dup2(fd, target)
         os.closerange(4, 1 << 20)
-        _mark('fds')
         if z.mode == "bwrap":  # a user namespace per job: nothing per-user (keyrings...) outlives it
             enter_user_namespace(z.uid, z.gid)
-        _mark('userns')
         if z.mode in ("bwrap", "setuid"):
             unshare(CLONE_NEWNS | CLONE_NEWIPC)
-            _mark('unshare_ns_ipc')
             owner = f",uid={z.uid},gid={z.gid}" if z.mode == "setuid" else ""
             mount_tmpfs("/tmp", f"size={job['tmp_mb']}m,nr_inodes=8192,mode=0700{owner}")
             if z.mode == "setuid":  # a /proc that shows this job's pid namespace only, and no host tmp
@@ -223,7 +212,6 @@ class Child:
                 for path in ("/var/tmp", "/dev/shm"):
                     if os.path.isdir(path):
                         mount_tmpfs(path, f"size=1m,nr_inodes=64,mode=0700{owner}")
-        _mark('tmpfs')
         os.chdir(self.workdir)
         if z.mode == "setuid":
             os.setgroups([])
@@ -232,16 +220,12 @@ class Child:
             enter_user_namespace(z.uid, z.gid)
         if z.mode != "unsafe":
             drop_all_capabilities()  # the ones the new user namespace gave us
-        _mark('capset')
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        _mark('prctl')
         install_seccomp()
-        _mark('seccomp')
         os.environ["TMPDIR"] = self.workdir
         os.environ["HOME"] = self.workdir
         tempfile.tempdir = None
-        _mark('env')
         mib = 1 << 20
         for name, value in (
             ("RLIMIT_CORE", 0),
@@ -254,7 +238,6 @@ class Child:
             ("RLIMIT_AS", job["mem_mb"] * mib),
         ):
             resource.setrlimit(getattr(resource, name), (value, value))
-        _mark('rlimits')
         sys.argv = ["solution"]
         random.seed(z.seed)  # `random` re-seeds itself from urandom in every fork: make jobs repeatable
 
@@ -285,11 +268,7 @@ def _run_calls(job):
     calls, cap = job["calls"], job["val_cap"]
     scope = {"__name__": "solution", "__builtins__": builtins}
     try:
-        _mark('pre_exec')
-        _c = compile(job["code"], "<solution>", "exec")
-        _mark('compile')
-        exec(_c, scope)
-        _mark('exec')
+        exec(compile(job["code"], "<solution>", "exec"), scope)
     except MemoryError:
         for i in range(len(calls)):
             _emit([i, "memory", None, "MemoryError while running the module"])
@@ -300,7 +279,6 @@ def _run_calls(job):
         for i in range(len(calls)):
             _emit([i, "exception", None, error])
         return
-    _mark('calls_start')
     for i, call in enumerate(calls):
         try:
             value = eval(compile(call, f"<call {i}>", "eval"), scope)

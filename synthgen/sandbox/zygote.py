@@ -109,10 +109,8 @@ class Zygote:
             if self.new_pid:
                 ch.unshare(ch.CLONE_NEWPID)
             try:
-                _tf = time.perf_counter_ns()
                 pid = os.fork()
                 if pid == 0:
-                    ch._T.append(('fork', _tf, 0))
                     ch.Child(self, job, [w for _, w in pipes], workdir).run()  # never returns
             finally:
                 if self.new_pid:  # later forks go back to our own pid namespace

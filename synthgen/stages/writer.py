@@ -88,4 +88,7 @@ class ShardWriter:
 
     def finish(self, info: dict[str, Any]) -> None:
         self.flush()
+        if self.written == 0:
+            # An empty but typed part, so that readers see zero rows rather than no data at all.
+            self.stage.write_part(self.shard, self._next_part, self.schema.empty_table(), self.meta)
         self.stage.mark_done(self.shard, {"rows": self.written, "settings_hash": self.settings_hash, **info})
