@@ -94,9 +94,11 @@ def enter_user_namespace(uid, gid):
     map_own_ids(uid, gid)
 
 
+_CAPSET_ARGS = (ctypes.byref(_CapHeader(0x20080522, 0)), (_CapData * 2)())  # all sets empty; built once
+
+
 def drop_all_capabilities():
-    header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()
-    check(libc.capset(ctypes.byref(header), data), "capset")
+    check(libc.capset(*_CAPSET_ARGS), "capset")
 
 
 
@@ -154,11 +156,12 @@ def _seccomp_program():
 
 
 _SECCOMP = _seccomp_program()  # built once in the zygote; each child only installs it
+_SECCOMP_ARGS = None if _SECCOMP is None else (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SECCOMP[0]), 0, 0)
 
 
 def install_seccomp():
-    if _SECCOMP is not None:
-        check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SECCOMP[0]), 0, 0), "seccomp")
+    if _SECCOMP_ARGS is not None:
+        check(libc.prctl(*_SECCOMP_ARGS), "seccomp")
 
 
 def write_all(fd, data):
