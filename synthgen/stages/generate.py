@@ -213,12 +213,23 @@ async def run_async(settings: GenerateSettings, *, force: bool = False, console:
             loop.remove_signal_handler(signum)
         writer.flush()
     info = {"shard": shard, "num_shards": settings.num_shards, "settings_hash": digest, "isolation": pool.isolation}
-    write_stats(stage.path / f"stats-{shard}.json", stats, usage, info)
+    # The stats file describes the whole shard, also after a resume; `llm` is this session's usage.
+    write_stats(stage.path / f"stats-{shard}.json", shard_stats(stage, shard, stats), usage, info)
     if caught:
         raise Interrupted(caught[0])
     writer.finish({"lineages": total})
     console.print(summary_table(stats, usage_line, f"generate {shard}: {writer.written} rows in {stage.path}"))
     return stage
+
+
+def shard_stats(stage: StageDir, shard: str, live: TurnStats) -> TurnStats:
+    """Turn statistics recounted from every row of `shard` on disk."""
+    whole = TurnStats(lineages_total=live.lineages_total, lineages_done=live.lineages_done, started=live.started)
+    columns = ["turn", "valid", "reason", "pass_rate"]
+    for part in stage.shard_parts(shard):
+        for row in pl.read_parquet(part, columns=columns).iter_rows(named=True):
+            whole.record(row)
+    return whole
 
 
 def run(settings: GenerateSettings, *, force: bool = False, console: Console | None = None) -> StageDir:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -177,3 +178,5 @@ def test_sigterm_flushes_finished_rows_and_a_rerun_completes(seeds_run, tmp_path
     rows = stage.read()
     assert rows.height == 8 * 4 * 3 and rows["turn_id"].n_unique() == rows.height
     assert set(flushed["turn_id"]) <= set(rows["turn_id"])
+    stats = json.loads(next(stage.path.glob("stats-*.json")).read_text())
+    assert stats["turns"] == rows.height and stats["valid"] == rows["valid"].sum()  # the whole shard
