@@ -1,7 +1,7 @@
 """The job's child: what runs between the zygote's fork and the job's exit (standard library only).
 
 Copied next to zygote.py and imported by it as `child`; it also holds the few system calls both
-need (unshare, mount, setns, prctl, capset) through ctypes. `Child(...).run()` never returns:
+need (unshare, mount, setns, prctl, capset) through ctypes. `run_child(...)` never returns:
 
   set-up  (before any job code) new session; stdin /dev/null, stdout/stderr to capture pipes,
           result pipe on fd 3, every other descriptor closed; fresh mount and IPC namespaces
@@ -37,8 +37,11 @@ CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
 EXIT_SETUP, EXIT_NO_MEMORY = 120, 121
+_SIGKILL = int(signal.SIGKILL)
 _U32 = struct.Struct(">I")
 libc = ctypes.CDLL(None, use_errno=True)
+for _name in ("capset", "mount", "prctl", "setns", "unshare"):
+    getattr(libc, _name)  # looked up once here, in the zygote (ctypes caches it), not in every child
 
 
 def check(ret, what):
@@ -63,14 +66,6 @@ def prctl(option, value):
     check(libc.prctl(option, value, 0, 0, 0), f"prctl {option}")
 
 
-def write_file(path, text):
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
 class _CapHeader(ctypes.Structure):
     _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
@@ -79,26 +74,25 @@ class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
-def map_own_ids(uid, gid):
-    """After unshare(CLONE_NEWUSER): map our own uid/gid to themselves (the one mapping an
-    unprivileged process may write; /proc/self is only writable while we are dumpable)."""
-    prctl(PR_SET_DUMPABLE, 1)
-    write_file("/proc/self/setgroups", "deny")
-    write_file("/proc/self/uid_map", f"{uid} {uid} 1")
-    write_file("/proc/self/gid_map", f"{gid} {gid} 1")
-    prctl(PR_SET_DUMPABLE, 0)
+def id_maps(uid, gid):
+    """What to write to setgroups, uid_map and gid_map to map our own uid/gid to themselves."""
+    return b"deny", f"{uid} {uid} 1".encode(), f"{gid} {gid} 1".encode()
 
 
-def enter_user_namespace(uid, gid):
-    unshare(CLONE_NEWUSER)
-    map_own_ids(uid, gid)
+def map_own_ids(maps):
+    """After unshare(CLONE_NEWUSER): write `id_maps(...)` (the one mapping an unprivileged process
+    may write; /proc/self is only writable while we are dumpable)."""
+    check(libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "dumpable")
+    for name, data in zip((b"/proc/self/setgroups", b"/proc/self/uid_map", b"/proc/self/gid_map"), maps):
+        fd = os.open(name, os.O_WRONLY)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "dumpable")
 
 
-_CAPSET_ARGS = (ctypes.byref(_CapHeader(0x20080522, 0)), (_CapData * 2)())  # all sets empty; built once
-
-
-def drop_all_capabilities():
-    check(libc.capset(*_CAPSET_ARGS), "capset")
+_CAPSET_ARGS = (ctypes.byref(_CapHeader(0x20080522, 0)), (_CapData * 2)())  # every set empty; built once
 
 
 
@@ -131,26 +125,60 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
 
 
+SECCOMP_RET_ALLOW, SECCOMP_RET_EPERM, SECCOMP_RET_ENOSYS = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+
+
+def seccomp_code(column, audit_arch):
+    """The deny-list as classic-BPF instructions (code, jt, jf, k) for one architecture.
+
+    A foreign architecture (and, on x86-64, an x32 call: bit 30) gets EPERM. The system call
+    number is then found by a binary search over the listed numbers (jge splits, then a few jeq),
+    which makes the program the kernel checks, translates and JITs at every job's install
+    cheaper than a linear chain, and so is its per-syscall emulation when it caches allowed calls.
+    """
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    action = {nums[column]: SECCOMP_RET_ENOSYS for nums in _NOT_AVAILABLE.values()}
+    action.update({nums[column]: SECCOMP_RET_EPERM for nums in _DENIED.values()})
+    items = sorted(action.items())
+    code = []  # (code, jt, jf, k); a jt/jf that is a str names a label resolved below
+    labels = {}
+
+    def emit(seg):
+        if len(seg) <= 4:
+            for nr, act in seg:
+                code.append((jeq, "EPERM" if act == SECCOMP_RET_EPERM else "ENOSYS", 0, nr))
+            code.append((ret, 0, 0, SECCOMP_RET_ALLOW))
+            return
+        mid = len(seg) // 2
+        right = f"n{len(labels)}"
+        labels[right] = None
+        code.append((jge, right, 0, seg[mid][0]))  # nr >= seg[mid]: right half, else left half
+        emit(seg[:mid])
+        labels[right] = len(code)
+        emit(seg[mid:])
+
+    code += [(ld, 0, 0, 4), (jeq, 0, "EPERM", audit_arch), (ld, 0, 0, 0)]
+    if column == 0:
+        code.append((jge, "EPERM", 0, 0x40000000))
+    emit(items)
+    labels["EPERM"] = len(code)
+    code.append((ret, 0, 0, SECCOMP_RET_EPERM))
+    labels["ENOSYS"] = len(code)
+    code.append((ret, 0, 0, SECCOMP_RET_ENOSYS))
+    out = []
+    for pc, (op, jt, jf, k) in enumerate(code):
+        jt, jf = (labels[x] - pc - 1 if isinstance(x, str) else x for x in (jt, jf))
+        assert 0 <= jt <= 255 and 0 <= jf <= 255
+        out.append((op, jt, jf, k))
+    return out
+
+
 def _seccomp_program():
-    """A classic-BPF deny-list for this machine's architecture, or None where we have no table."""
+    """The deny-list for this machine's architecture, ready for prctl, or None where we have no table."""
     arch = _ARCHES.get(os.uname().machine)
     if arch is None:
         return None
-    column, audit_arch = arch
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
-    denied = [nums[column] for nums in _DENIED.values()]
-    absent = [nums[column] for nums in _NOT_AVAILABLE.values()]
-    n = len(denied) + len(absent)
-    allow = 3 + (1 if column == 0 else 0) + n  # index of the "allow" return; the denials follow it
-    eperm, enosys = allow + 1, allow + 2
-    code = [(ld, 0, 0, 4), (jeq, 0, eperm - 2, audit_arch), (ld, 0, 0, 0)]  # foreign arch: deny all
-    if column == 0:  # x32 system calls (bit 30) on x86-64: deny
-        code.append((jge, eperm - 4, 0, 0x40000000))
-    for nr in denied:
-        code.append((jeq, eperm - len(code) - 1, 0, nr))
-    for nr in absent:
-        code.append((jeq, enosys - len(code) - 1, 0, nr))
-    code += [(ret, 0, 0, 0x7FFF0000), (ret, 0, 0, 0x00050000 | 1), (ret, 0, 0, 0x00050000 | 38)]
+    code = seccomp_code(*arch)
     filters = (_SockFilter * len(code))(*[_SockFilter(*c) for c in code])
     return _SockFprog(len(code), filters), filters
 
@@ -159,94 +187,137 @@ _SECCOMP = _seccomp_program()  # built once in the zygote; each child only insta
 _SECCOMP_ARGS = None if _SECCOMP is None else (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SECCOMP[0]), 0, 0)
 
 
-def install_seccomp():
-    if _SECCOMP_ARGS is not None:
-        check(libc.prctl(*_SECCOMP_ARGS), "seccomp")
-
-
 def write_all(fd, data):
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
 
 
-class Child:
-    def __init__(self, zygote, job, write_fds, workdir):
-        self.z, self.job, self.write_fds, self.workdir = zygote, job, write_fds, workdir
+class Prepared:
+    """What every child of one zygote needs, built once in the zygote before any fork: the child
+    then only makes system calls with ready arguments (each Python object it touches after the
+    fork costs a copy-on-write page fault, so it touches as few as it can)."""
 
-    def run(self):
+    def __init__(self, mode, uid, gid, seed, workdir):
+        self.mode, self.uid, self.gid, self.seed, self.workdir = mode, uid, gid, seed, workdir
+        self.id_maps = id_maps(uid, gid)
+        self.owner = f",uid={uid},gid={gid}" if mode == "setuid" else ""
+        self._per_limits = {}
+
+    def for_job(self, job):
+        """(tmpfs options for /tmp, rlimits) of a job; the same few limits recur, so cached."""
+        key = (job["tmp_mb"], job["cpu"], job["mem_mb"])
+        got = self._per_limits.get(key)
+        if got is None:
+            mib = 1 << 20
+            options = f"size={job['tmp_mb']}m,nr_inodes=8192,mode=0700{self.owner}".encode()
+            limits = tuple((getattr(resource, name), (value, value)) for name, value in (
+                ("RLIMIT_CORE", 0),
+                ("RLIMIT_NOFILE", 64),
+                ("RLIMIT_FSIZE", job["tmp_mb"] * mib),
+                ("RLIMIT_MEMLOCK", 0),
+                ("RLIMIT_MSGQUEUE", 0),
+                ("RLIMIT_CPU", job["cpu"]),
+                ("RLIMIT_NPROC", 0),
+                ("RLIMIT_AS", job["mem_mb"] * mib),
+            ))
+            if len(self._per_limits) > 64:
+                self._per_limits.clear()
+            got = self._per_limits[key] = (options, limits)
+        return got
+
+    def fixed_environment(self):
+        """Modes whose working directory is the same for every job (/tmp, a fresh tmpfs each time)
+        set TMPDIR and HOME once in the zygote; children inherit them."""
+        if self.workdir is not None:
+            os.environ["TMPDIR"] = self.workdir
+            os.environ["HOME"] = self.workdir
+            tempfile.tempdir = None
+
+
+def run_child(prep, job, job_limits, write_fds, workdir):
+    """The forked child: set up, run the job, exit. Never returns."""
+    try:
+        _setup(prep, job_limits, write_fds, workdir)
+        write_all(3, _SETUP_DONE)
+    except BaseException as exc:
         try:
-            self._setup()
-            _emit(["S"])
-        except BaseException as exc:
-            try:
-                os.write(2, f"sandbox child set-up failed: {exc!r}\n".encode())
-            finally:
-                os._exit(EXIT_SETUP)
-        try:
-            _run_calls(self.job)
-        except MemoryError:
-            os._exit(EXIT_NO_MEMORY)
-        except BaseException:
-            os._exit(EXIT_SETUP + 2)
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            os.write(2, f"sandbox child set-up failed: {exc!r}\n".encode())
         finally:
-            os._exit(0)
+            os._exit(EXIT_SETUP)
+    try:
+        _run_calls(job)
+    except MemoryError:
+        os._exit(EXIT_NO_MEMORY)
+    except BaseException:
+        os._exit(EXIT_SETUP + 2)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(0)
 
-    def _setup(self):
-        z, job = self.z, self.job
-        os.setsid()
-        devnull = os.open("/dev/null", os.O_RDWR)
-        res_w, out_w, err_w = self.write_fds
-        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (devnull, out_w, err_w, res_w)]
-        for target, fd in enumerate(high):
-            os.dup2(fd, target)
-        os.closerange(4, 1 << 20)
-        if z.mode == "bwrap":  # a user namespace per job: nothing per-user (keyrings...) outlives it
-            enter_user_namespace(z.uid, z.gid)
-        if z.mode in ("bwrap", "setuid"):
-            unshare(CLONE_NEWNS | CLONE_NEWIPC)
-            owner = f",uid={z.uid},gid={z.gid}" if z.mode == "setuid" else ""
-            mount_tmpfs("/tmp", f"size={job['tmp_mb']}m,nr_inodes=8192,mode=0700{owner}")
-            if z.mode == "setuid":  # a /proc that shows this job's pid namespace only, and no host tmp
-                check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mount /proc")
-                for path in ("/var/tmp", "/dev/shm"):
-                    if os.path.isdir(path):
-                        mount_tmpfs(path, f"size=1m,nr_inodes=64,mode=0700{owner}")
-        os.chdir(self.workdir)
-        if z.mode == "setuid":
-            os.setgroups([])
-            os.setresgid(z.gid, z.gid, z.gid)
-            os.setresuid(z.uid, z.uid, z.uid)
-            enter_user_namespace(z.uid, z.gid)
-        if z.mode != "unsafe":
-            drop_all_capabilities()  # the ones the new user namespace gave us
-        prctl(PR_SET_NO_NEW_PRIVS, 1)
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        install_seccomp()
-        os.environ["TMPDIR"] = self.workdir
-        os.environ["HOME"] = self.workdir
+
+_SETUP_DONE = _U32.pack(5) + b'["S"]'
+
+
+def _setup(prep, job_limits, write_fds, workdir):
+    mode = prep.mode
+    tmp_options, rlimits = job_limits
+    os.setsid()
+    devnull = os.open("/dev/null", os.O_RDWR)
+    res_w, out_w, err_w = write_fds
+    order = (devnull, out_w, err_w, res_w)
+    if min(order) < 4:  # a source would be overwritten by an earlier dup2: go through high numbers
+        order = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in order]
+    for target, fd in enumerate(order):
+        os.dup2(fd, target)
+    os.closerange(4, 1 << 20)
+    if mode == "bwrap":
+        # Fresh user (nothing per-user, such as keyrings, outlives the job), mount and IPC
+        # namespaces in one call; the mount and IPC ones belong to the new user namespace.
+        check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+        map_own_ids(prep.id_maps)
+        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, tmp_options), "mount /tmp")
+    elif mode == "setuid":
+        unshare(CLONE_NEWNS | CLONE_NEWIPC)
+        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, tmp_options), "mount /tmp")
+        # a /proc that shows this job's pid namespace only, and no host tmp
+        check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mount /proc")
+        for path in ("/var/tmp", "/dev/shm"):
+            if os.path.isdir(path):
+                mount_tmpfs(path, f"size=1m,nr_inodes=64,mode=0700{prep.owner}")
+    os.chdir(workdir)
+    if mode == "setuid":
+        os.setgroups([])
+        os.setresgid(prep.gid, prep.gid, prep.gid)
+        os.setresuid(prep.uid, prep.uid, prep.uid)
+        unshare(CLONE_NEWUSER)
+        map_own_ids(prep.id_maps)
+    if mode != "unsafe":
+        check(libc.capset(*_CAPSET_ARGS), "capset")  # the ones the new user namespace gave us
+    check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    check(libc.prctl(PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0), "pdeathsig")
+    if _SECCOMP_ARGS is not None:
+        check(libc.prctl(*_SECCOMP_ARGS), "seccomp")
+    if prep.workdir is None:  # (otherwise the zygote set them once: see Prepared.fixed_environment)
+        os.environ["TMPDIR"] = workdir
+        os.environ["HOME"] = workdir
         tempfile.tempdir = None
-        mib = 1 << 20
-        for name, value in (
-            ("RLIMIT_CORE", 0),
-            ("RLIMIT_NOFILE", 64),
-            ("RLIMIT_FSIZE", job["tmp_mb"] * mib),
-            ("RLIMIT_MEMLOCK", 0),
-            ("RLIMIT_MSGQUEUE", 0),
-            ("RLIMIT_CPU", job["cpu"]),
-            ("RLIMIT_NPROC", 0),
-            ("RLIMIT_AS", job["mem_mb"] * mib),
-        ):
-            resource.setrlimit(getattr(resource, name), (value, value))
-        sys.argv = ["solution"]
-        random.seed(z.seed)  # `random` re-seeds itself from urandom in every fork: make jobs repeatable
+    setrlimit = resource.setrlimit
+    for which, limit in rlimits:
+        setrlimit(which, limit)
+    sys.argv = ["solution"]
+    random.seed(prep.seed)  # `random` re-seeds itself from urandom in every fork: make jobs repeatable
 
 
-def _emit(record):
-    data = json.dumps(record).encode()
+_escape = json.encoder.encode_basestring_ascii  # what json.dumps does with a str (ASCII output)
+
+
+def _emit_call(i, status, text, error):
+    """Write one call record, [i, status, text, error] as JSON (status is one of our constants)."""
+    data = ('[%d,"%s",%s,%s]' % (i, status, "null" if text is None else _escape(text),
+                                 "null" if error is None else _escape(error))).encode()
     write_all(3, _U32.pack(len(data)) + data)
 
 
@@ -274,32 +345,32 @@ def _run_calls(job):
         exec(compile(job["code"], "<solution>", "exec"), scope)
     except MemoryError:
         for i in range(len(calls)):
-            _emit([i, "memory", None, "MemoryError while running the module"])
+            _emit_call(i, "memory", None, "MemoryError while running the module")
         return
     except BaseException as exc:
         error = "while running the module: " + _describe(exc)
         del exc
         for i in range(len(calls)):
-            _emit([i, "exception", None, error])
+            _emit_call(i, "exception", None, error)
         return
     for i, call in enumerate(calls):
         try:
             value = eval(compile(call, f"<call {i}>", "eval"), scope)
             text = values.encode(value)
             del value
-            record = [i, "ok", text, None] if len(text) <= cap else [
-                i, "output_too_large", None, f"the value's encoding is {len(text)} bytes; the limit is {cap}"]
+            if len(text) <= cap:
+                record = (i, "ok", text, None)
+            else:
+                record = (i, "output_too_large", None, f"the value's encoding is {len(text)} bytes; the limit is {cap}")
             del text
         except MemoryError:
-            record = [i, "memory", None, "MemoryError"]
+            record = (i, "memory", None, "MemoryError")
         except BaseException as exc:
-            record = [i, "exception", None, _describe(exc)]
+            record = (i, "exception", None, _describe(exc))
             del exc
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except BaseException:
                 pass
-        _emit(record)
-
-
+        _emit_call(*record)

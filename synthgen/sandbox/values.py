@@ -43,7 +43,7 @@ _DICT_TYPES = (dict, Counter, OrderedDict, defaultdict)
 _FLOAT_TEXT = re.compile(r"-?(?:nan|inf|\d+(?:\.\d+)?(?:e[+-]?\d+)?)\Z")
 _HEX_INT = re.compile(r"-?0x[0-9a-f]+\Z")
 _HEX_BYTES = re.compile(r"(?:[0-9a-f]{2})*\Z")
-_dump_str = json.dumps  # ASCII-only output: lone surrogates survive the round trip
+_dump_str = json.encoder.encode_basestring_ascii  # = json.dumps of a str: ASCII-only, lone surrogates survive
 
 
 # ---------------------------------------------------------------------------------------------

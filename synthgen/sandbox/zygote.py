@@ -29,6 +29,7 @@ Wire format (all lengths 4-byte big-endian): frames are LEN + KIND(1 byte) + BOD
 """
 
 import fcntl
+import gc
 import json
 import os
 import select
@@ -66,8 +67,15 @@ def _read_exact(fd, n):
 
 
 def _frame(kind, *parts):
-    body = kind + b"".join(_U32.pack(len(p)) + p for p in parts) if kind == b"D" else kind + parts[0]
-    return _U32.pack(len(body)) + body
+    if kind != b"D":
+        body = kind + parts[0]
+        return _U32.pack(len(body)) + body
+    pack = _U32.pack
+    body = bytearray(kind)
+    for part in parts:
+        body += pack(len(part))
+        body += part
+    return pack(len(body)) + body
 
 
 # ---------------------------------------------------------------------------------------------
@@ -80,6 +88,8 @@ class Zygote:
         self.chan_in, self.chan_out = chan_in, chan_out
         self.new_pid = mode in ("bwrap", "setuid")
         self.base_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if self.new_pid else -1
+        self.prep = ch.Prepared(mode, uid, gid, seed, None if mode == "unsafe" else "/tmp")
+        self.prep.fixed_environment()
 
     def serve(self):
         while True:
@@ -97,43 +107,52 @@ class Zygote:
             ch.write_all(self.chan_out, frame)
 
     def run_job(self, job):
-        """Run one job in a fresh child; return the b"D" frame for the host."""
+        """Run one job in a fresh child; return the b"D" frame for the host.
+
+        (The zygote writes to as few objects as it can between forks: after each fork every page
+        it writes to is copied or re-claimed by a page fault.)"""
         t0 = time.monotonic()
         workdir = tempfile.mkdtemp(prefix="job-") if self.mode == "unsafe" else "/tmp"
-        pipes = [os.pipe() for _ in range(3)]  # results, stdout, stderr
+        job_limits = self.prep.for_job(job)
+        reads, writes = [], []  # results, stdout, stderr
         try:
-            fcntl.fcntl(pipes[0][1], F_SETPIPE_SZ, 1 << 20)
-        except OSError:
-            pass  # over this user's pipe-buffer allowance: the default size still works
-        try:
+            for _ in range(3):
+                r, w = os.pipe()
+                reads.append(r)
+                writes.append(w)
+            try:
+                fcntl.fcntl(writes[0], F_SETPIPE_SZ, 1 << 20)
+            except OSError:
+                pass  # over this user's pipe-buffer allowance: the default size still works
             if self.new_pid:
                 ch.unshare(ch.CLONE_NEWPID)
             try:
                 pid = os.fork()
                 if pid == 0:
-                    ch.Child(self, job, [w for _, w in pipes], workdir).run()  # never returns
+                    ch.run_child(self.prep, job, job_limits, writes, workdir)  # never returns
             finally:
                 if self.new_pid:  # later forks go back to our own pid namespace
                     ch.check(ch.libc.setns(self.base_pid_ns, ch.CLONE_NEWPID), "setns pid")
-                for _, w in pipes:
+                for w in writes:
                     os.close(w)
-            header, blobs = self._supervise(pid, job, [r for r, _ in pipes], t0)
+                writes.clear()
+            header, res, out, err = self._supervise(pid, job, reads, t0)
         finally:
-            for r, _ in pipes:
-                os.close(r)
+            for fd in reads + writes:
+                os.close(fd)
             if self.mode == "unsafe":
                 shutil.rmtree(workdir, ignore_errors=True)
-        return _frame(b"D", json.dumps(header).encode(), *blobs)
+        return _frame(b"D", header, res, out, err)
 
     def _supervise(self, pid, job, fds, t0):
         """Wait for the child within the wall clock, collecting its pipes; kill it if it must stop.
+        Returns the header (JSON) and what the result, stdout and stderr pipes held.
 
         The result pipe is big (1 MiB) and read on the child's exit or every RESULT_POLL_S, so a
         short job costs one wake-up instead of one per call; output pipes are read as data comes.
         """
-        res_fd = fds[0]
-        bufs = {fd: bytearray() for fd in fds}
-        totals = {fd: 0 for fd in fds}
+        bufs = [bytearray(), bytearray(), bytearray()]  # by index: results, stdout, stderr
+        totals = [0, 0, 0]
         for fd in fds:
             os.set_blocking(fd, False)
         try:
@@ -141,9 +160,12 @@ class Zygote:
         except (AttributeError, OSError):
             pidfd = -1
         poller = select.poll()
-        for fd in fds[1:] + ([pidfd] if pidfd >= 0 else []):
-            poller.register(fd, select.POLLIN)
+        poller.register(fds[1], select.POLLIN)
+        poller.register(fds[2], select.POLLIN)
+        if pidfd >= 0:
+            poller.register(pidfd, select.POLLIN)
         deadline = t0 + job["timeout"]
+        wait_ms = (RESULT_POLL_S if pidfd >= 0 else 0.002) * 1000.0
         end, reaped = None, None
         while not end:
             remaining = deadline - time.monotonic()
@@ -155,16 +177,16 @@ class Zygote:
                 if reaped[0]:
                     break
                 reaped = None
-            events = poller.poll(min(remaining, RESULT_POLL_S if pidfd >= 0 else 0.002) * 1000.0)
             exited = False
-            for fd, _ in events:
+            for fd, _ in poller.poll(min(remaining * 1000.0, wait_ms)):
                 if fd == pidfd:
                     exited = True
                 elif not end:
-                    end, eof = self._drain(fd, bufs, totals, res_fd, job)
+                    i = 1 if fd == fds[1] else 2
+                    end, eof = self._drain(fd, i, bufs, totals, job)
                     if eof:
                         poller.unregister(fd)
-            end = end or self._drain(res_fd, bufs, totals, res_fd, job)[0]
+            end = end or self._drain(fds[0], 0, bufs, totals, job)[0]
             if exited:
                 break
         if reaped is None:
@@ -177,23 +199,22 @@ class Zygote:
         _, status, usage = reaped
         if pidfd >= 0:
             os.close(pidfd)
-        for fd in fds:  # every writer is gone now: take what is left in the pipes (within the caps)
-            stop = self._drain(fd, bufs, totals, res_fd, job)[0]
+        for i in range(3):  # every writer is gone now: take what is left in the pipes (within the caps)
+            stop = self._drain(fds[i], i, bufs, totals, job)[0]
             end = end or stop
-        header = {
-            "end": end or ("signal" if os.WIFSIGNALED(status) else "exit"),
-            "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-            "cpu": usage.ru_utime + usage.ru_stime,
-            "wall": time.monotonic() - t0,
-            "out_total": totals[fds[1]],
-            "err_total": totals[fds[2]],
-        }
-        return header, [bytes(bufs[fd]) for fd in fds]
+        if end is None:
+            end = "signal" if os.WIFSIGNALED(status) else "exit"
+        header = '{"end":"%s","code":%s,"signal":%s,"cpu":%r,"wall":%r,"out_total":%d,"err_total":%d}' % (
+            end, os.WEXITSTATUS(status) if os.WIFEXITED(status) else "null",
+            os.WTERMSIG(status) if os.WIFSIGNALED(status) else "null",
+            usage.ru_utime + usage.ru_stime, time.monotonic() - t0, totals[1], totals[2])
+        return header.encode(), bytes(bufs[0]), bytes(bufs[1]), bytes(bufs[2])
 
     @staticmethod
-    def _drain(fd, bufs, totals, res_fd, job):
-        """Read what a pipe holds, within the caps: (why the child must stop or None, at EOF)."""
+    def _drain(fd, i, bufs, totals, job):
+        """Read what pipe `i` (0 results, 1 stdout, 2 stderr) holds, within the caps: (why the child
+        must stop or None, at EOF)."""
+        buf = bufs[i]
         while True:
             try:
                 chunk = os.read(fd, 1 << 16)
@@ -201,16 +222,16 @@ class Zygote:
                 return None, False
             if not chunk:
                 return None, True
-            totals[fd] += len(chunk)
-            if fd == res_fd:
-                if totals[fd] > job["res_cap"]:
+            totals[i] += len(chunk)
+            if i == 0:
+                if totals[0] > job["res_cap"]:
                     return "results", False
-                bufs[fd] += chunk
+                buf += chunk
                 continue
-            room = job["out_keep"] - len(bufs[fd])
+            room = job["out_keep"] - len(buf)
             if room > 0:
-                bufs[fd] += chunk[:room]
-            if sum(n for f, n in totals.items() if f != res_fd) > job["out_limit"]:
+                buf += chunk[:room]
+            if totals[1] + totals[2] > job["out_limit"]:
                 return "output", False
 
 
@@ -222,7 +243,7 @@ def _enter_own_namespaces():
     """bwrap mode: become pid 1 of a user+pid+mount namespace we hold capabilities in."""
     uid, gid = os.getuid(), os.getgid()
     ch.unshare(ch.CLONE_NEWUSER | ch.CLONE_NEWPID | ch.CLONE_NEWNS)
-    ch.map_own_ids(uid, gid)
+    ch.map_own_ids(ch.id_maps(uid, gid))
     ch.make_mounts_private()
     pid = os.fork()
     if pid:  # stay as a shim: exit with the zygote's status, so bwrap ends when it does
@@ -269,6 +290,9 @@ def main(argv):
             pass
     zygote = Zygote(mode, seed, uid, gid, chan_in, chan_out)
     _self_test(zygote)
+    # Everything alive now lives as long as the zygote: keep the collector from ever walking it
+    # (a walk writes to every object's header, so each page it visits is copied after a fork).
+    gc.freeze()
     info = {"pid": os.getpid(), "mode": mode, "python": sys.version.split()[0], "preloaded": loaded}
     ch.write_all(chan_out, _frame(b"R", json.dumps(info).encode()))
     zygote.serve()
@@ -279,7 +303,7 @@ def _self_test(zygote):
     job = {"code": "def f(x):\n    return [x, 'a', (1.5,)]\n", "calls": ["f(2)"], "timeout": 10.0, "cpu": 10,
            "mem_mb": 1024, "tmp_mb": 1, "out_keep": 1024, "out_limit": 1 << 16, "val_cap": 1 << 16, "res_cap": 1 << 17}
     frame = zygote.run_job(job)
-    expected = b'["S"]' in frame and b'[0, "ok", "[2,\\"a\\",{\\"tuple\\":[{\\"float\\":\\"1.5\\"}]}]", null]' in frame
+    expected = b'["S"]' in frame and b'[0,"ok","[2,\\"a\\",{\\"tuple\\":[{\\"float\\":\\"1.5\\"}]}]",null]' in frame
     if not expected:
         sys.stderr.write(f"zygote self-test failed: {frame[:2000]!r}\n")
         raise SystemExit(3)

@@ -1,0 +1,67 @@
+"""The seccomp deny-list program (child.py) decides every system call number as its tables say.
+
+The program is a binary search; this emulates it (classic BPF: ld abs, jeq, jge, ret) for both
+architectures we have tables for, every number up to 2047, the x32 range and odd values."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+import synthgen.sandbox
+
+_DIR = str(Path(synthgen.sandbox.__file__).resolve().parent)
+
+
+@pytest.fixture(scope="module")
+def child():
+    saved = {name: sys.modules.pop(name) for name in ("child", "values") if name in sys.modules}
+    sys.path.insert(0, _DIR)
+    try:
+        yield importlib.import_module("child")
+    finally:
+        sys.path.remove(_DIR)
+        for name in ("child", "values"):
+            sys.modules.pop(name, None)
+        sys.modules.update(saved)
+
+
+def _run(code, arch, nr):
+    pc, acc = 0, 0
+    for _ in range(len(code)):  # forward jumps only: at most one pass
+        op, jt, jf, k = code[pc]
+        if op == 0x20:  # BPF_LD | BPF_W | BPF_ABS: seccomp_data.nr (0) or .arch (4)
+            acc = {0: nr, 4: arch}[k]
+            pc += 1
+        elif op == 0x15:  # BPF_JMP | BPF_JEQ | BPF_K
+            pc += 1 + (jt if acc == k else jf)
+        elif op == 0x35:  # BPF_JMP | BPF_JGE | BPF_K
+            pc += 1 + (jt if acc >= k else jf)
+        elif op == 0x06:  # BPF_RET | BPF_K
+            return k
+        else:
+            raise AssertionError(f"unexpected instruction {op:#x}")
+    raise AssertionError("ran off the program")
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_seccomp_program_decides_every_number_as_the_tables_say(child, machine):
+    column, audit_arch = child._ARCHES[machine]
+    code = child.seccomp_code(column, audit_arch)
+    assert len(code) < 256 and all(0 <= jt <= 255 and 0 <= jf <= 255 for _, jt, jf, _ in code)
+    denied = {nums[column] for nums in child._DENIED.values()}
+    absent = {nums[column] for nums in child._NOT_AVAILABLE.values()}
+    eperm, enosys, allow = child.SECCOMP_RET_EPERM, child.SECCOMP_RET_ENOSYS, child.SECCOMP_RET_ALLOW
+    numbers = list(range(2048)) + [0x40000000 + n for n in range(600)] + [0x3FFFFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF]
+    for arch in (audit_arch, 0x40000003, 0xC000003E, 0xC00000B7, 0):
+        for nr in numbers:
+            if arch != audit_arch or (machine == "x86_64" and nr >= 0x40000000) or nr in denied:
+                want = eperm
+            elif nr in absent:
+                want = enosys
+            else:
+                want = allow
+            assert _run(code, arch, nr) == want, (machine, hex(arch), nr)
