@@ -22,3 +22,21 @@ def cli(capsys):
         return rc, out.out, out.err
 
     return invoke
+
+
+@pytest.fixture
+def serve():
+    """Start thread-mode scripted servers (echo responder unless given); all stopped at teardown."""
+    from synthgen.scripted.launch import start_scripted_server
+    from synthgen.scripted.responder import EchoResponder
+
+    handles = []
+
+    def start(responder=None, **kwargs):
+        handle = start_scripted_server(responder or EchoResponder(), **kwargs)
+        handles.append(handle)
+        return handle
+
+    yield start
+    for handle in handles:
+        handle.stop()

@@ -10,25 +10,11 @@ import time
 import pytest
 
 from synthgen.llm import ClientConfig, Completion, LLMClient, RoleConfig, ServerNotReady, _BadResponse, _parse
-from synthgen.scripted import EchoResponder, ScriptedReply, start_scripted_server
+from synthgen.scripted import EchoResponder
 from synthgen.scripted.responder import last_user_text
 
 HAVE_AIOHTTP = importlib.util.find_spec("aiohttp") is not None
 BACKENDS = ["httpx", pytest.param("aiohttp", marks=pytest.mark.skipif(not HAVE_AIOHTTP, reason="no aiohttp"))]
-
-
-@pytest.fixture
-def serve():
-    handles = []
-
-    def start(responder=None, **kwargs):
-        handle = start_scripted_server(responder or EchoResponder(), **kwargs)
-        handles.append(handle)
-        return handle
-
-    yield start
-    for handle in handles:
-        handle.stop()
 
 
 def client(server, cache_path=None, **overrides) -> LLMClient:

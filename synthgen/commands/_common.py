@@ -56,6 +56,13 @@ def settings_from(ctx: typer.Context, model: type[S], /, extra: dict[str, Any] |
     return resolve_settings(model, state.config(), given, known_sections=SECTIONS)
 
 
+def shared_base_url(ctx: typer.Context, base_url: str | None) -> dict[str, Any]:
+    """`--base-url` as explicit overrides of both roles' URLs (role-specific flags still win)."""
+    if not base_url or getattr(ctx.get_parameter_source("base_url"), "name", None) != "COMMANDLINE":
+        return {}
+    return {"teacher.base_url": base_url, "student.base_url": base_url}
+
+
 def _put(target: dict[str, Any], path: list[str], value: Any) -> None:
     for key in path[:-1]:
         target = target.setdefault(key, {})

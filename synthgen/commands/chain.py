@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from synthgen.commands._common import default, settings_from
+from synthgen.commands._common import default, settings_from, shared_base_url
 from synthgen.config.chain import ChainSettings
 
 D = ChainSettings
@@ -35,9 +35,7 @@ def register(app: typer.Typer) -> None:
         """Build hard -> medium -> easy chains from the filtered hard problems."""
         from synthgen.stages import chain as stage
 
-        extra = {}
-        if base_url and ctx.get_parameter_source("base_url").name == "COMMANDLINE":
-            extra = {"teacher.base_url": base_url, "student.base_url": base_url}
+        extra = shared_base_url(ctx, base_url)
         settings = settings_from(
             ctx, ChainSettings, extra=extra, run_dir=run_dir, input_dir=input_dir, tries=tries, attempts=attempts,
             max_chains=max_chains, disjoint=disjoint, max_in_flight=max_in_flight, shard=shard,

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from synthgen.commands._common import default, settings_from
+from synthgen.commands._common import default, settings_from, shared_base_url
 from synthgen.config.generate import GenerateSettings
 
 D = GenerateSettings
@@ -44,9 +44,7 @@ def register(app: typer.Typer) -> None:
         """Run the teacher/student turn loop (SPEC §4) on the seeds; resumable, shardable."""
         from synthgen.stages import generate as stage
 
-        extra = {}
-        if base_url and ctx.get_parameter_source("base_url").name == "COMMANDLINE":
-            extra = {"teacher.base_url": base_url, "student.base_url": base_url}
+        extra = shared_base_url(ctx, base_url)
         settings = settings_from(
             ctx, GenerateSettings, extra=extra, run_dir=run_dir, seeds_dir=seeds_dir, envs=envs, turns=turns,
             attempts=attempts, lineages_per_seed=lineages_per_seed, single_turn=single_turn, max_seeds=max_seeds,

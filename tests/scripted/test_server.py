@@ -25,21 +25,6 @@ from synthgen.scripted import (
 from synthgen.scripted.faults import derive_seed
 
 
-@pytest.fixture
-def serve():
-    """Start thread-mode servers (echo responder unless given); all stopped at teardown."""
-    handles = []
-
-    def start(responder=None, **kwargs):
-        handle = start_scripted_server(responder or EchoResponder(), **kwargs)
-        handles.append(handle)
-        return handle
-
-    yield start
-    for handle in handles:
-        handle.stop()
-
-
 def call(handle, method="POST", path="/v1/chat/completions", body=None, timeout=10):
     conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=timeout)
     try:

@@ -120,7 +120,7 @@ def test_kept_rows_pass_through_unchanged_with_metadata(tmp_path):
     write_generate(run, rows)
     settings = FilterSettings(run_dir=run)
     stage.run(settings)
-    kept = pq.read_table(run / "filter" / f"kept.part-00000.parquet")
+    kept = pq.read_table(run / "filter" / "kept.part-00000.parquet")
     assert kept.schema.remove_metadata() == PROBLEMS
     assert kept.to_pylist() == table_from_rows(rows, PROBLEMS).to_pylist()
     meta = read_metadata(run / "filter" / "kept.part-00000.parquet")
