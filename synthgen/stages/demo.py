@@ -18,15 +18,12 @@ from synthgen.config.generate import GenerateSettings
 from synthgen.config.seeds import SeedsSettings
 
 
-def _later_stages():
-    """The curation stages that exist in this version, in pipeline order."""
-    found = []
-    for name in ("filter", "bin", "chain"):
-        with contextlib.suppress(ModuleNotFoundError):
-            module = __import__(f"synthgen.stages.{name}", fromlist=["demo_step"])
-            if hasattr(module, "demo_step"):
-                found.append((name, module.demo_step))
-    return found
+def _curation_steps():
+    """filter -> bin -> chain, each a `demo_step(run_dir, console=..., llm_roles=..., seed=..., attempts=...)`."""
+    from synthgen.stages import bin as bin_stage
+    from synthgen.stages import chain, filter as filter_stage
+
+    return [filter_stage.demo_step, bin_stage.demo_step, chain.demo_step]
 
 
 def run(settings: DemoSettings, console: Console | None = None) -> Path:
@@ -59,7 +56,7 @@ def run(settings: DemoSettings, console: Console | None = None) -> Path:
             },
         )
         generate.run(gen, console=console)
-        for name, step in _later_stages():
+        for step in _curation_steps():
             step(run_dir, console=console, llm_roles=roles, seed=settings.seed, attempts=settings.attempts)
     console.print(f"demo: outputs in {run_dir}/ (open with polars: pl.read_parquet('{run_dir}/generate/*.parquet'))")
     return run_dir

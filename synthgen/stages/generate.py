@@ -74,14 +74,16 @@ def load_seeds(settings: GenerateSettings) -> pl.DataFrame:
 
 
 def plan(seeds: pl.DataFrame, settings: GenerateSettings) -> Iterator[Lineage]:
-    """This shard's lineages: seeds i, i+n, ... of the sorted seed list, each over its envs."""
+    """This shard's lineages: seeds i, i+n, ... of the sorted seed list, each over its envs.
+
+    Environments go round-robin over the global seed order (seed k's lineage j gets environment
+    k + j), so every environment gets its share however the seeds are sharded.
+    """
     envs = settings.envs
-    mine = seeds[settings.shard :: settings.num_shards]
-    for seed_id, text in zip(mine["seed_id"], mine["text"]):
-        offset = int(seed_id[:8], 16)
+    for index in range(settings.shard, seeds.height, settings.num_shards):
+        seed_id, text = seeds["seed_id"][index], seeds["text"][index]
         for j in range(settings.lineages_per_seed):
-            env = envs[(offset + j) % len(envs)]
-            yield Lineage(seed_id, text, env, j, settings.single_turn > 0)
+            yield Lineage(seed_id, text, envs[(index + j) % len(envs)], j, settings.single_turn > 0)
 
 
 def expected_rows(settings: GenerateSettings) -> int:
