@@ -40,3 +40,16 @@ def serve():
     yield start
     for handle in handles:
         handle.stop()
+
+
+@pytest.fixture(scope="session")
+def pool():
+    """One sandbox pool for the session (tests/sandbox has its own, per isolation level)."""
+    from synthgen.sandbox import SandboxPool, SandboxUnavailable
+
+    try:
+        p = SandboxPool(workers=2)
+    except SandboxUnavailable as exc:  # pragma: no cover - depends on the machine
+        pytest.skip(f"no sandbox isolation available here: {exc}")
+    yield p
+    p.close()

@@ -113,19 +113,24 @@ async def run_async(settings: ChainSettings, *, force: bool = False, console: Co
     links.resume(force=force)
     stats = TurnStats(lineages_total=starts.height)
     cache = Path(settings.run_dir) / "cache" / f"{STAGE}-{shard}.sqlite"
-    async with LLMClient(client_config(settings), cache_path=cache) as llm:
-        with SandboxPool(workers=settings.sandbox.workers, allow_unsafe=settings.sandbox.allow_unsafe) as pool:
-            builder = ChainBuilder(settings, TurnRunner(llm, pool, settings, digest), rows, links, stats)
-            limit = asyncio.Semaphore(max(1, settings.max_in_flight))
+    try:
+        async with LLMClient(client_config(settings), cache_path=cache) as llm:
+            with SandboxPool(workers=settings.sandbox.workers, allow_unsafe=settings.sandbox.allow_unsafe) as pool:
+                builder = ChainBuilder(settings, TurnRunner(llm, pool, settings, digest), rows, links, stats)
+                limit = asyncio.Semaphore(max(1, settings.max_in_flight))
 
-            async def one(start: dict) -> None:
-                async with limit:
-                    await builder.build(start)
-                    progress.refresh()
+                async def one(start: dict) -> None:
+                    async with limit:
+                        await builder.build(start)
+                        progress.refresh()
 
-            with LiveProgress(stats, llm, console, enabled=settings.progress, label="chain") as progress:
-                await asyncio.gather(*(one(s) for s in starts.iter_rows(named=True)))
-        usage, usage_line = llm.usage.as_dict(), llm.usage.summary()
+                with LiveProgress(stats, llm, console, enabled=settings.progress, label="chain") as progress:
+                    await asyncio.gather(*(one(s) for s in starts.iter_rows(named=True)))
+            usage, usage_line = llm.usage.as_dict(), llm.usage.summary()
+    finally:
+        # Finished tries and chains reach disk even when the run is interrupted or fails.
+        rows.flush()
+        links.flush()
     rows.finish({"starts": starts.height})
     links.finish({"chains": builder.accepted, "starts": starts.height})
     write_stats(Path(settings.run_dir) / STAGE / f"stats-{shard}.json", stats, usage,

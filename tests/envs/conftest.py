@@ -1,4 +1,4 @@
-"""Fixtures for the environment tests: one sandbox pool per session, settings, and a pool that fails."""
+"""Fixtures for the environment tests: settings, and a pool that fails (the real pool is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,18 +6,6 @@ import pytest
 
 from synthgen.config.common import SandboxSettings
 from synthgen.config.generate import EnvSettings, ProgressionSettings
-
-
-@pytest.fixture(scope="session")
-def pool():
-    from synthgen.sandbox import SandboxPool, SandboxUnavailable
-
-    try:
-        p = SandboxPool(workers=2)
-    except SandboxUnavailable as exc:  # pragma: no cover - depends on the machine
-        pytest.skip(f"no sandbox isolation available here: {exc}")
-    yield p
-    p.close()
 
 
 @pytest.fixture

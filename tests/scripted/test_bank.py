@@ -16,18 +16,6 @@ from synthgen.scripted.bank_text import STYLES, teacher_reply
 ENVS = ("induction", "abduction", "deduction", "fuzzing")
 
 
-@pytest.fixture(scope="module")
-def pool():
-    from synthgen.sandbox import SandboxPool, SandboxUnavailable
-
-    try:
-        p = SandboxPool(workers=2)
-    except SandboxUnavailable as exc:  # pragma: no cover - depends on the machine
-        pytest.skip(f"no sandbox isolation available here: {exc}")
-    yield p
-    p.close()
-
-
 def first_prompt(env: str, seed_text: str = "def area(w, h):\n    return w * h") -> list[dict]:
     return get_env(env).teacher_messages("first", seed_text=seed_text)
 
