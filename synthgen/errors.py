@@ -1,5 +1,20 @@
-"""Error types that the CLI maps to exit codes: bad input -> 2 with one line, anything else -> 1."""
+"""Error types that the CLI maps to exit codes.
+
+- UserError: bad input (paths, config, flags, data): one line on stderr, exit code 2.
+- InfraIncomplete: the work ran, but some of it failed on infrastructure (an LLM server that was
+  down, a sandbox that crashed). What succeeded is saved, nothing is marked finished, and a re-run
+  retries exactly the failed part: one line on stderr, exit code 3, so that a Slurm dependency
+  (`afterok`) does not start the next stage on incomplete data.
+- Anything else is a bug: a traceback and exit code 1.
+"""
+
+EXIT_BAD_INPUT = 2
+EXIT_INFRA = 3
 
 
 class UserError(Exception):
     """Bad input from the user (paths, config, flags, data): reported as one line, exit code 2."""
+
+
+class InfraIncomplete(Exception):
+    """Work left unfinished by infrastructure failures; a re-run retries it (exit code 3)."""

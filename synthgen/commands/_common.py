@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import typer
 
 from synthgen.config.base import Settings, load_config_file, resolve_settings
-from synthgen.errors import UserError
+from synthgen.errors import EXIT_BAD_INPUT, EXIT_INFRA, InfraIncomplete, UserError
 
 S = TypeVar("S", bound=Settings)
 
@@ -79,7 +79,10 @@ def run_guarded(app: typer.Typer, argv: list[str] | None) -> int:
         rc = app(args=argv, standalone_mode=False)
     except UserError as exc:
         print(f"synthgen: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+    except InfraIncomplete as exc:
+        print(f"synthgen: incomplete: {exc}", file=sys.stderr)
+        return EXIT_INFRA
     except _CLICK_EXCEPTION as exc:
         exc.show()
         return 2

@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
     def generate(
         ctx: typer.Context,
         run_dir: Path = typer.Option(default(D, "run_dir"), help="Run directory; rows go to RUN_DIR/generate/."),
-        seeds_dir: Optional[str] = typer.Option(None, help="Seeds stage folder (default RUN_DIR/seeds)."),
+        input_dir: Optional[str] = typer.Option(None, help="Seeds stage folder (default RUN_DIR/seeds)."),
         envs: str = typer.Option(",".join(default(D, "envs")), help="Comma-separated environments."),
         turns: int = typer.Option(default(D, "turns"), help="Teacher turns per lineage (SPEC: 6)."),
         attempts: int = typer.Option(default(D, "attempts"), help="Student attempts M per problem (SPEC: 32)."),
@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
 
         extra = shared_base_url(ctx, base_url)
         settings = settings_from(
-            ctx, GenerateSettings, extra=extra, run_dir=run_dir, seeds_dir=seeds_dir, envs=envs, turns=turns,
+            ctx, GenerateSettings, extra=extra, run_dir=run_dir, input_dir=input_dir, envs=envs, turns=turns,
             attempts=attempts, lineages_per_seed=lineages_per_seed, single_turn=single_turn, max_seeds=max_seeds,
             **{
                 "teacher.base_url": teacher_base_url, "student.base_url": student_base_url,

@@ -45,37 +45,53 @@ class SandboxSettings(BaseModel):
 
 
 class RoleSettings(BaseModel):
-    """One LLM role (teacher or student) on an OpenAI-compatible server such as vLLM."""
+    """One LLM role on an OpenAI-compatible server such as vLLM. Each role is its own subclass with
+    its own defaults, so a partial override (a URL, a model) never resets the rest of the role."""
 
     model_config = ConfigDict(extra="forbid")
-    base_url: str = "http://127.0.0.1:8000/v1"
-    model: str = "openai/gpt-oss-120b"
-    api_key: str | None = None
-    reasoning_effort: Literal["low", "medium", "high"] | None = "high"
-    temperature: float = Field(1.0, ge=0, le=2)
-    top_p: float = Field(1.0, gt=0, le=1)
-    max_tokens: int = Field(32768, ge=1)
-    timeout_s: float = Field(3600.0, gt=0)
+    base_url: str = Field("http://127.0.0.1:8000/v1", description="OpenAI-compatible server, e.g. vLLM's /v1")
+    model: str = Field("openai/gpt-oss-120b", description="model name the server serves")
+    api_key: str | None = Field(None, description="API key (default: $OPENAI_API_KEY, else 'EMPTY' as vLLM expects)")
+    reasoning_effort: Literal["low", "medium", "high"] | None = Field("high", description="gpt-oss reasoning effort")
+    temperature: float = Field(1.0, ge=0, le=2, description="sampling temperature")
+    top_p: float = Field(1.0, gt=0, le=1, description="nucleus sampling mass")
+    max_tokens: int = Field(32768, ge=1, le=1_000_000, description="completion tokens per answer, reasoning included")
+    timeout_s: float = Field(3600.0, gt=0, description="longest one request may take, retries not included")
     # The server address, key and timeout decide where a request goes, not what it asks for.
     unhashed: ClassVar[frozenset[str]] = frozenset({"base_url", "api_key", "timeout_s"})
+
+    def sampling(self) -> dict:
+        """The settings that decide an answer (sent with every request; part of the cache key)."""
+        return {
+            "reasoning_effort": self.reasoning_effort,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+        }
+
+
+class TeacherSettings(RoleSettings):
+    """The teacher: gpt-oss-120b in high reasoning mode writes and mutates problems (the paper's setting)."""
+
+    reasoning_effort: Literal["low", "medium", "high"] | None = Field("high", description="gpt-oss reasoning effort")
+    max_tokens: int = Field(32768, ge=1, le=1_000_000, description="completion tokens per answer, reasoning included")
+
+
+class StudentSettings(RoleSettings):
+    """The student: the same model in low reasoning mode attempts every problem M times."""
+
+    reasoning_effort: Literal["low", "medium", "high"] | None = Field("low", description="gpt-oss reasoning effort")
+    max_tokens: int = Field(16384, ge=1, le=1_000_000, description="completion tokens per answer, reasoning included")
 
 
 class LLMSettings(BaseModel):
     """How hard the client pushes and retries; none of it changes what a request asks for."""
 
     model_config = ConfigDict(extra="forbid")
-    max_attempts: int = Field(5, ge=1, description="tries per request before it is an infra failure")
-    backoff_initial_s: float = Field(1.0, ge=0)
-    backoff_max_s: float = Field(60.0, ge=0)
+    max_attempts: int = Field(5, ge=1, le=100, description="tries per request before it is an infra failure")
+    backoff_initial_s: float = Field(1.0, ge=0, description="first retry delay")
+    backoff_max_s: float = Field(60.0, ge=0, description="longest retry delay")
     use_n: bool = Field(True, description="ask for M samples in one request (n=M) where the server allows")
-
-
-def teacher_defaults() -> RoleSettings:
-    return RoleSettings(reasoning_effort="high")
-
-
-def student_defaults() -> RoleSettings:
-    return RoleSettings(reasoning_effort="low", max_tokens=16384)
 
 
 def check_env_names(names: list[str]) -> list[str]:

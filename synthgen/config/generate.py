@@ -9,11 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from synthgen.config.common import (
     EnvListMixin,
     LLMSettings,
-    RoleSettings,
     SandboxSettings,
     ShardedSettings,
-    student_defaults,
-    teacher_defaults,
+    StudentSettings,
+    TeacherSettings,
 )
 
 
@@ -58,8 +57,8 @@ class TurnLoopSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
     attempts: int = Field(32, ge=1)
     seed: int = 0
-    teacher: RoleSettings = Field(default_factory=teacher_defaults)
-    student: RoleSettings = Field(default_factory=student_defaults)
+    teacher: TeacherSettings = Field(default_factory=TeacherSettings)
+    student: StudentSettings = Field(default_factory=StudentSettings)
     max_in_flight: int = Field(256, ge=1)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
@@ -77,9 +76,9 @@ TURN_LOOP_UNHASHED = frozenset(
 
 class GenerateSettings(EnvListMixin, TurnLoopSettings, ShardedSettings):
     section = "generate"
-    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"seeds_dir"}
+    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"input_dir"}
 
-    seeds_dir: str | None = None  # default: <run_dir>/seeds
+    input_dir: str | None = None  # default: <run_dir>/seeds
     turns: int = Field(6, ge=1)
     lineages_per_seed: int = Field(1, ge=1)
     # K > 0 switches to the single-turn baseline: K independent first-turn problems per seed.

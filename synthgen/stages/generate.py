@@ -59,7 +59,7 @@ class Lineage:
 
 
 def load_seeds(settings: GenerateSettings) -> pl.DataFrame:
-    seeds_dir = Path(settings.seeds_dir) if settings.seeds_dir else Path(settings.run_dir) / "seeds"
+    seeds_dir = Path(settings.input_dir) if settings.input_dir else Path(settings.run_dir) / "seeds"
     stage = StageDir(seeds_dir.parent, seeds_dir.name)
     if not stage.exists():
         raise UserError(f"no seeds found in {seeds_dir} (run `synthgen seeds --run-dir {seeds_dir.parent}` first)")
