@@ -14,7 +14,7 @@ from typing import Optional
 import typer
 
 from synthgen import __version__
-from synthgen.commands import REGISTERED
+from synthgen.commands import register_all
 from synthgen.commands._common import AppState, run_guarded
 
 app = typer.Typer(
@@ -39,14 +39,14 @@ def root(
     config: Optional[Path] = typer.Option(
         None, "--config", "-c", help="YAML or TOML settings file; keys mirror the flags, flags win."
     ),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, metavar="",
+                                 help="Print the version."),
 ) -> None:
     """Stages: seeds -> generate -> filter -> bin -> chain -> train (run `synthgen STAGE --help`)."""
     ctx.obj = AppState(config_path=config)
 
 
-for _register in REGISTERED:
-    _register(app)
+register_all(app)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,6 +5,8 @@
   down, a sandbox that crashed). What succeeded is saved, nothing is marked finished, and a re-run
   retries exactly the failed part: one line on stderr, exit code 3, so that a Slurm dependency
   (`afterok`) does not start the next stage on incomplete data.
+- Interrupted: SIGTERM (Slurm preemption) or Ctrl+C stopped the work after saving what was done;
+  exit code 128 + the signal number, as a shell reports it.
 - Anything else is a bug: a traceback and exit code 1.
 """
 
@@ -18,3 +20,13 @@ class UserError(Exception):
 
 class InfraIncomplete(Exception):
     """Work left unfinished by infrastructure failures; a re-run retries it (exit code 3)."""
+
+
+class Interrupted(Exception):
+    """A signal stopped the work; finished results are saved and a re-run continues."""
+
+    def __init__(self, signum: int, what: str = "the run"):
+        import signal
+
+        super().__init__(f"{what} stopped by {signal.Signals(signum).name}; finished work is saved, re-run to continue")
+        self.signum = signum

@@ -12,3 +12,71 @@ def test_readme_opens_with_two_commands_and_ci_runs_the_second():
     main_job, tests = block
     assert "synthgen demo" in main_job and "pytest" in tests
     assert tests in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def readme_commands() -> list[list[str]]:
+    """Every `synthgen ...` command line in the README's bash blocks, continuation lines joined."""
+    import shlex
+
+    text = (ROOT / "README.md").read_text()
+    commands, in_block, pending = [], False, ""
+    for line in text.splitlines():
+        if line.startswith("```"):
+            in_block = line.strip() == "```bash"
+            continue
+        if not in_block:
+            continue
+        line = pending + line.split(" #")[0].strip() if pending else line.split(" #")[0].strip()
+        if line.endswith("\\"):
+            pending = line[:-1] + " "
+            continue
+        pending = ""
+        for part in line.split("&&"):
+            words = shlex.split(part)
+            while words and "synthgen" not in words[0]:
+                words = words[1:]
+            if words:
+                commands.append(words[1:])
+    return commands
+
+
+# Flags that act instead of configuring (the settings would not be shown for them).
+_ACTIONS = {"--force": 0, "--dry-run": 0, "--show-schedule": 1, "--make-tiny-model": 1, "--json": 0}
+
+
+def _settings_argv(words: list[str]) -> list[str]:
+    out, skip = [], 0
+    for word in words:
+        if skip:
+            skip -= 1
+            continue
+        if word in _ACTIONS:
+            skip = _ACTIONS[word]
+            continue
+        out.append(word)
+    return out
+
+
+def test_every_readme_command_resolves_to_the_papers_settings(cli):
+    import yaml
+
+    commands = readme_commands()
+    stages = {"seeds", "generate", "filter", "bin", "chain", "train", "demo", "stats"}
+    checked = 0
+    for words in commands:
+        config_args: list[str] = []
+        while words and words[0] in ("--config", "-c"):
+            config_args, words = words[:2], words[2:]
+        if not words or words[0] not in stages or config_args:
+            continue
+        rc, out, err = cli("config", "show", words[0], *_settings_argv(words[1:]))
+        assert rc == 0, f"README command `synthgen {' '.join(words)}` does not resolve: {err}"
+        data = yaml.safe_load("\n".join(line for line in out.splitlines() if not line.startswith("#")))
+        if "teacher" in data:
+            assert data["teacher"]["reasoning_effort"] == "high", words
+            assert data["student"]["reasoning_effort"] == "low", words
+            assert data["attempts"] == 32, words
+            if "turns" in data:
+                assert data["turns"] == 6, words
+            checked += 1
+    assert checked >= 3  # generate, chain and the demo with a real server at least

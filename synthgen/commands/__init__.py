@@ -1,31 +1,20 @@
-"""One module per CLI command; each exposes `register(app)`. Imports here must stay cheap."""
+"""The command-line commands. Stage commands are derived from their settings models
+(synthgen.commands.derive); the tools (verify, sandbox, scripted-server) take plain flags.
+Imports here must stay cheap: stages, torch and TRL load inside the commands."""
 
-from synthgen.commands import (
-    bin_,
-    chain,
-    demo,
-    filter_,
-    generate,
-    sandbox,
-    scripted_server,
-    seeds,
-    slurm,
-    stats,
-    train,
-    verify,
-)
+from __future__ import annotations
 
-REGISTERED = [
-    seeds.register,
-    generate.register,
-    filter_.register,
-    bin_.register,
-    chain.register,
-    train.register,
-    slurm.register,
-    stats.register,
-    demo.register,
-    verify.register,
-    sandbox.register,
-    scripted_server.register,
-]
+import typer
+
+from synthgen.commands import config, sandbox, scripted_server, slurm, stages, train, verify
+
+
+def register_all(app: typer.Typer) -> None:
+    settings_commands = [*stages.COMMANDS, train.COMMAND]
+    for command in settings_commands:
+        command.register(app)
+    slurm.register(app)
+    # `config show slurm` prints the cluster settings every slurm sub-command shares.
+    config.register(app, [*settings_commands, slurm.SHOW])
+    for module in (verify, sandbox, scripted_server):
+        module.register(app)

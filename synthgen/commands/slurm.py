@@ -1,13 +1,13 @@
 """`synthgen slurm`: run the pipeline as Slurm jobs (generate array, curation chain, training).
 
-    synthgen --config run.yaml slurm generate --num-shards 64 -W 16   # submit unfinished shards
+    synthgen --config run.yaml slurm generate --num-shards 64 --parallelism 16   # unfinished shards
     synthgen --config run.yaml slurm curate                           # filter -> bin -> chain
     synthgen --config run.yaml slurm train --model PATH --output DIR --curriculum classic
     synthgen --config run.yaml slurm pipeline --dry-run               # print every script
     synthgen slurm wait-ready http://node:8000/v1 --timeout 1800      # used inside the jobs
 
 Scripts and a copy of the config go to `<run_dir>/slurm/`; cluster settings come from the
-config's `slurm` section (synthgen.config.slurm), never from the templates.
+config's `slurm` section (synthgen.config.slurm, every key also a flag), never from the templates.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import List, Optional
 
 import typer
 
-from synthgen.commands._common import AppState, default, settings_from
+from synthgen.commands._common import AppState
+from synthgen.commands.derive import Alias, SettingsCommand, option
+from synthgen.config.base import SECTIONS, resolve_settings
 from synthgen.config.slurm import SlurmSettings
-
-D = SlurmSettings
 
 slurm_app = typer.Typer(
     name="slurm",
@@ -30,16 +30,23 @@ slurm_app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-RUN_DIR_HELP = "Run directory; scripts and logs go to RUN_DIR/slurm/."
-DRY_HELP = "Write and print the scripts; submit nothing."
+DRY_RUN = option("dry_run", bool, "--dry-run", default=False, help="Write and print the scripts; submit nothing.")
+FORCE = option("force", bool, "--force", default=False, help="Submit even if an earlier generate array still runs.")
+AFTER = option("after", Optional[str], "--after", help="Job id (e.g. the generate array) the first job waits for.")
+SHARED = Alias("--base-url", ("vllm.shared_url",), "A running OpenAI-compatible server that every job shares "
+               "(no per-job vLLM).")
+TRAIN_FLAGS = [
+    option("data", Optional[Path], "--data", help="Binned data (default: RUN_DIR/bin)."),
+    option("model", Optional[str], "--model", help="Model to train (path or name); also what trl vllm-serve serves."),
+    option("output", Optional[str], "--output", help="Checkpoint folder."),
+    option("curriculum", Optional[str], "--curriculum", help="Curriculum name (see synthgen train --help)."),
+]
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(slurm_app, name="slurm")
-
-
-def _settings(ctx: typer.Context, run_dir, partition, account, qos, **more) -> SlurmSettings:
-    return settings_from(ctx, SlurmSettings, run_dir=run_dir, partition=partition, account=account, qos=qos, **more)
+    for command in COMMANDS:
+        command.register(slurm_app)
 
 
 def _context(ctx: typer.Context, settings: SlurmSettings):
@@ -55,12 +62,12 @@ def _config_section(ctx: typer.Context, section: str) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _generate_job(ctx: typer.Context, settings: SlurmSettings, rctx, num_shards, base_url, force: bool, dry_run: bool):
+def _generate_job(ctx: typer.Context, settings: SlurmSettings, rctx, force: bool, dry_run: bool):
     """The generate array over unfinished shards, or None when every shard is finished."""
     from synthgen.errors import UserError
     from synthgen.slurm import render, submit
 
-    n = num_shards or settings.num_shards or _config_section(ctx, "generate").get("num_shards") or 1
+    n = settings.num_shards or _config_section(ctx, "generate").get("num_shards") or 1
     pending = render.pending_shards(rctx.run_dir, int(n))
     if not pending:
         typer.echo(f"generate: all {n} shards are finished in {rctx.run_dir}; nothing to submit")
@@ -71,13 +78,25 @@ def _generate_job(ctx: typer.Context, settings: SlurmSettings, rctx, num_shards,
         if busy:
             raise UserError(f"generate job(s) {', '.join(busy)} of an earlier submission are still queued or "
                             "running for this run directory; wait for them, scancel them, or pass --force")
-    config_urls = None
-    if not (base_url or settings.vllm.shared_url or settings.vllm.start_server):
-        from synthgen.config.generate import GenerateSettings
+    from synthgen.config.generate import GenerateSettings
 
-        gen = settings_from(ctx, GenerateSettings)
-        config_urls = [gen.teacher.base_url, gen.student.base_url]
-    return render.render_generate(settings, rctx, int(n), pending, base_url, config_urls)
+    return render.render_generate(settings, rctx, int(n), pending, _config_urls(ctx, settings, GenerateSettings))
+
+
+def _config_urls(ctx: typer.Context, settings: SlurmSettings, model) -> list[str] | None:
+    """The teacher and student URLs a stage's config names, when the jobs start no server of their own."""
+    if settings.vllm.shared_url or settings.vllm.start_server:
+        return None
+    state: AppState = ctx.find_object(AppState) or AppState()
+    stage = resolve_settings(model, state.config(), {}, known_sections=SECTIONS)
+    return list(dict.fromkeys([stage.teacher.base_url, stage.student.base_url]))
+
+
+def _curate_jobs(ctx: typer.Context, settings: SlurmSettings, rctx, after_generate: bool):
+    from synthgen.config.chain import ChainSettings
+    from synthgen.slurm import render
+
+    return render.render_curate(settings, rctx, after_generate, _config_urls(ctx, settings, ChainSettings))
 
 
 def _check_generate_finished(rctx) -> None:
@@ -136,98 +155,56 @@ def _finish(rctx, jobs, dry_run: bool) -> None:
 
 
 # -- commands -----------------------------------------------------------------------------------
-@slurm_app.command("generate")
-def generate(
-    ctx: typer.Context,
-    run_dir: Path = typer.Option(default(D, "run_dir"), help=RUN_DIR_HELP),
-    num_shards: Optional[int] = typer.Option(None, min=1, help="Array size (default: slurm.num_shards, else generate.num_shards, else 1)."),
-    array_parallelism: Optional[int] = typer.Option(None, "--parallelism", "-W", min=1, help="At most W tasks at once (--array=...%W)."),
-    base_url: Optional[str] = typer.Option(None, help="A shared OpenAI-compatible server for every task (no per-task vLLM)."),
-    partition: Optional[str] = typer.Option(None, help="Slurm partition."),
-    account: Optional[str] = typer.Option(None, help="Slurm account."),
-    qos: Optional[str] = typer.Option(None, help="Slurm QOS."),
-    force: bool = typer.Option(False, "--force", help="Submit even if an earlier generate array still runs."),
-    dry_run: bool = typer.Option(False, "--dry-run", help=DRY_HELP),
-) -> None:
+def generate(settings: SlurmSettings, ctx: typer.Context, force: bool, dry_run: bool) -> None:
     """Submit the generate array for the shards that have no completion marker yet."""
-    settings = _settings(ctx, run_dir, partition, account, qos, array_parallelism=array_parallelism)
     rctx = _context(ctx, settings)
-    job = _generate_job(ctx, settings, rctx, num_shards, base_url, force, dry_run)
+    job = _generate_job(ctx, settings, rctx, force, dry_run)
     _finish(rctx, [job] if job else [], dry_run)
 
 
-@slurm_app.command("curate")
-def curate(
-    ctx: typer.Context,
-    run_dir: Path = typer.Option(default(D, "run_dir"), help=RUN_DIR_HELP),
-    after: Optional[str] = typer.Option(None, help="Job id (e.g. the generate array) that filter waits for."),
-    partition: Optional[str] = typer.Option(None, help="Slurm partition."),
-    account: Optional[str] = typer.Option(None, help="Slurm account."),
-    qos: Optional[str] = typer.Option(None, help="Slurm QOS."),
-    dry_run: bool = typer.Option(False, "--dry-run", help=DRY_HELP),
-) -> None:
+def curate(settings: SlurmSettings, ctx: typer.Context, after: Optional[str], dry_run: bool) -> None:
     """Submit filter -> bin -> chain, each step waiting (afterok) for the one before."""
     from synthgen.slurm import render
 
-    settings = _settings(ctx, run_dir, partition, account, qos)
     rctx = _context(ctx, settings)
     if after is None and not dry_run:
         _check_generate_finished(rctx)
-    jobs = render.render_curate(settings, rctx, after_generate=False)
+    jobs = _curate_jobs(ctx, settings, rctx, after_generate=False)
     jobs[0].after_job = after
     _finish(rctx, jobs, dry_run)
 
 
-@slurm_app.command("train")
-def train(
-    ctx: typer.Context,
-    run_dir: Path = typer.Option(default(D, "run_dir"), help=RUN_DIR_HELP),
-    data: Optional[Path] = typer.Option(None, help="Binned data (default: RUN_DIR/bin)."),
-    model: Optional[str] = typer.Option(None, help="Model to train (path or name); also what trl vllm-serve serves."),
-    output: Optional[str] = typer.Option(None, help="Checkpoint folder."),
-    curriculum: Optional[str] = typer.Option(None, help="Curriculum name (see synthgen train --help)."),
-    nodes: Optional[int] = typer.Option(None, min=1, help="Nodes in all, the vLLM node included."),
-    after: Optional[str] = typer.Option(None, help="Job id to wait for (afterok)."),
-    partition: Optional[str] = typer.Option(None, help="Slurm partition."),
-    account: Optional[str] = typer.Option(None, help="Slurm account."),
-    qos: Optional[str] = typer.Option(None, help="Slurm QOS."),
-    dry_run: bool = typer.Option(False, "--dry-run", help=DRY_HELP),
-) -> None:
+def train(settings: SlurmSettings, ctx: typer.Context, data, model, output, curriculum, after, dry_run: bool) -> None:
     """Submit GRPO training: one node runs `trl vllm-serve`, the others `accelerate launch`."""
-    settings = _settings(ctx, run_dir, partition, account, qos)
-    if nodes is not None:
-        settings.train = settings.train.model_copy(update={"nodes": nodes})
     rctx = _context(ctx, settings)
     job = _train_job(ctx, settings, rctx, data, model, output, curriculum, None)
     job.after_job = after
     _finish(rctx, [job], dry_run)
 
 
-@slurm_app.command("pipeline")
-def pipeline(
-    ctx: typer.Context,
-    run_dir: Path = typer.Option(default(D, "run_dir"), help=RUN_DIR_HELP),
-    num_shards: Optional[int] = typer.Option(None, min=1, help="Generate array size."),
-    array_parallelism: Optional[int] = typer.Option(None, "--parallelism", "-W", min=1, help="At most W generate tasks at once."),
-    base_url: Optional[str] = typer.Option(None, help="A shared server for every generate task."),
-    model: Optional[str] = typer.Option(None, help="Model to train."),
-    output: Optional[str] = typer.Option(None, help="Checkpoint folder."),
-    curriculum: Optional[str] = typer.Option(None, help="Curriculum name."),
-    partition: Optional[str] = typer.Option(None, help="Slurm partition."),
-    account: Optional[str] = typer.Option(None, help="Slurm account."),
-    qos: Optional[str] = typer.Option(None, help="Slurm QOS."),
-    force: bool = typer.Option(False, "--force", help="Submit even if an earlier generate array still runs."),
-    dry_run: bool = typer.Option(False, "--dry-run", help=DRY_HELP),
-) -> None:
+def pipeline(settings: SlurmSettings, ctx: typer.Context, model, output, curriculum, force: bool,
+             dry_run: bool) -> None:
     """Submit generate (unfinished shards) -> filter -> bin -> chain -> train, chained with afterok."""
     from synthgen.slurm import render
 
-    settings = _settings(ctx, run_dir, partition, account, qos, array_parallelism=array_parallelism)
     rctx = _context(ctx, settings)
-    gen = _generate_job(ctx, settings, rctx, num_shards, base_url, force, dry_run)
-    jobs = ([gen] if gen else []) + render.render_curate(settings, rctx, after_generate=gen is not None)
+    gen = _generate_job(ctx, settings, rctx, force, dry_run)
+    jobs = ([gen] if gen else []) + _curate_jobs(ctx, settings, rctx, after_generate=gen is not None)
     jobs.append(_train_job(ctx, settings, rctx, None, model, output, curriculum, "chain"))
     _finish(rctx, jobs, dry_run)
+
+
+_NOT_GENERATE = frozenset({"generate", "num_shards", "array_parallelism", "requeue", "signal_grace_s"})
+COMMANDS = [
+    SettingsCommand("generate", SlurmSettings, generate, aliases=[SHARED], extras=[FORCE, DRY_RUN],
+                    exclude=frozenset({"curate", "train"})),
+    SettingsCommand("curate", SlurmSettings, curate, aliases=[SHARED], extras=[AFTER, DRY_RUN],
+                    exclude=_NOT_GENERATE | {"train"}),
+    SettingsCommand("train", SlurmSettings, train, extras=[*TRAIN_FLAGS, AFTER, DRY_RUN],
+                    exclude=_NOT_GENERATE | {"curate", "vllm"}),
+    SettingsCommand("pipeline", SlurmSettings, pipeline, aliases=[SHARED], extras=[*TRAIN_FLAGS[1:], FORCE, DRY_RUN]),
+]
+SHOW = SettingsCommand("slurm", SlurmSettings, lambda settings: None)
 
 
 @slurm_app.command("wait-ready")

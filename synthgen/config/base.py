@@ -17,8 +17,35 @@ ENV_NAMES: tuple[str, ...] = ("induction", "abduction", "deduction", "fuzzing")
 
 # Keys a config file may hold at the top level, shared by every stage that has such a field.
 SHARED_KEYS: frozenset[str] = frozenset({"run_dir", "seed"})
+# Sections a config file may hold: one per command that takes settings (`section` of its model).
+SECTIONS: frozenset[str] = frozenset(
+    {"seeds", "generate", "filter", "bin", "chain", "train", "slurm", "stats", "demo"}
+)
 
 S = TypeVar("S", bound="Settings")
+
+
+def cli(
+    flag: str | None = None,
+    *,
+    argument: bool = False,
+    envvar: str | None = None,
+    hidden: bool = False,
+    metavar: str | None = None,
+    as_text: bool = False,
+) -> dict[str, Any]:
+    """How a settings field appears on the command line, for `Field(json_schema_extra=cli(...))`.
+
+    By default every field is a flag named after it (`max_in_flight` -> `--max-in-flight`; a field
+    of a nested section gets the section's prefix: `dedup.threshold` -> `--dedup-threshold`).
+    `flag` renames it: a full name (`--input`) or, inside a section, the part after the prefix
+    (`url` -> `--teacher-url`). `argument` makes it positional; `envvar` also reads it from the
+    environment (Slurm's array variables); `hidden` keeps it to config files only (secrets,
+    structures); `as_text` takes a structured field as one string its validator parses.
+    """
+    spec = {"flag": flag, "argument": argument, "envvar": envvar, "hidden": hidden, "metavar": metavar,
+            "as_text": as_text}
+    return {"cli": {k: v for k, v in spec.items() if v not in (None, False)}}
 
 
 class Settings(BaseModel):

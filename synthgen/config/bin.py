@@ -1,4 +1,4 @@
-"""Settings of `synthgen bin`: difficulty bins by pass rate (SPEC §6) and how to apply them.
+"""Settings of `synthgen bin`: difficulty bins by pass rate and how to apply them.
 
 Boundary rule: a bin "low-high" holds pass rates p with low <= p <= high, except where another
 bin starts exactly at its high edge; then it stops short of it (low <= p < high) and the
@@ -20,9 +20,11 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from synthgen.config.base import cli
 from synthgen.config.common import RunSettings
 
-# SPEC §6, pass rates over 32 attempts; listed from hard to easy.
+# The paper's bands (Appendix B for chains, Table 3 for broad), pass rates over 32 attempts,
+# listed from hard to easy.
 SCHEMES: dict[str, dict[str, tuple[float, float]]] = {
     "chains": {"hard": (0.05, 0.16), "medium": (0.41, 0.59), "easy": (0.81, 0.91)},
     "broad": {"hard": (0.10, 0.26), "medium": (0.26, 0.61), "easy_medium": (0.61, 0.85), "easy": (0.85, 0.97)},
@@ -70,15 +72,18 @@ def make_bins(ranges: dict[str, tuple[float, float]]) -> list[Bin]:
 
 class BinSettings(RunSettings):
     section = "bin"
-    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "input_dir"})
+    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "input_dir", "plot"})
 
-    input_dir: str | None = None  # default: <run_dir>/filter
-    scheme: Literal["chains", "broad", "custom"] = "broad"
-    # scheme "custom": name -> [low, high], e.g. {easy: [0.7, 1.0], hard: [0.0, 0.3]}
-    bins: dict[str, tuple[float, float]] = Field(default_factory=dict)
-    balance: bool = False  # downsample every non-empty bin to the smallest one's count
-    seed: int = 0  # which rows balancing keeps
-    write_outside: bool = False  # also write problems outside every bin to <run_dir>/bin_outside/
+    input_dir: str | None = Field(None, description="folder of kept problems (default RUN_DIR/filter)")
+    scheme: Literal["chains", "broad", "custom"] = Field(
+        "broad", description="bands: chains (the paper's Appendix B), broad (its Table 3) or custom (with --bins)")
+    bins: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, json_schema_extra=cli(as_text=True, metavar="NAME=LOW:HIGH,..."),
+        description="custom bins (with --scheme custom), e.g. 'easy=0.7:1,hard=0:0.3'")
+    balance: bool = Field(False, description="downsample every non-empty bin to the smallest one's count")
+    seed: int = Field(0, description="which rows --balance keeps")
+    write_outside: bool = Field(False, description="also write problems outside every bin to RUN_DIR/bin_outside/")
+    plot: str | None = Field(None, description="draw the pass-rate histograms to this PNG (needs the plot extra)")
 
     @field_validator("bins", mode="before")
     @classmethod

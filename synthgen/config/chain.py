@@ -17,13 +17,13 @@ class ChainSettings(TurnLoopSettings, ShardedSettings):
     section = "chain"
     unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"input_dir"}
 
-    # Problems to start from: a filter (or generate) stage folder; default <run_dir>/filter.
-    input_dir: str | None = None
-    bands: dict[str, tuple[float, float]] = Field(default_factory=lambda: dict(CHAIN_BANDS))
-    tries: int = Field(3, ge=1, description="teacher tries per step before the chain is given up")
+    input_dir: str | None = Field(None, description="problems to start from (default RUN_DIR/filter)")
+    bands: dict[str, tuple[float, float]] = Field(default_factory=lambda: dict(CHAIN_BANDS),
+                                                  description="pass-rate band of each chain level")
+    tries: int = Field(3, ge=1, le=64, description="teacher tries per step before the chain is given up")
     max_chains: int | None = Field(None, ge=1, description="hard problems to start from, at most")
     disjoint: bool = Field(False, description="also draw the paper's disjoint baseline sets")
-    histogram_bins: int = Field(10, ge=2)
+    histogram_bins: int = Field(10, ge=2, le=1000, description="pass-rate histogram bins the disjoint sets match")
 
     @model_validator(mode="after")
     def _bands(self):

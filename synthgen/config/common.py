@@ -7,23 +7,29 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from synthgen.config.base import ENV_NAMES, Settings
+from synthgen.config.base import ENV_NAMES, Settings, cli
 
 DEFAULT_RUN_DIR = Path("data/runs/default")
+# Upper bounds that keep one process within a machine's means (a typo of 10^8 attempts would
+# otherwise block the event loop for minutes and take gigabytes); documented in the README.
+MAX_ATTEMPTS = 1024
+MAX_TURNS = 64
+MAX_IN_FLIGHT = 65536
+MAX_WORKERS = 1024
 
 
 class RunSettings(Settings):
     """A stage that reads and writes under one run directory (`data/runs/<name>/<stage>/`)."""
 
-    run_dir: Path = DEFAULT_RUN_DIR
+    run_dir: Path = Field(DEFAULT_RUN_DIR, description="run directory: each stage reads and writes RUN_DIR/<stage>/")
     unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir"})
 
 
 class ShardedSettings(RunSettings):
     """A stage that a Slurm array splits: task `shard` of `num_shards` does every n-th item."""
 
-    shard: int = Field(0, ge=0)
-    num_shards: int = Field(1, ge=1)
+    shard: int = Field(0, ge=0, description="this task's shard index", json_schema_extra=cli(envvar="SLURM_ARRAY_TASK_ID"))
+    num_shards: int = Field(1, ge=1, le=100_000, description="number of shards the work is split into")
     unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "shard", "num_shards"})
 
     @model_validator(mode="after")
@@ -37,11 +43,16 @@ class SandboxSettings(BaseModel):
     """How untrusted code runs: see synthgen.sandbox for the isolation levels."""
 
     model_config = ConfigDict(extra="forbid")
-    workers: int | None = Field(None, ge=1, description="sandbox worker processes (default: CPU count)")
-    timeout_s: float = Field(2.0, gt=0, le=600)
-    memory_mb: int = Field(512, ge=32, le=65536)
-    allow_unsafe: bool = False
+    workers: int | None = Field(None, ge=1, le=MAX_WORKERS, description="sandbox worker processes (default: CPU count)")
+    timeout_s: float = Field(2.0, gt=0, le=600, description="wall-clock limit of one sandbox job, seconds")
+    memory_mb: int = Field(512, ge=32, le=65536, description="memory limit of one sandbox job, MiB")
+    allow_unsafe: bool = Field(False, description="accept the rlimits-only sandbox where no real isolation works")
     unhashed: ClassVar[frozenset[str]] = frozenset({"workers", "allow_unsafe"})
+
+
+_EFFORT = {"description": "gpt-oss reasoning effort sent with every request",
+           "json_schema_extra": cli("effort")}
+_MAX_TOKENS = {"ge": 1, "le": 1_000_000, "description": "completion tokens per answer, reasoning included"}
 
 
 class RoleSettings(BaseModel):
@@ -49,14 +60,16 @@ class RoleSettings(BaseModel):
     its own defaults, so a partial override (a URL, a model) never resets the rest of the role."""
 
     model_config = ConfigDict(extra="forbid")
-    base_url: str = Field("http://127.0.0.1:8000/v1", description="OpenAI-compatible server, e.g. vLLM's /v1")
+    base_url: str = Field("http://127.0.0.1:8000/v1", description="OpenAI-compatible server (e.g. vLLM's /v1)",
+                          json_schema_extra=cli("url"))
     model: str = Field("openai/gpt-oss-120b", description="model name the server serves")
-    api_key: str | None = Field(None, description="API key (default: $OPENAI_API_KEY, else 'EMPTY' as vLLM expects)")
-    reasoning_effort: Literal["low", "medium", "high"] | None = Field("high", description="gpt-oss reasoning effort")
+    api_key: str | None = Field(None, description="API key (default: $OPENAI_API_KEY, else 'EMPTY' as vLLM expects)",
+                                json_schema_extra=cli(hidden=True))  # never on a command line (ps shows it)
+    reasoning_effort: Literal["low", "medium", "high"] | None = Field("high", **_EFFORT)
     temperature: float = Field(1.0, ge=0, le=2, description="sampling temperature")
     top_p: float = Field(1.0, gt=0, le=1, description="nucleus sampling mass")
-    max_tokens: int = Field(32768, ge=1, le=1_000_000, description="completion tokens per answer, reasoning included")
-    timeout_s: float = Field(3600.0, gt=0, description="longest one request may take, retries not included")
+    max_tokens: int = Field(32768, **_MAX_TOKENS)
+    timeout_s: float = Field(3600.0, gt=0, description="longest one request may take, seconds (high reasoning is slow)")
     # The server address, key and timeout decide where a request goes, not what it asks for.
     unhashed: ClassVar[frozenset[str]] = frozenset({"base_url", "api_key", "timeout_s"})
 
@@ -73,25 +86,35 @@ class RoleSettings(BaseModel):
 class TeacherSettings(RoleSettings):
     """The teacher: gpt-oss-120b in high reasoning mode writes and mutates problems (the paper's setting)."""
 
-    reasoning_effort: Literal["low", "medium", "high"] | None = Field("high", description="gpt-oss reasoning effort")
-    max_tokens: int = Field(32768, ge=1, le=1_000_000, description="completion tokens per answer, reasoning included")
+    reasoning_effort: Literal["low", "medium", "high"] | None = Field("high", **_EFFORT)
+    max_tokens: int = Field(32768, **_MAX_TOKENS)
 
 
 class StudentSettings(RoleSettings):
     """The student: the same model in low reasoning mode attempts every problem M times."""
 
-    reasoning_effort: Literal["low", "medium", "high"] | None = Field("low", description="gpt-oss reasoning effort")
-    max_tokens: int = Field(16384, ge=1, le=1_000_000, description="completion tokens per answer, reasoning included")
+    reasoning_effort: Literal["low", "medium", "high"] | None = Field("low", **_EFFORT)
+    max_tokens: int = Field(16384, **_MAX_TOKENS)
 
 
 class LLMSettings(BaseModel):
     """How hard the client pushes and retries; none of it changes what a request asks for."""
 
     model_config = ConfigDict(extra="forbid")
+    cli_panel: ClassVar[str] = "LLM client"
     max_attempts: int = Field(5, ge=1, le=100, description="tries per request before it is an infra failure")
-    backoff_initial_s: float = Field(1.0, ge=0, description="first retry delay")
-    backoff_max_s: float = Field(60.0, ge=0, description="longest retry delay")
+    backoff_initial_s: float = Field(1.0, ge=0, description="first retry delay, seconds")
+    backoff_max_s: float = Field(60.0, ge=0, description="longest retry delay, seconds")
     use_n: bool = Field(True, description="ask for M samples in one request (n=M) where the server allows")
+
+
+def split_commas(value):
+    """`a,b` or [`a,b`, `c`] (a repeated flag) -> [a, b, c]; anything else unchanged."""
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [part.strip() for v in value for part in v.split(",") if part.strip()]
+    return value
 
 
 def check_env_names(names: list[str]) -> list[str]:
@@ -104,14 +127,13 @@ def check_env_names(names: list[str]) -> list[str]:
 
 
 class EnvListMixin(BaseModel):
-    envs: list[str] = Field(default_factory=lambda: list(ENV_NAMES))
+    envs: list[str] = Field(default_factory=lambda: list(ENV_NAMES),
+                            description="environments, comma-separated or repeated")
 
     @field_validator("envs", mode="before")
     @classmethod
     def _split(cls, value):
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        return value
+        return split_commas(value)
 
     @field_validator("envs")
     @classmethod

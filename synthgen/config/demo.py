@@ -7,20 +7,20 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from synthgen.config.common import EnvListMixin, RunSettings
+from synthgen.config.common import MAX_ATTEMPTS, MAX_TURNS, EnvListMixin, RunSettings, StudentSettings, TeacherSettings
 
 
 class DemoSettings(EnvListMixin, RunSettings):
     section = "demo"
     unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "base_url", "progress"})
 
-    run_dir: Path = Path("data/runs/demo")
-    seeds: int = Field(32, ge=1, description="seeds from the standard library")
-    turns: int = Field(6, ge=1)
-    attempts: int = Field(32, ge=1)
-    seed: int = 0
-    # None: start the scripted server on a free local port. A URL: use that server (e.g. vLLM).
-    base_url: str | None = None
-    teacher_model: str = "openai/gpt-oss-120b"
-    student_model: str = "openai/gpt-oss-120b"
-    progress: bool = True
+    run_dir: Path = Field(Path("data/runs/demo"), description="where the run's stages are written")
+    seeds: int = Field(32, ge=1, le=100_000, description="seeds taken from the standard library")
+    turns: int = Field(6, ge=1, le=MAX_TURNS, description="teacher turns per lineage")
+    attempts: int = Field(32, ge=1, le=MAX_ATTEMPTS, description="student attempts per problem")
+    seed: int = Field(0, description="random seed")
+    base_url: str | None = Field(None, description="a real OpenAI-compatible server (e.g. vLLM) for both roles; "
+                                 "default: start the scripted stand-in server")
+    teacher: TeacherSettings = Field(default_factory=TeacherSettings)
+    student: StudentSettings = Field(default_factory=StudentSettings)
+    progress: bool = Field(True, description="show live progress")

@@ -1,4 +1,4 @@
-"""Settings of `synthgen filter`: the pass-rate band, near-duplicate and contamination rules (SPEC §5)."""
+"""Settings of `synthgen filter`: the pass-rate band, near-duplicate and contamination rules (the paper's Section 4.1)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from synthgen.config.base import cli
 from synthgen.config.common import RunSettings
 
 
@@ -14,7 +15,7 @@ class DedupSettings(BaseModel):
     rate is closest to 0.5 stays (ties: the earliest turn, then the smallest turn_id)."""
 
     model_config = ConfigDict(extra="forbid")
-    enabled: bool = True
+    enabled: bool = Field(True, description="remove MinHash near-duplicates", json_schema_extra=cli("--dedup"))
     threshold: float = Field(0.8, gt=0, le=1, description="Jaccard similarity that makes a near-duplicate")
     num_perm: int = Field(128, ge=16, le=1024)
     ngram: int = Field(5, ge=1, le=64, description="tokens per shingle")
@@ -23,9 +24,9 @@ class DedupSettings(BaseModel):
     verify: bool = Field(True, description="link an LSH candidate pair only if its estimated Jaccard >= threshold")
     recall_weight: float = Field(0.9, ge=0.5, lt=1, description="LSH (bands, rows) weight on recall; see synthgen.dedup")
     per_env: bool = Field(True, description="compare problems of the same environment only")
-    # Earlier runs' kept problems (run dirs or filter folders): new near-duplicates of them are dropped.
-    against: list[str] = Field(default_factory=list)
-    workers: int | None = Field(None, ge=1, description="signature processes (default: usable CPUs)")
+    against: list[str] = Field(default_factory=list, description="earlier runs (or their filter folders) whose "
+                               "kept problems count as taken: new near-duplicates of them are dropped; repeatable")
+    workers: int | None = Field(None, ge=1, le=1024, description="signature processes (default: usable CPUs)")
     unhashed: ClassVar[frozenset[str]] = frozenset({"workers"})
 
 
@@ -33,8 +34,8 @@ class ContaminationSettings(BaseModel):
     """Word n-gram overlap with reference texts (benchmark problems and solutions)."""
 
     model_config = ConfigDict(extra="forbid")
-    references: list[str] = Field(default_factory=list, description="Parquet / JSONL(.gz) files")
-    columns: list[str] = Field(default_factory=lambda: ["text"], description="text columns to read")
+    references: list[str] = Field(default_factory=list, description="reference texts (benchmark problems, solutions): Parquet or JSONL(.gz) files; repeatable")
+    columns: list[str] = Field(default_factory=lambda: ["text"], description="text columns of the reference files")
     ngram: int = Field(13, ge=3, le=64, description="words per n-gram")
     min_matches: int = Field(1, ge=1, description="shared n-grams that make a problem contaminated")
 
@@ -50,11 +51,11 @@ class FilterSettings(RunSettings):
     section = "filter"
     unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "input_dir", "rows_per_part"})
 
-    input_dir: str | None = None  # default: <run_dir>/generate
-    band_low: float = Field(0.01, ge=0, le=1)
-    band_high: float = Field(0.97, ge=0, le=1)
-    rejects: bool = True  # write rejected rows (with reject_reason) to <run_dir>/filter/rejects/
-    rows_per_part: int = Field(100_000, ge=1)
+    input_dir: str | None = Field(None, description="folder of problem Parquet files (default RUN_DIR/generate)")
+    band_low: float = Field(0.01, ge=0, le=1, description="lowest pass rate kept (inclusive; the paper: 0.01)")
+    band_high: float = Field(0.97, ge=0, le=1, description="highest pass rate kept (inclusive; the paper: 0.97)")
+    rejects: bool = Field(True, description="write rejected rows with their reason to RUN_DIR/filter/rejects/")
+    rows_per_part: int = Field(100_000, ge=1, description="rows per output Parquet part")
     dedup: DedupSettings = Field(default_factory=DedupSettings)
     contamination: ContaminationSettings = Field(default_factory=ContaminationSettings)
 

@@ -7,6 +7,9 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from synthgen.config.common import (
+    MAX_ATTEMPTS,
+    MAX_IN_FLIGHT,
+    MAX_TURNS,
     EnvListMixin,
     LLMSettings,
     SandboxSettings,
@@ -24,10 +27,10 @@ class ProgressionSettings(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid")
-    easier_at: float = Field(0.0, ge=0, le=1)
-    harder_above: float = Field(0.65, ge=0, le=1)
-    target_low: float = Field(0.35, ge=0, le=1)
-    target_high: float = Field(0.65, ge=0, le=1)
+    easier_at: float = Field(0.0, ge=0, le=1, description="pass rate at or below which the next turn is easier")
+    harder_above: float = Field(0.65, ge=0, le=1, description="pass rate above which the next turn is harder")
+    target_low: float = Field(0.35, ge=0, le=1, description="low edge of the pass-rate band mutations aim at")
+    target_high: float = Field(0.65, ge=0, le=1, description="high edge of the pass-rate band mutations aim at")
 
     @model_validator(mode="after")
     def _ordered(self):
@@ -42,31 +45,32 @@ class EnvSettings(BaseModel):
     """Knobs the environments share when they render, validate and score problems."""
 
     model_config = ConfigDict(extra="forbid")
-    # Induction: share of the k input/output pairs hidden from the student (at least one).
-    holdout_fraction: float = Field(0.5, gt=0, lt=1)
-    min_inputs: int = Field(3, ge=1)
-    max_inputs: int = Field(10, ge=1)
-    max_output_chars: int = Field(2000, ge=16)
-    # Induction: distinct outputs needed so that a constant function cannot pass.
-    min_distinct_outputs: int = Field(2, ge=1)
+    cli_panel: ClassVar[str] = "Environments"
+    holdout_fraction: float = Field(0.5, gt=0, lt=1, description="induction: share of the input/output pairs "
+                                    "hidden from the student (at least one)")
+    min_inputs: int = Field(3, ge=1, le=100, description="induction: fewest inputs a problem may have")
+    max_inputs: int = Field(10, ge=1, le=100, description="induction: most inputs a problem may have")
+    max_output_chars: int = Field(2000, ge=16, le=1_000_000, description="longest gold output, in characters")
+    min_distinct_outputs: int = Field(2, ge=1, le=100, description="induction: distinct outputs needed, so that "
+                                      "a constant function cannot pass")
 
 
 class TurnLoopSettings(BaseModel):
     """What every stage that runs teacher turns needs: roles, attempts, sandbox, progression."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
-    attempts: int = Field(32, ge=1)
-    seed: int = 0
+    attempts: int = Field(32, ge=1, le=MAX_ATTEMPTS, description="student attempts M per problem (the paper: 32)")
+    seed: int = Field(0, description="random seed recorded in the settings")
     teacher: TeacherSettings = Field(default_factory=TeacherSettings)
     student: StudentSettings = Field(default_factory=StudentSettings)
-    max_in_flight: int = Field(256, ge=1)
+    max_in_flight: int = Field(256, ge=1, le=MAX_IN_FLIGHT, description="LLM requests in flight at most")
     llm: LLMSettings = Field(default_factory=LLMSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     progression: ProgressionSettings = Field(default_factory=ProgressionSettings)
     env: EnvSettings = Field(default_factory=EnvSettings)
-    keep_reasoning: bool = False
-    max_buffer_rows: int = Field(256, ge=1)
-    progress: bool = True
+    keep_reasoning: bool = Field(False, description="store the teacher's reasoning text in the rows (large)")
+    max_buffer_rows: int = Field(256, ge=1, le=1_000_000, description="rows held in memory before a part is written")
+    progress: bool = Field(True, description="show live progress")
 
 
 TURN_LOOP_UNHASHED = frozenset(
@@ -78,9 +82,9 @@ class GenerateSettings(EnvListMixin, TurnLoopSettings, ShardedSettings):
     section = "generate"
     unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"input_dir"}
 
-    input_dir: str | None = None  # default: <run_dir>/seeds
-    turns: int = Field(6, ge=1)
-    lineages_per_seed: int = Field(1, ge=1)
-    # K > 0 switches to the single-turn baseline: K independent first-turn problems per seed.
-    single_turn: int = Field(0, ge=0)
-    max_seeds: int | None = Field(None, ge=1)
+    input_dir: str | None = Field(None, description="seeds stage folder (default RUN_DIR/seeds)")
+    turns: int = Field(6, ge=1, le=MAX_TURNS, description="teacher turns per lineage (the paper: 6)")
+    lineages_per_seed: int = Field(1, ge=1, le=64, description="lineages per seed, spread over the environments")
+    single_turn: int = Field(0, ge=0, le=MAX_ATTEMPTS, description="K > 0: the single-turn baseline, K independent "
+                             "first-turn problems per seed")
+    max_seeds: int | None = Field(None, ge=1, description="use at most this many seeds")

@@ -1,7 +1,7 @@
 """Render the pipeline's sbatch scripts from settings: pure functions, no Slurm needed.
 
     ctx = RenderContext.build(settings, config_path=Path("cfg.yaml"))
-    job = render_generate(settings, ctx, num_shards=8, pending=[1, 3], base_url=None)
+    job = render_generate(settings, ctx, num_shards=8, pending=[1, 3])
     print(job.script)
 
 Each script holds plain shell: `#SBATCH` lines, the config's setup lines, and a readable
@@ -170,27 +170,50 @@ def sbatch_options(settings: SlurmSettings, res: JobResources, ctx: RenderContex
     return lines
 
 
+def server_mode(settings: SlurmSettings, config_urls: list[str] | None) -> tuple[str, str | None]:
+    """How a job that talks to a model reaches one: ("shared", url), ("own", None) or ("config", None).
+
+    In order: `vllm.shared_url` (also set by `--base-url`) -> a shared server; else
+    `vllm.start_server` -> the job starts `vllm serve` on its node; else the config's URLs.
+    """
+    vllm = settings.vllm
+    if vllm.shared_url:
+        return "shared", vllm.shared_url
+    if vllm.start_server:
+        return "own", None
+    if not config_urls:
+        raise UserError("no server for the jobs that talk to a model: set slurm.vllm.shared_url, pass --base-url, "
+                        "or set slurm.vllm.start_server")
+    return "config", None
+
+
+def _server_values(settings: SlurmSettings, config_urls: list[str] | None) -> dict[str, Any]:
+    server, shared = server_mode(settings, config_urls)
+    return {
+        "server": server,
+        "vllm": settings.vllm,
+        "vllm_extra": group_args([shlex.quote(a) for a in settings.vllm.extra_args]),
+        "base_url": shared,
+        "config_urls": config_urls or [],
+    }
+
+
+def _gpus(res: JobResources, settings: SlurmSettings, server: str | None) -> int | None:
+    """A job's GPUs: as configured, else what its own vLLM server spans, else none."""
+    if res.gpus_per_node is not None:
+        return res.gpus_per_node
+    return settings.vllm.tensor_parallel_size if server == "own" else None
+
+
 def render_generate(
     settings: SlurmSettings,
     ctx: RenderContext,
     num_shards: int,
     pending: list[int],
-    base_url: str | None = None,
     config_urls: list[str] | None = None,
 ) -> Job:
-    """The generate array over `pending` shards of `num_shards`.
-
-    Server, in order: `base_url` (flag) or `vllm.shared_url` -> a shared server; else
-    `vllm.start_server` -> each task starts `vllm serve` on its node; else the config's URLs.
-    """
-    vllm = settings.vllm
-    shared = base_url or vllm.shared_url
-    server = "shared" if shared else ("own" if vllm.start_server else "config")
-    gpus = settings.generate.gpus_per_node
-    if gpus is None and server == "own":
-        gpus = vllm.tensor_parallel_size
-    if server == "config" and not config_urls:
-        raise UserError("no server for generate: set slurm.vllm.shared_url, pass --base-url, or set start_server")
+    """The generate array over `pending` shards of `num_shards` (server: see `server_mode`)."""
+    server = _server_values(settings, config_urls)
     script = _render(
         "generate.sbatch.j2",
         ctx=ctx,
@@ -201,22 +224,25 @@ def render_generate(
         log_dir=ctx.log_dir,
         requeue=settings.requeue,
         signal_grace_s=settings.signal_grace_s,
-        sbatch=sbatch_options(settings, settings.generate, ctx, gpus),
-        server=server,
-        vllm=vllm,
-        vllm_extra=group_args([shlex.quote(a) for a in vllm.extra_args]),
-        base_url=shared,
-        config_urls=config_urls or [],
+        sbatch=sbatch_options(settings, settings.generate, ctx, _gpus(settings.generate, settings, server["server"])),
+        **server,
     )
     return Job(STAGE_GENERATE, script, ctx.slurm_dir / "generate.sbatch",
                array=array_spec(pending, settings.array_parallelism), shards=list(pending))
 
 
-def render_curate(settings: SlurmSettings, ctx: RenderContext, after_generate: bool) -> list[Job]:
-    """filter -> bin -> chain, each waiting (afterok) for the one before."""
+# The curation steps that talk to a model (the teacher writes easier variants, the student tries them).
+STEPS_WITH_MODEL = frozenset({"chain"})
+
+
+def render_curate(settings: SlurmSettings, ctx: RenderContext, after_generate: bool,
+                  config_urls: list[str] | None = None) -> list[Job]:
+    """filter -> bin -> chain, each waiting (afterok) for the one before; chain gets a server."""
     jobs: list[Job] = []
     previous = STAGE_GENERATE if after_generate else None
     for stage in CURATE_STEPS:
+        server = _server_values(settings, config_urls) if stage in STEPS_WITH_MODEL else {
+            "server": None, "vllm": settings.vllm, "vllm_extra": [], "base_url": None, "config_urls": []}
         script = _render(
             "curate.sbatch.j2",
             ctx=ctx,
@@ -224,7 +250,8 @@ def render_curate(settings: SlurmSettings, ctx: RenderContext, after_generate: b
             steps=CURATE_STEPS,
             job_name=f"{settings.job_name}-{stage}",
             log_dir=ctx.log_dir,
-            sbatch=sbatch_options(settings, settings.curate, ctx, settings.curate.gpus_per_node),
+            sbatch=sbatch_options(settings, settings.curate, ctx, _gpus(settings.curate, settings, server["server"])),
+            **server,
         )
         jobs.append(Job(stage, script, ctx.slurm_dir / f"{stage}.sbatch", after=previous))
         previous = stage

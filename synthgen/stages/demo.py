@@ -43,8 +43,8 @@ def run(settings: DemoSettings, console: Console | None = None) -> Path:
             SeedsSettings(run_dir=run_dir, n=settings.seeds, seed=settings.seed), console=console
         )
         roles = {
-            "teacher": {"base_url": base_url, "model": settings.teacher_model},
-            "student": {"base_url": base_url, "model": settings.student_model},
+            "teacher": settings.teacher.model_dump() | {"base_url": base_url},
+            "student": settings.student.model_dump() | {"base_url": base_url},
         }
         gen = resolve_settings(
             GenerateSettings,

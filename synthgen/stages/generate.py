@@ -26,6 +26,7 @@ from rich.console import Console
 
 from synthgen.config.generate import GenerateSettings
 from synthgen.envs import get_env
+from synthgen import errors
 from synthgen.errors import UserError
 from synthgen.records import PROBLEMS
 from synthgen.shards import StageDir
@@ -37,12 +38,11 @@ from synthgen.stages.writer import ShardWriter
 STAGE = "generate"
 
 
-class Interrupted(Exception):
+class Interrupted(errors.Interrupted):
     """The run was asked to stop (SIGTERM/SIGINT); finished rows are on disk."""
 
     def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
+        super().__init__(signum, "generate")
 
 
 @dataclass(frozen=True)

@@ -37,14 +37,20 @@ def default_source_dir() -> Path:
     return Path(sysconfig.get_paths()["stdlib"])
 
 
+# Installed third-party packages live inside the standard library's folder; the default source
+# leaves them out, so the same Python version gives the same seeds whatever else is installed.
+THIRD_PARTY_DIRS = frozenset({"site-packages", "dist-packages"})
+
+
 def iter_dir(paths: list[str], extensions: list[str]) -> Iterator[Document]:
     roots = [Path(p) for p in paths] or [default_source_dir()]
+    skip = frozenset() if paths else THIRD_PARTY_DIRS
     for root in roots:
         if not root.exists():
             raise UserError(f"source path not found: {root}")
     exts = tuple(e if e.startswith(".") else "." + e for e in extensions)
     for root in roots:
-        files = [root] if root.is_file() else sorted(_walk(root, exts))
+        files = [root] if root.is_file() else sorted(_walk(root, exts, skip))
         for file in files:
             try:
                 text = file.read_text(encoding="utf-8")
@@ -53,9 +59,9 @@ def iter_dir(paths: list[str], extensions: list[str]) -> Iterator[Document]:
             yield Document(origin=str(file), text=text, path=str(file))
 
 
-def _walk(root: Path, exts: tuple[str, ...]) -> Iterator[Path]:
+def _walk(root: Path, exts: tuple[str, ...], skip: frozenset[str] = frozenset()) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__" and d not in skip)
         for name in filenames:
             if name.endswith(exts):
                 yield Path(dirpath) / name

@@ -1,5 +1,9 @@
 """`synthgen seeds`: cut 25-50-line snippets from code, deterministically, split across shards.
 
+Source trees and starcoderdata-style shards give random windows of `min_lines`-`max_lines`
+consecutive lines (the paper's 25-50); solutions are used whole, as the paper does with real
+solutions (a short one is still a seed), up to `max_lines`.
+
 Sampling is order-independent: every candidate window gets a priority from a hash of (seed,
 window text), and the n windows with the smallest priorities win. So the result depends only on
 the inputs and `--seed`, never on file order or on how the work is split; exact duplicates
@@ -70,10 +74,16 @@ def _is_data_line(stripped: str) -> bool:
 
 
 def candidate_windows(doc: seed_sources.Document, settings: SeedsSettings) -> Iterator[Window]:
-    """Up to `windows_per_file` random windows of the document that are mostly real code."""
+    """Up to `windows_per_file` random windows of the document that are mostly real code;
+    for solutions, the whole solution (if it has any code and at most `max_lines` lines)."""
     lines = doc.text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
+    if settings.source == "solutions":
+        start = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+        if start < len(lines) and len(lines) - start <= settings.max_lines:
+            yield Window(doc=doc, start=start, lines=tuple(lines[start:]))
+        return
     if len(lines) < settings.min_lines:
         return
     rng = random.Random(f"{settings.seed}:{doc.origin}")

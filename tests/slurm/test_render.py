@@ -115,7 +115,7 @@ def test_generate_dry_run_submits_only_unfinished_shards(cli, workdir):
 
 def test_generate_with_a_shared_server_starts_none(cli, workdir):
     rc, out, err = cli("--config", "cfg.yaml", "slurm", "generate", "--dry-run", "--num-shards", "3",
-                       "--base-url", "http://gpu07:8000/v1", "-W", "1")
+                       "--base-url", "http://gpu07:8000/v1", "--parallelism", "1")
     assert rc == 0, err
     script = _scripts(out)["generate.sbatch"]
     assert "#SBATCH --array=0-2%1\n" in script and "NUM_SHARDS=3\n" in script
@@ -181,8 +181,17 @@ def test_pipeline_chains_every_stage_with_afterok(cli, workdir):
         assert f'{stage}_JOB=$(sbatch --parsable --dependency="afterok:${before}_JOB"' in submit
     for stage in ("filter", "bin", "chain"):
         text = scripts[f"{stage}.sbatch"]
-        assert f'exec "${{SYNTHGEN[@]}}" --config "$CONFIG" {stage} --run-dir "$RUN_DIR"' in text
         assert "#SBATCH --time=12:00:00\n" in text and "#SBATCH --output=" in text
+    for stage in ("filter", "bin"):  # CPU steps: no model, no server
+        text = scripts[f"{stage}.sbatch"]
+        assert f'exec "${{SYNTHGEN[@]}}" --config "$CONFIG" {stage} --run-dir "$RUN_DIR"' in text
+        assert "vllm serve" not in text and "wait-ready" not in text and "--gpus-per-node" not in text
+    # chain talks to the teacher and the student: it starts its own server as generate does, waits
+    # for it, points chain at it, and does not exec (the trap must stop the server afterwards).
+    chain = scripts["chain.sbatch"]
+    assert "vllm serve 'my org/model'\"'\"'s name'" in chain and 'slurm wait-ready "$BASE_URL"' in chain
+    assert '"${SYNTHGEN[@]}" --config "$CONFIG" chain --run-dir "$RUN_DIR" "${BASE_URL_ARGS[@]}"' in chain
+    assert "exec " not in chain and "#SBATCH --gpus-per-node=" in chain
     train = scripts["train.sbatch"]
     assert "#SBATCH --nodes=3\n" in train and "#SBATCH --gpus-per-node=4\n" in train
     assert "trl vllm-serve --model /models/student" in train and "srun --kill-on-bad-exit=1" in train
@@ -196,7 +205,7 @@ def test_pipeline_chains_every_stage_with_afterok(cli, workdir):
 
 
 def test_train_on_one_node_needs_no_server(cli, workdir):
-    rc, _, err = cli("--config", "cfg.yaml", "slurm", "train", "--dry-run", "--model", "m", "--nodes", "1")
+    rc, _, err = cli("--config", "cfg.yaml", "slurm", "train", "--dry-run", "--model", "m", "--train-nodes", "1")
     assert rc == 2 and "at least 2" in err
     cfg = workdir / "one.yaml"
     cfg.write_text("slurm: {train: {nodes: 1, use_vllm_server: false, gpus_per_node: 2}}\n")

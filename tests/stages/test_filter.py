@@ -96,7 +96,7 @@ def test_every_reason_from_a_crafted_row(tmp_path, reference_file):
     run = tmp_path / "run"
     rows = crafted_rows("# " + REFERENCE)
     write_generate(run, list(rows.values()))
-    rc = _main(["filter", "--run-dir", str(run), "--reference", str(reference_file)])
+    rc = _main(["filter", "--run-dir", str(run), "--contamination-references", str(reference_file)])
     assert rc == 0
     got = dict(rejects_of(run).select("turn_id", "reject_reason").iter_rows())
     expected = {row["turn_id"]: reason for reason, row in rows.items() if reason != "kept"}
@@ -137,7 +137,7 @@ def test_rejects_schema_and_metadata(tmp_path):
     table = pq.read_table(path)
     assert table.schema.remove_metadata() == with_fields(PROBLEMS, REJECTS_EXTRA)
     assert read_metadata(path)["settings_hash"] == settings.settings_hash()
-    assert _main(["filter", "--run-dir", str(tmp_path / "r2"), "--input", str(run / "generate"), "--no-rejects"]) == 0
+    assert _main(["filter", "--run-dir", str(tmp_path / "r2"), "--input-dir", str(run / "generate"), "--no-rejects"]) == 0
     assert not (tmp_path / "r2" / "filter" / "rejects").exists()
 
 
@@ -182,7 +182,7 @@ def test_dedup_against_an_earlier_run(tmp_path):
     assert _main(["filter", "--run-dir", str(first)]) == 0
     renamed = code_for(1).replace("values", "numbers").replace("index", "position")
     write_generate(second, [make_row(7, code=renamed, message="hint 1"), make_row(8)])
-    assert _main(["filter", "--run-dir", str(second), "--against", str(first)]) == 0
+    assert _main(["filter", "--run-dir", str(second), "--dedup-against", str(first)]) == 0
     assert kept_of(second)["turn_id"].to_list() == [make_row(8)["turn_id"]]
     detail = rejects_of(second)["reject_detail"][0]
     assert "earlier-run" in detail and make_row(1)["problem_id"] in detail
@@ -195,8 +195,8 @@ def test_contamination_reference_parquet_and_columns(tmp_path):
     ref = tmp_path / "refs.parquet"
     pl.DataFrame({"prompt": ["nothing here"], "canonical_solution": [REFERENCE]}).write_parquet(ref)
     write_generate(run, [make_row(0, message=REFERENCE), make_row(1)])
-    assert _main(["filter", "--run-dir", str(run), "--reference", str(ref), "--reference-column", "prompt",
-                  "--reference-column", "canonical_solution"]) == 0
+    assert _main(["filter", "--run-dir", str(run), "--contamination-references", str(ref), "--contamination-columns", "prompt",
+                  "--contamination-columns", "canonical_solution"]) == 0
     assert rejects_of(run)["reject_reason"].to_list() == [R.CONTAMINATED]
 
 
@@ -265,10 +265,10 @@ def test_bad_config_is_exit_2(tmp_path, capsys, config, words):
 
 def test_bad_reference_is_exit_2(tmp_path, capsys, reference_file):
     write_generate(tmp_path / "run", [make_row(0)])
-    assert _main(["filter", "--run-dir", str(tmp_path / "run"), "--reference", str(tmp_path / "nope.jsonl")]) == 2
+    assert _main(["filter", "--run-dir", str(tmp_path / "run"), "--contamination-references", str(tmp_path / "nope.jsonl")]) == 2
     assert "reference file not found" in _one_line(capsys)
-    assert _main(["filter", "--run-dir", str(tmp_path / "run"), "--reference", str(reference_file),
-                  "--reference-column", "solution"]) == 2
+    assert _main(["filter", "--run-dir", str(tmp_path / "run"), "--contamination-references", str(reference_file),
+                  "--contamination-columns", "solution"]) == 2
     assert "none of the columns solution" in _one_line(capsys)
 
 

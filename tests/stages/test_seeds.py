@@ -61,16 +61,28 @@ def test_starcoder_parquet_source(cli, tmp_path, starcoder_files):
     assert df["repo"].str.starts_with("org/repo").all() and df["path"].str.starts_with("pkg/").all()
 
 
-def test_solutions_jsonl_source(cli, tmp_path):
+def test_solutions_are_used_whole_short_ones_included(cli, tmp_path):
     path = tmp_path / "sol.jsonl"
     rows = [{"problem_id": f"p{i}", "code": _code_file(i, 30)} for i in range(6)]
-    rows.append({"problem_id": "short", "code": "print(1)\n"})  # too short to be a seed
+    rows.append({"problem_id": "short", "code": "\nn = int(input())\nprint(n * 2)\n"})  # 2 lines: still a seed
+    rows.append({"problem_id": "long", "code": _code_file(99, 80)})  # over --max-lines: skipped
+    rows.append({"problem_id": "empty", "code": "\n\n"})
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     rc, _, err = cli("seeds", "solutions", path, "--run-dir", tmp_path / "r", "--n", "50")
     assert rc == 0, err
-    df = _seeds(tmp_path / "r")
-    assert 1 <= df.height <= 12 and set(df["source"]) == {"solutions"}
-    assert df["origin"].str.contains("#p").all()
+    df = _seeds(tmp_path / "r").sort("origin")
+    assert df.height == 7 and set(df["source"]) == {"solutions"}
+    short = df.filter(pl.col("origin").str.ends_with("#short")).row(0, named=True)
+    assert short["text"] == "n = int(input())\nprint(n * 2)\n" and short["num_lines"] == 2
+    whole = df.filter(pl.col("origin").str.ends_with("#p0")).row(0, named=True)
+    assert whole["text"] == _code_file(0, 30) and (whole["start_line"], whole["end_line"]) == (1, 30)
+
+
+def test_default_source_leaves_installed_packages_out(cli, tmp_path):
+    rc, _, err = cli("seeds", "--run-dir", tmp_path, "--n", "400")
+    assert rc == 0, err
+    origins = _seeds(tmp_path)["origin"].to_list()
+    assert not any("site-packages" in o or "dist-packages" in o for o in origins)
 
 
 def test_same_seed_same_snippets_other_seed_other_snippets(cli, tmp_path, starcoder_files):
