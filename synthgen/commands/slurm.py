@@ -133,10 +133,12 @@ def _train_job(ctx: typer.Context, settings: SlurmSettings, rctx, data, model, o
 
 
 def _finish(rctx, jobs, dry_run: bool) -> None:
-    from synthgen.slurm import submit
+    from synthgen.slurm import capacity, submit
 
     if not jobs:
         return
+    for warning in capacity.check(jobs):
+        typer.echo(f"synthgen: warning: {warning}", err=True)
     written = submit.write_jobs(rctx, jobs)
     if dry_run:
         for path in written:

@@ -39,6 +39,17 @@ class Job:
     after_job: str | None = None  # or a job id submitted earlier (e.g. `curate --after ID`)
     array: str | None = None
     shards: list[int] = field(default_factory=list)
+    request: "Request | None" = None  # what one node of the job needs (for the capacity check)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a job asks of each of its nodes."""
+
+    partition: str | None
+    nodes: int
+    cpus: int
+    gpus: int
 
 
 @dataclass
@@ -146,6 +157,10 @@ def _render(name: str, **values: Any) -> str:
     return re.sub(r"\n{3,}", "\n\n", text)
 
 
+def request(settings: SlurmSettings, res: JobResources, gpus: int | None) -> Request:
+    return Request(res.partition or settings.partition, res.nodes, res.cpus_per_task or 1, gpus or 0)
+
+
 def sbatch_options(settings: SlurmSettings, res: JobResources, ctx: RenderContext, gpus: int | None) -> list[str]:
     """The `#SBATCH` options a job of this kind gets from the settings (cluster, resources)."""
     lines: list[str] = []
@@ -228,7 +243,8 @@ def render_generate(
         **server,
     )
     return Job(STAGE_GENERATE, script, ctx.slurm_dir / "generate.sbatch",
-               array=array_spec(pending, settings.array_parallelism), shards=list(pending))
+               array=array_spec(pending, settings.array_parallelism), shards=list(pending),
+               request=request(settings, settings.generate, _gpus(settings.generate, settings, server["server"])))
 
 
 # The curation steps that talk to a model (the teacher writes easier variants, the student tries them).
@@ -253,7 +269,8 @@ def render_curate(settings: SlurmSettings, ctx: RenderContext, after_generate: b
             sbatch=sbatch_options(settings, settings.curate, ctx, _gpus(settings.curate, settings, server["server"])),
             **server,
         )
-        jobs.append(Job(stage, script, ctx.slurm_dir / f"{stage}.sbatch", after=previous))
+        jobs.append(Job(stage, script, ctx.slurm_dir / f"{stage}.sbatch", after=previous,
+                        request=request(settings, settings.curate, _gpus(settings.curate, settings, server["server"]))))
         previous = stage
     return jobs
 
@@ -292,7 +309,8 @@ def render_train(
         train_args=group_args(words),
         vllm_extra=group_args([shlex.quote(a) for a in train.vllm_extra_args]),
     )
-    return Job("train", script, ctx.slurm_dir / "train.sbatch", after=after)
+    return Job("train", script, ctx.slurm_dir / "train.sbatch", after=after,
+               request=request(settings, train, train.gpus_per_node))
 
 
 def _with_placeholders(arg: str, variables: dict[str, str]) -> str:
