@@ -11,8 +11,8 @@ from __future__ import annotations
 from synthgen.config.generate import EnvSettings
 from synthgen.envs import parsing, reasons, validation
 from synthgen.envs.base import Environment
-from synthgen.envs.problem import Problem, Verdict
 from synthgen.envs.parsing import short
+from synthgen.envs.problem import Problem, Verdict
 
 
 class SingleInput(Environment):
@@ -38,7 +38,9 @@ class SingleInput(Environment):
             return problem, bad
         calls = [f"f({x})" for x in problem.inputs]
         labels = [f"f({short(x, 60)})" for x in problem.inputs]
-        verdicts, bad = await validation.run_deterministic(problem, calls, labels, pool, sandbox, settings.max_output_chars)
+        verdicts, bad = await validation.run_deterministic(
+            problem, calls, labels, pool, sandbox, settings.max_output_chars
+        )
         if bad:
             return problem, bad
         shown = verdicts[0].value or ""
@@ -47,7 +49,8 @@ class SingleInput(Environment):
         except ValueError:
             readable = False
         if not readable:
-            return problem, Verdict(False, reasons.OUTPUT_TOO_LARGE,
-                                    f"the output cannot be written as a Python literal: {short(shown, 80)}")
+            return problem, Verdict(
+                False, reasons.OUTPUT_TOO_LARGE, f"the output cannot be written as a Python literal: {short(shown, 80)}"
+            )
         problem.outputs = [verdicts[0].encoded]
         return problem, Verdict(True, reasons.OK)
