@@ -6,6 +6,7 @@ from synthgen.commands import (
     demo,
     filter_,
     generate,
+    prompts,
     sandbox,
     scripted_server,
     seeds,
@@ -26,6 +27,7 @@ REGISTERED = [
     stats.register,
     demo.register,
     verify.register,
+    prompts.register,
     sandbox.register,
     scripted_server.register,
 ]
