@@ -154,11 +154,9 @@ def _problem_row(env: str, run_dir, problem_id, problem_file) -> dict | None:
     if problem_file is not None and (run_dir is not None or problem_id is not None):
         raise UserError("give either --problem or --run-dir with --problem-id, not both")
     if problem_file is not None:
-        from synthgen.envs.verify import load_problem
+        from synthgen.envs.verify import load_problem_row
 
-        spec = str(problem_file)
-        problem = load_problem(spec, env)
-        row = _stored_file_row(spec)
+        problem, row = load_problem_row(str(problem_file), env)
         return {**row, **problem.to_fields()}
     if (run_dir is None) != (problem_id is None):
         raise UserError("--run-dir and --problem-id go together")
@@ -168,17 +166,6 @@ def _problem_row(env: str, run_dir, problem_id, problem_file) -> dict | None:
     if row["env"] != env:
         raise UserError(f"problem {problem_id} belongs to the {row['env']} environment, not to {env}")
     return row
-
-
-def _stored_file_row(spec: str) -> dict:
-    """The counts and examples a JSON problem file may carry besides its fields (for its summary)."""
-    if ".parquet:" in spec or not spec.endswith(".json"):
-        return {}
-    try:
-        data = json.loads(Path(spec).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def find_stored_problem(run_dir: Path, problem_id: str) -> dict:

@@ -25,6 +25,11 @@ from synthgen.errors import UserError
 
 def load_problem(spec: str, env_name: str | None) -> Problem:
     """A Problem from `FILE.json` or `FILE.parquet:ROW` (a row number, turn_id or problem_id)."""
+    return load_problem_row(spec, env_name)[0]
+
+
+def load_problem_row(spec: str, env_name: str | None) -> tuple[Problem, dict]:
+    """The Problem of `load_problem` and the whole row it came from (counts, summary examples, ...)."""
     path_text, key = spec, None
     if ".parquet:" in spec:
         path_text, key = spec.rsplit(":", 1)
@@ -47,7 +52,7 @@ def load_problem(spec: str, env_name: str | None) -> Problem:
         raise UserError(f"the problem has a malformed input: {exc}") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise UserError(f"the problem is malformed: {exc}") from None
-    return problem
+    return problem, row
 
 
 def _json_row(path: Path) -> dict:

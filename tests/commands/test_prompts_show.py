@@ -192,3 +192,11 @@ def test_bad_requests_are_one_line_errors(cli, tmp_path):
     for args, needle in cases:
         rc, _, err = cli("prompts", "show", *args)
         assert rc == 2 and needle in err and err.count("\n") == 1, (args, err)
+
+
+def test_a_parquet_row_given_as_problem_keeps_its_summary(cli, tmp_path):
+    run, pid = stored_run(tmp_path)
+    part = StageDir(run, "generate").parts()[0]
+    rc, out, err = cli("prompts", "show", "--env", "abduction", "--kind", "mutate", "--problem", f"{part}:{pid}")
+    assert rc == 0, err
+    assert "solved it 8 of 32 times, a pass rate of 0.250" in out and "Solved example 1:\n```\n[7, 4]\n```" in out
