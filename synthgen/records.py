@@ -59,7 +59,12 @@ PROBLEMS = pa.schema(
         pa.field("format_failures", pa.int32(), nullable=False),  # unparseable or truncated answers
         pa.field("infra_failures", pa.int32(), nullable=False),  # LLM or sandbox infrastructure
         pa.field("summary", pa.string()),  # the student summary the teacher saw for this turn
-        pa.field("strategy", pa.string()),  # first | easier | harder | similar | chain-easier
+        # This problem's own attempts, as synthgen.envs.summary.Summary keeps them (Summary.from_row
+        # rebuilds the summary from these and the counts): the shown solved and failed answers.
+        pa.field("solved_examples", pa.list_(pa.string())),
+        pa.field("failed_examples", pa.list_(pa.string())),
+        # first | easier | somewhat-easier | similar | harder | chain-medium | chain-easy
+        pa.field("strategy", pa.string()),
         pa.field("teacher_reasoning", pa.string()),
         pa.field("teacher_tokens_in", pa.int64(), nullable=False),
         pa.field("teacher_tokens_out", pa.int64(), nullable=False),

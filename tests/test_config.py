@@ -33,7 +33,7 @@ def test_flags_override_file_and_nested_keys_merge():
     [
         ({"attempts": -1}, "generate.attempts"),
         ({"envs": ["induction", "golf"]}, "unknown environment 'golf'"),
-        ({"progression": {"harder_above": 1.5}}, "harder_above"),
+        ({"progression": {"target_high": 1.5}}, "target_high"),
         ({"turns": 0}, "generate.turns"),
         ({"shard": 3, "num_shards": 2}, "out of range"),
         ({"bogus": 1}, "unknown setting 'generate.bogus'"),

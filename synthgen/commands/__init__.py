@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from synthgen.commands import config, sandbox, scripted_server, slurm, stages, train, verify
+from synthgen.commands import config, prompts, sandbox, scripted_server, slurm, stages, train, verify
 
 
 def register_all(app: typer.Typer) -> None:
@@ -16,5 +16,5 @@ def register_all(app: typer.Typer) -> None:
     slurm.register(app)
     # `config show slurm` prints the cluster settings every slurm sub-command shares.
     config.register(app, [*settings_commands, slurm.SHOW])
-    for module in (verify, sandbox, scripted_server):
+    for module in (verify, prompts, sandbox, scripted_server):
         module.register(app)

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from synthgen.config.base import load_config_file
+from synthgen.config.base import SECTIONS, Settings, load_config_file, resolve_settings
 from synthgen.errors import EXIT_BAD_INPUT, EXIT_INFRA, InfraIncomplete, Interrupted, UserError
 
 
@@ -22,6 +22,12 @@ class AppState:
         if self._data is None:
             self._data = load_config_file(self.config_path)
         return self._data
+
+
+def config_settings(ctx: typer.Context, model: type[Settings]) -> Settings:
+    """`model` as the config file (`--config`) sets it, for commands that only read settings."""
+    state: AppState = ctx.find_object(AppState) or AppState()
+    return resolve_settings(model, state.config(), {}, known_sections=SECTIONS)
 
 
 # Typer vendors its own Click; reach its exception base through a public class, not a private path.

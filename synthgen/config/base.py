@@ -10,10 +10,11 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from synthgen.envs import env_names
 from synthgen.errors import UserError
 
-# The four environments of SPEC §2. The registry in synthgen.envs must offer exactly these.
-ENV_NAMES: tuple[str, ...] = ("induction", "abduction", "deduction", "fuzzing")
+# The environment names, read from the registry (synthgen.envs.ENVIRONMENTS, which imports nothing).
+ENV_NAMES: tuple[str, ...] = env_names()
 
 # Keys a config file may hold at the top level, shared by every stage that has such a field.
 SHARED_KEYS: frozenset[str] = frozenset({"run_dir", "seed"})

@@ -20,24 +20,31 @@ from synthgen.config.common import (
 
 
 class ProgressionSettings(BaseModel):
-    """How the student's pass rate p picks the next turn's strategy (SPEC §4).
+    """How the student's pass rate p picks the next turn's strategy (paper Section 3.3; our reading
+    of the cases it leaves open, see synthgen.envs.summary):
 
-    p <= easier_at -> ask for an easier problem; p > harder_above -> ask for a harder one aimed
-    at [target_low, target_high]; otherwise a variant near the same level.
+    p <= easier_at -> easier; easier_at < p < target_low -> somewhat easier, toward the target band;
+    target_low <= p <= target_high -> a new variant at the same level; p > target_high -> harder.
     """
 
     model_config = ConfigDict(extra="forbid")
-    easier_at: float = Field(0.0, ge=0, le=1, description="pass rate at or below which the next turn is easier")
-    harder_above: float = Field(0.65, ge=0, le=1, description="pass rate above which the next turn is harder")
-    target_low: float = Field(0.35, ge=0, le=1, description="low edge of the pass-rate band mutations aim at")
-    target_high: float = Field(0.65, ge=0, le=1, description="high edge of the pass-rate band mutations aim at")
+    easier_at: float = Field(
+        0.0, ge=0, le=1,
+        description="pass rate at or below which the teacher is asked for an easier problem (0: never solved)",
+    )
+    target_low: float = Field(
+        0.35, ge=0, le=1,
+        description="low end of the target pass-rate band; below it (and above easier_at) ask for somewhat easier",
+    )
+    target_high: float = Field(
+        0.65, ge=0, le=1,
+        description="high end of the target pass-rate band; above it ask for a harder problem",
+    )
 
     @model_validator(mode="after")
     def _ordered(self):
-        if self.easier_at > self.harder_above:
-            raise ValueError("easier_at must not exceed harder_above")
-        if self.target_low > self.target_high:
-            raise ValueError("target_low must not exceed target_high")
+        if not self.easier_at <= self.target_low <= self.target_high:
+            raise ValueError("progression needs easier_at <= target_low <= target_high")
         return self
 
 

@@ -1,27 +1,50 @@
-"""The four RL environments (induction, abduction, deduction, fuzzing) behind one contract.
+"""The RL environments (induction, abduction, deduction, fuzzing) behind one contract, and their registry.
 
-    from synthgen.envs import get_env, summarize, Problem, Reward, FormatError
+    from synthgen.envs import get_env
     env = get_env("deduction")            # an Environment (see synthgen.envs.base for the contract)
 
-A new environment is one module with an `Environment` subclass, an entry in `ENVIRONMENTS`, and
-its templates in `prompts/<name>/`. Importing this package is cheap: the modules load on first use.
+Modules: `base` (the Environment contract), `problem` (Problem, Verdict, Reward), `summary` (the
+student summary and the progression strategy), `prompts` (Jinja2 rendering of `prompts/`),
+`parsing` and `checks` (reading LLM text, static code checks), `validation` (sandbox runs and
+verdicts shared by the environments), `single_input` (the teacher side abduction and deduction
+share), `reasons` (reason codes), `verify` (`synthgen verify`), and one module per environment.
+
+Adding an environment touches three places and nothing else:
+
+1. `synthgen/envs/<name>.py`: a subclass of `synthgen.envs.base.Environment` that sets `name`
+   (and `helpers`, `requested_inputs` if it needs them) and implements `parse_teacher`,
+   `validate`, `student_pairs` (which of the problem's input/output pairs the student sees),
+   `parse_student` and `check`; override `call_labels` / `verify_notes` for `synthgen verify`.
+2. `ENVIRONMENTS` below: `"<name>": "synthgen.envs.<name>:<Class>"`. The settings read their list
+   of environment names from here (`synthgen.config.base.ENV_NAMES`).
+3. `prompts/<name>/`: `task.j2` (what the puzzle is), `format.j2` (the teacher's answer format),
+   `previous_pairs.j2` (how the previous problem's inputs are shown to the teacher) and
+   `student.j2` (what the student reads). The shared teacher prompt in `prompts/_shared/`
+   includes them; nothing shared switches on an environment's name.
+
+A wheel ships the templates as data files listed per folder in pyproject.toml (a test checks the
+list covers every registered environment). The scripted server (synthgen.scripted) only knows
+the four built-in environments; a new one gets its "unrecognised prompt" reply there.
+
+Importing this package is cheap and imports nothing: the modules load on first use.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from synthgen.config.base import ENV_NAMES
-
-# name -> "module:Class"; the keys are exactly synthgen.config.base.ENV_NAMES.
+# name -> "module:Class", in the order runs go through them.
 ENVIRONMENTS: dict[str, str] = {
     "induction": "synthgen.envs.induction:Induction",
     "abduction": "synthgen.envs.abduction:Abduction",
     "deduction": "synthgen.envs.deduction:Deduction",
     "fuzzing": "synthgen.envs.fuzzing:Fuzzing",
 }
-if tuple(ENVIRONMENTS) != ENV_NAMES:  # a cheap guard: the settings and the registry must agree
-    raise RuntimeError("synthgen.envs.ENVIRONMENTS must offer exactly synthgen.config.base.ENV_NAMES")
+
+
+def env_names() -> tuple[str, ...]:
+    """The registered environment names, in registry order."""
+    return tuple(ENVIRONMENTS)
 
 
 def get_env(name: str, settings=None):
@@ -32,14 +55,4 @@ def get_env(name: str, settings=None):
     return getattr(importlib.import_module(module), cls)(settings)
 
 
-def __getattr__(name: str):
-    # Lazy re-exports of the contract, so `from synthgen.envs import Problem` works without
-    # importing every environment module up front.
-    if name in ("Environment", "FormatError", "Problem", "Reward", "Summary", "Verdict", "summarize", "choose_strategy"):
-        from synthgen.envs import base
-
-        return getattr(base, name)
-    raise AttributeError(name)
-
-
-__all__ = ["ENVIRONMENTS", "get_env", "Environment", "FormatError", "Problem", "Reward", "Summary", "Verdict", "summarize"]
+__all__ = ["ENVIRONMENTS", "env_names", "get_env"]

@@ -14,25 +14,82 @@ from __future__ import annotations
 import ast
 
 # Pure, deterministic standard modules (the root name of the import is checked).
-ALLOWED_MODULES = frozenset({
-    "__future__", "abc", "array", "base64", "bisect", "calendar", "cmath", "collections", "copy",
-    "dataclasses", "datetime", "decimal", "enum", "fractions", "functools", "hashlib", "heapq",
-    "itertools", "json", "math", "numbers", "operator", "random", "re", "statistics", "string",
-    "struct", "textwrap", "typing", "unicodedata",
-})
+ALLOWED_MODULES = frozenset(
+    {
+        "__future__",
+        "abc",
+        "array",
+        "base64",
+        "bisect",
+        "calendar",
+        "cmath",
+        "collections",
+        "copy",
+        "dataclasses",
+        "datetime",
+        "decimal",
+        "enum",
+        "fractions",
+        "functools",
+        "hashlib",
+        "heapq",
+        "itertools",
+        "json",
+        "math",
+        "numbers",
+        "operator",
+        "random",
+        "re",
+        "statistics",
+        "string",
+        "struct",
+        "textwrap",
+        "typing",
+        "unicodedata",
+    }
+)
 # Builtins that do I/O, read the user, or run or reach code by name.
-FORBIDDEN_CALLS = frozenset({
-    "open", "input", "eval", "exec", "compile", "__import__", "breakpoint", "exit", "quit",
-    "help", "globals", "locals",
-})
+FORBIDDEN_CALLS = frozenset(
+    {
+        "open",
+        "input",
+        "eval",
+        "exec",
+        "compile",
+        "__import__",
+        "breakpoint",
+        "exit",
+        "quit",
+        "help",
+        "globals",
+        "locals",
+    }
+)
 # Attribute names that read the clock or the local time zone.
 CLOCK_ATTRS = frozenset({"now", "today", "utcnow", "fromtimestamp", "utcfromtimestamp"})
 # Dunder attributes that are the classic ways out of a restricted namespace.
-ESCAPE_ATTRS = frozenset({
-    "__subclasses__", "__globals__", "__builtins__", "__code__", "__closure__", "__loader__",
-    "__spec__", "__bases__", "__mro__", "__base__", "__import__", "__getattribute__", "f_globals",
-    "f_locals", "f_back", "gi_frame", "cr_frame", "tb_frame",
-})
+ESCAPE_ATTRS = frozenset(
+    {
+        "__subclasses__",
+        "__globals__",
+        "__builtins__",
+        "__code__",
+        "__closure__",
+        "__loader__",
+        "__spec__",
+        "__bases__",
+        "__mro__",
+        "__base__",
+        "__import__",
+        "__getattribute__",
+        "f_globals",
+        "f_locals",
+        "f_back",
+        "gi_frame",
+        "cr_frame",
+        "tb_frame",
+    }
+)
 _SEEDERS = frozenset({"seed", "Random"})
 
 

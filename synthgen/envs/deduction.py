@@ -1,4 +1,4 @@
-"""Deduction (SPEC §2): given `f` and an input i, predict the output.
+"""Deduction (the paper's Table 1): given `f` and an input i, predict the output.
 
 The teacher writes `f` and one input i; the gold o = f(i) comes from the sandbox. The student
 sees the code and i and answers with a Python literal in an ```output block. The literal is
@@ -10,13 +10,21 @@ not `1.0` or `True`, and a tuple is not a list). Nothing needs to run for this.
 from __future__ import annotations
 
 from synthgen.envs import parsing, reasons
-from synthgen.envs.base import FormatError, Problem, Reward
-from synthgen.envs.parsing import short
-from synthgen.envs.single import SingleInput
+from synthgen.envs.parsing import FormatError, short
+from synthgen.envs.problem import Problem, Reward
+from synthgen.envs.prompts import display
+from synthgen.envs.single_input import SingleInput
 
 
 class Deduction(SingleInput):
     name = "deduction"
+
+    def student_pairs(self, problem: Problem, pairs: list[dict]) -> list[dict]:
+        """The input of the one pair, never its output (that is what the student must predict)."""
+        return [{"input": p["input"], "output": None} for p in pairs[:1]]
+
+    def verify_notes(self, problem: Problem, answer: str) -> list[str]:
+        return [f"  gold output: {short(display(problem.outputs[0]), 100)}  (compared type-strictly, nothing run)"]
 
     def parse_student(self, text: str) -> str:
         from synthgen.sandbox import values

@@ -1,9 +1,12 @@
-"""Fuzzing (SPEC §2): find an input that a checker accepts and on which a buggy function fails its test.
+"""Fuzzing (the paper's Table 1): find an input that a checker accepts and on which a buggy function fails its test.
 
 The teacher writes `f` with a subtle bug, `pre_test_f(...)` (True for a valid input) and
-`test_f(...)` (checks f's result on an input), plus a few example inputs: all valid, at least
-one that passes the test and at least one that exposes the bug (proof that the bug is
-reachable). The student sees the three functions and answers with an argument list.
+`test_f(...)` (checks f's result on an input), and usually a few example inputs: all valid, at
+least one that passes the test and at least one that exposes the bug (proof that the bug is
+reachable). The examples are optional, as in the paper's own answer format (f, pre_test_f,
+test_f and no inputs): without them validation only checks that the three functions load, and
+whether the bug can be found is left to the student's pass rate. The student sees the three
+functions and answers with an argument list.
 
 Reward 1 iff `pre_test_f(answer)` returns exactly True and `test_f(answer)` *fails*. Rule for
 "fails": test_f raises any exception (an assert, or f crashing inside it) or returns exactly
@@ -18,9 +21,10 @@ value is not gold here, and on a bug input f may legitimately raise instead of r
 from __future__ import annotations
 
 from synthgen.config.generate import EnvSettings
-from synthgen.envs import parsing, reasons, runner
-from synthgen.envs.base import Environment, Problem, Reward, Verdict
+from synthgen.envs import parsing, reasons, validation
+from synthgen.envs.base import Environment
 from synthgen.envs.parsing import short
+from synthgen.envs.problem import Problem, Reward, Verdict
 
 HELPERS = ("pre_test_f", "test_f")
 
@@ -28,13 +32,14 @@ HELPERS = ("pre_test_f", "test_f")
 class Fuzzing(Environment):
     name = "fuzzing"
     helpers = HELPERS
+    requested_inputs = 4
 
     def prompt_inputs(self) -> int:
-        return max(2, min(4, self.settings.max_inputs))
+        return max(2, min(self.requested_inputs, self.settings.max_inputs))
 
     # -- teacher ---------------------------------------------------------------------------
     def parse_teacher(self, text: str) -> Problem:
-        answer = parsing.teacher_answer(text, helper_names=HELPERS, need_message=False)
+        answer = parsing.teacher_answer(text, helper_names=HELPERS, need_message=False, need_inputs=False)
         parts = [answer.code] + [b for b in dict.fromkeys(answer.helpers.values()) if b != answer.code]
         joined = parsing.strip_main_guard("\n\n\n".join(p.strip("\n") for p in parts))
         rest, pre = parsing.split_functions(joined, ("pre_test_f",))
@@ -43,48 +48,71 @@ class Fuzzing(Environment):
         message = answer.message or ""
         if "def f" in message or "```" in message:
             message = ""
-        return Problem(env=self.name, code=rest, inputs=inputs, message=message,
-                       pre_test_code=pre.get("pre_test_f", ""), test_code=test.get("test_f", ""))
+        return Problem(
+            env=self.name,
+            code=rest,
+            inputs=inputs,
+            message=message,
+            pre_test_code=pre.get("pre_test_f", ""),
+            test_code=test.get("test_f", ""),
+        )
 
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
         from synthgen.sandbox import values
 
         problem = Problem(**{**problem.__dict__, "outputs": [], "visible_count": None})
-        bad = runner.check_inputs(problem, 2, max(2, settings.max_inputs))
-        bad = bad or runner.static_checks(problem, ("f",) + HELPERS)
+        bad = validation.check_inputs(problem, 2, max(2, settings.max_inputs)) if problem.inputs else None
+        bad = bad or validation.static_checks(problem, ("f",) + HELPERS)
         if bad:
             return problem, bad
+        if not problem.inputs:
+            # No examples: all that can be checked is that the module loads and defines the three
+            # functions, the same under two hash seeds.
+            call = "callable(f) and callable(pre_test_f) and callable(test_f)"
+            _, bad = await validation.run_deterministic(
+                problem, [call], ["loading f, pre_test_f and test_f"], pool, sandbox, settings.max_output_chars
+            )
+            return problem, bad or Verdict(True, reasons.OK)
         xs = problem.inputs
         k = len(xs)
         # pre_test_f must simply work; test_f may raise, since that is how a bug can show (f itself
         # is only ever called through test_f: crashing on the bug input is a legal bug).
         calls = [f"pre_test_f({x})" for x in xs] + [f"test_f({x})" for x in xs]
         labels = [f"pre_test_f({short(x, 60)})" for x in xs] + [f"test_f({short(x, 60)})" for x in xs]
-        first, second = await pool.run_twice_for_determinism(runner.job(problem.program(), calls, sandbox))
+        first, second = await pool.run_twice_for_determinism(validation.job(problem.program(), calls, sandbox))
         for result in (first, second):
             for verdict, label in zip(result.calls, labels):
                 if str(verdict.status) == "infra":
-                    return problem, runner.call_failure(verdict, label)
+                    return problem, validation.call_failure(verdict, label)
         for i, (verdict, label) in enumerate(zip(first.calls, labels)):
             if i >= k and str(verdict.status) == "exception" and test_fails(verdict):
                 continue  # the test failed: a legal outcome
-            bad = runner.call_failure(verdict, label)
+            bad = validation.call_failure(verdict, label)
             if bad:
                 return problem, bad
         if not first.same_outcome(second):
-            return problem, Verdict(False, reasons.NONDETERMINISTIC, "pre_test_f or test_f behaved differently under another hash seed")
+            return problem, Verdict(
+                False, reasons.NONDETERMINISTIC, "pre_test_f or test_f behaved differently under another hash seed"
+            )
         for x, verdict in zip(xs, first.calls[:k]):
             if verdict.encoded != values.encode(True):
-                return problem, Verdict(False, reasons.BAD_INPUTS,
-                                        f"pre_test_f rejects the example input {short(x, 60)} (returned {short(verdict.value or '', 40)})")
+                return problem, Verdict(
+                    False,
+                    reasons.BAD_INPUTS,
+                    f"pre_test_f rejects the example input {short(x, 60)} (returned {short(verdict.value or '', 40)})",
+                )
         fails = [test_fails(v) for v in first.calls[k:]]
         # For fuzzing the stored "gold" per input is whether test_f passed on it (True) or exposed
         # the bug (False): f's own value is not gold, and on a bug input it may not exist at all.
         problem.outputs = [values.encode(not failed) for failed in fails]
         if not any(fails):
-            return problem, Verdict(False, reasons.BAD_INPUTS, "no example input makes test_f fail: the bug is not shown to be reachable")
+            return problem, Verdict(
+                False, reasons.BAD_INPUTS, "no example input makes test_f fail: the bug is not shown to be reachable"
+            )
         if all(fails):
-            return problem, Verdict(False, reasons.TRIVIAL, "test_f fails on every example input: any valid input finds the bug")
+            return problem, Verdict(
+                False, reasons.TRIVIAL, "test_f fails on every example input: any valid input finds the bug"
+            )
         return problem, Verdict(True, reasons.OK)
 
     # -- student ---------------------------------------------------------------------------
@@ -95,15 +123,24 @@ class Fuzzing(Environment):
         from synthgen.sandbox import values
 
         calls = [f"pre_test_f({answer})", f"test_f({answer})"]
-        job = runner.job(problem.program(), calls, sandbox, expected=[values.encode(True), values.encode(False)])
+        job = validation.job(problem.program(), calls, sandbox, expected=[values.encode(True), values.encode(False)])
         result = await pool.run(job)
         pre, test = result.calls
         if str(pre.status) != "ok" or pre.match is not True:
             why = pre.error if str(pre.status) != "ok" else f"pre_test_f returned {short(pre.value or '', 40)}"
-            return runner.answer_reward(result.calls, answer, False, f"input rejected: {short(why or '', 160)}")
+            return validation.answer_reward(result.calls, answer, False, f"input rejected: {short(why or '', 160)}")
         failed = test_fails(test)
         detail = "test_f failed" if failed else f"test_f passed ({test.status})"
-        return runner.answer_reward(result.calls, answer, failed, detail)
+        return validation.answer_reward(result.calls, answer, failed, detail)
+
+    def student_pairs(self, problem: Problem, pairs: list[dict]) -> list[dict]:
+        """None: the example inputs include the teacher's bug-triggering one."""
+        del problem, pairs
+        return []
+
+    def call_labels(self, problem: Problem, answer: str) -> list[str]:
+        del problem
+        return [f"pre_test_f({answer})", f"test_f({answer})"]
 
 
 def test_fails(verdict) -> bool:

@@ -1,4 +1,4 @@
-"""Induction (SPEC §2): from a hint and some input/output pairs, write the function itself.
+"""Induction (the paper's Table 1): from a hint and some input/output pairs, write the function itself.
 
 The teacher writes `f`, a `message` and k inputs; gold outputs come from running `f` in the
 sandbox. The student sees the message and the first `visible_count` pairs (the other
@@ -14,12 +14,13 @@ candidates run in the sandbox against the gold outputs like any other code.
 from __future__ import annotations
 
 from synthgen.config.generate import EnvSettings
-from synthgen.envs import parsing, reasons, runner
-from synthgen.envs.base import Environment, FormatError, Problem, Reward, Verdict
-from synthgen.envs.parsing import short
+from synthgen.envs import parsing, reasons, validation
+from synthgen.envs.base import Environment
+from synthgen.envs.parsing import FormatError, short
+from synthgen.envs.problem import Problem, Reward, Verdict
 
 # One-argument functions a problem must not reduce to; they run inside the sandbox.
-TRIVIAL_MODULE = '''
+TRIVIAL_MODULE = """
 def _rev(x):
     return x[::-1]
 
@@ -52,10 +53,24 @@ def _trivial(_cand, _index, _name, *args, **kwargs):
 
 def _all_args(*args, **kwargs):
     return args
-'''
+"""
 TRIVIAL_NAMES = (
-    "returns the argument", "len", "sum", "sorted", "sorted, descending", "reversed", "min", "max",
-    "abs", "negation", "not", "bool", "str", "number of distinct items", "upper-case", "lower-case",
+    "returns the argument",
+    "len",
+    "sum",
+    "sorted",
+    "sorted, descending",
+    "reversed",
+    "min",
+    "max",
+    "abs",
+    "negation",
+    "not",
+    "bool",
+    "str",
+    "number of distinct items",
+    "upper-case",
+    "lower-case",
 )
 MAX_POSITIONS = 3
 MAX_TRIVIAL_CALLS = 5000
@@ -69,9 +84,10 @@ def split_holdout(k: int, holdout_fraction: float) -> int:
 
 class Induction(Environment):
     name = "induction"
+    requested_inputs = 5  # the paper's teacher prompt asks for 5 diverse inputs (Appendix F)
 
     def prompt_inputs(self) -> int:
-        return min(max(6, self.settings.min_inputs, 2), self.settings.max_inputs)
+        return min(max(self.requested_inputs, self.settings.min_inputs, 2), self.settings.max_inputs)
 
     # -- teacher ---------------------------------------------------------------------------
     def parse_teacher(self, text: str) -> Problem:
@@ -84,17 +100,21 @@ class Induction(Environment):
 
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
         problem = Problem(**{**problem.__dict__, "outputs": []})
-        bad = runner.check_inputs(problem, max(2, settings.min_inputs), settings.max_inputs)
-        bad = bad or runner.static_checks(problem, ("f",))
+        bad = validation.check_inputs(problem, max(2, settings.min_inputs), settings.max_inputs)
+        bad = bad or validation.static_checks(problem, ("f",))
         if bad:
             return problem, bad
         k = len(problem.inputs)
-        visible = problem.visible_count if problem.visible_count is not None else split_holdout(k, settings.holdout_fraction)
+        visible = (
+            problem.visible_count if problem.visible_count is not None else split_holdout(k, settings.holdout_fraction)
+        )
         if not 1 <= visible < k:
             return problem, Verdict(False, reasons.BAD_INPUTS, f"visible_count {visible} must be in 1..{k - 1}")
         calls = [f"f({x})" for x in problem.inputs]
         labels = [f"f({short(x, 60)})" for x in problem.inputs]
-        verdicts, bad = await runner.run_deterministic(problem, calls, labels, pool, sandbox, settings.max_output_chars)
+        verdicts, bad = await validation.run_deterministic(
+            problem, calls, labels, pool, sandbox, settings.max_output_chars
+        )
         if bad:
             return problem, bad
         outputs = [v.encoded for v in verdicts]
@@ -108,6 +128,11 @@ class Induction(Environment):
         return problem, Verdict(True, reasons.OK)
 
     # -- student ---------------------------------------------------------------------------
+    def student_pairs(self, problem: Problem, pairs: list[dict]) -> list[dict]:
+        """The leading `visible_count` pairs; the held-out rest checks the answer."""
+        shown = problem.visible_count if problem.visible_count is not None else max(1, len(pairs) - 1)
+        return pairs[:shown]
+
     def parse_student(self, text: str) -> str:
         block = parsing.last_block(text, ("python", ""), lambda b: parsing.mentions_def(b.text, "f"))
         if block is None:
@@ -116,16 +141,25 @@ class Induction(Environment):
             raise FormatError(reasons.FORMAT_ERROR, "no closed ```python block with a function f")
         code = parsing.strip_main_guard(block.text)
         # Helpers a student put in blocks of their own (imports, constants, functions) go in front of f.
-        helpers = [b.text for b in parsing.fenced_blocks(parsing.answer_region(text))
-                   if b.closed and b.lang in ("python", "") and parsing.is_definitions_only(b.text)
-                   and not parsing.mentions_def(b.text, "f")]
+        helpers = [
+            b.text
+            for b in parsing.fenced_blocks(parsing.answer_region(text))
+            if b.closed
+            and b.lang in ("python", "")
+            and parsing.is_definitions_only(b.text)
+            and not parsing.mentions_def(b.text, "f")
+        ]
         return "\n\n\n".join(helpers + [code.strip("\n")]) + "\n"
 
     async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:
         calls = [f"f({x})" for x in problem.inputs]
-        result = await pool.run(runner.job(answer, calls, sandbox, expected=problem.outputs))
+        result = await pool.run(validation.job(answer, calls, sandbox, expected=problem.outputs))
         passed = bool(result.calls) and all(str(v.status) == "ok" and v.match for v in result.calls)
-        return runner.answer_reward(result.calls, answer.strip(), passed, runner.first_problem(result.calls))
+        return validation.answer_reward(result.calls, answer.strip(), passed, validation.first_problem(result.calls))
+
+    def call_labels(self, problem: Problem, answer: str) -> list[str]:
+        del answer  # the student's f runs on every input of the problem
+        return [f"f({x})" for x in problem.inputs]
 
 
 def check_message(message: str, code: str) -> None:
@@ -154,12 +188,12 @@ async def trivial_check(problem: Problem, pool, sandbox) -> Verdict | None:
         calls.append(f"_all_args({text})")
         expected.append(gold)
     candidates.append(("all arguments as a tuple", None))
-    result = await pool.run(runner.job(TRIVIAL_MODULE, calls, sandbox, expected=expected))
+    result = await pool.run(validation.job(TRIVIAL_MODULE, calls, sandbox, expected=expected))
     if any(str(v.status) == "infra" for v in result.calls):
         return Verdict(False, reasons.INFRA, "sandbox failure in the trivial-function check")
     k = len(problem.inputs)
     for c, (name, where) in enumerate(candidates):
-        chunk = result.calls[c * k:(c + 1) * k]
+        chunk = result.calls[c * k : (c + 1) * k]
         if chunk and all(str(v.status) == "ok" and v.match for v in chunk):
             arg = "" if where is None else f" of argument {where[1]}"
             return Verdict(False, reasons.TRIVIAL, f"a trivial function ({name}{arg}) reproduces every output")

@@ -16,10 +16,17 @@ from dataclasses import dataclass
 
 # Language tags as models actually write them, folded onto the few kinds we care about.
 _LANG_ALIASES = {
-    "python": "python", "py": "python", "python3": "python", "py3": "python",
-    "input": "input", "inputs": "input",
-    "output": "output", "outputs": "output",
-    "message": "message", "msg": "message", "hint": "message",
+    "python": "python",
+    "py": "python",
+    "python3": "python",
+    "py3": "python",
+    "input": "input",
+    "inputs": "input",
+    "output": "output",
+    "outputs": "output",
+    "message": "message",
+    "msg": "message",
+    "hint": "message",
 }
 _KNOWN = frozenset({"python", "input", "output", "message"})
 _OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+\-.]*)[ \t]*(.*)$")
@@ -55,7 +62,7 @@ def answer_region(text: str) -> str:
     start = lower.rfind("<answer>")
     if start >= 0:
         end = lower.find("</answer>", start)
-        text = text[start + len("<answer>"): end if end >= 0 else len(text)]
+        text = text[start + len("<answer>") : end if end >= 0 else len(text)]
     return text
 
 
@@ -127,8 +134,13 @@ def canonical_args(text: str) -> str:
         raise ArgsError(f"argument list longer than {MAX_ARGS_CHARS} characters")
     call = _parse_call(text)
     # `f(3, 4)` written out in full: take its arguments, not a call nested in a call.
-    if (len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Call)
-            and isinstance(call.args[0].func, ast.Name) and call.args[0].func.id == "f"):
+    if (
+        len(call.args) == 1
+        and not call.keywords
+        and isinstance(call.args[0], ast.Call)
+        and isinstance(call.args[0].func, ast.Name)
+        and call.args[0].func.id == "f"
+    ):
         call = call.args[0]
     parts: list[str] = []
     seen_kw: set[str] = set()
@@ -190,7 +202,9 @@ def input_list(block_text: str) -> list[str]:
     try:
         return [canonical_args(block_text)]
     except ArgsError as whole:
-        lines = [ln for ln in normalize_newlines(block_text).split("\n") if ln.strip() and not ln.strip().startswith("#")]
+        lines = [
+            ln for ln in normalize_newlines(block_text).split("\n") if ln.strip() and not ln.strip().startswith("#")
+        ]
         if len(lines) < 2:
             raise whole
         try:
@@ -228,12 +242,15 @@ class TeacherAnswer:
     message: str | None
 
 
-def teacher_answer(text: str, helper_names: tuple[str, ...] = (), need_message: bool = False) -> TeacherAnswer:
+def teacher_answer(
+    text: str, helper_names: tuple[str, ...] = (), need_message: bool = False, need_inputs: bool = True
+) -> TeacherAnswer:
     """The last complete answer set of a teacher completion (raises FormatError with the reason).
 
     A set starts at a python block that defines `f`; the input, message and helper blocks that
     follow it belong to it. Earlier sets are drafts. A message (or a helper function) written
-    just before the code instead of after it is picked up too.
+    just before the code instead of after it is picked up too. `need_inputs=False` accepts a set
+    without ```input blocks (fuzzing's examples are optional).
     """
     from synthgen.envs import reasons
 
@@ -251,15 +268,15 @@ def teacher_answer(text: str, helper_names: tuple[str, ...] = (), need_message: 
     for pos in range(len(starts) - 1, -1, -1):
         begin = starts[pos]
         end = starts[pos + 1] if pos + 1 < len(starts) else len(blocks)
-        before = blocks[(starts[pos - 1] + 1) if pos > 0 else 0: begin]
-        found = _collect(blocks[begin:end], before, helper_names, need_message)
+        before = blocks[(starts[pos - 1] + 1) if pos > 0 else 0 : begin]
+        found = _collect(blocks[begin:end], before, helper_names, need_message, need_inputs)
         if isinstance(found, TeacherAnswer):
             return found
         problems.append(found)
     raise FormatError(reasons.FORMAT_ERROR, problems[0])
 
 
-def _collect(group: list[Block], before: list[Block], helper_names, need_message) -> TeacherAnswer | str:
+def _collect(group: list[Block], before: list[Block], helper_names, need_message, need_inputs) -> TeacherAnswer | str:
     head = group[0]
     if not head.closed:
         return "the ```python block is not closed (truncated answer?)"
@@ -287,7 +304,7 @@ def _collect(group: list[Block], before: list[Block], helper_names, need_message
     missing = [n for n in helper_names if n not in helpers and not mentions_def(head.text, n)]
     if missing:
         return f"no definition of {', '.join(missing)} in the answer"
-    if not inputs:
+    if not inputs and need_inputs:
         return "no ```input blocks after the code"
     message = messages[-1].strip() if messages else None
     if need_message and not message:
@@ -312,8 +329,12 @@ def strip_main_guard(code: str) -> str:
     lines = code.split("\n")
     cut: list[tuple[int, int]] = []
     for node in tree.body:
-        if (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
-                and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__"):
+        if (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Compare)
+            and isinstance(node.test.left, ast.Name)
+            and node.test.left.id == "__name__"
+        ):
             cut.append((node.lineno - 1, node.end_lineno or node.lineno))
     for start, stop in reversed(cut):
         del lines[start:stop]
@@ -333,7 +354,7 @@ def split_functions(code: str, names: tuple[str, ...]) -> tuple[str, dict[str, s
         if isinstance(node, ast.FunctionDef) and node.name in names and node.name not in taken:
             first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
             spans.append((first, node.end_lineno or node.lineno))
-            taken[node.name] = "\n".join(lines[first: node.end_lineno]).strip("\n")
+            taken[node.name] = "\n".join(lines[first : node.end_lineno]).strip("\n")
     for start, stop in sorted(spans, reverse=True):
         del lines[start:stop]
     rest = re.sub(r"\n{3,}", "\n\n\n", "\n".join(lines)).strip("\n")

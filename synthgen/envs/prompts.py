@@ -1,19 +1,18 @@
 """Rendering of the teacher and student prompts from the Jinja2 templates in `prompts/`.
 
-Templates: `prompts/<env>/{first,mutate,chain,student}.j2`, with the instructions every
-environment shares in `prompts/_shared/` (header, rules, answer-format pieces, the previous
-problem, the student summary). Undefined variables are errors (StrictUndefined), so a template
-and its context cannot drift apart silently.
+One teacher template serves every environment and turn kind (`prompts/_shared/teacher.j2`); it
+includes the environment's own pieces from `prompts/<env>/` (task.j2, format.j2,
+previous_pairs.j2), and each environment has its `student.j2`. Undefined variables are errors
+(StrictUndefined), so a template and its context cannot drift apart silently. The prompts carry
+no machine markers: they are what a real model reads, and nothing else.
 
 Where the templates are found, first hit wins:
   1. `$SYNTHGEN_PROMPTS_DIR`;
   2. `<repo>/prompts` for a source checkout or editable install (two levels above this package);
   3. `<sys.prefix>/share/synthgen/prompts` for an installed wheel (shipped as data files).
 
-Every teacher prompt starts with `Environment: <env>` and `Task: first|mutate|chain`, and mutate
-and chain prompts with `Strategy: easier|harder|similar`; student prompts with
-`Environment: <env>` and `Task: solve`. These marker lines are part of the contract with the
-scripted server's brain (synthgen.scripted.bank), which reads them.
+This module knows nothing about particular environments: it takes an environment object (its
+`name`, `helpers`, `settings` and `prompt_inputs()`) and a problem, and renders.
 """
 
 from __future__ import annotations
@@ -23,10 +22,16 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
+import jinja2
+
 from synthgen.envs import checks
+from synthgen.envs.summary import CHAIN_STRATEGIES, MUTATE_STRATEGIES
+from synthgen.errors import UserError
 
 ENV_VAR = "SYNTHGEN_PROMPTS_DIR"
 DISPLAY_LIMIT = 2000  # characters of one displayed value in a prompt
+TEACHER_KINDS = ("first", "mutate", "chain")
+TEACHER_TEMPLATE = "_shared/teacher.j2"
 
 
 def prompts_dir() -> Path:
@@ -35,8 +40,6 @@ def prompts_dir() -> Path:
     if override:
         path = Path(override)
         if not path.is_dir():
-            from synthgen.errors import UserError
-
             raise UserError(f"{ENV_VAR} points to {path}, which is not a folder")
         return path
     candidates = [
@@ -46,15 +49,11 @@ def prompts_dir() -> Path:
     for path in candidates:
         if (path / "_shared").is_dir():
             return path
-    from synthgen.errors import UserError
-
     raise UserError(f"prompt templates not found (looked in {', '.join(map(str, candidates))}); set {ENV_VAR}")
 
 
 @lru_cache(maxsize=4)
-def _jinja(folder: str):
-    import jinja2
-
+def _jinja(folder: str) -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(folder),
         undefined=jinja2.StrictUndefined,
@@ -76,14 +75,21 @@ def render(template: str, **context) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
-def problem_view(problem) -> dict:
-    """A problem as templates see it: code, helpers, message, and inputs with displayed outputs."""
-    from synthgen.envs.runner import display
+def display(encoded: str | None, limit: int = DISPLAY_LIMIT) -> str:
+    """A gold value as Python source for prompts (the repr of the decoded value; nothing evaluated)."""
+    from synthgen.sandbox import values  # the sandbox package is only needed once a value is shown
 
+    if encoded is None:
+        return "None"
+    return values.display(values.decode(encoded), limit)
+
+
+def problem_view(problem) -> dict:
+    """A problem as templates see it: code, helpers, message, and inputs with displayed outputs
+    (`output` is None where the problem has not been run)."""
     outputs = list(problem.outputs or [])
     pairs = [
-        {"input": x, "output": display(outputs[i], DISPLAY_LIMIT) if i < len(outputs) else None}
-        for i, x in enumerate(problem.inputs)
+        {"input": x, "output": display(outputs[i]) if i < len(outputs) else None} for i, x in enumerate(problem.inputs)
     ]
     return {
         "code": problem.code.strip("\n"),
@@ -98,6 +104,7 @@ def problem_view(problem) -> dict:
 def _base_context(env) -> dict:
     return {
         "env": env.name,
+        "helpers": list(env.helpers),
         "n_inputs": env.prompt_inputs(),
         "min_inputs": env.settings.min_inputs,
         "max_inputs": env.settings.max_inputs,
@@ -105,48 +112,63 @@ def _base_context(env) -> dict:
     }
 
 
-def teacher_messages(env, kind: str, *, seed_text=None, previous=None, summary=None) -> list[dict]:
-    from synthgen.envs.base import TEACHER_KINDS
+def _number(x: float) -> str:
+    return f"{x:g}"
 
+
+def _strategy_for(kind: str, strategy: str | None, summary) -> str | None:
+    if kind == "first":
+        if strategy not in (None, "first"):
+            raise ValueError(f"a first-turn prompt takes no strategy (got {strategy!r})")
+        return None
+    if kind == "mutate":
+        strategy = strategy or summary.strategy
+        allowed = MUTATE_STRATEGIES
+    else:
+        strategy = strategy or CHAIN_STRATEGIES[0]
+        allowed = CHAIN_STRATEGIES
+    if strategy not in allowed:
+        raise ValueError(f"unknown {kind} strategy {strategy!r}; choose from {', '.join(allowed)}")
+    return strategy
+
+
+def teacher_messages(
+    env, kind: str, *, seed_text=None, previous=None, summary=None, feedback=None, target=None, strategy=None
+) -> list[dict]:
+    """The teacher's messages for one turn (see Environment.teacher_messages for the arguments)."""
     if kind not in TEACHER_KINDS:
         raise ValueError(f"unknown teacher prompt kind {kind!r}; choose from {', '.join(TEACHER_KINDS)}")
-    context = _base_context(env)
-    if kind == "first":
-        if not seed_text:
-            raise ValueError("a first-turn prompt needs seed_text")
-        context.update(task="first", strategy=None, seed_text=seed_text.strip("\n"))
-    else:
-        if previous is None:
-            raise ValueError(f"a {kind} prompt needs the previous problem")
-        if kind == "mutate" and summary is None:
-            raise ValueError("a mutate prompt needs the student summary")
-        strategy = "easier" if kind == "chain" else summary.strategy
-        context.update(
-            task=kind,
-            strategy=strategy,
-            previous=problem_view(previous),
-            summary=summary,
-            summary_text=summary.render() if summary is not None else None,
-            pass_rate=None if summary is None or summary.pass_rate is None else f"{summary.pass_rate:.3f}",
-            target_low=summary.target_low if summary is not None else 0.35,
-            target_high=summary.target_high if summary is not None else 0.65,
-        )
-    return [{"role": "user", "content": render(f"{env.name}/{kind}.j2", **context)}]
+    if kind == "first" and not seed_text:
+        raise ValueError("a first-turn prompt needs seed_text")
+    if kind != "first" and previous is None:
+        raise ValueError(f"a {kind} prompt needs the previous problem")
+    if kind == "mutate" and summary is None:
+        raise ValueError("a mutate prompt needs the student summary")
+    strategy = _strategy_for(kind, strategy, summary)
+    if target is None and kind == "mutate":
+        target = (summary.target_low, summary.target_high)
+    if target is not None:
+        low, high = (float(t) for t in target)
+        if not 0 <= low <= high <= 1:
+            raise ValueError(f"target must be a pass-rate band (low, high) within [0, 1], got {target!r}")
+    rate = None if summary is None or summary.pass_rate is None else f"{summary.pass_rate:.3f}"
+    context = {
+        **_base_context(env),
+        "kind": kind,
+        "strategy": strategy,
+        "seed_text": (seed_text or "").strip("\n"),
+        "previous": problem_view(previous) if previous is not None else None,
+        "summary": summary,
+        "summary_text": summary.render() if summary is not None else None,
+        "pass_rate": rate,
+        "target_low": _number(target[0]) if target is not None else None,
+        "target_high": _number(target[1]) if target is not None else None,
+        "feedback": (feedback or "").strip() or None,
+    }
+    return [{"role": "user", "content": render(TEACHER_TEMPLATE, **context)}]
 
 
-def student_messages(env, problem) -> list[dict]:
-    view = problem_view(problem)
-    # The student must never see what it is asked to find: cut the view down per environment
-    # here, in code, rather than trusting each template to leave the right parts out.
-    pairs = view["pairs"]
-    if env.name == "induction":
-        shown = problem.visible_count if problem.visible_count is not None else max(1, len(pairs) - 1)
-        view["pairs"] = pairs[:shown]
-    elif env.name == "abduction":
-        view["pairs"] = [{"input": None, "output": p["output"]} for p in pairs[:1]]
-    elif env.name == "deduction":
-        view["pairs"] = [{"input": p["input"], "output": None} for p in pairs[:1]]
-    else:  # fuzzing: the example inputs include the teacher's bug-triggering one
-        view["pairs"] = []
-    context = {**_base_context(env), "task": "solve", "strategy": None, "problem": view}
+def student_messages(env, view: dict) -> list[dict]:
+    """The student's messages for a problem view already cut down to what the student may see."""
+    context = {**_base_context(env), "problem": view}
     return [{"role": "user", "content": render(f"{env.name}/student.j2", **context)}]

@@ -18,13 +18,18 @@ import sys
 from pathlib import Path
 
 from synthgen.envs import get_env
-from synthgen.envs.base import Problem
 from synthgen.envs.parsing import ArgsError, canonical_args, short
+from synthgen.envs.problem import Problem
 from synthgen.errors import UserError
 
 
 def load_problem(spec: str, env_name: str | None) -> Problem:
     """A Problem from `FILE.json` or `FILE.parquet:ROW` (a row number, turn_id or problem_id)."""
+    return load_problem_row(spec, env_name)[0]
+
+
+def load_problem_row(spec: str, env_name: str | None) -> tuple[Problem, dict]:
+    """The Problem of `load_problem` and the whole row it came from (counts, summary examples, ...)."""
     path_text, key = spec, None
     if ".parquet:" in spec:
         path_text, key = spec.rsplit(":", 1)
@@ -47,7 +52,7 @@ def load_problem(spec: str, env_name: str | None) -> Problem:
         raise UserError(f"the problem has a malformed input: {exc}") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise UserError(f"the problem is malformed: {exc}") from None
-    return problem
+    return problem, row
 
 
 def _json_row(path: Path) -> dict:
@@ -96,14 +101,6 @@ def read_answer(spec: str) -> str:
         raise UserError(f"cannot read {path}: {exc}") from None
 
 
-def call_labels(problem: Problem, answer: str) -> list[str]:
-    if problem.env == "induction":
-        return [f"f({x})" for x in problem.inputs]
-    if problem.env == "fuzzing":
-        return [f"pre_test_f({answer})", f"test_f({answer})"]
-    return [f"f({answer})"]
-
-
 async def verify(problem: Problem, answer_text: str, env_settings, sandbox, truncated: bool = False, out=print) -> dict:
     """Validate, parse, score; print each step through `out` and return what was found."""
     from synthgen.sandbox import SandboxPool, SandboxUnavailable
@@ -129,17 +126,16 @@ async def verify(problem: Problem, answer_text: str, env_settings, sandbox, trun
             out(f"parsed answer: none ({getattr(exc, 'detail', exc)})")
             parsed = None
         reward = await env.score(problem, answer_text, pool, sandbox, truncated=truncated)
-        labels = call_labels(problem, parsed or "")
+        labels = env.call_labels(problem, parsed or "")
         for i, call in enumerate(reward.calls):
             label = labels[i] if i < len(labels) else f"call {i + 1}"
             value = f" -> {short(call.value, 100)}" if call.value is not None else ""
             match = "" if call.match is None else f"  match={call.match}"
             error = f"  error: {short(call.error, 160)}" if call.error else ""
             out(f"  {short(label, 80)}: {call.status}{value}{match}{error}")
-        if problem.env == "deduction" and parsed is not None:
-            from synthgen.envs.runner import display
-
-            out(f"  gold output: {short(display(problem.outputs[0]), 100)}  (compared type-strictly, nothing run)")
+        if parsed is not None:
+            for line in env.verify_notes(problem, parsed):
+                out(line)
         value = "n/a" if reward.value is None else f"{reward.value:g}"
         out(f"reward: {value} ({reward.status})" + (f" {reward.detail}" if reward.detail else ""))
         return {"verdict": verdict, "reward": reward}
@@ -147,7 +143,9 @@ async def verify(problem: Problem, answer_text: str, env_settings, sandbox, trun
         pool.close()
 
 
-def run(env_name: str | None, problem_spec: str, answer_spec: str, env_settings, sandbox, truncated: bool = False) -> int:
+def run(
+    env_name: str | None, problem_spec: str, answer_spec: str, env_settings, sandbox, truncated: bool = False
+) -> int:
     problem = load_problem(problem_spec, env_name)
     answer = read_answer(answer_spec)
     asyncio.run(verify(problem, answer, env_settings, sandbox, truncated=truncated))

@@ -1,12 +1,14 @@
 """The scripted brain: plays teacher and student for the four environments, from a fixed bank.
 
-This is NOT a model. It reads the marker lines our own templates put at the top of every prompt
-(`Environment:`, `Task:`, `Strategy:`; see synthgen.envs.prompts) and answers from the bank in
-synthgen.scripted.bank_problems (12 families x 5 levels):
+This is NOT a model. It reads the prompts the way a reader would, from the templates' own prose
+(which kind of puzzle, which task, which strategy, the previous puzzle's code: see
+synthgen.scripted.cues) and answers from the bank in synthgen.scripted.bank_problems
+(12 families x 5 levels):
 
   teacher  first turn: a family chosen by a hash of the seed snippet, level 1 or 2;
            mutate: the previous problem is recognised by its code; harder -> level + 1,
-           easier -> level - 1, similar -> same level, another variant; chain -> level - 1.
+           easier and somewhat-easier -> level - 1, similar -> same level, another variant;
+           chain (chain-medium, chain-easy) -> level - 1.
            About 10% of teacher answers carry one deliberate flaw (bad format, an input that
            crashes, a forbidden import, a trivial or nondeterministic function, a syntax error)
            so that every rejection path of the pipeline gets exercised.
@@ -22,24 +24,18 @@ Python functions in this process; model-written code is never run here.
 from __future__ import annotations
 
 import hashlib
-import re
 
 from synthgen.scripted import bank_problems as bp
+from synthgen.scripted import cues
 from synthgen.scripted.bank_text import student_reply, teacher_reply
-
-try:
-    from synthgen.scripted.responder import ScriptedReply
-except ImportError:  # pragma: no cover - the responder module ships alongside; keep a twin for safety
-    from dataclasses import dataclass
-
-    @dataclass
-    class ScriptedReply:  # type: ignore[no-redef]
-        content: str
-        reasoning: str = ""
+from synthgen.scripted.reply import ScriptedReply
 
 FLAW_RATE = 0.10
 UNREADABLE_RATE = 0.03
-ENVS = ("induction", "abduction", "deduction", "fuzzing")
+ENVS = cues.ENVS
+# Level steps per strategy; anything easier goes down one level (the bank has five).
+STEPS = {"harder": 1, "similar": 0, "somewhat-easier": -1, "easier": -1, "chain-medium": -1, "chain-easy": -1}
+UNRECOGNISED = "I can only answer the synthgen prompt templates (this prompt is not one of them)."
 
 
 def unit(*parts: object) -> float:
@@ -52,21 +48,6 @@ def pick(seq, *parts: object):
     return seq[int(unit(*parts) * len(seq))]
 
 
-def marker(text: str, name: str) -> str | None:
-    m = re.search(rf"^{name}:[ \t]*(\w+)[ \t]*$", text, re.M)
-    return m.group(1) if m else None
-
-
-def prompt_text(messages: list[dict]) -> str:
-    parts = []
-    for message in messages:
-        content = message.get("content", "")
-        if isinstance(content, list):
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        parts.append(str(content or ""))
-    return "\n".join(parts)
-
-
 class BankResponder:
     """`respond(messages, n, rng_seed, params)` -> n ScriptedReply, as synthgen.scripted.responder expects."""
 
@@ -74,52 +55,49 @@ class BankResponder:
         self.seed = seed
 
     def respond(self, messages: list[dict], n: int, rng_seed: int, params: dict) -> list[ScriptedReply]:
-        text = prompt_text(messages)
-        env = marker(text, "Environment")
-        task = marker(text, "Task")
-        if env not in ENVS or task not in ("first", "mutate", "chain", "solve"):
-            return [ScriptedReply("I can only answer the synthgen prompt templates (no Environment/Task lines found).",
-                                  "unrecognised prompt") for _ in range(n)]
+        text = cues.prompt_text(messages)
+        found = cues.read(text)
+        if found.env is None or found.task is None:
+            return [ScriptedReply(UNRECOGNISED, "unrecognised prompt") for _ in range(n)]
         replies = []
         for i in range(n):
             draw = (self.seed, rng_seed, text, i)
-            if task == "solve":
-                replies.append(self._student(env, text, draw))
+            if found.task == "solve":
+                replies.append(self._student(found.env, text, draw))
             else:
-                replies.append(self._teacher(env, task, text, draw))
+                replies.append(self._teacher(found.env, text, draw))
         return replies
 
     # -- teacher ---------------------------------------------------------------------------
-    def choose(self, env: str, task: str, text: str) -> tuple[str, int, int, str]:
+    def choose(self, text: str) -> tuple[str, int, int, str]:
         """(family, level, variant, how) of the next problem for a teacher prompt."""
         names = bp.family_names()
-        if task == "first":
-            snippet = _between(text, "----- BEGIN SNIPPET -----", "----- END SNIPPET -----") or text
+        found = cues.read(text)
+        if found.task == "first":
+            snippet = cues.snippet(text) or text
             return pick(names, self.seed, "family", snippet), 1 + int(unit(self.seed, "level", snippet) * 2), 0, "first"
-        found = self.previous(text)
-        strategy = "easier" if task == "chain" else (marker(text, "Strategy") or "similar")
-        if found is None:
+        strategy = found.strategy or "similar"
+        previous = self.previous(text)
+        if previous is None:
             return pick(names, self.seed, "unknown", text), 2, int(unit(self.seed, "v", text) * 6), "unknown"
-        family, level = found
-        step = {"harder": 1, "easier": -1}.get(strategy, 0)
-        new_level = min(bp.LEVELS, max(1, level + step))
+        family, level = previous
+        new_level = min(bp.LEVELS, max(1, level + STEPS[strategy]))
         variant = 1 + int(unit(self.seed, "variant", text) * 5) if new_level == level else 0
         return family, new_level, variant, strategy
 
     def previous(self, text: str) -> tuple[str, int] | None:
-        """The bank problem shown as "Your previous problem" (by its code, else by its message)."""
-        region = text.split("Your previous problem:", 1)[-1]
-        for code in re.findall(r"```python\n(.*?)\n```", region, re.S):
-            key = bp.code_key(code)
-            if key and key in bp.code_index():
-                return bp.code_index()[key]
+        """The bank problem shown as the previous puzzle (by its code, else by its message)."""
+        key = bp.code_key(cues.previous_code(text) or "")
+        if key and key in bp.code_index():
+            return bp.code_index()[key]
+        region = cues.previous_region(text)
         for message, found in bp.message_index().items():
             if message in region:
                 return found
         return None
 
-    def _teacher(self, env: str, task: str, text: str, draw) -> ScriptedReply:
-        family, level, variant, how = self.choose(env, task, text)
+    def _teacher(self, env: str, text: str, draw) -> ScriptedReply:
+        family, level, variant, how = self.choose(text)
         problem = bp.build(family, level, env, variant)
         flaw = None
         if unit(*draw, "flaw") < FLAW_RATE:
@@ -144,17 +122,5 @@ class BankResponder:
 
     def identify(self, env: str, text: str) -> tuple[str, int] | None:
         if env == "induction":
-            hint = _between(text, "Hint from the problem's author:\n", "\n\nExamples:")
-            return bp.message_index().get((hint or "").strip())
-        match = re.search(r"```python\n(.*?)\n```", text, re.S)
-        if not match:
-            return None
-        return bp.code_index().get(bp.code_key(match.group(1)) or "")
-
-
-def _between(text: str, start: str, end: str) -> str | None:
-    i = text.find(start)
-    if i < 0:
-        return None
-    j = text.find(end, i + len(start))
-    return text[i + len(start): j if j >= 0 else len(text)]
+            return bp.message_index().get((cues.induction_hint(text) or "").strip())
+        return bp.code_index().get(bp.code_key(cues.first_code(text) or "") or "")

@@ -1,8 +1,9 @@
 """The scripted brain's problem bank: 12 families x 5 difficulty levels, usable in all 4 environments.
 
-A `Level` is a real Python function (in bank_families_a/b) with six inputs and a hint. From it
+A `Level` (synthgen.scripted.bank_level) is a real Python function with six inputs and a hint,
+declared in bank_families_numbers, _text, _lists and _grids. From it
 `build(family, level, env, variant)` makes a problem for any environment:
-  induction  the function renamed to `f`, its six inputs (rotated by the variant), the hint;
+  induction  the function renamed to `f`, five of its six inputs (rotated by the variant), the hint;
   abduction / deduction  the function and one of its inputs (chosen by the variant);
   fuzzing  the function with a bug line inserted at the top of its body, a `pre_test_f` derived
            from the shapes of the example inputs, a `test_f` that compares against the correct
@@ -15,38 +16,20 @@ from __future__ import annotations
 
 import ast
 import copy
-import inspect
 import re
 import textwrap
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+
+from synthgen.scripted import bank_families_grids, bank_families_lists, bank_families_numbers, bank_families_text
+from synthgen.scripted.bank_level import Level, literal_args
 
 # How often the scripted student solves a problem of each level (1..5).
-# Chosen so that each level lands mostly inside one band of SPEC §6 at M = 32: level 2 in the
+# Chosen so that each level lands mostly inside one of the paper's bands at M = 32: level 2 in the
 # chains scheme's easy band (0.81-0.91), level 3 in medium (0.41-0.59), level 4 in hard (0.05-0.16).
 SOLVE_PROBABILITY = (0.97, 0.86, 0.5, 0.11, 0.0)
 LEVELS = len(SOLVE_PROBABILITY)
-
-
-@dataclass(frozen=True)
-class Level:
-    func: Callable
-    inputs: tuple[str, ...]
-    message: str
-
-    @property
-    def params(self) -> list[str]:
-        return list(inspect.signature(self.func).parameters)
-
-    def source(self, name: str = "f") -> str:
-        text = textwrap.dedent(inspect.getsource(self.func)).strip("\n")
-        return re.sub(rf"^def {self.func.__name__}\(", f"def {name}(", text, count=1)
-
-    def run(self, args_text: str) -> Any:
-        """The real function on an argument list (literal_eval of our own literals)."""
-        args, kwargs = literal_args(args_text)
-        return self.func(*args, **kwargs)
+INDUCTION_INPUTS = 5  # what the induction teacher prompt asks for
 
 
 @dataclass
@@ -64,18 +47,30 @@ class BankProblem:
     normal_inputs: list[str] = field(default_factory=list)  # fuzzing: inputs that pass test_f
 
 
-def literal_args(text: str) -> tuple[list, dict]:
-    call = ast.parse(f"f({text})", mode="eval").body
-    return [ast.literal_eval(a) for a in call.args], {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+# The order families are drawn in (a seed's family is picked by hash from this list).
+FAMILY_ORDER = (
+    "digits",
+    "runs",
+    "text",
+    "brackets",
+    "grid",
+    "spans",
+    "words",
+    "primes",
+    "cipher",
+    "ops",
+    "matrix",
+    "coins",
+)
 
 
 @lru_cache(maxsize=1)
 def families() -> dict[str, list[Level]]:
-    from synthgen.scripted import bank_families_a, bank_families_b
-
-    out = {**bank_families_a.FAMILIES, **bank_families_b.FAMILIES}
-    assert all(len(levels) == LEVELS for levels in out.values())
-    return out
+    modules = (bank_families_numbers, bank_families_text, bank_families_lists, bank_families_grids)
+    found = {name: levels for module in modules for name, levels in module.FAMILIES.items()}
+    if sorted(found) != sorted(FAMILY_ORDER) or any(len(levels) != LEVELS for levels in found.values()):
+        raise RuntimeError("the bank's family modules must declare exactly FAMILY_ORDER, each with LEVELS levels")
+    return {name: found[name] for name in FAMILY_ORDER}
 
 
 def family_names() -> list[str]:
@@ -91,7 +86,7 @@ def build(family: str, level: int, env: str, variant: int = 0) -> BankProblem:
     k = len(lv.inputs)
     if env == "induction":
         shift = variant % k
-        inputs = list(lv.inputs[shift:] + lv.inputs[:shift])
+        inputs = list(lv.inputs[shift:] + lv.inputs[:shift])[:INDUCTION_INPUTS]
         return BankProblem(family, level, env, variant, lv.source(), inputs, lv.message)
     if env in ("abduction", "deduction"):
         return BankProblem(family, level, env, variant, lv.source(), [lv.inputs[variant % k]])
@@ -116,14 +111,23 @@ def _fuzz(family: str, level: int, variant: int) -> BankProblem:
     lv = level_of(family, level)
     params = lv.params
     examples = [literal_args(t)[0] for t in lv.inputs]
-    pos = next(i for i in range(len(params)) if len({type(ex[i]) for ex in examples}) == 1 and type(examples[0][i]) in _BUGS)
+    pos = next(
+        i for i in range(len(params)) if len({type(ex[i]) for ex in examples}) == 1 and type(examples[0][i]) in _BUGS
+    )
     template, trigger, transform, settings = _BUGS[type(examples[0][pos])]
     for t in settings:  # the first setting with a passing example and a reachable bug (variant-independent)
-        normal = [text for text, ex in zip(lv.inputs, examples)
-                  if not trigger(ex[pos], t) or _safe(lv.func, ex) == _safe(lv.func, _with(ex, pos, transform(ex[pos])))]
-        bugs = [args for args in _candidates(examples, pos)
-                if trigger(args[pos], t) and _safe(lv.func, args) is not _RAISED
-                and _safe(lv.func, args) != _safe(lv.func, _with(args, pos, transform(args[pos])))]
+        normal = [
+            text
+            for text, ex in zip(lv.inputs, examples)
+            if not trigger(ex[pos], t) or _safe(lv.func, ex) == _safe(lv.func, _with(ex, pos, transform(ex[pos])))
+        ]
+        bugs = [
+            args
+            for args in _candidates(examples, pos)
+            if trigger(args[pos], t)
+            and _safe(lv.func, args) is not _RAISED
+            and _safe(lv.func, args) != _safe(lv.func, _with(args, pos, transform(args[pos])))
+        ]
         if normal and bugs:
             break
     else:
@@ -137,8 +141,19 @@ def _fuzz(family: str, level: int, variant: int) -> BankProblem:
     # Checker bounds from every candidate bug input, not just this variant's: the pre-test is then
     # the same for all variants, so any of them can be answered with any bug input.
     all_examples = examples + bugs
-    return BankProblem(family, level, "fuzzing", variant, code, inputs, "", _pre_test(params, all_examples),
-                       _test(lv, params), bug, chosen)
+    return BankProblem(
+        family,
+        level,
+        "fuzzing",
+        variant,
+        code,
+        inputs,
+        "",
+        _pre_test(params, all_examples),
+        _test(lv, params),
+        bug,
+        chosen,
+    )
 
 
 def _candidates(examples: list[list], pos: int) -> list[list]:
@@ -183,15 +198,17 @@ def _insert_bug(source: str, bug: str) -> str:
     first = tree.body[0].body[0]
     lines = source.split("\n")
     indent = re.match(r"\s*", lines[first.lineno - 1]).group(0)
-    return "\n".join(lines[: first.lineno - 1] + textwrap.indent(bug, indent).split("\n") + lines[first.lineno - 1:])
+    return "\n".join(lines[: first.lineno - 1] + textwrap.indent(bug, indent).split("\n") + lines[first.lineno - 1 :])
 
 
 def _test(lv: Level, params: list[str]) -> str:
     args = ", ".join(params)
     spec = textwrap.indent(lv.source("spec"), "    ")
-    return (f"def test_f({args}):\n{spec}\n\n    try:\n        expected = spec({args})\n"
-            f"    except Exception:\n        return True  # outside the task's domain: nothing to check\n"
-            f"    return f({args}) == expected")
+    return (
+        f"def test_f({args}):\n{spec}\n\n    try:\n        expected = spec({args})\n"
+        f"    except Exception:\n        return True  # outside the task's domain: nothing to check\n"
+        f"    return f({args}) == expected"
+    )
 
 
 def _pre_test(params: list[str], examples: list[list]) -> str:
@@ -212,8 +229,12 @@ def _shape(values: list) -> dict:
         return {"kind": "str", "chars": chars, "max": max(2 * max(len(v) for v in values), 12)}
     if kind is list:
         items = [x for v in values for x in v]
-        return {"kind": "list", "min": min(len(v) for v in values), "max": max(2 * max(len(v) for v in values), 8),
-                "item": _shape(items) if items else {"kind": "none"}}
+        return {
+            "kind": "list",
+            "min": min(len(v) for v in values),
+            "max": max(2 * max(len(v) for v in values), 8),
+            "item": _shape(items) if items else {"kind": "none"},
+        }
     return {"kind": "any"}
 
 
@@ -226,8 +247,10 @@ def _shape_check(shape: dict, var: str, depth: int) -> str:
     if kind == "list":
         item = f"v{depth}"
         inner = _shape_check(shape["item"], item, depth + 1)
-        return (f"type({var}) is list and {shape['min']} <= len({var}) <= {shape['max']}"
-                f" and all({inner} for {item} in {var})")
+        return (
+            f"type({var}) is list and {shape['min']} <= len({var}) <= {shape['max']}"
+            f" and all({inner} for {item} in {var})"
+        )
     if kind == "none":
         return "False"
     return "True"

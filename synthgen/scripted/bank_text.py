@@ -12,6 +12,7 @@ import hashlib
 import re
 
 from synthgen.scripted import bank_problems as bp
+from synthgen.scripted import cues
 
 FENCE = "```"
 STYLES = ("plain", "plain", "answer_tags", "crlf", "think_leak")
@@ -38,6 +39,9 @@ _INTROS = {
     "harder": "The student found the last one easy, so this version adds a twist.",
     "easier": "The last one was too hard, so this version is simpler and its hint clearer.",
     "similar": "The difficulty looked right; here is a variation at about the same level.",
+    "somewhat-easier": "The student got there only now and then, so this version drops one of the harder details.",
+    "chain-medium": "Here is an easier version of the same task, one step down.",
+    "chain-easy": "Here is a gentler version of the same task, a first step towards it.",
     "unknown": "Here is a new problem.",
 }
 
@@ -61,7 +65,9 @@ def teacher_reply(problem: bp.BankProblem, how: str, flaw: str | None, draw) -> 
         else:
             code = "def f(*args):\n    return hash(repr(args)) % 1000"
     elif flaw == "format":
-        if problem.env == "induction" and _unit(*draw, "fmt") < 0.5:
+        if problem.env == "fuzzing":  # its example inputs are optional: leave out a checker instead
+            helpers = helpers[:1]
+        elif problem.env == "induction" and _unit(*draw, "fmt") < 0.5:
             drop_message = True
         else:
             drop_inputs = True
@@ -81,10 +87,16 @@ def teacher_reply(problem: bp.BankProblem, how: str, flaw: str | None, draw) -> 
     elif style == "crlf":
         content = content.replace("\n", "\r\n")
     elif style == "think_leak":
-        content = ("<think>A first draft:\n" + block("python", "def f(x):\n    return x") + "\nNo, too simple.</think>\n"
-                   + content)
-    reasoning = (f"Family '{problem.family}', level {problem.level} of {bp.LEVELS} ({how}). "
-                 f"I need {len(inputs)} input(s) for the {problem.env} environment; I checked each by hand.")
+        content = (
+            "<think>A first draft:\n"
+            + block("python", "def f(x):\n    return x")
+            + "\nNo, too simple.</think>\n"
+            + content
+        )
+    reasoning = (
+        f"Family '{problem.family}', level {problem.level} of {bp.LEVELS} ({how}). "
+        f"I need {len(inputs)} input(s) for the {problem.env} environment; I checked each by hand."
+    )
     return content, reasoning
 
 
@@ -101,7 +113,8 @@ def student_reply(env: str, text: str, found: tuple[str, int] | None, outcome: s
     family, level = found
     lv = bp.level_of(family, level)
     answer = {"induction": _induction, "abduction": _abduction, "deduction": _deduction, "fuzzing": _fuzzing}[env](
-        lv, family, level, text, outcome == "correct", draw)
+        lv, family, level, text, outcome == "correct", draw
+    )
     lead = "Here is my answer." if outcome == "correct" else "I think this is it."
     return f"{lead}\n\n{answer}\n", f"Looked at the problem briefly ({outcome})."
 
@@ -122,7 +135,7 @@ _UNKNOWN = {
 def _induction(lv: bp.Level, family: str, level: int, text: str, correct: bool, draw) -> str:
     if correct:
         return block("python", lv.source())
-    pairs = re.findall(r"^- f\((.*)\) returns (.*)$", text, re.M)
+    pairs = cues.induction_pairs(text)
     choice = _pick(("memorise", "neighbour", "constant"), *draw, "wrong")
     if choice == "neighbour":
         other = bp.level_of(family, level - 1 if level > 1 else level + 1)
@@ -130,8 +143,13 @@ def _induction(lv: bp.Level, family: str, level: int, text: str, correct: bool, 
             return block("python", other.source())
         choice = "memorise"
     if choice == "memorise" and pairs:
-        lines = ["def f(*args, **kwargs):", "    def key(*a, **k):", "        return (a, sorted(k.items()))",
-                 "", "    seen = key(*args, **kwargs)"]
+        lines = [
+            "def f(*args, **kwargs):",
+            "    def key(*a, **k):",
+            "        return (a, sorted(k.items()))",
+            "",
+            "    seen = key(*args, **kwargs)",
+        ]
         for args, out in pairs:
             lines += [f"    if seen == key({args}):", f"        return {out}"]
         lines.append("    return None")
@@ -152,8 +170,7 @@ def _differs(lv: bp.Level, other: bp.Level) -> bool:
 
 
 def _abduction(lv: bp.Level, family: str, level: int, text: str, correct: bool, draw) -> str:
-    m = re.search(r"returns exactly this value:\n(.*?)\n\n", text, re.S)
-    target = m.group(1).strip() if m else ""
+    target = cues.abduction_target(text)
     hits = [x for x in lv.inputs if repr(lv.run(x)) == target]
     misses = [x for x in lv.inputs if repr(lv.run(x)) != target]
     if correct and hits:
@@ -162,10 +179,10 @@ def _abduction(lv: bp.Level, family: str, level: int, text: str, correct: bool, 
 
 
 def _deduction(lv: bp.Level, family: str, level: int, text: str, correct: bool, draw) -> str:
-    m = re.search(r"this call returns:\nf\((.*)\)\n", text)
-    if not m:
+    args = cues.deduction_call(text)
+    if args is None:
         return block("output", "None")
-    value = lv.run(m.group(1))
+    value = lv.run(args)
     if correct:
         return block("output", repr(value))
     return block("output", repr(_perturb(value)))

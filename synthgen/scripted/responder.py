@@ -1,24 +1,27 @@
 """The pluggable "brain" of the scripted server: what it answers, separate from how it serves.
 
 The server (synthgen.scripted.server) handles HTTP, faults and the response shape; a responder
-only turns a chat request into `n` replies. `BankResponder` (synthgen.scripted.bank, written
-elsewhere) plays teacher and student for the four environments; `EchoResponder` here is a trivial
-stand-in for tests of the transport. Neither is a language model.
+only turns a chat request into `n` replies (ScriptedReply, from synthgen.scripted.reply).
+`BankResponder` (synthgen.scripted.bank) plays teacher and student for the four environments;
+`EchoResponder` here is a trivial stand-in for tests of the transport. Neither is a language model.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from synthgen.scripted.reply import ScriptedReply
 
-@dataclass
-class ScriptedReply:
-    """One choice of a chat completion: the visible answer and the reasoning text."""
-
-    content: str
-    reasoning: str = ""
+__all__ = [
+    "RESPONDER_NAMES",
+    "EchoResponder",
+    "Responder",
+    "ScriptedReply",
+    "default_responder",
+    "last_user_text",
+    "make_responder",
+]
 
 
 @runtime_checkable

@@ -30,7 +30,7 @@ def test_every_flag_has_help_and_one_name(command):
 def test_every_field_has_a_flag_unless_it_cannot_be_typed():
     covered = {".".join(f.path) for f in model_flags(GenerateSettings)}
     for name in ("attempts", "turns", "teacher.base_url", "student.reasoning_effort", "sandbox.timeout_s",
-                 "progression.harder_above", "env.holdout_fraction", "llm.max_attempts", "input_dir"):
+                 "progression.target_high", "env.holdout_fraction", "llm.max_attempts", "input_dir"):
         assert name in covered
     assert "teacher.api_key" not in covered  # secrets never on a command line (ps shows it)
 

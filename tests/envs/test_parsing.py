@@ -7,18 +7,25 @@ import pytest
 from synthgen.envs import checks, parsing, reasons
 from synthgen.envs.parsing import ArgsError, FormatError, canonical_args, fenced_blocks, teacher_answer
 
-
 # -- fenced blocks ------------------------------------------------------------------------------
+
 
 def test_blocks_with_tags_prose_and_crlf():
     text = "Intro\r\n```Python\r\ndef f(x):\r\n    return x\r\n```\r\nthen\r\n```input\r\n3\r\n```\r\n"
     blocks = fenced_blocks(text)
-    assert [(b.lang, b.text, b.closed) for b in blocks] == [("python", "def f(x):\n    return x", True), ("input", "3", True)]
+    assert [(b.lang, b.text, b.closed) for b in blocks] == [
+        ("python", "def f(x):\n    return x", True),
+        ("input", "3", True),
+    ]
 
 
 def test_one_line_block_and_forgotten_fence():
     blocks = fenced_blocks("```input 'a, b', 2```\n```python\ndef f(s, k):\n    return s\n```input\n1, 2\n```")
-    assert [(b.lang, b.text) for b in blocks] == [("input", "'a, b', 2"), ("python", "def f(s, k):\n    return s"), ("input", "1, 2")]
+    assert [(b.lang, b.text) for b in blocks] == [
+        ("input", "'a, b', 2"),
+        ("python", "def f(s, k):\n    return s"),
+        ("input", "1, 2"),
+    ]
 
 
 def test_unclosed_block_is_marked():
@@ -32,6 +39,7 @@ def test_answer_region_prefers_after_think_and_last_answer_tag():
 
 
 # -- teacher answer sets ------------------------------------------------------------------------
+
 
 def test_last_complete_set_wins_over_drafts():
     text = (
@@ -70,17 +78,23 @@ def test_teacher_format_errors(text, fragment):
 
 def test_fuzzing_helpers_required():
     with pytest.raises(FormatError, match="test_f"):
-        teacher_answer("```python\ndef f(x):\n    return x\ndef pre_test_f(x):\n    return True\n```\n```input\n1\n```",
-                       helper_names=("pre_test_f", "test_f"))
+        teacher_answer(
+            "```python\ndef f(x):\n    return x\ndef pre_test_f(x):\n    return True\n```\n```input\n1\n```",
+            helper_names=("pre_test_f", "test_f"),
+        )
 
 
 def test_split_functions_and_main_guard():
-    code = "import math\n\ndef f(x):\n    return x\n\ndef test_f(x):\n    assert f(x) == x\n\nif __name__ == '__main__':\n    print(f(2))\n"
+    code = (
+        "import math\n\ndef f(x):\n    return x\n\ndef test_f(x):\n    assert f(x) == x\n\n"
+        "if __name__ == '__main__':\n    print(f(2))\n"
+    )
     rest, taken = parsing.split_functions(parsing.strip_main_guard(code), ("test_f",))
     assert "__main__" not in rest and "def f" in rest and taken["test_f"].startswith("def test_f")
 
 
 # -- argument lists -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "text, canonical",
@@ -90,7 +104,10 @@ def test_split_functions_and_main_guard():
         ('"it\'s, here", {"k": (1, 2)}', "\"it's, here\", {'k': (1, 2)}"),
         ("[1,\n 2,\n 3],\n  4  # the limit", "[1, 2, 3], 4"),
         ("f(5, 'x')", "5, 'x'"),
-        ("-3, 1e3, None, True, b'ab', {1, 2}, frozenset({3}), set()", "-3, 1000.0, None, True, b'ab', {1, 2}, frozenset({3}), set()"),
+        (
+            "-3, 1e3, None, True, b'ab', {1, 2}, frozenset({3}), set()",
+            "-3, 1000.0, None, True, b'ab', {1, 2}, frozenset({3}), set()",
+        ),
         ("float('nan')", "float('nan')"),
     ],
 )
@@ -100,8 +117,20 @@ def test_canonical_args(text, canonical):
 
 @pytest.mark.parametrize(
     "text",
-    ["", "x", "1 + 2", "__import__('os').system('id')", "*[1, 2]", "**{'a': 1}", "open('/etc/passwd')",
-     "[i for i in range(3)]", "lambda: 1", "1, k=2, k=3", "nan", "(1, 2"],
+    [
+        "",
+        "x",
+        "1 + 2",
+        "__import__('os').system('id')",
+        "*[1, 2]",
+        "**{'a': 1}",
+        "open('/etc/passwd')",
+        "[i for i in range(3)]",
+        "lambda: 1",
+        "1, k=2, k=3",
+        "nan",
+        "(1, 2",
+    ],
 )
 def test_non_literal_args_rejected(text):
     with pytest.raises(ArgsError):
@@ -126,6 +155,7 @@ def test_input_answer_forms():
 
 
 # -- static checks -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "code",

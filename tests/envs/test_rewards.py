@@ -26,8 +26,10 @@ INDUCTION = Problem(
 )
 GOOD = "def f(xs, k):\n    return sorted(sorted(xs), key=lambda v: v % k)"
 # Reproduces exactly the three visible pairs, nothing else.
-MEMORISED = ("def f(xs, k):\n    table = {((5, 3, 8, 1), 3): [3, 1, 5, 8], ((10, 7, 4), 2): [4, 10, 7],"
-             " ((1, 2, 3, 4), 4): [4, 1, 2, 3]}\n    return table.get((tuple(xs), k), sorted(xs))")
+MEMORISED = (
+    "def f(xs, k):\n    table = {((5, 3, 8, 1), 3): [3, 1, 5, 8], ((10, 7, 4), 2): [4, 10, 7],"
+    " ((1, 2, 3, 4), 4): [4, 1, 2, 3]}\n    return table.get((tuple(xs), k), sorted(xs))"
+)
 
 
 async def test_induction(pool, env_settings, sandbox):
@@ -35,16 +37,22 @@ async def test_induction(pool, env_settings, sandbox):
     problem = await valid(pool, env_settings, sandbox, INDUCTION)
     assert problem.visible_count == 3
     completions = [
-        py(GOOD),                                               # correct
-        py("def f(xs, k):\n    return sorted(xs)"),            # wrong
-        py(MEMORISED),                                          # right on the visible pairs only
-        "I would sort them somehow.",                           # no code
-        py("def g(xs, k):\n    return xs"),                    # a block without f
-        py(GOOD),                                               # correct but cut off by max tokens
+        py(GOOD),  # correct
+        py("def f(xs, k):\n    return sorted(xs)"),  # wrong
+        py(MEMORISED),  # right on the visible pairs only
+        "I would sort them somehow.",  # no code
+        py("def g(xs, k):\n    return xs"),  # a block without f
+        py(GOOD),  # correct but cut off by max tokens
     ]
     rewards = await env.rewards(problem, completions, pool, sandbox, truncated=[False] * 5 + [True])
     assert [(r.value, r.status) for r in rewards] == [
-        (1.0, "ok"), (0.0, "ok"), (0.0, "ok"), (0.0, "format"), (0.0, "format"), (0.0, "format")]
+        (1.0, "ok"),
+        (0.0, "ok"),
+        (0.0, "ok"),
+        (0.0, "format"),
+        (0.0, "format"),
+        (0.0, "format"),
+    ]
     memorised = rewards[2]
     assert [c.match for c in memorised.calls[:3]] == [True, True, True] and not all(c.match for c in memorised.calls)
     assert rewards[0].answer.startswith("def f(xs, k):")
@@ -52,9 +60,11 @@ async def test_induction(pool, env_settings, sandbox):
 
 async def test_induction_helper_blocks_and_demo_code(pool, env_settings, sandbox):
     problem = await valid(pool, env_settings, sandbox, INDUCTION)
-    answer = ("First a helper:\n```python\nimport functools\n\ndef key_for(k):\n    return lambda v: (v % k, v)\n```\n"
-              "Then:\n```python\ndef f(xs, k):\n    return sorted(xs, key=key_for(k))\n\n"
-              "if __name__ == '__main__':\n    raise SystemExit(f([3, 1], 2))\n```\n")
+    answer = (
+        "First a helper:\n```python\nimport functools\n\ndef key_for(k):\n    return lambda v: (v % k, v)\n```\n"
+        "Then:\n```python\ndef f(xs, k):\n    return sorted(xs, key=key_for(k))\n\n"
+        "if __name__ == '__main__':\n    raise SystemExit(f([3, 1], 2))\n```\n"
+    )
     (reward,) = await get_env("induction").rewards(problem, [answer], pool, sandbox)
     assert reward.value == 1.0 and "__main__" not in reward.answer
 
@@ -90,16 +100,22 @@ async def test_abduction(pool, env_settings, sandbox):
     env = get_env("abduction")
     problem = await valid(pool, env_settings, sandbox, ABDUCTION)  # f(7, b=3) == 22
     completions = [
-        "```input\n7, b=3\n```",                    # the teacher's own input
-        "Try 10 with b=2:\n```input\n10, 2\n```",   # another input with the same output (20 + 2)
-        "```input\n7\n```",                         # 14 + 1: wrong
-        "```input\n'7', 3\n```",                    # raises inside f: wrong, not a format failure
+        "```input\n7, b=3\n```",  # the teacher's own input
+        "Try 10 with b=2:\n```input\n10, 2\n```",  # another input with the same output (20 + 2)
+        "```input\n7\n```",  # 14 + 1: wrong
+        "```input\n'7', 3\n```",  # raises inside f: wrong, not a format failure
         "```input\n__import__('os').system('id')\n```",  # not a literal: refused before any run
-        "The answer is seven.",                     # nothing to parse
+        "The answer is seven.",  # nothing to parse
     ]
     rewards = await env.rewards(problem, completions, pool, sandbox)
     assert [(r.value, r.status) for r in rewards] == [
-        (1.0, "ok"), (1.0, "ok"), (0.0, "ok"), (0.0, "ok"), (0.0, "format"), (0.0, "format")]
+        (1.0, "ok"),
+        (1.0, "ok"),
+        (0.0, "ok"),
+        (0.0, "ok"),
+        (0.0, "format"),
+        (0.0, "format"),
+    ]
     assert rewards[1].answer == "10, 2"
 
 
@@ -111,7 +127,7 @@ DEDUCTION = Problem(env="deduction", code="def f(n):\n    return (n // 2, n / 4,
     [
         ("```output\n(5, 2.5, [1, 1])\n```", 1.0, "ok"),
         ("It returns a tuple.\n```output\n# integer division first\n(5, 2.5, [1, 1])\n```", 1.0, "ok"),
-        ("```output\n(5, 2.5, (1, 1))\n```", 0.0, "ok"),   # tuple is not list
+        ("```output\n(5, 2.5, (1, 1))\n```", 0.0, "ok"),  # tuple is not list
         ("```output\n(5.0, 2.5, [1, 1])\n```", 0.0, "ok"),  # 5.0 is not 5
         ("```output\n[5, 2.5, [1, 1]]\n```", 0.0, "ok"),
         ("```output\n(5, 2.5, [1, 1]\n```", 0.0, "format"),
@@ -130,8 +146,10 @@ async def test_deduction(pool, env_settings, sandbox, answer, value, status):
 
 FUZZING = Problem(
     env="fuzzing",
-    code=("def f(s):\n    \"\"\"Count the words in s.\"\"\"\n    if s.endswith(' '):\n        return len(s.split()) + 1\n"
-          "    if s == 'loop':\n        while True:\n            pass\n    return len(s.split())"),
+    code=(
+        'def f(s):\n    """Count the words in s."""\n    if s.endswith(\' \'):\n        return len(s.split()) + 1\n'
+        "    if s == 'loop':\n        while True:\n            pass\n    return len(s.split())"
+    ),
     pre_test_code="def pre_test_f(s):\n    return isinstance(s, str) and len(s) < 50",
     test_code="def test_f(s):\n    return f(s) == len(s.split())",
     inputs=["'a b'", "'one'", "'x y '"],
@@ -145,17 +163,24 @@ async def test_fuzzing(pool, env_settings):
     env = get_env("fuzzing")
     problem = await valid(pool, env_settings, sandbox, FUZZING)
     completions = [
-        "```input\n'hello '\n```",       # trailing space: test_f returns False
-        "```input\n'a b c'\n```",        # valid, but f is right here
-        "```input\n'x' * 60\n```",       # not a literal
+        "```input\n'hello '\n```",  # trailing space: test_f returns False
+        "```input\n'a b c'\n```",  # valid, but f is right here
+        "```input\n'x' * 60\n```",  # not a literal
         "```input\n'" + "w " * 30 + "'\n```",  # pre_test_f says no (too long)
-        "```input\n42\n```",             # pre_test_f says no (not a str)
-        "```input\n'loop'\n```",         # test_f times out: not counted as a failure
-        "```input\nNone\n```",           # pre_test_f returns False
+        "```input\n42\n```",  # pre_test_f says no (not a str)
+        "```input\n'loop'\n```",  # test_f times out: not counted as a failure
+        "```input\nNone\n```",  # pre_test_f returns False
     ]
     rewards = await env.rewards(problem, completions, pool, sandbox)
     assert [(r.value, r.status) for r in rewards] == [
-        (1.0, "ok"), (0.0, "ok"), (0.0, "format"), (0.0, "ok"), (0.0, "ok"), (0.0, "ok"), (0.0, "ok")]
+        (1.0, "ok"),
+        (0.0, "ok"),
+        (0.0, "format"),
+        (0.0, "ok"),
+        (0.0, "ok"),
+        (0.0, "ok"),
+        (0.0, "ok"),
+    ]
     assert "timeout" in rewards[5].detail
 
 

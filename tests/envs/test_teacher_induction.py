@@ -103,7 +103,11 @@ def with_code(code: str, inputs=("1", "2", "3", "4"), message="a hint") -> str:
     [
         (WELL_FORMED.split("```message")[0], reasons.FORMAT_ERROR, "no ```message"),
         (WELL_FORMED[:400], reasons.FORMAT_ERROR, "not closed"),
-        (with_code("def f(x):\n    return x * 2", message="Use def f(x): return x * 2"), reasons.FORMAT_ERROR, "contains code"),
+        (
+            with_code("def f(x):\n    return x * 2", message="Use def f(x): return x * 2"),
+            reasons.FORMAT_ERROR,
+            "contains code",
+        ),
         (with_code("def f(x):\n    return x * 2", inputs=("1", "2 +")), reasons.BAD_INPUTS, "input block 2"),
         (with_code("def f(x):\n    return x * 2", inputs=("1", "y")), reasons.BAD_INPUTS, "not a literal"),
     ],
@@ -126,7 +130,12 @@ def test_parse_failures(text, reason, fragment):
         ("def f(x):\n    return hash(str(x)) % 100003", ("1", "2", "3"), reasons.NONDETERMINISTIC, ""),
         ("def f(x):\n    return x % 1", ("1", "2", "3"), reasons.TRIVIAL, "distinct"),
         ("def f(x):\n    return x", ("1", "2", "3"), reasons.TRIVIAL, "returns the argument"),
-        ("def f(xs, k):\n    return sorted(xs)", ("[3, 1], 1", "[2, 9, 4], 0", "[5], 2"), reasons.TRIVIAL, "sorted of argument xs"),
+        (
+            "def f(xs, k):\n    return sorted(xs)",
+            ("[3, 1], 1", "[2, 9, 4], 0", "[5], 2"),
+            reasons.TRIVIAL,
+            "sorted of argument xs",
+        ),
         ("def f(s):\n    return len(s)", ("'ab'", "s='abc'", "''"), reasons.TRIVIAL, "len"),
         ("def f(x):\n    return x * 2", ("1", "2"), reasons.BAD_INPUTS, "expected 3 to 10"),
         ("def f(x):\n    return x * 2", ("1", "2", "1"), reasons.BAD_INPUTS, "repeats input 1"),

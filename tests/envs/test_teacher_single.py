@@ -31,7 +31,7 @@ def f(moves):
 '''
 
 # <answer> tags, a one-line input block, a stray message (kept, harmless), a keyword argument.
-ABDUCTION_SLOPPY = '''Let me think... the student must reverse a rotation.
+ABDUCTION_SLOPPY = """Let me think... the student must reverse a rotation.
 <answer>
 ```python
 def f(word, k=1):
@@ -42,9 +42,9 @@ def f(word, k=1):
 ```message
 Rotate the word left.
 ```
-</answer>'''
+</answer>"""
 
-DEDUCTION_WELL_FORMED = '''```python
+DEDUCTION_WELL_FORMED = """```python
 def f(stock, orders):
     left = dict(stock)
     filled = []
@@ -58,10 +58,10 @@ def f(stock, orders):
 ```input
 {'apple': 3, 'pear': 1}, [('apple', 2), ('pear', 2), ('apple', 1), ('fig', 1)]
 ```
-'''
+"""
 
 # The input spans lines, holds strings with commas and quotes, and has a trailing comment.
-DEDUCTION_SLOPPY = '''Here you go:
+DEDUCTION_SLOPPY = """Here you go:
 
 ```python
 import re
@@ -75,7 +75,7 @@ def f(text, sep):
 "alpha, beta;; gamma's,  delta",
 ";;"   # split on the double semicolon
 ```
-'''
+"""
 
 
 def env(name):
@@ -87,10 +87,18 @@ def env(name):
     [
         ("abduction", ABDUCTION_WELL_FORMED, ["'UURDL?R'"], '{"tuple":[1,1]}'),
         ("abduction", ABDUCTION_SLOPPY, ["word='rotation', k=3"], '"ationrot"'),
-        ("deduction", DEDUCTION_WELL_FORMED, ["{'apple': 3, 'pear': 1}, [('apple', 2), ('pear', 2), ('apple', 1), ('fig', 1)]"],
-         '{"tuple":[["apple","apple"],1]}'),
-        ("deduction", DEDUCTION_SLOPPY, ['"alpha, beta;; gamma\'s,  delta", \';;\''],
-         '{"dict":[["alpha, beta",11],["gamma\'s,  delta",15]]}'),
+        (
+            "deduction",
+            DEDUCTION_WELL_FORMED,
+            ["{'apple': 3, 'pear': 1}, [('apple', 2), ('pear', 2), ('apple', 1), ('fig', 1)]"],
+            '{"tuple":[["apple","apple"],1]}',
+        ),
+        (
+            "deduction",
+            DEDUCTION_SLOPPY,
+            ["\"alpha, beta;; gamma's,  delta\", ';;'"],
+            '{"dict":[["alpha, beta",11],["gamma\'s,  delta",15]]}',
+        ),
     ],
 )
 async def test_valid_answers(pool, env_settings, sandbox, name, text, inputs, output):
@@ -118,21 +126,28 @@ def single(code: str, *inputs: str) -> str:
     return f"```python\n{code}\n```\n" + "\n".join(f"```input\n{x}\n```" for x in inputs)
 
 
-
-
 @pytest.mark.parametrize("name", ["abduction", "deduction"])
 @pytest.mark.parametrize(
     "code, inputs, reason, fragment",
     [
         ("def f(x):\n    return x + 1", ("1", "2"), reasons.BAD_INPUTS, "expected 1 input, got 2"),
         ("def g(x):\n    return x\ndef f(x):\n    return g(x", ("1",), reasons.COMPILE_ERROR, "line"),
-        ("raise ValueError('at import')\ndef f(x):\n    return x", ("1",), reasons.COMPILE_ERROR, "while running the module"),
+        (
+            "raise ValueError('at import')\ndef f(x):\n    return x",
+            ("1",),
+            reasons.COMPILE_ERROR,
+            "while running the module",
+        ),
         ("import socket\ndef f(x):\n    return x", ("1",), reasons.FORBIDDEN, "socket"),
         ("def f(x):\n    return x['missing']", ("{'a': 1}",), reasons.EXECUTION_ERROR, "KeyError"),
         ("class Blob:\n    pass\n\ndef f(x):\n    return Blob()", ("1",), reasons.EXECUTION_ERROR, "cannot encode"),
         ("def f(x):\n    return 7 ** 20000", ("1",), reasons.OUTPUT_TOO_LARGE, ""),
-        ("def f(x):\n    return list({'pear', 'fig', 'apple', 'kiwi', 'plum', 'lime', 'date', 'yuzu'})", ("1",),
-         reasons.NONDETERMINISTIC, ""),
+        (
+            "def f(x):\n    return list({'pear', 'fig', 'apple', 'kiwi', 'plum', 'lime', 'date', 'yuzu'})",
+            ("1",),
+            reasons.NONDETERMINISTIC,
+            "",
+        ),
     ],
 )
 async def test_validation_reasons(pool, env_settings, sandbox, name, code, inputs, reason, fragment):
@@ -143,5 +158,7 @@ async def test_validation_reasons(pool, env_settings, sandbox, name, code, input
 
 @pytest.mark.parametrize("name", ["abduction", "deduction"])
 async def test_infra(infra_pool, env_settings, sandbox, name):
-    _, verdict = await env(name).validate(env(name).parse_teacher(DEDUCTION_WELL_FORMED), infra_pool, env_settings, sandbox)
+    _, verdict = await env(name).validate(
+        env(name).parse_teacher(DEDUCTION_WELL_FORMED), infra_pool, env_settings, sandbox
+    )
     assert verdict.reason == reasons.INFRA

@@ -34,7 +34,9 @@ def test_wrong_and_unreadable_answers(cli, tmp_path):
     junk.write_text("no idea")
     rc, out, _ = cli("verify", EXAMPLES / "abduction" / "problem.json", junk)
     assert rc == 0 and "parsed answer: none" in out and "reward: 0 (format)" in out
-    rc, out, _ = cli("verify", "--truncated", EXAMPLES / "abduction" / "problem.json", EXAMPLES / "abduction" / "answer.txt")
+    rc, out, _ = cli(
+        "verify", "--truncated", EXAMPLES / "abduction" / "problem.json", EXAMPLES / "abduction" / "answer.txt"
+    )
     assert rc == 0 and "reward: 0 (format) the answer was cut off" in out
 
 
@@ -54,9 +56,19 @@ def test_parquet_row(cli, tmp_path):
     rows = []
     for i, env in enumerate(ENV_NAMES):
         row = json.loads((EXAMPLES / env / "problem.json").read_text())
-        rows.append({"turn_id": f"seed/{env}/0/1", "problem_id": f"p{i}", "env": env, "code": row["code"],
-                     "inputs": row["inputs"], "message": row.get("message"), "pre_test_code": row.get("pre_test_code"),
-                     "test_code": row.get("test_code"), "visible_count": None})
+        rows.append(
+            {
+                "turn_id": f"seed/{env}/0/1",
+                "problem_id": f"p{i}",
+                "env": env,
+                "code": row["code"],
+                "inputs": row["inputs"],
+                "message": row.get("message"),
+                "pre_test_code": row.get("pre_test_code"),
+                "test_code": row.get("test_code"),
+                "visible_count": None,
+            }
+        )
     path = tmp_path / "part-00000.parquet"
     pq.write_table(pa.Table.from_pylist(rows), path)
     rc, out, err = cli("verify", f"{path}:2", EXAMPLES / "deduction" / "answer.txt")
@@ -76,13 +88,31 @@ def test_parquet_row(cli, tmp_path):
         (lambda d: (EXAMPLES / "deduction" / "problem.json", d / "missing.txt"), "answer file not found"),
         (lambda d: (_write(d / "bad.json", "{not json"), EXAMPLES / "deduction" / "answer.txt"), "not valid JSON"),
         (lambda d: (_write(d / "list.json", "[1, 2]"), EXAMPLES / "deduction" / "answer.txt"), "one JSON object"),
-        (lambda d: (_write(d / "noenv.json", json.dumps({"code": "def f(x):\n    return x", "inputs": ["1"]})),
-                    EXAMPLES / "deduction" / "answer.txt"), "pass --env"),
-        (lambda d: (_write(d / "badin.json", json.dumps({"env": "deduction", "code": "def f(x):\n    return x", "inputs": ["x + 1"]})),
-                    EXAMPLES / "deduction" / "answer.txt"), "malformed input"),
+        (
+            lambda d: (
+                _write(d / "noenv.json", json.dumps({"code": "def f(x):\n    return x", "inputs": ["1"]})),
+                EXAMPLES / "deduction" / "answer.txt",
+            ),
+            "pass --env",
+        ),
+        (
+            lambda d: (
+                _write(
+                    d / "badin.json",
+                    json.dumps({"env": "deduction", "code": "def f(x):\n    return x", "inputs": ["x + 1"]}),
+                ),
+                EXAMPLES / "deduction" / "answer.txt",
+            ),
+            "malformed input",
+        ),
         (lambda d: (_write(d / "bad.parquet", "not parquet"), EXAMPLES / "deduction" / "answer.txt"), "name a row"),
-        (lambda d: (Path(str(_write(d / "bad2.parquet", "not parquet")) + ":0"), EXAMPLES / "deduction" / "answer.txt"),
-         "cannot read"),
+        (
+            lambda d: (
+                Path(str(_write(d / "bad2.parquet", "not parquet")) + ":0"),
+                EXAMPLES / "deduction" / "answer.txt",
+            ),
+            "cannot read",
+        ),
     ],
 )
 def test_bad_input_exits_2(cli, tmp_path, make, message):
@@ -92,9 +122,13 @@ def test_bad_input_exits_2(cli, tmp_path, make, message):
 
 
 def test_env_flag_checks(cli):
-    rc, _, err = cli("verify", "--env", "poetry", EXAMPLES / "deduction" / "problem.json", EXAMPLES / "deduction" / "answer.txt")
+    rc, _, err = cli(
+        "verify", "--env", "poetry", EXAMPLES / "deduction" / "problem.json", EXAMPLES / "deduction" / "answer.txt"
+    )
     assert rc == 2 and "unknown environment" in err
-    rc, _, err = cli("verify", "--env", "abduction", EXAMPLES / "deduction" / "problem.json", EXAMPLES / "deduction" / "answer.txt")
+    rc, _, err = cli(
+        "verify", "--env", "abduction", EXAMPLES / "deduction" / "problem.json", EXAMPLES / "deduction" / "answer.txt"
+    )
     assert rc == 2 and "does not match" in err
 
 

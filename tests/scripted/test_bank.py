@@ -8,9 +8,11 @@ import pytest
 from synthgen.config.common import SandboxSettings
 from synthgen.config.generate import EnvSettings, ProgressionSettings
 from synthgen.envs import get_env, reasons
-from synthgen.envs.base import Problem, Reward, summarize
+from synthgen.envs.problem import Problem, Reward
+from synthgen.envs.summary import summarize
 from synthgen.scripted import bank_problems as bp
-from synthgen.scripted.bank import BankResponder, unit
+from synthgen.scripted import cues
+from synthgen.scripted.bank import UNRECOGNISED, BankResponder, unit
 from synthgen.scripted.bank_text import STYLES, teacher_reply
 
 ENVS = ("induction", "abduction", "deduction", "fuzzing")
@@ -41,34 +43,85 @@ def test_same_request_same_replies_in_any_instance():
 
 def test_unrecognised_prompt_gets_n_polite_replies():
     replies = BankResponder().respond([{"role": "user", "content": "hello"}], 2, 0, {})
-    assert len(replies) == 2 and all("Environment" in r.content for r in replies)
+    assert len(replies) == 2 and all(r.content == UNRECOGNISED for r in replies)
+
+
+def previous_for(env: str, family: str = "primes", level: int = 3) -> Problem:
+    return as_problem(
+        bp.build(family, level, env, 0), ["0"] * (5 if env == "induction" else 2 if env == "fuzzing" else 1)
+    )
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_cues_read_back_from_every_template(env):
+    """The brain reads the templates' own prose; a template edit that breaks a cue fails here."""
+    previous = previous_for(env)
+    assert cues.read(first_prompt(env)[0]["content"]) == cues.Cues(env, "first")
+    assert cues.snippet(first_prompt(env, "SNIP")[0]["content"]).strip() == "SNIP"
+    for strategy in ("easier", "somewhat-easier", "similar", "harder"):
+        text = get_env(env).teacher_messages(
+            "mutate", previous=previous, summary=summary(0.5), strategy=strategy, feedback="format_error: x"
+        )[0]["content"]
+        assert cues.read(text) == cues.Cues(env, "mutate", strategy), strategy
+        assert bp.code_key(cues.previous_code(text)) == bp.code_key(previous.code)
+    for strategy in ("chain-medium", "chain-easy"):
+        text = get_env(env).teacher_messages(
+            "chain", previous=previous, summary=summary(0.1), target=(0.4, 0.6), strategy=strategy
+        )[0]["content"]
+        assert cues.read(text) == cues.Cues(env, "chain", strategy), strategy
+    student = get_env(env).student_messages(previous)[0]["content"]
+    assert cues.read(student) == cues.Cues(env, "solve")
+
+
+def test_student_cues_read_the_values_shown():
+    induction = Problem(
+        "induction",
+        "def f(x):\n    return x + 1",
+        ["1", "2", "3"],
+        "Add one.",
+        outputs=["2", "3", "4"],
+        visible_count=2,
+    )
+    text = get_env("induction").student_messages(induction)[0]["content"]
+    assert cues.induction_hint(text) == "Add one." and cues.induction_pairs(text) == [("1", "2"), ("2", "3")]
+    from synthgen.sandbox import values
+
+    single = Problem("abduction", "def f(x):\n    return [x]", ["'a, b'"], outputs=[values.encode(["a, b"])])
+    assert cues.abduction_target(get_env("abduction").student_messages(single)[0]["content"]) == "['a, b']"
+    deduction = Problem("deduction", single.code, ["'a, b'"], outputs=single.outputs)
+    assert cues.deduction_call(get_env("deduction").student_messages(deduction)[0]["content"]) == "'a, b'"
 
 
 @pytest.mark.parametrize("env", ENVS)
 def test_progression(env):
     brain = BankResponder(0)
-    family, level, variant, how = brain.choose(env, "first", first_prompt(env)[0]["content"])
+    family, level, variant, how = brain.choose(first_prompt(env)[0]["content"])
     assert how == "first" and level in (1, 2) and family in bp.family_names()
-    previous = as_problem(bp.build("primes", 3, env, 0), ["0"] * (6 if env == "induction" else 2 if env == "fuzzing" else 1))
-    for strategy, rate, want in (("harder", 0.9, 4), ("easier", 0.0, 2), ("similar", 0.5, 3)):
+    previous = previous_for(env)
+    for strategy, rate, want in (
+        ("harder", 0.9, 4),
+        ("easier", 0.0, 2),
+        ("somewhat-easier", 0.2, 2),
+        ("similar", 0.5, 3),
+    ):
         text = get_env(env).teacher_messages("mutate", previous=previous, summary=summary(rate))[0]["content"]
-        assert f"Strategy: {strategy}" in text
-        fam, lvl, var, how = brain.choose(env, "mutate", text)
+        fam, lvl, var, how = brain.choose(text)
         assert (fam, lvl, how) == ("primes", want, strategy)
         if strategy == "similar":
             assert var != 0
-    text = get_env(env).teacher_messages("chain", previous=previous)[0]["content"]
-    assert brain.choose(env, "chain", text)[:2] == ("primes", 2)
+    for strategy in ("chain-medium", "chain-easy"):
+        text = get_env(env).teacher_messages("chain", previous=previous, strategy=strategy)[0]["content"]
+        assert brain.choose(text)[:2] == ("primes", 2)
 
 
 def test_levels_stay_in_range_and_unknown_previous_falls_back():
     brain = BankResponder(0)
     top = as_problem(bp.build("words", 5, "deduction"), ["0"])
     text = get_env("deduction").teacher_messages("mutate", previous=top, summary=summary(1.0))[0]["content"]
-    assert brain.choose("deduction", "mutate", text)[1] == 5
+    assert brain.choose(text)[1] == 5
     stranger = Problem("deduction", "def f(x):\n    return x - 12345", ["1"], outputs=["-12344"])
     text = get_env("deduction").teacher_messages("mutate", previous=stranger, summary=summary(0.5))[0]["content"]
-    assert brain.choose("deduction", "mutate", text)[3] == "unknown"
+    assert brain.choose(text)[3] == "unknown"
 
 
 def test_flaw_rate_is_about_ten_percent():
@@ -135,8 +188,9 @@ async def test_each_flaw_is_rejected_for_its_reason(pool, env, flaw):
 async def check_bank_problem(pool, family: str, level: int, env: str, n: int) -> None:
     """The problem validates, and the brain's student is right exactly when it decided to be."""
     brain = BankResponder(0)
-    problem, verdict = await get_env(env).validate(as_problem(bp.build(family, level, env, 0)), pool, EnvSettings(),
-                                                   SandboxSettings())
+    problem, verdict = await get_env(env).validate(
+        as_problem(bp.build(family, level, env, 0)), pool, EnvSettings(), SandboxSettings()
+    )
     assert verdict.valid, (family, level, env, verdict)
     messages = get_env(env).student_messages(problem)
     replies = brain.respond(messages, n, 5, {})
@@ -152,8 +206,12 @@ async def check_bank_problem(pool, family: str, level: int, env: str, n: int) ->
 async def test_bank_sample_validates_and_scores(pool, env):
     import asyncio
 
-    await asyncio.gather(*(check_bank_problem(pool, family, 1 + (index + ENVS.index(env)) % bp.LEVELS, env, 8)
-                           for index, family in enumerate(bp.family_names())))
+    await asyncio.gather(
+        *(
+            check_bank_problem(pool, family, 1 + (index + ENVS.index(env)) % bp.LEVELS, env, 8)
+            for index, family in enumerate(bp.family_names())
+        )
+    )
 
 
 @pytest.mark.slow
@@ -161,16 +219,22 @@ async def test_bank_sample_validates_and_scores(pool, env):
 async def test_whole_bank_validates_and_scores(pool, env):
     import asyncio
 
-    await asyncio.gather(*(check_bank_problem(pool, family, level, env, 12)
-                           for family in bp.family_names() for level in range(1, bp.LEVELS + 1)))
+    await asyncio.gather(
+        *(
+            check_bank_problem(pool, family, level, env, 12)
+            for family in bp.family_names()
+            for level in range(1, bp.LEVELS + 1)
+        )
+    )
 
 
 async def test_student_pass_rate_follows_the_level(pool):
     brain = BankResponder(0)
     env = get_env("deduction")
     for level in (1, 3, 5):
-        problem, _ = await env.validate(as_problem(bp.build("runs", level, "deduction", 0)), pool, EnvSettings(),
-                                        SandboxSettings())
+        problem, _ = await env.validate(
+            as_problem(bp.build("runs", level, "deduction", 0)), pool, EnvSettings(), SandboxSettings()
+        )
         replies = brain.respond(env.student_messages(problem), 64, 1, {})
         rewards = await env.rewards(problem, [r.content for r in replies], pool, SandboxSettings())
         rate = sum(r.value for r in rewards) / len(rewards)
@@ -183,8 +247,9 @@ def test_induction_wrong_answers_include_memorised_pairs():
     outputs = [repr(bp.level_of("spans", 4).run(x)) for x in b.inputs]
     from synthgen.sandbox import values
 
-    problem = Problem("induction", b.code, b.inputs, b.message, outputs=[values.from_literal(o) for o in outputs],
-                      visible_count=3)
+    problem = Problem(
+        "induction", b.code, b.inputs, b.message, outputs=[values.from_literal(o) for o in outputs], visible_count=3
+    )
     replies = brain.respond(get_env("induction").student_messages(problem), 64, 3, {})
     assert any("seen == key(" in r.content for r in replies)
 

@@ -1,31 +1,28 @@
-"""Validation steps every environment shares: static checks, then the sandbox runs and their verdicts.
+"""Validation and scoring helpers every environment shares: static checks, sandbox runs, verdicts.
 
-The order is cheapest first: input count and duplicates, parse and required definitions, the
+Validation goes cheapest first: input count and duplicates, parse and required definitions, the
 forbidden-use scan, then one job run twice (two hash seeds) through the sandbox. Each failure
-maps to exactly one reason code from synthgen.envs.reasons.
+maps to exactly one reason code from synthgen.envs.reasons. `answer_reward` and `first_problem`
+turn the sandbox verdicts of one student attempt into a Reward.
 """
 
 from __future__ import annotations
 
 from synthgen.envs import checks, reasons
-from synthgen.envs.base import Problem, Verdict
 from synthgen.envs.parsing import short
+from synthgen.envs.problem import Problem, Reward, Verdict
 
 
 def job(code: str, calls, sandbox, expected=None):
     from synthgen.sandbox import Job
 
-    return Job(code=code, calls=tuple(calls), expected=None if expected is None else tuple(expected),
-               timeout_s=float(sandbox.timeout_s), memory_mb=int(sandbox.memory_mb))
-
-
-def display(encoded: str | None, limit: int = 2000) -> str:
-    """A gold value as Python source for prompts (the repr of the decoded value; nothing evaluated)."""
-    from synthgen.sandbox import values
-
-    if encoded is None:
-        return "None"
-    return values.display(values.decode(encoded), limit)
+    return Job(
+        code=code,
+        calls=tuple(calls),
+        expected=None if expected is None else tuple(expected),
+        timeout_s=float(sandbox.timeout_s),
+        memory_mb=int(sandbox.memory_mb),
+    )
 
 
 def check_inputs(problem: Problem, low: int, high: int, what: str = "inputs") -> Verdict | None:
@@ -91,18 +88,26 @@ async def run_deterministic(problem: Problem, calls: list[str], labels: list[str
     for a, b, label in zip(first.calls, second.calls, labels):
         if str(b.status) == "exception" and not (b.error or "").startswith("while running the module"):
             # It returned under one hash seed and raised under the other: that is nondeterminism.
-            return None, Verdict(False, reasons.NONDETERMINISTIC, f"{label} returned once and raised once: {short(b.error or '', 200)}")
+            return None, Verdict(
+                False, reasons.NONDETERMINISTIC, f"{label} returned once and raised once: {short(b.error or '', 200)}"
+            )
         if str(b.status) != "ok":
             # A limit hit in only one run (timeout, memory) is load or a borderline cost, not a
             # changed result: report it as what it is.
             return None, call_failure(b, label)
         if not _same(a.encoded, b.encoded):
-            return None, Verdict(False, reasons.NONDETERMINISTIC,
-                                 f"{label} gave {short(a.value or '', 60)} and then {short(b.value or '', 60)}")
+            return None, Verdict(
+                False,
+                reasons.NONDETERMINISTIC,
+                f"{label} gave {short(a.value or '', 60)} and then {short(b.value or '', 60)}",
+            )
     for verdict, label in zip(first.calls, labels):
         if len(verdict.encoded or "") > max_chars:
-            return None, Verdict(False, reasons.OUTPUT_TOO_LARGE,
-                                 f"{label}: value of {len(verdict.encoded)} characters (limit {max_chars})")
+            return None, Verdict(
+                False,
+                reasons.OUTPUT_TOO_LARGE,
+                f"{label}: value of {len(verdict.encoded)} characters (limit {max_chars})",
+            )
     return list(first.calls), None
 
 
@@ -118,8 +123,6 @@ def _same(a: str | None, b: str | None) -> bool:
 
 def answer_reward(verdicts, answer: str, passed: bool, detail: str = ""):
     """A Reward from the sandbox verdicts of one attempt: infra wins over everything."""
-    from synthgen.envs.base import Reward
-
     infra = [v for v in verdicts if str(v.status) == "infra"]
     if infra:
         return Reward(None, "infra", short(infra[0].error or "sandbox failure", 200), answer, list(verdicts))

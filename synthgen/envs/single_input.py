@@ -9,9 +9,10 @@ print in decimal, are the practical exception and are rejected as output_too_lar
 from __future__ import annotations
 
 from synthgen.config.generate import EnvSettings
-from synthgen.envs import parsing, reasons, runner
-from synthgen.envs.base import Environment, Problem, Verdict
+from synthgen.envs import parsing, reasons, validation
+from synthgen.envs.base import Environment
 from synthgen.envs.parsing import short
+from synthgen.envs.problem import Problem, Verdict
 
 
 class SingleInput(Environment):
@@ -31,13 +32,15 @@ class SingleInput(Environment):
         from synthgen.sandbox import values
 
         problem = Problem(**{**problem.__dict__, "outputs": [], "visible_count": None})
-        bad = runner.check_inputs(problem, 1, 1, what="input")
-        bad = bad or runner.static_checks(problem, ("f",))
+        bad = validation.check_inputs(problem, 1, 1, what="input")
+        bad = bad or validation.static_checks(problem, ("f",))
         if bad:
             return problem, bad
         calls = [f"f({x})" for x in problem.inputs]
         labels = [f"f({short(x, 60)})" for x in problem.inputs]
-        verdicts, bad = await runner.run_deterministic(problem, calls, labels, pool, sandbox, settings.max_output_chars)
+        verdicts, bad = await validation.run_deterministic(
+            problem, calls, labels, pool, sandbox, settings.max_output_chars
+        )
         if bad:
             return problem, bad
         shown = verdicts[0].value or ""
@@ -46,7 +49,8 @@ class SingleInput(Environment):
         except ValueError:
             readable = False
         if not readable:
-            return problem, Verdict(False, reasons.OUTPUT_TOO_LARGE,
-                                    f"the output cannot be written as a Python literal: {short(shown, 80)}")
+            return problem, Verdict(
+                False, reasons.OUTPUT_TOO_LARGE, f"the output cannot be written as a Python literal: {short(shown, 80)}"
+            )
         problem.outputs = [verdicts[0].encoded]
         return problem, Verdict(True, reasons.OK)
