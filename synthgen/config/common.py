@@ -88,10 +88,21 @@ class LLMSettings(BaseModel):
     """How hard the client pushes and retries; none of it changes what a request asks for."""
 
     model_config = ConfigDict(extra="forbid")
-    max_attempts: int = Field(5, ge=1, le=100, description="tries per request before it is an infra failure")
+    max_attempts: int = Field(
+        100, ge=1, le=10_000, description="tries per request at most (max_outage_s usually ends the retries first)"
+    )
+    max_outage_s: float = Field(
+        600.0, ge=0, description="how long a request keeps retrying through an outage before it is an infra failure"
+    )
     backoff_initial_s: float = Field(1.0, ge=0, description="first retry delay")
     backoff_max_s: float = Field(60.0, ge=0, description="longest retry delay")
     use_n: bool = Field(True, description="ask for M samples in one request (n=M) where the server allows")
+    wait_ready_s: float = Field(
+        0.0, ge=0, description="wait up to this long for each role's server to come up before starting (0: check once)"
+    )
+    http_backend: Literal["auto", "aiohttp", "httpx"] = Field(
+        "auto", description="HTTP library under the client: auto (aiohttp when installed), aiohttp or httpx"
+    )
 
 
 def check_env_names(names: list[str]) -> list[str]:
