@@ -32,7 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from synthgen.llm import ClientConfig, LLMClient, RoleConfig  # noqa: E402
+from synthgen.config.common import LLMSettings, StudentSettings  # noqa: E402
+from synthgen.llm import LLMClient  # noqa: E402
 from synthgen.scripted import start_scripted_server  # noqa: E402
 
 IN_FLIGHT_TARGET = 0.95
@@ -44,11 +45,8 @@ HTTP_BACKEND = "auto"
 
 
 def _client(url: str, bound: int) -> LLMClient:
-    role = RoleConfig(base_url=url, model="openai/gpt-oss-120b", reasoning_effort="low", timeout_s=120)
-    config = ClientConfig(
-        teacher=role, student=role, max_in_flight=bound, backoff_initial_s=0.05, http_backend=HTTP_BACKEND
-    )
-    return LLMClient(config)
+    role = StudentSettings(base_url=url, model="openai/gpt-oss-120b", timeout_s=120)
+    return LLMClient(role, role, LLMSettings(backoff_initial_s=0.05, http_backend=HTTP_BACKEND), max_in_flight=bound)
 
 
 def _messages(count: int) -> list[list[dict]]:
@@ -58,7 +56,7 @@ def _messages(count: int) -> list[list[dict]]:
 async def run_pipelined(url: str, prompts: list, bound: int) -> tuple[float, float]:
     """All requests submitted at once; returns (wall seconds, mean in-flight while work waited)."""
     async with _client(url, bound) as llm:
-        await llm.wait_ready("student", timeout_s=30, poll_s=0.1)
+        await llm.preflight(wait_s=30)
         done = 0
         saturated_until: list[tuple[float, float]] = []
 
@@ -89,7 +87,7 @@ async def run_pipelined(url: str, prompts: list, bound: int) -> tuple[float, flo
 
 async def run_batched(url: str, prompts: list, bound: int) -> float:
     async with _client(url, bound) as llm:
-        await llm.wait_ready("student", timeout_s=30, poll_s=0.1)
+        await llm.preflight(wait_s=30)
         t0 = time.monotonic()
         for start in range(0, len(prompts), bound):
             await asyncio.gather(*(llm.complete("student", m) for m in prompts[start : start + bound]))

@@ -4,7 +4,8 @@ Each sample is stored on its own under a key that hashes what decides the answer
 messages, the sampling settings (reasoning_effort, temperature, top_p, max_tokens), the sample
 index and a caller key. The server address, API key and timeout are not in the key: moving the
 server does not invalidate answers. Infra failures are never stored (a re-run retries them);
-ok and truncated answers are.
+ok and truncated answers are. Values are stored as ASCII JSON, and read back through
+`llm_response.from_cache`, which sanitises their text (synthgen.text).
 
 Writes are small single-row autocommits in WAL mode, made from the event loop thread under a
 lock; several processes (a Slurm array) may share a file, SQLite serialises their writers.
@@ -32,7 +33,8 @@ def cache_key(model: str, messages: list[dict], sampling: dict, sample: int, key
         "key": key,
     }
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+    # surrogatepass: the same bytes as plain UTF-8 for any encodable text, and no crash on the rest
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class RequestCache:
@@ -64,7 +66,7 @@ class RequestCache:
 
     def put(self, key: str, value: dict) -> None:
         """Store a sample; the first answer stored under a key stays (replays are stable)."""
-        text = json.dumps(value, ensure_ascii=False)
+        text = json.dumps(value)  # ASCII: any str, even a lone surrogate, is stored without error
         with self._lock:
             self._db.execute(
                 "INSERT OR IGNORE INTO samples (key, value, created) VALUES (?, ?, ?)", (key, text, time.time())

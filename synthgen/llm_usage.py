@@ -2,7 +2,9 @@
 
 `Usage.as_dict()` goes into a stage's stats JSON; `Usage.summary()` is one line for progress.
 Counts are of what this process sent and received: cache replays are counted as hits only, so
-tokens here are tokens paid for in this run.
+tokens here are tokens paid for in this run. Prompt tokens are counted once per request (a
+request for n = M samples pays its prompt once), completion tokens once per sample; the
+Completions of a request carry the same account (its prompt tokens on the first sample).
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ class RoleUsage:
     samples_ok: int = 0  # completions received with finish_reason other than "length"
     samples_truncated: int = 0  # finish_reason "length": a formatting failure, not retried
     samples_infra: int = 0  # samples given up after the last attempt (or a non-retryable error)
-    infra_by_cause: Counter = field(default_factory=Counter)  # final infra samples by cause
-    errors_by_cause: Counter = field(default_factory=Counter)  # every failed attempt by cause
+    infra_by_cause: Counter = field(default_factory=Counter)  # final infra samples by error kind
+    errors_by_cause: Counter = field(default_factory=Counter)  # every failed attempt by error kind
     retries: int = 0
     cache_hits: int = 0
     prompt_tokens: int = 0

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import socket
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
+from pydantic import ValidationError
 
-from synthgen.llm import ClientConfig, Completion, LLMClient, RoleConfig, ServerNotReady, _BadResponse, _parse
+from synthgen.config.common import LLMSettings, RoleSettings, StudentSettings, TeacherSettings
+from synthgen.llm import Completion, LLMClient, ServerNotReady
 from synthgen.scripted import EchoResponder
 from synthgen.scripted.responder import last_user_text
 
@@ -18,11 +22,24 @@ BACKENDS = ["httpx", pytest.param("aiohttp", marks=pytest.mark.skipif(not HAVE_A
 
 
 def client(server, cache_path=None, **overrides) -> LLMClient:
-    role_fields = {k: overrides.pop(k) for k in list(overrides) if k in RoleConfig.__dataclass_fields__}
-    teacher = RoleConfig(base_url=server.url, **role_fields)
-    student = RoleConfig(base_url=server.url, **{"reasoning_effort": "low", **role_fields})
-    settings = {"backoff_initial_s": 0.01, "backoff_max_s": 0.05, "http_backend": "httpx", **overrides}
-    return LLMClient(ClientConfig(teacher=teacher, student=student, **settings), cache_path=cache_path)
+    """A client for `server` (a handle, or a base URL) built as the stages build theirs."""
+    url = server if isinstance(server, str) else server.url
+    role_fields = {k: overrides.pop(k) for k in list(overrides) if k in RoleSettings.model_fields}
+    settings = SimpleNamespace(
+        teacher=TeacherSettings(base_url=url, **role_fields),
+        student=StudentSettings(base_url=url, **role_fields),
+        max_in_flight=overrides.pop("max_in_flight", 256),
+        llm=LLMSettings(**{"backoff_initial_s": 0.01, "backoff_max_s": 0.05, "http_backend": "httpx", **overrides}),
+    )
+    return LLMClient.from_settings(settings, cache_path=cache_path)
+
+
+def dead_url() -> str:
+    """A local URL where nothing listens (the port was free a moment ago)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
 
 
 def msgs(text: str) -> list[dict]:
@@ -49,9 +66,9 @@ class Gate:
 async def test_ok_completion_fields_and_usage(serve, backend):
     server = serve()
     async with client(server, http_backend=backend) as llm:
-        await llm.wait_ready("teacher", timeout_s=5)
+        await llm.preflight()
         [c] = await llm.complete("teacher", msgs("hello"))
-    assert c.status == "ok" and c.ok and not c.cached and c.error is None
+    assert c.status == "ok" and c.ok and not c.cached and c.error is None and c.model == "scripted"
     assert c.content.endswith("hello") and "effort high" in c.reasoning and c.finish_reason == "stop"
     assert c.prompt_tokens > 0 and c.completion_tokens > 0 and c.latency_s > 0
     teacher = llm.usage.as_dict()["teacher"]
@@ -270,41 +287,68 @@ async def test_a_slow_request_does_not_hold_back_fast_ones(serve):
         assert (await slow)[0].ok
 
 
-async def test_sustains_256_concurrent_requests(serve):
-    server = serve(latency_s=0.5)
-    async with client(server, max_in_flight=300) as llm:
-        start = time.monotonic()
-        results = await asyncio.gather(*(llm.complete("student", msgs(f"p{i}")) for i in range(300)))
-        elapsed = time.monotonic() - start
+async def test_256_requests_are_in_flight_at_once(serve):
+    """The property, not a timing: the server holds every request until 256 are there at once."""
+    everyone = threading.Barrier(256, timeout=120)
+
+    class HoldUntilAllArrive:
+        def respond(self, messages, n, rng_seed, params):
+            everyone.wait()  # raises BrokenBarrierError (a 500) if 256 never arrive together
+            return EchoResponder().respond(messages, n, rng_seed, params)
+
+    server = serve(HoldUntilAllArrive())
+    async with client(server, max_in_flight=256, max_attempts=1) as llm:
+        results = await asyncio.gather(*(llm.complete("student", msgs(f"p{i}")) for i in range(256)))
     assert all(r[0].ok for r in results)
-    assert server.stats()["peak_in_flight"] >= 256 and elapsed < 6
+    assert server.stats()["peak_in_flight"] == 256
 
 
-async def test_wait_ready_errors_name_the_url(serve):
-    import socket
+async def test_preflight_names_what_is_wrong(serve):
+    url = dead_url()
+    async with client(url, http_backend="aiohttp" if HAVE_AIOHTTP else "httpx") as llm:
+        with pytest.raises(ServerNotReady, match=f"nothing answered at {url}.*connection refused"):
+            await llm.preflight()
+    async with client(serve(models=("a/model", "b/model")), model="some/other-model") as llm:
+        expected = "serves 'a/model', 'b/model', not the configured model 'some/other-model'"
+        with pytest.raises(ServerNotReady, match=expected):
+            await llm.preflight()
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # closed once the block ends: nothing listens there
-    role = RoleConfig(base_url=f"http://127.0.0.1:{port}/v1")
-    async with LLMClient(ClientConfig(teacher=role, student=role, http_backend="httpx")) as llm:
-        with pytest.raises(ServerNotReady, match=f"127.0.0.1:{port}/v1/models"):
-            await llm.wait_ready("teacher", timeout_s=0.5, poll_s=0.1)
-    async with client(serve(), model="some/other-model") as llm:
-        with pytest.raises(ServerNotReady, match="not the configured model"):
-            await llm.wait_ready("student", timeout_s=5)
+
+async def test_preflight_checks_each_role_server(serve):
+    good = serve()
+    settings = SimpleNamespace(
+        teacher=TeacherSettings(base_url=good.url), student=StudentSettings(base_url=dead_url()),
+        llm=LLMSettings(http_backend="httpx"), max_in_flight=4,
+    )
+    async with LLMClient.from_settings(settings) as llm:
+        with pytest.raises(ServerNotReady, match="^student: nothing answered"):
+            await llm.preflight()
+
+
+async def test_preflight_waits_for_a_server_that_starts_later(serve):
+    url = dead_url()
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    starter = threading.Timer(1.0, lambda: serve(port=port))
+    starter.start()
+    try:
+        async with client(url) as llm:
+            await llm.preflight(wait_s=60)
+            [c] = await llm.complete("teacher", msgs("up now"))
+    finally:
+        starter.join()
+    assert c.ok
 
 
 async def test_api_key_falls_back_to_env_then_empty(serve, monkeypatch):
     server = serve()
     monkeypatch.setenv("OPENAI_API_KEY", "from-env")
     async with client(server) as llm:
-        assert llm._client(llm.config.teacher).api_key == "from-env"
+        assert llm._client(llm.role("teacher")).api_key == "from-env"
     monkeypatch.delenv("OPENAI_API_KEY")
     async with client(server) as llm:
-        assert llm._client(llm.config.teacher).api_key == "EMPTY"
+        assert llm._client(llm.role("teacher")).api_key == "EMPTY"
     async with client(server, api_key="given") as llm:
-        assert llm._client(llm.config.teacher).api_key == "given"
+        assert llm._client(llm.role("teacher")).api_key == "given"
 
 
 async def test_unknown_role_and_zero_samples(serve):
@@ -314,21 +358,220 @@ async def test_unknown_role_and_zero_samples(serve):
             await llm.complete("critic", msgs("x"))
 
 
-def test_parse_rejects_malformed_answers():
-    with pytest.raises(_BadResponse):
-        _parse({"choices": None}, 1, 0.1)
-    with pytest.raises(_BadResponse):
-        _parse({"choices": [{"index": 0, "message": {"content": "a"}, "finish_reason": "stop"}]}, 2, 0.1)
-    [c] = _parse(
+def test_settings_are_checked():
+    with pytest.raises(ValidationError):
+        LLMSettings(http_backend="carrier-pigeon")
+    with pytest.raises(ValidationError):
+        LLMSettings(max_outage_s=-1)
+    with pytest.raises(ValueError):
+        LLMClient(TeacherSettings(), StudentSettings(), max_in_flight=0)
+
+
+# -- infrastructure failures: labelled by kind, retried within a time bound, never final ----------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_refused_connection_is_labelled_connection_refused(backend):
+    async with client(dead_url(), http_backend=backend, max_attempts=3) as llm:
+        [c] = await llm.complete("teacher", msgs("x"))
+    assert c.status == "infra" and c.error.startswith("connection_refused: ")
+    usage = llm.usage.role("teacher")
+    assert dict(usage.infra_by_cause) == {"connection_refused": 1}
+    assert usage.errors_by_cause == {"connection_refused": 3} and usage.requests == 3
+
+
+async def test_an_outage_ends_on_the_time_bound_not_the_count():
+    async with client(dead_url(), max_attempts=10_000, max_outage_s=1.0, backoff_max_s=0.1) as llm:
+        start = time.monotonic()
+        [c] = await llm.complete("teacher", msgs("x"))
+        elapsed = time.monotonic() - start
+    assert c.status == "infra" and c.error.startswith("connection_refused")
+    assert elapsed >= 1.0 and 1 < llm.usage.role("teacher").requests < 10_000
+
+
+async def test_a_server_restart_in_the_middle_is_ridden_out(serve, tmp_path):
+    """The server goes away with requests outstanding and comes back on the same port."""
+    first = serve(latency_s=0.2)
+    port = first.port
+    cache = tmp_path / "c.sqlite"
+    async with client(first, cache, max_attempts=10_000, max_outage_s=60, backoff_max_s=0.2) as llm:
+        pending = [asyncio.ensure_future(llm.complete("student", msgs(f"p{i}"), n=2, key=f"k{i}")) for i in range(20)]
+        while llm.in_flight == 0:
+            await asyncio.sleep(0.01)
+        first.stop()
+        await asyncio.sleep(1.5)  # an outage: every try meets a refused connection
+        second = serve(port=port)
+        results = await asyncio.gather(*pending)
+    assert all(c.ok for r in results for c in r)
+    errors = llm.usage.role("student").errors_by_cause
+    assert errors["connection_refused"] > 0 and second.stats()["requests"] > 0
+
+
+async def test_malformed_answers_come_back_infra_never_raised(serve):
+    for fault in ("truncated_body_rate", "bad_usage_rate", "bad_index_rate"):
+        server = serve(**{fault: 1.0})
+        async with client(server, max_attempts=3) as llm:
+            results = await llm.complete("student", msgs("x"), n=3)
+            [single] = await llm.complete("teacher", msgs("y"))
+        assert [c.status for c in results] == ["infra"] * 3 and single.status == "infra", fault
+        assert results[0].error.startswith("bad_response: ") and single.error.startswith("bad_response: "), fault
+        assert llm.usage.total().errors_by_cause == {"bad_response": 6}, fault
+        assert server.stats()["by_status"] == {"200-malformed": 6}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_malformed_answers_are_retried_until_one_is_whole(serve, backend):
+    server = serve(seed=3, truncated_body_rate=0.3, bad_usage_rate=0.3, bad_index_rate=0.3)
+    async with client(server, max_attempts=50, http_backend=backend) as llm:
+        results = await asyncio.gather(*(llm.complete("student", msgs(f"p{i}"), n=2) for i in range(25)))
+    assert all(c.ok for r in results for c in r)
+    usage = llm.usage.role("student")
+    assert usage.errors_by_cause["bad_response"] == server.stats()["by_status"]["200-malformed"] > 0
+
+
+class _Canned:
+    """A responder whose answer the test chooses."""
+
+    def __init__(self, content: str, reasoning: str = "") -> None:
+        self.content, self.reasoning = content, reasoning
+
+    def respond(self, messages, n, rng_seed, params):
+        from synthgen.scripted import ScriptedReply
+
+        return [ScriptedReply(self.content, self.reasoning) for _ in range(n)]
+
+
+def _http_server(handle_connection) -> tuple[str, threading.Event]:
+    """A raw HTTP server on a free port that gives each connection to `handle_connection(sock)`."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    done = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not done.is_set():
+            try:
+                conn, _ = listener.accept()
+            except socket.timeout:
+                continue
+            threading.Thread(target=handle_connection, args=(conn, done), daemon=True).start()
+        listener.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/v1", done
+
+
+def _drip(conn: socket.socket, done: threading.Event) -> None:
+    """Read the request, then send a 200 whose 1000-byte body comes one byte every 0.2 s."""
+    with conn:
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+        for _ in range(1000):
+            if done.wait(0.2):
+                return
+            try:
+                conn.sendall(b" ")
+            except OSError:
+                return
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_timeout_bounds_the_whole_request_against_a_dripping_server(backend):
+    url, done = _http_server(_drip)
+    try:
+        async with client(url, timeout_s=1.0, max_attempts=2, http_backend=backend) as llm:
+            start = time.monotonic()
+            [c] = await llm.complete("teacher", msgs("x"))
+            elapsed = time.monotonic() - start
+    finally:
+        done.set()
+    # Each read gets a byte within 0.2 s, so only a bound on the whole request ends it (the body
+    # alone would take 200 s).
+    assert c.status == "infra" and c.error.startswith("timeout: ")
+    assert elapsed < 30 and llm.usage.role("teacher").errors_by_cause == {"timeout": 2}
+
+
+# -- text, provenance and accounting -----------------------------------------------------------
+
+
+async def test_lone_surrogates_come_back_escaped_and_cache_cleanly(serve, tmp_path):
+    server = serve(_Canned("answer \ud800 end", "think \udfff"))
+    cache = tmp_path / "c.sqlite"
+    async with client(server, cache) as llm:
+        [c] = await llm.complete("teacher", msgs("x"))
+    assert c.ok and c.content == "answer \\ud800 end" and c.reasoning == "think \\udfff"
+    c.content.encode("utf-8")
+    async with client(server, cache) as llm:
+        [again] = await llm.complete("teacher", msgs("x"))
+    assert again.cached and again.content == c.content and requests_made(server) == 1
+
+
+async def test_cache_entries_from_before_are_read_safely(serve, tmp_path):
+    from synthgen.llm_cache import RequestCache, cache_key
+
+    server = serve()
+    cache = tmp_path / "c.sqlite"
+    role = TeacherSettings(base_url=server.url)
+    old = {"status": "ok", "content": "old \ud800", "reasoning": "", "finish_reason": "stop", "prompt_tokens": 3,
+           "completion_tokens": 2, "latency_s": 0.1, "cached": False, "error": None}  # no `model`: older format
+    store = RequestCache(cache)
+    store.put(cache_key(role.model, msgs("x"), role.sampling(), 0, ""), old)
+    store.close()
+    async with client(server, cache) as llm:
+        [c] = await llm.complete("teacher", msgs("x"))
+    assert c.cached and c.content == "old \\ud800" and c.model == "" and requests_made(server) == 0
+
+
+async def test_prompt_tokens_count_once_per_request(serve):
+    server = serve()
+    async with client(server) as llm:
+        samples = await llm.complete("student", msgs("a prompt of some length"), n=4)
+    assert samples[0].prompt_tokens > 0 and [c.prompt_tokens for c in samples[1:]] == [0, 0, 0]
+    usage = llm.usage.role("student")
+    assert usage.prompt_tokens == sum(c.prompt_tokens for c in samples)
+    assert usage.completion_tokens == sum(c.completion_tokens for c in samples)
+    assert all(c.model == "scripted" for c in samples)
+
+
+async def test_single_requests_each_carry_their_own_prompt(serve):
+    server = serve(reject_n=True)
+    async with client(server) as llm:
+        samples = await llm.complete("student", msgs("x"), n=3)
+    assert all(c.prompt_tokens > 0 for c in samples)  # three requests, three prompts paid
+    assert llm.usage.role("student").prompt_tokens == sum(c.prompt_tokens for c in samples)
+
+
+def test_parse_rejects_each_malformed_shape():
+    from synthgen.llm_errors import BadResponse
+    from synthgen.llm_response import parse_completions
+
+    def answer(choices, usage=None):
+        return {"model": "m", "choices": choices, "usage": usage or {"prompt_tokens": 5, "completion_tokens": 4}}
+
+    def choice(i, content="a"):
+        return {"index": i, "message": {"content": content}, "finish_reason": "stop"}
+
+    bad = [
+        {"choices": None},
+        "not an object",
+        answer([choice(0)]),  # one choice for n = 2
+        answer([choice(0), choice(0)]),  # duplicate index
+        answer([choice("0"), choice(1)]),  # a string index
+        answer([choice(0), {"index": 1, "finish_reason": "stop"}]),  # no message
+        answer([choice(0), choice(1, content=["parts"])]),  # content not a string
+        answer([choice(0), choice(1)], {"prompt_tokens": "5", "completion_tokens": 4}),
+        answer([choice(0), choice(1)], {"prompt_tokens": 5, "completion_tokens": -1}),
+        answer([choice(0), choice(1)], ["usage"]),
+    ]
+    for response in bad:
+        with pytest.raises(BadResponse):
+            parse_completions(response, 2, 0.1)
+    good, prompt, total = parse_completions(answer([choice(1, "bb"), choice(0, "a")]), 2, 0.1)
+    assert [c.content for c in good] == ["a", "bb"] and (prompt, total) == (5, 4)
+    assert [c.prompt_tokens for c in good] == [5, 0] and sum(c.completion_tokens for c in good) == 4
+    [c], _, _ = parse_completions(
         {"choices": [{"index": 0, "message": {"content": None, "reasoning_content": "r"}, "finish_reason": "length"}]},
-        1,
-        0.1,
+        1, 0.1,
     )
     assert c == Completion("truncated", "", "r", "length", 0, 0, 0.1)
-
-
-def test_client_config_is_checked():
-    with pytest.raises(ValueError, match="http_backend"):
-        ClientConfig(http_backend="carrier-pigeon")
-    with pytest.raises(ValueError):
-        ClientConfig(max_in_flight=0)

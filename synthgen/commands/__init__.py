@@ -10,11 +10,11 @@ from synthgen.commands import config, prompts, sandbox, scripted_server, slurm, 
 
 
 def register_all(app: typer.Typer) -> None:
-    settings_commands = [*stages.COMMANDS, train.COMMAND]
+    settings_commands = [*stages.COMMANDS, train.COMMAND, scripted_server.COMMAND]
     for command in settings_commands:
         command.register(app)
     slurm.register(app)
     # `config show slurm` prints the cluster settings every slurm sub-command shares.
     config.register(app, [*settings_commands, slurm.SHOW])
-    for module in (verify, prompts, sandbox, scripted_server):
+    for module in (verify, prompts, sandbox):
         module.register(app)

@@ -199,8 +199,9 @@ def _flag_type(annotation: Any) -> Any:
     inner = _without_none(annotation)
     if inner in _SIMPLE or get_origin(inner) is Literal:
         return inner
-    if get_origin(inner) is list and len(get_args(inner)) == 1 and get_args(inner)[0] in _SIMPLE:
-        return List[get_args(inner)[0]]  # repeatable flag
+    args = [a for a in get_args(inner) if a is not Ellipsis]
+    if get_origin(inner) in (list, tuple) and len(args) == 1 and args[0] in _SIMPLE:
+        return List[args[0]]  # repeatable flag
     return None
 
 

@@ -102,10 +102,42 @@ class LLMSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     cli_panel: ClassVar[str] = "LLM client"
-    max_attempts: int = Field(5, ge=1, le=100, description="tries per request before it is an infra failure")
+    max_attempts: int = Field(
+        100, ge=1, le=10_000, description="tries per request at most (max_outage_s usually ends the retries first)"
+    )
+    max_outage_s: float = Field(
+        600.0, ge=0, json_schema_extra=cli("--max-outage", as_text=True, metavar="DURATION"),
+        description="how long a request keeps retrying through an outage before it is an infra failure "
+                    "(seconds, or 90s / 10m / 1h)",
+    )
     backoff_initial_s: float = Field(1.0, ge=0, description="first retry delay, seconds")
     backoff_max_s: float = Field(60.0, ge=0, description="longest retry delay, seconds")
     use_n: bool = Field(True, description="ask for M samples in one request (n=M) where the server allows")
+    wait_ready_s: float = Field(
+        0.0, ge=0, json_schema_extra=cli("--wait-ready", as_text=True, metavar="DURATION"),
+        description="wait up to this long for each role's server to come up before starting (0: check once; "
+                    "for jobs that start their own server)",
+    )
+    http_backend: Literal["auto", "aiohttp", "httpx"] = Field(
+        "auto", description="HTTP library under the client: auto (aiohttp when installed), aiohttp or httpx"
+    )
+
+    @field_validator("max_outage_s", "wait_ready_s", mode="before")
+    @classmethod
+    def _durations(cls, value):
+        return seconds(value)
+
+
+def seconds(value):
+    """A duration as seconds: a number, or text such as `90`, `90s`, `10m`, `1.5h`."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        scale = {"s": 1, "m": 60, "h": 3600}.get(text[-1:], None)
+        try:
+            return float(text[:-1]) * scale if scale else float(text)
+        except ValueError:
+            raise ValueError(f"not a duration: {value!r} (write e.g. 90, 90s, 10m or 1h)") from None
+    return value
 
 
 def split_commas(value):

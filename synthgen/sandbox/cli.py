@@ -10,7 +10,10 @@ parsed with `ast`, never evaluated; `id` is echoed back as given. A result line:
 
 Lines are read and run as they arrive (several jobs in flight); results are written in input
 order and flushed one by one as soon as each is due, so the command can sit in a pipe or serve
-a caller that waits for each answer. A malformed line stops the run
+a caller that waits for each answer. Results stream: at most a few per worker are held at once,
+and each job's output and results are capped in total (sandbox.results.Limits), so memory stays
+flat whatever the jobs return. A reader that goes away (`synthgen sandbox - | head -1`) ends the
+run quietly with exit code 0. A malformed line stops the run
 after the results of the lines before it: one line on stderr, exit code 2. `run_cli` is the
 function the Typer app calls; `main` is a stand-alone entry point with the same behaviour.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import queue
 import signal
 import sys
@@ -30,6 +34,7 @@ from synthgen.sandbox import values
 from synthgen.sandbox.isolation import SandboxUnavailable
 from synthgen.sandbox.pool import SandboxPool
 from synthgen.sandbox.results import Job
+from synthgen.text import safe_text
 
 _KEYS = {"id", "code", "calls", "expected", "timeout_s", "memory_mb"}
 
@@ -91,7 +96,8 @@ def parse_job(line: str, lineno: int) -> tuple[object, Job]:
 def _result_line(job_id, result) -> str:
     out = {"id": job_id}
     out.update(result.to_dict())
-    return json.dumps(out, ensure_ascii=False)
+    # The id comes from the input as given: a lone surrogate in it becomes its JSON escape again.
+    return safe_text(json.dumps(out, ensure_ascii=False))
 
 
 def run_cli(input_stream: IO[str], output_stream: IO[str], workers: int | None = None,
@@ -101,14 +107,15 @@ def run_cli(input_stream: IO[str], output_stream: IO[str], workers: int | None =
     Raises BadJobLine (a UserError) for malformed input, after writing the results of the lines
     before it; SandboxSetupError when no isolation level is usable. Results are written by a
     second thread as soon as they are due, so a caller may wait for a result before sending
-    the next line.
+    the next line. A closed output (BrokenPipeError) stops the run and returns 0.
     """
     try:
         pool = SandboxPool(workers, isolation=isolation, allow_unsafe=allow_unsafe)
     except SandboxUnavailable as exc:
         raise SandboxSetupError(f"{exc} (install bubblewrap, or accept no isolation with --allow-unsafe)") from None
     restore = _sigterm_as_exit()
-    due: queue.Queue = queue.Queue(maxsize=4 * pool.workers)  # (id, future) in input order; None ends
+    # (id, future) in input order; None ends. Small: a finished result waits here until written.
+    due: queue.Queue = queue.Queue(maxsize=2 * pool.workers)
     failed: list[BaseException] = []
 
     def writer() -> None:
@@ -140,9 +147,26 @@ def run_cli(input_stream: IO[str], output_stream: IO[str], workers: int | None =
         thread.join()
         pool.close()
         restore()
+    if failed and isinstance(failed[0], BrokenPipeError):
+        _discard_further_output(output_stream)
+        return 0
     if failed:
         raise failed[0]
     return 0
+
+
+def _discard_further_output(stream: IO[str]) -> None:
+    """The reader is gone: point the stream's descriptor at /dev/null, so that the interpreter's
+    last flush at exit does not fail (and report) a second time."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def _sigterm_as_exit():

@@ -1,7 +1,9 @@
 """Jobs, verdicts and how the host turns what a zygote sent back into verdicts.
 
 Everything the child wrote is untrusted: the result records are parsed strictly, values are
-decoded without evaluation and compared here against expected values the child never saw. A
+decoded without evaluation and compared here against expected values the child never saw, and
+every text that leaves here (value displays, errors, stdout, stderr) has passed `safe_text`, so a
+job that raises ValueError('\ud800') cannot break a writer downstream. A
 status the child cannot produce (timeout, killed, infra, ...) only ever comes from what the zygote
 observed from outside the child. `infra` means the sandbox failed, never that the answer was wrong.
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from synthgen.sandbox import values
+from synthgen.text import safe_text
 
 _U32 = struct.Struct(">I")
 EXIT_NO_MEMORY = 121  # zygote.EXIT_NO_MEMORY: the runner itself ran out of memory
@@ -131,10 +134,17 @@ class JobResult:
 
 @dataclass(frozen=True)
 class Limits:
-    max_value_bytes: int = 1 << 20
-    max_output_bytes: int = 1 << 20
-    keep_output_bytes: int = 64 << 10
+    """Size caps per job. Output (stdout + stderr) and results are capped over the whole job, not
+    per call, so a job of many calls cannot make the zygote or the host hold more than this."""
+
+    max_value_bytes: int = 1 << 20  # one call's value encoding
+    max_result_bytes: int = 4 << 20  # all calls' result records together
+    max_output_bytes: int = 1 << 20  # stdout + stderr together (the child is stopped past it)
+    keep_output_bytes: int = 64 << 10  # of each stream, kept and reported
     tmp_mb: int = 64
+
+    def result_cap(self, job: Job) -> int:
+        return min(len(job.calls) * (self.max_value_bytes + 4096) + 4096, self.max_result_bytes)
 
     def job_payload(self, job: Job) -> bytes:
         """The b"J" frame a zygote receives. Expected values are deliberately not in it."""
@@ -142,7 +152,7 @@ class Limits:
                 "cpu": cpu_limit_s(job), "mem_mb": job.memory_mb, "tmp_mb": self.tmp_mb,
                 "out_keep": self.keep_output_bytes, "out_limit": self.max_output_bytes,
                 "val_cap": self.max_value_bytes,
-                "res_cap": len(job.calls) * (self.max_value_bytes + 4096) + 4096}
+                "res_cap": self.result_cap(job)}
         data = b"J" + json.dumps(body).encode()
         return _U32.pack(len(data)) + data
 
@@ -153,6 +163,7 @@ def cpu_limit_s(job: Job) -> int:
 
 
 def infra_result(job: Job, isolation: str, error: str) -> JobResult:
+    error = safe_text(error)
     return JobResult(isolation, [CallVerdict(Status.INFRA, error=error) for _ in job.calls])
 
 
@@ -184,7 +195,7 @@ def _records(blob: bytes) -> list[bytes]:
 
 
 def _text(blob: bytes, total: int) -> str:
-    text = blob.decode("utf-8", "replace")
+    text = blob.decode("utf-8", "replace")  # (bytes decoded with "replace" never hold a lone surrogate)
     if total > len(blob):
         text += f"\n[... {total - len(blob)} more bytes not kept]"
     return text
@@ -243,8 +254,10 @@ def _call_verdict(job: Job, i: int, rec, limits: Limits) -> CallVerdict | None:
     if not (type(rec) is list and len(rec) == 4 and rec[0] == i and type(rec[0]) is int and rec[1] in _CHILD_STATUSES):
         return None
     status, text, error = rec[1], rec[2], rec[3]
-    if error is not None and type(error) is not str:
-        return None
+    if error is not None:
+        if type(error) is not str:
+            return None
+        error = safe_text(error)
     if status != "ok":
         return CallVerdict(Status(status), error=error) if text is None else None
     if type(text) is not str:
@@ -259,7 +272,7 @@ def _call_verdict(job: Job, i: int, rec, limits: Limits) -> CallVerdict | None:
     match = None
     if job.expected is not None and job.expected[i] is not None:
         match = form == job._expected_forms[i]
-    return CallVerdict(Status.OK, values.display(value), text, match, None)
+    return CallVerdict(Status.OK, safe_text(values.display(value)), text, match, None)
 
 
 def _unfinished(job: Job, header: dict) -> CallVerdict:
@@ -270,7 +283,7 @@ def _unfinished(job: Job, header: dict) -> CallVerdict:
     if end == "output":
         return CallVerdict(Status.OUTPUT_TOO_LARGE, error="stdout+stderr over the output limit")
     if end == "results":
-        return CallVerdict(Status.OUTPUT_TOO_LARGE, error="results over the size limit")
+        return CallVerdict(Status.OUTPUT_TOO_LARGE, error="the job's results together are over the size limit")
     if end == "signal":
         sig = header.get("signal")
         cpu = header.get("cpu") or 0.0

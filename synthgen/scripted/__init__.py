@@ -1,11 +1,12 @@
 """The scripted OpenAI-compatible server: a stand-in for vLLM that is scripted, NOT a model.
 
 It lets the pipeline and its tests run without a GPU. See server.py (HTTP and response shape),
-faults.py (injected latency and failures), responder.py (the pluggable answer logic) and
+faults.py (injected latency and failures; every knob is a field of
+synthgen.config.scripted.ScriptedServerSettings), responder.py (the pluggable answer logic) and
 launch.py (start in a thread, a subprocess or the foreground).
 """
 
-from synthgen.scripted.faults import Faults
+from synthgen.config.scripted import ScriptedServerSettings
 from synthgen.scripted.launch import (
     SCRIPTED_SERVER_HELP,
     ServerHandle,
@@ -24,9 +25,9 @@ from synthgen.scripted.responder import (
 __all__ = [
     "SCRIPTED_SERVER_HELP",
     "EchoResponder",
-    "Faults",
     "Responder",
     "ScriptedReply",
+    "ScriptedServerSettings",
     "ServerHandle",
     "default_responder",
     "make_responder",

@@ -1,4 +1,5 @@
-"""`python -m synthgen.scripted --help`: the scripted server (NOT a model) without the main CLI."""
+"""`python -m synthgen.scripted SETTINGS_JSON`: a process-mode scripted server (NOT a model); people use
+`synthgen scripted-server`."""
 
 import sys
 

@@ -1,4 +1,4 @@
-"""Fault injection and randomness for the scripted server: latency, errors, hangs, cut answers.
+"""Fault injection and randomness for the scripted server: latency, errors, hangs, cut or broken answers.
 
 Every random draw comes from a hash, never from global arrival order, so two runs against fresh
 servers with the same seed behave alike even when requests race:
@@ -11,59 +11,52 @@ servers with the same seed behave alike even when requests race:
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import random
 import string
-from dataclasses import dataclass, fields
 
-LATENCY_KINDS = ("fixed", "lognormal")
-REASONING_FIELDS = ("reasoning", "reasoning_content", "both")
+from synthgen.config.scripted import ScriptedServerSettings
 
 
-@dataclass(frozen=True)
-class Faults:
-    """What the scripted server does besides answering. Rates are per request (errors, hangs) or
-    per choice (truncation, garbage), each in [0, 1]."""
+def draw_latency(settings: ScriptedServerSettings, rng: random.Random) -> float:
+    """One choice's latency: fixed, or lognormal around latency_s; capped by latency_max_s."""
+    if settings.latency == "fixed" or settings.latency_s == 0:
+        value = settings.latency_s
+    else:
+        value = settings.latency_s * math.exp(rng.gauss(0.0, settings.latency_sigma))
+    if settings.latency_max_s is not None:
+        value = min(value, settings.latency_max_s)
+    return value
 
-    latency: str = "fixed"  # "fixed": every request takes latency_s; "lognormal": heavy-tailed
-    latency_s: float = 0.0  # the fixed latency, or the lognormal's median
-    latency_sigma: float = 1.0  # lognormal shape (sigma of the log); 1.0 is a long right tail
-    latency_max_s: float | None = None  # cap on one choice's latency, like a max_tokens limit
-    error_rate: float = 0.0  # answer 500
-    rate_limit_rate: float = 0.0  # answer 429
-    hang_rate: float = 0.0  # say nothing for hang_s, then drop the connection
-    hang_s: float = 3600.0
-    truncation_rate: float = 0.0  # finish_reason "length" with the answer cut short
-    garbage_rate: float = 0.0  # content replaced by junk text (finish_reason "stop")
-    reject_n: bool = False  # answer 400 to n > 1, like servers that do not support n
-    reasoning_field: str = "reasoning"  # "reasoning" (vLLM today), "reasoning_content" (older), "both"
 
-    def __post_init__(self) -> None:
-        if self.latency not in LATENCY_KINDS:
-            raise ValueError(f"latency must be one of {LATENCY_KINDS}, not {self.latency!r}")
-        if self.reasoning_field not in REASONING_FIELDS:
-            raise ValueError(f"reasoning_field must be one of {REASONING_FIELDS}, not {self.reasoning_field!r}")
-        for name in ("error_rate", "rate_limit_rate", "hang_rate", "truncation_rate", "garbage_rate"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], not {value}")
-        if self.latency_s < 0 or self.hang_s < 0 or self.latency_sigma < 0:
-            raise ValueError("latency_s, latency_sigma and hang_s must be >= 0")
-        if self.latency_max_s is not None and self.latency_max_s < 0:
-            raise ValueError("latency_max_s must be >= 0")
+def draw_request_fault(settings: ScriptedServerSettings, rng: random.Random) -> str | None:
+    """What happens to a whole request instead of an answer: "hang", "429", "500" or None."""
+    hang, limited, failed = rng.random(), rng.random(), rng.random()
+    if hang < settings.hang_rate:
+        return "hang"
+    if limited < settings.rate_limit_rate:
+        return "429"
+    if failed < settings.error_rate:
+        return "500"
+    return None
 
-    @classmethod
-    def names(cls) -> list[str]:
-        return [f.name for f in fields(cls)]
 
-    def draw_latency(self, rng: random.Random) -> float:
-        if self.latency == "fixed" or self.latency_s == 0:
-            value = self.latency_s
-        else:
-            value = self.latency_s * math.exp(rng.gauss(0.0, self.latency_sigma))
-        if self.latency_max_s is not None:
-            value = min(value, self.latency_max_s)
-        return value
+def malform(settings: ScriptedServerSettings, rng: random.Random, response: dict) -> bytes | None:
+    """The body of a broken 200 answer, or None for a well-formed one. Three ways a proxy or a
+    server bug breaks an answer: the JSON cut in the middle, token counts that are not numbers,
+    a choice index that is a string."""
+    cut_body, bad_usage, bad_index = rng.random(), rng.random(), rng.random()
+    if cut_body < settings.truncated_body_rate:
+        raw = json.dumps(response).encode()
+        return raw[: max(1, int(len(raw) * (0.1 + 0.8 * rng.random())))]
+    if bad_usage < settings.bad_usage_rate:
+        response = {**response, "usage": {**response["usage"], "prompt_tokens": "many", "completion_tokens": "lots"}}
+        return json.dumps(response).encode()
+    if bad_index < settings.bad_index_rate:
+        choices = [{**c, "index": str(c["index"])} for c in response["choices"]]
+        return json.dumps({**response, "choices": choices}).encode()
+    return None
 
 
 def derive_seed(*parts: object) -> int:

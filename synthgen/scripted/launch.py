@@ -2,37 +2,40 @@
 
     handle = start_scripted_server(EchoResponder(), error_rate=0.1)   # thread, any responder
     handle = start_scripted_server(mode="process", latency="lognormal", latency_s=0.3)  # own GIL
-    handle.url      # "http://127.0.0.1:<port>/v1", what RoleConfig.base_url wants
+    handle.url      # "http://127.0.0.1:<port>/v1", what a role's base_url wants
     handle.stats()  # GET /stats
     handle.stop()
 
-`serve()` blocks until Ctrl+C or SIGTERM; `scripted_server_command()` is the plain function the CLI
-wires as `synthgen scripted-server`; `python -m synthgen.scripted` runs the same thing.
+Keyword arguments are fields of ScriptedServerSettings (synthgen.config.scripted), the one
+declaration of every knob; a process-mode server gets the settings as JSON on its command line.
+`serve()` blocks until Ctrl+C or SIGTERM; `scripted_server_command()` is what the CLI calls.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import signal
 import subprocess
 import sys
 import threading
 import urllib.request
-from dataclasses import asdict, dataclass, field
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
+from pydantic import ValidationError
+
+from synthgen.config.base import describe_validation_error
+from synthgen.config.scripted import ScriptedServerSettings
 from synthgen.errors import UserError
-from synthgen.scripted.faults import LATENCY_KINDS, REASONING_FIELDS, Faults
-from synthgen.scripted.responder import RESPONDER_NAMES, Responder, make_responder
-from synthgen.scripted.server import DEFAULT_MODELS, ScriptedHTTPServer
+from synthgen.scripted.responder import Responder, make_responder
+from synthgen.scripted.server import ScriptedHTTPServer
 
 SCRIPTED_SERVER_HELP = (
     "Run the scripted OpenAI-compatible server. It is scripted, NOT a language model: answers come "
     "from a bank of problems the project wrote itself (or echo when no bank is installed), with "
     "seeded solve probabilities and optional injected faults (latency, 500/429 errors, hangs, "
-    "truncated or garbage answers). Use it to run the pipeline and its tests without a GPU; "
-    "point the teacher and student base_url at http://HOST:PORT/v1."
+    "truncated, garbage or malformed answers). Use it to run the pipeline and its tests without a "
+    "GPU; point the teacher and student base_url at http://HOST:PORT/v1."
 )
 
 
@@ -73,33 +76,41 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}/v1"
 
 
+def scripted_settings(settings: ScriptedServerSettings | None = None, **fields: Any) -> ScriptedServerSettings:
+    """`settings` (default: the defaults) with `fields` replaced; ValueError on a bad value."""
+    base = settings.model_dump() if settings is not None else {}
+    return ScriptedServerSettings.model_validate({**base, **fields})  # ValidationError is a ValueError
+
+
 def start_scripted_server(
     responder: Responder | str | None = None,
-    host: str = "127.0.0.1",
-    port: int = 0,
+    settings: ScriptedServerSettings | None = None,
     *,
-    seed: int = 0,
-    models: tuple[str, ...] = DEFAULT_MODELS,
     mode: str = "thread",
-    **faults,
+    **fields: Any,
 ) -> ServerHandle:
-    """Start a scripted server and return once it accepts connections. `faults` are Faults fields.
+    """Start a scripted server and return once it accepts connections.
 
-    `responder` is a Responder object or a name ("auto": the bank when installed, else echo;
-    "bank"; "echo"); None means "auto". mode "thread" serves from this process; mode "process"
-    runs `python -m synthgen.scripted` in a subprocess with its own interpreter lock (responder
-    by name only), which is what a benchmark of the client wants.
+    `fields` are ScriptedServerSettings fields overriding `settings`; the port defaults to 0 (a
+    free one) here. `responder` is a Responder object or a name ("auto": the bank when installed,
+    else echo; "bank"; "echo"); None means the settings' responder. mode "thread" serves from
+    this process; mode "process" runs `python -m synthgen.scripted` in a subprocess with its own
+    interpreter lock (responder by name only), which is what a benchmark of the client wants.
     """
-    fault_cfg = Faults(**faults)
+    if settings is None:
+        fields.setdefault("port", 0)
+    if isinstance(responder, str):
+        fields["responder"] = responder
+    config = scripted_settings(settings, **fields)
     if mode == "process":
         if responder is not None and not isinstance(responder, str):
             raise ValueError("mode='process' takes a responder name, not an object; use mode='thread'")
-        return _start_process(host, port, seed, models, fault_cfg, responder or "auto")
+        return _start_process(config)
     if mode != "thread":
         raise ValueError(f"mode must be 'thread' or 'process', not {mode!r}")
     if responder is None or isinstance(responder, str):
-        responder = make_responder(responder or "auto", seed)
-    server = ScriptedHTTPServer((host, port), responder, seed, fault_cfg, models)
+        responder = make_responder(config.responder, config.seed)
+    server = ScriptedHTTPServer(responder, config)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
 
@@ -108,28 +119,12 @@ def start_scripted_server(
         thread.join(timeout=10)
 
     actual_port = server.server_address[1]
-    return ServerHandle(_url(host, actual_port), actual_port, host, stop)
+    return ServerHandle(_url(config.host, actual_port), actual_port, config.host, stop)
 
 
-def _fault_flags(faults: Faults) -> list[str]:
-    flags: list[str] = []
-    for name in Faults.names():
-        value = getattr(faults, name)
-        if value == getattr(Faults(), name) or value is None:
-            continue
-        flag = "--" + name.replace("_", "-")
-        flags += [flag] if isinstance(value, bool) else [flag, str(value)]
-    return flags
-
-
-def _start_process(
-    host: str, port: int, seed: int, models: tuple[str, ...], faults: Faults, responder: str
-) -> ServerHandle:
-    cmd = [sys.executable, "-m", "synthgen.scripted", "--host", host, "--port", str(port), "--seed", str(seed)]
-    cmd += ["--responder", responder]
-    for model in models:
-        cmd += ["--model", model]
-    proc = subprocess.Popen(cmd + _fault_flags(faults), stdout=subprocess.PIPE, text=True)
+def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
+    cmd = [sys.executable, "-m", "synthgen.scripted", settings.model_dump_json()]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline() if proc.stdout else ""
     if "listening on" not in line:
         proc.kill()
@@ -147,23 +142,14 @@ def _start_process(
         if proc.stdout:
             proc.stdout.close()
 
-    return ServerHandle(url, actual_port, host, stop)
+    return ServerHandle(url, actual_port, settings.host, stop)
 
 
-def serve(
-    responder: Responder | str | None = None,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    *,
-    seed: int = 0,
-    models: tuple[str, ...] = DEFAULT_MODELS,
-    **faults,
-) -> None:
+def serve(settings: ScriptedServerSettings, responder: Responder | None = None) -> None:
     """Serve in the foreground until Ctrl+C or SIGTERM, then close connections and return."""
-    if responder is None or isinstance(responder, str):
-        responder = make_responder(responder or "auto", seed)
-    server = ScriptedHTTPServer((host, port), responder, seed, Faults(**faults), models)
-    url = _url(host, server.server_address[1])
+    responder = responder or make_responder(settings.responder, settings.seed)
+    server = ScriptedHTTPServer(responder, settings)
+    url = _url(settings.host, server.server_address[1])
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM -> KeyboardInterrupt
     print(f"scripted server (not a model; responder {type(responder).__name__}) listening on {url}", flush=True)
@@ -175,80 +161,26 @@ def serve(
         server.stop()
 
 
-def scripted_server_command(
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    seed: int = 0,
-    model: list[str] | None = None,
-    latency: str = "fixed",
-    latency_s: float = 0.0,
-    latency_sigma: float = 1.0,
-    latency_max_s: float | None = None,
-    error_rate: float = 0.0,
-    rate_limit_rate: float = 0.0,
-    hang_rate: float = 0.0,
-    hang_s: float = 3600.0,
-    truncation_rate: float = 0.0,
-    garbage_rate: float = 0.0,
-    reject_n: bool = False,
-    reasoning_field: str = "reasoning",
-    responder: str = "auto",
-) -> None:
+def scripted_server_command(settings: ScriptedServerSettings | None = None, **fields: Any) -> None:
     """Run the scripted OpenAI-compatible server (scripted, NOT a model); see SCRIPTED_SERVER_HELP.
 
-    Bad fault settings and an address that cannot be bound raise UserError (exit code 2)."""
+    Bad settings and an address that cannot be bound raise UserError (exit code 2)."""
     try:
-        faults = Faults(
-            latency=latency,
-            latency_s=latency_s,
-            latency_sigma=latency_sigma,
-            latency_max_s=latency_max_s,
-            error_rate=error_rate,
-            rate_limit_rate=rate_limit_rate,
-            hang_rate=hang_rate,
-            hang_s=hang_s,
-            truncation_rate=truncation_rate,
-            garbage_rate=garbage_rate,
-            reject_n=reject_n,
-            reasoning_field=reasoning_field,
-        )
-        brain = make_responder(responder, seed)
-    except ValueError as exc:
-        raise UserError(f"scripted server: {exc}") from exc
+        config = scripted_settings(settings, **fields)
+    except ValidationError as exc:
+        raise UserError(f"scripted server: {describe_validation_error(exc)}") from None
     try:
-        serve(brain, host=host, port=port, seed=seed, models=tuple(model or DEFAULT_MODELS), **asdict(faults))
+        serve(config)
     except OSError as exc:
-        raise UserError(f"scripted server: cannot listen on {host}:{port}: {exc}") from exc
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m synthgen.scripted", description=SCRIPTED_SERVER_HELP)
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000, help="0 picks a free port")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--model", action="append", help="model name(s) listed by /v1/models")
-    p.add_argument("--latency", choices=LATENCY_KINDS, default="fixed")
-    p.add_argument("--latency-s", type=float, default=0.0, help="fixed latency, or lognormal median (s)")
-    p.add_argument("--latency-sigma", type=float, default=1.0, help="lognormal sigma of log-latency")
-    p.add_argument("--latency-max-s", type=float, default=None, help="cap on one answer's latency")
-    p.add_argument("--error-rate", type=float, default=0.0, help="share of requests answered 500")
-    p.add_argument("--rate-limit-rate", type=float, default=0.0, help="share of requests answered 429")
-    p.add_argument("--hang-rate", type=float, default=0.0, help="share of requests that never answer")
-    p.add_argument("--hang-s", type=float, default=3600.0, help="how long a hung request stays silent")
-    p.add_argument("--truncation-rate", type=float, default=0.0, help='share of answers cut, finish_reason "length"')
-    p.add_argument("--garbage-rate", type=float, default=0.0, help="share of answers replaced by junk")
-    p.add_argument("--reject-n", action="store_true", help="answer 400 to n > 1")
-    p.add_argument("--reasoning-field", choices=REASONING_FIELDS, default="reasoning")
-    p.add_argument("--responder", choices=RESPONDER_NAMES, default="auto",
-                   help="auto: the problem bank when installed, else echo")
-    return p
+        raise UserError(f"scripted server: cannot listen on {config.host}:{config.port}: {exc}") from exc
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = vars(build_parser().parse_args(argv))
+    """`python -m synthgen.scripted SETTINGS_JSON`: how a process-mode server starts (no CLI import)."""
+    args = sys.argv[1:] if argv is None else argv
     try:
-        scripted_server_command(**args)
-    except UserError as exc:
+        scripted_server_command(ScriptedServerSettings.model_validate_json(args[0]) if args else None)
+    except (UserError, ValidationError, IndexError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

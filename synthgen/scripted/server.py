@@ -9,10 +9,13 @@ the benchmark read it). The answers come from a Responder (synthgen.scripted.res
     python -m synthgen.scripted --port 8000 --seed 0 --latency lognormal --latency-s 0.5
     # or, wired by the CLI: synthgen scripted-server ...
 
-In-process use (tests):
+Every knob is a field of synthgen.config.scripted.ScriptedServerSettings. In-process use (tests):
 
     with start_scripted_server(EchoResponder(), error_rate=0.2) as server:
-        ... RoleConfig(base_url=server.url) ...   # server.url ends in /v1
+        ... TeacherSettings(base_url=server.url) ...   # server.url ends in /v1
+
+Each answer reports `"model": "scripted"` (rows record what answered), while /v1/models lists the
+names it was started with, so a client configured for gpt-oss passes its preflight.
 """
 
 from __future__ import annotations
@@ -27,19 +30,39 @@ import uuid
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from synthgen.config.scripted import ScriptedServerSettings
 from synthgen.scripted.faults import (
-    Faults,
     body_digest,
     cut,
     derive_seed,
+    draw_latency,
+    draw_request_fault,
     estimate_tokens,
     garbage_text,
+    malform,
     prompt_tokens,
 )
 from synthgen.scripted.responder import Responder, ScriptedReply
 
-DEFAULT_MODELS = ("openai/gpt-oss-120b",)
 MAX_N = 1024
+
+
+def parse_chat_body(raw: bytes, reject_n: bool = False) -> tuple[dict, list, int]:
+    """(body, messages, n) of a chat request; ValueError says why it is a 400."""
+    body = json.loads(raw or b"null")
+    if not isinstance(body, dict):
+        raise ValueError("the body must be a JSON object")
+    messages, n = body.get("messages"), body.get("n")
+    n = 1 if n is None else n
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("messages must be a non-empty list")
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_N:
+        raise ValueError(f"n must be an integer in [1, {MAX_N}]")
+    if body.get("stream"):
+        raise ValueError("the scripted server does not stream")
+    if reject_n and n > 1:
+        raise ValueError("n > 1 is not supported by this server (scripted --reject-n)")
+    return body, messages, n
 
 
 class ScriptedHTTPServer(ThreadingHTTPServer):
@@ -48,12 +71,12 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 2048  # a burst of hundreds of new connections must not overflow the backlog
 
-    def __init__(self, address, responder: Responder, seed: int, faults: Faults, models=DEFAULT_MODELS):
-        super().__init__(address, ScriptedHandler)
+    def __init__(self, responder: Responder, settings: ScriptedServerSettings):
+        super().__init__((settings.host, settings.port), ScriptedHandler)
         self.responder = responder
-        self.seed = seed
-        self.faults = faults
-        self.models = tuple(models)
+        self.settings = settings
+        self.seed = settings.seed
+        self.models = settings.models
         self.started = int(time.time())
         self.stopping = threading.Event()
         self.lock = threading.Lock()
@@ -119,7 +142,9 @@ class ScriptedHandler(BaseHTTPRequestHandler):
 
     # -- plumbing -------------------------------------------------------------------------------
     def _send_json(self, status: int, payload: object, headers: dict | None = None) -> None:
-        body = json.dumps(payload).encode()
+        self._send_bytes(status, json.dumps(payload).encode(), headers)
+
+    def _send_bytes(self, status: int, body: bytes, headers: dict | None = None) -> None:
         try:
             self.send_response_only(status)
             self.send_header("Content-Type", "application/json")
@@ -174,52 +199,63 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 server.in_flight -= 1
 
     def _chat(self, raw: bytes) -> None:
+        """Answer one chat request: check it, maybe inject a fault, answer (maybe malformed)."""
         arrived = time.monotonic()
-        server, faults = self.server, self.server.faults
+        server = self.server
         try:
-            body = json.loads(raw or b"null")
-            if not isinstance(body, dict):
-                raise ValueError("the body must be a JSON object")
-            messages, n = body.get("messages"), body.get("n")
-            n = 1 if n is None else n
-            if not isinstance(messages, list) or not messages:
-                raise ValueError("messages must be a non-empty list")
-            if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_N:
-                raise ValueError(f"n must be an integer in [1, {MAX_N}]")
-            if body.get("stream"):
-                raise ValueError("the scripted server does not stream")
+            body, messages, n = parse_chat_body(raw, server.settings.reject_n)
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
             self._count(400)
             self._error(400, str(exc), "BadRequestError")
             return
-        if faults.reject_n and n > 1:
-            self._count(400)
-            self._error(400, "n > 1 is not supported by this server (scripted --reject-n)", "BadRequestError")
-            return
-
         digest = body_digest(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
         with server.lock:
             occurrence = server.occurrences[digest]
             server.occurrences[digest] += 1
         request_seed = derive_seed(server.seed, digest, occurrence)
-        rng = random.Random(request_seed)
-        hang, limited, failed = rng.random(), rng.random(), rng.random()
-        if hang < faults.hang_rate:
+        if self._injected_fault(random.Random(request_seed)):
+            return
+        replies = self._replies(body, messages, n, digest)
+        if replies is None:
+            return
+        choices, completion_tokens, latency = self._choices(replies, body, digest, occurrence)
+        if latency > 0 and server.stopping.wait(latency):
+            self.close_connection = True  # shutting down
+            return
+        response = self._response(body, messages, choices, completion_tokens, request_seed, occurrence)
+        broken = malform(server.settings, random.Random(derive_seed(request_seed, "malform")), response)
+        with server.lock:  # counted before the answer leaves, so a client never sees stale stats
+            server.choices += n
+            server.latency_sum_s += latency
+            server.by_status["200" if broken is None else "200-malformed"] += 1
+        if broken is None:
+            self._send_json(200, response)
+        else:
+            self._send_bytes(200, broken)
+        with server.lock:
+            server.overhead_sum_s += time.monotonic() - arrived - latency
+
+    def _injected_fault(self, rng: random.Random) -> bool:
+        """Hang, 429 or 500 instead of an answer, as the fault rates draw; True if one was sent."""
+        server = self.server
+        fault = draw_request_fault(server.settings, rng)
+        if fault == "hang":
             with server.lock:
                 server.hangs += 1
-            server.stopping.wait(faults.hang_s)
+            server.stopping.wait(server.settings.hang_s)
             self._count("hang")
             self.close_connection = True  # drop the connection without an answer
-            return
-        if limited < faults.rate_limit_rate:
+        elif fault == "429":
             self._count(429)
             self._error(429, "scripted rate limit", "RateLimitError", {"Retry-After": "1"})
-            return
-        if failed < faults.error_rate:
+        elif fault == "500":
             self._count(500)
             self._error(500, "scripted internal error", "InternalServerError")
-            return
+        return fault is not None
 
+    def _replies(self, body: dict, messages: list, n: int, digest: str) -> list[ScriptedReply] | None:
+        """The responder's n replies; a responder bug is answered 500 (and None returned)."""
+        server = self.server
         params = {k: v for k, v in body.items() if k != "messages"}
         try:
             # Answers depend on the body alone (which carries the client's per-request `seed`), so a
@@ -232,18 +268,22 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             print(f"scripted server: responder failed: {exc!r}", file=sys.stderr)
             self._count(500)
             self._error(500, f"responder failed: {exc!r}", "InternalServerError")
-            return
+            return None
+        return replies
 
+    def _choices(self, replies, body: dict, digest: str, occurrence: int) -> tuple[list[dict], int, float]:
+        """(choices, completion tokens, latency): per-choice garbage, truncation and latency draws."""
+        settings, seed = self.server.settings, self.server.seed
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         choices, completion_tokens, latency = [], 0, 0.0
         for index, reply in enumerate(replies):
-            crng = random.Random(derive_seed(server.seed, digest, occurrence, index))
-            latency = max(latency, faults.draw_latency(crng))
+            crng = random.Random(derive_seed(seed, digest, occurrence, index))
+            latency = max(latency, draw_latency(settings, crng))
             content, reasoning, finish = reply.content, reply.reasoning, "stop"
             garbage, truncate, where = crng.random(), crng.random(), crng.random()
-            if garbage < faults.garbage_rate:
+            if garbage < settings.garbage_rate:
                 content = garbage_text(crng)
-            if truncate < faults.truncation_rate:
+            if truncate < settings.truncation_rate:
                 total = len(content) + len(reasoning)
                 content, reasoning = cut(content, reasoning, int(total * where * 0.9))
                 finish = "length"
@@ -252,16 +292,16 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 finish = "length"
             completion_tokens += max(1, estimate_tokens(reasoning) + estimate_tokens(content))
             choices.append(self._choice(index, content, reasoning, finish))
+        return choices, completion_tokens, latency
 
-        if latency > 0 and server.stopping.wait(latency):
-            self.close_connection = True  # shutting down
-            return
+    def _response(self, body, messages, choices, completion_tokens: int, request_seed: int, occurrence: int) -> dict:
+        """The chat.completion object; its `model` says what answered: the scripted server."""
         prompt = prompt_tokens(messages)
-        response = {
+        return {
             "id": f"chatcmpl-{uuid.UUID(int=derive_seed(request_seed, 'id') << 64 | occurrence).hex}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model") or server.models[0],
+            "model": self.server.settings.response_model,
             "choices": choices,
             "usage": {
                 "prompt_tokens": prompt,
@@ -271,17 +311,10 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             },
             "prompt_logprobs": None,
         }
-        with server.lock:  # counted before the answer leaves, so a client never sees stale stats
-            server.choices += n
-            server.latency_sum_s += latency
-            server.by_status["200"] += 1
-        self._send_json(200, response)
-        with server.lock:
-            server.overhead_sum_s += time.monotonic() - arrived - latency
 
     def _choice(self, index: int, content: str, reasoning: str, finish: str) -> dict:
         message: dict = {"role": "assistant", "content": content, "refusal": None, "tool_calls": []}
-        field = self.server.faults.reasoning_field
+        field = self.server.settings.reasoning_field
         if field in ("reasoning", "both"):
             message["reasoning"] = reasoning or None
         if field in ("reasoning_content", "both"):

@@ -94,7 +94,6 @@ class ChainBuilder:
 async def run_async(settings: ChainSettings, *, force: bool = False, console: Console | None = None) -> StageDir:
     from synthgen.llm import LLMClient
     from synthgen.sandbox import SandboxPool
-    from synthgen.stages.llm_setup import client_config
 
     console = console or Console(stderr=True)
     shard = shard_name(settings.shard, settings.num_shards)
@@ -114,7 +113,8 @@ async def run_async(settings: ChainSettings, *, force: bool = False, console: Co
     stats = TurnStats(lineages_total=starts.height)
     cache = Path(settings.run_dir) / "cache" / f"{STAGE}-{shard}.sqlite"
     try:
-        async with LLMClient(client_config(settings), cache_path=cache) as llm:
+        async with LLMClient.from_settings(settings, cache_path=cache) as llm:
+            await llm.preflight(settings.llm.wait_ready_s)
             with SandboxPool(workers=settings.sandbox.workers, allow_unsafe=settings.sandbox.allow_unsafe) as pool:
                 builder = ChainBuilder(settings, TurnRunner(llm, pool, settings, digest), rows, links, stats)
                 limit = asyncio.Semaphore(max(1, settings.max_in_flight))

@@ -27,6 +27,7 @@ def _curation_steps():
 
 
 def run(settings: DemoSettings, console: Console | None = None) -> Path:
+    from synthgen.llm import check_servers
     from synthgen.stages import generate, seeds
 
     console = console or Console(stderr=True)
@@ -39,13 +40,14 @@ def run(settings: DemoSettings, console: Console | None = None) -> Path:
             server = stack.enter_context(start_scripted_server(seed=settings.seed, mode="process"))
             base_url = server.url
             console.print(f"demo: scripted server (not a model) at {base_url}")
-        seeds.run(
-            SeedsSettings(run_dir=run_dir, n=settings.seeds, seed=settings.seed), console=console
-        )
         roles = {
             "teacher": settings.teacher.model_dump() | {"base_url": base_url},
             "student": settings.student.model_dump() | {"base_url": base_url},
         }
+        check_servers(resolve_settings(GenerateSettings, {}, roles))  # a wrong URL or model stops here
+        seeds.run(
+            SeedsSettings(run_dir=run_dir, n=settings.seeds, seed=settings.seed), console=console
+        )
         gen = resolve_settings(
             GenerateSettings,
             {},

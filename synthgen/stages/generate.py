@@ -165,7 +165,6 @@ async def _run_lineages(gen: Generator, todo: Iterator[Lineage], max_active: int
 async def run_async(settings: GenerateSettings, *, force: bool = False, console: Console | None = None) -> StageDir:
     from synthgen.llm import LLMClient
     from synthgen.sandbox import SandboxPool
-    from synthgen.stages.llm_setup import client_config
 
     console = console or Console(stderr=True)
     stage = StageDir(settings.run_dir, STAGE)
@@ -203,7 +202,8 @@ async def run_async(settings: GenerateSettings, *, force: bool = False, console:
         loop.add_signal_handler(signum, on_signal, signum)
     cache = Path(settings.run_dir) / "cache" / f"{STAGE}-{shard}.sqlite"
     try:
-        async with LLMClient(client_config(settings), cache_path=cache) as llm:
+        async with LLMClient.from_settings(settings, cache_path=cache) as llm:
+            await llm.preflight(settings.llm.wait_ready_s)
             with SandboxPool(workers=settings.sandbox.workers, allow_unsafe=settings.sandbox.allow_unsafe) as pool:
                 runner = TurnRunner(llm, pool, settings, digest)
                 gen = Generator(settings, runner, writer, stats)

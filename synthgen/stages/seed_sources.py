@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from synthgen.errors import UserError
+from synthgen.text import safe_text
 
 # starcoderdata names its repository and path columns like this; others use plain names.
 REPO_COLUMNS = ("max_stars_repo_name", "repo_name", "repo")
@@ -30,6 +31,13 @@ class Document:
     text: str
     repo: str | None = None
     path: str | None = None
+
+    def __post_init__(self) -> None:
+        # Text from user files (JSON escapes, undecodable file names) made safe once, here.
+        for name in ("origin", "text", "repo", "path"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, safe_text(value))
 
 
 def default_source_dir() -> Path:

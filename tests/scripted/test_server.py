@@ -16,13 +16,13 @@ import pytest
 from synthgen.errors import UserError
 from synthgen.scripted import (
     EchoResponder,
-    Faults,
     ScriptedReply,
+    ScriptedServerSettings,
     default_responder,
     scripted_server_command,
     start_scripted_server,
 )
-from synthgen.scripted.faults import derive_seed
+from synthgen.scripted.faults import derive_seed, draw_latency
 
 
 def call(handle, method="POST", path="/v1/chat/completions", body=None, timeout=10):
@@ -158,14 +158,14 @@ def test_stop_returns_promptly_with_a_hung_request(serve):
 
 
 def test_fixed_latency_and_lognormal_draws():
-    faults = Faults(latency="lognormal", latency_s=1.0, latency_sigma=1.0, latency_max_s=3.0)
+    settings = ScriptedServerSettings(latency="lognormal", latency_s=1.0, latency_sigma=1.0, latency_max_s=3.0)
     import random
 
-    draws = [faults.draw_latency(random.Random(derive_seed(0, i))) for i in range(2000)]
+    draws = [draw_latency(settings, random.Random(derive_seed(0, i))) for i in range(2000)]
     assert max(draws) == 3.0 and min(draws) > 0
     assert 0.85 < sorted(draws)[1000] < 1.15  # median
-    assert draws == [faults.draw_latency(random.Random(derive_seed(0, i))) for i in range(2000)]
-    assert Faults(latency_s=0.25).draw_latency(random.Random(1)) == 0.25
+    assert draws == [draw_latency(settings, random.Random(derive_seed(0, i))) for i in range(2000)]
+    assert draw_latency(ScriptedServerSettings(latency_s=0.25), random.Random(1)) == 0.25
 
 
 def test_latency_is_served_concurrently(serve):
@@ -179,13 +179,17 @@ def test_latency_is_served_concurrently(serve):
     assert stats["peak_in_flight"] >= 32 and abs(stats["latency_sum_s"] - 64 * 0.3) < 1e-6
 
 
-def test_bad_fault_settings_are_rejected():
+def test_bad_fault_settings_are_rejected(cli):
     with pytest.raises(ValueError):
-        Faults(error_rate=1.5)
+        ScriptedServerSettings(error_rate=1.5)
     with pytest.raises(ValueError):
-        Faults(latency="uniform")
-    with pytest.raises(UserError):
+        ScriptedServerSettings(latency="uniform")
+    with pytest.raises(ValueError):
+        start_scripted_server(EchoResponder(), bad_index_rate=2)
+    with pytest.raises(UserError, match="hang_rate"):
         scripted_server_command(port=0, hang_rate=-1)
+    rc, _, err = cli("scripted-server", "--port", "0", "--truncated-body-rate", "1.5")
+    assert rc == 2 and "truncated_body_rate" in err and len(err.strip().splitlines()) == 1
 
 
 def test_responder_errors_become_500(serve):
@@ -234,8 +238,13 @@ def test_process_mode_and_cli_help():
         assert handle.stats()["requests"] == 1
     with pytest.raises(ValueError):
         start_scripted_server(EchoResponder(), mode="process")
-    out = subprocess.run([sys.executable, "-m", "synthgen.scripted", "--help"], capture_output=True, text=True)
-    assert out.returncode == 0 and "NOT a language model" in " ".join(out.stdout.split())
+    out = subprocess.run([sys.executable, "-m", "synthgen.scripted", '{"port": "x"}'], capture_output=True, text=True)
+    assert out.returncode == 2 and "port" in out.stderr
+
+
+def test_a_bad_flag_value_is_one_line(cli):
+    rc, _, err = cli("scripted-server", "--error-rate", "1.5")
+    assert rc == 2 and "error_rate" in err and len(err.strip().splitlines()) == 1
 
 
 def test_make_responder_by_name():
@@ -246,3 +255,52 @@ def test_make_responder_by_name():
         make_responder("oracle")
     with pytest.raises(UserError):
         scripted_server_command(port=0, responder="oracle")
+
+
+def test_answers_report_scripted_as_their_model_while_models_lists_the_served_names(serve):
+    handle = serve(models=("openai/gpt-oss-120b", "other/model"))
+    assert [m["id"] for m in call(handle, "GET", "/v1/models")[2]["data"]] == ["openai/gpt-oss-120b", "other/model"]
+    assert call(handle, body=chat())[2]["model"] == "scripted"
+    assert call(serve(response_model="stand-in"), body=chat())[2]["model"] == "stand-in"
+
+
+def raw_call(handle, body):
+    conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=10)
+    try:
+        conn.request("POST", "/v1/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+def test_malformed_200_bodies(serve):
+    status, raw = raw_call(serve(truncated_body_rate=1.0), chat(n=2))
+    assert status == 200
+    with pytest.raises(ValueError):
+        json.loads(raw)
+    usage = json.loads(raw_call(serve(bad_usage_rate=1.0), chat())[1])["usage"]
+    assert not isinstance(usage["prompt_tokens"], int) and not isinstance(usage["completion_tokens"], int)
+    choices = json.loads(raw_call(serve(bad_index_rate=1.0), chat(n=2))[1])["choices"]
+    assert [c["index"] for c in choices] == ["0", "1"]
+    handle = serve(seed=2, bad_usage_rate=0.5)
+    usages = [json.loads(raw_call(handle, chat("same"))[1])["usage"] for _ in range(20)]
+    kinds = {isinstance(usage["prompt_tokens"], int) for usage in usages}
+    assert kinds == {True, False}  # a retry of the same body can draw a well-formed answer
+    assert handle.stats()["by_status"].keys() == {"200", "200-malformed"}
+
+
+def test_one_settings_model_drives_thread_process_and_cli(serve, cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # Rich shortens flag names to fit a narrow terminal
+    settings = ScriptedServerSettings(port=0, seed=4, models=("a/m", "b/m"), response_model="x", reject_n=True)
+    with start_scripted_server("echo", settings, mode="process") as proc:
+        assert [m["id"] for m in call(proc, "GET", "/v1/models")[2]["data"]] == ["a/m", "b/m"]
+        assert call(proc, body=chat(n=2))[0] == 400
+        from_process = call(proc, body=chat("p"))[2]
+    from_thread = call(serve(EchoResponder(), settings=settings), body=chat("p"))[2]
+    assert from_process["choices"] == from_thread["choices"] and from_process["model"] == "x"
+    rc, out, _ = cli("scripted-server", "--help")
+    for name in ScriptedServerSettings.model_fields:  # every field is a flag, with its description
+        flag = "--" + ("model" if name == "models" else name.replace("_", "-"))
+        assert flag in out, flag
+    assert rc == 0 and "choice index is a string" in " ".join(out.split())
