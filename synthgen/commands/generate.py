@@ -19,6 +19,7 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         run_dir: Path = typer.Option(default(D, "run_dir"), help="Run directory; rows go to RUN_DIR/generate/."),
         input_dir: Optional[str] = typer.Option(None, help="Seeds stage folder (default RUN_DIR/seeds)."),
+        allow_partial: bool = typer.Option(False, "--allow-partial", help="Read an unfinished input stage as far as it is finished (recorded in the output)."),
         envs: str = typer.Option(",".join(default(D, "envs")), help="Comma-separated environments."),
         turns: int = typer.Option(default(D, "turns"), help="Teacher turns per lineage (SPEC: 6)."),
         attempts: int = typer.Option(default(D, "attempts"), help="Student attempts M per problem (SPEC: 32)."),
@@ -46,7 +47,7 @@ def register(app: typer.Typer) -> None:
 
         extra = shared_base_url(ctx, base_url)
         settings = settings_from(
-            ctx, GenerateSettings, extra=extra, run_dir=run_dir, input_dir=input_dir, envs=envs, turns=turns,
+            ctx, GenerateSettings, extra=extra, run_dir=run_dir, input_dir=input_dir, allow_partial=allow_partial, envs=envs, turns=turns,
             attempts=attempts, lineages_per_seed=lineages_per_seed, single_turn=single_turn, max_seeds=max_seeds,
             **{
                 "teacher.base_url": teacher_base_url, "student.base_url": student_base_url,

@@ -20,7 +20,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from synthgen.config.common import RunSettings
+from synthgen.config.common import InputSettings, RunSettings
 
 # SPEC §6, pass rates over 32 attempts; listed from hard to easy.
 SCHEMES: dict[str, dict[str, tuple[float, float]]] = {
@@ -68,9 +68,9 @@ def make_bins(ranges: dict[str, tuple[float, float]]) -> list[Bin]:
     return [Bin(name, low, high, high not in starts) for low, high, name in items]
 
 
-class BinSettings(RunSettings):
+class BinSettings(InputSettings, RunSettings):
     section = "bin"
-    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "input_dir"})
+    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "input_dir", "allow_partial"})
 
     input_dir: str | None = None  # default: <run_dir>/filter
     scheme: Literal["chains", "broad", "custom"] = "broad"

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from synthgen.config.common import (
     EnvListMixin,
+    InputSettings,
     LLMSettings,
     SandboxSettings,
     ShardedSettings,
@@ -74,9 +75,9 @@ TURN_LOOP_UNHASHED = frozenset(
 )
 
 
-class GenerateSettings(EnvListMixin, TurnLoopSettings, ShardedSettings):
+class GenerateSettings(EnvListMixin, InputSettings, TurnLoopSettings, ShardedSettings):
     section = "generate"
-    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"input_dir"}
+    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"input_dir", "allow_partial"}
 
     input_dir: str | None = None  # default: <run_dir>/seeds
     turns: int = Field(6, ge=1)
