@@ -167,7 +167,8 @@ def check_values(table: pa.Table, spec: TableSpec, path: Path | str) -> None:
         if name in spec.fractions and len(column):
             nan = pc.is_nan(column)
             if pc.any(pc.fill_null(nan, False)).as_py():
-                raise UserError(f"{path}: column {name!r} is NaN in row {_first(nan)}; a pass rate is a number in [0, 1]")
+                raise UserError(f"{path}: column {name!r} is NaN in row {_first(nan)}; "
+                                "a pass rate is a number in [0, 1]")
             outside = pc.or_(pc.less(column, 0.0), pc.greater(column, 1.0))
             if pc.any(pc.fill_null(outside, False)).as_py():
                 row = _first(outside)
@@ -245,4 +246,5 @@ def read_parts(parts: Sequence[Path], spec: TableSpec | None, columns: Sequence[
     try:
         return pa.concat_tables(tables, promote_options="default")
     except pa.ArrowInvalid as exc:
-        raise UserError(f"Parquet files in {parts[0].parent} do not share a schema: {str(exc).splitlines()[0]}") from None
+        first = str(exc).splitlines()[0]
+        raise UserError(f"Parquet files in {parts[0].parent} do not share a schema: {first}") from None

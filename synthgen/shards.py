@@ -313,8 +313,9 @@ class StageDir:
             if self.path.exists() and not self.path.is_dir():
                 raise UserError(f"{self.path} is a file, not a folder")
             parent.mkdir(parents=True, exist_ok=True)
-            for stale in list(parent.glob(f".{glob_escape(name)}.new-*")) + list(parent.glob(f".{glob_escape(name)}.old-*")):
-                shutil.rmtree(stale, ignore_errors=True)  # we hold the lock: their writers are gone
+            for kind in ("new", "old"):
+                for stale in parent.glob(f".{glob_escape(name)}.{kind}-*"):
+                    shutil.rmtree(stale, ignore_errors=True)  # we hold the lock: their writers are gone
             build_path = parent / f".{name}.new-{os.getpid()}"
             build_path.mkdir()
             try:

@@ -14,6 +14,9 @@ from synthgen.errors import EXIT_BAD_INPUT, EXIT_INFRA, InfraIncomplete, UserErr
 
 S = TypeVar("S", bound=Settings)
 
+# `--allow-partial` on every stage that reads another stage's folder (InputSettings.allow_partial).
+PARTIAL_HELP = "Read an unfinished input stage as far as it is finished, on purpose (the output records it)."
+
 # Sections a config file may hold: one per command that takes settings.
 SECTIONS = frozenset({"seeds", "generate", "filter", "bin", "chain", "train", "slurm", "stats", "demo"})
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from synthgen.commands._common import default, settings_from
+from synthgen.commands._common import PARTIAL_HELP, default, settings_from
 from synthgen.config.bin import BinSettings
 
 D = BinSettings
@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         run_dir: Path = typer.Option(default(D, "run_dir"), help="Run directory; bins go to RUN_DIR/bin/<difficulty>/."),
         input_dir: Optional[str] = typer.Option(None, "--input", help="Folder of kept problems (default RUN_DIR/filter)."),
-        allow_partial: bool = typer.Option(False, "--allow-partial", help="Read an unfinished input stage as far as it is finished (recorded in the output)."),
+        allow_partial: bool = typer.Option(False, "--allow-partial", help=PARTIAL_HELP),
         scheme: str = typer.Option(default(D, "scheme"), help="chains (App. B), broad (Table 3) or custom (with --bins)."),
         bins: Optional[str] = typer.Option(None, "--bins", help="Custom bins, e.g. 'easy=0.7:1,hard=0:0.3' (with --scheme custom)."),
         balance: bool = typer.Option(False, "--balance", help="Downsample every non-empty bin to the smallest one's count."),
@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
         from synthgen.stages import bin as stage
 
         settings = settings_from(
-            ctx, BinSettings, run_dir=run_dir, input_dir=input_dir, allow_partial=allow_partial, scheme=scheme, bins=bins, balance=balance,
-            seed=seed, write_outside=write_outside,
+            ctx, BinSettings, run_dir=run_dir, input_dir=input_dir, scheme=scheme, bins=bins, balance=balance,
+            seed=seed, write_outside=write_outside, allow_partial=allow_partial,
         )
         stage.run(settings, force=force, plot_path=plot)

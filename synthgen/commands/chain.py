@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from synthgen.commands._common import default, settings_from, shared_base_url
+from synthgen.commands._common import PARTIAL_HELP, default, settings_from, shared_base_url
 from synthgen.config.chain import ChainSettings
 
 D = ChainSettings
@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         run_dir: Path = typer.Option(default(D, "run_dir"), help="Run directory; chains go to RUN_DIR/chain/."),
         input_dir: Optional[str] = typer.Option(None, help="Problems to start from (default RUN_DIR/filter)."),
-        allow_partial: bool = typer.Option(False, "--allow-partial", help="Read an unfinished input stage as far as it is finished (recorded in the output)."),
+        allow_partial: bool = typer.Option(False, "--allow-partial", help=PARTIAL_HELP),
         tries: int = typer.Option(default(D, "tries"), help="Teacher tries per step before giving a chain up."),
         attempts: int = typer.Option(default(D, "attempts"), help="Student attempts M per variant."),
         max_chains: Optional[int] = typer.Option(None, help="Hard problems to start from, at most."),
@@ -38,9 +38,9 @@ def register(app: typer.Typer) -> None:
 
         extra = shared_base_url(ctx, base_url)
         settings = settings_from(
-            ctx, ChainSettings, extra=extra, run_dir=run_dir, input_dir=input_dir, allow_partial=allow_partial, tries=tries, attempts=attempts,
+            ctx, ChainSettings, extra=extra, run_dir=run_dir, input_dir=input_dir, tries=tries, attempts=attempts,
             max_chains=max_chains, disjoint=disjoint, max_in_flight=max_in_flight, shard=shard,
-            num_shards=num_shards, progress=progress,
+            num_shards=num_shards, progress=progress, allow_partial=allow_partial,
             **{"teacher.model": teacher_model, "student.model": student_model},
         )
         stage.run(settings, force=force)

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from synthgen.commands._common import default, settings_from
+from synthgen.commands._common import PARTIAL_HELP, default, settings_from
 from synthgen.config.filter import ContaminationSettings, DedupSettings, FilterSettings
 
 D = FilterSettings
@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         run_dir: Path = typer.Option(default(D, "run_dir"), help="Run directory; output goes to RUN_DIR/filter/."),
         input_dir: Optional[str] = typer.Option(None, "--input", help="Folder of problem Parquet files (default RUN_DIR/generate)."),
-        allow_partial: bool = typer.Option(False, "--allow-partial", help="Read an unfinished input stage as far as it is finished (recorded in the output)."),
+        allow_partial: bool = typer.Option(False, "--allow-partial", help=PARTIAL_HELP),
         band_low: float = typer.Option(default(D, "band_low"), help="Lowest pass rate kept (inclusive)."),
         band_high: float = typer.Option(default(D, "band_high"), help="Highest pass rate kept (inclusive)."),
         dedup_enabled: bool = typer.Option(True, "--dedup/--no-dedup", help="Remove MinHash near-duplicates."),
@@ -40,8 +40,8 @@ def register(app: typer.Typer) -> None:
         from synthgen.stages import filter as stage
 
         settings = settings_from(
-            ctx, FilterSettings, run_dir=run_dir, input_dir=input_dir, allow_partial=allow_partial, band_low=band_low, band_high=band_high,
-            rejects=rejects,
+            ctx, FilterSettings, run_dir=run_dir, input_dir=input_dir, band_low=band_low, band_high=band_high,
+            rejects=rejects, allow_partial=allow_partial,
             **{
                 "dedup.enabled": dedup_enabled, "dedup.threshold": dedup_threshold,
                 "dedup.num_perm": dedup_num_perm, "dedup.ngram": dedup_ngram,

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from synthgen.commands._common import default, settings_from, shared_base_url
+from synthgen.commands._common import PARTIAL_HELP, default, settings_from, shared_base_url
 from synthgen.config.generate import GenerateSettings
 
 D = GenerateSettings
@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         run_dir: Path = typer.Option(default(D, "run_dir"), help="Run directory; rows go to RUN_DIR/generate/."),
         input_dir: Optional[str] = typer.Option(None, help="Seeds stage folder (default RUN_DIR/seeds)."),
-        allow_partial: bool = typer.Option(False, "--allow-partial", help="Read an unfinished input stage as far as it is finished (recorded in the output)."),
+        allow_partial: bool = typer.Option(False, "--allow-partial", help=PARTIAL_HELP),
         envs: str = typer.Option(",".join(default(D, "envs")), help="Comma-separated environments."),
         turns: int = typer.Option(default(D, "turns"), help="Teacher turns per lineage (SPEC: 6)."),
         attempts: int = typer.Option(default(D, "attempts"), help="Student attempts M per problem (SPEC: 32)."),
@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
 
         extra = shared_base_url(ctx, base_url)
         settings = settings_from(
-            ctx, GenerateSettings, extra=extra, run_dir=run_dir, input_dir=input_dir, allow_partial=allow_partial, envs=envs, turns=turns,
+            ctx, GenerateSettings, extra=extra, run_dir=run_dir, input_dir=input_dir, envs=envs, turns=turns,
             attempts=attempts, lineages_per_seed=lineages_per_seed, single_turn=single_turn, max_seeds=max_seeds,
             **{
                 "teacher.base_url": teacher_base_url, "student.base_url": student_base_url,
@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
                 "sandbox.workers": sandbox_workers,
             },
             max_in_flight=max_in_flight, shard=shard, num_shards=num_shards, seed=seed,
-            keep_reasoning=keep_reasoning, progress=progress,
+            keep_reasoning=keep_reasoning, progress=progress, allow_partial=allow_partial,
         )
         try:
             stage.run(settings, force=force)

@@ -42,4 +42,8 @@ def read_input(settings, upstream: str, console: Console, label: str, *, hint: s
         bool(getattr(settings, "allow_partial", False)), hint=hint)
     if found.partial:
         console.print(f"[yellow]{label}: {found.note()}[/yellow]")
+    stage = found.stage
+    if any((stage.done_info(shard) or {}).get("input_partial") for shard in found.finished):
+        console.print(f"[yellow]{label}: note: {stage.path} was itself made from a partial input "
+                      "(--allow-partial upstream)[/yellow]")
     return found

@@ -130,6 +130,8 @@ def test_filter_refuses_an_unfinished_generate_shard_unless_allow_partial(tmp_pa
     assert recorded["missing"] == [late] and recorded["finished"] == [StageDir.shard_name(0, 2)]
     assert json.loads((run / "filter" / "stats.json").read_text())["input_partial"]["missing"] == [late]
     assert StageDir.of(run, "filter").done_info("kept")["input_partial"]["missing"] == [late]
+    rc, _, err = cli("bin", "--run-dir", run)  # the filter output is finished; bin passes the news on
+    assert rc == 0 and "was itself made from a partial input" in err
 
 
 def test_two_seeds_writers_on_one_shard(tmp_path, cli):
