@@ -101,21 +101,16 @@ def _curate_jobs(ctx: typer.Context, settings: SlurmSettings, rctx, after_genera
 
 def _check_generate_finished(rctx) -> None:
     """curate without --after needs every generate shard finished (else filter sees part of it)."""
-    import re
-
     from synthgen.errors import UserError
+    from synthgen.shards import StageDir
 
-    stage = rctx.run_dir / "generate"
-    counts = {int(m.group(2)) for p in stage.glob("shard-*-of-*.done")
-              if (m := re.fullmatch(r"shard-(\d+)-of-(\d+)\.done", p.name))}
-    if not counts:
-        raise UserError(f"no finished generate shard in {stage}; run generate first or pass --after JOB_ID")
-    from synthgen.slurm.render import pending_shards
-
-    missing = [i for n in counts for i in pending_shards(rctx.run_dir, n)]
-    if missing:
-        raise UserError(f"{len(missing)} generate shard(s) in {stage} are not finished; "
-                        "pass --after JOB_ID to wait for the generate array")
+    stage = StageDir.of(rctx.run_dir, "generate")
+    found = stage.status()
+    if not found.finished:
+        raise UserError(f"no finished generate shard in {stage.path}; run generate first or pass --after JOB_ID")
+    if found.missing:
+        raise UserError(f"{len(found.missing)} generate shard(s) in {stage.path} are not finished "
+                        f"({found.missing_names()}); pass --after JOB_ID to wait for the generate array")
 
 
 def _train_job(ctx: typer.Context, settings: SlurmSettings, rctx, data, model, output, curriculum, after):

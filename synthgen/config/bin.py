@@ -21,7 +21,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from synthgen.config.base import cli
-from synthgen.config.common import RunSettings
+from synthgen.config.common import InputSettings, RunSettings
 
 # The paper's bands (Appendix B for chains, Table 3 for broad), pass rates over 32 attempts,
 # listed from hard to easy.
@@ -70,9 +70,9 @@ def make_bins(ranges: dict[str, tuple[float, float]]) -> list[Bin]:
     return [Bin(name, low, high, high not in starts) for low, high, name in items]
 
 
-class BinSettings(RunSettings):
+class BinSettings(InputSettings, RunSettings):
     section = "bin"
-    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "input_dir", "plot"})
+    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "input_dir", "plot", "allow_partial"})
 
     input_dir: str | None = Field(None, description="folder of kept problems (default RUN_DIR/filter)")
     scheme: Literal["chains", "broad", "custom"] = Field(

@@ -6,16 +6,16 @@ from typing import ClassVar
 
 from pydantic import Field, model_validator
 
-from synthgen.config.common import ShardedSettings
+from synthgen.config.common import InputSettings, ShardedSettings
 from synthgen.config.generate import TURN_LOOP_UNHASHED, TurnLoopSettings
 
 # SPEC §6, the "chains" scheme (App. B): pass-rate bands over 32 attempts, both ends included.
 CHAIN_BANDS: dict[str, tuple[float, float]] = {"hard": (0.05, 0.16), "medium": (0.41, 0.59), "easy": (0.81, 0.91)}
 
 
-class ChainSettings(TurnLoopSettings, ShardedSettings):
+class ChainSettings(InputSettings, TurnLoopSettings, ShardedSettings):
     section = "chain"
-    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"input_dir"}
+    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"input_dir", "allow_partial"}
 
     input_dir: str | None = Field(None, description="problems to start from (default RUN_DIR/filter)")
     bands: dict[str, tuple[float, float]] = Field(default_factory=lambda: dict(CHAIN_BANDS),

@@ -25,6 +25,16 @@ class RunSettings(Settings):
     unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir"})
 
 
+class InputSettings(BaseModel):
+    """A stage that reads another stage's folder, which must be finished unless said otherwise."""
+
+    allow_partial: bool = Field(
+        False,
+        description="read an unfinished input stage as far as it is finished, on purpose "
+        "(the console and the output's metadata say so)",
+    )
+
+
 class ShardedSettings(RunSettings):
     """A stage that a Slurm array splits: task `shard` of `num_shards` does every n-th item."""
 

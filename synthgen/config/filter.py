@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from synthgen.config.base import cli
-from synthgen.config.common import RunSettings
+from synthgen.config.common import InputSettings, RunSettings
 
 
 class DedupSettings(BaseModel):
@@ -47,9 +47,9 @@ class ContaminationSettings(BaseModel):
         return value
 
 
-class FilterSettings(RunSettings):
+class FilterSettings(InputSettings, RunSettings):
     section = "filter"
-    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "input_dir", "rows_per_part"})
+    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "input_dir", "rows_per_part", "allow_partial"})
 
     input_dir: str | None = Field(None, description="folder of problem Parquet files (default RUN_DIR/generate)")
     band_low: float = Field(0.01, ge=0, le=1, description="lowest pass rate kept (inclusive; the paper: 0.01)")

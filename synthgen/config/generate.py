@@ -11,6 +11,7 @@ from synthgen.config.common import (
     MAX_IN_FLIGHT,
     MAX_TURNS,
     EnvListMixin,
+    InputSettings,
     LLMSettings,
     SandboxSettings,
     ShardedSettings,
@@ -85,9 +86,9 @@ TURN_LOOP_UNHASHED = frozenset(
 )
 
 
-class GenerateSettings(EnvListMixin, TurnLoopSettings, ShardedSettings):
+class GenerateSettings(EnvListMixin, InputSettings, TurnLoopSettings, ShardedSettings):
     section = "generate"
-    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"input_dir"}
+    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"input_dir", "allow_partial"}
 
     input_dir: str | None = Field(None, description="seeds stage folder (default RUN_DIR/seeds)")
     turns: int = Field(6, ge=1, le=MAX_TURNS, description="teacher turns per lineage (the paper: 6)")

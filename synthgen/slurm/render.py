@@ -99,10 +99,14 @@ def _absolute(path: Path, base: Path) -> Path:
 def pending_shards(run_dir: Path, num_shards: int, stage: str = STAGE_GENERATE) -> list[int]:
     """Shard indices of `stage` that have no completion marker yet."""
     from synthgen.shards import StageDir
-    from synthgen.stages.common import shard_name
 
-    stage_dir = StageDir(run_dir, stage)
-    return [i for i in range(num_shards) if not stage_dir.is_done(shard_name(i, num_shards))]
+    return StageDir.of(run_dir, stage).pending(num_shards)
+
+
+def _marker_printf() -> str:
+    from synthgen.shards import StageDir
+
+    return StageDir.marker_printf()
 
 
 def array_spec(indices: list[int], parallelism: int | None = None) -> str:
@@ -236,6 +240,7 @@ def render_generate(
         array=array_spec(pending, settings.array_parallelism),
         pending=pending,
         num_shards=num_shards,
+        marker_printf=_marker_printf(),
         log_dir=ctx.log_dir,
         requeue=settings.requeue,
         signal_grace_s=settings.signal_grace_s,

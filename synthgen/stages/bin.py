@@ -15,6 +15,10 @@ sha256(seed, turn_id) is smallest, so the choice depends only on the seed and th
 `bin/summary.json` holds the counts; a terminal histogram shows pass rates per environment and
 per bin; `--plot FILE.png` draws them (matplotlib, the `plot` extra). See config/bin.py for the
 boundary rule.
+
+The filter output must be finished (`--allow-partial` reads what is, and says so). `bin/` is
+built beside the old folder and swapped in under a lock, with `bin/bin.done` inside it, so a
+killed bin leaves the old bins or none.
 """
 
 from __future__ import annotations
@@ -30,15 +34,14 @@ from rich.table import Table
 
 from synthgen.config.bin import Bin, BinSettings
 from synthgen.errors import UserError
-from synthgen.records import PROBLEMS, with_fields
-from synthgen.shards import file_metadata, write_parquet_atomic, write_text_atomic
-from synthgen.stages.filter import fingerprint, parquet_files, read_problems
+from synthgen.record_checks import BINNED_SPEC
+from synthgen.shards import StageDir, file_metadata, write_parquet_atomic, write_text_atomic
+from synthgen.stages.common import read_input
 
 STAGE = "bin"
 OUTSIDE = "bin_outside"  # a sibling of bin/
-MARKER = "bin.done"
 SUMMARY = "summary.json"
-BINNED = with_fields(PROBLEMS, [pa.field("difficulty", pa.string())])
+BINNED = BINNED_SPEC.schema  # PROBLEMS plus `difficulty`
 SPARK = "·▁▂▃▄▅▆▇█"  # first: an empty bucket
 
 
@@ -169,20 +172,6 @@ def plot(df: pl.DataFrame, bins: list[Bin], path: Path) -> None:
 
 
 # -- the stage --------------------------------------------------------------------------------------
-def _clear(out: Path) -> None:
-    """Remove earlier bin output (only the files this stage writes)."""
-    if not out.is_dir():
-        return
-    for folder in list(out.iterdir()) + [out.parent / OUTSIDE]:
-        if folder.is_dir():
-            for part in list(folder.glob("part-*.parquet")) + list(folder.glob(".part-*.tmp-*")):
-                part.unlink()
-            if not any(folder.iterdir()):
-                folder.rmdir()
-    for name in (MARKER, SUMMARY):
-        (out / name).unlink(missing_ok=True)
-
-
 def _rows_of(table: pa.Table, df: pl.DataFrame) -> pa.Table:
     """The rows of `table` listed by df's `_row` column, in that order, with `difficulty` added."""
     taken = table.take(pa.array(df["_row"].to_list(), pa.int64()))
@@ -197,51 +186,50 @@ def run(settings: BinSettings, *, force: bool = False, plot_path: Path | None = 
     bins = settings.resolved()
     if plot_path is not None:
         pyplot()  # fail before any work when matplotlib is missing
-    source = Path(settings.input_dir) if settings.input_dir else Path(settings.run_dir) / "filter"
-    if not parquet_files(source):
-        hint = "" if settings.input_dir else " (run `synthgen filter` first, or pass --input)"
-        raise UserError(f"no kept problems found: {source} holds no Parquet files{hint}")
-    out = Path(settings.run_dir) / STAGE
+    found = read_input(settings, "filter", console, STAGE, hint=", or pass --input")
+    stage = StageDir.of(settings.run_dir, STAGE)
+    out = stage.path
     digest = settings.settings_hash()
-    marker = out / MARKER
-    if marker.is_file() and not force:
-        try:
-            previous = json.loads(marker.read_text()).get("settings_hash")
-        except ValueError:
-            previous = None
-        if previous != digest:
-            raise UserError(f"{out} was binned with other settings (hash {previous} vs {digest}); "
-                            f"use --force or another --run-dir")
-    table = read_problems(source, "filter output")
-    df = assign(pl.from_arrow(table.select(["turn_id", "env", "pass_rate"])).with_row_index("_row"), bins)
-    inside = df.filter(pl.col("difficulty").is_not_null())
-    written, target = balance(inside, bins, settings.seed) if settings.balance else (inside, None)
-    outside = where_outside(df, bins)
-
-    _clear(out)
-    meta = file_metadata(STAGE, digest, {"settings": settings.hashed_view(),
-                                         "bins": {b.name: b.label() for b in bins}})
-    out.mkdir(parents=True, exist_ok=True)
-    for b in bins:
-        rows = written.filter(pl.col("difficulty") == b.name)
-        if rows.height:
-            write_parquet_atomic(out / b.name / "part-00000.parquet", _rows_of(table, rows), meta)
-    rows = df.filter(pl.col("difficulty").is_null())
-    if settings.write_outside and rows.height:
-        write_parquet_atomic(out.parent / OUTSIDE / "part-00000.parquet", _rows_of(table, rows), meta)
-    counts_in = dict(inside.group_by("difficulty").len().iter_rows())
-    summary = {
-        "stage": STAGE, "settings_hash": digest, "settings": settings.hashed_view(), "input": str(source),
-        "input_rows": df.height,
-        "bins": {b.name: {"range": b.label(), "matched": counts_in.get(b.name, 0),
-                          "written": written.filter(pl.col("difficulty") == b.name).height} for b in bins},
-        "balanced_to": target, "outside": outside, "outside_written": settings.write_outside,
-        "by_env": {env: dict(sorted(((k or "outside"), n) for k, n in
-                                    df.filter(pl.col("env") == env).group_by("difficulty").len().iter_rows()))
-                   for env in sorted(df["env"].unique().to_list())},
-    }
-    write_text_atomic(out / SUMMARY, json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    write_text_atomic(marker, json.dumps({"settings_hash": digest, "input": fingerprint(parquet_files(source))}) + "\n")
+    with stage.lock():
+        if stage.is_done(stage.whole_shard) and not force:
+            previous = (stage.done_info(stage.whole_shard) or {}).get("settings_hash")
+            if previous != digest:
+                raise UserError(f"{out} was binned with other settings (hash {previous} vs {digest}); "
+                                f"use --force or another --run-dir")
+        table = found.read_table()
+        df = assign(pl.from_arrow(table.select(["turn_id", "env", "pass_rate"])).with_row_index("_row"), bins)
+        inside = df.filter(pl.col("difficulty").is_not_null())
+        written, target = balance(inside, bins, settings.seed) if settings.balance else (inside, None)
+        outside = where_outside(df, bins)
+        meta = file_metadata(STAGE, digest, {"settings": settings.hashed_view(),
+                                             "bins": {b.name: b.label() for b in bins}, **found.metadata()})
+        counts_in = dict(inside.group_by("difficulty").len().iter_rows())
+        summary = {
+            "stage": STAGE, "settings_hash": digest, "settings": settings.hashed_view(),
+            "input": str(found.stage.path), **found.metadata(), "input_rows": df.height,
+            "bins": {b.name: {"range": b.label(), "matched": counts_in.get(b.name, 0),
+                              "written": written.filter(pl.col("difficulty") == b.name).height} for b in bins},
+            "balanced_to": target, "outside": outside, "outside_written": settings.write_outside,
+            "by_env": {env: dict(sorted(((k or "outside"), n) for k, n in
+                                        df.filter(pl.col("env") == env).group_by("difficulty").len().iter_rows()))
+                       for env in sorted(df["env"].unique().to_list())},
+        }
+        # Built beside the old bins and swapped in: a killed bin leaves the old bins or none.
+        with stage.rebuild() as build:
+            for b in bins:
+                rows = written.filter(pl.col("difficulty") == b.name)
+                if rows.height:
+                    write_parquet_atomic(build.group_part_path(b.name), _rows_of(table, rows), meta)
+            write_text_atomic(build.path / SUMMARY, json.dumps(summary, indent=1, sort_keys=True) + "\n")
+            build.mark_done(stage.whole_shard, {"settings_hash": digest, "input": found.fingerprint(),
+                                                **found.metadata()})
+        outside_stage = StageDir.of(settings.run_dir, OUTSIDE)
+        rows = df.filter(pl.col("difficulty").is_null())
+        if settings.write_outside and rows.height:
+            with outside_stage.rebuild() as build:
+                write_parquet_atomic(build.group_part_path(), _rows_of(table, rows), meta)
+        else:
+            outside_stage.remove()
     show(df, written, bins, out_console)
     if plot_path is not None:
         plot(df, bins, plot_path)

@@ -21,10 +21,9 @@ from rich.console import Console
 from synthgen.config.chain import ChainSettings
 from synthgen.envs import get_env
 from synthgen.envs.base import Problem
-from synthgen.errors import UserError
 from synthgen.records import CHAIN_LINKS, PROBLEMS
 from synthgen.shards import StageDir
-from synthgen.stages.common import check_finished, shard_name
+from synthgen.stages.common import check_finished, read_input, shard_name
 from synthgen.stages.generate_report import LiveProgress, TurnStats, summary_table, write_stats
 from synthgen.stages.turns import TurnRequest, TurnRunner
 from synthgen.stages.writer import ShardWriter
@@ -37,14 +36,11 @@ def in_band(pass_rate: float | None, band: tuple[float, float]) -> bool:
     return pass_rate is not None and band[0] <= pass_rate <= band[1]
 
 
-def load_start_problems(settings: ChainSettings) -> pl.DataFrame:
-    source = Path(settings.input_dir) if settings.input_dir else Path(settings.run_dir) / "filter"
-    stage = StageDir(source.parent, source.name)
-    if not stage.exists():
-        raise UserError(f"no problems found in {source} (run `synthgen filter` first, or pass --input-dir)")
-    frame = stage.read()
-    if "valid" in frame.columns:
-        frame = frame.filter(pl.col("valid"))
+def load_start_problems(settings: ChainSettings, console: Console | None = None) -> pl.DataFrame:
+    """This shard's hard problems to start chains from, out of the finished filter (or `input_dir`) output."""
+    console = console or Console(stderr=True)
+    found = read_input(settings, "filter", console, STAGE, hint=", or pass --input-dir")
+    frame = found.read().filter(pl.col("valid"))
     lo, hi = settings.bands["hard"]
     hard = frame.filter(pl.col("pass_rate").is_between(lo, hi)).unique("problem_id", keep="first").sort("problem_id")
     if settings.max_chains:

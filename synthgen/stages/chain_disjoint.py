@@ -14,15 +14,15 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 from rich.console import Console
 
 from synthgen.config.chain import ChainSettings
-from synthgen.records import PROBLEMS, table_from_rows, with_fields
+from synthgen.record_checks import DISJOINT_SPEC, LEVELS
+from synthgen.records import PROBLEMS, table_from_rows
 from synthgen.shards import StageDir, file_metadata, write_text_atomic
+from synthgen.stages.common import read_input
 
-LEVELS = ("hard", "medium", "easy")
-DISJOINT = with_fields(PROBLEMS, [pa.field("difficulty", pa.string(), nullable=False)])
+DISJOINT = DISJOINT_SPEC.schema  # PROBLEMS plus a non-null `difficulty`
 
 
 def histogram_distance(a: list[float], b: list[float], bins: int) -> float:
@@ -53,14 +53,13 @@ def match_level(targets: list[float], candidates: pl.DataFrame, used_lineages: s
 
 def write_disjoint(settings: ChainSettings, console: Console) -> dict:
     run_dir = Path(settings.run_dir)
-    links = StageDir(run_dir / "chain", "links")
-    if not links.exists():
+    links = StageDir.of(run_dir, "chain/links").status()
+    if not links.parts:
         console.print("chain: no accepted chains, so no disjoint baseline")
         return {}
     chained = links.read()
-    source = Path(settings.input_dir) if settings.input_dir else run_dir / "filter"
-    pool = StageDir(source.parent, source.name).read()
-    pool = pool.filter(pl.col("valid") & pl.col("pass_rate").is_not_null()) if "valid" in pool.columns else pool
+    pool = read_input(settings, "filter", console, "chain --disjoint", hint=", or pass --input-dir").read()
+    pool = pool.filter(pl.col("valid") & pl.col("pass_rate").is_not_null())
     starts = set(chained.filter(pl.col("level") == "hard")["problem_id"])
     used = set(pool.filter(pl.col("problem_id").is_in(list(starts)))["lineage_id"])
     rows, report = [], {}
@@ -72,11 +71,12 @@ def write_disjoint(settings: ChainSettings, console: Console) -> dict:
         distance = histogram_distance(targets, [p["pass_rate"] for p in picks], settings.histogram_bins)
         report[level] = {"chained": len(targets), "disjoint": len(picks), "histogram_distance": round(distance, 4)}
         rows += [{**{k: p.get(k) for k in PROBLEMS.names}, "difficulty": level} for p in picks]
-    out = StageDir(run_dir / "chain", "disjoint")
-    out.clear_shard("disjoint")
-    meta = file_metadata("chain/disjoint", settings.settings_hash(), {"report": report})
-    out.write_part("disjoint", 0, table_from_rows(rows, DISJOINT), meta)
-    out.mark_done("disjoint", {"settings_hash": settings.settings_hash(), **report})
+    out = StageDir.of(run_dir, "chain/disjoint")
+    meta = file_metadata(out.stage, settings.settings_hash(), {"report": report})
+    # Built beside the old baseline and swapped in: a killed run leaves the old one or none.
+    with out.rebuild() as build:
+        build.write_part(out.whole_shard, 0, table_from_rows(rows, DISJOINT), meta)
+        build.mark_done(out.whole_shard, {"settings_hash": settings.settings_hash(), **report})
     write_text_atomic(run_dir / "chain" / "disjoint.json", json.dumps(report, indent=1) + "\n")
     for level, figures in report.items():
         console.print(f"chain --disjoint {level}: {figures['disjoint']}/{figures['chained']} matched, "

@@ -1,13 +1,15 @@
-"""Helpers the stages share: shard names and the skip/overwrite rule for finished shards."""
+"""Helpers the stages share: the skip/overwrite rule for finished shards, and input reporting."""
 
 from __future__ import annotations
 
+from rich.console import Console
+
 from synthgen.errors import UserError
 from synthgen.shards import StageDir
+from synthgen.stage_status import StageStatus
 
-
-def shard_name(shard: int, num_shards: int) -> str:
-    return f"shard-{shard:05d}-of-{num_shards:05d}"
+# Shard names are StageDir's; this alias keeps older imports working.
+shard_name = StageDir.shard_name
 
 
 def check_finished(stage: StageDir, shard: str, settings_hash: str, force: bool) -> bool:
@@ -28,3 +30,20 @@ def check_finished(stage: StageDir, shard: str, settings_hash: str, force: bool)
         )
     stage.clear_shard(shard)
     return False
+
+
+def read_input(settings, upstream: str, console: Console, label: str, *, hint: str = "") -> StageStatus:
+    """The finished input of a stage (`settings.input_dir`, else RUN_DIR/<upstream>), or exit 2.
+
+    With `settings.allow_partial` an unfinished input is read as far as it is finished; the
+    console says so, and the returned status's `metadata()` goes into the stage's output.
+    """
+    found = StageDir.input_of(settings, upstream).require_complete(
+        bool(getattr(settings, "allow_partial", False)), hint=hint)
+    if found.partial:
+        console.print(f"[yellow]{label}: {found.note()}[/yellow]")
+    stage = found.stage
+    if any((stage.done_info(shard) or {}).get("input_partial") for shard in found.finished):
+        console.print(f"[yellow]{label}: note: {stage.path} was itself made from a partial input "
+                      "(--allow-partial upstream)[/yellow]")
+    return found

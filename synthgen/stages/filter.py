@@ -19,6 +19,10 @@ takes its clean twins down with it. Kept rows pass through unchanged (PROBLEMS s
 `reject_detail`, to `<run_dir>/filter/rejects/`; counts to `<run_dir>/filter/stats.json`.
 A re-run with the same settings and the same input does nothing; with other settings it needs
 --force.
+
+The input must be finished (every generate shard marked; `--allow-partial` reads the finished
+ones and records that in the output). One filter writes a run at a time (a lock); the output is
+built beside the old folder and swapped in, so a killed filter leaves the old output or none.
 """
 
 from __future__ import annotations
@@ -37,77 +41,27 @@ from rich.console import Console
 from synthgen.config.filter import FilterSettings
 from synthgen.envs import reasons as R
 from synthgen.errors import UserError
-from synthgen.records import PROBLEMS, REJECTS_EXTRA, SCHEMA_VERSION, content_hash, with_fields
-from synthgen.shards import StageDir, file_metadata, read_metadata, read_parquet_files, write_text_atomic
+from synthgen.records import PROBLEMS, REJECTS_EXTRA, with_fields
+from synthgen.shards import StageDir, file_metadata, write_text_atomic
+from synthgen.stages.common import read_input
 
 STAGE = "filter"
 KEPT = "kept"
-REJECTS_STAGE = f"{STAGE}/rejects"
 REJECTS_SHARD = "rejects"
 REJECTS = with_fields(PROBLEMS, REJECTS_EXTRA)
 STATS_FILE = "stats.json"
 
 
 # -- reading ----------------------------------------------------------------------------------------
-def parquet_files(folder: Path) -> list[Path]:
-    """Parquet files directly in `folder` (not in sub-folders, not temp files)."""
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
-
-
-def conform(table: pa.Table, schema: pa.Schema, what: str) -> pa.Table:
-    """`table` as exactly `schema`: extra columns dropped, missing nullable ones filled with null."""
-    columns = []
-    for field in schema:
-        if field.name in table.column_names:
-            column = table.column(field.name)
-            if not field.nullable and column.null_count:
-                raise UserError(f"{what} has nulls in column {field.name!r}, which must not be null")
-            columns.append(column)
-        elif field.nullable:
-            columns.append(pa.nulls(table.num_rows, field.type))
-        else:
-            raise UserError(f"{what} has no column {field.name!r}: not a synthgen problems table")
-    try:
-        return pa.Table.from_arrays(columns, names=schema.names).cast(schema.remove_metadata())
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-        raise UserError(f"{what} does not match the problems schema: {str(exc).splitlines()[0]}") from None
-
-
-def read_problems(folder: Path, what: str, schema: pa.Schema = PROBLEMS) -> pa.Table:
-    """Every Parquet file in `folder` as one table of `schema`; bad input is a one-line UserError."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise UserError(f"{what} not found: {folder} is not a folder")
-    files = parquet_files(folder)
-    if not files:
-        raise UserError(f"{what} holds no Parquet files: {folder}")
-    table = read_parquet_files(files, what=f"{what} ({folder})")
-    version = read_metadata(files[0]).get("schema_version")
-    if version is not None and version != SCHEMA_VERSION:
-        raise UserError(f"{files[0]} has schema version {version}; this synthgen reads version {SCHEMA_VERSION}")
-    return conform(table, schema, f"{what} ({folder})")
-
-
-def fingerprint(files: list[Path]) -> str:
-    """Changes when any input file is added, removed or rewritten."""
-    return content_hash([[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files])
-
-
-def unfinished_shards(folder: Path, files: list[Path]) -> list[str]:
-    shards = {p.name.split(".part-")[0] for p in files if ".part-" in p.name}
-    return sorted(s for s in shards if not (folder / f"{s}.done").is_file())
-
-
 def prior_kept(paths: list[str]) -> pl.DataFrame:
     """Earlier runs' kept problems (run dir -> its filter/ folder, or a folder of Parquet)."""
     frames = []
     for raw in paths:
         path = Path(raw)
-        folder = path / STAGE if parquet_files(path / STAGE) else path
-        table = read_problems(folder, "earlier kept set")
-        frames.append(pl.from_arrow(table.select(["problem_id", "env", "code", "message"])))
+        folder = path / STAGE if (path / STAGE).is_dir() else path
+        found = StageDir.at(folder, STAGE).require_complete(hint=" in that run")
+        table = found.read_table(["problem_id", "env", "code", "message"])
+        frames.append(pl.from_arrow(table))
     return pl.concat(frames) if frames else pl.DataFrame()
 
 
@@ -269,49 +223,43 @@ def _write_parts(stage: StageDir, shard: str, table: pa.Table, rows_per_part: in
 
 def run(settings: FilterSettings, *, force: bool = False, console: Console | None = None) -> dict:
     console = console or Console(stderr=True, soft_wrap=True)
-    source = Path(settings.input_dir) if settings.input_dir else Path(settings.run_dir) / "generate"
-    files = parquet_files(source)
-    if not files:
-        hint = "" if settings.input_dir else " (run `synthgen generate` first, or pass --input)"
-        raise UserError(f"no generated problems found: {source} holds no Parquet files{hint}")
-    stage = StageDir(settings.run_dir, STAGE)
-    rejects = StageDir(settings.run_dir, REJECTS_STAGE)
+    found = read_input(settings, "generate", console, STAGE, hint=", or pass --input")
+    stage = StageDir.of(settings.run_dir, STAGE)
     digest = settings.settings_hash()
-    print_ = fingerprint(files)
-    info = stage.done_info(KEPT)
-    if info is not None and not force:
-        if info.get("settings_hash") != digest:
-            raise UserError(f"{stage.path} was filtered with other settings (hash {info.get('settings_hash')} "
-                            f"vs {digest}); use --force or another --run-dir")
-        if info.get("input") == print_ and (stage.path / STATS_FILE).is_file():
-            console.print(f"filter: {stage.path} is up to date with {source}; nothing to do")
-            return json.loads((stage.path / STATS_FILE).read_text())
-    table = read_problems(source, "generate output")
-    prior = prior_kept(settings.dedup.against) if settings.dedup.enabled and settings.dedup.against else None
-    df = pl.from_arrow(table)
-    reasons, details, extra = decide(df, settings, prior)
-    if not settings.input_dir:
-        pending = unfinished_shards(source, files)
-        if pending:
-            console.print(f"[yellow]filter: {len(pending)} generate shard(s) not finished yet "
-                          f"({pending[0]}, ...); filtering what is there[/yellow]")
-    keep = pa.array([r is None for r in reasons], type=pa.bool_())
-    stats = summarize(df, reasons, settings, {"input": str(source), **extra})
-
-    for s in (stage, rejects):
-        for shard in (KEPT, REJECTS_SHARD):
-            s.clear_shard(shard)
-    meta = file_metadata(STAGE, digest, {"settings": settings.hashed_view()})
-    kept_table = table.filter(keep)
-    n_parts = _write_parts(stage, KEPT, kept_table, settings.rows_per_part, meta)
-    if settings.rejects:
-        dropped = table.filter(pc.invert(keep))
-        mask = [r is not None for r in reasons]
-        dropped = dropped.append_column(REJECTS_EXTRA[0], pa.array([r for r, m in zip(reasons, mask) if m], pa.string()))
-        dropped = dropped.append_column(REJECTS_EXTRA[1], pa.array([d for d, m in zip(details, mask) if m], pa.string()))
-        _write_parts(rejects, REJECTS_SHARD, dropped.cast(REJECTS), settings.rows_per_part, meta)
-    write_text_atomic(stage.path / STATS_FILE, json.dumps(stats, indent=1, sort_keys=True) + "\n")
-    stage.mark_done(KEPT, {"settings_hash": digest, "input": print_, "rows": kept_table.num_rows, "parts": n_parts})
+    with stage.lock():
+        print_ = found.fingerprint()
+        info = stage.done_info(KEPT)
+        if info is not None and not force:
+            if info.get("settings_hash") != digest:
+                raise UserError(f"{stage.path} was filtered with other settings (hash {info.get('settings_hash')} "
+                                f"vs {digest}); use --force or another --run-dir")
+            if info.get("input") == print_ and (stage.path / STATS_FILE).is_file():
+                console.print(f"filter: {stage.path} is up to date with {found.stage.path}; nothing to do")
+                return json.loads((stage.path / STATS_FILE).read_text())
+        table = found.read_table()
+        prior = prior_kept(settings.dedup.against) if settings.dedup.enabled and settings.dedup.against else None
+        df = pl.from_arrow(table)
+        reasons, details, extra = decide(df, settings, prior)
+        keep = pa.array([r is None for r in reasons], type=pa.bool_())
+        stats = summarize(df, reasons, settings, {"input": str(found.stage.path), **found.metadata(), **extra})
+        meta = file_metadata(STAGE, digest, {"settings": settings.hashed_view(), **found.metadata()})
+        kept_table = table.filter(keep)
+        # Built beside the old output and swapped in: a killed filter leaves the old one or none.
+        with stage.rebuild() as build:
+            n_parts = _write_parts(build, KEPT, kept_table, settings.rows_per_part, meta)
+            if settings.rejects:
+                rejects = build.sub(REJECTS_SHARD)
+                dropped = table.filter(pc.invert(keep))
+                mask = [r is not None for r in reasons]
+                dropped = dropped.append_column(REJECTS_EXTRA[0], pa.array([r for r, m in zip(reasons, mask) if m],
+                                                                           pa.string()))
+                dropped = dropped.append_column(REJECTS_EXTRA[1], pa.array([d for d, m in zip(details, mask) if m],
+                                                                           pa.string()))
+                _write_parts(rejects, REJECTS_SHARD, dropped.cast(REJECTS), settings.rows_per_part, meta)
+                rejects.mark_done(REJECTS_SHARD, {"settings_hash": digest, "rows": dropped.num_rows})
+            write_text_atomic(build.path / STATS_FILE, json.dumps(stats, indent=1, sort_keys=True) + "\n")
+            build.mark_done(KEPT, {"settings_hash": digest, "input": print_, "rows": kept_table.num_rows,
+                                   "parts": n_parts, **found.metadata()})
     report(stats, console)
     return stats
 

@@ -27,10 +27,9 @@ from rich.console import Console
 from synthgen.config.generate import GenerateSettings
 from synthgen.envs import get_env
 from synthgen import errors
-from synthgen.errors import UserError
 from synthgen.records import PROBLEMS
 from synthgen.shards import StageDir
-from synthgen.stages.common import check_finished, shard_name
+from synthgen.stages.common import check_finished, read_input, shard_name
 from synthgen.stages.generate_report import LiveProgress, TurnStats, summary_table, write_stats
 from synthgen.stages.turns import TurnRequest, TurnRunner
 from synthgen.stages.writer import ShardWriter
@@ -58,15 +57,11 @@ class Lineage:
         return f"{self.seed_id}:{self.env}:{self.index}"
 
 
-def load_seeds(settings: GenerateSettings) -> pl.DataFrame:
-    seeds_dir = Path(settings.input_dir) if settings.input_dir else Path(settings.run_dir) / "seeds"
-    stage = StageDir(seeds_dir.parent, seeds_dir.name)
-    if not stage.exists():
-        raise UserError(f"no seeds found in {seeds_dir} (run `synthgen seeds --run-dir {seeds_dir.parent}` first)")
-    frame = stage.read()
-    missing = {"seed_id", "text"} - set(frame.columns)
-    if missing:
-        raise UserError(f"seeds in {seeds_dir} lack column(s) {', '.join(sorted(missing))}")
+def load_seeds(settings: GenerateSettings, console: Console | None = None) -> pl.DataFrame:
+    """The finished seeds (`input_dir`, else RUN_DIR/seeds), checked, one row per seed, sorted by id."""
+    console = console or Console(stderr=True)
+    found = read_input(settings, "seeds", console, STAGE, hint=", or pass --input-dir")
+    frame = found.read(["seed_id", "text"])
     frame = frame.unique("seed_id", keep="first").sort("seed_id")
     if settings.max_seeds:
         frame = frame.head(settings.max_seeds)

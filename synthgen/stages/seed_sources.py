@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from synthgen.errors import UserError
+from synthgen.record_checks import compatible
 from synthgen.text import safe_text
 
 # starcoderdata names its repository and path columns like this; others use plain names.
@@ -98,6 +99,9 @@ def iter_parquet(files: list[str], text_column: str, *, id_columns: tuple[str, .
         columns = pf.schema_arrow.names
         if text_column not in columns:
             raise UserError(f"{file} has no column {text_column!r} (columns: {', '.join(columns)})")
+        found = pf.schema_arrow.field(text_column).type
+        if not compatible(found, pa.string()):
+            raise UserError(f"{file}: column {text_column!r} is {found}, expected string (the code as text)")
         repo_col = _pick(columns, REPO_COLUMNS)
         path_col = _pick(columns, PATH_COLUMNS)
         id_col = _pick(columns, id_columns) if id_columns else None

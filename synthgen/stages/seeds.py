@@ -8,6 +8,7 @@ Sampling is order-independent: every candidate window gets a priority from a has
 window text), and the n windows with the smallest priorities win. So the result depends only on
 the inputs and `--seed`, never on file order or on how the work is split; exact duplicates
 collapse because equal text has equal id and priority. Shard i of n keeps ranks i, i+n, ...
+One process writes a shard at a time (a lock; a second one exits 2).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from synthgen.errors import UserError
 from synthgen.records import SEEDS, seed_id, table_from_rows
 from synthgen.shards import StageDir, file_metadata
 from synthgen.stages import seed_sources
-from synthgen.stages.common import check_finished, shard_name
+from synthgen.stages.common import check_finished
 
 STAGE = "seeds"
 
@@ -160,14 +161,27 @@ def to_row(sid: str, window: Window, source: str) -> dict:
 
 def run(settings: SeedsSettings, *, force: bool = False, console: Console | None = None) -> StageDir:
     console = console or Console(stderr=True)
-    stage = StageDir(settings.run_dir, STAGE)
-    shard = shard_name(settings.shard, settings.num_shards)
+    stage = StageDir.of(settings.run_dir, STAGE)
+    shard = stage.shard_name(settings.shard, settings.num_shards)
     digest = settings.settings_hash()
-    if check_finished(stage, shard, digest, force):
-        console.print(f"[dim]seeds: {shard} already finished in {stage.path}; skipping[/dim]")
-        return stage
-    stage.remove_stale_temps(shard)
+    with stage.lock(shard):  # one writer per shard; a second one is refused (exit 2)
+        if check_finished(stage, shard, digest, force):
+            console.print(f"[dim]seeds: {shard} already finished in {stage.path}; skipping[/dim]")
+            return stage
+        stage.remove_stale_temps(shard)
+        ranked = _ranked(settings, console)
+        mine = ranked[settings.shard :: settings.num_shards]
+        rows = [to_row(sid, w, settings.source) for sid, w in mine]
+        meta = file_metadata(STAGE, digest, {"settings": settings.hashed_view(), "shard": shard})
+        stage.write_part(shard, 0, table_from_rows(rows, SEEDS), meta)
+        stage.mark_done(shard, {"rows": len(rows), "settings_hash": digest, "total_seeds": len(ranked)})
+    short = f" (only {len(ranked)} distinct snippets found, {settings.n} asked)" if len(ranked) < settings.n else ""
+    console.print(f"seeds: wrote {len(rows)} seeds to {stage.path} [{shard}]{short}")
+    return stage
 
+
+def _ranked(settings: SeedsSettings, console: Console) -> list[tuple[str, Window]]:
+    """Every source scanned; the n winning windows in priority order (a UserError if none)."""
     with console.status("seeds: scanning sources") as status:
         def windows() -> Iterator[Window]:
             for count, doc in enumerate(documents(settings), 1):
@@ -181,11 +195,4 @@ def run(settings: SeedsSettings, *, force: bool = False, console: Console | None
         raise UserError(
             f"no snippet of {settings.min_lines}-{settings.max_lines} lines of code found in {where}"
         )
-    mine = ranked[settings.shard :: settings.num_shards]
-    rows = [to_row(sid, w, settings.source) for sid, w in mine]
-    meta = file_metadata(STAGE, digest, {"settings": settings.hashed_view(), "shard": shard})
-    stage.write_part(shard, 0, table_from_rows(rows, SEEDS), meta)
-    stage.mark_done(shard, {"rows": len(rows), "settings_hash": digest, "total_seeds": len(ranked)})
-    short = f" (only {len(ranked)} distinct snippets found, {settings.n} asked)" if len(ranked) < settings.n else ""
-    console.print(f"seeds: wrote {len(rows)} seeds to {stage.path} [{shard}]{short}")
-    return stage
+    return ranked

@@ -1,7 +1,9 @@
 """`synthgen stats RUN_DIR`: the numbers of a run, from whatever stages it has so far.
 
 Reads (never writes) `seeds/`, `generate/`, `filter/`, `bin/` and `chain/` under the run
-directory; a stage that is missing is reported as absent, not as an error. Numbers:
+directory, each file checked against its schema (a wrong one is exit 2, naming the file and the
+column); a stage that is missing is reported as absent, not as an error, and an unfinished one
+is counted as far as it is written (`shards_done` says how far). Numbers:
 
 - per stage: rows written (seeds, generated turns, kept and rejected, per bin; chains, links and
   problems of the chain stage);
@@ -23,44 +25,26 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 from rich.console import Console
 from rich.table import Table
 
 from synthgen.config.stats import StatsSettings
 from synthgen.envs import reasons as R
 from synthgen.errors import UserError
+from synthgen.shards import StageDir
 from synthgen.stages.bin import histogram, sparkline
-from synthgen.stages.filter import parquet_files
 
 TOKENS = ("teacher_tokens_in", "teacher_tokens_out", "student_tokens_in", "student_tokens_out")
 GENERATE_COLUMNS = ("turn_id", "seed_id", "lineage_id", "env", "mode", "turn", "valid", "reason", "pass_rate") + TOKENS
 
 
-def read_columns(files: list[Path], columns: tuple[str, ...], what: str) -> pl.DataFrame:
-    """The `columns` each file has (missing ones become null); bad files are one-line UserErrors."""
-    frames = []
-    for path in files:
-        try:
-            names = pq.read_schema(path).names
-            table = pq.read_table(path, columns=[c for c in columns if c in names])
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise UserError(f"cannot read Parquet file {path} ({what}): {str(exc).splitlines()[0]}") from None
-        frame = pl.from_arrow(table)
-        missing = [c for c in columns if c not in names]
-        frames.append(frame.with_columns([pl.lit(None).alias(c) for c in missing]).select(columns))
-    return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
-
-
-def _rows(files: list[Path], what: str) -> int:
-    total = 0
-    for path in files:
-        try:
-            total += pq.ParquetFile(path).metadata.num_rows
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise UserError(f"cannot read Parquet file {path} ({what}): {str(exc).splitlines()[0]}") from None
-    return total
+def read_columns(stage: StageDir, columns: tuple[str, ...]) -> pl.DataFrame | None:
+    """The `columns` of every part of `stage`, each file checked against the schema; None without parts."""
+    parts = stage.parts()
+    if not parts:
+        return None
+    stage.check_schema(parts)  # all columns, not only the ones counted here
+    return stage.read(columns)
 
 
 def _json(path: Path) -> dict | None:
@@ -78,45 +62,46 @@ def _hist(values: list, buckets: int) -> list[int]:
 
 def collect(settings: StatsSettings) -> dict[str, Any]:
     run = Path(settings.run_dir)
+    if run.exists() and not run.is_dir():
+        raise UserError(f"run directory {run} is a file, not a folder")
     if not run.is_dir():
         raise UserError(f"run directory not found: {run}")
     b = settings.buckets
     out: dict[str, Any] = {"run_dir": str(run), "stages": {}, "histogram_edges": [i / b for i in range(b + 1)]}
     stages = out["stages"]
 
-    seeds = parquet_files(run / "seeds")
-    stages["seeds"] = {"rows": _rows(seeds, "seeds")} if seeds else None
+    seeds = StageDir.of(run, "seeds")
+    stages["seeds"] = {"rows": seeds.count_rows()} if seeds.parts() else None
 
-    gen_files = parquet_files(run / "generate")
-    gen = read_columns(gen_files, GENERATE_COLUMNS, "generate") if gen_files else None
-    kept_files = parquet_files(run / "filter")
-    kept_ids = (set(read_columns(kept_files, ("turn_id",), "filter")["turn_id"].to_list())
-                if kept_files else None)
+    generate = StageDir.of(run, "generate")
+    gen = read_columns(generate, GENERATE_COLUMNS)
+    kept_frame = read_columns(StageDir.of(run, "filter"), ("turn_id", "env", "pass_rate"))
+    kept_ids = set(kept_frame["turn_id"].to_list()) if kept_frame is not None else None
     filter_stats = _json(run / "filter" / "stats.json")
-    kept_frame = read_columns(kept_files, ("turn_id", "env", "pass_rate"), "filter") if kept_files else None
 
     if gen is not None:
         stages["generate"] = {"rows": gen.height, "valid": int(gen["valid"].sum()),
                               "invalid": gen.height - int(gen["valid"].sum()),
                               "seeds": gen["seed_id"].n_unique(), "lineages": gen["lineage_id"].n_unique(),
-                              "shards_done": len(list((run / "generate").glob("*.done")))}
+                              "shards_done": len(generate.done_shards())}
     else:
         stages["generate"] = None
-    stages["filter"] = None if kept_files == [] and filter_stats is None else {
+    stages["filter"] = None if kept_frame is None and filter_stats is None else {
         "kept": len(kept_ids or ()),
         "rejected": filter_stats.get("rejected") if filter_stats else None,
         "input_rows": filter_stats.get("input_rows") if filter_stats else None,
     }
-    bin_summary = _json(run / "bin" / "summary.json")
+    bin_stage = StageDir.of(run, "bin")
+    bin_summary = _json(bin_stage.path / "summary.json")
     if bin_summary:
         stages["bin"] = {name: info["written"] for name, info in bin_summary["bins"].items()}
         stages["bin"]["outside"] = bin_summary["outside"]["total"]
-    elif (run / "bin").is_dir():
-        stages["bin"] = {p.name: _rows(parquet_files(p), "bin") for p in sorted((run / "bin").iterdir())
-                         if p.is_dir() and parquet_files(p)} or None
     else:
-        stages["bin"] = None
-    stages["chain"], chain_tokens = _chain(run / "chain")
+        per_bin: dict[str, list[Path]] = {}
+        for part in bin_stage.nested_parts():
+            per_bin.setdefault(part.parent.name, []).append(part)
+        stages["bin"] = {name: bin_stage.count_rows(parts) for name, parts in sorted(per_bin.items())} or None
+    stages["chain"], chain_tokens = _chain(run)
     if not any(stages.values()):
         raise UserError(f"{run} holds no stage output (seeds/, generate/, filter/, bin/ or chain/)")
 
@@ -142,20 +127,19 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
     return out
 
 
-def _chain(folder: Path) -> tuple[dict | None, dict | None]:
+def _chain(run: Path) -> tuple[dict | None, dict | None]:
     """Chain stage counts (links, chains, problems) and the tokens its own turns used."""
-    files = sorted(p for p in folder.rglob("*.parquet") if not p.name.startswith(".")) if folder.is_dir() else []
+    links, problems, disjoint = (StageDir.of(run, f"chain/{name}") for name in ("links", "problems", "disjoint"))
+    files = len(links.parts()) + len(problems.parts()) + len(disjoint.parts())
     if not files:
         return None, None
-    info: dict[str, Any] = {"files": len(files)}
-    links = parquet_files(folder / "links")
-    if links:
-        ids = read_columns(links, ("chain_id",), "chain links")["chain_id"]
-        info.update(links=len(ids), chains=ids.n_unique())
-    problems = parquet_files(folder / "problems")
+    info: dict[str, Any] = {"files": files}
+    link_frame = read_columns(links, ("chain_id",))
+    if link_frame is not None:
+        info.update(links=link_frame.height, chains=link_frame["chain_id"].n_unique())
+    frame = read_columns(problems, TOKENS)
     tokens = None
-    if problems:
-        frame = read_columns(problems, TOKENS, "chain problems")
+    if frame is not None:
         info["problems"] = frame.height
         sums = {c: int(frame[c].fill_null(0).sum()) for c in TOKENS}
         tokens = {role: sums[f"{role}_tokens_in"] + sums[f"{role}_tokens_out"] for role in ("teacher", "student")}

@@ -2,7 +2,9 @@
 
 Reads every `*.parquet` under each `--data` folder (the bin stage writes
 `<run_dir>/bin/<difficulty>/*.parquet`; real problems in the same PROBLEMS schema can be mixed
-in; a chain folder gives its linked problems with their level), keeps the problems that can be scored, and renders each one's student prompt with its
+in; a chain folder gives its linked problems with their level). A synthgen stage folder must be
+finished; every problems table is checked against the schema (synthgen.record_checks). It keeps
+the problems that can be scored, and renders each one's student prompt with its
 environment's template (`env.student_messages`). The environment name and the gold columns
 (code, inputs, outputs, fuzzing checkers, visible count) stay as columns: TRL passes every column
 to the reward function, which rebuilds the problem from them.
@@ -17,8 +19,10 @@ import logging
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from synthgen import record_checks as checks
 from synthgen import records
 from synthgen.errors import UserError
+from synthgen.shards import StageDir
 
 log = logging.getLogger(__name__)
 
@@ -28,30 +32,29 @@ KEEP = ("problem_id", "env", "code", "inputs", "outputs", "message", "pre_test_c
 PromptFn = Callable[[dict], list]
 
 
-def parquet_files(folder: Path) -> list[Path]:
-    # Files being written start with a dot (shards.py writes `.<name>.tmp-<pid>`): not data.
-    return sorted(p for p in folder.rglob("*.parquet")
-                  if not any(part.startswith(".") for part in p.relative_to(folder).parts))
+def _finished_parts(folder: Path, stage: str) -> list[Path]:
+    """The parts of a stage folder that a reader may take; an unfinished synthgen stage is exit 2."""
+    found = StageDir.at(folder, stage).status()
+    if found.missing:
+        StageDir.at(folder, stage).require_complete()  # raises, naming the missing shards
+    return found.parts
 
 
-def _read(path: Path):
-    import pyarrow.parquet as pq
-
-    try:
-        return pq.read_table(path)
-    except Exception as exc:
-        raise UserError(f"cannot read {path}: {str(exc).splitlines()[0]}") from None
+def _problems(path: Path) -> list[dict[str, Any]] | None:
+    """A problems table's rows, checked (wrong types, NaN pass rates, unknown envs: exit 2); None if not one."""
+    if not {"env", "code"} <= set(checks.read_schema(path).names):
+        return None
+    return checks.read_file(path, checks.TRAINING_SPEC).to_pylist()
 
 
 def _chain_rows(folder: Path) -> list[dict[str, Any]]:
     """A chain stage folder: the problems its links name, with the link's level as difficulty."""
-    levels: dict[str, str] = {}
-    for path in parquet_files(folder / "links"):
-        for link in _read(path).select(["problem_id", "level"]).to_pylist():
-            levels[link["problem_id"]] = link["level"]
+    links = checks.read_parts(_finished_parts(folder / "links", "chain/links"), checks.CHAIN_LINKS_SPEC,
+                              ["problem_id", "level"])
+    levels = dict(zip(links.column("problem_id").to_pylist(), links.column("level").to_pylist()))
     rows = []
-    for path in parquet_files(folder / "problems"):
-        for row in _read(path).to_pylist():
+    for path in _finished_parts(folder / "problems", "chain/problems"):
+        for row in _problems(path) or []:
             if row.get("problem_id") in levels:
                 rows.append({**row, "difficulty": levels[row["problem_id"]]})
     return rows
@@ -60,12 +63,12 @@ def _chain_rows(folder: Path) -> list[dict[str, Any]]:
 def _folder_rows(folder: Path) -> list[dict[str, Any]]:
     """Every problems table under `folder`; a row without a difficulty takes its folder's name."""
     rows: list[dict[str, Any]] = []
-    for path in parquet_files(folder):
-        table = _read(path)
-        if not {"env", "code"} <= set(table.column_names):
+    for path in _finished_parts(folder, "bin"):
+        found = _problems(path)
+        if found is None:
             log.warning("training data: %s is not a problems table (no env/code columns); skipped", path)
             continue
-        for row in table.to_pylist():
+        for row in found:
             row["difficulty"] = str(row.get("difficulty") or path.parent.name)
             rows.append(row)
     return rows
@@ -115,10 +118,10 @@ def load_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
 
 
 def _folder_rows_of_file(path: Path) -> list[dict[str, Any]]:
-    table = _read(path)
-    if not {"env", "code"} <= set(table.column_names):
+    rows = _problems(path)
+    if rows is None:
         raise UserError(f"{path} is not a problems table (needs env and code columns)")
-    return [{**row, "difficulty": str(row.get("difficulty") or path.parent.name)} for row in table.to_pylist()]
+    return [{**row, "difficulty": str(row.get("difficulty") or path.parent.name)} for row in rows]
 
 
 def env_prompt(row: dict) -> list:

@@ -37,7 +37,10 @@ def make_row(i: int, p: float | None, env: str = "induction") -> dict:
 
 
 def write_kept(run: Path, rows: list[dict]) -> None:
-    StageDir(run, "filter").write_part("kept", 0, table_from_rows(rows, PROBLEMS), file_metadata("filter", "f0"))
+    """A finished filter output: its kept part and its marker."""
+    kept = StageDir(run, "filter")
+    kept.write_part("kept", 0, table_from_rows(rows, PROBLEMS), file_metadata("filter", "f0"))
+    kept.mark_done("kept", {"settings_hash": "f0", "rows": len(rows)})
 
 
 def _main(argv: list[str]) -> int:
@@ -174,6 +177,9 @@ def test_missing_or_corrupt_input_is_exit_2(tmp_path, capsys):
     assert "run `synthgen filter` first" in _one_line(capsys)
     (tmp_path / "run" / "filter").mkdir(parents=True)
     (tmp_path / "run" / "filter" / "kept.part-00000.parquet").write_text("garbage")
+    assert _main(["bin", "--run-dir", str(tmp_path / "run")]) == 2
+    assert "not finished" in _one_line(capsys) and not (tmp_path / "run" / "bin").exists()
+    StageDir(tmp_path / "run", "filter").mark_done("kept", {"settings_hash": "f0"})
     assert _main(["bin", "--run-dir", str(tmp_path / "run")]) == 2
     assert "cannot read Parquet" in _one_line(capsys)
 

@@ -211,8 +211,8 @@ def test_rerun_skips_same_settings_and_refuses_others(tmp_path, capsys):
     assert _main(["filter", "--run-dir", str(run), "--band-high", "0.9"]) == 2
     assert "other settings" in _one_line(capsys)
     assert _main(["filter", "--run-dir", str(run), "--band-high", "0.9", "--force"]) == 0
-    # New input with the same settings is filtered again.
-    write_generate(run, [make_row(5)], shard="shard-00001-of-00002")
+    # New input with the same settings is filtered again (the shard was re-made with one more row).
+    write_generate(run, [make_row(0), make_row(1), make_row(5)])
     assert _main(["filter", "--run-dir", str(run), "--band-high", "0.9"]) == 0
     assert kept_of(run).height == 3
 
@@ -238,6 +238,9 @@ def test_corrupt_parquet_is_exit_2(tmp_path, capsys):
     gen = tmp_path / "run" / "generate"
     gen.mkdir(parents=True)
     (gen / "shard-00000-of-00001.part-00000.parquet").write_bytes(b"not parquet at all")
+    assert _main(["filter", "--run-dir", str(tmp_path / "run")]) == 2
+    assert "not finished" in _one_line(capsys)  # no marker: still being written
+    StageDir(tmp_path / "run", "generate").mark_done(SHARD, {"settings_hash": "gen0"})
     assert _main(["filter", "--run-dir", str(tmp_path / "run")]) == 2
     assert "cannot read Parquet" in _one_line(capsys)
 

@@ -1,0 +1,110 @@
+"""One writer per output: an advisory `flock` on a small lock file beside what is written.
+
+`flock` belongs to the open file, so the kernel drops it when its holder exits in any way,
+kill -9 included: a lock never outlives its process and never needs clearing by hand. The lock
+file holds the holder's pid and host, so a second writer can say who it is waiting for:
+
+    shard 3 of generate is being written by pid 1234 on host gpu07; wait for it, or stop it
+
+Lock files are never deleted (deleting one while another process opens it would let two
+writers each hold a lock on a different file). On a shared filesystem `flock` works across
+machines where the filesystem supports it (NFSv4; Lustre mounted with `flock`); where it does
+not, the write goes ahead unlocked with a warning.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from synthgen.errors import UserError
+
+# Locks this process holds, by path, with a depth: taking one again inside itself is allowed
+# (flock would refuse it, since a second open() is a second open file).
+_held: dict[str, int] = {}
+_guard = threading.Lock()
+
+
+@contextmanager
+def exclusive(path: Path, what: str, where: Path | str = "") -> Iterator[None]:
+    """Hold the lock at `path` for the block; `what` (and `where`) name the output in the refusal."""
+    path = Path(path)
+    key = os.path.abspath(path)
+    with _guard:
+        if key in _held:
+            _held[key] += 1
+            nested = True
+        else:
+            nested = False
+    if nested:
+        try:
+            yield
+        finally:
+            with _guard:
+                _held[key] -= 1
+        return
+    fd = _acquire(path, what, where)
+    with _guard:
+        _held[key] = 1
+    try:
+        yield
+    finally:
+        with _guard:
+            del _held[key]
+        if fd is not None:
+            _release(fd)
+
+
+def _acquire(path: Path, what: str, where: Path | str) -> int | None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except NotADirectoryError:
+        raise UserError(f"cannot lock {path}: a path above it is a file, not a folder") from None
+    except OSError as exc:
+        raise UserError(f"cannot create the lock file {path}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _holder(fd)
+        os.close(fd)
+        place = f" ({where})" if where else ""
+        raise UserError(f"{what} is being written by {holder}; wait for it, or stop it{place}") from None
+    except OSError as exc:
+        if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+            os.close(fd)
+            print(f"synthgen: warning: {path.parent} does not support file locks; writing {what} unlocked",
+                  file=sys.stderr)
+            return None
+        os.close(fd)
+        raise
+    record = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
+    return fd
+
+
+def _release(fd: int) -> None:
+    try:
+        os.ftruncate(fd, 0)  # the next refusal must not name a process that has finished
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _holder(fd: int) -> str:
+    """Who holds the lock, from the record it wrote (it may not have written it yet)."""
+    try:
+        record = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
+        return f"pid {int(record['pid'])} on host {record['host']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another process"
