@@ -13,7 +13,7 @@ from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 SEEDS = pa.schema(
     [
@@ -59,7 +59,9 @@ PROBLEMS = pa.schema(
         pa.field("format_failures", pa.int32(), nullable=False),  # unparseable or truncated answers
         pa.field("infra_failures", pa.int32(), nullable=False),  # LLM or sandbox infrastructure
         pa.field("summary", pa.string()),  # the student summary the teacher saw for this turn
-        pa.field("strategy", pa.string()),  # first | easier | harder | similar | chain-easier
+        pa.field("solved_examples", pa.list_(pa.string())),  # this turn's shortest correct answers (Summary.solved)
+        pa.field("failed_examples", pa.list_(pa.string())),  # this turn's shortest wrong answers (Summary.failed)
+        pa.field("strategy", pa.string()),  # first | easier | harder | similar | chain-medium | chain-easy
         pa.field("teacher_reasoning", pa.string()),
         pa.field("teacher_tokens_in", pa.int64(), nullable=False),
         pa.field("teacher_tokens_out", pa.int64(), nullable=False),

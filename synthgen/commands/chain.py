@@ -18,11 +18,13 @@ def register(app: typer.Typer) -> None:
     def chain(
         ctx: typer.Context,
         run_dir: Path = typer.Option(default(D, "run_dir"), help="Run directory; chains go to RUN_DIR/chain/."),
-        input_dir: Optional[str] = typer.Option(None, help="Problems to start from (default RUN_DIR/filter)."),
+        input_dir: Optional[str] = typer.Option(None, help="Hard problems to start from (default RUN_DIR/bin/hard)."),
         tries: int = typer.Option(default(D, "tries"), help="Teacher tries per step before giving a chain up."),
         attempts: int = typer.Option(default(D, "attempts"), help="Student attempts M per variant."),
         max_chains: Optional[int] = typer.Option(None, help="Hard problems to start from, at most."),
-        disjoint: bool = typer.Option(False, "--disjoint", help="Also draw the paper's disjoint baseline sets."),
+        disjoint: bool = typer.Option(
+            False, "--disjoint", help="Also write the paper's disjoint baseline (unrelated problems, same pass rates)."
+        ),
         base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible server for both roles."),
         teacher_model: str = typer.Option(default(D, "teacher").model, help="Teacher model name."),
         student_model: str = typer.Option(default(D, "student").model, help="Student model name."),
@@ -32,7 +34,7 @@ def register(app: typer.Typer) -> None:
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show live progress."),
         force: bool = typer.Option(False, "--force", help="Restart a shard written with other settings."),
     ) -> None:
-        """Build hard -> medium -> easy chains from the filtered hard problems."""
+        """Build hard -> medium -> easy chains from the bin stage's hard problems."""
         from synthgen.stages import chain as stage
 
         extra = shared_base_url(ctx, base_url)
@@ -42,4 +44,8 @@ def register(app: typer.Typer) -> None:
             num_shards=num_shards, progress=progress,
             **{"teacher.model": teacher_model, "student.model": student_model},
         )
-        stage.run(settings, force=force)
+        try:
+            stage.run(settings, force=force)
+        except stage.Interrupted as exc:
+            typer.echo(f"synthgen: chain stopped by {exc}; finished rows are saved, re-run to continue", err=True)
+            raise typer.Exit(130 if exc.signum == 2 else 143)

@@ -2,7 +2,8 @@
 
 Reads every `*.parquet` under each `--data` folder (the bin stage writes
 `<run_dir>/bin/<difficulty>/*.parquet`; real problems in the same PROBLEMS schema can be mixed
-in; a chain folder gives its linked problems with their level), keeps the problems that can be scored, and renders each one's student prompt with its
+in; a chain folder gives the three levels of its chains, hard start included, each with its
+level), keeps the problems that can be scored, and renders each one's student prompt with its
 environment's template (`env.student_messages`). The environment name and the gold columns
 (code, inputs, outputs, fuzzing checkers, visible count) stay as columns: TRL passes every column
 to the reward function, which rebuilds the problem from them.
@@ -14,6 +15,7 @@ to the reward function, which rebuilds the problem from them.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -44,17 +46,23 @@ def _read(path: Path):
 
 
 def _chain_rows(folder: Path) -> list[dict[str, Any]]:
-    """A chain stage folder: the problems its links name, with the link's level as difficulty."""
+    """A chain stage folder: every level of every chain (hard start included), the link's level as
+    difficulty. A linked problem missing from `problems/` is an error, never a silently lost level."""
     levels: dict[str, str] = {}
     for path in parquet_files(folder / "links"):
         for link in _read(path).select(["problem_id", "level"]).to_pylist():
             levels[link["problem_id"]] = link["level"]
-    rows = []
+    rows: dict[str, dict[str, Any]] = {}
     for path in parquet_files(folder / "problems"):
         for row in _read(path).to_pylist():
             if row.get("problem_id") in levels:
-                rows.append({**row, "difficulty": levels[row["problem_id"]]})
-    return rows
+                rows.setdefault(row["problem_id"], {**row, "difficulty": levels[row["problem_id"]]})
+    missing = Counter(level for problem_id, level in levels.items() if problem_id not in rows)
+    if missing:
+        lost = ", ".join(f"{n} {level}" for level, n in sorted(missing.items()))
+        raise UserError(f"chain folder {folder}: linked problems missing from problems/ ({lost}); "
+                        "re-run `synthgen chain --force` to rebuild it")
+    return list(rows.values())
 
 
 def _folder_rows(folder: Path) -> list[dict[str, Any]]:
