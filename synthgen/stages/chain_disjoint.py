@@ -95,9 +95,10 @@ def write_disjoint(settings: ChainSettings, console: Console) -> dict:
     out.mark_done("disjoint", {"settings_hash": settings.settings_hash(), **report})
     write_text_atomic(run_dir / "chain" / "disjoint.json", json.dumps(report, indent=1) + "\n")
     console.print(f"chain --disjoint: a baseline with the chains' difficulty mix but no relation between levels, "
-                  f"in {out.path}: per level, kept problems from lineages no chain uses, pass rates matched")
+                  f"in {out.path}: per level, kept problems from lineages no chain uses, pass rates matched",
+                  soft_wrap=True)
     for level, figures in report.items():
         console.print(f"  {level}: {figures['disjoint']} of {figures['chained']} chained problems matched; "
                       f"pass-rate histograms differ by {figures['histogram_distance']:.2f} "
-                      "(0 = the same mix, 1 = no overlap)")
+                      "(0 = the same mix, 1 = no overlap)", soft_wrap=True)
     return report

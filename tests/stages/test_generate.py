@@ -99,8 +99,8 @@ def test_progress_stats_file_and_stats_command_count_turns_and_tokens_alike(cli,
     assert f"tokens in {sums['teacher_tokens_in'] + sums['student_tokens_in']:,}" in err
     rc, out, _ = cli("stats", run_dir, "--json")
     tokens = json.loads(out)["tokens"]
-    assert (tokens["teacher"]["in"], tokens["teacher"]["out"]) == (sums["teacher_tokens_in"], sums["teacher_tokens_out"])
-    assert (tokens["student"]["in"], tokens["student"]["out"]) == (sums["student_tokens_in"], sums["student_tokens_out"])
+    for role in ("teacher", "student"):
+        assert (tokens[role]["in"], tokens[role]["out"]) == (sums[f"{role}_tokens_in"], sums[f"{role}_tokens_out"])
     assert "once per request" in tokens["counting"]
 
 
