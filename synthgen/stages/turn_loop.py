@@ -47,6 +47,7 @@ from synthgen.shards import StageDir
 from synthgen.stages.common import check_finished, shard_name
 from synthgen.stages.turn_report import TOKEN_COLUMNS, LiveProgress, TurnStats, summary_table, write_stats
 from synthgen.stages.turns import TurnOutcome, TurnRequest, TurnRunner
+from synthgen.stages.writer import ShardWriter
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # The unit a task works for (tasks a unit starts share it): did any of its turns fail?
@@ -125,18 +126,16 @@ class TurnLoop:
         self.stats = TurnStats(units=stage.units)
         self.runner: TurnRunner | None = None
         self.progress: LiveProgress | None = None
-        self.writer = None
+        self.writer: ShardWriter | None = None
 
     # -- what a stage calls from run_unit -----------------------------------------------------
-    async def turn(self, req: TurnRequest, completion=None, *, lineage_id: str | None = None) -> TurnOutcome | None:
+    async def turn(self, req: TurnRequest, completion=None) -> TurnOutcome | None:
         """Run one turn and keep its row; None when it failed on infrastructure (stop the unit)."""
         outcome = await self.runner.run(req, completion)
         if not outcome.finished:
             self.failures[outcome.infra] += 1
             _UNIT_FAILED.get([False])[0] = True
             return None
-        if lineage_id is not None:
-            outcome.row["lineage_id"] = lineage_id
         if self.writer.add(outcome.row):  # False: the row was on disk already (a resumed unit)
             self.stats.record(outcome.row)
             self.progress.advance()
@@ -155,8 +154,6 @@ class TurnLoop:
         return asyncio.run(self.run_async())
 
     async def run_async(self) -> StageDir:
-        from synthgen.stages.writer import ShardWriter
-
         stage, settings = self.stage, self.settings
         done_dir = stage.finished_dir()
         if check_finished(done_dir, self.shard, self.digest, self.force):

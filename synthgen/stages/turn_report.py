@@ -185,7 +185,7 @@ def summary_table(stats: TurnStats, usage_line: str, title: str) -> Group:
 
 
 def write_stats(path: Path, stats: TurnStats, usage: dict[str, Any], extra: dict[str, Any]) -> None:
-    """The per-shard stats file: `stats` (recounted from every row of the shard) plus `llm`, the
-    requests this process sent (cache replays are hits, not tokens)."""
+    """The per-shard stats file: `stats` (recounted from every row of the shard) plus `llm_this_run`,
+    the requests this process sent (cache replays are hits there, not tokens)."""
     payload = {**extra, **stats.as_dict(), "llm_this_run": usage}
     write_text_atomic(path, json.dumps(payload, indent=1, sort_keys=True) + "\n")
