@@ -13,7 +13,7 @@ from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 SEEDS = pa.schema(
     [

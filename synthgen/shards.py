@@ -70,6 +70,7 @@ LAYOUTS: dict[str, Layout] = {
     "filter/rejects": Layout(checks.REJECTS_SPEC, "rejected problems", "filter", whole="rejects"),
     "bin": Layout(checks.BINNED_SPEC, "binned problems", "bin", whole="bin", nested=True),
     "bin_outside": Layout(checks.BINNED_SPEC, "problems outside every bin", "bin --write-outside"),
+    "chain/tries": Layout(checks.PROBLEMS_SPEC, "chain tries", "chain"),
     "chain/problems": Layout(checks.PROBLEMS_SPEC, "chain problems", "chain"),
     "chain/links": Layout(checks.CHAIN_LINKS_SPEC, "chain links", "chain"),
     "chain/disjoint": Layout(checks.DISJOINT_SPEC, "disjoint baseline problems", "chain --disjoint", whole="disjoint"),

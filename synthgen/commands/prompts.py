@@ -133,7 +133,10 @@ def _messages(environment, kind, row, settings, pass_rate, strategy, feedback, s
             )
         return _teacher(environment, kind, previous=problem, summary=summary, feedback=feedback, strategy=strategy)
     strategy = strategy or "chain-medium"
-    band = settings.bands.get(CHAIN_TARGETS.get(strategy, ""), None)
+    from synthgen.stages.chain import chain_bands
+
+    level = chain_bands().get(CHAIN_TARGETS.get(strategy, ""))
+    band = (level.low, level.high) if level else None
     return _teacher(
         environment, kind, previous=problem, summary=summary, feedback=feedback, strategy=strategy, target=band
     )

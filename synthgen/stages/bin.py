@@ -247,8 +247,3 @@ def run(settings: BinSettings, *, force: bool = False, plot_path: Path | None = 
     if empty:
         console.print(f"bin: empty, so no folder: {', '.join(empty)}")
     return summary
-
-
-def demo_step(run_dir: Path, *, console: Console, **_) -> None:
-    """The bin step of `synthgen demo`: the broad scheme on the demo's kept problems."""
-    run(BinSettings(run_dir=run_dir), force=True, console=console, out_console=console)

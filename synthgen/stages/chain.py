@@ -1,154 +1,240 @@
-"""`synthgen chain`: build hard -> medium -> easy chains in reverse, as SPEC §7 describes.
+"""`synthgen chain`: hard -> medium -> easy chains built in reverse, as the paper's §4.2 describes.
 
-From each hard problem the teacher is asked for an easier variant of the same core task; the
-student attempts it M times and the variant is accepted as the medium step only if its pass rate
-falls in the medium band, then the same from medium to easy. Each step gets a bounded number of
-tries. Every tried variant is kept as a PROBLEMS row (mode `chain`) in `chain/problems/`; accepted
-chains are written as links (chain id, level, position, problem id) in `chain/links/`.
+Chains start from the bin stage's hard problems (`RUN_DIR/bin/hard/`). For each one the teacher
+is shown the problem, the student's results on it and the pass-rate band to land in, and asked
+for an easier variant of the same core task; the student attempts the variant M times and it is
+accepted as the medium step only if it is a new problem (not its parent nor any level of its
+chain) whose pass rate lands in the medium band; then the same from medium to easy. The bands are
+the bin stage's `chains` scheme (synthgen.config.bin.SCHEMES), the one definition of both. Each
+step gets `tries` teacher tries.
 
-Resume works as in generate: each try has a stable `turn_id`, the request cache replays paid
-requests, and rows and links already on disk are not written twice.
+Outputs under `RUN_DIR/chain/`:
+- `tries/`: every tried variant, one PROBLEMS row (mode `chain`, strategy `chain-medium` or
+  `chain-easy`) per teacher turn, valid or not: the audit trail, written as turns finish;
+- `problems/`: the three levels of every accepted chain, the hard start included (its bin row
+  with mode `chain`), each problem_id once: what training on chains reads;
+- `links/`: (chain id, level, position, problem id, pass rate) for each level of each chain.
+If two chains of a shard share a problem, the one whose hard start sorts first keeps it and the
+other is left out, so every problem trains at one level only.
+
+How the turns run (resume, SIGTERM, infrastructure failures, progress, stats) is the turn loop's
+business: synthgen.stages.turn_loop. A chain whose try failed on infrastructure stops there and
+is redone by the next run; `problems/` and `links/` are written once every chain is finished.
 """
 
 from __future__ import annotations
 
-import asyncio
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 from rich.console import Console
 
+from synthgen.config.bin import SCHEMES, Bin, make_bins
 from synthgen.config.chain import ChainSettings
 from synthgen.envs import get_env
-from synthgen.envs.base import Problem
-from synthgen.records import CHAIN_LINKS, PROBLEMS
-from synthgen.shards import StageDir
-from synthgen.stages.common import check_finished, read_input, shard_name
-from synthgen.stages.generate_report import LiveProgress, TurnStats, summary_table, write_stats
-from synthgen.stages.turns import TurnRequest, TurnRunner
-from synthgen.stages.writer import ShardWriter
+from synthgen.envs.base import Problem, Summary
+from synthgen.record_checks import read_parts
+from synthgen.records import CHAIN_LINKS, PROBLEMS, table_from_rows
+from synthgen.shards import StageDir, file_metadata
+from synthgen.stages.common import read_input
+from synthgen.stages.turn_loop import Interrupted, Plan, TurnLoop, TurnStage
+from synthgen.stages.turns import TurnRequest
+
+__all__ = ["ChainStage", "Interrupted", "accepts", "assemble", "chain_bands", "load_start_problems", "replay", "run"]
 
 STAGE = "chain"
-STEPS = (("hard", "medium"), ("medium", "easy"))
+STEPS = ("medium", "easy")  # position 1 and 2; the hard start is position 0
+_TRY = re.compile(r"^(?P<chain>.+):(?P<level>medium|easy):try(?P<attempt>\d+):t\d+$")
 
 
-def in_band(pass_rate: float | None, band: tuple[float, float]) -> bool:
-    return pass_rate is not None and band[0] <= pass_rate <= band[1]
+def chain_bands() -> dict[str, Bin]:
+    """The bins of the `chains` scheme by name: the same bands `synthgen bin --scheme chains` uses."""
+    return {b.name: b for b in make_bins(SCHEMES["chains"])}
 
 
-def load_start_problems(settings: ChainSettings, console: Console | None = None) -> pl.DataFrame:
-    """This shard's hard problems to start chains from, out of the finished filter (or `input_dir`) output."""
-    console = console or Console(stderr=True)
-    found = read_input(settings, "filter", console, STAGE, hint=", or pass --input-dir")
-    frame = found.read().filter(pl.col("valid"))
-    lo, hi = settings.bands["hard"]
-    hard = frame.filter(pl.col("pass_rate").is_between(lo, hi)).unique("problem_id", keep="first").sort("problem_id")
+def accepts(row: dict[str, Any], members: set[str], band: Bin) -> bool:
+    """A tried variant becomes the chain's next level: valid, new to its chain, in the band."""
+    return bool(row["valid"]) and row["problem_id"] not in members and band.holds(row["pass_rate"])
+
+
+def chain_id(start_problem_id: str) -> str:
+    return f"chain:{start_problem_id}"
+
+
+def load_start_problems(settings: ChainSettings, console: Console | None = None) -> tuple[pl.DataFrame, dict]:
+    """This shard's hard problems (the finished bin stage's `hard` bin), and the partial-input metadata.
+
+    A finished bin stage whose hard bin is empty gives no chains, not an error."""
+    found = read_input(settings, "bin", console or Console(stderr=True), STAGE, hint=", or pass --input-dir")
+    parts = [p for p in found.parts if p.parent.name == "hard"]
+    if not parts:
+        return pl.from_arrow(PROBLEMS.empty_table()), found.metadata()
+    frame = pl.from_arrow(read_parts(parts, found.stage.layout.spec, None))
+    hard = frame.filter(pl.col("valid")).unique("problem_id", keep="first").sort("problem_id")
     if settings.max_chains:
         hard = hard.head(settings.max_chains)
-    return hard[settings.shard :: settings.num_shards]
+    return hard[settings.shard :: settings.num_shards], found.metadata()
 
 
-class ChainBuilder:
-    def __init__(self, settings: ChainSettings, runner: TurnRunner, rows: ShardWriter, links: ShardWriter,
-                 stats: TurnStats):
-        self.settings, self.runner, self.rows, self.links, self.stats = settings, runner, rows, links, stats
-        self.accepted = 0
+def summary_from_row(row: dict[str, Any], progression) -> Summary:
+    """The student's results on a stored problem, as the teacher is shown them."""
+    return Summary.from_row(row, progression)
 
-    async def build(self, start: dict) -> None:
+
+@dataclass
+class ChainState:
+    """A chain as its tries on disk tell it: finished or not, and its accepted levels."""
+
+    finished: bool
+    levels: list[dict[str, Any]] = field(default_factory=list)  # accepted medium, easy rows (complete chains)
+
+
+def replay(start_id: str, steps: dict[str, list[dict]], tries: int, bands: dict[str, Bin]) -> ChainState:
+    """Decide a chain from its tried rows (per level, in try order) by the rule the live run used."""
+    members, levels = {start_id}, []
+    for level in STEPS:
+        tried = steps.get(level, [])
+        hit = next((row for row in tried if accepts(row, members, bands[level])), None)
+        if hit is None:
+            return ChainState(finished=len(tried) >= tries)  # gave up, or stopped early by a failure
+        members.add(hit["problem_id"])
+        levels.append(hit)
+    return ChainState(finished=True, levels=levels)
+
+
+def tries_by_chain(rows: pl.DataFrame | None) -> dict[str, dict[str, list[dict]]]:
+    """{chain id: {level: rows in try order}} of tried rows."""
+    out: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    if rows is None:
+        return out
+    keyed = []
+    for row in rows.iter_rows(named=True):
+        m = _TRY.match(row["turn_id"])
+        if m:
+            keyed.append((m["chain"], m["level"], int(m["attempt"]), row))
+    for chain, level, _, row in sorted(keyed, key=lambda k: k[:3]):
+        out[chain][level].append(row)
+    return out
+
+
+class ChainStage(TurnStage):
+    name, units = STAGE, "chains"
+    resume_columns = ("valid", "pass_rate", "problem_id")
+
+    def __init__(self, settings: ChainSettings):
+        super().__init__(settings)
+        self.bands = chain_bands()
+        self.starts: pl.DataFrame | None = None
+        self.report: dict[str, int] = {}
+
+    def _dir(self, name: str) -> StageDir:
+        return StageDir.of(self.settings.run_dir, f"{STAGE}/{name}")
+
+    def rows_dir(self) -> StageDir:
+        return self._dir("tries")
+
+    def finished_dir(self) -> StageDir:
+        return self._dir("links")
+
+    def stats_path(self, shard: str) -> Path:
+        return Path(self.settings.run_dir) / STAGE / f"stats-{shard}.json"
+
+    def prepare(self) -> None:
+        self.starts, self.input_meta = load_start_problems(self.settings)
+
+    def plan(self, on_disk: pl.DataFrame | None) -> Plan:
+        tried = tries_by_chain(on_disk)
+        finished, rows_left = set(), 0
+        for start in self.starts["problem_id"].to_list():
+            steps = tried.get(chain_id(start), {})
+            if replay(start, steps, self.settings.tries, self.bands).finished:
+                finished.add(start)
+            else:
+                rows_left += sum(len(rows) for rows in steps.values())
+        todo = (row for row in self.starts.iter_rows(named=True) if row["problem_id"] not in finished)
+        left = self.starts.height - len(finished)
+        return Plan(todo, self.starts.height, len(finished), turns_todo=max(0, len(STEPS) * left - rows_left))
+
+    async def run_unit(self, start: dict, loop: TurnLoop) -> None:
         env = get_env(start["env"])
-        chain_id = f"chain:{start['problem_id']}"
-        steps = [("hard", start["problem_id"], start["pass_rate"])]
-        current = Problem.from_fields(start)
-        for position, (_, target) in enumerate(STEPS, 1):
-            found = await self._step(chain_id, env, start, current, target, position)
+        chain = chain_id(start["problem_id"])
+        members = {start["problem_id"]}
+        previous = Problem.from_fields(start)
+        summary = summary_from_row(start, self.settings.progression)
+        for position, level in enumerate(STEPS, 1):
+            band = self.bands[level]
+            found = None
+            for attempt in range(1, self.settings.tries + 1):
+                if attempt > 1:
+                    loop.expect_turns(+1)
+                req = TurnRequest(start["lineage_id"], start["seed_id"], env, "chain", position, "chain",
+                                  f"chain-{level}", previous=previous, summary=summary, target=(band.low, band.high),
+                                  key=f"{chain}:{level}:try{attempt}")
+                outcome = await loop.turn(req)
+                if outcome is None:  # the next step would build on a try that never finished
+                    loop.expect_turns(-(len(STEPS) - position + 1))
+                    return
+                if accepts(outcome.row, members, band):
+                    found = outcome
+                    break
             if found is None:
-                break
-            current, pass_rate = found
-            steps.append((target, current.problem_id, pass_rate))
-        else:
-            for position, (level, problem_id, pass_rate) in enumerate(steps):
-                self.links.add({"link_id": f"{chain_id}:{position}", "chain_id": chain_id, "level": level,
-                                "position": position, "problem_id": problem_id, "pass_rate": pass_rate,
-                                "env": env.name})
-            self.accepted += 1
-        self.stats.lineages_done += 1
+                loop.expect_turns(-(len(STEPS) - position))
+                return
+            members.add(found.problem.problem_id)
+            previous, summary = found.problem, found.summary
 
-    async def _step(self, chain_id, env, start, previous: Problem, target: str, position: int):
-        band = self.settings.bands[target]
-        for attempt in range(1, self.settings.tries + 1):
-            req = TurnRequest(f"{chain_id}:{target}:try{attempt}", start["seed_id"], env, "chain", position,
-                              "chain", "chain-easier", previous=previous)
-            outcome = await self.runner.run(req)
-            outcome.row["lineage_id"] = start["lineage_id"]
-            self.rows.add(outcome.row)
-            self.stats.record(outcome.row)
-            if outcome.problem is not None and in_band(outcome.row["pass_rate"], band):
-                return outcome.problem, outcome.row["pass_rate"]
-        return None
+    def marker_info(self) -> dict:
+        return {"starts": self.starts.height}
+
+    def finish(self, loop: TurnLoop) -> str:
+        """Assemble the accepted chains from the tries on disk; write problems/ and links/."""
+        tries = self.rows_dir()
+        tried = tries_by_chain(pl.from_arrow(tries.read_shard(loop.shard)) if tries.shard_parts(loop.shard) else None)
+        problems, links, dropped = assemble(self.starts.iter_rows(named=True), tried, self.settings.tries, self.bands)
+        self.report = {"chains": len(links) // 3, "starts": self.starts.height, "dropped_shared": dropped}
+        outputs = ((self._dir("problems"), PROBLEMS, problems), (self._dir("links"), CHAIN_LINKS, links))
+        for out, schema, data in outputs:
+            meta = file_metadata(out.stage, loop.digest, {"shard": loop.shard, "settings": self.settings.hashed_view(),
+                                                          **self.input_meta})
+            out.clear_shard(loop.shard)
+            out.write_part(loop.shard, 0, table_from_rows(data, schema), meta)
+            out.mark_done(loop.shard, {"rows": len(data), "settings_hash": loop.digest, **self.report,
+                                       **self.input_meta})
+        if dropped:
+            loop.console.print(f"chain: left out {dropped} chain(s) sharing a problem with an earlier chain")
+        if self.settings.disjoint and self.settings.num_shards == 1:
+            from synthgen.stages.chain_disjoint import write_disjoint
+
+            write_disjoint(self.settings, loop.console)
+        return f"chain {loop.shard}: {self.report['chains']} chains from {self.starts.height} hard problems"
 
 
-async def run_async(settings: ChainSettings, *, force: bool = False, console: Console | None = None) -> StageDir:
-    from synthgen.llm import LLMClient
-    from synthgen.sandbox import SandboxPool
+def assemble(starts, tried: dict, tries: int, bands: dict[str, Bin]) -> tuple[list[dict], list[dict], int]:
+    """(problem rows, link rows, chains left out) of the accepted chains, in the starts' order.
 
-    console = console or Console(stderr=True)
-    shard = shard_name(settings.shard, settings.num_shards)
-    digest = settings.settings_hash()
-    problems_dir = StageDir(Path(settings.run_dir) / STAGE, "problems")
-    links_dir = StageDir(Path(settings.run_dir) / STAGE, "links")
-    if check_finished(links_dir, shard, digest, force):
-        console.print(f"chain: {shard} already finished; skipping")
-        return links_dir
-    starts = load_start_problems(settings)
-    meta = {"settings": settings.hashed_view()}
-    rows = ShardWriter(problems_dir, shard, PROBLEMS, digest, max_rows=settings.max_buffer_rows, extra_meta=meta)
-    links = ShardWriter(links_dir, shard, CHAIN_LINKS, digest, key="link_id", max_rows=settings.max_buffer_rows,
-                        extra_meta=meta)
-    rows.resume(force=force)
-    links.resume(force=force)
-    stats = TurnStats(lineages_total=starts.height)
-    cache = Path(settings.run_dir) / "cache" / f"{STAGE}-{shard}.sqlite"
-    try:
-        async with LLMClient.from_settings(settings, cache_path=cache) as llm:
-            await llm.preflight(settings.llm.wait_ready_s)
-            with SandboxPool(workers=settings.sandbox.workers, allow_unsafe=settings.sandbox.allow_unsafe) as pool:
-                builder = ChainBuilder(settings, TurnRunner(llm, pool, settings, digest), rows, links, stats)
-                limit = asyncio.Semaphore(max(1, settings.max_in_flight))
-
-                async def one(start: dict) -> None:
-                    async with limit:
-                        await builder.build(start)
-                        progress.refresh()
-
-                with LiveProgress(stats, llm, console, enabled=settings.progress, label="chain") as progress:
-                    await asyncio.gather(*(one(s) for s in starts.iter_rows(named=True)))
-            usage, usage_line = llm.usage.as_dict(), llm.usage.summary()
-    finally:
-        # Finished tries and chains reach disk even when the run is interrupted or fails.
-        rows.flush()
-        links.flush()
-    rows.finish({"starts": starts.height})
-    links.finish({"chains": builder.accepted, "starts": starts.height})
-    write_stats(Path(settings.run_dir) / STAGE / f"stats-{shard}.json", stats, usage,
-                {"shard": shard, "chains": builder.accepted, "starts": starts.height})
-    console.print(summary_table(stats, usage_line, f"chain {shard}: {builder.accepted} chains from {starts.height} hard problems"))
-    if settings.disjoint and settings.num_shards == 1:
-        from synthgen.stages.chain_disjoint import write_disjoint
-
-        write_disjoint(settings, console)
-    return links_dir
+    Every problem_id appears once: a chain sharing a problem with an earlier one is left out."""
+    problems, links, dropped, used = [], [], 0, set()
+    for start in starts:
+        chain = chain_id(start["problem_id"])
+        state = replay(start["problem_id"], tried.get(chain, {}), tries, bands)
+        if not state.levels:
+            continue
+        rows = [{**{k: start.get(k) for k in PROBLEMS.names}, "mode": "chain"}, *state.levels]
+        ids = [row["problem_id"] for row in rows]
+        if used & set(ids):
+            dropped += 1
+            continue
+        used.update(ids)
+        problems += rows
+        links += [{"link_id": f"{chain}:{position}", "chain_id": chain, "level": level, "position": position,
+                   "problem_id": row["problem_id"], "pass_rate": row["pass_rate"], "env": row["env"]}
+                  for position, (level, row) in enumerate(zip(("hard", *STEPS), rows))]
+    return problems, links, dropped
 
 
 def run(settings: ChainSettings, *, force: bool = False, console: Console | None = None) -> StageDir:
-    return asyncio.run(run_async(settings, force=force, console=console))
-
-
-
-def demo_step(run_dir: Path, *, console: Console, llm_roles: dict, seed: int, attempts: int) -> None:
-    """The chain step of `synthgen demo`, with the disjoint baseline."""
-    from synthgen.config.base import resolve_settings
-
-    settings = resolve_settings(
-        ChainSettings, {}, {"run_dir": run_dir, "seed": seed, "attempts": attempts, "disjoint": True, **llm_roles}
-    )
-    run(settings, console=console)
+    return TurnLoop(ChainStage(settings), force=force, console=console).run()

@@ -1,10 +1,19 @@
-"""The paper's disjoint baseline for chains: per level, problems from independent lineages whose
-pass-rate histogram matches the chained set's (SPEC §7).
+"""`synthgen chain --disjoint`: the paper's baseline for chains (§4.2), written beside the chains.
 
-For each level, every chained problem is matched to the unused candidate in the same band with
-the nearest pass rate, and no two picks (nor any chain) share a lineage. The distance between
-the chained and the disjoint histograms (total variation over `histogram_bins` bins of [0, 1])
-is reported per level, so a user can see how well the baseline is matched.
+The question the baseline answers: do chains help because their levels are *related* (the easy
+problem is a simpler version of the medium one, which is a simpler version of the hard one), or
+only because of their difficulty mix? So it builds a set with the same mix and no relations: for
+each level (hard, medium, easy) and each chained problem, it picks the unused kept problem (from
+`RUN_DIR/filter/`) with the closest pass rate, from a lineage that no chain and no other pick
+comes from. The picks go to `RUN_DIR/chain/disjoint/` with a `difficulty` column (train on them
+with `--data RUN_DIR/chain/disjoint` to compare with `--data RUN_DIR/chain`).
+
+What it prints, per level: how many chained problems found a partner ("hard: 12 of 12 matched")
+and how far apart the two pass-rate histograms are, as the share of problems that would have to
+move to another histogram bin to make them equal (total variation distance over `histogram_bins`
+bins of [0, 1]): 0 means the baseline has exactly the chains' difficulty mix, 1 means no overlap.
+Fewer matches or a large distance mean the run has too few independent problems near those pass
+rates for a fair comparison. The same figures go to `RUN_DIR/chain/disjoint.json`.
 """
 
 from __future__ import annotations
@@ -16,11 +25,11 @@ import numpy as np
 import polars as pl
 from rich.console import Console
 
+from synthgen.config.bin import SCHEMES
 from synthgen.config.chain import ChainSettings
 from synthgen.record_checks import DISJOINT_SPEC, LEVELS
 from synthgen.records import PROBLEMS, table_from_rows
 from synthgen.shards import StageDir, file_metadata, write_text_atomic
-from synthgen.stages.common import read_input
 
 DISJOINT = DISJOINT_SPEC.schema  # PROBLEMS plus a non-null `difficulty`
 
@@ -51,21 +60,29 @@ def match_level(targets: list[float], candidates: pl.DataFrame, used_lineages: s
     return picks
 
 
+def level_range(level: str, targets: list[float]) -> tuple[float, float]:
+    """Where a level's partners may come from: its `chains` band, widened to the chained pass rates
+    (the hard starts come from the bin stage, whose scheme may have a wider hard band)."""
+    lo, hi = SCHEMES["chains"][level]
+    return min([lo, *targets]), max([hi, *targets])
+
+
 def write_disjoint(settings: ChainSettings, console: Console) -> dict:
     run_dir = Path(settings.run_dir)
     links = StageDir.of(run_dir, "chain/links").status()
     if not links.parts:
-        console.print("chain: no accepted chains, so no disjoint baseline")
+        console.print("chain --disjoint: no accepted chains, so no baseline to match")
         return {}
     chained = links.read()
-    pool = read_input(settings, "filter", console, "chain --disjoint", hint=", or pass --input-dir").read()
+    # The pool is every kept problem (the filter stage), not the bin folder the chains start from.
+    pool = StageDir.of(run_dir, "filter").require_complete(settings.allow_partial).read()
     pool = pool.filter(pl.col("valid") & pl.col("pass_rate").is_not_null())
     starts = set(chained.filter(pl.col("level") == "hard")["problem_id"])
     used = set(pool.filter(pl.col("problem_id").is_in(list(starts)))["lineage_id"])
     rows, report = [], {}
     for level in LEVELS:
-        lo, hi = settings.bands[level]
         targets = chained.filter(pl.col("level") == level)["pass_rate"].to_list()
+        lo, hi = level_range(level, targets)
         candidates = pool.filter(pl.col("pass_rate").is_between(lo, hi) & ~pl.col("lineage_id").is_in(list(used)))
         picks = match_level(targets, candidates, used)
         distance = histogram_distance(targets, [p["pass_rate"] for p in picks], settings.histogram_bins)
@@ -78,7 +95,11 @@ def write_disjoint(settings: ChainSettings, console: Console) -> dict:
         build.write_part(out.whole_shard, 0, table_from_rows(rows, DISJOINT), meta)
         build.mark_done(out.whole_shard, {"settings_hash": settings.settings_hash(), **report})
     write_text_atomic(run_dir / "chain" / "disjoint.json", json.dumps(report, indent=1) + "\n")
+    console.print(f"chain --disjoint: a baseline with the chains' difficulty mix but no relation between levels, "
+                  f"in {out.path}: per level, kept problems from lineages no chain uses, pass rates matched",
+                  soft_wrap=True)
     for level, figures in report.items():
-        console.print(f"chain --disjoint {level}: {figures['disjoint']}/{figures['chained']} matched, "
-                      f"histogram distance {figures['histogram_distance']:.3f} (total variation)")
+        console.print(f"  {level}: {figures['disjoint']} of {figures['chained']} chained problems matched; "
+                      f"pass-rate histograms differ by {figures['histogram_distance']:.2f} "
+                      "(0 = the same mix, 1 = no overlap)", soft_wrap=True)
     return report

@@ -2,7 +2,8 @@
 
 With no `--base-url` it starts the scripted server (a bank of problems we wrote, not a model) on
 a free local port, so the whole pipeline runs on a laptop with no GPU; with `--base-url` the
-same run goes to a real OpenAI-compatible server such as vLLM serving gpt-oss.
+same run goes to a real OpenAI-compatible server such as vLLM serving gpt-oss. The stages'
+demo settings live here, so that no stage module carries glue for the demo.
 """
 
 from __future__ import annotations
@@ -13,17 +14,46 @@ from pathlib import Path
 from rich.console import Console
 
 from synthgen.config.base import resolve_settings
+from synthgen.config.bin import BinSettings
+from synthgen.config.chain import ChainSettings
 from synthgen.config.demo import DemoSettings
+from synthgen.config.filter import FilterSettings
 from synthgen.config.generate import GenerateSettings
 from synthgen.config.seeds import SeedsSettings
 
 
-def _curation_steps():
-    """filter -> bin -> chain, each a `demo_step(run_dir, console=..., llm_roles=..., seed=..., attempts=...)`."""
+def _roles(settings: DemoSettings, base_url: str) -> dict:
+    """The demo's roles, each keeping its own defaults (teacher high effort, student low), on one server."""
+    return {
+        "teacher": settings.teacher.model_dump() | {"base_url": base_url},
+        "student": settings.student.model_dump() | {"base_url": base_url},
+    }
+
+
+def generate_settings(settings: DemoSettings, base_url: str) -> GenerateSettings:
+    return resolve_settings(GenerateSettings, {}, {
+        "run_dir": settings.run_dir, "envs": settings.envs, "turns": settings.turns, "attempts": settings.attempts,
+        "seed": settings.seed, "progress": settings.progress, "lineages_per_seed": 1, **_roles(settings, base_url),
+    })
+
+
+def chain_settings(settings: DemoSettings, base_url: str) -> ChainSettings:
+    """Chains from the demo's hard bin, with the disjoint baseline beside them."""
+    return resolve_settings(ChainSettings, {}, {
+        "run_dir": settings.run_dir, "seed": settings.seed, "attempts": settings.attempts, "disjoint": True,
+        "progress": settings.progress, **_roles(settings, base_url),
+    })
+
+
+def curate(settings: DemoSettings, base_url: str, console: Console) -> None:
+    """filter (default band, dedup) -> bin (the broad scheme) -> chain, on the demo's run directory."""
     from synthgen.stages import bin as bin_stage
     from synthgen.stages import chain, filter as filter_stage
 
-    return [filter_stage.demo_step, bin_stage.demo_step, chain.demo_step]
+    run_dir = Path(settings.run_dir)
+    filter_stage.run(FilterSettings(run_dir=run_dir), force=True, console=console)
+    bin_stage.run(BinSettings(run_dir=run_dir), force=True, console=console, out_console=console)
+    chain.run(chain_settings(settings, base_url), console=console)
 
 
 def run(settings: DemoSettings, console: Console | None = None) -> Path:
@@ -40,25 +70,9 @@ def run(settings: DemoSettings, console: Console | None = None) -> Path:
             server = stack.enter_context(start_scripted_server(seed=settings.seed, mode="process"))
             base_url = server.url
             console.print(f"demo: scripted server (not a model) at {base_url}")
-        roles = {
-            "teacher": settings.teacher.model_dump() | {"base_url": base_url},
-            "student": settings.student.model_dump() | {"base_url": base_url},
-        }
-        check_servers(resolve_settings(GenerateSettings, {}, roles))  # a wrong URL or model stops here
-        seeds.run(
-            SeedsSettings(run_dir=run_dir, n=settings.seeds, seed=settings.seed), console=console
-        )
-        gen = resolve_settings(
-            GenerateSettings,
-            {},
-            {
-                "run_dir": run_dir, "envs": settings.envs, "turns": settings.turns,
-                "attempts": settings.attempts, "seed": settings.seed, "progress": settings.progress,
-                "lineages_per_seed": 1, **roles,
-            },
-        )
-        generate.run(gen, console=console)
-        for step in _curation_steps():
-            step(run_dir, console=console, llm_roles=roles, seed=settings.seed, attempts=settings.attempts)
+        check_servers(generate_settings(settings, base_url))  # a wrong URL or model stops here
+        seeds.run(SeedsSettings(run_dir=run_dir, n=settings.seeds, seed=settings.seed), console=console)
+        generate.run(generate_settings(settings, base_url), console=console)
+        curate(settings, base_url, console)
     console.print(f"demo: outputs in {run_dir}/ (open with polars: pl.read_parquet('{run_dir}/generate/*.parquet'))")
     return run_dir

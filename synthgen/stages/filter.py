@@ -267,8 +267,3 @@ def run(settings: FilterSettings, *, force: bool = False, console: Console | Non
 def report(stats: dict, console: Console) -> None:
     reasons = ", ".join(f"{k} {v}" for k, v in stats["reasons"].items() if v) or "none"
     console.print(f"filter: kept {stats['kept']} of {stats['input_rows']} rows; rejected: {reasons}")
-
-
-def demo_step(run_dir: Path, *, console: Console, **_: Any) -> None:
-    """The filter step of `synthgen demo`: default settings on the demo's run directory."""
-    run(FilterSettings(run_dir=run_dir), force=True, console=console)

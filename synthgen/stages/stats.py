@@ -13,7 +13,9 @@ is counted as far as it is written (`shards_done` says how far). Numbers:
 - pass-rate histograms per environment, of valid generated rows and of kept rows;
 - multi-turn against single-turn yield (kept problems per seed) when both modes are present;
 - token use per role (teacher, student: in and out) and tokens per kept problem; the chain
-  stage's own tokens separately.
+  stage's own tokens separately. The count is the rows' token columns, as the generate stage's
+  live line and stats file count them: prompt tokens once per request, completion tokens
+  (reasoning included) once per attempt.
 
 `collect` returns a JSON-ready dict (`--json` prints it as is); `show` renders it with rich.
 """
@@ -33,8 +35,9 @@ from synthgen.envs import reasons as R
 from synthgen.errors import UserError
 from synthgen.shards import StageDir
 from synthgen.stages.bin import histogram, sparkline
+from synthgen.stages.turn_report import TOKEN_COLUMNS as TOKENS
+from synthgen.stages.turn_report import TOKEN_RULE
 
-TOKENS = ("teacher_tokens_in", "teacher_tokens_out", "student_tokens_in", "student_tokens_out")
 GENERATE_COLUMNS = ("turn_id", "seed_id", "lineage_id", "env", "mode", "turn", "valid", "reason", "pass_rate") + TOKENS
 
 
@@ -128,21 +131,28 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
 
 
 def _chain(run: Path) -> tuple[dict | None, dict | None]:
-    """Chain stage counts (links, chains, problems) and the tokens its own turns used."""
-    links, problems, disjoint = (StageDir.of(run, f"chain/{name}") for name in ("links", "problems", "disjoint"))
-    files = len(links.parts()) + len(problems.parts()) + len(disjoint.parts())
+    """Chain stage counts (links, chains, problems, tries) and the tokens its own turns used.
+
+    Tokens come from `tries/` (one row per chain turn): `problems/` repeats the hard starts,
+    whose tokens the generate stage already counted."""
+    dirs = {name: StageDir.of(run, f"chain/{name}") for name in ("links", "problems", "tries", "disjoint")}
+    files = sum(len(d.parts()) for d in dirs.values())
     if not files:
         return None, None
     info: dict[str, Any] = {"files": files}
-    link_frame = read_columns(links, ("chain_id",))
+    link_frame = read_columns(dirs["links"], ("chain_id",))
     if link_frame is not None:
         info.update(links=link_frame.height, chains=link_frame["chain_id"].n_unique())
-    frame = read_columns(problems, TOKENS)
+    problems = read_columns(dirs["problems"], ("problem_id",))
+    if problems is not None:
+        info["problems"] = problems.height
+    frame = read_columns(dirs["tries"], TOKENS)
     tokens = None
     if frame is not None:
-        info["problems"] = frame.height
+        info["tries"] = frame.height
         sums = {c: int(frame[c].fill_null(0).sum()) for c in TOKENS}
-        tokens = {role: sums[f"{role}_tokens_in"] + sums[f"{role}_tokens_out"] for role in ("teacher", "student")}
+        tokens = {role: {"in": sums[f"{role}_tokens_in"], "out": sums[f"{role}_tokens_out"]}
+                  for role in ("teacher", "student")}
     return info, tokens
 
 
@@ -186,6 +196,7 @@ def _tokens(gen: pl.DataFrame, kept: int | None) -> dict:
                      "per_kept": round((tin + tout) / kept, 1) if kept else None}
     total = out["teacher"]["total"] + out["student"]["total"]
     out["total"] = {"total": total, "per_kept": round(total / kept, 1) if kept else None}
+    out["counting"] = TOKEN_RULE
     return out
 
 
@@ -228,10 +239,13 @@ def show(data: dict[str, Any], console: Console) -> None:
         console.print(f"multi/single kept per seed: {modes['multi_over_single']}")
     tokens = data.get("tokens")
     if tokens:
-        console.print(_table(f"tokens (kept problems: {tokens['kept_problems']})", ["role", "in", "out", "total", "per kept"],
+        title = f"tokens of the generated rows (kept problems: {tokens['kept_problems']})"
+        console.print(_table(title, ["role", "in", "out", "total", "per kept"],
                              [[r, tokens[r]["in"], tokens[r]["out"], tokens[r]["total"], tokens[r]["per_kept"]]
                               for r in ("teacher", "student")]
                              + [["all", None, None, tokens["total"]["total"], tokens["total"]["per_kept"]]]))
-        if tokens.get("chain"):
-            console.print(f"chain stage tokens (on top): teacher {tokens['chain']['teacher']}, "
-                          f"student {tokens['chain']['student']}")
+        console.print(f"tokens: {TOKEN_RULE}")
+        chain = tokens.get("chain")
+        if chain:
+            console.print("chain stage tokens (on top): "
+                          + "; ".join(f"{r} in {chain[r]['in']} out {chain[r]['out']}" for r in ("teacher", "student")))

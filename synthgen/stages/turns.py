@@ -3,13 +3,18 @@
 A turn asks the teacher for a problem (from a seed, as a mutation of the previous problem, or as
 an easier chain step), parses and validates it in the sandbox, has the student attempt it M
 times, scores every attempt in the sandbox and summarises the result for the next turn. Every
-outcome, valid or not, becomes one PROBLEMS row; infrastructure failures are carried as such
-(reason `infra`, or attempts counted in `infra_failures`) and never as a wrong answer.
+finished outcome, valid or not, becomes one PROBLEMS row.
+
+A turn that hit an infrastructure failure (the teacher request, any of the M student requests,
+or the sandbox) did not finish: its outcome carries `infra` (the failure's kind) and no row is
+kept. Such a turn says nothing about the problem; a re-run retries it.
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from synthgen.envs import reasons
@@ -24,15 +29,18 @@ class TurnRequest:
     mode: str  # multi | single | chain
     turn: int
     kind: str  # first | mutate | chain
-    strategy: str  # first | easier | harder | similar | chain-easier
+    strategy: str  # first | easier | harder | similar | chain-medium | chain-easy
     seed_text: str | None = None
     previous: Problem | None = None
-    summary: Summary | None = None
+    summary: Summary | None = None  # the student's results on `previous`, shown to the teacher
+    feedback: str | None = None  # what was wrong with the previous answer ("<reason>: <detail>")
+    target: tuple[float, float] | None = None  # the pass-rate band the new problem should land in
     sample: int = 0  # which of several samples of one request this turn is (single-turn mode)
+    key: str | None = None  # the turn's identity, when it differs from the lineage (chain tries)
 
     @property
     def turn_id(self) -> str:
-        return f"{self.lineage_id}:t{self.turn}"
+        return f"{self.key or self.lineage_id}:t{self.turn}"
 
 
 @dataclass
@@ -41,30 +49,55 @@ class TurnOutcome:
     problem: Problem | None = None  # set when the problem is valid
     summary: Summary | None = None  # set when the student was evaluated
     rewards: list[Reward] = field(default_factory=list)
+    infra: str | None = None  # the kind of infrastructure failure that stopped the turn; no row then
+
+    @property
+    def finished(self) -> bool:
+        return self.infra is None
+
+
+def infra_kind(error: str | None) -> str:
+    """The kind of an infra failure from the client's "<kind>: <message>" text."""
+    return (error or "unknown").split(":", 1)[0].strip() or "unknown"
+
+
+@lru_cache(maxsize=32)
+def _prompt_keywords(method) -> frozenset[str]:
+    return frozenset(inspect.signature(method).parameters)
 
 
 class TurnRunner:
-    """Runs turns with one LLM client, one sandbox pool and one set of generate settings."""
+    """Runs turns with one LLM client, one sandbox pool and one set of turn-loop settings."""
 
     def __init__(self, llm, pool, settings, settings_hash: str):
         self.llm, self.pool, self.settings, self.settings_hash = llm, pool, settings, settings_hash
 
     def teacher_messages(self, req: TurnRequest) -> list[dict]:
-        return req.env.teacher_messages(req.kind, seed_text=req.seed_text, previous=req.previous, summary=req.summary)
+        extra = {"feedback": req.feedback, "target": req.target}
+        if req.kind == "chain":
+            extra["strategy"] = req.strategy
+        # TODO(wave2-turns brief): pass feedback/target/strategy unconditionally once the envs
+        # helper's teacher_messages takes them; until then only where the signature accepts them.
+        accepted = _prompt_keywords(type(req.env).teacher_messages)
+        extra = {k: v for k, v in extra.items() if v is not None and k in accepted}
+        return req.env.teacher_messages(req.kind, seed_text=req.seed_text, previous=req.previous,
+                                        summary=req.summary, **extra)
 
     async def run(self, req: TurnRequest, completion=None) -> TurnOutcome:
         """Run one turn; `completion` lets a caller pass a teacher answer it already holds."""
         row = self._base_row(req)
         if completion is None:
             completion = (await self.llm.complete("teacher", self.teacher_messages(req), 1, key=req.turn_id))[0]
+        if completion.status == "infra":
+            return TurnOutcome(row, infra=infra_kind(completion.error))
+        row["teacher_model"] = getattr(completion, "model", None) or self.settings.teacher.model
         row["teacher_tokens_in"] = completion.prompt_tokens
         row["teacher_tokens_out"] = completion.completion_tokens
         if self.settings.keep_reasoning:
             row["teacher_reasoning"] = completion.reasoning
-        if completion.status == "infra":
-            return TurnOutcome(self._reject(row, reasons.INFRA, f"teacher request failed: {completion.error}"))
         if completion.status == "truncated":
-            return TurnOutcome(self._reject(row, reasons.FORMAT_ERROR, "teacher answer truncated (finish_reason=length)"))
+            truncated = "teacher answer truncated (finish_reason=length)"
+            return TurnOutcome(self._reject(row, reasons.FORMAT_ERROR, truncated))
         try:
             problem = req.env.parse_teacher(completion.content)
         except FormatError as exc:
@@ -72,6 +105,8 @@ class TurnRunner:
         row.update(problem.to_fields())
         problem, verdict = await req.env.validate(problem, self.pool, self.settings.env, self.settings.sandbox)
         row.update(problem.to_fields())
+        if verdict.reason == reasons.INFRA:
+            return TurnOutcome(row, infra="sandbox")
         if not verdict.valid:
             return TurnOutcome(self._reject(row, verdict.reason, verdict.detail))
         return await self._evaluate(row, req, problem)
@@ -79,20 +114,19 @@ class TurnRunner:
     async def _evaluate(self, row: dict[str, Any], req: TurnRequest, problem: Problem) -> TurnOutcome:
         m = self.settings.attempts
         answers = await self.llm.complete("student", req.env.student_messages(problem), m, key=req.turn_id)
+        failed = next((a for a in answers if a.status == "infra"), None)
+        if failed is not None:  # the ok answers are cached; a re-run asks only for the missing ones
+            return TurnOutcome(row, infra=infra_kind(failed.error))
+        served = next((a.model for a in answers if getattr(a, "model", None)), None)
+        row["student_model"] = served or self.settings.student.model
+        # Prompt tokens sit on the first sample of each request, completion tokens on every sample.
         row["student_tokens_in"] = sum(a.prompt_tokens for a in answers)
         row["student_tokens_out"] = sum(a.completion_tokens for a in answers)
-        scorable = [i for i, a in enumerate(answers) if a.status != "infra"]
-        rewards: list[Reward] = [Reward(None, "infra", f"student request failed: {a.error}") for a in answers]
-        if scorable:
-            scored = await req.env.rewards(
-                problem,
-                [answers[i].content for i in scorable],
-                self.pool,
-                self.settings.sandbox,
-                truncated=[answers[i].status == "truncated" for i in scorable],
-            )
-            for i, reward in zip(scorable, scored):
-                rewards[i] = reward
+        rewards = await req.env.rewards(problem, [a.content for a in answers], self.pool, self.settings.sandbox,
+                                        truncated=[a.status == "truncated" for a in answers])
+        broken = next((r for r in rewards if r.status == "infra"), None)
+        if broken is not None:
+            return TurnOutcome(row, infra="sandbox")
         summary = summarize(problem, rewards, self.settings.progression)
         row.update(
             valid=True,
@@ -102,6 +136,8 @@ class TurnRunner:
             correct=summary.correct,
             format_failures=summary.format_failures,
             infra_failures=summary.infra_failures,
+            solved_examples=list(summary.solved),
+            failed_examples=list(summary.failed),
         )
         return TurnOutcome(row, problem, summary, rewards)
 

@@ -2,9 +2,10 @@
 
 Reads every `*.parquet` under each `--data` folder (the bin stage writes
 `<run_dir>/bin/<difficulty>/*.parquet`; real problems in the same PROBLEMS schema can be mixed
-in; a chain folder gives its linked problems with their level). A synthgen stage folder must be
-finished; every problems table is checked against the schema (synthgen.record_checks). It keeps
-the problems that can be scored, and renders each one's student prompt with its
+in; a chain folder gives the three levels of its chains, hard start included, each with its
+level). A synthgen stage folder must be finished; every problems table is checked against the
+schema (synthgen.record_checks). It keeps the problems that can be scored, and renders each
+one's student prompt with its
 environment's template (`env.student_messages`). The environment name and the gold columns
 (code, inputs, outputs, fuzzing checkers, visible count) stay as columns: TRL passes every column
 to the reward function, which rebuilds the problem from them.
@@ -16,6 +17,7 @@ to the reward function, which rebuilds the problem from them.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -48,16 +50,22 @@ def _problems(path: Path) -> list[dict[str, Any]] | None:
 
 
 def _chain_rows(folder: Path) -> list[dict[str, Any]]:
-    """A chain stage folder: the problems its links name, with the link's level as difficulty."""
+    """A chain stage folder: every level of every chain (hard start included), the link's level as
+    difficulty. A linked problem missing from `problems/` is an error, never a silently lost level."""
     links = checks.read_parts(_finished_parts(folder / "links", "chain/links"), checks.CHAIN_LINKS_SPEC,
                               ["problem_id", "level"])
     levels = dict(zip(links.column("problem_id").to_pylist(), links.column("level").to_pylist()))
-    rows = []
+    rows: dict[str, dict[str, Any]] = {}
     for path in _finished_parts(folder / "problems", "chain/problems"):
         for row in _problems(path) or []:
             if row.get("problem_id") in levels:
-                rows.append({**row, "difficulty": levels[row["problem_id"]]})
-    return rows
+                rows.setdefault(row["problem_id"], {**row, "difficulty": levels[row["problem_id"]]})
+    missing = Counter(level for problem_id, level in levels.items() if problem_id not in rows)
+    if missing:
+        lost = ", ".join(f"{n} {level}" for level, n in sorted(missing.items()))
+        raise UserError(f"chain folder {folder}: linked problems missing from problems/ ({lost}); "
+                        "re-run `synthgen chain --force` to rebuild it")
+    return list(rows.values())
 
 
 def _folder_rows(folder: Path) -> list[dict[str, Any]]:

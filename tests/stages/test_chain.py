@@ -1,23 +1,31 @@
-"""`synthgen chain`: reverse construction hard -> medium -> easy, band checks, the disjoint baseline."""
+"""`synthgen chain`: from the bin stage's hard problems, hard -> medium -> easy in reverse, with the
+bin stage's bands, all three levels written, infra failures retried, and the disjoint baseline."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import polars as pl
 import pytest
 
-from synthgen.config.chain import CHAIN_BANDS
+from synthgen.config.bin import SCHEMES
+from synthgen.config.generate import ProgressionSettings
+from synthgen.envs.base import Summary
 from synthgen.shards import StageDir
+from synthgen.stages.chain import accepts, assemble, chain_bands, replay, summary_from_row
 from synthgen.stages.chain_disjoint import histogram_distance, match_level
+
+# Columns that must match row for row between two runs of the same settings.
+COMPARED = ["turn_id", "problem_id", "parent_id", "env", "turn", "valid", "reason", "pass_rate", "strategy", "summary"]
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory, seeds_run):
-    """A generate stage with enough hard problems to start chains from (scripted server)."""
-    from synthgen.scripted.launch import start_scripted_server
-    from synthgen.commands._common import run_guarded
+def binned(tmp_path_factory, seeds_run):
+    """generate -> filter -> bin on the scripted server: a run whose bin/hard/ holds chain starts."""
     from synthgen.cli import app
+    from synthgen.commands._common import run_guarded
+    from synthgen.scripted.launch import start_scripted_server
 
     run_dir = tmp_path_factory.mktemp("chain-run")
     shutil.copytree(seeds_run / "seeds", run_dir / "seeds")
@@ -25,83 +33,153 @@ def generated(tmp_path_factory, seeds_run):
         rc = run_guarded(app, ["generate", "--run-dir", str(run_dir), "--base-url", server.url, "--no-progress",
                                "--turns", "6", "--lineages-per-seed", "4", "--max-in-flight", "32"])
     assert rc == 0
+    assert run_guarded(app, ["filter", "--run-dir", str(run_dir)]) == 0
+    assert run_guarded(app, ["bin", "--run-dir", str(run_dir)]) == 0
+    assert StageDir(run_dir / "bin", "hard").exists()
+    return run_dir
+
+
+def _copy(binned, tmp_path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(binned, run_dir, ignore=shutil.ignore_patterns("chain", "cache"))
     return run_dir
 
 
 def _chain(cli, run_dir, url, *extra):
-    return cli("chain", "--run-dir", run_dir, "--input-dir", run_dir / "generate", "--base-url", url,
-               "--no-progress", *extra)
+    return cli("chain", "--run-dir", run_dir, "--base-url", url, "--no-progress", *extra)
 
 
-def test_chains_step_down_through_the_bands(cli, generated, tmp_path, scripted_server):
-    run_dir = tmp_path / "run"
-    shutil.copytree(generated, run_dir)
+def test_chains_start_from_bin_hard_and_step_down_through_the_bands(cli, binned, tmp_path, scripted_server):
+    run_dir = _copy(binned, tmp_path)
     server = scripted_server(seed=3)
     rc, _, err = _chain(cli, run_dir, server.url, "--disjoint")
     assert rc == 0, err
-    links = StageDir(run_dir / "chain", "links").read()
-    tried = StageDir(run_dir / "chain", "problems").read()
-    starts = StageDir(run_dir, "generate").read().filter(
-        pl.col("valid") & pl.col("pass_rate").is_between(*CHAIN_BANDS["hard"]))
-    assert starts.height > 0 and links.height > 0
-    assert set(tried["mode"]) == {"chain"} and set(tried["strategy"]) == {"chain-easier"}
-    # The same problem text can come up in several evaluations (with their own pass rates).
-    known = set(zip(tried["problem_id"], tried["pass_rate"])) | set(zip(starts["problem_id"], starts["pass_rate"]))
-    for chain in links.partition_by("chain_id"):
-        chain = chain.sort("position")
-        assert chain["level"].to_list() == ["hard", "medium", "easy"]
-        assert len(set(chain["env"])) == 1
-        for level, problem_id, rate in chain.select("level", "problem_id", "pass_rate").iter_rows():
-            lo, hi = CHAIN_BANDS[level]
-            assert lo <= rate <= hi and (problem_id, rate) in known
-    # A try whose pass rate misses its band is refused and the teacher tries again (at most 3 times);
-    # the first try inside the band is taken, so only the last try of a step can be in its band.
-    steps = tried.with_columns(
-        step=pl.col("turn_id").str.replace(r":try\d+:t\d+$", ""),
-        attempt=pl.col("turn_id").str.extract(r":try(\d+):t\d+$").cast(pl.Int32),
-    )
+    chain = run_dir / "chain"
+    links, problems, tries = (StageDir(chain, name).read() for name in ("links", "problems", "tries"))
+    hard = StageDir(run_dir / "bin", "hard").read()
+    assert links.height > 0 and links.height % 3 == 0
+    # All three levels of every chain are in problems/, each problem once, the hard start included.
+    assert problems.height == links.height and problems["problem_id"].n_unique() == problems.height
+    assert set(problems["problem_id"]) == set(links["problem_id"]) and set(problems["mode"]) == {"chain"}
+    starts = links.filter(pl.col("level") == "hard")
+    assert set(starts["problem_id"]) <= set(hard["problem_id"])  # chains start where bin put "hard"
+    bands = SCHEMES["chains"]
+    by_id = {row["problem_id"]: row for row in problems.iter_rows(named=True)}
+    for group in links.partition_by("chain_id"):
+        group = group.sort("position")
+        assert group["level"].to_list() == ["hard", "medium", "easy"] and group["env"].n_unique() == 1
+        ids = group["problem_id"].to_list()
+        assert len(set(ids)) == 3  # no step equals its parent (nor any level of its chain)
+        for level, problem_id, rate in group.select("level", "problem_id", "pass_rate").iter_rows():
+            assert by_id[problem_id]["pass_rate"] == rate
+            if level != "hard":
+                assert bands[level][0] <= rate <= bands[level][1]
+        assert [by_id[i]["parent_id"] for i in ids[1:]] == ids[:2]
+    # Every try is kept, with what the teacher was shown: the eased problem's results and the band.
+    assert set(tries["strategy"]) <= {"chain-medium", "chain-easy"} and tries["summary"].null_count() == 0
+    progression = ProgressionSettings()
+    for row in tries.filter(pl.col("turn") == 1).iter_rows(named=True):
+        start = hard.filter(pl.col("problem_id") == row["parent_id"]).row(0, named=True)
+        assert row["summary"] == summary_from_row(start, progression).render()
+    # A try is refused unless it lands in its band as a new problem; the first accepted try ends the step.
+    steps = tries.with_columns(step=pl.col("turn_id").str.replace(r":try\d+:t\d+$", ""),
+                               attempt=pl.col("turn_id").str.extract(r":try(\d+):t\d+$").cast(pl.Int32))
     for step in steps.partition_by("step"):
         step = step.sort("attempt")
         level = step["step"][0].rsplit(":", 1)[1]
-        lo, hi = CHAIN_BANDS[level]
         assert step.height <= 3 and step["attempt"].to_list() == list(range(1, step.height + 1))
-        in_band = [r["valid"] and lo <= r["pass_rate"] <= hi for r in step.iter_rows(named=True)]
-        assert not any(in_band[:-1])
-        if in_band[-1] and level == "medium":
-            assert step["problem_id"][-1] in set(steps["parent_id"])  # the easy step starts from it
-    # The disjoint baseline: independent lineages, histogram distance reported.
-    disjoint = StageDir(run_dir / "chain", "disjoint").read()
-    linked = set(links["problem_id"])
-    chain_lineages = set(starts.filter(pl.col("problem_id").is_in(list(linked)))["lineage_id"])
+        lo, hi = bands[level]
+        landed = [r["valid"] and lo <= r["pass_rate"] <= hi and r["problem_id"] != r["parent_id"]
+                  for r in step.iter_rows(named=True)]
+        assert not any(landed[:-1])
+    # The disjoint baseline: explained, from lineages no chain uses.
+    assert "no relation between levels" in err and "of" in err and "0 = the same mix" in err
+    disjoint = StageDir(chain, "disjoint").read()
+    chain_lineages = set(hard.filter(pl.col("problem_id").is_in(starts["problem_id"].to_list()))["lineage_id"])
     assert not chain_lineages & set(disjoint["lineage_id"])
     assert disjoint["lineage_id"].n_unique() == disjoint.height
+    report = json.loads((chain / "disjoint.json").read_text())
+    assert set(report) == {"hard", "medium", "easy"} and report["easy"]["chained"] == links.height // 3
     # Re-running a finished chain shard sends nothing.
     before = server.stats()["requests"]
-    assert _chain(cli, run_dir, server.url, "--disjoint")[0] == 0
-    assert server.stats()["requests"] == before
+    rc, _, err = _chain(cli, run_dir, server.url, "--disjoint")
+    assert rc == 0 and "already finished" in err and server.stats()["requests"] == before
 
 
-def test_impossible_bands_accept_no_chain(cli, generated, tmp_path, scripted_server):
-    run_dir = tmp_path / "run"
-    shutil.copytree(generated, run_dir)
-    (tmp_path / "cfg.yaml").write_text("chain:\n  bands: {hard: [0.05, 0.16], medium: [0.999, 1.0], easy: [0.81, 0.91]}\n")
-    server = scripted_server(seed=3)
-    rc, _, err = cli("--config", tmp_path / "cfg.yaml", "chain", "--run-dir", run_dir, "--input-dir",
-                     run_dir / "generate", "--base-url", server.url, "--no-progress", "--tries", "2",
-                     "--max-chains", "2")
+def test_infra_failures_leave_chains_unfinished_and_reruns_end_equal(cli, binned, tmp_path, scripted_server):
+    reference_dir = _copy(binned, tmp_path / "reference")
+    assert _chain(cli, reference_dir, scripted_server(seed=3).url)[0] == 0
+    reference = StageDir(reference_dir / "chain", "tries").read().sort("turn_id")
+    run_dir = _copy(binned, tmp_path / "flaky")
+    cfg = tmp_path / "no-retry.yaml"
+    cfg.write_text("chain:\n  llm: {max_attempts: 1}\n")
+    rc, _, err = cli("--config", cfg, "chain", "--run-dir", run_dir, "--base-url",
+                     scripted_server(seed=3, error_rate=1.0).url, "--no-progress")
+    assert rc == 3 and "turns failed on infrastructure" in err, err
+    for name in ("tries", "problems", "links"):
+        assert not StageDir(run_dir / "chain", name).done_shards(), name
+    flaky = scripted_server(seed=3, error_rate=0.3)  # a retried request draws a fresh fault
+    for _ in range(15):
+        rc, _, err = cli("--config", cfg, "chain", "--run-dir", run_dir, "--base-url", flaky.url, "--no-progress")
+        if rc == 0:
+            break
+        assert rc == 3 and not StageDir(run_dir / "chain", "links").done_shards(), err
     assert rc == 0, err
-    tried = StageDir(run_dir / "chain", "problems").read()
-    assert tried.height == 2 * 2  # two starts, two refused medium tries each, no easy step
-    assert set(tried["turn"]) == {1}
-    assert StageDir(run_dir / "chain", "links").read().height == 0
+    for name in ("tries", "problems", "links"):
+        got = StageDir(run_dir / "chain", name).read()
+        want = StageDir(reference_dir / "chain", name).read()
+        key = "link_id" if name == "links" else "turn_id"
+        columns = [c for c in COMPARED if c in got.columns] if name != "links" else got.columns
+        assert got.sort(key).select(columns).equals(want.sort(key).select(columns)), name
+    assert StageDir(run_dir / "chain", "tries").read().height == reference.height
 
 
-def test_bad_bands_are_one_line_errors(cli, tmp_path):
-    (tmp_path / "cfg.yaml").write_text("chain:\n  bands: {hard: [0.3, 0.1], medium: [0.4, 0.6], easy: [0.8, 0.9]}\n")
-    rc, _, err = cli("--config", tmp_path / "cfg.yaml", "chain", "--run-dir", tmp_path)
-    assert rc == 2 and "band 'hard'" in err and err.count("\n") == 1
+def test_missing_bin_stage_is_a_one_line_error_and_an_empty_hard_bin_makes_no_chains(cli, binned, tmp_path,
+                                                                                     scripted_server):
     rc, _, err = cli("chain", "--run-dir", tmp_path / "empty")
-    assert rc == 2 and "no problems found" in err
+    assert rc == 2 and "no binned problems found" in err and "synthgen bin" in err and err.count("\n") == 1
+    run_dir = _copy(binned, tmp_path)
+    shutil.rmtree(run_dir / "bin" / "hard")  # as bin leaves it when no problem is hard
+    rc, _, err = _chain(cli, run_dir, scripted_server(seed=3).url)
+    assert rc == 0, err
+    links = StageDir(run_dir / "chain", "links")
+    assert links.done_shards() and links.read().height == 0
+
+
+def _row(problem_id, level=None, pass_rate=0.5, valid=True):
+    return {"problem_id": problem_id, "pass_rate": pass_rate, "valid": valid, "env": "deduction",
+            "turn_id": f"t-{problem_id}-{level}", "mode": "chain"}
+
+
+def test_acceptance_refuses_a_step_equal_to_its_chain_and_chains_never_share_a_problem():
+    bands = chain_bands()
+    assert (bands["medium"].low, bands["medium"].high) == SCHEMES["chains"]["medium"]
+    assert not accepts(_row("p0"), {"p0"}, bands["medium"])  # the parent returned unchanged
+    assert not accepts(_row("p1", pass_rate=0.3), {"p0"}, bands["medium"])
+    assert not accepts(_row("p1", valid=False), {"p0"}, bands["medium"])
+    assert accepts(_row("p1"), {"p0"}, bands["medium"])
+    # A step is given up after `tries` refused tries; fewer means it is not finished (a failure stopped it).
+    assert replay("h", {"medium": [_row("h"), _row("x", pass_rate=0.9)]}, 3, bands).finished is False
+    assert replay("h", {"medium": [_row("h"), _row("x", pass_rate=0.9), _row("h")]}, 3, bands).finished is True
+    done = replay("h", {"medium": [_row("m")], "easy": [_row("m", pass_rate=0.85), _row("e", pass_rate=0.85)]}, 3,
+                  bands)
+    assert done.finished and [r["problem_id"] for r in done.levels] == ["m", "e"]
+    starts = [{**_row("a", "hard", 0.1), "seed_id": "s", "lineage_id": "la"},
+              {**_row("b", "hard", 0.1), "seed_id": "s", "lineage_id": "lb"}]
+    tried = {"chain:a": {"medium": [_row("m")], "easy": [_row("e", pass_rate=0.85)]},
+             "chain:b": {"medium": [_row("m")], "easy": [_row("f", pass_rate=0.85)]}}
+    problems, links, dropped = assemble(starts, tried, 3, bands)
+    assert [p["problem_id"] for p in problems] == ["a", "m", "e"] and dropped == 1  # b shares m with a
+    assert [link["level"] for link in links] == ["hard", "medium", "easy"]
+
+
+def test_a_stored_problem_summary_shows_its_examples():
+    row = {"pass_rate": 0.125, "attempts": 32, "scored": 32, "correct": 4, "format_failures": 1,
+           "infra_failures": 0, "solved_examples": ["f(1)"], "failed_examples": ["f(2)", "f(3)"]}
+    summary = summary_from_row(row, ProgressionSettings())
+    assert isinstance(summary, Summary) and summary.pass_rate == 0.125
+    assert (summary.solved, summary.failed) == (["f(1)"], ["f(2)", "f(3)"])
+    assert "f(1)" in summary.render() and "f(3)" in summary.render()
 
 
 def test_disjoint_matching_uses_each_lineage_once_and_matches_histograms():

@@ -1,15 +1,19 @@
-"""`synthgen demo`: the README's main job runs every stage end to end on the scripted server."""
+"""`synthgen demo`: the README's main job runs every stage end to end on the scripted server, and its
+chains train under a chain curriculum with all three levels."""
 
 from __future__ import annotations
 
 import polars as pl
 import pyarrow.parquet as pq
 
+from synthgen.curriculum import get_schedule
 from synthgen.shards import StageDir
+from synthgen.train.data import bin_counts, load_problem_rows
+from synthgen.train.run import check_bins
 
 
-def test_demo_runs_every_stage_and_a_rerun_skips_them(cli, tmp_path):
-    args = ("demo", "--run-dir", tmp_path, "--seeds", "8", "--turns", "3", "--attempts", "8", "--no-progress")
+def test_demo_runs_every_stage_its_chains_train_on_three_levels_and_a_rerun_skips(cli, tmp_path):
+    args = ("demo", "--run-dir", tmp_path, "--seeds", "24", "--turns", "5", "--attempts", "8", "--no-progress")
     rc, _, err = cli(*args)
     assert rc == 0, err
     problems = StageDir(tmp_path, "generate")
@@ -20,5 +24,12 @@ def test_demo_runs_every_stage_and_a_rerun_skips_them(cli, tmp_path):
         assert StageDir(tmp_path, stage).parts(), stage
     assert (tmp_path / "bin").is_dir() and (tmp_path / "chain" / "links").is_dir()
     assert "outputs in" in err
+    # `train --curriculum hard` on the chains: the data loading sees every level, in equal numbers.
+    chained = load_problem_rows([tmp_path / "chain"])
+    counts = bin_counts(chained)
+    assert set(counts) == {"easy", "medium", "hard"} and len(set(counts.values())) == 1, counts
+    hard_starts = set(StageDir(tmp_path / "bin", "hard").read()["problem_id"])
+    assert {r["problem_id"] for r in chained if r["difficulty"] == "hard"} <= hard_starts
+    assert check_bins(get_schedule("hard"), counts, "error") == []
     rc, _, err = cli(*args)
     assert rc == 0 and "already finished" in err

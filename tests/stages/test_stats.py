@@ -132,12 +132,17 @@ def test_chain_stage_counts_and_tokens(tmp_path):
     run = tmp_path / "run"
     write_generate(run, generate_rows())
     chain = run / "chain"
+    tried = [make_row(9, 1, "chain", 0.5), make_row(9, 2, "chain", 0.85)]
+    StageDir(chain, "tries").write_part("shard-00000-of-00001", 0, table_from_rows(tried, PROBLEMS),
+                                        file_metadata("chain", "c"))
+    # problems/ holds the three levels, the hard start included: its tokens were spent by generate.
     StageDir(chain, "problems").write_part("shard-00000-of-00001", 0, table_from_rows(
-        [make_row(9, 1, "chain", 0.5), make_row(9, 2, "chain", 0.85)], PROBLEMS), file_metadata("chain", "c"))
+        [make_row(8, 4, "multi", 0.1), *tried], PROBLEMS), file_metadata("chain", "c"))
     links = [dict(link_id=f"c1-{i}", chain_id="c1", level=level, position=i, problem_id=f"p{i}", pass_rate=0.5,
                   env="induction") for i, level in enumerate(("hard", "medium", "easy"))]
     StageDir(chain, "links").write_part("shard-00000-of-00001", 0, table_from_rows(links, CHAIN_LINKS),
                                         file_metadata("chain", "c"))
     data = stage.collect(StatsSettings(run_dir=run))
-    assert data["stages"]["chain"] == {"files": 2, "links": 3, "chains": 1, "problems": 2}
-    assert data["tokens"]["chain"] == {"teacher": 3000, "student": 600}
+    assert data["stages"]["chain"] == {"files": 3, "links": 3, "chains": 1, "problems": 3, "tries": 2}
+    assert data["tokens"]["chain"] == {"teacher": {"in": 2000, "out": 1000}, "student": {"in": 400, "out": 200}}
+    assert "once per request" in data["tokens"]["counting"]

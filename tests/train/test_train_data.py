@@ -44,6 +44,22 @@ def test_chain_folder_uses_link_levels(tmp_path):
     assert bin_counts(load_problem_rows([tmp_path])) == {"hard": 1, "medium": 1}  # the unlinked try is left out
 
 
+def test_a_chain_level_missing_from_problems_is_an_error_not_a_lost_bin(tmp_path):
+    problems = deduction_rows("easy", 3)
+    for r in problems:
+        del r["difficulty"]
+    (tmp_path / "problems").mkdir()
+    (tmp_path / "links").mkdir()
+    # Chains written before the hard starts went into problems/: their hard level would vanish.
+    pq.write_table(records.table_from_rows(problems[1:], records.PROBLEMS), tmp_path / "problems" / "p.parquet")
+    levels = zip(("hard", "medium", "easy"), problems)
+    links = [{"link_id": f"c:{i}", "chain_id": "c", "level": lvl, "position": i, "problem_id": p["problem_id"],
+              "pass_rate": .5, "env": "deduction"} for i, (lvl, p) in enumerate(levels)]
+    pq.write_table(records.table_from_rows(links, records.CHAIN_LINKS), tmp_path / "links" / "l.parquet")
+    with pytest.raises(UserError, match=r"missing from problems/ \(1 hard\)"):
+        load_problem_rows([tmp_path])
+
+
 def test_missing_or_empty_data_is_a_user_error(tmp_path):
     with pytest.raises(UserError, match="not found"):
         load_problem_rows([tmp_path / "nope"])

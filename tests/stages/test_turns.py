@@ -1,0 +1,84 @@
+"""One teacher turn: infrastructure failures are no finished turn, rows say what the server served,
+and the teacher prompt gets the feedback and target band of the turn where the environment takes them."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import pytest
+
+from synthgen.config.generate import GenerateSettings
+from synthgen.envs import get_env
+from synthgen.envs.deduction import Deduction
+from synthgen.llm import Completion
+from synthgen.scripted.bank import BankResponder
+from synthgen.stages.turns import TurnRequest, TurnRunner
+
+SEED = "def total(values):\n    out = 0\n    for v in values:\n        out += v\n    return out\n"
+
+
+@dataclass
+class Served(Completion):
+    model: str | None = None  # the model name the server reported (the client's Completion gains it)
+
+
+class BankLLM:
+    """The scripted bank answering in-process, like LLMClient.complete; a role can be made to fail."""
+
+    def __init__(self, fail: dict[str, str] | None = None):
+        self.bank, self.fail, self.prompts = BankResponder(0), fail or {}, []
+
+    async def complete(self, role, messages, n=1, *, key=""):
+        self.prompts.append((role, messages[-1]["content"]))
+        if role in self.fail:
+            return [Completion("infra", "", "", None, 0, 0, 0.0, error=self.fail[role]) for _ in range(n)]
+        replies = self.bank.respond(messages, n, 0, {})
+        # The client's account: a request's prompt tokens on its first sample, completion tokens on each.
+        return [Served("ok", r.content, r.reasoning, "stop", 100 if i == 0 else 0, 7, 0.0, model="served-name")
+                for i, r in enumerate(replies)]
+
+
+def _turn(pool, llm, env=None, **req):
+    settings = GenerateSettings(attempts=4)
+    runner = TurnRunner(llm, pool, settings, "hash")
+    request = TurnRequest("lineage", "seed", env or get_env("deduction"), "multi", 1, "first", "first",
+                          seed_text=SEED, **req)
+    return asyncio.run(runner.run(request))
+
+
+def test_a_finished_turn_records_the_served_model_tokens_and_examples(pool):
+    outcome = _turn(pool, BankLLM())
+    row = outcome.row
+    assert outcome.finished and row["valid"], row.get("reason_detail")
+    assert (row["teacher_model"], row["student_model"]) == ("served-name", "served-name")
+    assert (row["student_tokens_in"], row["student_tokens_out"]) == (100, 4 * 7)  # prompt once, output per attempt
+    assert row["solved_examples"] == outcome.summary.solved and row["failed_examples"] == outcome.summary.failed
+    assert row["solved_examples"] or row["failed_examples"]
+
+
+@pytest.mark.parametrize("role", ["teacher", "student"])
+def test_an_infrastructure_failure_is_no_finished_turn(pool, role):
+    outcome = _turn(pool, BankLLM(fail={role: "connection_refused: [Errno 111] Connection refused"}))
+    assert not outcome.finished and outcome.infra == "connection_refused"
+    assert outcome.summary is None and outcome.problem is None
+
+
+class TakesFeedback(Deduction):
+    """A deduction environment whose teacher prompt takes the newer keywords (and records them)."""
+
+    seen: list[dict] = []
+
+    def teacher_messages(self, kind, *, seed_text=None, previous=None, summary=None, feedback=None, target=None,
+                         strategy=None):
+        self.seen.append({"feedback": feedback, "target": target, "strategy": strategy})
+        return super().teacher_messages(kind, seed_text=seed_text, previous=previous, summary=summary)
+
+
+def test_feedback_and_target_reach_a_prompt_that_takes_them(pool):
+    TakesFeedback.seen = []
+    _turn(pool, BankLLM(), env=TakesFeedback(), feedback="format_error: no ```message block", target=(0.41, 0.59))
+    assert TakesFeedback.seen == [{"feedback": "format_error: no ```message block", "target": (0.41, 0.59),
+                                   "strategy": None}]
+    # An environment whose prompt does not take them yet still gets its turn.
+    assert _turn(pool, BankLLM(), feedback="format_error: x", target=(0.4, 0.6)).finished
