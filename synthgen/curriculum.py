@@ -1,7 +1,7 @@
 """Curriculum schedules over difficulty bins: the paper's tables as data, custom files, `frontier`.
 
 A schedule says, for each RL (optimizer) step, with which weights a training prompt is drawn
-from each difficulty bin. The paper's schedules (SPEC §8, paper 000 Tables 2 and 4) are written
+from each difficulty bin. The paper's schedules (Sancaktar et al., Tables 2 and 4) are written
 below over 40,000 steps and over three named slots, easy / medium / hard; a schedule maps each
 slot to a data bin (the `difficulty` column the bin stage writes), e.g. reverse-medium maps its
 "easy" slot to the `easy_medium` bin.
@@ -82,7 +82,8 @@ class Schedule:
             note = "not scaled: the file gives absolute steps (no length); the last phase holds to the end"
             return Schedule(self.name, self.phases, None, self.bin_map, self.source, note)
         if steps is None or steps >= self.length:
-            note = f"not scaled: the run ({steps if steps else 'unbounded'} steps) is not shorter than the schedule ({self.length} steps); the last phase holds to the end"
+            note = (f"not scaled: the run ({steps if steps else 'unbounded'} steps) is not shorter than the schedule "
+                    f"({self.length} steps); the last phase holds to the end")
             return Schedule(self.name, self.phases, self.length, self.bin_map, self.source, note)
         if steps < 1:
             raise UserError(f"cannot fit a schedule to {steps} steps")
@@ -102,7 +103,8 @@ class Schedule:
                 dropped.append(p)
         if not kept:  # cannot happen for steps >= 1, kept as a guard
             raise UserError(f"schedule {self.name!r} leaves no phase in {steps} steps")
-        note = f"scaled x{scale:.6g} ({self.length} -> {steps} steps): each boundary b -> round(b * {steps} / {self.length})"
+        note = (f"scaled x{scale:.6g} ({self.length} -> {steps} steps): each boundary b -> "
+                f"round(b * {steps} / {self.length})")
         if dropped:
             note += "; dropped (no steps left): " + ", ".join(f"{p.start}-{p.end}" for p in dropped)
         return Schedule(self.name, tuple(kept), steps, self.bin_map, self.source, note)
@@ -116,7 +118,8 @@ class Schedule:
                     names.append(n)
         order = [s for s in SLOTS if s in names] + [n for n in names if n not in SLOTS]
         span = f"over {self.length} steps" if self.length else "in absolute steps"
-        lines = [f"schedule {self.name}: {len(self.phases)} phase(s) {span} (from step, inclusive - to step, exclusive)"]
+        lines = [f"schedule {self.name}: {len(self.phases)} phase(s) {span} "
+                 "(from step, inclusive - to step, exclusive)"]
         if self.source:
             lines.append(f"source: {self.source}")
         if self.scale_note:
@@ -154,21 +157,21 @@ def _paper_schedules() -> dict[str, Schedule]:
                                  "not in the paper: equal weight on every difficulty bin, whatever its size"),
         "classic": _table("classic", [
             (0, 10 * k, (1, 0, 0)), (10 * k, 15 * k, (.75, .25, 0)), (15 * k, 25 * k, (0, 1, 0)),
-            (25 * k, 30 * k, (0, .75, .25)), (30 * k, 40 * k, (0, 0, 1))], "paper 000 Table 4 (classic)"),
+            (25 * k, 30 * k, (0, .75, .25)), (30 * k, 40 * k, (0, 0, 1))], "the paper's Table 4 (classic)"),
         "reverse-hard": _table("reverse-hard", [
             (0, 10 * k, (0, 0, 1)), (10 * k, 15 * k, (0, .25, .75)), (15 * k, 25 * k, (0, 1, 0)),
-            (25 * k, 30 * k, (.25, .75, 0)), (30 * k, 40 * k, (1, 0, 0))], "paper 000 Table 4 (reverse, hard start)"),
+            (25 * k, 30 * k, (.25, .75, 0)), (30 * k, 40 * k, (1, 0, 0))], "the paper's Table 4 (reverse, hard start)"),
         "reverse-medium": _table("reverse-medium", [
             (0, 17500, (0, 1, 0)), (17500, 20 * k, (.25, .75, 0)), (20 * k, 40 * k, (1, 0, 0))],
-            "paper 000 Table 4 (reverse, medium start; its easy is the easy-medium split)",
+            "the paper's Table 4 (reverse, medium start; its easy is the easy-medium split)",
             bin_map={"easy": "easy_medium"}),
         "soft": _table("soft", [
             (0, 7500, (.80, .15, .05)), (7500, 17500, (.15, .80, .05)), (17500, 30 * k, (.15, .40, .45)),
-            (30 * k, 40 * k, (.05, .15, .80))], "paper 000 Table 2 (soft, chains)"),
+            (30 * k, 40 * k, (.05, .15, .80))], "the paper's Table 2 (soft, chains)"),
         "hard": _table("hard", [
             (0, 7500, (.90, .05, .05)), (7500, 17500, (.05, .90, .05)), (17500, 40 * k, (.05, .05, .90))],
-            "paper 000 Table 2 (hard, chains)"),
-        "medium-only": _table("medium-only", [(0, 40 * k, (0, 1, 0))], "paper 000 §4.3: medium split only"),
+            "the paper's Table 2 (hard, chains)"),
+        "medium-only": _table("medium-only", [(0, 40 * k, (0, 1, 0))], "the paper's §4.3: medium split only"),
     }
 
 
@@ -281,7 +284,7 @@ class FrontierSettingsData:
 
 
 class FrontierPolicy:
-    """Adaptive bin weights from observed solve rates (SPEC §11: frontier regret, SCALER smoothing).
+    """Adaptive bin weights from observed solve rates (frontier-learning regret, SCALER-like smoothing).
 
     The rule, per generation round r (a group = the G completions of one prompt):
       * regret of a group with s successes out of n scored completions: rho = 1[s >= 1] - s/n

@@ -16,8 +16,10 @@ the `generate` it is handed (the policy in-process) or to a vLLM server that hol
 weights, scores them against LCB's tests, and returns its splits (easy / medium / hard, the date
 window); pass it as `run(settings, evaluators=[...])`. Nothing here knows LCB.
 
-Under several processes every process evaluates every `world`-th problem of each split and the
-counts are gathered, so all processes log the same figures; only the main one writes the file.
+Under several processes every evaluator runs on every process and the counts of all processes
+are gathered, so all processes log the same figures; only the main one writes the file. An
+evaluator therefore does its share only (`HeldOutEvaluator` takes every `world`-th problem of
+each split), or returns counts on one process and nothing on the others.
 """
 
 from __future__ import annotations

@@ -113,7 +113,8 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
     started = time.time()
     recipe = load_recipe(settings.recipe)
     where = f"recipe {settings.recipe}" if settings.recipe else "no --recipe"
-    require_learning_rate(recipe, settings.learning_rate, where)
+    # A number, never TRL's default (YAML 1.1 reads `6e-8` as a string: it is converted here).
+    recipe["learning_rate"] = require_learning_rate(recipe, settings.learning_rate, where)
     model = settings.model or recipe.get("model_name_or_path")
     if not model:
         raise UserError("no model: pass --model PATH (or model_name_or_path in the recipe)")

@@ -16,12 +16,29 @@ from grpo_worker import FakeScorer, fake_prompt  # noqa: E402
 pytestmark = [pytest.mark.slow, pytest.mark.train]
 
 
-def train(**cfg) -> tuple[Path, FakeScorer]:
+def train(evaluators=None, **cfg) -> tuple[Path, FakeScorer]:
     from synthgen.config.train import TrainSettings
     from synthgen.train.run import run
 
     scorer = FakeScorer()
-    return run(TrainSettings(recipe="tiny-cpu", report_to=["none"], **cfg), scorer=scorer, prompt_fn=fake_prompt), scorer
+    out = run(TrainSettings(recipe="tiny-cpu", report_to=["none"], **cfg), scorer=scorer, prompt_fn=fake_prompt,
+              evaluators=evaluators)
+    return out, scorer
+
+
+class ServerSuite:
+    """Stands in for a LiveCodeBench suite: gets the policy's `generate`, returns its own splits."""
+
+    name = "lcb"
+    samples = 2
+
+    def __init__(self):
+        self.steps = []
+
+    def evaluate(self, generate, step):
+        outputs = generate([[{"role": "user", "content": "Print 42."}]], self.samples)
+        self.steps.append((step, len(outputs), len(outputs[0])))
+        return {"lcb-easy": [(2, 1)], "lcb-hard": [(2, 0)]}
 
 
 def logged(out: Path) -> list[dict]:
@@ -66,8 +83,9 @@ def test_periodic_eval_writes_pass_at_k_per_split_and_sources_mix(tmp_path, binn
     real.mkdir()
     schema = records.with_fields(records.PROBLEMS, [pa.field("difficulty", pa.string(), nullable=False)])
     pq.write_table(records.table_from_rows(deduction_rows("medium", 8)[4:], schema), real / "part-0.parquet")
+    lcb = ServerSuite()
     out, _ = train(data=[f"real={real}:0.5", f"synth={binned_dir}:0.5"], model=str(tiny_model),
-                   curriculum="uniform", max_steps=4, output=str(tmp_path / "out"),
+                   curriculum="uniform", max_steps=4, output=str(tmp_path / "out"), evaluators=[lcb],
                    eval={"steps": 2, "heldout_fraction": 0.25, "samples": 4, "k": [1, 2]})
     with open(out / "eval_pass_at_k.csv", newline="") as fh:
         table = {(int(r["step"]), r["split"], int(r["k"])): (float(r["pass_at_k"]), int(r["problems"]))
@@ -79,6 +97,9 @@ def test_periodic_eval_writes_pass_at_k_per_split_and_sources_mix(tmp_path, binn
         for (split, k), value in expected.items():
             assert table[(step, split, k)][0] == pytest.approx(value, abs=1e-6), (step, split, k)
     assert table[(2, "medium", 1)][1] == 2  # 8 medium problems over both sources, a quarter held out
+    # An extra suite (the LiveCodeBench hook) is called at the same steps and logged next to the held-out one.
+    assert lcb.steps == [(2, 1, 2), (4, 1, 2)]
+    assert table[(4, "lcb-easy", 1)][0] == 0.5 and table[(4, "lcb-hard", 2)][0] == 0.0
     logs = {e["step"]: e for e in logged(out) if "eval/heldout/easy_medium/pass@2" in e}
     assert sorted(logs) == [2, 4]
     summary = json.loads((out / "train_summary.json").read_text())

@@ -48,10 +48,15 @@ def test_recipes_by_name_or_path_and_their_errors(tmp_path):
         load_recipe("qwen4-base")
 
 
-def test_no_learning_rate_is_refused_not_defaulted():
+def test_no_learning_rate_is_refused_not_defaulted(tmp_path):
     with pytest.raises(UserError, match="no learning rate"):
         require_learning_rate(load_recipe("grpo-paper"), None, "recipe grpo-paper")
     assert require_learning_rate(load_recipe("grpo-paper"), 3e-7, "x") == pytest.approx(3e-7)
+    (tmp_path / "short.yaml").write_text("learning_rate: 6e-8\n")  # YAML 1.1 reads this as a string
+    assert require_learning_rate(load_recipe(str(tmp_path / "short.yaml")), None, "x") == pytest.approx(6e-8)
+    (tmp_path / "bad.yaml").write_text("learning_rate: fast\n")
+    with pytest.raises(UserError, match="must be a number"):
+        require_learning_rate(load_recipe(str(tmp_path / "bad.yaml")), None, "x")
 
 
 def one_line(err: str) -> str:
