@@ -1,7 +1,7 @@
 """Curriculum schedules over difficulty bins: the paper's tables as data, custom files, `frontier`.
 
 A schedule says, for each RL (optimizer) step, with which weights a training prompt is drawn
-from each difficulty bin. The paper's schedules (SPEC §8, paper 000 Tables 2 and 4) are written
+from each difficulty bin. The paper's schedules (Sancaktar et al., Tables 2 and 4) are written
 below over 40,000 steps and over three named slots, easy / medium / hard; a schedule maps each
 slot to a data bin (the `difficulty` column the bin stage writes), e.g. reverse-medium maps its
 "easy" slot to the `easy_medium` bin.
@@ -28,6 +28,8 @@ from synthgen.errors import UserError
 PAPER_STEPS = 40_000
 SLOTS = ("easy", "medium", "hard")
 ALL_BINS = "*"  # a weight key meaning "every bin in the data, equally"
+ALL_PROBLEMS = "**"  # a weight key meaning "every problem in the data, equally" (bins weighted by their size)
+EVERYTHING = (ALL_BINS, ALL_PROBLEMS)
 
 
 @dataclass(frozen=True)
@@ -56,12 +58,12 @@ class Schedule:
         return self.phases[-1]  # past the schedule's length the last phase holds
 
     def weights_at(self, step: int) -> dict[str, float]:
-        """Normalised weights over data bins at `step` (ALL_BINS is left for the sampler to expand)."""
+        """Normalised weights over data bins at `step` (ALL_BINS / ALL_PROBLEMS are left for the sampler)."""
         raw = self.phase_at(step).weights
         out: dict[str, float] = {}
         for name, w in raw.items():
             if w > 0:
-                key = name if name == ALL_BINS else self.data_bin(name)
+                key = name if name in EVERYTHING else self.data_bin(name)
                 out[key] = out.get(key, 0.0) + float(w)
         total = sum(out.values())
         return {k: v / total for k, v in out.items()}
@@ -71,7 +73,7 @@ class Schedule:
         for phase in self.phases:
             for name, w in phase.weights.items():
                 if w > 0:
-                    seen[name if name == ALL_BINS else self.data_bin(name)] = None
+                    seen[name if name in EVERYTHING else self.data_bin(name)] = None
         return list(seen)
 
     def scaled(self, steps: int | None) -> "Schedule":
@@ -80,7 +82,8 @@ class Schedule:
             note = "not scaled: the file gives absolute steps (no length); the last phase holds to the end"
             return Schedule(self.name, self.phases, None, self.bin_map, self.source, note)
         if steps is None or steps >= self.length:
-            note = f"not scaled: the run ({steps if steps else 'unbounded'} steps) is not shorter than the schedule ({self.length} steps); the last phase holds to the end"
+            note = (f"not scaled: the run ({steps if steps else 'unbounded'} steps) is not shorter than the schedule "
+                    f"({self.length} steps); the last phase holds to the end")
             return Schedule(self.name, self.phases, self.length, self.bin_map, self.source, note)
         if steps < 1:
             raise UserError(f"cannot fit a schedule to {steps} steps")
@@ -100,7 +103,8 @@ class Schedule:
                 dropped.append(p)
         if not kept:  # cannot happen for steps >= 1, kept as a guard
             raise UserError(f"schedule {self.name!r} leaves no phase in {steps} steps")
-        note = f"scaled x{scale:.6g} ({self.length} -> {steps} steps): each boundary b -> round(b * {steps} / {self.length})"
+        note = (f"scaled x{scale:.6g} ({self.length} -> {steps} steps): each boundary b -> "
+                f"round(b * {steps} / {self.length})")
         if dropped:
             note += "; dropped (no steps left): " + ", ".join(f"{p.start}-{p.end}" for p in dropped)
         return Schedule(self.name, tuple(kept), steps, self.bin_map, self.source, note)
@@ -114,14 +118,18 @@ class Schedule:
                     names.append(n)
         order = [s for s in SLOTS if s in names] + [n for n in names if n not in SLOTS]
         span = f"over {self.length} steps" if self.length else "in absolute steps"
-        lines = [f"schedule {self.name}: {len(self.phases)} phase(s) {span} (from step, inclusive - to step, exclusive)"]
+        lines = [f"schedule {self.name}: {len(self.phases)} phase(s) {span} "
+                 "(from step, inclusive - to step, exclusive)"]
         if self.source:
             lines.append(f"source: {self.source}")
         if self.scale_note:
             lines.append(self.scale_note)
-        mapping = ", ".join(f"{n} = bin '{self.data_bin(n)}'" for n in order if n != ALL_BINS)
+        mapping = ", ".join(f"{n} = bin '{self.data_bin(n)}'" for n in order if n not in EVERYTHING)
         if ALL_BINS in order:
             mapping = (mapping + ", " if mapping else "") + "* = every bin in the data, equally"
+        if ALL_PROBLEMS in order:
+            mapping = ((mapping + ", " if mapping else "") + "** = every problem in the data, equally "
+                       "(each bin in proportion to its size)")
         lines.append(f"bins: {mapping}")
         head = f"{'steps':>17}  " + "  ".join(f"{n:>6}" for n in order)
         lines.append(head)
@@ -141,29 +149,33 @@ def _table(name: str, rows: list[tuple[int, int, tuple[float, ...]]], source: st
 def _paper_schedules() -> dict[str, Schedule]:
     k = 1000
     return {
-        "uniform": Schedule("uniform", (Phase(0, PAPER_STEPS, {ALL_BINS: 1.0}),), PAPER_STEPS, {},
-                            "paper 000 §4.4: no curriculum, equal weight on every difficulty bin"),
+        # The paper's uniform draws every problem equally, so the largest (easy) split dominates.
+        "uniform": Schedule("uniform", (Phase(0, PAPER_STEPS, {ALL_PROBLEMS: 1.0}),), PAPER_STEPS, {},
+                            "the paper's uniform sampling (Figs. 10c and 12): every problem equally likely, "
+                            "so each bin in proportion to its size"),
+        "uniform-bins": Schedule("uniform-bins", (Phase(0, PAPER_STEPS, {ALL_BINS: 1.0}),), PAPER_STEPS, {},
+                                 "not in the paper: equal weight on every difficulty bin, whatever its size"),
         "classic": _table("classic", [
             (0, 10 * k, (1, 0, 0)), (10 * k, 15 * k, (.75, .25, 0)), (15 * k, 25 * k, (0, 1, 0)),
-            (25 * k, 30 * k, (0, .75, .25)), (30 * k, 40 * k, (0, 0, 1))], "paper 000 Table 4 (classic)"),
+            (25 * k, 30 * k, (0, .75, .25)), (30 * k, 40 * k, (0, 0, 1))], "the paper's Table 4 (classic)"),
         "reverse-hard": _table("reverse-hard", [
             (0, 10 * k, (0, 0, 1)), (10 * k, 15 * k, (0, .25, .75)), (15 * k, 25 * k, (0, 1, 0)),
-            (25 * k, 30 * k, (.25, .75, 0)), (30 * k, 40 * k, (1, 0, 0))], "paper 000 Table 4 (reverse, hard start)"),
+            (25 * k, 30 * k, (.25, .75, 0)), (30 * k, 40 * k, (1, 0, 0))], "the paper's Table 4 (reverse, hard start)"),
         "reverse-medium": _table("reverse-medium", [
             (0, 17500, (0, 1, 0)), (17500, 20 * k, (.25, .75, 0)), (20 * k, 40 * k, (1, 0, 0))],
-            "paper 000 Table 4 (reverse, medium start; its easy is the easy-medium split)",
+            "the paper's Table 4 (reverse, medium start; its easy is the easy-medium split)",
             bin_map={"easy": "easy_medium"}),
         "soft": _table("soft", [
             (0, 7500, (.80, .15, .05)), (7500, 17500, (.15, .80, .05)), (17500, 30 * k, (.15, .40, .45)),
-            (30 * k, 40 * k, (.05, .15, .80))], "paper 000 Table 2 (soft, chains)"),
+            (30 * k, 40 * k, (.05, .15, .80))], "the paper's Table 2 (soft, chains)"),
         "hard": _table("hard", [
             (0, 7500, (.90, .05, .05)), (7500, 17500, (.05, .90, .05)), (17500, 40 * k, (.05, .05, .90))],
-            "paper 000 Table 2 (hard, chains)"),
-        "medium-only": _table("medium-only", [(0, 40 * k, (0, 1, 0))], "paper 000 §4.3: medium split only"),
+            "the paper's Table 2 (hard, chains)"),
+        "medium-only": _table("medium-only", [(0, 40 * k, (0, 1, 0))], "the paper's §4.3: medium split only"),
     }
 
 
-NAMES = ("uniform", "classic", "reverse-hard", "reverse-medium", "soft", "hard", "medium-only")
+NAMES = ("uniform", "uniform-bins", "classic", "reverse-hard", "reverse-medium", "soft", "hard", "medium-only")
 ADAPTIVE = ("frontier",)
 
 
@@ -236,21 +248,26 @@ def schedule_from_dict(data: Any, *, default_name: str = "custom", where: str = 
 
 
 def resolve_weights(weights: Mapping[str, float], present: Mapping[str, int]) -> dict[str, float]:
-    """Weights over the bins that have problems: ALL_BINS expands, missing bins' mass is shared out.
+    """Weights over the bins that have problems: ALL_BINS / ALL_PROBLEMS expand, missing bins' mass is shared out.
 
-    `present` maps every data bin to its number of problems. A bin the schedule wants but the
+    `present` maps every data bin to its number of problems. ALL_BINS spreads its weight equally
+    over the present bins, ALL_PROBLEMS in proportion to their sizes. A bin the schedule wants but the
     data lacks gives its weight proportionally to the phase's other bins; if none of the phase's
     bins exist the draw falls back to every present bin equally (the caller warns once).
     """
     out: dict[str, float] = {}
+    live = {b: n for b, n in present.items() if n > 0}
     for name, w in weights.items():
-        targets = [b for b in present if present[b] > 0] if name == ALL_BINS else [name]
-        for b in targets:
-            if present.get(b, 0) > 0:
-                out[b] = out.get(b, 0.0) + w / len(targets)
+        if name == ALL_BINS:
+            shares = {b: 1.0 / len(live) for b in live}
+        elif name == ALL_PROBLEMS:
+            shares = {b: n / sum(live.values()) for b, n in live.items()}
+        else:
+            shares = {name: 1.0} if name in live else {}
+        for b, share in shares.items():
+            out[b] = out.get(b, 0.0) + w * share
     total = sum(out.values())
     if total <= 0:
-        live = [b for b in present if present[b] > 0]
         return {b: 1.0 / len(live) for b in live}
     return {b: w / total for b, w in out.items()}
 
@@ -267,7 +284,7 @@ class FrontierSettingsData:
 
 
 class FrontierPolicy:
-    """Adaptive bin weights from observed solve rates (SPEC §11: frontier regret, SCALER smoothing).
+    """Adaptive bin weights from observed solve rates (frontier-learning regret, SCALER-like smoothing).
 
     The rule, per generation round r (a group = the G completions of one prompt):
       * regret of a group with s successes out of n scored completions: rho = 1[s >= 1] - s/n

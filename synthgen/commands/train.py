@@ -1,7 +1,9 @@
 """`synthgen train`: GRPO (TRL) on binned problems under a curriculum schedule.
 
     synthgen train --data data/runs/demo/bin --model PATH --curriculum reverse-medium --max-steps 3 \
-        --recipe recipes/tiny-cpu.yaml --output data/runs/demo/train
+        --recipe tiny-cpu --output data/runs/demo/train
+    synthgen train --recipe qwen3-8b-base --data real=data/real:0.55 --data synth=RUN_DIR/bin:0.45 \
+        --curriculum-sources synth --curriculum reverse-medium --eval-every 500 --eval-heldout-fraction 0.02
     synthgen train --show-schedule reverse-medium [--max-steps 400]   # print, no training
     synthgen train --make-tiny-model data/tiny-model                  # offline tiny model for demos
 
@@ -24,6 +26,9 @@ def train(settings: TrainSettings, show_schedule: Optional[str], make_tiny_model
     if show_schedule is not None:
         typer.echo(render_schedule(show_schedule, settings.max_steps))
         return
+    from synthgen.train.preflight import require_train_extra
+
+    require_train_extra()
     if make_tiny_model is not None:
         from synthgen.train.tiny import make_tiny_model as build
 
@@ -32,7 +37,10 @@ def train(settings: TrainSettings, show_schedule: Optional[str], make_tiny_model
     import logging
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from synthgen.train.quiet import quiet_libraries
     from synthgen.train.run import run
+
+    quiet_libraries()
 
     typer.echo(f"train: checkpoints and metrics in {run(settings)}")
 

@@ -1,28 +1,34 @@
-"""GRPO settings: the paper's defaults, YAML recipes passed through to TRL's `GRPOConfig`.
+"""GRPO settings: the paper's defaults, named YAML recipes passed through to TRL's `GRPOConfig`.
 
-Precedence, lowest first: TRL's own defaults < `PAPER_DEFAULTS` (SPEC §9) < the recipe file
-(`--recipe recipes/grpo-paper.yaml`) < what synthgen's own flags set (output dir, max steps,
-seed, vLLM). A recipe is a flat YAML mapping of `GRPOConfig` field names, as open-r1's recipes
-are; any TRL setting can go there. A key that `GRPOConfig` does not know is an error, so a typo
-never silently trains with a default. `model_name_or_path` is also accepted (open-r1's name for
-the model) and returned separately.
+Precedence, lowest first: TRL's own defaults < `PAPER_DEFAULTS` (the paper's Section 3.4 and
+Appendix E) < the recipe (`--recipe qwen3-8b-base` or `--recipe path/to/file.yaml`) < what
+synthgen's own flags set (output dir, max steps, seed, learning rate, vLLM, ...). A recipe is a
+flat YAML mapping of `GRPOConfig` field names, as open-r1's recipes are; any TRL setting can go
+there. A key that `GRPOConfig` does not know is an error, so a typo never silently trains with a
+default. Two more keys are understood: `model_name_or_path` (open-r1's name for the model,
+returned separately) and `extends: NAME|PATH` (start from another recipe; this file's keys win).
+
+Named recipes are the `*.yaml` files of the repository's `recipes/` folder (or of
+`<prefix>/share/synthgen/recipes` in an installed wheel). The learning rate is never defaulted:
+TRL's 1e-6 is 7x the paper's Qwen3-8B rate and 17x its Llama rate, so `require_learning_rate`
+stops a run that has none.
 
     from synthgen.train.recipe import load_recipe, build_grpo_config
-    args = build_grpo_config(load_recipe("recipes/tiny-cpu.yaml"), {"output_dir": "out", "max_steps": 3})
+    args = build_grpo_config(load_recipe("tiny-cpu"), {"output_dir": "out", "max_steps": 3})
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any, Mapping
 
 from synthgen.errors import UserError
 
-# SPEC §9 (paper 000 §3.4, App. E). The learning rate is model-specific in the paper (6e-8 for
-# Llama3.1-8B Instruct and Qwen2.5-32B Base, 1.4e-7 for Qwen3-8B Base), so it stays TRL's unless
-# a recipe sets it. Warm-up: 800 of 40,000 steps in the paper, i.e. 2% of the run (a value below
-# 1 is a ratio in transformers), so a shorter run still warms up before the constant rate.
+# The paper's GRPO (Section 3.4, Appendix E). The learning rate and the warm-up length are
+# model-specific (the family recipes set them); `warmup_steps` below 1 is a ratio in
+# transformers: 2% of the run, which is the paper's 800 of 40,000 steps, for a recipe that sets none.
 PAPER_DEFAULTS: dict[str, Any] = {
     "num_generations": 8,  # G
     "beta": 0.0,  # no KL term, so TRL builds no reference model
@@ -32,22 +38,46 @@ PAPER_DEFAULTS: dict[str, Any] = {
     "temperature": 1.0,
     "lr_scheduler_type": "constant_with_warmup",
     "warmup_steps": 0.02,
-    "report_to": "none",  # opt in to wandb/tensorboard/... with --report-to or the recipe
 }
 
 # Keys a recipe may hold besides GRPOConfig's fields.
 EXTRA_KEYS = frozenset({"model_name_or_path"})
+EXTENDS = "extends"
 
 
-def load_recipe(path: str | Path | None) -> dict[str, Any]:
-    """The recipe's mapping (empty for None); bad files are one-line UserErrors."""
-    if path is None:
+def recipe_dirs() -> list[Path]:
+    """Where named recipes live: the source checkout's recipes/, then an installed wheel's share/."""
+    return [Path(__file__).resolve().parents[2] / "recipes", Path(sys.prefix) / "share" / "synthgen" / "recipes"]
+
+
+def recipe_names() -> list[str]:
+    names = {p.stem for d in recipe_dirs() if d.is_dir() for p in d.glob("*.yaml")}
+    return sorted(names)
+
+
+def recipe_path(name_or_path: str | Path, relative_to: Path | None = None) -> Path:
+    """The file of a recipe given by name (`qwen3-8b-base`) or path; a one-line UserError if none."""
+    text = str(name_or_path)
+    candidates = [Path(text)]
+    if relative_to is not None:
+        candidates.insert(0, relative_to / text)
+    if not text.lower().endswith((".yaml", ".yml")) and "/" not in text and os.sep not in text:
+        candidates += [d / f"{text}.yaml" for d in ([relative_to] if relative_to else []) + recipe_dirs()]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise UserError(f"recipe not found: {text} (named recipes: {', '.join(recipe_names()) or 'none'})")
+
+
+def load_recipe(name_or_path: str | Path | None, *, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The recipe's mapping with `extends` resolved (empty for None); bad files are one-line UserErrors."""
+    if name_or_path is None:
         return {}
     import yaml
 
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"recipe not found: {path}")
+    path = recipe_path(name_or_path, _chain[-1].parent if _chain else None).resolve()
+    if path in _chain:
+        raise UserError(f"recipe {path} extends itself (through {', '.join(p.name for p in _chain)})")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except Exception as exc:
@@ -56,7 +86,27 @@ def load_recipe(path: str | Path | None) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise UserError(f"recipe {path} must be a mapping of GRPOConfig settings")
-    return data
+    base_name = data.pop(EXTENDS, None)
+    if base_name is None:
+        return data
+    if not isinstance(base_name, str):
+        raise UserError(f"recipe {path}: '{EXTENDS}' must name one recipe, not {base_name!r}")
+    return {**load_recipe(base_name, _chain=(*_chain, path)), **data}
+
+
+def require_learning_rate(recipe: Mapping[str, Any], flag_value: float | None, where: str) -> float:
+    """The run's learning rate, from --learning-rate or the recipe; never a library default."""
+    value = flag_value if flag_value is not None else recipe.get("learning_rate")
+    if value is None:
+        raise UserError(f"no learning rate: pass --learning-rate or a recipe that sets one ({where} does not); "
+                        f"named recipes: {', '.join(recipe_names())}")
+    try:
+        rate = float(value)
+    except (TypeError, ValueError):
+        raise UserError(f"{where}: learning_rate must be a number, not {value!r}") from None
+    if not rate > 0:
+        raise UserError(f"{where}: learning_rate must be above 0, not {value!r}")
+    return rate
 
 
 def grpo_fields() -> set[str]:
@@ -109,10 +159,17 @@ def build_grpo_config(recipe: Mapping[str, Any], overrides: Mapping[str, Any], w
         raise UserError(f"GRPO settings rejected by TRL: {first}") from None
 
 
+def is_on_policy(args) -> bool:
+    """True when every completion trains the policy that generated it: the ratio is 1, eps never clips."""
+    generate_every = args.steps_per_generation * args.num_iterations
+    return args.gradient_accumulation_steps % generate_every == 0
+
+
 def describe(args) -> str:
     """The settings that define the paper's GRPO, one line, for the run log."""
     keys = ("num_generations", "beta", "scale_rewards", "epsilon", "epsilon_high", "temperature",
             "learning_rate", "lr_scheduler_type", "warmup_steps", "per_device_train_batch_size",
             "gradient_accumulation_steps", "generation_batch_size", "steps_per_generation",
-            "num_iterations", "max_completion_length", "loss_type", "use_vllm")
-    return ", ".join(f"{k}={getattr(args, k, None)!r}" for k in keys)
+            "num_iterations", "max_completion_length", "loss_type", "use_vllm", "report_to")
+    values = {k: getattr(args, k, None) for k in keys}
+    return ", ".join(f"{k}={getattr(v, 'value', v)!r}" for k, v in values.items())

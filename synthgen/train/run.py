@@ -1,9 +1,9 @@
-"""The train stage: settings -> dataset, GRPO config, curriculum, trainer -> checkpoints + metrics.
+"""The train stage: settings -> data plan, GRPO config, curriculum, trainer -> checkpoints + metrics.
 
     from synthgen.config.train import TrainSettings
     from synthgen.train.run import run
     run(TrainSettings(data=["data/runs/demo/bin"], model="data/tiny-model", curriculum="reverse-medium",
-                      max_steps=3, recipe="recipes/tiny-cpu.yaml"))
+                      max_steps=3, recipe="tiny-cpu"))
 
 Launch on several processes with `accelerate launch --config_file recipes/accelerate/zero2.yaml
 -m synthgen train ...` or `torchrun --nproc_per_node N -m synthgen train ...`: every process runs
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from synthgen.curriculum import ADAPTIVE, FrontierSettingsData, PAPER_STEPS, Schedule, get_schedule
+from synthgen.curriculum import ADAPTIVE, EVERYTHING, FrontierSettingsData, PAPER_STEPS, Schedule, get_schedule
 from synthgen.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -27,10 +27,6 @@ log = logging.getLogger(__name__)
 
 def output_dir(settings) -> Path:
     return Path(settings.output) if settings.output else Path(settings.run_dir) / "train"
-
-
-def data_dirs(settings) -> list[str]:
-    return list(settings.data) or [str(Path(settings.run_dir) / "bin")]
 
 
 def curriculum_spec(name: str, max_steps: int | None, frontier=None):
@@ -48,7 +44,7 @@ def check_bins(schedule: Schedule | None, counts: dict[str, int], policy: str) -
     """Bins the schedule draws from that the data lacks; an error under policy 'error'."""
     if schedule is None:
         return []
-    missing = [b for b in schedule.bins_used() if b != "*" and counts.get(b, 0) == 0]
+    missing = [b for b in schedule.bins_used() if b not in EVERYTHING and counts.get(b, 0) == 0]
     if missing and policy == "error":
         raise UserError(f"curriculum {schedule.name!r} draws from bin(s) {', '.join(missing)} but the data has "
                         f"only {', '.join(f'{b} ({n})' for b, n in counts.items())}")
@@ -65,7 +61,10 @@ def resolve_max_steps(settings, recipe: dict[str, Any]) -> int:
     return PAPER_STEPS
 
 
-def grpo_overrides(settings, out: Path, max_steps: int) -> dict[str, Any]:
+def grpo_overrides(settings, out: Path, max_steps: int, recipe: dict[str, Any]) -> dict[str, Any]:
+    from synthgen.train.preflight import default_report_to
+
+    report_to = settings.report_to or (None if "report_to" in recipe else default_report_to())
     return {
         "output_dir": str(out),
         "max_steps": max_steps,
@@ -73,10 +72,13 @@ def grpo_overrides(settings, out: Path, max_steps: int) -> dict[str, Any]:
         "num_generations": settings.num_generations,
         "per_device_train_batch_size": settings.per_device_train_batch_size,
         "learning_rate": settings.learning_rate,
+        "gradient_accumulation_steps": settings.gradient_accumulation_steps,
+        "steps_per_generation": settings.steps_per_generation,
+        "num_iterations": settings.num_iterations,
         "max_completion_length": settings.max_completion_length,
         "save_steps": settings.save_steps,
         "logging_steps": settings.logging_steps,
-        "report_to": settings.report_to,
+        "report_to": report_to,
         "use_vllm": settings.use_vllm,
         "vllm_mode": settings.vllm_mode,
         "vllm_server_base_url": settings.vllm_server_base_url,
@@ -99,44 +101,59 @@ def resume_checkpoint(settings, out: Path) -> str | None:
     return None
 
 
-def run(settings, *, scorer=None, prompt_fn=None, callbacks=None) -> Path:
-    """Train; returns the output folder. `scorer` / `prompt_fn` replace the env-based ones (tests)."""
-    from synthgen.train.data import bin_counts, load_problem_rows, to_dataset
-    from synthgen.train.recipe import build_grpo_config, describe, load_recipe
+def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=None) -> Path:
+    """Train; returns the output folder. `scorer` / `prompt_fn` replace the env-based ones (tests);
+    `evaluators` add evaluation suites (synthgen.train.evaluation.Evaluator) to the held-out one."""
+    from synthgen.train.data import bin_counts, env_prompt, to_dataset
+    from synthgen.train.plan import plan_data
+    from synthgen.train.preflight import check_model
+    from synthgen.train.recipe import build_grpo_config, describe, load_recipe, require_learning_rate
     from synthgen.train.rewards import EnvScorer
 
     started = time.time()
     recipe = load_recipe(settings.recipe)
+    where = f"recipe {settings.recipe}" if settings.recipe else "no --recipe"
+    # A number, never TRL's default (YAML 1.1 reads `6e-8` as a string: it is converted here).
+    recipe["learning_rate"] = require_learning_rate(recipe, settings.learning_rate, where)
     model = settings.model or recipe.get("model_name_or_path")
     if not model:
         raise UserError("no model: pass --model PATH (or model_name_or_path in the recipe)")
+    model = check_model(str(model))
     out = output_dir(settings)
     max_steps = resolve_max_steps(settings, recipe)
     spec = curriculum_spec(settings.curriculum, max_steps, settings.frontier)
+    if settings.eval.steps and not (settings.eval.heldout_fraction or settings.eval.heldout or evaluators):
+        raise UserError("--eval-every needs held-out problems: --eval-heldout-fraction F or --eval-heldout DIR")
 
-    rows = load_problem_rows(data_dirs(settings))
-    counts = bin_counts(rows)
-    missing = check_bins(spec.schedule, counts, settings.missing_bins)
+    plan = plan_data(settings)
+    spec.source_weights, spec.curriculum_sources = plan.weights, plan.curriculum_sources
+    rows, counts = plan.rows, bin_counts(plan.rows)
+    scoped = bin_counts([r for r in rows if plan.curriculum_sources is None or r["source"] in plan.curriculum_sources])
+    missing = check_bins(spec.schedule, scoped, settings.missing_bins)
     if missing:
         log.warning("curriculum %s wants bin(s) %s that the data lacks; their weight goes to the phase's other "
-                    "bins (or to every bin when a phase has none): data bins are %s", spec.name, missing, counts)
-    args = build_grpo_config(recipe, grpo_overrides(settings, out, max_steps), where=str(settings.recipe or "recipe"))
+                    "bins (or to every bin when a phase has none): data bins are %s", spec.name, missing, scoped)
+    args = build_grpo_config(recipe, grpo_overrides(settings, out, max_steps, recipe), where=where)
+    _warn_about_schedule(args, max_steps)
     dataset = to_dataset(rows, prompt_fn)
     if scorer is None:
         scorer = EnvScorer(settings.sandbox)
         scorer.start()  # fail now, in one line, if no sandbox isolation works here
+    suites = (prompt_fn or env_prompt, list(evaluators or []), plan.heldout)
     try:
-        trainer = _train(settings, args, model, dataset, spec, scorer, callbacks, out, rows, counts, max_steps)
+        trainer = _train(settings, args, model, dataset, spec, scorer, callbacks, out, suites)
     finally:
         if hasattr(scorer, "close"):
             scorer.close()
     trainer.save_model(str(out))
     if trainer.accelerator.is_main_process:
         summary = {
-            "model": model, "data": data_dirs(settings), "bins": counts, "curriculum": spec.name,
+            "model": model, "data": plan.summary(), "bins": counts, "curriculum": spec.name,
             "schedule": spec.schedule.render() if spec.schedule else "frontier (adaptive)",
             "missing_bins": missing, "max_steps": max_steps, "global_step": trainer.state.global_step,
             "resumed_from": trainer.checkpoint_used, "grpo": describe(args), "seconds": round(time.time() - started, 1),
+            "clip_fraction": _mean_logged(trainer, "clip_ratio/region_mean"),
+            "step_seconds": _step_seconds(trainer),
             # Frontier rounds drawn before the stats they should use existed (0 unless the lag is short).
             "frontier_late_rounds": trainer.frontier.late_rounds if trainer.frontier else None,
         }
@@ -144,7 +161,29 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None) -> Path:
     return out
 
 
-def _train(settings, args, model, dataset, spec, scorer, callbacks, out, rows, counts, max_steps):
+def _warn_about_schedule(args, max_steps: int) -> None:
+    from synthgen.train.recipe import is_on_policy
+
+    if is_on_policy(args):
+        log.info("on-policy updates (num_iterations=1, steps_per_generation=gradient_accumulation_steps): the policy "
+                 "ratio is 1 and the epsilon clip never acts; --steps-per-generation or --num-iterations change that")
+    warmup = args.warmup_steps if args.warmup_steps >= 1 else args.warmup_steps * max_steps
+    if warmup > max_steps / 2:
+        log.warning("warm-up (%d steps) takes more than half of this %d-step run", warmup, max_steps)
+
+
+def _mean_logged(trainer, key: str) -> float | None:
+    values = [e[key] for e in trainer.state.log_history if isinstance(e.get(key), (int, float))]
+    return round(sum(values) / len(values), 6) if values else None
+
+
+def _step_seconds(trainer) -> float | None:
+    final = next((e for e in reversed(trainer.state.log_history) if "train_runtime" in e), None)
+    steps = trainer.state.global_step - (trainer.checkpoint_step or 0)
+    return round(final["train_runtime"] / steps, 4) if final and steps > 0 else None
+
+
+def _train(settings, args, model, dataset, spec, scorer, callbacks, out, suites):
     from synthgen.train.recipe import describe
     from synthgen.train.rewards import SandboxReward
     from synthgen.train.trainer import CurriculumGRPOTrainer
@@ -158,12 +197,33 @@ def _train(settings, args, model, dataset, spec, scorer, callbacks, out, rows, c
         # Processes that did not join one job would each train alone into the same folder.
         raise UserError(f"{launched} processes were launched but the trainer sees "
                         f"{trainer.accelerator.num_processes}; on CPU set use_cpu: true in the recipe")
+    from synthgen.train.quiet import install_progress
+
+    install_progress(trainer)
+    _add_periodic_eval(trainer, settings, args, scorer, *suites)
     checkpoint = resume_checkpoint(settings, out)
+    trainer.checkpoint_step = 0
     if checkpoint:
         trainer.load_curriculum_state(checkpoint)
+        trainer.checkpoint_step = json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"]
     if trainer.accelerator.is_main_process:
-        log.info("train: %d problems %s, curriculum %s, %d steps; %s", len(rows), counts, spec.name, max_steps,
-                 describe(args))
+        log.info("train: %d problems %s, curriculum %s, %d steps; %s", len(dataset), trainer.solve_rates.sizes,
+                 spec.name, args.max_steps, describe(args))
     trainer.train(resume_from_checkpoint=checkpoint)
     trainer.checkpoint_used = checkpoint
     return trainer
+
+
+def _add_periodic_eval(trainer, settings, args, scorer, prompt_fn, evaluators, heldout) -> None:
+    ev = settings.eval
+    if not ev.steps:
+        return
+    from synthgen.train.evaluation import HeldOutEvaluator, PeriodicEval
+
+    suites = list(evaluators)
+    if heldout:
+        acc = trainer.accelerator
+        suites.insert(0, HeldOutEvaluator(heldout, scorer, prompt_fn, ev.samples, rank=acc.process_index,
+                                          world=acc.num_processes))
+    trainer.add_callback(PeriodicEval(trainer, suites, every=ev.steps, ks=ev.k, temperature=ev.temperature,
+                                      max_new_tokens=ev.max_completion_length or args.max_completion_length))

@@ -1,21 +1,24 @@
 """`CurriculumGRPOTrainer`: TRL's GRPOTrainer with a curriculum sampler and per-bin metrics.
 
 What it changes in TRL, and only this:
-  * `_get_train_sampler` returns a `CurriculumSampler` (same layout as TRL's RepeatSampler);
+  * `_get_train_sampler` returns a `CurriculumSampler` (same layout as TRL's RepeatSampler) whose
+    strata are difficulty bins, or source/bin pairs when weighted sources are mixed
+    (synthgen.train.mix);
   * `_calculate_rewards` is wrapped to record, per generation round and difficulty bin, how many
     prompt groups were drawn, how many completions were solved / scored / infra, and the group
     regret 1[s>=1] - s/n; the `frontier` curriculum learns from these, and they are written to
-    `<output>/curriculum_metrics.jsonl` (one row per round) and `<output>/bin_solve_rates.csv`
-    (one row per round and bin: the paper's Fig. 9), and logged through TRL (`curriculum/...`
-    keys next to reward, entropy and clip ratios, so every `report_to` backend gets them);
-  * checkpoints also hold `curriculum_state.json` (the frontier's per-round stats), read back on
-    resume so that the replayed schedule is the one the interrupted run drew.
+    `<output>/curriculum_metrics.jsonl` (one row per round), `<output>/bin_solve_rates_per_round.csv`
+    and `<output>/bin_solve_rates_cumulative.csv` (the paper's Fig. 9: see synthgen.train.solve_rates),
+    and logged through TRL (`curriculum/...` keys next to reward, entropy and clip ratios, so every
+    `report_to` backend gets them);
+  * checkpoints also hold `curriculum_state.json` (the frontier's per-round stats and the
+    cumulative solve record), read back on resume so that the replayed schedule is the one the
+    interrupted run drew.
 TRL's own log lines go to `<output>/trainer_log.jsonl` as well.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 import math
@@ -27,15 +30,18 @@ from transformers import TrainerCallback
 from trl import GRPOTrainer
 
 from synthgen.curriculum import FrontierPolicy, FrontierSettingsData, Schedule, group_regret
+from synthgen.train.mix import SourceMix
 from synthgen.train.sampler import CurriculumSampler
+from synthgen.train.solve_rates import (
+    CUMULATIVE_FIELDS, CUMULATIVE_FILE, PER_ROUND_FIELDS, PER_ROUND_FILE, CumulativeSolveRates, append_csv,
+    truncate_csv,
+)
 
 logger = logging.getLogger(__name__)
 
 STATE_FILE = "curriculum_state.json"
 ROUNDS_FILE = "curriculum_metrics.jsonl"
-BINS_FILE = "bin_solve_rates.csv"
 LOG_FILE = "trainer_log.jsonl"
-CSV_FIELDS = ["round", "step", "bin", "weight", "groups", "solved", "scored", "infra", "solve_rate", "regret"]
 
 
 @dataclass
@@ -43,7 +49,9 @@ class CurriculumSpec:
     name: str
     schedule: Schedule | None = None  # already scaled to the run; None for frontier
     frontier: FrontierSettingsData | None = None
-    frontier_bins: list[str] | None = None  # default: every bin in the data
+    frontier_bins: list[str] | None = None  # default: every bin of the curriculum's sources
+    source_weights: dict[str, float] | None = None  # None: every problem pools (one source)
+    curriculum_sources: set[str] | None = None  # None: the curriculum applies inside every source
 
 
 class CurriculumGRPOTrainer(GRPOTrainer):
@@ -53,9 +61,14 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         self.frontier: FrontierPolicy | None = None
         self._next_round = 0
         super().__init__(*args, **kwargs)
-        bins = sorted(set(self.train_dataset["difficulty"]))
+        columns = self.train_dataset.column_names
+        bins = [str(b) for b in self.train_dataset["difficulty"]]
+        sources = [str(s) for s in self.train_dataset["source"]] if "source" in columns else [""] * len(bins)
+        self.mix = SourceMix(sources, bins, curriculum.source_weights, curriculum.curriculum_sources)
+        self.solve_rates = CumulativeSolveRates({b: bins.count(b) for b in sorted(set(bins))})
         if curriculum.frontier is not None:
-            self.frontier = FrontierPolicy(curriculum.frontier_bins or bins, curriculum.frontier, lag=self._lag())
+            self.frontier = FrontierPolicy(curriculum.frontier_bins or sorted(self.mix.scoped_bins()),
+                                           curriculum.frontier, lag=self._lag())
         self.out_dir = Path(self.args.output_dir)
         self.add_callback(_CurriculumCallback(self))
 
@@ -82,15 +95,15 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         return 1 + math.ceil(ahead / self.batches_per_round)
 
     def _weights_fn(self, round_: int, step: int):
+        """Weights over the sampler's strata: the curriculum's bin weights, mixed over sources."""
         if self.frontier is not None:
-            return self.frontier.weights_for_round(round_)
-        return self.curriculum.schedule.weights_at(step)
+            return self.mix.weights(self.frontier.weights_for_round(round_))
+        return self.mix.weights(self.curriculum.schedule.weights_at(step))
 
     # -- TRL hooks -------------------------------------------------------------------------
     def _get_train_sampler(self, dataset=None):
-        dataset = self.train_dataset if dataset is None else dataset
         self.curriculum_sampler = CurriculumSampler(
-            dataset["difficulty"],
+            self.mix.strata,  # one per row of train_dataset, the only dataset the Trainer samples
             mini_repeat_count=self.num_generations,
             batch_size=self.args.generation_batch_size // self.num_generations,
             repeat_count=self.batches_per_round,
@@ -123,6 +136,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         round_, g = self._next_round, self.num_generations
         self._next_round += 1
         per_bin: dict[str, list[float]] = {}
+        drawn: list[tuple[str, str, int]] = []  # (bin, problem, solved completions) per group
         # A group whose G rows are not one problem means the processes disagreed on the draw:
         # the advantages would be meaningless, so it is counted and reported, never hidden.
         split_groups = 0
@@ -140,26 +154,38 @@ class CurriculumGRPOTrainer(GRPOTrainer):
                 acc[2] += scored[0]
                 acc[3] += scored[1]
                 acc[4] += scored[2]
+            drawn.append((b, keys[start][1], scored[1] if scored else 0))
+        self.solve_rates.update(round_, drawn)
         if self.frontier is not None:
             # A group that was all infra says nothing about difficulty: only scored groups count.
             self.frontier.record(round_, {b: tuple(v[1:5]) for b, v in per_bin.items()})
         sampler = self.curriculum_sampler
         step = sampler.step_of_round(round_) if sampler else self.state.global_step
-        weights = sampler.weights(round_) if sampler else {}
+        strata = sampler.weights(round_) if sampler else {}
+        weights = self.mix.by_bin(strata)
+        cumulative = self.solve_rates.rows(round_, step)
         metrics = self._metrics["train"]
         for b, w in weights.items():
             metrics[f"curriculum/weight/{b}"].append(w)
+        if not self.mix.pooled:
+            for source, w in self.mix.by_source(strata).items():
+                metrics[f"curriculum/source_weight/{source}"].append(w)
         for b, (groups, _, _, solved, scored, _) in per_bin.items():
             if scored:
                 metrics[f"curriculum/solve_rate/{b}"].append(solved / scored)
             metrics[f"curriculum/groups/{b}"].append(groups)
+        for row in cumulative:
+            if row["cumulative_solve_rate"] != "":
+                metrics[f"curriculum/cumulative_solve_rate/{row['bin']}"].append(row["cumulative_solve_rate"])
         if split_groups:
             logger.warning("round %d: %d prompt group(s) mix different problems", round_, split_groups)
         if self.accelerator.is_main_process:
-            self._write_round(round_, step, weights, per_bin, split_groups)
+            self._write_round(round_, step, weights, per_bin, split_groups, cumulative,
+                              None if self.mix.pooled else self.mix.by_source(strata))
 
     # -- files -------------------------------------------------------------------------------
-    def _write_round(self, round_: int, step: int, weights: dict, per_bin: dict, split_groups: int) -> None:
+    def _write_round(self, round_: int, step: int, weights: dict, per_bin: dict, split_groups: int,
+                     cumulative: list[dict], source_weights: dict | None) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         bins_out = {}
         rows = []
@@ -175,31 +201,26 @@ class CurriculumGRPOTrainer(GRPOTrainer):
                          "solve_rate": "" if rate is None else round(rate, 6),
                          "regret": "" if regret is None else round(regret, 6)})
         line = {"round": round_, "step": step, "curriculum": self.curriculum.name, "split_groups": split_groups,
-                "weights": {b: round(w, 6) for b, w in sorted(weights.items())}, "bins": bins_out}
+                "weights": {b: round(w, 6) for b, w in sorted(weights.items())}, "bins": bins_out,
+                "cumulative_solve_rate": {r["bin"]: r["cumulative_solve_rate"] for r in cumulative}}
+        if source_weights is not None:
+            line["source_weights"] = {s: round(w, 6) for s, w in sorted(source_weights.items())}
         with open(self.out_dir / ROUNDS_FILE, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(line, sort_keys=True) + "\n")
-        path = self.out_dir / BINS_FILE
-        new = not path.exists()
-        with open(path, "a", encoding="utf-8", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
-            if new:
-                writer.writeheader()
-            writer.writerows(rows)
+        append_csv(self.out_dir / PER_ROUND_FILE, PER_ROUND_FIELDS, rows)
+        append_csv(self.out_dir / CUMULATIVE_FILE, CUMULATIVE_FIELDS, cumulative)
 
     def _truncate_metrics(self, from_round: int) -> None:
         """On resume, drop rows of rounds the interrupted run got to after its last checkpoint."""
-        for name, key in ((ROUNDS_FILE, None), (BINS_FILE, "csv")):
-            path = self.out_dir / name
-            if not path.exists():
-                continue
+        path = self.out_dir / ROUNDS_FILE
+        if path.exists():
             lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-            if key == "csv":
-                keep = lines[:1] + [ln for ln in lines[1:] if int(ln.split(",", 1)[0]) < from_round]
-            else:
-                keep = [ln for ln in lines if ln.strip() and json.loads(ln)["round"] < from_round]
+            keep = [ln for ln in lines if ln.strip() and json.loads(ln)["round"] < from_round]
             tmp = path.with_suffix(path.suffix + ".tmp")
             tmp.write_text("".join(keep), encoding="utf-8")
             os.replace(tmp, path)
+        for name in (PER_ROUND_FILE, CUMULATIVE_FILE):
+            truncate_csv(self.out_dir / name, from_round)
 
     def _save_checkpoint(self, model, trial):
         super()._save_checkpoint(model, trial)
@@ -208,7 +229,8 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 
             folder = Path(self._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
             state = {"curriculum": self.curriculum.name, "next_round": self._next_round,
-                     "frontier": self.frontier.state_dict() if self.frontier else None}
+                     "frontier": self.frontier.state_dict() if self.frontier else None,
+                     "solve_rates": self.solve_rates.state_dict()}
             (folder / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
 
     def load_curriculum_state(self, checkpoint: str | Path) -> None:
@@ -221,6 +243,8 @@ class CurriculumGRPOTrainer(GRPOTrainer):
                            state.get("curriculum"), self.curriculum.name)
         if self.frontier is not None and state.get("frontier"):
             self.frontier.load_state_dict(state["frontier"])
+        if state.get("solve_rates"):
+            self.solve_rates.load_state_dict(state["solve_rates"])
 
 
 class _CurriculumCallback(TrainerCallback):
@@ -231,6 +255,7 @@ class _CurriculumCallback(TrainerCallback):
         # The state is restored by now: the next generation round follows the restored step.
         t = self.trainer
         t._next_round = t.round_of_step(state.global_step)
+        t.solve_rates.forget_from(t._next_round)
         if t.accelerator.is_main_process:
             t._truncate_metrics(t._next_round)
 

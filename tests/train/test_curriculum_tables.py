@@ -40,11 +40,13 @@ def test_paper_tables_match_spec(name):
             assert w.get("hard", 0) == pytest.approx(h)
 
 
-def test_uniform_is_equal_over_every_present_bin():
+def test_uniform_is_over_problems_and_uniform_bins_over_bins():
+    present = {"easy": 5, "medium": 3, "hard": 1}
     w = get_schedule("uniform").weights_at(123)
-    assert resolve_weights(w, {"easy": 5, "medium": 3, "hard": 1}) == pytest.approx(
-        {"easy": 1 / 3, "medium": 1 / 3, "hard": 1 / 3})
-    assert set(NAMES) == {"uniform", *SPEC}
+    assert resolve_weights(w, present) == pytest.approx({"easy": 5 / 9, "medium": 3 / 9, "hard": 1 / 9})
+    w = get_schedule("uniform-bins").weights_at(123)
+    assert resolve_weights(w, present) == pytest.approx({"easy": 1 / 3, "medium": 1 / 3, "hard": 1 / 3})
+    assert set(NAMES) == {"uniform", "uniform-bins", *SPEC}
 
 
 def test_past_the_end_the_last_phase_holds():

@@ -80,3 +80,42 @@ def test_resume_replay_matches_the_original_draws():
     assert list(fresh) == epochs[2]
     fresh.set_epoch(1)  # asking for an earlier round again replays the within-bin walk
     assert list(fresh) == epochs[1]
+
+
+# The paper's broad bins (its Table 3): uniform over problems is "largely driven by the easy split".
+BROAD = {"easy": 10000, "easy_medium": 7479, "medium": 5268, "hard": 2220}
+# Chi-square critical value for 3 degrees of freedom at p = 0.001. The draws are seeded, so the
+# test is deterministic; the bound says "in proportion" in the statistician's sense.
+CHI2_3DOF_P001 = 16.27
+
+
+def bin_draws(curriculum: str, rounds: int = 500, batch: int = 40) -> dict[str, int]:
+    rows = [b for b, n in BROAD.items() for _ in range(n)]
+    sampler = CurriculumSampler(rows, mini_repeat_count=1, batch_size=batch, repeat_count=1,
+                                weights_fn=lambda r, s: get_schedule(curriculum).weights_at(s), steps_per_round=1.0)
+    drawn: dict[str, int] = {b: 0 for b in BROAD}
+    for r in range(rounds):
+        for i in sampler.chunk(r):
+            drawn[rows[i]] += 1
+    return drawn
+
+
+def chi_square(observed: dict[str, int], expected_share: dict[str, float]) -> float:
+    n = sum(observed.values())
+    return sum((observed[b] - n * p) ** 2 / (n * p) for b, p in expected_share.items())
+
+
+def test_uniform_draws_bins_in_proportion_to_their_size():
+    drawn = bin_draws("uniform")
+    total = sum(BROAD.values())
+    by_size = {b: n / total for b, n in BROAD.items()}
+    assert chi_square(drawn, by_size) < CHI2_3DOF_P001
+    assert chi_square(drawn, {b: 0.25 for b in BROAD}) > 100 * CHI2_3DOF_P001  # not equal per bin
+    assert drawn["easy"] > 4 * drawn["hard"]
+
+
+def test_uniform_bins_draws_every_bin_equally():
+    drawn = bin_draws("uniform-bins")
+    assert chi_square(drawn, {b: 0.25 for b in BROAD}) < CHI2_3DOF_P001
+    total = sum(BROAD.values())
+    assert chi_square(drawn, {b: n / total for b, n in BROAD.items()}) > 100 * CHI2_3DOF_P001

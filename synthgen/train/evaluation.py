@@ -1,0 +1,212 @@
+"""Periodic evaluation during training: held-out splits, pass@k, a file and the trackers.
+
+`PeriodicEval` is a TrainerCallback. Every `--eval-every` optimizer steps (and at the last step)
+it samples `--eval-samples` completions per held-out problem from the policy being trained,
+in-process (the trainer's own model, at `--eval-temperature`, 0.2 as the paper evaluated), scores
+them with the training reward's scorer (the sandboxed environment verifiers), and computes pass@k
+per split with the unbiased estimator 1 - C(n-c, k) / C(n, k) (n scored samples, c correct; a
+sandbox infrastructure failure is left out of n, never counted wrong). Results go to
+`<output>/eval_pass_at_k.csv` (step, suite, split, problems, samples, k, pass_at_k) and to every
+`report_to` tracker as `eval/<suite>/<split>/pass@<k>`.
+
+An evaluation suite is anything with a `name` and `evaluate(generate, step) -> {split: [(n, c), ...]}`
+(`Evaluator`). `HeldOutEvaluator` is the synthetic one: held-out problems per difficulty bin.
+LiveCodeBench plugs in the same way: an evaluator whose `evaluate` sends LCB's prompts through
+the `generate` it is handed (the policy in-process) or to a vLLM server that holds the current
+weights, scores them against LCB's tests, and returns its splits (easy / medium / hard, the date
+window); pass it as `run(settings, evaluators=[...])`. Nothing here knows LCB.
+
+Under several processes every evaluator runs on every process and the counts of all processes
+are gathered, so all processes log the same figures; only the main one writes the file. An
+evaluator therefore does its share only (`HeldOutEvaluator` takes every `world`-th problem of
+each split), or returns counts on one process and nothing on the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import math
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+from transformers import TrainerCallback
+
+log = logging.getLogger(__name__)
+
+EVAL_FILE = "eval_pass_at_k.csv"
+EVAL_FIELDS = ["step", "suite", "split", "problems", "samples", "k", "pass_at_k"]
+
+# (prompts as chat messages, completions per prompt) -> per prompt, n (text, truncated) pairs
+Generate = Callable[[Sequence[list], int], list[list[tuple[str, bool]]]]
+Counts = dict[str, list[tuple[int, int]]]  # split -> (scored samples, correct samples) per problem
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k of one problem: 1 - C(n-c, k) / C(n, k) (n samples, c correct, n >= k)."""
+    if k > n:
+        raise ValueError(f"pass@{k} needs at least {k} samples, got {n}")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def split_pass_at_k(counts: Sequence[tuple[int, int]], k: int) -> tuple[float | None, int]:
+    """(mean pass@k over the problems with at least k scored samples, how many such problems)."""
+    values = [pass_at_k(n, c, k) for n, c in counts if n >= k]
+    return (sum(values) / len(values) if values else None), len(values)
+
+
+class Evaluator(Protocol):
+    name: str
+
+    def evaluate(self, generate: Generate, step: int) -> Counts: ...
+
+
+def _resolve(result):
+    return asyncio.run(result) if inspect.isawaitable(result) else result
+
+
+class HeldOutEvaluator:
+    """Held-out synthetic problems, one split per difficulty bin, scored by the training scorer."""
+
+    def __init__(self, splits: Mapping[str, Sequence[dict]], scorer, prompt_fn, samples: int, *,
+                 name: str = "heldout", rank: int = 0, world: int = 1):
+        self.name = name
+        self.splits = {b: list(rows)[rank::world] for b, rows in sorted(splits.items())}
+        self.scorer, self.prompt_fn, self.samples = scorer, prompt_fn, samples
+
+    def evaluate(self, generate: Generate, step: int) -> Counts:
+        order = [(b, row) for b, rows in self.splits.items() for row in rows]
+        out: Counts = {b: [] for b in self.splits}
+        if not order:
+            return out
+        outputs = generate([self.prompt_fn(row) for _, row in order], self.samples)
+        rows = [row for _, row in order for _ in range(self.samples)]
+        texts = [text for per in outputs for text, _ in per]
+        truncated = [cut for per in outputs for _, cut in per]
+        rewards = list(_resolve(self.scorer(rows, texts, truncated)))
+        for i, (b, _) in enumerate(order):
+            mine = [r for r in rewards[i * self.samples:(i + 1) * self.samples] if r is not None]
+            out[b].append((len(mine), sum(1 for r in mine if float(r) >= 0.5)))
+        return out
+
+
+def in_process_generate(model, tokenizer, eos_token_ids: Sequence[int], *, temperature: float,
+                        max_new_tokens: int, batch_completions: int) -> Generate:
+    """`Generate` with the policy's own `generate` (sampling, no top-k / top-p cut), left-padded batches."""
+    import torch
+    from transformers import GenerationConfig
+
+    def config(n: int):
+        return GenerationConfig(do_sample=True, temperature=temperature, top_p=1.0, top_k=0, num_return_sequences=n,
+                                max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
+                                eos_token_id=list(eos_token_ids), disable_compile=True)
+
+    eos = set(eos_token_ids)
+
+    def generate(prompts: Sequence[list], n: int) -> list[list[tuple[str, bool]]]:
+        texts = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in prompts]
+        per_batch = max(1, batch_completions // n)
+        out: list[list[tuple[str, bool]]] = []
+        device = next(model.parameters()).device
+        for i in range(0, len(texts), per_batch):
+            enc = tokenizer(texts[i:i + per_batch], return_tensors="pt", padding=True, padding_side="left",
+                            add_special_tokens=False).to(device)
+            with torch.no_grad():
+                ids = model.generate(**enc, generation_config=config(n))
+            for j, seq in enumerate(ids[:, enc["input_ids"].shape[1]:].tolist()):
+                end = next((t for t, tok in enumerate(seq) if tok in eos), None)
+                body = seq if end is None else seq[:end]
+                if j % n == 0:
+                    out.append([])
+                out[-1].append((tokenizer.decode(body, skip_special_tokens=True),
+                                end is None and len(seq) >= max_new_tokens))
+        return out
+
+    return generate
+
+
+class PeriodicEval(TrainerCallback):
+    """Runs the evaluators every `every` steps and at the end; see the module docstring."""
+
+    def __init__(self, trainer, evaluators: Sequence[Evaluator], *, every: int, ks: Sequence[int],
+                 temperature: float, max_new_tokens: int):
+        self.trainer, self.evaluators, self.every, self.ks = trainer, list(evaluators), every, list(ks)
+        self.temperature, self.max_new_tokens = temperature, max_new_tokens
+        self.done_steps: set[int] = set()
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if self.trainer.accelerator.is_main_process:  # a resumed run redoes the steps after its checkpoint
+            _truncate_after(Path(args.output_dir) / EVAL_FILE, state.global_step)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        step = state.global_step
+        if step in self.done_steps or not (step % self.every == 0 or step >= state.max_steps):
+            return control
+        self.done_steps.add(step)
+        figures = self.evaluate(step)
+        metrics = self.trainer._metrics["train"]
+        for (suite, split, k), (value, _) in figures.items():
+            if value is not None:
+                metrics[f"eval/{suite}/{split}/pass@{k}"].append(value)
+        control.should_log = True  # so the trackers get the figures at this step
+        if self.trainer.accelerator.is_main_process:
+            self._write(Path(args.output_dir), step, figures)
+        return control
+
+    def evaluate(self, step: int) -> dict[tuple[str, str, int], tuple[float | None, int]]:
+        import torch
+        from accelerate.utils import gather_object
+        from trl.models import unwrap_model_for_generation
+
+        t = self.trainer
+        devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+        # fork_rng: evaluation draws must not shift the training run's random stream.
+        with torch.random.fork_rng(devices=devices), \
+                unwrap_model_for_generation(t.model_wrapped, t.accelerator) as model:
+            was_training = model.training
+            model.eval()
+            try:
+                generate = in_process_generate(model, t.processing_class, t.eos_token_ids,
+                                               temperature=self.temperature, max_new_tokens=self.max_new_tokens,
+                                               batch_completions=max(t.args.per_device_train_batch_size, 1))
+                local = [(ev.name, split, n, c) for ev in self.evaluators
+                         for split, counts in ev.evaluate(generate, step).items() for n, c in counts]
+            finally:
+                model.train(was_training)
+        counts: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        for suite, split, n, c in gather_object(local):
+            counts.setdefault((suite, split), []).append((n, c))
+        return {(suite, split, k): split_pass_at_k(v, k) for (suite, split), v in sorted(counts.items())
+                for k in self.ks}
+
+    def _write(self, out: Path, step: int, figures) -> None:
+        from synthgen.train.solve_rates import append_csv
+
+        out.mkdir(parents=True, exist_ok=True)
+        rows = [{"step": step, "suite": suite, "split": split, "problems": problems, "samples": self._samples(suite),
+                 "k": k, "pass_at_k": "" if value is None else round(value, 6)}
+                for (suite, split, k), (value, problems) in figures.items()]
+        append_csv(out / EVAL_FILE, EVAL_FIELDS, rows)
+        summary = ", ".join(f"{suite}/{split} pass@{k}={value:.3f}" for (suite, split, k), (value, _)
+                            in figures.items() if value is not None)
+        log.info("eval at step %d: %s", step, summary or "no problem had enough scored samples")
+
+    def _samples(self, suite: str) -> Any:
+        ev = next((e for e in self.evaluators if e.name == suite), None)
+        return getattr(ev, "samples", "")
+
+
+def _truncate_after(path: Path, step: int) -> None:
+    """Keep the header and the rows of steps up to `step` (the first column is the step)."""
+    if not path.exists():
+        return
+    import os
+
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    keep = lines[:1] + [ln for ln in lines[1:] if int(ln.split(",", 1)[0]) <= step]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(keep), encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,70 @@
+"""Checks `synthgen train` makes before it loads anything heavy: the train extra, the model, the tracker.
+
+Each failure is one line and exit 2 (UserError), before torch is imported where that is possible:
+
+  * `require_train_extra()`: torch, TRL, transformers, datasets and accelerate import, else
+    "install synthgen[train]";
+  * `check_model(name)`: a local model folder exists and holds a config.json; a name that is not
+    a local path must look like a Hugging Face Hub id, and with HF_HUB_OFFLINE=1 it must be in the
+    local cache. Nothing here opens a network connection: what looks like a path is never sent to
+    the Hub (a relative path counts as one when its first folder exists here, or when it starts
+    with `.`/`~` or has more than one `/`);
+  * `default_report_to()`: tensorboard when it is installed (the train extra brings it: it writes
+    event files locally, works offline and on CPU, and `tensorboard --logdir OUTPUT/runs` reads
+    them), else nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import re
+from pathlib import Path
+
+from synthgen.errors import UserError
+
+TRAIN_MODULES = ("torch", "trl", "transformers", "datasets", "accelerate")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+
+
+def require_train_extra() -> None:
+    for name in TRAIN_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise UserError(f"training needs the train extra ({name} is missing: {exc.msg}); "
+                            f"install synthgen[train], e.g. pip install 'synthgen[train]'") from None
+
+
+def looks_like_path(name: str) -> bool:
+    if name.startswith((".", "~", "/")) or os.sep in name.replace("/", "") or name.count("/") > 1 or name.endswith("/"):
+        return True
+    first = name.split("/", 1)[0]
+    return "/" in name and Path(first).is_dir()
+
+
+def check_model(name: str) -> str:
+    """The model to load, after the offline checks above; a bad one is a one-line UserError."""
+    path = Path(name).expanduser()
+    if path.exists():
+        if not path.is_dir() or not (path / "config.json").is_file():
+            raise UserError(f"--model {name}: not a model folder (needs config.json; "
+                            f"`synthgen train --make-tiny-model DIR` writes a tiny one)")
+        return str(path)
+    if looks_like_path(name):
+        raise UserError(f"--model {name}: no such model folder")
+    if not _HUB_ID.match(name):
+        raise UserError(f"--model {name}: neither a model folder nor a Hugging Face Hub id (org/name)")
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        from huggingface_hub import try_to_load_from_cache
+
+        if not isinstance(try_to_load_from_cache(name, "config.json"), str):
+            raise UserError(f"--model {name}: not a local folder, and not in the Hugging Face cache while "
+                            f"HF_HUB_OFFLINE=1")
+    return name
+
+
+def default_report_to() -> list[str]:
+    has_tb = importlib.util.find_spec("tensorboard") is not None or importlib.util.find_spec("tensorboardX") is not None
+    return ["tensorboard"] if has_tb else ["none"]

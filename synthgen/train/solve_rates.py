@@ -1,0 +1,91 @@
+"""Solve rates per difficulty split during training, per round and cumulative (the paper's Fig. 9).
+
+Two CSV files in the output folder, one row per generation round and split:
+
+  * `bin_solve_rates_per_round.csv`: of the completions scored in that round, the share solved
+    (what the policy solves right now; noisy, and only over the problems drawn that round);
+  * `bin_solve_rates_cumulative.csv`: the paper's Fig. 9 metric, the share of the split's
+    problems solved at least once so far (a problem counts from the first round one of its
+    completions is correct, and stays counted). `cumulative_solve_rate` divides by the split's size
+    in the training data, `solved_of_seen` by the problems drawn so far.
+
+`CumulativeSolveRates` is pure Python: it keeps the round each problem was first drawn and first
+solved, so a resumed run drops exactly the rounds it will redo (`forget_from`).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+PER_ROUND_FILE = "bin_solve_rates_per_round.csv"
+PER_ROUND_FIELDS = ["round", "step", "bin", "weight", "groups", "solved", "scored", "infra", "solve_rate", "regret"]
+CUMULATIVE_FILE = "bin_solve_rates_cumulative.csv"
+CUMULATIVE_FIELDS = ["round", "step", "bin", "problems", "seen", "solved_ever", "cumulative_solve_rate",
+                     "solved_of_seen"]
+
+
+class CumulativeSolveRates:
+    """Per split: which problems have been drawn, and which solved at least once, by round."""
+
+    def __init__(self, split_sizes: Mapping[str, int]):
+        self.sizes = dict(split_sizes)
+        self.first_seen: dict[str, dict[str, int]] = {b: {} for b in self.sizes}  # split -> problem -> round
+        self.first_solved: dict[str, dict[str, int]] = {b: {} for b in self.sizes}
+
+    def update(self, round_: int, groups: Iterable[tuple[str, str, int]]) -> None:
+        """One round's groups as (split, problem_id, solved completions); a group with 0 scored still counts as seen."""
+        for split, problem, solved in groups:
+            self.first_seen.setdefault(split, {}).setdefault(problem, round_)
+            if solved > 0:
+                self.first_solved.setdefault(split, {}).setdefault(problem, round_)
+
+    def rows(self, round_: int, step: int) -> list[dict[str, Any]]:
+        """The cumulative figures after `round_`, one row per split."""
+        out = []
+        for split in sorted(set(self.sizes) | set(self.first_seen)):
+            seen = sum(r <= round_ for r in self.first_seen.get(split, {}).values())
+            solved = sum(r <= round_ for r in self.first_solved.get(split, {}).values())
+            size = self.sizes.get(split, 0)
+            out.append({"round": round_, "step": step, "bin": split, "problems": size, "seen": seen,
+                        "solved_ever": solved, "cumulative_solve_rate": round(solved / size, 6) if size else "",
+                        "solved_of_seen": round(solved / seen, 6) if seen else ""})
+        return out
+
+    def forget_from(self, round_: int) -> None:
+        """Drop what rounds >= `round_` contributed (they are redone after a resume)."""
+        for table in (self.first_seen, self.first_solved):
+            for split, firsts in table.items():
+                table[split] = {p: r for p, r in firsts.items() if r < round_}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"sizes": self.sizes, "first_seen": self.first_seen, "first_solved": self.first_solved}
+
+    def load_state_dict(self, data: Mapping[str, Any]) -> None:
+        self.first_seen = {b: dict(v) for b, v in data.get("first_seen", {}).items()}
+        self.first_solved = {b: dict(v) for b, v in data.get("first_solved", {}).items()}
+        for b in self.sizes:
+            self.first_seen.setdefault(b, {})
+            self.first_solved.setdefault(b, {})
+
+
+def append_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:
+    new = not path.exists()
+    with open(path, "a", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        if new:
+            writer.writeheader()
+        writer.writerows(rows)
+
+
+def truncate_csv(path: Path, from_round: int) -> None:
+    """Keep the header and the rows of rounds before `from_round` (the first column is the round)."""
+    if not path.exists():
+        return
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    keep = lines[:1] + [ln for ln in lines[1:] if int(ln.split(",", 1)[0]) < from_round]
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text("".join(keep), encoding="utf-8")
+    os.replace(tmp, path)
