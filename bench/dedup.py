@@ -132,8 +132,9 @@ def baseline_clusters(docs: list[str], params: dedup.MinHashParams, sigs: list |
     from datasketch import MinHashLSH
 
     sigs = baseline_signatures(docs, params) if sigs is None else sigs
-    lsh = MinHashLSH(threshold=params.threshold, num_perm=params.num_perm,
-                     weights=dedup.lsh_weights(params.recall_weight))
+    lsh = MinHashLSH(
+        threshold=params.threshold, num_perm=params.num_perm, weights=dedup.lsh_weights(params.recall_weight)
+    )
     for i, m in enumerate(sigs):
         lsh.insert(i, m)
     parent = list(range(len(docs)))
@@ -208,7 +209,7 @@ class MemorySampler:
         while not self._stop.wait(0.02):
             self.peak = max(self.peak, self._sample())
 
-    def __enter__(self) -> "MemorySampler":
+    def __enter__(self) -> MemorySampler:
         self._thread.start()
         return self
 
@@ -230,10 +231,14 @@ def main(argv: list[str] | None = None) -> int:
 
     t = time.perf_counter()
     docs, planted = build(args.docs, args.baseline_docs)
-    print(f"data: {len(docs)} docs ({len(docs) - len(planted)} library 40-line chunks + {len(planted)} planted "
-          f"near-duplicates) built in {time.perf_counter() - t:.1f} s")
-    print(f"params: num_perm={params.num_perm}, {params.ngram}-token shingles, threshold {params.threshold} "
-          f"(LSH {bands} bands x {rows} rows), verify={params.verify}, workers={workers}")
+    print(
+        f"data: {len(docs)} docs ({len(docs) - len(planted)} library 40-line chunks + {len(planted)} planted "
+        f"near-duplicates) built in {time.perf_counter() - t:.1f} s"
+    )
+    print(
+        f"params: num_perm={params.num_perm}, {params.ngram}-token shingles, threshold {params.threshold} "
+        f"(LSH {bands} bands x {rows} rows), verify={params.verify}, workers={workers}"
+    )
 
     # The machine is shared: the baseline is timed in two halves, before and after the fast run,
     # so that a change of background load between the two phases biases the ratio less.
@@ -255,14 +260,20 @@ def main(argv: list[str] | None = None) -> int:
     base_wall += time.perf_counter() - wall
     base_cpu += time.process_time() - cpu
     base_rate = len(sub) / base_wall
-    print(f"baseline (MinHash.update per shingle + MinHashLSH insert/query, 1 process) on {len(sub)} docs: "
-          f"{base_wall:.1f} s = {base_rate:.0f} docs/s (extrapolated to {len(docs)}: {len(docs) / base_rate:.0f} s)")
+    print(
+        f"baseline (MinHash.update per shingle + MinHashLSH insert/query, 1 process) on {len(sub)} docs: "
+        f"{base_wall:.1f} s = {base_rate:.0f} docs/s (extrapolated to {len(docs)}: {len(docs) / base_rate:.0f} s)"
+    )
     found = sum(1 for a, b in planted if labels[a] == labels[b])
-    print(f"fast on {len(docs)} docs: {total:.1f} s = {rate:.0f} docs/s (signatures {sig_s:.1f} s, "
-          f"LSH + clusters {clu_s:.1f} s); {len(dedup.clusters_of(labels))} clusters; planted pairs found "
-          f"{found}/{len(planted)}")
-    print(f"cpu time per doc: baseline {base_cpu / len(sub) * 1e6:.0f} us, fast {fast_cpu / len(docs) * 1e6:.0f} us "
-          f"over all processes ({base_cpu / len(sub) / (fast_cpu / len(docs)):.1f}x less work)")
+    print(
+        f"fast on {len(docs)} docs: {total:.1f} s = {rate:.0f} docs/s (signatures {sig_s:.1f} s, "
+        f"LSH + clusters {clu_s:.1f} s); {len(dedup.clusters_of(labels))} clusters; planted pairs found "
+        f"{found}/{len(planted)}"
+    )
+    print(
+        f"cpu time per doc: baseline {base_cpu / len(sub) * 1e6:.0f} us, fast {fast_cpu / len(docs) * 1e6:.0f} us "
+        f"over all processes ({base_cpu / len(sub) / (fast_cpu / len(docs)):.1f}x less work)"
+    )
 
     sub_labels, _, _ = fast_labels(sub, params, workers)
     fast_sub = dedup.clusters_of(sub_labels)
@@ -271,9 +282,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"subsample clusters: baseline {len(base)}, fast {len(fast_sub)}, identical={same} ({differ} differ)")
 
     mib = memory.peak / 2**20
-    print(f"peak memory of the fast run (this process + {workers} workers, summed, sampled every 20 ms): "
-          f"{mib:.0f} MiB (limit {MAX_MEMORY_MIB:.0f} MiB); this process's own peak over the whole bench "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    print(
+        f"peak memory of the fast run (this process + {workers} workers, summed, sampled every 20 ms): "
+        f"{mib:.0f} MiB (limit {MAX_MEMORY_MIB:.0f} MiB); this process's own peak over the whole bench "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
+    )
     ratio = rate / base_rate
     checks = {
         "same clusters on the subsample": same,

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from synthgen.config.common import LLMSettings, StudentSettings  # noqa: E402
+from synthgen.config.llm import LLMSettings, StudentSettings  # noqa: E402
 from synthgen.llm import LLMClient  # noqa: E402
 from synthgen.scripted import start_scripted_server  # noqa: E402
 
@@ -122,8 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     global HTTP_BACKEND
     HTTP_BACKEND = args.http_backend
 
-    faults = dict(latency="lognormal", latency_s=args.median_s, latency_sigma=args.sigma,
-                  latency_max_s=args.cap_x * args.median_s)
+    faults = dict(
+        latency="lognormal", latency_s=args.median_s, latency_sigma=args.sigma, latency_max_s=args.cap_x * args.median_s
+    )
     prompts = _messages(args.requests)
     print(
         f"{args.requests} requests, bound {args.bound}, latency lognormal median {args.median_s} s "
@@ -146,9 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     in_flight_share = mean_in_flight / args.bound
     wall_ratio = wall / ideal
     speedup = base_wall / wall
-    print(f"ideal (sum of latencies / bound): {ideal:.2f} s; pipelined wall {wall:.2f} s; baseline wall {base_wall:.2f} s")
-    print(f"average in flight while work remained: {mean_in_flight:.1f} = {in_flight_share:.1%} of bound "
-          f"(target >= {IN_FLIGHT_TARGET:.0%})")
+    print(
+        f"ideal (sum of latencies / bound): {ideal:.2f} s; pipelined wall {wall:.2f} s; baseline wall {base_wall:.2f} s"
+    )
+    print(
+        f"average in flight while work remained: {mean_in_flight:.1f} = {in_flight_share:.1%} of bound "
+        f"(target >= {IN_FLIGHT_TARGET:.0%})"
+    )
     print(f"pipelined wall / ideal: {wall_ratio:.3f}x (target <= {WALL_TARGET}x)")
     print(f"speedup over batch-barrier baseline: {speedup:.2f}x (target >= {SPEEDUP_TARGET}x)")
     missed = in_flight_share < IN_FLIGHT_TARGET or wall_ratio > WALL_TARGET or speedup < SPEEDUP_TARGET

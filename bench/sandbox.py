@@ -39,26 +39,50 @@ KINDS = [
     ("import math\ndef f(a, b):\n    return math.gcd(a, b)\n", "f({i} * 12, {i} * 18 + 6)"),
     ("def f(words):\n    return sorted(words, key=lambda w: (len(w), w))\n", "f({words!r})"),
     ("from collections import Counter\ndef f(s):\n    return dict(Counter(s))\n", "f({s!r})"),
-    ("def f(n):\n    sieve = [True] * (n + 1)\n    out = []\n    for p in range(2, n + 1):\n        if sieve[p]:\n"
-     "            out.append(p)\n            for q in range(p * p, n + 1, p):\n                sieve[q] = False\n    return out\n",
-     "f({i} * 5)"),
+    (
+        "def f(n):\n    sieve = [True] * (n + 1)\n    out = []\n    for p in range(2, n + 1):\n        if sieve[p]:\n"
+        "            out.append(p)\n            for q in range(p * p, n + 1, p):\n                sieve[q] = False\n    return out\n",
+        "f({i} * 5)",
+    ),
     ("def f(m):\n    return list(zip(*m))\n", "f([[{i}, 1, 2], [3, 4, {i}]])"),
-    ("def f(xs):\n    out, best = [], None\n    for x in xs:\n        best = x if best is None or x > best else best\n"
-     "        out.append(best)\n    return out\n", "f([{i}, 3, 1, 4, 1, 5, 9, 2, 6])"),
+    (
+        "def f(xs):\n    out, best = [], None\n    for x in xs:\n        best = x if best is None or x > best else best\n"
+        "        out.append(best)\n    return out\n",
+        "f([{i}, 3, 1, 4, 1, 5, 9, 2, 6])",
+    ),
     ("def f(n):\n    return bin(n)[2:]\n", "f({i} ** 3)"),
     ("def f(x):\n    if x % 3 == 0:\n        raise ValueError('multiple of three')\n    return x\n", "f({i})"),
     ("def f(a, b):\n    return round(a / b, 3)\n", "f({i} + 1, 7)"),
-    ("def f(xs):\n    seen = set()\n    return [x for x in xs if not (x in seen or seen.add(x))]\n", "f([{i}, 1, {i}, 2, 1])"),
-    ("def f(xs, t):\n    idx = {}\n    for i, x in enumerate(xs):\n        if t - x in idx:\n            return (idx[t - x], i)\n"
-     "        idx[x] = i\n    return None\n", "f([2, 7, 11, 15, {i}], 9 + {i} % 3)"),
-    ("def f(n):\n    steps = 0\n    while n != 1:\n        n = n // 2 if n % 2 == 0 else 3 * n + 1\n        steps += 1\n    return steps\n",
-     "f({i} + 1)"),
-    ("def f(s, k):\n    return ''.join(chr((ord(c) - 97 + k) % 26 + 97) if c.isalpha() else c for c in s)\n", "f({s!r}, {i})"),
-    ("def f(x):\n    if not isinstance(x, list):\n        return [x]\n    return [y for e in x for y in f(e)]\n", "f([{i}, [1, [2, ({i},)]]])"),
-    ("def f(s):\n    words = s.split()\n    return sorted({{w: words.count(w) for w in words}}.items(), key=lambda kv: (-kv[1], kv[0]))[:3]\n",
-     "f({s!r} * 2 + ' b a')"),
-    ("def f(words):\n    groups = {}\n    for w in words:\n        groups.setdefault(''.join(sorted(w)), []).append(w)\n"
-     "    return sorted(sorted(g) for g in groups.values())\n", "f({words!r})"),
+    (
+        "def f(xs):\n    seen = set()\n    return [x for x in xs if not (x in seen or seen.add(x))]\n",
+        "f([{i}, 1, {i}, 2, 1])",
+    ),
+    (
+        "def f(xs, t):\n    idx = {}\n    for i, x in enumerate(xs):\n        if t - x in idx:\n            return (idx[t - x], i)\n"
+        "        idx[x] = i\n    return None\n",
+        "f([2, 7, 11, 15, {i}], 9 + {i} % 3)",
+    ),
+    (
+        "def f(n):\n    steps = 0\n    while n != 1:\n        n = n // 2 if n % 2 == 0 else 3 * n + 1\n        steps += 1\n    return steps\n",
+        "f({i} + 1)",
+    ),
+    (
+        "def f(s, k):\n    return ''.join(chr((ord(c) - 97 + k) % 26 + 97) if c.isalpha() else c for c in s)\n",
+        "f({s!r}, {i})",
+    ),
+    (
+        "def f(x):\n    if not isinstance(x, list):\n        return [x]\n    return [y for e in x for y in f(e)]\n",
+        "f([{i}, [1, [2, ({i},)]]])",
+    ),
+    (
+        "def f(s):\n    words = s.split()\n    return sorted({{w: words.count(w) for w in words}}.items(), key=lambda kv: (-kv[1], kv[0]))[:3]\n",
+        "f({s!r} * 2 + ' b a')",
+    ),
+    (
+        "def f(words):\n    groups = {}\n    for w in words:\n        groups.setdefault(''.join(sorted(w)), []).append(w)\n"
+        "    return sorted(sorted(g) for g in groups.values())\n",
+        "f({words!r})",
+    ),
     ("def f(n):\n    return {int(d) for d in str(n)}\n", "f({i} * 98765)"),
 ]
 WORDS = ["listen", "silent", "enlist", "google", "banana", "gooegl", "cat", "act", "tac", "dog"]
@@ -71,7 +95,7 @@ def make_jobs(n: int) -> list[Job]:
         calls = []
         for i in range(10):
             s = "abcba"[: (i % 5) + 1] + "xyz"[: i % 3]
-            words = WORDS[i % 4: i % 4 + 5]
+            words = WORDS[i % 4 : i % 4 + 5]
             calls.append(template.format(i=i + j % 7, s=s, words=words))
         jobs.append(Job(code.replace("{{", "{").replace("}}", "}"), tuple(calls), timeout_s=5.0))
     return jobs
@@ -105,9 +129,17 @@ print(json.dumps(out))
 
 def run_baseline(jobs: list[Job], workers: int, values_dir: str, python: str) -> tuple[float, list]:
     def one(job: Job):
-        done = subprocess.run([python, "-c", BASELINE, values_dir], input=json.dumps({"code": job.code, "calls": job.calls}),
-                              capture_output=True, text=True, timeout=job.timeout_s + 10, env={"PYTHONHASHSEED": "0"})
-        return [tuple(x) for x in json.loads(done.stdout)] if done.returncode == 0 else [("infra", None)] * len(job.calls)
+        done = subprocess.run(
+            [python, "-c", BASELINE, values_dir],
+            input=json.dumps({"code": job.code, "calls": job.calls}),
+            capture_output=True,
+            text=True,
+            timeout=job.timeout_s + 10,
+            env={"PYTHONHASHSEED": "0"},
+        )
+        return (
+            [tuple(x) for x in json.loads(done.stdout)] if done.returncode == 0 else [("infra", None)] * len(job.calls)
+        )
 
     t0 = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(workers) as ex:
@@ -161,10 +193,12 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         for start in range(0, len(jobs), chunk):
             t = time.perf_counter()
-            results = pool.run_many(jobs[start:start + chunk])
+            results = pool.run_many(jobs[start : start + chunk])
             rates.append(len(results) / (time.perf_counter() - t))
             infra += sum(r.infra for r in results)
-            pool_verdicts += [[(c.status.value, c.encoded) for c in r.calls] for r in results[:nb - len(pool_verdicts)]]
+            pool_verdicts += [
+                [(c.status.value, c.encoded) for c in r.calls] for r in results[: nb - len(pool_verdicts)]
+            ]
             samples.append((rss_mib(os.getpid()), zygote_rss(pool)))  # after each chunk, same high-water mark
         rate = len(jobs) / (time.perf_counter() - t0)
         (host0, zyg0), (host_mid, zyg_mid), (host1, zyg1) = samples[0], samples[len(samples) // 2], samples[-1]
@@ -173,12 +207,18 @@ def main(argv: list[str] | None = None) -> int:
 
     same = sum(a == b for a, b in zip(pool_verdicts, base_verdicts))
     ratio = rate / base_rate
-    print(f"pool: {len(jobs)} jobs x 10 calls in {len(jobs) / rate:.1f} s: {rate:.0f} jobs/s "
-          f"(per 1000-job chunk: min {min(rates):.0f}, median {statistics.median(rates):.0f}, max {max(rates):.0f}); infra: {infra}")
+    print(
+        f"pool: {len(jobs)} jobs x 10 calls in {len(jobs) / rate:.1f} s: {rate:.0f} jobs/s "
+        f"(per 1000-job chunk: min {min(rates):.0f}, median {statistics.median(rates):.0f}, "
+        f"max {max(rates):.0f}); infra: {infra}"
+    )
     print(f"baseline (fresh `python3 -c` per job, {workers} at a time): {nb} jobs: {base_rate:.1f} jobs/s")
     print(f"identical verdicts on the {nb} shared jobs: {same}/{nb}")
-    print(f"resident memory after the first, middle and last 1000-job chunk: host {host0:.1f} -> {host_mid:.1f} -> "
-          f"{host1:.1f} MiB; zygote trees {', '.join(f'{a:.1f} -> {m:.1f} -> {b:.1f}' for a, m, b in zip(zyg0, zyg_mid, zyg1))} MiB")
+    print(
+        f"resident memory after the first, middle and last 1000-job chunk: host {host0:.1f} -> {host_mid:.1f} -> "
+        f"{host1:.1f} MiB; zygote trees "
+        f"{', '.join(f'{a:.1f} -> {m:.1f} -> {b:.1f}' for a, m, b in zip(zyg0, zyg_mid, zyg1))} MiB"
+    )
     if isolation != "bwrap":
         failures.append(f"isolation is {isolation}, not bwrap")
     if rate < TARGET_JOBS_PER_S:

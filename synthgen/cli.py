@@ -1,21 +1,22 @@
-"""The `synthgen` command line: a Typer app that registers one thin command per stage.
+"""The `synthgen` command line: a Typer app that registers the commands of synthgen/commands/.
 
-Each command lives in `synthgen/commands/<name>.py` and only turns flags into settings and calls
-its stage; no command does work at import time. Exit codes: 0 success, 2 bad input (one line on
-stderr), 1 internal failure.
+A stage command is its settings model plus the function that runs it; its flags are derived from
+the model (synthgen.cli_flags). No command does work at import time. Exit codes: 0 success,
+2 bad input (one line on stderr), 3 work left unfinished by infrastructure failures (re-run to
+retry it), 128 + N stopped by signal N after saving, 1 internal failure (a bug: traceback).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from synthgen import __version__
+from synthgen.cli_flags import AppState
 from synthgen.commands import register_all
-from synthgen.commands._common import AppState, run_guarded
+from synthgen.errors import EXIT_BAD_INPUT, EXIT_INFRA, InfraIncomplete, Interrupted, UserError
 
 app = typer.Typer(
     name="synthgen",
@@ -36,17 +37,57 @@ def _version(value: bool) -> None:
 @app.callback()
 def root(
     ctx: typer.Context,
-    config: Optional[Path] = typer.Option(
+    config: Path | None = typer.Option(
         None, "--config", "-c", help="YAML or TOML settings file; keys mirror the flags, flags win."
     ),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, metavar="",
-                                 help="Print the version."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, metavar="", help="Print the version."
+    ),
 ) -> None:
     """Stages: seeds -> generate -> filter -> bin -> chain -> train (run `synthgen STAGE --help`)."""
     ctx.obj = AppState(config_path=config)
 
 
 register_all(app)
+
+
+# Typer vendors its own Click; reach its exception base through a public class, not a private path.
+_CLICK_EXCEPTION = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+def run_guarded(app: typer.Typer, argv: list[str] | None) -> int:
+    """Run the Typer app: bad input -> one line + exit 2, unfinished infra work -> exit 3,
+    a signal -> 128 + signal, a bug -> exit 1 with its traceback."""
+    try:
+        rc = app(args=argv, standalone_mode=False)
+    except UserError as exc:
+        print(f"synthgen: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except InfraIncomplete as exc:
+        print(f"synthgen: incomplete: {exc}", file=sys.stderr)
+        return EXIT_INFRA
+    except Interrupted as exc:
+        print(f"synthgen: {exc}", file=sys.stderr)
+        return 128 + exc.signum
+    except _CLICK_EXCEPTION as exc:  # a bad flag or value: one line, like every other bad input
+        message = " ".join(exc.format_message().split())
+        hint = f" (see `{exc.ctx.command_path} --help`)" if getattr(exc, "ctx", None) is not None else ""
+        print(f"synthgen: error: {message}{hint}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except typer.Exit as exc:
+        return exc.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        print("synthgen: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception:
+        import traceback
+
+        traceback.print_exc()
+        print("synthgen: internal error (the traceback above is a bug; please report it)", file=sys.stderr)
+        return 1
+    return rc if isinstance(rc, int) else 0
 
 
 def main(argv: list[str] | None = None) -> None:

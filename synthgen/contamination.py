@@ -16,9 +16,9 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from synthgen.errors import UserError
 
@@ -67,8 +67,9 @@ def _rows(path: Path, columns: Sequence[str]) -> list[dict]:
                 schema = pq.read_schema(path)
                 missing = [c for c in columns if c not in schema.names]
                 if missing:
-                    raise UserError(f"reference file {path} has no column {missing[0]!r} "
-                                    f"(columns: {', '.join(schema.names)})")
+                    raise UserError(
+                        f"reference file {path} has no column {missing[0]!r} (columns: {', '.join(schema.names)})"
+                    )
                 return pq.read_table(path, columns=list(columns)).to_pylist()
             except (pa.ArrowInvalid, OSError) as exc:
                 raise UserError(f"cannot read reference file {path}: {str(exc).splitlines()[0]}") from None
@@ -97,8 +98,10 @@ def load_references(paths: Iterable[str | Path], columns: Sequence[str]) -> list
             raise UserError(f"reference file not found: {path}")
         rows = _rows(path, columns)
         if rows and not any(c in rows[0] for c in columns):
-            raise UserError(f"reference file {path} has none of the columns {', '.join(columns)} "
-                            f"(first row has: {', '.join(map(str, rows[0]))})")
+            raise UserError(
+                f"reference file {path} has none of the columns {', '.join(columns)} "
+                f"(first row has: {', '.join(map(str, rows[0]))})"
+            )
         for i, row in enumerate(rows):
             for column in columns:
                 value = row.get(column)
@@ -136,7 +139,12 @@ class ReferenceIndex:
         return f"{self.n}-gram overlap with {ref.source} row {ref.row}: {shared[0]!r}"
 
 
-def problem_text(code: str | None, message: str | None, inputs: Sequence[str] | None,
-                 pre_test_code: str | None = None, test_code: str | None = None) -> str:
+def problem_text(
+    code: str | None,
+    message: str | None,
+    inputs: Sequence[str] | None,
+    pre_test_code: str | None = None,
+    test_code: str | None = None,
+) -> str:
     parts = [code or "", message or "", "\n".join(inputs or []), pre_test_code or "", test_code or ""]
     return "\n".join(p for p in parts if p)

@@ -19,9 +19,10 @@ last phase holds to the end. A custom file without a `length` is in absolute ste
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from synthgen.errors import UserError
 
@@ -76,14 +77,16 @@ class Schedule:
                     seen[name if name in EVERYTHING else self.data_bin(name)] = None
         return list(seen)
 
-    def scaled(self, steps: int | None) -> "Schedule":
+    def scaled(self, steps: int | None) -> Schedule:
         """This schedule fitted to a run of `steps` steps (see the module's scaling rule)."""
         if self.length is None:
             note = "not scaled: the file gives absolute steps (no length); the last phase holds to the end"
             return Schedule(self.name, self.phases, None, self.bin_map, self.source, note)
         if steps is None or steps >= self.length:
-            note = (f"not scaled: the run ({steps if steps else 'unbounded'} steps) is not shorter than the schedule "
-                    f"({self.length} steps); the last phase holds to the end")
+            note = (
+                f"not scaled: the run ({steps if steps else 'unbounded'} steps) is not shorter than the schedule "
+                f"({self.length} steps); the last phase holds to the end"
+            )
             return Schedule(self.name, self.phases, self.length, self.bin_map, self.source, note)
         if steps < 1:
             raise UserError(f"cannot fit a schedule to {steps} steps")
@@ -103,8 +106,10 @@ class Schedule:
                 dropped.append(p)
         if not kept:  # cannot happen for steps >= 1, kept as a guard
             raise UserError(f"schedule {self.name!r} leaves no phase in {steps} steps")
-        note = (f"scaled x{scale:.6g} ({self.length} -> {steps} steps): each boundary b -> "
-                f"round(b * {steps} / {self.length})")
+        note = (
+            f"scaled x{scale:.6g} ({self.length} -> {steps} steps): each boundary b -> "
+            f"round(b * {steps} / {self.length})"
+        )
         if dropped:
             note += "; dropped (no steps left): " + ", ".join(f"{p.start}-{p.end}" for p in dropped)
         return Schedule(self.name, tuple(kept), steps, self.bin_map, self.source, note)
@@ -118,8 +123,9 @@ class Schedule:
                     names.append(n)
         order = [s for s in SLOTS if s in names] + [n for n in names if n not in SLOTS]
         span = f"over {self.length} steps" if self.length else "in absolute steps"
-        lines = [f"schedule {self.name}: {len(self.phases)} phase(s) {span} "
-                 "(from step, inclusive - to step, exclusive)"]
+        lines = [
+            f"schedule {self.name}: {len(self.phases)} phase(s) {span} (from step, inclusive - to step, exclusive)"
+        ]
         if self.source:
             lines.append(f"source: {self.source}")
         if self.scale_note:
@@ -128,8 +134,9 @@ class Schedule:
         if ALL_BINS in order:
             mapping = (mapping + ", " if mapping else "") + "* = every bin in the data, equally"
         if ALL_PROBLEMS in order:
-            mapping = ((mapping + ", " if mapping else "") + "** = every problem in the data, equally "
-                       "(each bin in proportion to its size)")
+            mapping = (
+                mapping + ", " if mapping else ""
+            ) + "** = every problem in the data, equally (each bin in proportion to its size)"
         lines.append(f"bins: {mapping}")
         head = f"{'steps':>17}  " + "  ".join(f"{n:>6}" for n in order)
         lines.append(head)
@@ -150,27 +157,64 @@ def _paper_schedules() -> dict[str, Schedule]:
     k = 1000
     return {
         # The paper's uniform draws every problem equally, so the largest (easy) split dominates.
-        "uniform": Schedule("uniform", (Phase(0, PAPER_STEPS, {ALL_PROBLEMS: 1.0}),), PAPER_STEPS, {},
-                            "the paper's uniform sampling (Figs. 10c and 12): every problem equally likely, "
-                            "so each bin in proportion to its size"),
-        "uniform-bins": Schedule("uniform-bins", (Phase(0, PAPER_STEPS, {ALL_BINS: 1.0}),), PAPER_STEPS, {},
-                                 "not in the paper: equal weight on every difficulty bin, whatever its size"),
-        "classic": _table("classic", [
-            (0, 10 * k, (1, 0, 0)), (10 * k, 15 * k, (.75, .25, 0)), (15 * k, 25 * k, (0, 1, 0)),
-            (25 * k, 30 * k, (0, .75, .25)), (30 * k, 40 * k, (0, 0, 1))], "the paper's Table 4 (classic)"),
-        "reverse-hard": _table("reverse-hard", [
-            (0, 10 * k, (0, 0, 1)), (10 * k, 15 * k, (0, .25, .75)), (15 * k, 25 * k, (0, 1, 0)),
-            (25 * k, 30 * k, (.25, .75, 0)), (30 * k, 40 * k, (1, 0, 0))], "the paper's Table 4 (reverse, hard start)"),
-        "reverse-medium": _table("reverse-medium", [
-            (0, 17500, (0, 1, 0)), (17500, 20 * k, (.25, .75, 0)), (20 * k, 40 * k, (1, 0, 0))],
+        "uniform": Schedule(
+            "uniform",
+            (Phase(0, PAPER_STEPS, {ALL_PROBLEMS: 1.0}),),
+            PAPER_STEPS,
+            {},
+            "the paper's uniform sampling (Figs. 10c and 12): every problem equally likely, "
+            "so each bin in proportion to its size",
+        ),
+        "uniform-bins": Schedule(
+            "uniform-bins",
+            (Phase(0, PAPER_STEPS, {ALL_BINS: 1.0}),),
+            PAPER_STEPS,
+            {},
+            "not in the paper: equal weight on every difficulty bin, whatever its size",
+        ),
+        "classic": _table(
+            "classic",
+            [
+                (0, 10 * k, (1, 0, 0)),
+                (10 * k, 15 * k, (0.75, 0.25, 0)),
+                (15 * k, 25 * k, (0, 1, 0)),
+                (25 * k, 30 * k, (0, 0.75, 0.25)),
+                (30 * k, 40 * k, (0, 0, 1)),
+            ],
+            "the paper's Table 4 (classic)",
+        ),
+        "reverse-hard": _table(
+            "reverse-hard",
+            [
+                (0, 10 * k, (0, 0, 1)),
+                (10 * k, 15 * k, (0, 0.25, 0.75)),
+                (15 * k, 25 * k, (0, 1, 0)),
+                (25 * k, 30 * k, (0.25, 0.75, 0)),
+                (30 * k, 40 * k, (1, 0, 0)),
+            ],
+            "the paper's Table 4 (reverse, hard start)",
+        ),
+        "reverse-medium": _table(
+            "reverse-medium",
+            [(0, 17500, (0, 1, 0)), (17500, 20 * k, (0.25, 0.75, 0)), (20 * k, 40 * k, (1, 0, 0))],
             "the paper's Table 4 (reverse, medium start; its easy is the easy-medium split)",
-            bin_map={"easy": "easy_medium"}),
-        "soft": _table("soft", [
-            (0, 7500, (.80, .15, .05)), (7500, 17500, (.15, .80, .05)), (17500, 30 * k, (.15, .40, .45)),
-            (30 * k, 40 * k, (.05, .15, .80))], "the paper's Table 2 (soft, chains)"),
-        "hard": _table("hard", [
-            (0, 7500, (.90, .05, .05)), (7500, 17500, (.05, .90, .05)), (17500, 40 * k, (.05, .05, .90))],
-            "the paper's Table 2 (hard, chains)"),
+            bin_map={"easy": "easy_medium"},
+        ),
+        "soft": _table(
+            "soft",
+            [
+                (0, 7500, (0.80, 0.15, 0.05)),
+                (7500, 17500, (0.15, 0.80, 0.05)),
+                (17500, 30 * k, (0.15, 0.40, 0.45)),
+                (30 * k, 40 * k, (0.05, 0.15, 0.80)),
+            ],
+            "the paper's Table 2 (soft, chains)",
+        ),
+        "hard": _table(
+            "hard",
+            [(0, 7500, (0.90, 0.05, 0.05)), (7500, 17500, (0.05, 0.90, 0.05)), (17500, 40 * k, (0.05, 0.05, 0.90))],
+            "the paper's Table 2 (hard, chains)",
+        ),
         "medium-only": _table("medium-only", [(0, 40 * k, (0, 1, 0))], "the paper's §4.3: medium split only"),
     }
 
@@ -193,13 +237,13 @@ def get_schedule(name_or_file: str) -> Schedule:
 def load_schedule_file(path: Path) -> Schedule:
     """A custom schedule: `steps` maps a start step to weights over named bins.
 
-        name: my-curriculum          # optional
-        length: 40000                # optional: scale like the paper's tables (omitted: absolute steps)
-        bins: {easy: easy_medium}    # optional: names used below -> data bins
-        steps:
-          0:     {medium: 1}
-          17500: {easy: 0.25, medium: 0.75}
-          20000: {easy: 1}
+    name: my-curriculum          # optional
+    length: 40000                # optional: scale like the paper's tables (omitted: absolute steps)
+    bins: {easy: easy_medium}    # optional: names used below -> data bins
+    steps:
+      0:     {medium: 1}
+      17500: {easy: 0.25, medium: 0.75}
+      20000: {easy: 1}
     """
     import yaml
 
@@ -243,8 +287,13 @@ def schedule_from_dict(data: Any, *, default_name: str = "custom", where: str = 
     bins = data.get("bins") or {}
     if not isinstance(bins, dict):
         raise UserError(f"{where}: 'bins' must map names to data bins")
-    return Schedule(str(data.get("name") or default_name), tuple(phases), length,
-                    {str(k): str(v) for k, v in bins.items()}, f"custom file ({where})")
+    return Schedule(
+        str(data.get("name") or default_name),
+        tuple(phases),
+        length,
+        {str(k): str(v) for k, v in bins.items()},
+        f"custom file ({where})",
+    )
 
 
 def resolve_weights(weights: Mapping[str, float], present: Mapping[str, int]) -> dict[str, float]:
@@ -313,9 +362,9 @@ class FrontierPolicy:
     def _reset(self) -> None:
         k = len(self.bins)
         self._folded = -1  # last round folded into the state below
-        self._regret = {b: None for b in self.bins}
-        self._last_seen = {b: -1 for b in self.bins}
-        self._weights = {b: 1.0 / k for b in self.bins}
+        self._regret = dict.fromkeys(self.bins)
+        self._last_seen = dict.fromkeys(self.bins, -1)
+        self._weights = dict.fromkeys(self.bins, 1.0 / k)
         self._cache: dict[int, dict[str, float]] = {}
 
     def record(self, round_: int, per_bin: Mapping[str, tuple[int, float, float, float]]) -> None:
@@ -373,3 +422,20 @@ def group_regret(rewards: list[float | None]) -> tuple[float, int, int] | None:
         return None
     solved = sum(1 for r in scored if r >= 0.5)
     return (1.0 if solved >= 1 else 0.0) - solved / len(scored), solved, len(scored)
+
+
+def describe_schedule(name: str, max_steps: int | None) -> str:
+    """`synthgen train --show-schedule NAME`: a schedule's weights by step, scaled to a run of `max_steps`."""
+    if name in ADAPTIVE:
+        doc = (FrontierPolicy.__doc__ or "").splitlines()
+        return "schedule frontier: adaptive, no fixed table\n" + "\n".join(line.removeprefix("    ") for line in doc)
+    schedule = get_schedule(name)
+    text = schedule.render()
+    if max_steps is not None and max_steps < schedule.length:
+        text += f"\n\nfor a run of {max_steps} steps:\n{schedule.scaled(max_steps).render()}"
+    else:
+        text += (
+            f"\n\nruns shorter than {schedule.length} steps scale every boundary b to "
+            f"round(b * N / {schedule.length}); longer runs keep the last phase"
+        )
+    return text

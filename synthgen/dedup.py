@@ -28,9 +28,9 @@ import keyword
 import multiprocessing
 import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Sequence
 
 import numpy as np
 import xxhash

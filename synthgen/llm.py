@@ -5,7 +5,7 @@
         [answer] = await llm.complete("teacher", messages, key=problem_id)
         attempts = await llm.complete("student", messages, n=8, key=problem_id)
 
-`settings` is any settings object with `.teacher` and `.student` (synthgen.config.common's
+`settings` is any settings object with `.teacher` and `.student` (synthgen.config.run's
 TeacherSettings / StudentSettings), `.llm` (LLMSettings) and `.max_in_flight`.
 
 - A semaphore bounds requests in flight (`max_in_flight`); each call takes a slot only while its
@@ -44,7 +44,7 @@ from pathlib import Path
 
 import openai
 
-from synthgen.config.common import LLMSettings, RoleSettings
+from synthgen.config.llm import LLMSettings, RoleSettings
 from synthgen.llm_cache import RequestCache, cache_key
 from synthgen.llm_errors import ATTEMPT_ERRORS, describe, error_kind, is_final_refusal, retry_policy
 from synthgen.llm_http import make_http_client, post_chat
@@ -83,12 +83,17 @@ class LLMClient:
         self._flight_t = time.monotonic()
 
     @classmethod
-    def from_settings(cls, settings, cache_path: Path | None = None) -> "LLMClient":
+    def from_settings(cls, settings, cache_path: Path | None = None) -> LLMClient:
         """From any settings with `.teacher`, `.student`, `.llm` and `.max_in_flight`."""
-        return cls(settings.teacher, settings.student, settings.llm, max_in_flight=settings.max_in_flight,
-                   cache_path=cache_path)
+        return cls(
+            settings.teacher,
+            settings.student,
+            settings.llm,
+            max_in_flight=settings.max_in_flight,
+            cache_path=cache_path,
+        )
 
-    async def __aenter__(self) -> "LLMClient":
+    async def __aenter__(self) -> LLMClient:
         return self
 
     async def __aexit__(self, *exc) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import openai
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential_jitter
 
-from synthgen.config.common import LLMSettings
+from synthgen.config.llm import LLMSettings
 
 _RETRY_STATUS = {408, 409, 425, 429}
 
@@ -95,7 +95,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def describe(exc: BaseException) -> str:
-    """"<kind>: <message>" for Completion.error; the root cause is named when it says more."""
+    """ "<kind>: <message>" for Completion.error; the root cause is named when it says more."""
     message, root = _first_line(exc), _chain(exc)[-1]
     if root is not exc and _first_line(root) not in message:
         message = f"{message} ({_first_line(root)})"

@@ -13,7 +13,7 @@ import time
 
 import openai
 
-from synthgen.config.common import RoleSettings
+from synthgen.config.llm import RoleSettings
 from synthgen.errors import UserError
 from synthgen.llm_errors import ATTEMPT_ERRORS, describe, error_kind
 from synthgen.llm_http import get_json

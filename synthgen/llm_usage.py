@@ -42,9 +42,18 @@ class RoleUsage:
             "latency_s": round(self.latency_s, 3),
         }
 
-    def add(self, other: "RoleUsage") -> None:
-        for name in ("requests", "samples_ok", "samples_truncated", "samples_infra", "retries", "cache_hits",
-                     "prompt_tokens", "completion_tokens", "latency_s"):
+    def add(self, other: RoleUsage) -> None:
+        for name in (
+            "requests",
+            "samples_ok",
+            "samples_truncated",
+            "samples_infra",
+            "retries",
+            "cache_hits",
+            "prompt_tokens",
+            "completion_tokens",
+            "latency_s",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.infra_by_cause.update(other.infra_by_cause)
         self.errors_by_cause.update(other.errors_by_cause)

@@ -17,9 +17,9 @@ Any failure is a one-line `UserError` (exit 2).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -53,31 +53,46 @@ class TableSpec:
         return list(dict.fromkeys(columns))
 
 
-def strict(name: str, schema: pa.Schema, *, also_required: Sequence[str] = (), enums=None,
-           fractions: Sequence[str] = ()) -> TableSpec:
+def strict(
+    name: str, schema: pa.Schema, *, also_required: Sequence[str] = (), enums=None, fractions: Sequence[str] = ()
+) -> TableSpec:
     """A spec for tables synthgen writes: every non-nullable column must be there, without nulls."""
     not_null = frozenset(f.name for f in schema if not f.nullable)
-    return TableSpec(name, schema, not_null | frozenset(also_required), not_null, dict(enums or {}),
-                     frozenset(fractions))
+    return TableSpec(
+        name, schema, not_null | frozenset(also_required), not_null, dict(enums or {}), frozenset(fractions)
+    )
 
 
 def problems_like(name: str, schema: pa.Schema) -> TableSpec:
     """PROBLEMS or PROBLEMS plus columns: a stage cannot judge a problem without these."""
-    return strict(name, schema, also_required=("problem_id", "code", "pass_rate"), enums={"env": ENV_NAMES},
-                  fractions=("pass_rate",))
+    return strict(
+        name,
+        schema,
+        also_required=("problem_id", "code", "pass_rate"),
+        enums={"env": ENV_NAMES},
+        fractions=("pass_rate",),
+    )
 
 
 SEEDS_SPEC = strict("seeds", SEEDS)
 PROBLEMS_SPEC = problems_like("problems", PROBLEMS)
 BINNED_SPEC = problems_like("binned problems", with_fields(PROBLEMS, [pa.field("difficulty", pa.string())]))
 REJECTS_SPEC = problems_like("rejected problems", with_fields(PROBLEMS, REJECTS_EXTRA))
-DISJOINT_SPEC = problems_like("disjoint baseline",
-                              with_fields(PROBLEMS, [pa.field("difficulty", pa.string(), nullable=False)]))
-CHAIN_LINKS_SPEC = strict("chain links", CHAIN_LINKS, enums={"env": ENV_NAMES, "level": LEVELS},
-                          fractions=("pass_rate",))
+DISJOINT_SPEC = problems_like(
+    "disjoint baseline", with_fields(PROBLEMS, [pa.field("difficulty", pa.string(), nullable=False)])
+)
+CHAIN_LINKS_SPEC = strict(
+    "chain links", CHAIN_LINKS, enums={"env": ENV_NAMES, "level": LEVELS}, fractions=("pass_rate",)
+)
 # Training reads problems from anywhere (real problem sets in this schema too): only what scoring needs.
-TRAINING_SPEC = TableSpec("problems", BINNED_SPEC.schema, frozenset({"env", "code"}), frozenset({"env"}),
-                          {"env": ENV_NAMES}, frozenset({"pass_rate"}))
+TRAINING_SPEC = TableSpec(
+    "problems",
+    BINNED_SPEC.schema,
+    frozenset({"env", "code"}),
+    frozenset({"env"}),
+    {"env": ENV_NAMES},
+    frozenset({"pass_rate"}),
+)
 
 
 # -- types ------------------------------------------------------------------------------------------
@@ -122,7 +137,7 @@ def file_metadata_of(schema: pa.Schema) -> dict[str, str]:
     for key, value in (schema.metadata or {}).items():
         k = key.decode(errors="replace")
         if k.startswith(META_PREFIX):
-            out[k[len(META_PREFIX):]] = value.decode(errors="replace")
+            out[k[len(META_PREFIX) :]] = value.decode(errors="replace")
     return out
 
 
@@ -167,8 +182,9 @@ def check_values(table: pa.Table, spec: TableSpec, path: Path | str) -> None:
         if name in spec.fractions and len(column):
             nan = pc.is_nan(column)
             if pc.any(pc.fill_null(nan, False)).as_py():
-                raise UserError(f"{path}: column {name!r} is NaN in row {_first(nan)}; "
-                                "a pass rate is a number in [0, 1]")
+                raise UserError(
+                    f"{path}: column {name!r} is NaN in row {_first(nan)}; a pass rate is a number in [0, 1]"
+                )
             outside = pc.or_(pc.less(column, 0.0), pc.greater(column, 1.0))
             if pc.any(pc.fill_null(outside, False)).as_py():
                 row = _first(outside)
@@ -179,8 +195,10 @@ def check_values(table: pa.Table, spec: TableSpec, path: Path | str) -> None:
             unknown = pc.and_(unknown, pc.is_valid(column))
             if pc.any(unknown).as_py():
                 row = _first(unknown)
-                raise UserError(f"{path}: column {name!r} holds unknown value {column[row].as_py()!r} in row {row} "
-                                f"(known: {', '.join(spec.enums[name])})")
+                raise UserError(
+                    f"{path}: column {name!r} holds unknown value {column[row].as_py()!r} in row {row} "
+                    f"(known: {', '.join(spec.enums[name])})"
+                )
 
 
 # -- files ------------------------------------------------------------------------------------------

@@ -29,9 +29,10 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import polars as pl
 import pyarrow as pa
@@ -172,8 +173,9 @@ def list_parquet(folder: Path, *, recursive: bool = False) -> list[Path]:
     if not folder.is_dir():
         return []
     found = folder.rglob("*.parquet") if recursive else folder.glob("*.parquet")
-    return sorted(p for p in found if p.is_file()
-                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    return sorted(
+        p for p in found if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
 
 
 # -- one stage folder -------------------------------------------------------------------------------
@@ -414,4 +416,3 @@ class StageDir:
 
 def glob_escape(name: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", name)
-

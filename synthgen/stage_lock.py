@@ -22,9 +22,9 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from synthgen.errors import UserError
 
@@ -82,8 +82,10 @@ def _acquire(path: Path, what: str, where: Path | str) -> int | None:
     except OSError as exc:
         if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
             os.close(fd)
-            print(f"synthgen: warning: {path.parent} does not support file locks; writing {what} unlocked",
-                  file=sys.stderr)
+            print(
+                f"synthgen: warning: {path.parent} does not support file locks; writing {what} unlocked",
+                file=sys.stderr,
+            )
             return None
         os.close(fd)
         raise

@@ -14,9 +14,10 @@ reader prints and records in its own output's metadata.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import pyarrow as pa
@@ -56,15 +57,16 @@ class StageStatus:
         if not self.partial:
             return None
         total = len(self.finished) + len(self.missing)
-        return (f"--allow-partial: reading the {len(self.finished)} finished of {total} shard(s) in "
-                f"{self.stage.path}; not finished: {self.missing_names()}")
+        return (
+            f"--allow-partial: reading the {len(self.finished)} finished of {total} shard(s) in "
+            f"{self.stage.path}; not finished: {self.missing_names()}"
+        )
 
     def metadata(self) -> dict[str, Any]:
         """What a reader records in its own output's metadata: only when the input was partial."""
         if not self.partial:
             return {}
-        return {"input_partial": {"path": str(self.stage.path), "finished": self.finished,
-                                  "missing": self.missing}}
+        return {"input_partial": {"path": str(self.stage.path), "finished": self.finished, "missing": self.missing}}
 
     def fingerprint(self) -> str:
         """Changes when any part a reader takes is added, removed or rewritten."""
@@ -100,8 +102,10 @@ def survey(stage: StageDir) -> StageStatus:
     expected = set(groups) | set(markers) | ({whole} if ours and whole else set())
     splits = sorted({pos[1] for name in expected if (pos := stage.shard_index(name))})
     if len(splits) > 1:
-        raise UserError(f"{path} holds shards of {' and '.join(f'{n}-way' for n in splits)} splits, which overlap; "
-                        "keep one split (remove the other's files) or use another run directory")
+        raise UserError(
+            f"{path} holds shards of {' and '.join(f'{n}-way' for n in splits)} splits, which overlap; "
+            "keep one split (remove the other's files) or use another run directory"
+        )
     if splits:
         expected |= {stage.shard_name(i, splits[0]) for i in range(splits[0])}
     finished = sorted(s for s in expected if s in markers)
@@ -127,8 +131,10 @@ def _one_hash(path: Path, hashes: dict[str, str | None]) -> str | None:
             seen.setdefault(str(digest), shard)
     if len(seen) > 1:
         (h1, s1), (h2, s2) = list(seen.items())[:2]
-        raise UserError(f"{path} mixes shards made with different settings ({s1}: {h1}; {s2}: {h2}); "
-                        "re-make the odd ones with the same settings (--force) or use another run directory")
+        raise UserError(
+            f"{path} mixes shards made with different settings ({s1}: {h1}; {s2}: {h2}); "
+            "re-make the odd ones with the same settings (--force) or use another run directory"
+        )
     return next(iter(seen), None)
 
 
@@ -138,8 +144,10 @@ def _check_part_hashes(stage: StageDir, parts: list[Path], shard: str, digest: s
     for part in parts:
         found = checks.file_metadata_of(checks.read_schema(part)).get("settings_hash")
         if found and found != digest:
-            raise UserError(f"{part} was written with settings {found}, but {stage.marker_path(shard).name} says "
-                            f"{digest}; re-make the shard (--force)")
+            raise UserError(
+                f"{part} was written with settings {found}, but {stage.marker_path(shard).name} says "
+                f"{digest}; re-make the shard (--force)"
+            )
 
 
 def require(stage: StageDir, allow_partial: bool, hint: str = "") -> StageStatus:
@@ -147,18 +155,26 @@ def require(stage: StageDir, allow_partial: bool, hint: str = "") -> StageStatus
     layout = stage.layout
     if not found.exists or (not found.parts and not found.finished and not found.missing):
         also = "; --allow-partial reads finished shards only, and there are none" if allow_partial else ""
-        raise UserError(f"no {layout.noun} found in {stage.path} (run `synthgen {layout.made_by}` first{hint})"
-                        + _leftover(stage) + also)
+        raise UserError(
+            f"no {layout.noun} found in {stage.path} (run `synthgen {layout.made_by}` first{hint})"
+            + _leftover(stage)
+            + also
+        )
     if found.missing:
         total = len(found.missing) + len(found.finished)
-        what = (f"{stage.path} is not finished: {len(found.missing)} of {total} shard(s) have no completion marker "
-                f"({found.missing_names()})")
+        what = (
+            f"{stage.path} is not finished: {len(found.missing)} of {total} shard(s) have no completion marker "
+            f"({found.missing_names()})"
+        )
         if not allow_partial:
-            raise UserError(f"{what}; wait for them or re-run `synthgen {layout.made_by}`, "
-                            "or pass --allow-partial to read only the finished ones" + _leftover(stage))
+            raise UserError(
+                f"{what}; wait for them or re-run `synthgen {layout.made_by}`, "
+                "or pass --allow-partial to read only the finished ones" + _leftover(stage)
+            )
         if not found.finished:
-            raise UserError(f"{what} and none is finished, so even --allow-partial has nothing to read"
-                            + _leftover(stage))
+            raise UserError(
+                f"{what} and none is finished, so even --allow-partial has nothing to read" + _leftover(stage)
+            )
         found.partial = True
     return found
 

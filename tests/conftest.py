@@ -13,8 +13,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 @pytest.fixture
 def cli(capsys):
     """Run `synthgen ARGS...` in-process; returns (exit code, stdout, stderr)."""
-    from synthgen.cli import app
-    from synthgen.commands._common import run_guarded
+    from synthgen.cli import app, run_guarded
 
     def invoke(*args: str):
         rc = run_guarded(app, [str(a) for a in args])

@@ -9,8 +9,8 @@ stages that talk to one). To add a case, add a line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -27,41 +27,93 @@ def problems(n: int = 3) -> pa.Table:
     rows = []
     for i in range(n):
         code = f"def f(x):\n    return x * {i + 2} - {i}\n"
-        rows.append(dict(turn_id=f"s{i}/induction/l{i}/1", problem_id=problem_id("induction", code, ["1"], None),
-                         seed_id=f"s{i}", lineage_id=f"l{i}", env="induction", mode="multi", turn=1, code=code,
-                         inputs=["1"], outputs=["2"], valid=True, reason="ok", pass_rate=0.125 * (i + 1),
-                         attempts=8, scored=8, correct=i + 1, format_failures=0, infra_failures=0,
-                         teacher_tokens_in=1, teacher_tokens_out=1, student_tokens_in=1, student_tokens_out=1,
-                         teacher_model="t", student_model="s", settings_hash="g"))
+        rows.append(
+            dict(
+                turn_id=f"s{i}/induction/l{i}/1",
+                problem_id=problem_id("induction", code, ["1"], None),
+                seed_id=f"s{i}",
+                lineage_id=f"l{i}",
+                env="induction",
+                mode="multi",
+                turn=1,
+                code=code,
+                inputs=["1"],
+                outputs=["2"],
+                valid=True,
+                reason="ok",
+                pass_rate=0.125 * (i + 1),
+                attempts=8,
+                scored=8,
+                correct=i + 1,
+                format_failures=0,
+                infra_failures=0,
+                teacher_tokens_in=1,
+                teacher_tokens_out=1,
+                student_tokens_in=1,
+                student_tokens_out=1,
+                teacher_model="t",
+                student_model="s",
+                settings_hash="g",
+            )
+        )
     return table_from_rows(rows, PROBLEMS)
 
 
 def seeds_table() -> pa.Table:
-    return table_from_rows([dict(seed_id=f"s{i}", source="dir", origin="o", start_line=1, end_line=30, num_lines=30,
-                                 text=f"x = {i}\n" * 30) for i in range(3)], SEEDS)
+    return table_from_rows(
+        [
+            dict(
+                seed_id=f"s{i}",
+                source="dir",
+                origin="o",
+                start_line=1,
+                end_line=30,
+                num_lines=30,
+                text=f"x = {i}\n" * 30,
+            )
+            for i in range(3)
+        ],
+        SEEDS,
+    )
 
 
 def links_table() -> pa.Table:
-    return table_from_rows([dict(link_id=f"c:{i}", chain_id="c", level=level, position=i, problem_id=f"p{i}",
-                                 pass_rate=0.5, env="induction") for i, level in enumerate(("hard", "medium", "easy"))],
-                           CHAIN_LINKS)
+    return table_from_rows(
+        [
+            dict(
+                link_id=f"c:{i}",
+                chain_id="c",
+                level=level,
+                position=i,
+                problem_id=f"p{i}",
+                pass_rate=0.5,
+                env="induction",
+            )
+            for i, level in enumerate(("hard", "medium", "easy"))
+        ],
+        CHAIN_LINKS,
+    )
 
 
 # -- changes ----------------------------------------------------------------------------------------
 def put(name: str, value, row: int = 0) -> Change:
     """Column `name` with `value` in `row` (keeps the column's type)."""
+
     def change(t: pa.Table) -> pa.Table:
         values = t.column(name).to_pylist()
         values[row] = value
         return t.set_column(t.column_names.index(name), name, pa.array(values, t.schema.field(name).type))
+
     return change
 
 
 def retype(name: str, values: list, type_: pa.DataType) -> Change:
     """Column `name` replaced by `values` of another type (cycled to the table's length)."""
+
     def change(t: pa.Table) -> pa.Table:
         column = pa.array([values[i % len(values)] for i in range(t.num_rows)], type_)
         return t.set_column(t.column_names.index(name), name, column)
+
     return change
 
 
@@ -76,13 +128,22 @@ def apply(table: pa.Table, changes) -> pa.Table:
 
 
 # -- setups: each writes a finished stage (unless it says otherwise) --------------------------------
-def stage_part(stage: str, shard: str, table: pa.Table, *, index: int = 0, digest: str = "g",
-               done: bool = True, meta: dict | None = None) -> Callable[[Path], None]:
+def stage_part(
+    stage: str,
+    shard: str,
+    table: pa.Table,
+    *,
+    index: int = 0,
+    digest: str = "g",
+    done: bool = True,
+    meta: dict | None = None,
+) -> Callable[[Path], None]:
     def setup(run: Path) -> None:
         target = StageDir.of(run, stage)
         target.write_part(shard, index, table, meta or file_metadata(stage, digest))
         if done:
             target.mark_done(shard, {"settings_hash": digest})
+
     return setup
 
 
@@ -99,6 +160,7 @@ def kept(*changes: Change, **kw) -> Callable[[Path], None]:
 
 def binned(*changes: Change) -> Callable[[Path], None]:
     """A finished bin stage whose hard bin holds the changed problems (what chain reads)."""
+
     def setup(run: Path) -> None:
         from synthgen.record_checks import BINNED_SPEC
         from synthgen.shards import write_parquet_atomic
@@ -108,6 +170,7 @@ def binned(*changes: Change) -> Callable[[Path], None]:
         target = StageDir.of(run, "bin")
         write_parquet_atomic(target.group_part_path("hard"), table.cast(BINNED_SPEC.schema), file_metadata("bin", "g"))
         target.mark_done(target.whole_shard, {"settings_hash": "g"})
+
     return setup
 
 
@@ -123,15 +186,18 @@ def both(*setups: Callable[[Path], None]) -> Callable[[Path], None]:
     def setup(run: Path) -> None:
         for s in setups:
             s(run)
+
     return setup
 
 
 def file_at(relative: str, table: pa.Table | None = None) -> Callable[[Path], None]:
     """A file at run/../relative: a Parquet table, or (no table) plain text."""
+
     def setup(run: Path) -> None:
         path = run.parent / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, path) if table is not None else path.write_text("not a folder")
+
     return setup
 
 
@@ -150,8 +216,12 @@ SEEDS_TABLE = seeds_table()
 
 CASES = [
     # filter reads generate
-    ("pass rate as text", generate(retype("pass_rate", ["0.5"], pa.string())), FILTER,
-     "column 'pass_rate' is string, expected double"),
+    (
+        "pass rate as text",
+        generate(retype("pass_rate", ["0.5"], pa.string())),
+        FILTER,
+        "column 'pass_rate' is string, expected double",
+    ),
     ("pass rate NaN", generate(put("pass_rate", float("nan"), 1)), FILTER, "column 'pass_rate' is NaN in row 1"),
     ("pass rate above 1", generate(put("pass_rate", 1.5)), FILTER, "column 'pass_rate' is 1.5 in row 0, outside"),
     ("no pass rate column", generate(drop("pass_rate")), FILTER, "has no column 'pass_rate'"),
@@ -162,20 +232,46 @@ CASES = [
     ("unknown env", generate(put("env", "cooking", 2)), FILTER, "column 'env' holds unknown value 'cooking' in row 2"),
     ("null turn id", generate(put("turn_id", None)), FILTER, "column 'turn_id' is null in row 0"),
     ("valid as int", generate(retype("valid", [1], pa.int8())), FILTER, "column 'valid' is int8, expected bool"),
-    ("second part of another schema", both(generate(), generate(retype("pass_rate", ["x"], pa.string()), index=1)),
-     FILTER, f"{GEN}.part-00001.parquet: column 'pass_rate' is string"),
-    ("second part a seeds table", both(generate(), stage_part("generate", GEN, SEEDS_TABLE, index=1)), FILTER,
-     f"{GEN}.part-00001.parquet has no column"),
+    (
+        "second part of another schema",
+        both(generate(), generate(retype("pass_rate", ["x"], pa.string()), index=1)),
+        FILTER,
+        f"{GEN}.part-00001.parquet: column 'pass_rate' is string",
+    ),
+    (
+        "second part a seeds table",
+        both(generate(), stage_part("generate", GEN, SEEDS_TABLE, index=1)),
+        FILTER,
+        f"{GEN}.part-00001.parquet has no column",
+    ),
     ("unfinished generate shard", generate(done=False), FILTER, f"have no completion marker ({GEN})"),
-    ("part of other settings", both(generate(), stage_part("generate", GEN, problems(), index=1, digest="other",
-                                                           done=False)), FILTER, "was written with settings other"),
-    ("shards of two splits", both(generate(), stage_part("generate", StageDir.shard_name(1, 2), problems())), FILTER,
-     "1-way and 2-way splits"),
-    ("markers of two settings", both(stage_part("generate", StageDir.shard_name(0, 2), problems()),
-                                     stage_part("generate", StageDir.shard_name(1, 2), problems(), digest="h2")),
-     FILTER, "mixes shards made with different settings"),
-    ("schema version from the future", generate(meta={**file_metadata("generate", "g"),
-                                                      "synthgen.schema_version": "99"}), FILTER, "has schema version 99"),
+    (
+        "part of other settings",
+        both(generate(), stage_part("generate", GEN, problems(), index=1, digest="other", done=False)),
+        FILTER,
+        "was written with settings other",
+    ),
+    (
+        "shards of two splits",
+        both(generate(), stage_part("generate", StageDir.shard_name(1, 2), problems())),
+        FILTER,
+        "1-way and 2-way splits",
+    ),
+    (
+        "markers of two settings",
+        both(
+            stage_part("generate", StageDir.shard_name(0, 2), problems()),
+            stage_part("generate", StageDir.shard_name(1, 2), problems(), digest="h2"),
+        ),
+        FILTER,
+        "mixes shards made with different settings",
+    ),
+    (
+        "schema version from the future",
+        generate(meta={**file_metadata("generate", "g"), "synthgen.schema_version": "99"}),
+        FILTER,
+        "has schema version 99",
+    ),
     ("filter run dir is a file", file_at("run"), FILTER, "is a file, not a folder"),
     # bin reads filter
     ("kept: unknown env", kept(put("env", "knitting")), BIN, "column 'env' holds unknown value 'knitting'"),
@@ -185,11 +281,19 @@ CASES = [
     ("kept: pass rate as text", kept(retype("pass_rate", ["half"], pa.string())), BIN, "column 'pass_rate' is string"),
     ("bin run dir is a file", file_at("run"), BIN, "is a file, not a folder"),
     # stats reads every stage
-    ("stats: pass rate as text", generate(retype("pass_rate", ["0.5"], pa.string())), STATS,
-     "column 'pass_rate' is string"),
+    (
+        "stats: pass rate as text",
+        generate(retype("pass_rate", ["0.5"], pa.string())),
+        STATS,
+        "column 'pass_rate' is string",
+    ),
     ("stats: seeds text as int", seeds(retype("text", [5], pa.int64())), STATS, "column 'text' is int64"),
-    ("stats: chain position as text", both(generate(), links(retype("position", ["0"], pa.string()))), STATS,
-     "column 'position' is string, expected int16"),
+    (
+        "stats: chain position as text",
+        both(generate(), links(retype("position", ["0"], pa.string()))),
+        STATS,
+        "column 'position' is string, expected int16",
+    ),
     ("stats: kept without turn id", both(generate(), kept(drop("turn_id"))), STATS, "has no column 'turn_id'"),
     ("stats: run dir is a file", file_at("run"), STATS, "is a file, not a folder"),
     # generate reads seeds, chain reads bin
@@ -199,8 +303,12 @@ CASES = [
     ("chain: NaN pass rate", binned(put("pass_rate", float("nan"))), CHAIN, "column 'pass_rate' is NaN"),
     ("chain: unknown env", binned(put("env", "astrology")), CHAIN, "column 'env' holds unknown value 'astrology'"),
     # seeds reads source files
-    ("starcoder content as int", file_at("sc.parquet", pa.table({"content": [1, 2]})),
-     ("seeds", "starcoder", "{tmp}/sc.parquet", "--run-dir", "{run}"), "column 'content' is int64, expected string"),
+    (
+        "starcoder content as int",
+        file_at("sc.parquet", pa.table({"content": [1, 2]})),
+        ("seeds", "starcoder", "{tmp}/sc.parquet", "--run-dir", "{run}"),
+        "column 'content' is int64, expected string",
+    ),
 ]
 
 

@@ -75,7 +75,7 @@ def test_tokens_ignore_names_whitespace_and_comments():
     assert dedup.code_tokens(BASE) == dedup.code_tokens(RENAMED)
     assert dedup.code_tokens("x = 1  # one\ny = x + 2\n") == dedup.code_tokens("a=1\nb = a+2")
     # Keywords, builtins, literals and strings stay; "#" inside a string is not a comment.
-    assert dedup.code_tokens('return len(x) + 3 # c') == ["return", "len", "(", "v0", ")", "+", "3"]
+    assert dedup.code_tokens("return len(x) + 3 # c") == ["return", "len", "(", "v0", ")", "+", "3"]
     assert dedup.code_tokens('s = "a # b"') == ["v0", "=", '"a # b"']
     # Numbering restarts per logical line, so a deleted line does not renumber the rest.
     assert dedup.code_tokens("a = 1\nb = c\n") == ["v0", "=", "1", "v0", "=", "v1"]

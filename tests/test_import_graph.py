@@ -1,7 +1,8 @@
 """No import circles: the synthgen package's import graph, read with ast, has no cycle through the checked modules.
 
 Every `import` and `from ... import` counts, at module level or inside a function (a function-level
-import is still a dependency, only a later one). `from pkg import name` is an edge to `pkg.name`
+import is still a dependency, only a later one), except those under `if TYPE_CHECKING:`, which
+never run. `from pkg import name` is an edge to `pkg.name`
 when that is a module, else to `pkg`. CHECKED lists the package prefixes held to this rule; the
 goal is the whole package.
 """
@@ -12,7 +13,7 @@ import ast
 from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "synthgen"
-CHECKED = ("synthgen.envs", "synthgen.scripted", "synthgen.commands.prompts")
+CHECKED = ("synthgen",)
 
 
 def module_files(root: Path, package: str) -> dict[str, Path]:
@@ -30,7 +31,11 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The modules of `modules` that `name` imports anywhere in its file."""
     is_package = path.name == "__init__.py"
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {id(n) for block in ast.walk(tree) if _is_type_checking(block) for n in ast.walk(block)}
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             for alias in node.names:
                 target = _longest_known(alias.name, modules)
@@ -48,6 +53,15 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
                     found.add(target)
     found.discard(name)
     return found
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _longest_known(dotted: str, modules: dict[str, Path]) -> str | None:

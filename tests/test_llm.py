@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 from pydantic import ValidationError
 
-from synthgen.config.common import LLMSettings, RoleSettings, StudentSettings, TeacherSettings
+from synthgen.config.llm import LLMSettings, RoleSettings, StudentSettings, TeacherSettings
 from synthgen.llm import Completion, LLMClient, ServerNotReady
 from synthgen.scripted import EchoResponder
 from synthgen.scripted.responder import last_user_text
@@ -317,8 +317,10 @@ async def test_preflight_names_what_is_wrong(serve):
 async def test_preflight_checks_each_role_server(serve):
     good = serve()
     settings = SimpleNamespace(
-        teacher=TeacherSettings(base_url=good.url), student=StudentSettings(base_url=dead_url()),
-        llm=LLMSettings(http_backend="httpx"), max_in_flight=4,
+        teacher=TeacherSettings(base_url=good.url),
+        student=StudentSettings(base_url=dead_url()),
+        llm=LLMSettings(http_backend="httpx"),
+        max_in_flight=4,
     )
     async with LLMClient.from_settings(settings) as llm:
         with pytest.raises(ServerNotReady, match="^student: nothing answered"):
@@ -453,7 +455,7 @@ def _http_server(handle_connection) -> tuple[str, threading.Event]:
         while not done.is_set():
             try:
                 conn, _ = listener.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             threading.Thread(target=handle_connection, args=(conn, done), daemon=True).start()
         listener.close()
@@ -513,8 +515,17 @@ async def test_cache_entries_from_before_are_read_safely(serve, tmp_path):
     server = serve()
     cache = tmp_path / "c.sqlite"
     role = TeacherSettings(base_url=server.url)
-    old = {"status": "ok", "content": "old \ud800", "reasoning": "", "finish_reason": "stop", "prompt_tokens": 3,
-           "completion_tokens": 2, "latency_s": 0.1, "cached": False, "error": None}  # no `model`: older format
+    old = {
+        "status": "ok",
+        "content": "old \ud800",
+        "reasoning": "",
+        "finish_reason": "stop",
+        "prompt_tokens": 3,
+        "completion_tokens": 2,
+        "latency_s": 0.1,
+        "cached": False,
+        "error": None,
+    }  # no `model`: older format
     store = RequestCache(cache)
     store.put(cache_key(role.model, msgs("x"), role.sampling(), 0, ""), old)
     store.close()
@@ -572,6 +583,7 @@ def test_parse_rejects_each_malformed_shape():
     assert [c.prompt_tokens for c in good] == [5, 0] and sum(c.completion_tokens for c in good) == 4
     [c], _, _ = parse_completions(
         {"choices": [{"index": 0, "message": {"content": None, "reasoning_content": "r"}, "finish_reason": "length"}]},
-        1, 0.1,
+        1,
+        0.1,
     )
     assert c == Completion("truncated", "", "r", "length", 0, 0, 0.1)

@@ -14,10 +14,31 @@ from synthgen.records import PROBLEMS
 
 
 def _row(**kw) -> dict:
-    row = dict(turn_id="t", problem_id="p", seed_id="s", lineage_id="l", env="deduction", mode="multi", turn=2,
-               code="def f(x):\n    return x\n", valid=True, reason="ok", pass_rate=0.5, attempts=8, scored=8,
-               correct=4, format_failures=0, infra_failures=0, teacher_tokens_in=1, teacher_tokens_out=1,
-               student_tokens_in=1, student_tokens_out=1, teacher_model="t", student_model="s", settings_hash="h")
+    row = dict(
+        turn_id="t",
+        problem_id="p",
+        seed_id="s",
+        lineage_id="l",
+        env="deduction",
+        mode="multi",
+        turn=2,
+        code="def f(x):\n    return x\n",
+        valid=True,
+        reason="ok",
+        pass_rate=0.5,
+        attempts=8,
+        scored=8,
+        correct=4,
+        format_failures=0,
+        infra_failures=0,
+        teacher_tokens_in=1,
+        teacher_tokens_out=1,
+        student_tokens_in=1,
+        student_tokens_out=1,
+        teacher_model="t",
+        student_model="s",
+        settings_hash="h",
+    )
     row.update(kw)
     return row
 
@@ -41,8 +62,10 @@ def test_null_pass_rates_are_fine_and_only_the_asked_columns_are_read(tmp_path):
 
 
 def test_training_reads_real_problems_that_lack_generation_columns(tmp_path):
-    pq.write_table(pa.table({"env": ["deduction"], "code": ["def f(x):\n    return x\n"], "outputs": [["1"]]}),
-                   tmp_path / "real.parquet")
+    pq.write_table(
+        pa.table({"env": ["deduction"], "code": ["def f(x):\n    return x\n"], "outputs": [["1"]]}),
+        tmp_path / "real.parquet",
+    )
     assert checks.read_file(tmp_path / "real.parquet", checks.TRAINING_SPEC).num_rows == 1
     with pytest.raises(UserError, match="has no column 'turn_id'"):
         checks.read_file(tmp_path / "real.parquet", checks.PROBLEMS_SPEC)

@@ -13,13 +13,21 @@ import pytest
 
 from synthgen.errors import UserError
 from synthgen.record_checks import SEEDS_SPEC
-from synthgen.records import SEEDS, SCHEMA_VERSION, table_from_rows
+from synthgen.records import SCHEMA_VERSION, SEEDS, table_from_rows
 from synthgen.shards import StageDir, file_metadata, read_metadata
 
 
 def _rows(n):
     return [
-        {"seed_id": f"s{i}", "source": "dir", "origin": "o", "start_line": 1, "end_line": 2, "num_lines": 2, "text": "x\n"}
+        {
+            "seed_id": f"s{i}",
+            "source": "dir",
+            "origin": "o",
+            "start_line": 1,
+            "end_line": 2,
+            "num_lines": 2,
+            "text": "x\n",
+        }
         for i in range(n)
     ]
 
@@ -112,11 +120,14 @@ def test_missing_shards_are_named_and_allow_partial_reads_the_finished_ones(tmp_
     assert found.complete and not found.partial and found.metadata() == {} and found.read().height == 4
 
 
-@pytest.mark.parametrize("case,words", [
-    ("hashes", "mixes shards made with different settings"),
-    ("part-hash", "was written with settings zzz"),
-    ("splits", "2-way and 4-way splits"),
-])
+@pytest.mark.parametrize(
+    "case,words",
+    [
+        ("hashes", "mixes shards made with different settings"),
+        ("part-hash", "was written with settings zzz"),
+        ("splits", "2-way and 4-way splits"),
+    ],
+)
 def test_inconsistent_stages_are_refused_even_with_allow_partial(tmp_path, case, words):
     stage = StageDir.of(tmp_path, "seeds")
     _finished_shard(stage, StageDir.shard_name(0, 2), 1)
@@ -140,8 +151,9 @@ def test_foreign_parquet_needs_no_marker_but_our_nested_parts_do(tmp_path):
     ours = StageDir.of(tmp_path / "run", "bin")
     from synthgen.shards import write_parquet_atomic
 
-    write_parquet_atomic(ours.path / "hard" / "part-00000.parquet", table_from_rows(_rows(1), SEEDS),
-                         file_metadata("bin", "abc"))
+    write_parquet_atomic(
+        ours.path / "hard" / "part-00000.parquet", table_from_rows(_rows(1), SEEDS), file_metadata("bin", "abc")
+    )
     with pytest.raises(UserError, match=r"\(bin\)"):
         ours.require_complete()
     ours.mark_done("bin", {"settings_hash": "abc"})

@@ -1,12 +1,12 @@
 """The command-line commands. Stage commands are derived from their settings models
-(synthgen.commands.derive); the tools (verify, sandbox, scripted-server) take plain flags.
+(synthgen.cli_flags); the tools (verify, sandbox, prompts) take plain flags.
 Imports here must stay cheap: stages, torch and TRL load inside the commands."""
 
 from __future__ import annotations
 
 import typer
 
-from synthgen.commands import config, prompts, sandbox, scripted_server, slurm, stages, train, verify
+from synthgen.commands import config, prompts, scripted_server, slurm, stages, tools, train
 
 
 def register_all(app: typer.Typer) -> None:
@@ -16,5 +16,5 @@ def register_all(app: typer.Typer) -> None:
     slurm.register(app)
     # `config show slurm` prints the cluster settings every slurm sub-command shares.
     config.register(app, [*settings_commands, slurm.SHOW])
-    for module in (verify, prompts, sandbox):
+    for module in (tools, prompts):
         module.register(app)

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import typer
 
-from synthgen.commands._common import AppState
-from synthgen.commands.derive import SettingsCommand, describe
+from synthgen.cli_flags import AppState, SettingsCommand, describe
 from synthgen.config.base import SECTIONS, resolve_settings
 from synthgen.errors import UserError
 
 config_app = typer.Typer(name="config", help="Inspect settings.", no_args_is_help=True, add_completion=False)
-show_app = typer.Typer(name="show", help="Print the resolved settings of a command (no STAGE: every stage).",
-                       invoke_without_command=True, add_completion=False)
+show_app = typer.Typer(
+    name="show",
+    help="Print the resolved settings of a command (no STAGE: every stage).",
+    invoke_without_command=True,
+    add_completion=False,
+)
 
 
 def register(app: typer.Typer, commands: list[SettingsCommand]) -> None:

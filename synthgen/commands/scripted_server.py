@@ -5,7 +5,7 @@ Its flags derive from ScriptedServerSettings (synthgen/config/scripted.py), like
 
 from __future__ import annotations
 
-from synthgen.commands.derive import SettingsCommand
+from synthgen.cli_flags import SettingsCommand
 from synthgen.config.scripted import ScriptedServerSettings
 from synthgen.scripted.launch import SCRIPTED_SERVER_HELP
 

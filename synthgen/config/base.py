@@ -44,8 +44,14 @@ def cli(
     environment (Slurm's array variables); `hidden` keeps it to config files only (secrets,
     structures); `as_text` takes a structured field as one string its validator parses.
     """
-    spec = {"flag": flag, "argument": argument, "envvar": envvar, "hidden": hidden, "metavar": metavar,
-            "as_text": as_text}
+    spec = {
+        "flag": flag,
+        "argument": argument,
+        "envvar": envvar,
+        "hidden": hidden,
+        "metavar": metavar,
+        "as_text": as_text,
+    }
     return {"cli": {k: v for k, v in spec.items() if v not in (None, False)}}
 
 
@@ -138,8 +144,10 @@ def resolve_settings(
     """
     stray = [k for k in file_data if k not in SHARED_KEYS and k not in known_sections]
     if stray:
-        raise UserError(f"unknown key in config file: {stray[0]!r} (expected one of: "
-                        f"{', '.join(sorted(SHARED_KEYS | known_sections))})")
+        raise UserError(
+            f"unknown key in config file: {stray[0]!r} (expected one of: "
+            f"{', '.join(sorted(SHARED_KEYS | known_sections))})"
+        )
     merged: dict[str, Any] = {k: v for k, v in file_data.items() if k in SHARED_KEYS and k in model.model_fields}
     section = file_data.get(model.section, {}) if model.section else {}
     if section is None:

@@ -21,7 +21,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from synthgen.config.base import cli
-from synthgen.config.common import InputSettings, RunSettings
+from synthgen.config.run import InputSettings, RunSettings
 
 # The paper's bands (Appendix B for chains, Table 3 for broad), pass rates over 32 attempts,
 # listed from hard to easy.
@@ -76,10 +76,13 @@ class BinSettings(InputSettings, RunSettings):
 
     input_dir: str | None = Field(None, description="folder of kept problems (default RUN_DIR/filter)")
     scheme: Literal["chains", "broad", "custom"] = Field(
-        "broad", description="bands: chains (the paper's Appendix B), broad (its Table 3) or custom (with --bins)")
+        "broad", description="bands: chains (the paper's Appendix B), broad (its Table 3) or custom (with --bins)"
+    )
     bins: dict[str, tuple[float, float]] = Field(
-        default_factory=dict, json_schema_extra=cli(as_text=True, metavar="NAME=LOW:HIGH,..."),
-        description="custom bins (with --scheme custom), e.g. 'easy=0.7:1,hard=0:0.3'")
+        default_factory=dict,
+        json_schema_extra=cli(as_text=True, metavar="NAME=LOW:HIGH,..."),
+        description="custom bins (with --scheme custom), e.g. 'easy=0.7:1,hard=0:0.3'",
+    )
     balance: bool = Field(False, description="downsample every non-empty bin to the smallest one's count")
     seed: int = Field(0, description="which rows --balance keeps")
     write_outside: bool = Field(False, description="also write problems outside every bin to RUN_DIR/bin_outside/")

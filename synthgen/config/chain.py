@@ -10,8 +10,8 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from synthgen.config.common import InputSettings, ShardedSettings
 from synthgen.config.generate import TURN_LOOP_UNHASHED, TurnLoopSettings
+from synthgen.config.run import InputSettings, ShardedSettings
 
 
 class ChainSettings(InputSettings, TurnLoopSettings, ShardedSettings):

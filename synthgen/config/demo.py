@@ -7,7 +7,8 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from synthgen.config.common import MAX_ATTEMPTS, MAX_TURNS, EnvListMixin, RunSettings, StudentSettings, TeacherSettings
+from synthgen.config.llm import StudentSettings, TeacherSettings
+from synthgen.config.run import MAX_ATTEMPTS, MAX_TURNS, EnvListMixin, RunSettings
 
 
 class DemoSettings(EnvListMixin, RunSettings):
@@ -19,8 +20,11 @@ class DemoSettings(EnvListMixin, RunSettings):
     turns: int = Field(6, ge=1, le=MAX_TURNS, description="teacher turns per lineage")
     attempts: int = Field(32, ge=1, le=MAX_ATTEMPTS, description="student attempts per problem")
     seed: int = Field(0, description="random seed")
-    base_url: str | None = Field(None, description="a real OpenAI-compatible server (e.g. vLLM) for both roles; "
-                                 "default: start the scripted stand-in server")
+    base_url: str | None = Field(
+        None,
+        description="a real OpenAI-compatible server (e.g. vLLM) for both roles; "
+        "default: start the scripted stand-in server",
+    )
     teacher: TeacherSettings = Field(default_factory=TeacherSettings)
     student: StudentSettings = Field(default_factory=StudentSettings)
     progress: bool = Field(True, description="show live progress")

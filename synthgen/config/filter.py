@@ -1,4 +1,5 @@
-"""Settings of `synthgen filter`: the pass-rate band, near-duplicate and contamination rules (the paper's Section 4.1)."""
+"""Settings of `synthgen filter`: the pass-rate band, near-duplicate and contamination rules
+(the paper's Section 4.1)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from synthgen.config.base import cli
-from synthgen.config.common import InputSettings, RunSettings
+from synthgen.config.run import InputSettings, RunSettings
 
 
 class DedupSettings(BaseModel):
@@ -22,10 +23,15 @@ class DedupSettings(BaseModel):
     seed: int = Field(1, ge=0, description="datasketch MinHash seed")
     hash: Literal["xxh32", "sha1"] = Field("xxh32", description="shingle hash; sha1 is datasketch's default")
     verify: bool = Field(True, description="link an LSH candidate pair only if its estimated Jaccard >= threshold")
-    recall_weight: float = Field(0.9, ge=0.5, lt=1, description="LSH (bands, rows) weight on recall; see synthgen.dedup")
+    recall_weight: float = Field(
+        0.9, ge=0.5, lt=1, description="LSH (bands, rows) weight on recall; see synthgen.dedup"
+    )
     per_env: bool = Field(True, description="compare problems of the same environment only")
-    against: list[str] = Field(default_factory=list, description="earlier runs (or their filter folders) whose "
-                               "kept problems count as taken: new near-duplicates of them are dropped; repeatable")
+    against: list[str] = Field(
+        default_factory=list,
+        description="earlier runs (or their filter folders) whose "
+        "kept problems count as taken: new near-duplicates of them are dropped; repeatable",
+    )
     workers: int | None = Field(None, ge=1, le=1024, description="signature processes (default: usable CPUs)")
     unhashed: ClassVar[frozenset[str]] = frozenset({"workers"})
 
@@ -34,7 +40,10 @@ class ContaminationSettings(BaseModel):
     """Word n-gram overlap with reference texts (benchmark problems and solutions)."""
 
     model_config = ConfigDict(extra="forbid")
-    references: list[str] = Field(default_factory=list, description="reference texts (benchmark problems, solutions): Parquet or JSONL(.gz) files; repeatable")
+    references: list[str] = Field(
+        default_factory=list,
+        description="reference texts (benchmark problems, solutions): Parquet or JSONL(.gz) files; repeatable",
+    )
     columns: list[str] = Field(default_factory=lambda: ["text"], description="text columns of the reference files")
     ngram: int = Field(13, ge=3, le=64, description="words per n-gram")
     min_matches: int = Field(1, ge=1, description="shared n-grams that make a problem contaminated")

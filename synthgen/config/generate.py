@@ -6,18 +6,9 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from synthgen.config.common import (
-    MAX_ATTEMPTS,
-    MAX_IN_FLIGHT,
-    MAX_TURNS,
-    EnvListMixin,
-    InputSettings,
-    LLMSettings,
-    SandboxSettings,
-    ShardedSettings,
-    StudentSettings,
-    TeacherSettings,
-)
+from synthgen.config.llm import LLMSettings, StudentSettings, TeacherSettings
+from synthgen.config.run import MAX_ATTEMPTS, MAX_IN_FLIGHT, MAX_TURNS, EnvListMixin, InputSettings, ShardedSettings
+from synthgen.config.sandbox import SandboxSettings
 
 
 class ProgressionSettings(BaseModel):
@@ -30,15 +21,21 @@ class ProgressionSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     easier_at: float = Field(
-        0.0, ge=0, le=1,
+        0.0,
+        ge=0,
+        le=1,
         description="pass rate at or below which the teacher is asked for an easier problem (0: never solved)",
     )
     target_low: float = Field(
-        0.35, ge=0, le=1,
+        0.35,
+        ge=0,
+        le=1,
         description="low end of the target pass-rate band; below it (and above easier_at) ask for somewhat easier",
     )
     target_high: float = Field(
-        0.65, ge=0, le=1,
+        0.65,
+        ge=0,
+        le=1,
         description="high end of the target pass-rate band; above it ask for a harder problem",
     )
 
@@ -54,13 +51,15 @@ class EnvSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     cli_panel: ClassVar[str] = "Environments"
-    holdout_fraction: float = Field(0.5, gt=0, lt=1, description="induction: share of the input/output pairs "
-                                    "hidden from the student (at least one)")
+    holdout_fraction: float = Field(
+        0.5, gt=0, lt=1, description="induction: share of the input/output pairs hidden from the student (at least one)"
+    )
     min_inputs: int = Field(3, ge=1, le=100, description="induction: fewest inputs a problem may have")
     max_inputs: int = Field(10, ge=1, le=100, description="induction: most inputs a problem may have")
     max_output_chars: int = Field(2000, ge=16, le=1_000_000, description="longest gold output, in characters")
-    min_distinct_outputs: int = Field(2, ge=1, le=100, description="induction: distinct outputs needed, so that "
-                                      "a constant function cannot pass")
+    min_distinct_outputs: int = Field(
+        2, ge=1, le=100, description="induction: distinct outputs needed, so that a constant function cannot pass"
+    )
 
 
 class TurnLoopSettings(BaseModel):
@@ -93,6 +92,10 @@ class GenerateSettings(EnvListMixin, InputSettings, TurnLoopSettings, ShardedSet
     input_dir: str | None = Field(None, description="seeds stage folder (default RUN_DIR/seeds)")
     turns: int = Field(6, ge=1, le=MAX_TURNS, description="teacher turns per lineage (the paper: 6)")
     lineages_per_seed: int = Field(1, ge=1, le=64, description="lineages per seed, spread over the environments")
-    single_turn: int = Field(0, ge=0, le=MAX_ATTEMPTS, description="K > 0: the single-turn baseline, K independent "
-                             "first-turn problems per seed")
+    single_turn: int = Field(
+        0,
+        ge=0,
+        le=MAX_ATTEMPTS,
+        description="K > 0: the single-turn baseline, K independent first-turn problems per seed",
+    )
     max_seeds: int | None = Field(None, ge=1, description="use at most this many seeds")

@@ -26,8 +26,10 @@ class ScriptedServerSettings(Settings):
     port: int = Field(8000, ge=0, le=65535, description="port to listen on (0 picks a free one; the URL is printed)")
     seed: int = Field(0, description="seed: the same seed and requests give the same answers and faults")
     models: tuple[str, ...] = Field(
-        ("openai/gpt-oss-120b",), min_length=1, description="model names that /v1/models lists (repeatable)",
-        json_schema_extra=cli("--model")
+        ("openai/gpt-oss-120b",),
+        min_length=1,
+        description="model names that /v1/models lists (repeatable)",
+        json_schema_extra=cli("--model"),
     )
     response_model: str = Field(
         "scripted", description="the model name each answer reports (it is not a model: 'scripted')"

@@ -7,26 +7,33 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from synthgen.config.base import cli
-from synthgen.config.common import ShardedSettings
+from synthgen.config.run import ShardedSettings
 
 
 class SeedsSettings(ShardedSettings):
     section = "seeds"
 
     source: Literal["dir", "starcoder", "solutions"] = Field(
-        "dir", json_schema_extra=cli(argument=True),
-        description="where snippets come from: dir (source trees), starcoder (Parquet with a text column) or solutions (JSONL/Parquet, "
-                    "whole solutions)")
-    paths: list[str] = Field(default_factory=list, json_schema_extra=cli(argument=True),
-                             description="folders or files to read (dir: default this Python's standard library)")
+        "dir",
+        json_schema_extra=cli(argument=True),
+        description="where snippets come from: dir (source trees), starcoder (Parquet with a text column) or "
+        "solutions (JSONL/Parquet, "
+        "whole solutions)",
+    )
+    paths: list[str] = Field(
+        default_factory=list,
+        json_schema_extra=cli(argument=True),
+        description="folders or files to read (dir: default this Python's standard library)",
+    )
     n: int = Field(200, ge=1, le=100_000_000, description="seeds to write, over all shards")
     min_lines: int = Field(25, ge=1, description="shortest snippet in lines (dir, starcoder)")
     max_lines: int = Field(50, ge=1, description="longest snippet in lines; solutions longer than this are skipped")
     seed: int = Field(0, description="random seed: same seed, same snippets")
     windows_per_file: int = Field(2, ge=1, le=1000, description="random windows tried per file")
     extensions: list[str] = Field(default_factory=lambda: [".py"], description="file extensions read by dir")
-    max_filler_fraction: float = Field(0.5, ge=0, le=1, description="skip a window when more than this share of "
-                                       "its lines is blank, comments or data")
+    max_filler_fraction: float = Field(
+        0.5, ge=0, le=1, description="skip a window when more than this share of its lines is blank, comments or data"
+    )
     code_column: str = Field("code", description="solutions: the column holding the code")
     content_column: str = Field("content", description="starcoder: the column holding the text")
 

@@ -25,7 +25,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from synthgen.config.base import cli
-from synthgen.config.common import RunSettings
+from synthgen.config.run import RunSettings
 
 _TIME_HELP = "Slurm time limit: MM, HH:MM:SS or D-HH:MM:SS"
 
@@ -59,10 +59,16 @@ class VLLMServerSettings(BaseModel):
     port: int = Field(8000, ge=1, le=65535, description="base port; task i uses port + i % 100")
     reasoning_parser: str | None = Field("openai_gptoss", description="vLLM --reasoning-parser")
     extra_args: list[str] = Field(default_factory=list, description="more `vllm serve` arguments")
-    shared_url: str | None = Field(None, description="a running OpenAI-compatible server (e.g. one big vLLM "
-                                   "deployment) that every job shares instead of starting its own")
-    start_server: bool = Field(True, description="start a server in each job that talks to a model; false (and "
-                               "no shared_url): jobs use the config's teacher/student URLs")
+    shared_url: str | None = Field(
+        None,
+        description="a running OpenAI-compatible server (e.g. one big vLLM "
+        "deployment) that every job shares instead of starting its own",
+    )
+    start_server: bool = Field(
+        True,
+        description="start a server in each job that talks to a model; false (and "
+        "no shared_url): jobs use the config's teacher/student URLs",
+    )
     ready_timeout_s: float = Field(1800.0, gt=0, description="how long a task waits for its server")
 
 
@@ -106,8 +112,12 @@ class TrainJobSettings(JobResources):
     vllm_train_args: list[str] = Field(
         description="flags that tell `synthgen train` where the server is ({host}, {port} filled in)",
         default_factory=lambda: [
-            "--use-vllm", "--vllm-mode", "server", "--vllm-server-url", "http://{host}:{port}",
-        ]
+            "--use-vllm",
+            "--vllm-mode",
+            "server",
+            "--vllm-server-url",
+            "http://{host}:{port}",
+        ],
     )
     ready_timeout_s: float = Field(1800.0, gt=0, description="how long training waits for its vLLM server")
 
@@ -120,20 +130,30 @@ class SlurmSettings(RunSettings):
     account: str | None = Field(None, description="Slurm account")
     qos: str | None = Field(None, description="Slurm QOS")
     job_name: str = Field("synthgen", description="prefix of every job's name: <job_name>-<stage>")
-    setup: list[str] = Field(default_factory=list, description="shell lines run first in every job: module "
-                             "loads, venv or conda activation, exports; repeatable")
+    setup: list[str] = Field(
+        default_factory=list,
+        description="shell lines run first in every job: module loads, venv or conda activation, exports; repeatable",
+    )
     # The synthgen command the jobs call, split like a shell would (so a container wrapper works:
     # "apptainer exec --nv synthgen.sif synthgen"). None: the synthgen beside this Python (an
     # absolute path into its venv), else `synthgen` from PATH after the setup lines.
-    executable: str | None = Field(None, description="the synthgen command the jobs call (default: the one "
-                                   "beside this Python)")
+    executable: str | None = Field(
+        None, description="the synthgen command the jobs call (default: the one beside this Python)"
+    )
     log_dir: str | None = Field(None, description="default: <run_dir>/slurm/logs")
     num_shards: int | None = Field(None, ge=1, description="generate array size (default: generate.num_shards)")
-    array_parallelism: int | None = Field(None, ge=1, description="at most W generate tasks at once "
-                                          "(--array=...%W)", json_schema_extra=cli("--parallelism"))
+    array_parallelism: int | None = Field(
+        None,
+        ge=1,
+        description="at most W generate tasks at once (--array=...%W)",
+        json_schema_extra=cli("--parallelism"),
+    )
     requeue: bool = Field(True, description="requeue a generate task that reaches its time limit")
-    signal_grace_s: int = Field(120, ge=1, description="seconds before the time limit at which a generate task "
-                                "is told to flush and requeue itself")
+    signal_grace_s: int = Field(
+        120,
+        ge=1,
+        description="seconds before the time limit at which a generate task is told to flush and requeue itself",
+    )
     extra_sbatch: list[str] = Field(default_factory=list, description="#SBATCH options for every job")
     generate: GenerateJobSettings = Field(default_factory=GenerateJobSettings)
     curate: CurateJobSettings = Field(default_factory=CurateJobSettings)

@@ -7,13 +7,16 @@ from pathlib import Path
 from pydantic import Field
 
 from synthgen.config.base import cli
-from synthgen.config.common import RunSettings
+from synthgen.config.run import RunSettings
 
 
 class StatsSettings(RunSettings):
     section = "stats"
 
-    run_dir: Path = Field(..., description="the run directory (the one holding seeds/, generate/, filter/, ...)",
-                          json_schema_extra=cli(argument=True))
+    run_dir: Path = Field(
+        ...,
+        description="the run directory (the one holding seeds/, generate/, filter/, ...)",
+        json_schema_extra=cli(argument=True),
+    )
     as_json: bool = Field(False, description="print the numbers as JSON (for scripts)", json_schema_extra=cli("--json"))
     buckets: int = Field(10, ge=2, le=100, description="pass-rate histogram buckets over [0, 1]")

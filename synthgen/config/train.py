@@ -12,7 +12,8 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from synthgen.config.base import cli
-from synthgen.config.common import RunSettings, SandboxSettings, split_commas
+from synthgen.config.run import RunSettings, split_commas
+from synthgen.config.sandbox import SandboxSettings
 
 
 class FrontierSettings(BaseModel):
@@ -33,19 +34,29 @@ class EvalSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     cli_panel: ClassVar[str] = "Periodic evaluation"
-    steps: int | None = Field(None, ge=1, description="evaluate the held-out sets every N optimizer steps (and at "
-                              "the end); off unless set", json_schema_extra=cli("every"))
-    heldout_fraction: float = Field(0.0, ge=0, lt=1, description="share of each bin held out of training as its "
-                                    "evaluation split (a seeded choice)")
-    heldout: list[str] = Field(default_factory=list, description="folder(s) of held-out problems, one split per "
-                               "bin, instead of (or besides) a held-out fraction; repeatable")
-    max_problems: int | None = Field(64, ge=1, description="at most this many problems per split (a seeded "
-                                     "choice; the rest stay out of training)")
+    steps: int | None = Field(
+        None,
+        ge=1,
+        description="evaluate the held-out sets every N optimizer steps (and at the end); off unless set",
+        json_schema_extra=cli("every"),
+    )
+    heldout_fraction: float = Field(
+        0.0, ge=0, lt=1, description="share of each bin held out of training as its evaluation split (a seeded choice)"
+    )
+    heldout: list[str] = Field(
+        default_factory=list,
+        description="folder(s) of held-out problems, one split per "
+        "bin, instead of (or besides) a held-out fraction; repeatable",
+    )
+    max_problems: int | None = Field(
+        64, ge=1, description="at most this many problems per split (a seeded choice; the rest stay out of training)"
+    )
     samples: int = Field(20, ge=1, description="completions per problem (the paper: 20 for pass@1 and pass@10)")
     k: list[int] = Field(default_factory=lambda: [1, 10], description="the k of pass@k; each at most the samples")
     temperature: float = Field(0.2, gt=0, description="sampling temperature (the paper evaluated at 0.2)")
-    max_completion_length: int | None = Field(None, ge=1, description="longest completion, in tokens (default: "
-                                              "training's)")
+    max_completion_length: int | None = Field(
+        None, ge=1, description="longest completion, in tokens (default: training's)"
+    )
 
     @field_validator("heldout", "k", mode="before")
     @classmethod
@@ -62,58 +73,106 @@ class EvalSettings(BaseModel):
 class TrainSettings(RunSettings):
     section = "train"
     unhashed: ClassVar[frozenset[str]] = frozenset(
-        {"run_dir", "output", "resume", "resume_from", "report_to", "logging_steps", "save_steps", "sandbox",
-         "use_vllm", "vllm_mode", "vllm_server_base_url"}
+        {
+            "run_dir",
+            "output",
+            "resume",
+            "resume_from",
+            "report_to",
+            "logging_steps",
+            "save_steps",
+            "sandbox",
+            "use_vllm",
+            "vllm_mode",
+            "vllm_server_base_url",
+        }
     )
 
-    data: list[str] = Field(default_factory=list, description="training data (default RUN_DIR/bin): a binned "
-                            "Parquet folder, NAME=DIR:WEIGHT for a weighted source (--data real=DIR:0.55 --data "
-                            "synth=DIR:0.45), or a YAML file listing sources; repeatable")
-    curriculum_sources: list[str] = Field(default_factory=list, description="weighted sources the curriculum "
-                                          "applies to (e.g. synth); the others are drawn uniformly over their "
-                                          "problems (default: every source)")
-    per_env: int | None = Field(None, ge=1, description="train on N problems of each environment, a seeded sample "
-                                "(the paper's 4 x 5K vs 20K comparison)")
-    envs: list[str] = Field(default_factory=list, description="train only on these environments (default: all in "
-                            "the data)")
+    data: list[str] = Field(
+        default_factory=list,
+        description="training data (default RUN_DIR/bin): a binned "
+        "Parquet folder, NAME=DIR:WEIGHT for a weighted source (--data real=DIR:0.55 --data "
+        "synth=DIR:0.45), or a YAML file listing sources; repeatable",
+    )
+    curriculum_sources: list[str] = Field(
+        default_factory=list,
+        description="weighted sources the curriculum "
+        "applies to (e.g. synth); the others are drawn uniformly over their "
+        "problems (default: every source)",
+    )
+    per_env: int | None = Field(
+        None,
+        ge=1,
+        description="train on N problems of each environment, a seeded sample (the paper's 4 x 5K vs 20K comparison)",
+    )
+    envs: list[str] = Field(
+        default_factory=list, description="train only on these environments (default: all in the data)"
+    )
     model: str | None = Field(None, description="model folder (or a Hub id when online)")
-    curriculum: str = Field("uniform", description="uniform (every problem equally) | uniform-bins (every bin "
-                            "equally) | classic | reverse-hard | reverse-medium | soft | hard | medium-only | frontier "
-                            "| a YAML schedule file")
+    curriculum: str = Field(
+        "uniform",
+        description="uniform (every problem equally) | uniform-bins (every bin "
+        "equally) | classic | reverse-hard | reverse-medium | soft | hard | medium-only | frontier "
+        "| a YAML schedule file",
+    )
     output: str | None = Field(None, description="checkpoints and metrics (default RUN_DIR/train)")
-    max_steps: int | None = Field(None, ge=1, description="optimizer steps (default: the recipe's, else the "
-                                  "schedule's length, 40000)")
-    recipe: str | None = Field(None, description="TRL GRPOConfig settings: a named recipe (qwen3-8b-base, "
-                               "llama3.1-8b-instruct, qwen2.5-32b-base, tiny-cpu, ...) or a YAML file")
+    max_steps: int | None = Field(
+        None, ge=1, description="optimizer steps (default: the recipe's, else the schedule's length, 40000)"
+    )
+    recipe: str | None = Field(
+        None,
+        description="TRL GRPOConfig settings: a named recipe (qwen3-8b-base, "
+        "llama3.1-8b-instruct, qwen2.5-32b-base, tiny-cpu, ...) or a YAML file",
+    )
     seed: int = Field(0, description="seeds the curriculum draws and TRL")
     num_generations: int | None = Field(None, ge=2, le=1024, description="G, completions per prompt (the paper: 8)")
-    per_device_train_batch_size: int | None = Field(None, ge=1, description="completions per device per step",
-                                                    json_schema_extra=cli("--per-device-batch"))
-    learning_rate: float | None = Field(None, gt=0, description="learning rate (default: the recipe's; a run "
-                                        "without one stops)")
+    per_device_train_batch_size: int | None = Field(
+        None, ge=1, description="completions per device per step", json_schema_extra=cli("--per-device-batch")
+    )
+    learning_rate: float | None = Field(
+        None, gt=0, description="learning rate (default: the recipe's; a run without one stops)"
+    )
     gradient_accumulation_steps: int | None = Field(None, ge=1, description="micro-batches per optimizer step")
-    steps_per_generation: int | None = Field(None, ge=1, description="optimizer micro-batches each generation batch "
-                                             "is split into; above gradient-accumulation-steps, later steps train on "
-                                             "completions of an older policy (ratio != 1, the epsilon clip acts)")
-    num_iterations: int | None = Field(None, ge=1, description="updates per generation batch (TRL's mu); above 1 "
-                                       "each batch is reused, the policy ratio moves off 1 and the epsilon clip acts")
+    steps_per_generation: int | None = Field(
+        None,
+        ge=1,
+        description="optimizer micro-batches each generation batch "
+        "is split into; above gradient-accumulation-steps, later steps train on "
+        "completions of an older policy (ratio != 1, the epsilon clip acts)",
+    )
+    num_iterations: int | None = Field(
+        None,
+        ge=1,
+        description="updates per generation batch (TRL's mu); above 1 "
+        "each batch is reused, the policy ratio moves off 1 and the epsilon clip acts",
+    )
     max_completion_length: int | None = Field(None, ge=1, description="longest completion, in tokens")
     save_steps: int | None = Field(None, ge=1, description="save a checkpoint every N steps")
     logging_steps: int | None = Field(None, ge=1, description="log metrics every N steps")
-    report_to: list[str] | None = Field(None, description="trackers TRL reports to (tensorboard, wandb, trackio, "
-                                        "mlflow, none, ...; default: the recipe's, else tensorboard under "
-                                        "OUTPUT/runs); repeatable")
-    use_vllm: bool | None = Field(None, description="generate with vLLM (GPU only; default: the recipe's)",
-                                  json_schema_extra=cli("--use-vllm"))
+    report_to: list[str] | None = Field(
+        None,
+        description="trackers TRL reports to (tensorboard, wandb, trackio, "
+        "mlflow, none, ...; default: the recipe's, else tensorboard under "
+        "OUTPUT/runs); repeatable",
+    )
+    use_vllm: bool | None = Field(
+        None, description="generate with vLLM (GPU only; default: the recipe's)", json_schema_extra=cli("--use-vllm")
+    )
     vllm_mode: Literal["colocate", "server"] | None = Field(
-        None, description="colocate (the training GPUs) or server (`trl vllm-serve` on other GPUs; generation is "
-        "still synchronous in TRL's GRPOTrainer, so the ratio moves only with the two settings above)")
-    vllm_server_base_url: str | None = Field(None, description="server mode: the vLLM server, e.g. "
-                                             "http://gpu07:8000", json_schema_extra=cli("--vllm-server-url"))
+        None,
+        description="colocate (the training GPUs) or server (`trl vllm-serve` on other GPUs; generation is "
+        "still synchronous in TRL's GRPOTrainer, so the ratio moves only with the two settings above)",
+    )
+    vllm_server_base_url: str | None = Field(
+        None,
+        description="server mode: the vLLM server, e.g. http://gpu07:8000",
+        json_schema_extra=cli("--vllm-server-url"),
+    )
     resume: bool = Field(False, description="continue from the newest checkpoint in the output folder")
     resume_from: str | None = Field(None, description="continue from this checkpoint folder")
     missing_bins: Literal["share", "error"] = Field(
-        "share", description="a bin the schedule wants but the data lacks: share its weight out, or stop")
+        "share", description="a bin the schedule wants but the data lacks: share its weight out, or stop"
+    )
     frontier: FrontierSettings = Field(default_factory=FrontierSettings)
     eval: EvalSettings = Field(default_factory=EvalSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)

@@ -45,7 +45,7 @@ class Problem:
         return out
 
     @classmethod
-    def from_fields(cls, row: dict[str, Any]) -> "Problem":
+    def from_fields(cls, row: dict[str, Any]) -> Problem:
         """From a PROBLEMS row (or a hand-written JSON object with the same keys)."""
         visible = row.get("visible_count")
         return cls(

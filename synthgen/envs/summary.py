@@ -72,7 +72,7 @@ class Summary:
         return "\n".join(lines)
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], progression: ProgressionSettings) -> "Summary":
+    def from_row(cls, row: dict[str, Any], progression: ProgressionSettings) -> Summary:
         """The summary of a stored PROBLEMS row (its counts and its `solved_examples` / `failed_examples`)."""
         rate = row.get("pass_rate")
         rate = None if rate is None else float(rate)
@@ -91,7 +91,7 @@ class Summary:
         )
 
     @classmethod
-    def made_up(cls, pass_rate: float, progression: ProgressionSettings, attempts: int = 32) -> "Summary":
+    def made_up(cls, pass_rate: float, progression: ProgressionSettings, attempts: int = 32) -> Summary:
         """A summary with the given pass rate and no example answers (for previews such as `prompts show`)."""
         correct = round(pass_rate * attempts)
         return cls(

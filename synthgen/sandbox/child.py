@@ -95,24 +95,56 @@ def map_own_ids(maps):
 _CAPSET_ARGS = (ctypes.byref(_CapHeader(0x20080522, 0)), (_CapData * 2)())  # every set empty; built once
 
 
-
 # Syscalls a job never needs and that mostly widen the kernel's attack surface or let state
 # outlive the job: name -> (x86-64 number, aarch64 number). They fail with EPERM (clone3 and
 # io_uring with ENOSYS, so that libc falls back / reports "not available").
 _DENIED = {
-    "ptrace": (101, 117), "syslog": (103, 116), "acct": (163, 89), "mount": (165, 40), "umount2": (166, 39),
-    "swapon": (167, 224), "swapoff": (168, 225), "reboot": (169, 142), "sethostname": (170, 161),
-    "setdomainname": (171, 162), "init_module": (175, 105), "delete_module": (176, 106), "quotactl": (179, 60),
-    "kexec_load": (246, 104), "add_key": (248, 217), "request_key": (249, 218), "keyctl": (250, 219),
-    "unshare": (272, 97), "perf_event_open": (298, 241), "name_to_handle_at": (303, 264),
-    "open_by_handle_at": (304, 265), "setns": (308, 268), "process_vm_readv": (310, 270),
-    "process_vm_writev": (311, 271), "finit_module": (313, 273), "kexec_file_load": (320, 294), "bpf": (321, 280),
-    "userfaultfd": (323, 282), "open_tree": (428, 428), "move_mount": (429, 429), "fsopen": (430, 430),
-    "fsconfig": (431, 431), "fsmount": (432, 432), "fspick": (433, 433), "mount_setattr": (442, 442),
-    "pivot_root": (155, 41), "chroot": (161, 51), "vhangup": (153, 58), "lookup_dcookie": (212, 18),
+    "ptrace": (101, 117),
+    "syslog": (103, 116),
+    "acct": (163, 89),
+    "mount": (165, 40),
+    "umount2": (166, 39),
+    "swapon": (167, 224),
+    "swapoff": (168, 225),
+    "reboot": (169, 142),
+    "sethostname": (170, 161),
+    "setdomainname": (171, 162),
+    "init_module": (175, 105),
+    "delete_module": (176, 106),
+    "quotactl": (179, 60),
+    "kexec_load": (246, 104),
+    "add_key": (248, 217),
+    "request_key": (249, 218),
+    "keyctl": (250, 219),
+    "unshare": (272, 97),
+    "perf_event_open": (298, 241),
+    "name_to_handle_at": (303, 264),
+    "open_by_handle_at": (304, 265),
+    "setns": (308, 268),
+    "process_vm_readv": (310, 270),
+    "process_vm_writev": (311, 271),
+    "finit_module": (313, 273),
+    "kexec_file_load": (320, 294),
+    "bpf": (321, 280),
+    "userfaultfd": (323, 282),
+    "open_tree": (428, 428),
+    "move_mount": (429, 429),
+    "fsopen": (430, 430),
+    "fsconfig": (431, 431),
+    "fsmount": (432, 432),
+    "fspick": (433, 433),
+    "mount_setattr": (442, 442),
+    "pivot_root": (155, 41),
+    "chroot": (161, 51),
+    "vhangup": (153, 58),
+    "lookup_dcookie": (212, 18),
 }
-_NOT_AVAILABLE = {"clone3": (435, 435), "io_uring_setup": (425, 425), "io_uring_enter": (426, 426),
-                  "io_uring_register": (427, 427)}
+_NOT_AVAILABLE = {
+    "clone3": (435, 435),
+    "io_uring_setup": (425, 425),
+    "io_uring_enter": (426, 426),
+    "io_uring_register": (427, 427),
+}
 _ARCHES = {"x86_64": (0, 0xC000003E), "aarch64": (1, 0xC00000B7)}
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 
@@ -190,7 +222,7 @@ _SECCOMP_ARGS = None if _SECCOMP is None else (PR_SET_SECCOMP, SECCOMP_MODE_FILT
 def write_all(fd, data):
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 class Prepared:
@@ -211,16 +243,19 @@ class Prepared:
         if got is None:
             mib = 1 << 20
             options = f"size={job['tmp_mb']}m,nr_inodes=8192,mode=0700{self.owner}".encode()
-            limits = tuple((getattr(resource, name), (value, value)) for name, value in (
-                ("RLIMIT_CORE", 0),
-                ("RLIMIT_NOFILE", 64),
-                ("RLIMIT_FSIZE", job["tmp_mb"] * mib),
-                ("RLIMIT_MEMLOCK", 0),
-                ("RLIMIT_MSGQUEUE", 0),
-                ("RLIMIT_CPU", job["cpu"]),
-                ("RLIMIT_NPROC", 0),
-                ("RLIMIT_AS", job["mem_mb"] * mib),
-            ))
+            limits = tuple(
+                (getattr(resource, name), (value, value))
+                for name, value in (
+                    ("RLIMIT_CORE", 0),
+                    ("RLIMIT_NOFILE", 64),
+                    ("RLIMIT_FSIZE", job["tmp_mb"] * mib),
+                    ("RLIMIT_MEMLOCK", 0),
+                    ("RLIMIT_MSGQUEUE", 0),
+                    ("RLIMIT_CPU", job["cpu"]),
+                    ("RLIMIT_NPROC", 0),
+                    ("RLIMIT_AS", job["mem_mb"] * mib),
+                )
+            )
             if len(self._per_limits) > 64:
                 self._per_limits.clear()
             got = self._per_limits[key] = (options, limits)
@@ -316,13 +351,15 @@ _escape = json.encoder.encode_basestring_ascii  # what json.dumps does with a st
 
 def _emit_call(i, status, text, error):
     """Write one call record, [i, status, text, error] as JSON (status is one of our constants)."""
-    data = ('[%d,"%s",%s,%s]' % (i, status, "null" if text is None else _escape(text),
-                                 "null" if error is None else _escape(error))).encode()
+    data = (
+        '[%d,"%s",%s,%s]'
+        % (i, status, "null" if text is None else _escape(text), "null" if error is None else _escape(error))
+    ).encode()
     write_all(3, _U32.pack(len(data)) + data)
 
 
 def _describe(exc):
-    """"Type: message (line N)" for an exception raised by job code (its __str__ may misbehave)."""
+    """ "Type: message (line N)" for an exception raised by job code (its __str__ may misbehave)."""
     name = type(exc).__name__
     try:
         message = str(exc)

@@ -49,6 +49,7 @@ class SandboxSetupError(UserError):
 
 def parse_job(line: str, lineno: int) -> tuple[object, Job]:
     """(id, Job) from one input line; BadJobLine with the line number on any problem."""
+
     def bad(why: str) -> BadJobLine:
         return BadJobLine(f"line {lineno}: {why}")
 
@@ -100,8 +101,13 @@ def _result_line(job_id, result) -> str:
     return safe_text(json.dumps(out, ensure_ascii=False))
 
 
-def run_cli(input_stream: IO[str], output_stream: IO[str], workers: int | None = None,
-            allow_unsafe: bool = False, isolation: str = "auto") -> int:
+def run_cli(
+    input_stream: IO[str],
+    output_stream: IO[str],
+    workers: int | None = None,
+    allow_unsafe: bool = False,
+    isolation: str = "auto",
+) -> int:
     """Run every job line of `input_stream`; write result lines to `output_stream`. Returns 0.
 
     Raises BadJobLine (a UserError) for malformed input, after writing the results of the lines
@@ -191,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.file == "-":
             return run_cli(sys.stdin, sys.stdout, args.workers, args.allow_unsafe)
         try:
-            stream = open(args.file, encoding="utf-8")
+            stream = open(args.file, encoding="utf-8")  # noqa: SIM115 (opened apart to report it in one line)
         except OSError as exc:
             raise UserError(f"cannot read {args.file}: {exc.strerror}") from None
         with stream:

@@ -74,8 +74,17 @@ class Plan:
 
 
 def _bwrap_argv(python: str, sandbox_dir: str, seed: int, extra_binds: list[str]) -> list[str]:
-    argv = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
-            "--ro-bind", "/usr", "/usr"]
+    argv = [
+        shutil.which("bwrap") or "bwrap",
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "sandbox",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+    ]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
             argv += ["--symlink", os.readlink(top), top]
@@ -83,10 +92,37 @@ def _bwrap_argv(python: str, sandbox_dir: str, seed: int, extra_binds: list[str]
             argv += ["--ro-bind", top, top]
     for path in extra_binds:
         argv += ["--ro-bind", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--dir", "/tmp", "--ro-bind", sandbox_dir, "/sb",
-             "--chdir", "/", "--clearenv", "--setenv", "PYTHONHASHSEED", str(seed), "--setenv", "PYTHONUTF8", "1",
-             "--remount-ro", "/dev", "--remount-ro", "/",  # "/" last, or later mounts fail
-             python, "-S", "-s", "-B", "/sb/zygote.py", "bwrap", str(seed)]
+    argv += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--dir",
+        "/tmp",
+        "--ro-bind",
+        sandbox_dir,
+        "/sb",
+        "--chdir",
+        "/",
+        "--clearenv",
+        "--setenv",
+        "PYTHONHASHSEED",
+        str(seed),
+        "--setenv",
+        "PYTHONUTF8",
+        "1",
+        "--remount-ro",
+        "/dev",
+        "--remount-ro",
+        "/",  # "/" last, or later mounts fail
+        python,
+        "-S",
+        "-s",
+        "-B",
+        "/sb/zygote.py",
+        "bwrap",
+        str(seed),
+    ]
     return argv
 
 
@@ -164,8 +200,13 @@ def _remove_stale_dirs(base: str) -> None:
 
 def compile_modules(plan: Plan) -> None:
     """Pre-compile child.py and values.py with the zygote's interpreter (read-only in the sandbox)."""
-    subprocess.run([plan.python, "-m", "py_compile"] + [os.path.join(plan.sandbox_dir, n) for n in ("child.py", "values.py")],
-                   env={}, capture_output=True, timeout=60, check=False)
+    subprocess.run(
+        [plan.python, "-m", "py_compile"] + [os.path.join(plan.sandbox_dir, n) for n in ("child.py", "values.py")],
+        env={},
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     for root, dirs, files in os.walk(plan.sandbox_dir):
         for name in dirs + files:
             os.chmod(os.path.join(root, name), 0o755 if name in dirs else 0o644)
@@ -200,8 +241,10 @@ def choose(isolation: str, allow_unsafe: bool, python: str | None = None) -> Pla
                 reasons.append(f"{level}: {why}")
                 continue
             if level == "rlimits-only":
-                message = ("SANDBOX RUNS WITHOUT ISOLATION (rlimits only): code under test can read and write "
-                           "whatever this user can and reach the network. Only for trusted code.")
+                message = (
+                    "SANDBOX RUNS WITHOUT ISOLATION (rlimits only): code under test can read and write "
+                    "whatever this user can and reach the network. Only for trusted code."
+                )
                 _log.warning(message)
                 warnings.warn(message, RuntimeWarning, stacklevel=3)
             return plan
@@ -217,7 +260,11 @@ def _extra_binds(python: str) -> list[str]:
     real = os.path.realpath(python)
     if real.startswith("/usr/"):
         return []
-    return [os.path.realpath(sys.base_prefix)] if real == os.path.realpath(sys.executable) else [os.path.dirname(os.path.dirname(real))]
+    return (
+        [os.path.realpath(sys.base_prefix)]
+        if real == os.path.realpath(sys.executable)
+        else [os.path.dirname(os.path.dirname(real))]
+    )
 
 
 def _unsupported(plan: Plan) -> str | None:

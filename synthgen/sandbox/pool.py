@@ -59,7 +59,7 @@ class _Pending:
 
 
 class _Worker:
-    def __init__(self, group: "_Group", proc: subprocess.Popen):
+    def __init__(self, group: _Group, proc: subprocess.Popen):
         self.group, self.proc = group, proc
         self.out_fd, self.in_fd, self.err_fd = proc.stdout.fileno(), proc.stdin.fileno(), proc.stderr.fileno()
         self.rbuf, self.wbuf = bytearray(), bytearray()
@@ -83,14 +83,24 @@ class SandboxPool:
     """A pool of sandboxed zygotes. `isolation`: "auto" (strongest that works), "bwrap",
     "setuid-netns" or "rlimits-only" (the last only with allow_unsafe=True)."""
 
-    def __init__(self, workers: int | None = None, *, isolation: str = "auto", allow_unsafe: bool = False,
-                 python: str | None = None, hash_seed: int = 0, limits: Limits | None = None):
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        isolation: str = "auto",
+        allow_unsafe: bool = False,
+        python: str | None = None,
+        hash_seed: int = 0,
+        limits: Limits | None = None,
+    ):
         self.workers = max(1, workers or iso.usable_cpus())
         self.limits = limits or Limits()
         self._plan = iso.choose(isolation, allow_unsafe, python)
         self.isolation = self._plan.level
-        self._groups = {"main": _Group("main", hash_seed, self.workers, True),
-                        "alt": _Group("alt", hash_seed + 1, self.workers, False)}
+        self._groups = {
+            "main": _Group("main", hash_seed, self.workers, True),
+            "alt": _Group("alt", hash_seed + 1, self.workers, False),
+        }
         self._inbox: list[tuple[str, _Pending]] = []
         self._lock = threading.Lock()
         self._closing = self._closed = False
@@ -109,12 +119,16 @@ class SandboxPool:
     def submit(self, job: Job, *, group: str = "main") -> concurrent.futures.Future:
         """Queue a job; the future's result is its JobResult (never an exception for job trouble)."""
         if not isinstance(job, Job) or group not in self._groups:
-            raise TypeError(f"expected a Job and a group in {sorted(self._groups)}, got {type(job).__name__}, {group!r}")
+            raise TypeError(
+                f"expected a Job and a group in {sorted(self._groups)}, got {type(job).__name__}, {group!r}"
+            )
         future: concurrent.futures.Future = concurrent.futures.Future()
         pending = _Pending(job, future, self.limits.job_payload(job))
         with self._lock:
             if self._closing:
-                raise RuntimeError("the sandbox pool is closed" + (f" (stopped by {self._stopped_by})" if self._stopped_by else ""))
+                raise RuntimeError(
+                    "the sandbox pool is closed" + (f" (stopped by {self._stopped_by})" if self._stopped_by else "")
+                )
             self._inbox.append((group, pending))
         self._wake()
         return future
@@ -149,13 +163,13 @@ class SandboxPool:
         atexit.unregister(self._atexit)
         shutil.rmtree(self._plan.sandbox_dir, ignore_errors=True)
 
-    def __enter__(self) -> "SandboxPool":
+    def __enter__(self) -> SandboxPool:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
-    async def __aenter__(self) -> "SandboxPool":
+    async def __aenter__(self) -> SandboxPool:
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -193,7 +207,7 @@ class SandboxPool:
                 for group in self._groups.values():
                     self._tend(group, now)
                 timeout = self._next_timeout(now)
-                for key, mask in self._sel.select(timeout):
+                for key, _events in self._sel.select(timeout):
                     if key.data is None:
                         try:
                             while os.read(self._wake_r, 4096):
@@ -230,7 +244,12 @@ class SandboxPool:
                 what = "did not start in time" if worker.state == "starting" else "did not report in time"
                 self._retire(worker, f"sandbox worker {what}")
         failing = group.failures >= 3
-        if group.active and len(group.workers) < group.size and now >= group.next_spawn and (group.queue or not failing):
+        if (
+            group.active
+            and len(group.workers) < group.size
+            and now >= group.next_spawn
+            and (group.queue or not failing)
+        ):
             for _ in range(group.size - len(group.workers)):
                 self._spawn(group)
         if failing and not any(w.state == "ready" for w in group.workers):
@@ -253,8 +272,15 @@ class SandboxPool:
     def _spawn(self, group: _Group) -> None:
         argv, popen = self._plan.command(group.seed)
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    close_fds=True, start_new_session=True, **popen)
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                close_fds=True,
+                start_new_session=True,
+                **popen,
+            )
         except OSError as exc:
             self._failed_start(group, f"could not start a worker: {exc}")
             return
@@ -268,7 +294,7 @@ class SandboxPool:
     def _failed_start(self, group: _Group, error: str) -> None:
         group.failures += 1
         group.last_error = error
-        group.next_spawn = time.monotonic() + min(5.0, 0.05 * 2 ** group.failures)
+        group.next_spawn = time.monotonic() + min(5.0, 0.05 * 2**group.failures)
 
     def _flush(self, worker: _Worker) -> None:
         try:
@@ -319,8 +345,8 @@ class SandboxPool:
                 return
             if len(buf) < 4 + n:
                 break
-            frame = bytes(buf[4:4 + n])
-            del buf[:4 + n]
+            frame = bytes(buf[4 : 4 + n])
+            del buf[: 4 + n]
             self._on_frame(worker, frame)
 
     def _on_frame(self, worker: _Worker, frame: bytes) -> None:

@@ -95,8 +95,13 @@ class CallVerdict:
         return self.status is Status.OK and self.match is True
 
     def to_dict(self) -> dict:
-        return {"status": self.status.value, "value": self.value, "encoded": self.encoded,
-                "match": self.match, "error": self.error}
+        return {
+            "status": self.status.value,
+            "value": self.value,
+            "encoded": self.encoded,
+            "match": self.match,
+            "error": self.error,
+        }
 
 
 @dataclass
@@ -116,7 +121,7 @@ class JobResult:
     def all_passed(self) -> bool:
         return bool(self.calls) and all(c.passed for c in self.calls)
 
-    def same_outcome(self, other: "JobResult") -> bool:
+    def same_outcome(self, other: JobResult) -> bool:
         """Same status and same value for every call (what a determinism check compares)."""
         if len(self.calls) != len(other.calls):
             return False
@@ -128,8 +133,13 @@ class JobResult:
         return True
 
     def to_dict(self) -> dict:
-        return {"isolation": self.isolation, "calls": [c.to_dict() for c in self.calls],
-                "stdout": self.stdout, "stderr": self.stderr, "elapsed_s": round(self.elapsed_s, 6)}
+        return {
+            "isolation": self.isolation,
+            "calls": [c.to_dict() for c in self.calls],
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "elapsed_s": round(self.elapsed_s, 6),
+        }
 
 
 @dataclass(frozen=True)
@@ -148,11 +158,18 @@ class Limits:
 
     def job_payload(self, job: Job) -> bytes:
         """The b"J" frame a zygote receives. Expected values are deliberately not in it."""
-        body = {"code": job.code, "calls": list(job.calls), "timeout": float(job.timeout_s),
-                "cpu": cpu_limit_s(job), "mem_mb": job.memory_mb, "tmp_mb": self.tmp_mb,
-                "out_keep": self.keep_output_bytes, "out_limit": self.max_output_bytes,
-                "val_cap": self.max_value_bytes,
-                "res_cap": self.result_cap(job)}
+        body = {
+            "code": job.code,
+            "calls": list(job.calls),
+            "timeout": float(job.timeout_s),
+            "cpu": cpu_limit_s(job),
+            "mem_mb": job.memory_mb,
+            "tmp_mb": self.tmp_mb,
+            "out_keep": self.keep_output_bytes,
+            "out_limit": self.max_output_bytes,
+            "val_cap": self.max_value_bytes,
+            "res_cap": self.result_cap(job),
+        }
         data = b"J" + json.dumps(body).encode()
         return _U32.pack(len(data)) + data
 
@@ -175,7 +192,7 @@ def split_done_frame(body: bytes) -> tuple[dict, list[bytes]]:
         pos += 4
         if pos + n > len(body):
             raise ValueError("truncated result frame")
-        parts.append(body[pos:pos + n])
+        parts.append(body[pos : pos + n])
         pos += n
     header = json.loads(parts[0])
     if not isinstance(header, dict) or "end" not in header:
@@ -189,7 +206,7 @@ def _records(blob: bytes) -> list[bytes]:
         (n,) = _U32.unpack_from(blob, pos)
         if pos + 4 + n > len(blob):
             break
-        out.append(blob[pos + 4:pos + 4 + n])
+        out.append(blob[pos + 4 : pos + 4 + n])
         pos += 4 + n
     return out
 
@@ -218,15 +235,18 @@ def build_result(job: Job, header: dict, blobs: list[bytes], isolation: str, lim
         result.stdout, result.stderr, result.elapsed_s = stdout, stderr, wall
         return result
     verdicts: list[CallVerdict] = []
-    for i, rec in enumerate(_parse_records(records[1:len(job.calls) + 1])):
+    for i, rec in enumerate(_parse_records(records[1 : len(job.calls) + 1])):
         verdict = _call_verdict(job, i, rec, limits)
         if verdict is None:
             break
         verdicts.append(verdict)
     if len(verdicts) < len(job.calls):
         broken = len(records) - 1 > len(verdicts)  # a record was there but did not parse
-        filler = (CallVerdict(Status.EXCEPTION, error="the job corrupted its result stream")
-                  if broken else _unfinished(job, header))
+        filler = (
+            CallVerdict(Status.EXCEPTION, error="the job corrupted its result stream")
+            if broken
+            else _unfinished(job, header)
+        )
         verdicts += [filler] * (len(job.calls) - len(verdicts))
     return JobResult(isolation, verdicts, stdout, stderr, wall)
 

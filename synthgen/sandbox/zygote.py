@@ -42,12 +42,44 @@ import time
 
 import child as ch  # (the folder of this script is first on sys.path)
 
-PRELOAD = (
-    "abc array ast base64 bisect calendar cmath collections collections.abc contextlib copy csv "
-    "dataclasses datetime decimal enum fractions functools heapq io itertools json keyword math "
-    "numbers operator pprint random re statistics string struct textwrap types typing "
-    "unicodedata"
-).split()
+PRELOAD = [
+    "abc",
+    "array",
+    "ast",
+    "base64",
+    "bisect",
+    "calendar",
+    "cmath",
+    "collections",
+    "collections.abc",
+    "contextlib",
+    "copy",
+    "csv",
+    "dataclasses",
+    "datetime",
+    "decimal",
+    "enum",
+    "fractions",
+    "functools",
+    "heapq",
+    "io",
+    "itertools",
+    "json",
+    "keyword",
+    "math",
+    "numbers",
+    "operator",
+    "pprint",
+    "random",
+    "re",
+    "statistics",
+    "string",
+    "struct",
+    "textwrap",
+    "types",
+    "typing",
+    "unicodedata",
+]
 F_SETPIPE_SZ = 1031
 RESULT_POLL_S = 0.005
 _U32 = struct.Struct(">I")
@@ -205,9 +237,14 @@ class Zygote:
         if end is None:
             end = "signal" if os.WIFSIGNALED(status) else "exit"
         header = '{"end":"%s","code":%s,"signal":%s,"cpu":%r,"wall":%r,"out_total":%d,"err_total":%d}' % (
-            end, os.WEXITSTATUS(status) if os.WIFEXITED(status) else "null",
+            end,
+            os.WEXITSTATUS(status) if os.WIFEXITED(status) else "null",
             os.WTERMSIG(status) if os.WIFSIGNALED(status) else "null",
-            usage.ru_utime + usage.ru_stime, time.monotonic() - t0, totals[1], totals[2])
+            usage.ru_utime + usage.ru_stime,
+            time.monotonic() - t0,
+            totals[1],
+            totals[2],
+        )
         return header.encode(), bytes(bufs[0]), bytes(bufs[1]), bytes(bufs[2])
 
     @staticmethod
@@ -300,8 +337,18 @@ def main(argv):
 
 
 def _self_test(zygote):
-    job = {"code": "def f(x):\n    return [x, 'a', (1.5,)]\n", "calls": ["f(2)"], "timeout": 10.0, "cpu": 10,
-           "mem_mb": 1024, "tmp_mb": 1, "out_keep": 1024, "out_limit": 1 << 16, "val_cap": 1 << 16, "res_cap": 1 << 17}
+    job = {
+        "code": "def f(x):\n    return [x, 'a', (1.5,)]\n",
+        "calls": ["f(2)"],
+        "timeout": 10.0,
+        "cpu": 10,
+        "mem_mb": 1024,
+        "tmp_mb": 1,
+        "out_keep": 1024,
+        "out_limit": 1 << 16,
+        "val_cap": 1 << 16,
+        "res_cap": 1 << 17,
+    }
     frame = zygote.run_job(job)
     expected = b'["S"]' in frame and b'[0,"ok","[2,\\"a\\",{\\"tuple\\":[{\\"float\\":\\"1.5\\"}]}]",null]' in frame
     if not expected:

@@ -78,9 +78,8 @@ def brackets_3(s):
     for c in s:
         if c in "([{":
             stack.append(c)
-        elif c in pairs:
-            if not stack or stack.pop() != pairs[c]:
-                return False
+        elif c in pairs and (not stack or stack.pop() != pairs[c]):
+            return False
     return not stack
 
 

@@ -19,7 +19,7 @@ import copy
 import re
 import textwrap
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from synthgen.scripted import bank_families_grids, bank_families_lists, bank_families_numbers, bank_families_text
 from synthgen.scripted.bank_level import Level, literal_args
@@ -106,7 +106,7 @@ _BUGS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fuzz(family: str, level: int, variant: int) -> BankProblem:
     lv = level_of(family, level)
     params = lv.params

@@ -19,8 +19,9 @@ import subprocess
 import sys
 import threading
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -64,7 +65,7 @@ class ServerHandle:
             self._stopped = True
             self._stop()
 
-    def __enter__(self) -> "ServerHandle":
+    def __enter__(self) -> ServerHandle:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -320,4 +320,3 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         if field in ("reasoning_content", "both"):
             message["reasoning_content"] = reasoning or None
         return {"index": index, "message": message, "logprobs": None, "finish_reason": finish, "stop_reason": None}
-

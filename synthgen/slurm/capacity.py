@@ -59,14 +59,20 @@ def warnings_for(jobs: list[Job], nodes: list[Node], default: str | None) -> lis
         most_cpus, most_gpus = max(n.cpus for n in fitting), max(n.gpus for n in fitting)
         key = "train" if job.stage == "train" else ("generate" if job.stage == "generate" else "curate")
         if need.cpus > most_cpus:
-            out.append(f"{job.stage}: asks for {need.cpus} CPUs per task but the largest node of {where} has "
-                       f"{most_cpus}; it would pend forever (set slurm.{key}.cpus_per_task)")
+            out.append(
+                f"{job.stage}: asks for {need.cpus} CPUs per task but the largest node of {where} has "
+                f"{most_cpus}; it would pend forever (set slurm.{key}.cpus_per_task)"
+            )
         if need.gpus > most_gpus:
-            out.append(f"{job.stage}: asks for {need.gpus} GPUs per node but the nodes of {where} have at most "
-                       f"{most_gpus}; it would pend forever (set slurm.{key}.gpus_per_node)")
+            out.append(
+                f"{job.stage}: asks for {need.gpus} GPUs per node but the nodes of {where} have at most "
+                f"{most_gpus}; it would pend forever (set slurm.{key}.gpus_per_node)"
+            )
         if need.nodes > len(fitting):
-            out.append(f"{job.stage}: asks for {need.nodes} nodes but {where} has {len(fitting)}; "
-                       f"it would pend forever (set slurm.{key}.nodes)")
+            out.append(
+                f"{job.stage}: asks for {need.nodes} nodes but {where} has {len(fitting)}; "
+                f"it would pend forever (set slurm.{key}.nodes)"
+            )
     return out
 
 

@@ -39,7 +39,7 @@ class Job:
     after_job: str | None = None  # or a job id submitted earlier (e.g. `curate --after ID`)
     array: str | None = None
     shards: list[int] = field(default_factory=list)
-    request: "Request | None" = None  # what one node of the job needs (for the capacity check)
+    request: Request | None = None  # what one node of the job needs (for the capacity check)
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class RenderContext:
     setup: list[str]
 
     @classmethod
-    def build(cls, settings: SlurmSettings, config_path: Path | None, workdir: Path | None = None) -> "RenderContext":
+    def build(cls, settings: SlurmSettings, config_path: Path | None, workdir: Path | None = None) -> RenderContext:
         workdir = Path(workdir or os.getcwd()).absolute()
         run_dir = _absolute(settings.run_dir, workdir)
         slurm_dir = run_dir / "slurm"
@@ -201,8 +201,10 @@ def server_mode(settings: SlurmSettings, config_urls: list[str] | None) -> tuple
     if vllm.start_server:
         return "own", None
     if not config_urls:
-        raise UserError("no server for the jobs that talk to a model: set slurm.vllm.shared_url, pass --base-url, "
-                        "or set slurm.vllm.start_server")
+        raise UserError(
+            "no server for the jobs that talk to a model: set slurm.vllm.shared_url, pass --base-url, "
+            "or set slurm.vllm.start_server"
+        )
     return "config", None
 
 
@@ -247,23 +249,32 @@ def render_generate(
         sbatch=sbatch_options(settings, settings.generate, ctx, _gpus(settings.generate, settings, server["server"])),
         **server,
     )
-    return Job(STAGE_GENERATE, script, ctx.slurm_dir / "generate.sbatch",
-               array=array_spec(pending, settings.array_parallelism), shards=list(pending),
-               request=request(settings, settings.generate, _gpus(settings.generate, settings, server["server"])))
+    return Job(
+        STAGE_GENERATE,
+        script,
+        ctx.slurm_dir / "generate.sbatch",
+        array=array_spec(pending, settings.array_parallelism),
+        shards=list(pending),
+        request=request(settings, settings.generate, _gpus(settings.generate, settings, server["server"])),
+    )
 
 
 # The curation steps that talk to a model (the teacher writes easier variants, the student tries them).
 STEPS_WITH_MODEL = frozenset({"chain"})
 
 
-def render_curate(settings: SlurmSettings, ctx: RenderContext, after_generate: bool,
-                  config_urls: list[str] | None = None) -> list[Job]:
+def render_curate(
+    settings: SlurmSettings, ctx: RenderContext, after_generate: bool, config_urls: list[str] | None = None
+) -> list[Job]:
     """filter -> bin -> chain, each waiting (afterok) for the one before; chain gets a server."""
     jobs: list[Job] = []
     previous = STAGE_GENERATE if after_generate else None
     for stage in CURATE_STEPS:
-        server = _server_values(settings, config_urls) if stage in STEPS_WITH_MODEL else {
-            "server": None, "vllm": settings.vllm, "vllm_extra": [], "base_url": None, "config_urls": []}
+        server = (
+            _server_values(settings, config_urls)
+            if stage in STEPS_WITH_MODEL
+            else {"server": None, "vllm": settings.vllm, "vllm_extra": [], "base_url": None, "config_urls": []}
+        )
         script = _render(
             "curate.sbatch.j2",
             ctx=ctx,
@@ -274,8 +285,15 @@ def render_curate(settings: SlurmSettings, ctx: RenderContext, after_generate: b
             sbatch=sbatch_options(settings, settings.curate, ctx, _gpus(settings.curate, settings, server["server"])),
             **server,
         )
-        jobs.append(Job(stage, script, ctx.slurm_dir / f"{stage}.sbatch", after=previous,
-                        request=request(settings, settings.curate, _gpus(settings.curate, settings, server["server"]))))
+        jobs.append(
+            Job(
+                stage,
+                script,
+                ctx.slurm_dir / f"{stage}.sbatch",
+                after=previous,
+                request=request(settings, settings.curate, _gpus(settings.curate, settings, server["server"])),
+            )
+        )
         previous = stage
     return jobs
 
@@ -290,8 +308,10 @@ def render_train(
     """The training job. `train_flags` maps `synthgen train` flags (`--data`, ...) to values."""
     train = settings.train
     if train.use_vllm_server and train.nodes < 2:
-        raise UserError("slurm.train.nodes must be at least 2 with use_vllm_server (one node serves "
-                        "generations, the rest train); set slurm.train.use_vllm_server: false for one node")
+        raise UserError(
+            "slurm.train.nodes must be at least 2 with use_vllm_server (one node serves "
+            "generations, the rest train); set slurm.train.use_vllm_server: false for one node"
+        )
     if train.use_vllm_server and not model:
         raise UserError("the vLLM node needs the model to serve: pass --model or set train.model in the config")
     words: list[str] = []
@@ -314,8 +334,13 @@ def render_train(
         train_args=group_args(words),
         vllm_extra=group_args([shlex.quote(a) for a in train.vllm_extra_args]),
     )
-    return Job("train", script, ctx.slurm_dir / "train.sbatch", after=after,
-               request=request(settings, train, train.gpus_per_node))
+    return Job(
+        "train",
+        script,
+        ctx.slurm_dir / "train.sbatch",
+        after=after,
+        request=request(settings, train, train.gpus_per_node),
+    )
 
 
 def _with_placeholders(arg: str, variables: dict[str, str]) -> str:

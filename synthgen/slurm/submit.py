@@ -23,10 +23,21 @@ from synthgen.slurm.render import Job, RenderContext, submit_script
 
 JOBS_FILE = "jobs.jsonl"
 # States after which a job no longer runs (a preempted job that Slurm requeues shows PENDING again).
-FINISHED_STATES = frozenset({
-    "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
-    "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED",
-})
+FINISHED_STATES = frozenset(
+    {
+        "COMPLETED",
+        "CANCELLED",
+        "FAILED",
+        "TIMEOUT",
+        "OUT_OF_MEMORY",
+        "NODE_FAIL",
+        "PREEMPTED",
+        "BOOT_FAIL",
+        "DEADLINE",
+        "SPECIAL_EXIT",
+        "REVOKED",
+    }
+)
 
 
 def write_jobs(ctx: RenderContext, jobs: list[Job]) -> list[Path]:
@@ -127,7 +138,8 @@ def active_jobs(job_ids: list[str]) -> list[str]:
         return []
     proc = subprocess.run(
         [_tool("squeue"), "-h", "-o", "%F %T", "--jobs", ",".join(job_ids)],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     if proc.returncode != 0:  # all of them gone: squeue calls the ids invalid
         return []

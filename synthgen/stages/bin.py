@@ -36,7 +36,7 @@ from synthgen.config.bin import Bin, BinSettings
 from synthgen.errors import UserError
 from synthgen.record_checks import BINNED_SPEC
 from synthgen.shards import StageDir, file_metadata, write_parquet_atomic, write_text_atomic
-from synthgen.stages.common import read_input
+from synthgen.stages.readiness import read_input
 
 STAGE = "bin"
 OUTSIDE = "bin_outside"  # a sibling of bin/
@@ -86,10 +86,13 @@ def balance(df: pl.DataFrame, bins: list[Bin], seed: int) -> tuple[pl.DataFrame,
     if not counts:
         return df.clear(), 0
     target = min(counts.values())
-    ranked = df.with_columns(
-        pl.Series("_rank", [_rank(seed, t) for t in df["turn_id"].to_list()], dtype=pl.Binary))
-    kept = (ranked.filter(pl.col("difficulty").is_not_null())
-            .sort("_rank").group_by("difficulty", maintain_order=True).head(target))
+    ranked = df.with_columns(pl.Series("_rank", [_rank(seed, t) for t in df["turn_id"].to_list()], dtype=pl.Binary))
+    kept = (
+        ranked.filter(pl.col("difficulty").is_not_null())
+        .sort("_rank")
+        .group_by("difficulty", maintain_order=True)
+        .head(target)
+    )
     # Back to input order within each bin (bins in scheme order), so balancing only removes rows.
     order = {b.name: i for i, b in enumerate(bins)}
     kept = kept.with_columns(pl.col("difficulty").replace_strict(order, return_dtype=pl.Int32).alias("_bin"))
@@ -130,8 +133,9 @@ def histogram_table(title: str, groups: dict[str, list[float]], buckets: int = 2
 def show(df: pl.DataFrame, written: pl.DataFrame, bins: list[Bin], console: Console) -> None:
     by_env = {env: df.filter(pl.col("env") == env)["pass_rate"].to_list() for env in sorted(df["env"].unique())}
     console.print(histogram_table("pass rates per environment (all kept problems)", by_env))
-    by_bin = {f"{b.name} {b.label()}": written.filter(pl.col("difficulty") == b.name)["pass_rate"].to_list()
-              for b in bins}
+    by_bin = {
+        f"{b.name} {b.label()}": written.filter(pl.col("difficulty") == b.name)["pass_rate"].to_list() for b in bins
+    }
     console.print(histogram_table("pass rates per bin (as written)", by_bin))
 
 
@@ -179,14 +183,21 @@ def _rows_of(table: pa.Table, df: pl.DataFrame) -> pa.Table:
     return taken.cast(BINNED)
 
 
-def run(settings: BinSettings, *, force: bool = False, plot_path: Path | None = None,
-        console: Console | None = None, out_console: Console | None = None) -> dict:
+def run(
+    settings: BinSettings,
+    *,
+    force: bool = False,
+    plot_path: Path | None = None,
+    console: Console | None = None,
+    out_console: Console | None = None,
+) -> dict:
+    plot_path = plot_path or (Path(settings.plot) if settings.plot else None)
     console = console or Console(stderr=True, soft_wrap=True)
     out_console = out_console or Console(soft_wrap=True)
     bins = settings.resolved()
     if plot_path is not None:
         pyplot()  # fail before any work when matplotlib is missing
-    found = read_input(settings, "filter", console, STAGE, hint=", or pass --input")
+    found = read_input(settings, "filter", console, STAGE, hint=", or pass --input-dir")
     stage = StageDir.of(settings.run_dir, STAGE)
     out = stage.path
     digest = settings.settings_hash()
@@ -194,25 +205,48 @@ def run(settings: BinSettings, *, force: bool = False, plot_path: Path | None = 
         if stage.is_done(stage.whole_shard) and not force:
             previous = (stage.done_info(stage.whole_shard) or {}).get("settings_hash")
             if previous != digest:
-                raise UserError(f"{out} was binned with other settings (hash {previous} vs {digest}); "
-                                f"use --force or another --run-dir")
+                raise UserError(
+                    f"{out} was binned with other settings (hash {previous} vs {digest}); "
+                    f"use --force or another --run-dir"
+                )
         table = found.read_table()
         df = assign(pl.from_arrow(table.select(["turn_id", "env", "pass_rate"])).with_row_index("_row"), bins)
         inside = df.filter(pl.col("difficulty").is_not_null())
         written, target = balance(inside, bins, settings.seed) if settings.balance else (inside, None)
         outside = where_outside(df, bins)
-        meta = file_metadata(STAGE, digest, {"settings": settings.hashed_view(),
-                                             "bins": {b.name: b.label() for b in bins}, **found.metadata()})
+        meta = file_metadata(
+            STAGE,
+            digest,
+            {"settings": settings.hashed_view(), "bins": {b.name: b.label() for b in bins}, **found.metadata()},
+        )
         counts_in = dict(inside.group_by("difficulty").len().iter_rows())
         summary = {
-            "stage": STAGE, "settings_hash": digest, "settings": settings.hashed_view(),
-            "input": str(found.stage.path), **found.metadata(), "input_rows": df.height,
-            "bins": {b.name: {"range": b.label(), "matched": counts_in.get(b.name, 0),
-                              "written": written.filter(pl.col("difficulty") == b.name).height} for b in bins},
-            "balanced_to": target, "outside": outside, "outside_written": settings.write_outside,
-            "by_env": {env: dict(sorted(((k or "outside"), n) for k, n in
-                                        df.filter(pl.col("env") == env).group_by("difficulty").len().iter_rows()))
-                       for env in sorted(df["env"].unique().to_list())},
+            "stage": STAGE,
+            "settings_hash": digest,
+            "settings": settings.hashed_view(),
+            "input": str(found.stage.path),
+            **found.metadata(),
+            "input_rows": df.height,
+            "bins": {
+                b.name: {
+                    "range": b.label(),
+                    "matched": counts_in.get(b.name, 0),
+                    "written": written.filter(pl.col("difficulty") == b.name).height,
+                }
+                for b in bins
+            },
+            "balanced_to": target,
+            "outside": outside,
+            "outside_written": settings.write_outside,
+            "by_env": {
+                env: dict(
+                    sorted(
+                        ((k or "outside"), n)
+                        for k, n in df.filter(pl.col("env") == env).group_by("difficulty").len().iter_rows()
+                    )
+                )
+                for env in sorted(df["env"].unique().to_list())
+            },
         }
         # Built beside the old bins and swapped in: a killed bin leaves the old bins or none.
         with stage.rebuild() as build:
@@ -221,8 +255,9 @@ def run(settings: BinSettings, *, force: bool = False, plot_path: Path | None = 
                 if rows.height:
                     write_parquet_atomic(build.group_part_path(b.name), _rows_of(table, rows), meta)
             write_text_atomic(build.path / SUMMARY, json.dumps(summary, indent=1, sort_keys=True) + "\n")
-            build.mark_done(stage.whole_shard, {"settings_hash": digest, "input": found.fingerprint(),
-                                                **found.metadata()})
+            build.mark_done(
+                stage.whole_shard, {"settings_hash": digest, "input": found.fingerprint(), **found.metadata()}
+            )
         outside_stage = StageDir.of(settings.run_dir, OUTSIDE)
         rows = df.filter(pl.col("difficulty").is_null())
         if settings.write_outside and rows.height:
@@ -235,14 +270,17 @@ def run(settings: BinSettings, *, force: bool = False, plot_path: Path | None = 
         plot(df, bins, plot_path)
         console.print(f"bin: plot written to {plot_path}")
     parts = ", ".join(f"{b.name} {summary['bins'][b.name]['written']}" for b in bins)
-    console.print(f"bin: wrote {written.height} of {df.height} problems to {out} ({settings.scheme}: {parts})"
-                  + (f", balanced to {target} per bin" if settings.balance else ""))
+    console.print(
+        f"bin: wrote {written.height} of {df.height} problems to {out} ({settings.scheme}: {parts})"
+        + (f", balanced to {target} per bin" if settings.balance else "")
+    )
     if outside["total"]:
-        console.print(f"bin: {outside['total']} problems fall outside every bin ({outside['below']} below "
-                      f"{bins[0].low:g}, {outside['between']} in gaps, {outside['above']} above "
-                      f"{max(b.high for b in bins):g}, {outside['no_pass_rate']} without a pass rate)"
-                      + (f"; written to {out.parent / OUTSIDE}" if settings.write_outside
-                         else "; --write-outside keeps them"))
+        console.print(
+            f"bin: {outside['total']} problems fall outside every bin ({outside['below']} below "
+            f"{bins[0].low:g}, {outside['between']} in gaps, {outside['above']} above "
+            f"{max(b.high for b in bins):g}, {outside['no_pass_rate']} without a pass rate)"
+            + (f"; written to {out.parent / OUTSIDE}" if settings.write_outside else "; --write-outside keeps them")
+        )
     empty = [b.name for b in bins if not summary["bins"][b.name]["written"]]
     if empty:
         console.print(f"bin: empty, so no folder: {', '.join(empty)}")

@@ -40,7 +40,7 @@ from synthgen.envs.base import Problem, Summary
 from synthgen.record_checks import read_parts
 from synthgen.records import CHAIN_LINKS, PROBLEMS, table_from_rows
 from synthgen.shards import StageDir, file_metadata
-from synthgen.stages.common import read_input
+from synthgen.stages.readiness import read_input
 from synthgen.stages.turn_loop import Interrupted, Plan, TurnLoop, TurnStage
 from synthgen.stages.turns import TurnRequest
 
@@ -171,9 +171,19 @@ class ChainStage(TurnStage):
             for attempt in range(1, self.settings.tries + 1):
                 if attempt > 1:
                     loop.expect_turns(+1)
-                req = TurnRequest(start["lineage_id"], start["seed_id"], env, "chain", position, "chain",
-                                  f"chain-{level}", previous=previous, summary=summary, target=(band.low, band.high),
-                                  key=f"{chain}:{level}:try{attempt}")
+                req = TurnRequest(
+                    start["lineage_id"],
+                    start["seed_id"],
+                    env,
+                    "chain",
+                    position,
+                    "chain",
+                    f"chain-{level}",
+                    previous=previous,
+                    summary=summary,
+                    target=(band.low, band.high),
+                    key=f"{chain}:{level}:try{attempt}",
+                )
                 outcome = await loop.turn(req)
                 if outcome is None:  # the next step would build on a try that never finished
                     loop.expect_turns(-(len(STEPS) - position + 1))
@@ -198,12 +208,16 @@ class ChainStage(TurnStage):
         self.report = {"chains": len(links) // 3, "starts": self.starts.height, "dropped_shared": dropped}
         outputs = ((self._dir("problems"), PROBLEMS, problems), (self._dir("links"), CHAIN_LINKS, links))
         for out, schema, data in outputs:
-            meta = file_metadata(out.stage, loop.digest, {"shard": loop.shard, "settings": self.settings.hashed_view(),
-                                                          **self.input_meta})
+            meta = file_metadata(
+                out.stage,
+                loop.digest,
+                {"shard": loop.shard, "settings": self.settings.hashed_view(), **self.input_meta},
+            )
             out.clear_shard(loop.shard)
             out.write_part(loop.shard, 0, table_from_rows(data, schema), meta)
-            out.mark_done(loop.shard, {"rows": len(data), "settings_hash": loop.digest, **self.report,
-                                       **self.input_meta})
+            out.mark_done(
+                loop.shard, {"rows": len(data), "settings_hash": loop.digest, **self.report, **self.input_meta}
+            )
         if dropped:
             loop.console.print(f"chain: left out {dropped} chain(s) sharing a problem with an earlier chain")
         if self.settings.disjoint and self.settings.num_shards == 1:
@@ -230,9 +244,18 @@ def assemble(starts, tried: dict, tries: int, bands: dict[str, Bin]) -> tuple[li
             continue
         used.update(ids)
         problems += rows
-        links += [{"link_id": f"{chain}:{position}", "chain_id": chain, "level": level, "position": position,
-                   "problem_id": row["problem_id"], "pass_rate": row["pass_rate"], "env": row["env"]}
-                  for position, (level, row) in enumerate(zip(("hard", *STEPS), rows))]
+        links += [
+            {
+                "link_id": f"{chain}:{position}",
+                "chain_id": chain,
+                "level": level,
+                "position": position,
+                "problem_id": row["problem_id"],
+                "pass_rate": row["pass_rate"],
+                "env": row["env"],
+            }
+            for position, (level, row) in enumerate(zip(("hard", *STEPS), rows))
+        ]
     return problems, links, dropped
 
 

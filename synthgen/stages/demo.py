@@ -31,24 +31,43 @@ def _roles(settings: DemoSettings, base_url: str) -> dict:
 
 
 def generate_settings(settings: DemoSettings, base_url: str) -> GenerateSettings:
-    return resolve_settings(GenerateSettings, {}, {
-        "run_dir": settings.run_dir, "envs": settings.envs, "turns": settings.turns, "attempts": settings.attempts,
-        "seed": settings.seed, "progress": settings.progress, "lineages_per_seed": 1, **_roles(settings, base_url),
-    })
+    return resolve_settings(
+        GenerateSettings,
+        {},
+        {
+            "run_dir": settings.run_dir,
+            "envs": settings.envs,
+            "turns": settings.turns,
+            "attempts": settings.attempts,
+            "seed": settings.seed,
+            "progress": settings.progress,
+            "lineages_per_seed": 1,
+            **_roles(settings, base_url),
+        },
+    )
 
 
 def chain_settings(settings: DemoSettings, base_url: str) -> ChainSettings:
     """Chains from the demo's hard bin, with the disjoint baseline beside them."""
-    return resolve_settings(ChainSettings, {}, {
-        "run_dir": settings.run_dir, "seed": settings.seed, "attempts": settings.attempts, "disjoint": True,
-        "progress": settings.progress, **_roles(settings, base_url),
-    })
+    return resolve_settings(
+        ChainSettings,
+        {},
+        {
+            "run_dir": settings.run_dir,
+            "seed": settings.seed,
+            "attempts": settings.attempts,
+            "disjoint": True,
+            "progress": settings.progress,
+            **_roles(settings, base_url),
+        },
+    )
 
 
 def curate(settings: DemoSettings, base_url: str, console: Console) -> None:
     """filter (default band, dedup) -> bin (the broad scheme) -> chain, on the demo's run directory."""
     from synthgen.stages import bin as bin_stage
-    from synthgen.stages import chain, filter as filter_stage
+    from synthgen.stages import chain
+    from synthgen.stages import filter as filter_stage
 
     run_dir = Path(settings.run_dir)
     filter_stage.run(FilterSettings(run_dir=run_dir), force=True, console=console)

@@ -43,7 +43,7 @@ from synthgen.envs import reasons as R
 from synthgen.errors import UserError
 from synthgen.records import PROBLEMS, REJECTS_EXTRA, with_fields
 from synthgen.shards import StageDir, file_metadata, write_text_atomic
-from synthgen.stages.common import read_input
+from synthgen.stages.readiness import read_input
 
 STAGE = "filter"
 KEPT = "kept"
@@ -71,8 +71,17 @@ def rule_reasons(df: pl.DataFrame, settings: FilterSettings) -> tuple[list[str |
     low, high = settings.band_low, settings.band_high
     reasons: list[str | None] = []
     details: list[str | None] = []
-    cols = ["turn_id", "valid", "reason", "reason_detail", "pass_rate", "attempts", "scored", "correct",
-            "infra_failures"]
+    cols = [
+        "turn_id",
+        "valid",
+        "reason",
+        "reason_detail",
+        "pass_rate",
+        "attempts",
+        "scored",
+        "correct",
+        "infra_failures",
+    ]
     for turn_id, valid, reason, detail, p, attempts, scored, correct, infra in df.select(cols).iter_rows():
         if not valid:
             if reason not in R.GENERATION:
@@ -107,8 +116,13 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
             detail = index.check(C.problem_text(*row), cfg.min_matches)
             if detail:
                 hits[i] = detail
-    summary = {"references": [str(r) for r in cfg.references], "reference_texts": len(refs),
-               "reference_ngrams": len(index), "ngram": cfg.ngram, "contaminated": len(hits)}
+    summary = {
+        "references": [str(r) for r in cfg.references],
+        "reference_texts": len(refs),
+        "reference_ngrams": len(index),
+        "ngram": cfg.ngram,
+        "contaminated": len(hits),
+    }
     return hits, summary
 
 
@@ -116,8 +130,9 @@ def _distance(p: float | None) -> float:
     return round(abs((p if p is not None else 0.0) - 0.5), 9)
 
 
-def dedup_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings,
-                  prior: pl.DataFrame | None = None) -> tuple[dict[int, str], dict]:
+def dedup_reasons(
+    df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings, prior: pl.DataFrame | None = None
+) -> tuple[dict[int, str], dict]:
     """Rule 5: {row: detail} for near-duplicates among `alive` rows, and a summary.
 
     Per cluster the row with pass rate closest to 0.5 stays (ties: lowest turn, then turn_id);
@@ -127,8 +142,11 @@ def dedup_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings,
 
     cfg = settings.dedup
     rows = np.flatnonzero(alive)
-    prior = prior if prior is not None and prior.height else pl.DataFrame(
-        schema={"problem_id": pl.String, "env": pl.String, "code": pl.String, "message": pl.String})
+    prior = (
+        prior
+        if prior is not None and prior.height
+        else pl.DataFrame(schema={"problem_id": pl.String, "env": pl.String, "code": pl.String, "message": pl.String})
+    )
     if not cfg.enabled or len(rows) == 0:
         return {}, {"enabled": cfg.enabled, "clusters": 0, "near_duplicates": 0}
     started = time.perf_counter()
@@ -140,9 +158,15 @@ def dedup_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings,
     if cfg.per_env:
         codes = {e: k for k, e in enumerate(sorted(set(envs)))}
         groups = np.array([codes[e] for e in envs], dtype=np.int64)
-    params = dedup.MinHashParams(threshold=cfg.threshold, num_perm=cfg.num_perm, ngram=cfg.ngram,
-                                 seed=cfg.seed, verify=cfg.verify, recall_weight=cfg.recall_weight,
-                                 hash=cfg.hash)
+    params = dedup.MinHashParams(
+        threshold=cfg.threshold,
+        num_perm=cfg.num_perm,
+        ngram=cfg.ngram,
+        seed=cfg.seed,
+        verify=cfg.verify,
+        recall_weight=cfg.recall_weight,
+        hash=cfg.hash,
+    )
     labels = dedup.near_duplicate_labels(texts, params, groups=groups, workers=cfg.workers)
     n_new = len(rows)
     members: dict[int, list[int]] = {}
@@ -170,18 +194,29 @@ def dedup_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings,
         keep = min(new, key=lambda k: (_distance(pass_rates[k]), turns[k], turn_ids[k]))
         for k in new:
             if k != keep:
-                hits[int(rows[k])] = (f"near-duplicate of problem {pids[keep]} (turn {turn_ids[keep]}, "
-                                      f"pass rate {pass_rates[keep]:.4g}; cluster of {len(new)})")
-    summary = {"enabled": True, "threshold": cfg.threshold, "num_perm": cfg.num_perm, "ngram": cfg.ngram,
-               "lsh_bands_rows": list(dedup.lsh_shape(cfg.threshold, cfg.num_perm, cfg.recall_weight)),
-               "compared": n_new, "earlier_run_problems": prior.height, "clusters": clusters,
-               "near_duplicates": len(hits), "of_earlier_runs": against,
-               "seconds": round(time.perf_counter() - started, 3)}
+                hits[int(rows[k])] = (
+                    f"near-duplicate of problem {pids[keep]} (turn {turn_ids[keep]}, "
+                    f"pass rate {pass_rates[keep]:.4g}; cluster of {len(new)})"
+                )
+    summary = {
+        "enabled": True,
+        "threshold": cfg.threshold,
+        "num_perm": cfg.num_perm,
+        "ngram": cfg.ngram,
+        "lsh_bands_rows": list(dedup.lsh_shape(cfg.threshold, cfg.num_perm, cfg.recall_weight)),
+        "compared": n_new,
+        "earlier_run_problems": prior.height,
+        "clusters": clusters,
+        "near_duplicates": len(hits),
+        "of_earlier_runs": against,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
     return hits, summary
 
 
-def decide(df: pl.DataFrame, settings: FilterSettings, prior: pl.DataFrame | None = None
-           ) -> tuple[list[str | None], list[str | None], dict[str, Any]]:
+def decide(
+    df: pl.DataFrame, settings: FilterSettings, prior: pl.DataFrame | None = None
+) -> tuple[list[str | None], list[str | None], dict[str, Any]]:
     """Every row's reject reason (None = kept) and detail, plus the rule summaries."""
     reasons, details = rule_reasons(df, settings)
     alive = np.array([r is None for r in reasons], dtype=bool)
@@ -196,22 +231,35 @@ def decide(df: pl.DataFrame, settings: FilterSettings, prior: pl.DataFrame | Non
 
 # -- the stage --------------------------------------------------------------------------------------
 def summarize(df: pl.DataFrame, reasons: list[str | None], settings: FilterSettings, extra: dict) -> dict:
-    frame = df.select("env", "turn", "mode").with_columns(
-        pl.Series("reject", reasons, dtype=pl.String))
+    frame = df.select("env", "turn", "mode").with_columns(pl.Series("reject", reasons, dtype=pl.String))
     kept = frame.filter(pl.col("reject").is_null())
-    counts = {code: 0 for code in R.GENERATION + R.FILTER}
+    counts = dict.fromkeys(R.GENERATION + R.FILTER, 0)
     for code, n in frame.drop_nulls("reject").group_by("reject").len().iter_rows():
         counts[code] = n
     by_env = {}
     for env in sorted(frame["env"].unique().to_list()):
         part = frame.filter(pl.col("env") == env)
-        by_env[env] = {"input": part.height, "kept": part["reject"].null_count(),
-                       "reasons": dict(sorted(part.drop_nulls("reject").group_by("reject").len().iter_rows()))}
-    by_turn = {str(t): {"input": n, "kept": kept.filter(pl.col("turn") == t).height}
-               for t, n in sorted(frame.group_by("turn").len().iter_rows())}
-    return {"stage": STAGE, "settings_hash": settings.settings_hash(), "settings": settings.hashed_view(),
-            "input_rows": df.height, "kept": kept.height, "rejected": df.height - kept.height,
-            "reasons": counts, "by_env": by_env, "by_turn": by_turn, **extra}
+        by_env[env] = {
+            "input": part.height,
+            "kept": part["reject"].null_count(),
+            "reasons": dict(sorted(part.drop_nulls("reject").group_by("reject").len().iter_rows())),
+        }
+    by_turn = {
+        str(t): {"input": n, "kept": kept.filter(pl.col("turn") == t).height}
+        for t, n in sorted(frame.group_by("turn").len().iter_rows())
+    }
+    return {
+        "stage": STAGE,
+        "settings_hash": settings.settings_hash(),
+        "settings": settings.hashed_view(),
+        "input_rows": df.height,
+        "kept": kept.height,
+        "rejected": df.height - kept.height,
+        "reasons": counts,
+        "by_env": by_env,
+        "by_turn": by_turn,
+        **extra,
+    }
 
 
 def _write_parts(stage: StageDir, shard: str, table: pa.Table, rows_per_part: int, meta: dict) -> int:
@@ -223,7 +271,7 @@ def _write_parts(stage: StageDir, shard: str, table: pa.Table, rows_per_part: in
 
 def run(settings: FilterSettings, *, force: bool = False, console: Console | None = None) -> dict:
     console = console or Console(stderr=True, soft_wrap=True)
-    found = read_input(settings, "generate", console, STAGE, hint=", or pass --input")
+    found = read_input(settings, "generate", console, STAGE, hint=", or pass --input-dir")
     stage = StageDir.of(settings.run_dir, STAGE)
     digest = settings.settings_hash()
     with stage.lock():
@@ -231,8 +279,10 @@ def run(settings: FilterSettings, *, force: bool = False, console: Console | Non
         info = stage.done_info(KEPT)
         if info is not None and not force:
             if info.get("settings_hash") != digest:
-                raise UserError(f"{stage.path} was filtered with other settings (hash {info.get('settings_hash')} "
-                                f"vs {digest}); use --force or another --run-dir")
+                raise UserError(
+                    f"{stage.path} was filtered with other settings (hash {info.get('settings_hash')} "
+                    f"vs {digest}); use --force or another --run-dir"
+                )
             if info.get("input") == print_ and (stage.path / STATS_FILE).is_file():
                 console.print(f"filter: {stage.path} is up to date with {found.stage.path}; nothing to do")
                 return json.loads((stage.path / STATS_FILE).read_text())
@@ -251,15 +301,25 @@ def run(settings: FilterSettings, *, force: bool = False, console: Console | Non
                 rejects = build.sub(REJECTS_SHARD)
                 dropped = table.filter(pc.invert(keep))
                 mask = [r is not None for r in reasons]
-                dropped = dropped.append_column(REJECTS_EXTRA[0], pa.array([r for r, m in zip(reasons, mask) if m],
-                                                                           pa.string()))
-                dropped = dropped.append_column(REJECTS_EXTRA[1], pa.array([d for d, m in zip(details, mask) if m],
-                                                                           pa.string()))
+                dropped = dropped.append_column(
+                    REJECTS_EXTRA[0], pa.array([r for r, m in zip(reasons, mask) if m], pa.string())
+                )
+                dropped = dropped.append_column(
+                    REJECTS_EXTRA[1], pa.array([d for d, m in zip(details, mask) if m], pa.string())
+                )
                 _write_parts(rejects, REJECTS_SHARD, dropped.cast(REJECTS), settings.rows_per_part, meta)
                 rejects.mark_done(REJECTS_SHARD, {"settings_hash": digest, "rows": dropped.num_rows})
             write_text_atomic(build.path / STATS_FILE, json.dumps(stats, indent=1, sort_keys=True) + "\n")
-            build.mark_done(KEPT, {"settings_hash": digest, "input": print_, "rows": kept_table.num_rows,
-                                   "parts": n_parts, **found.metadata()})
+            build.mark_done(
+                KEPT,
+                {
+                    "settings_hash": digest,
+                    "input": print_,
+                    "rows": kept_table.num_rows,
+                    "parts": n_parts,
+                    **found.metadata(),
+                },
+            )
     report(stats, console)
     return stats
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterator
 
 import polars as pl
 from rich.console import Console
@@ -26,7 +25,7 @@ from rich.console import Console
 from synthgen.config.generate import GenerateSettings
 from synthgen.envs import get_env
 from synthgen.shards import StageDir
-from synthgen.stages.common import read_input
+from synthgen.stages.readiness import read_input
 from synthgen.stages.turn_loop import Interrupted, Plan, TurnLoop, TurnStage
 from synthgen.stages.turns import TurnRequest
 
@@ -124,8 +123,19 @@ class GenerateStage(TurnStage):
         turns = self.settings.turns
         for turn in range(1, turns + 1):
             kind, strategy = ("mutate", summary.strategy) if previous is not None else ("first", "first")
-            req = TurnRequest(item.lineage_id, item.seed_id, env, "multi", turn, kind, strategy,
-                              seed_text=item.seed_text, previous=previous, summary=summary, feedback=feedback)
+            req = TurnRequest(
+                item.lineage_id,
+                item.seed_id,
+                env,
+                "multi",
+                turn,
+                kind,
+                strategy,
+                seed_text=item.seed_text,
+                previous=previous,
+                summary=summary,
+                feedback=feedback,
+            )
             outcome = await loop.turn(req)
             if outcome is None:  # later turns would build on a turn that never finished
                 loop.expect_turns(-(turns - turn + 1))
@@ -142,8 +152,17 @@ class GenerateStage(TurnStage):
         answers = await loop.llm.complete("teacher", loop.runner.teacher_messages(first), k, key=first.turn_id)
 
         async def sample(i: int, answer) -> None:
-            req = TurnRequest(f"{item.lineage_id}:s{i}", item.seed_id, env, "single", 1, "first", "first",
-                              seed_text=item.seed_text, sample=i)
+            req = TurnRequest(
+                f"{item.lineage_id}:s{i}",
+                item.seed_id,
+                env,
+                "single",
+                1,
+                "first",
+                "first",
+                seed_text=item.seed_text,
+                sample=i,
+            )
             if await loop.turn(req, completion=answer) is None:
                 loop.expect_turns(-1)
 

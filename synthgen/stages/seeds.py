@@ -17,8 +17,8 @@ import hashlib
 import heapq
 import random
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 from rich.console import Console
 
@@ -27,7 +27,7 @@ from synthgen.errors import UserError
 from synthgen.records import SEEDS, seed_id, table_from_rows
 from synthgen.shards import StageDir, file_metadata
 from synthgen.stages import seed_sources
-from synthgen.stages.common import check_finished
+from synthgen.stages.readiness import check_finished
 
 STAGE = "seeds"
 
@@ -183,6 +183,7 @@ def run(settings: SeedsSettings, *, force: bool = False, console: Console | None
 def _ranked(settings: SeedsSettings, console: Console) -> list[tuple[str, Window]]:
     """Every source scanned; the n winning windows in priority order (a UserError if none)."""
     with console.status("seeds: scanning sources") as status:
+
         def windows() -> Iterator[Window]:
             for count, doc in enumerate(documents(settings), 1):
                 if count % 200 == 0:
@@ -192,7 +193,5 @@ def _ranked(settings: SeedsSettings, console: Console) -> list[tuple[str, Window
         ranked = select(windows(), settings.n, settings.seed)
     if not ranked:
         where = ", ".join(settings.paths) or str(seed_sources.default_source_dir())
-        raise UserError(
-            f"no snippet of {settings.min_lines}-{settings.max_lines} lines of code found in {where}"
-        )
+        raise UserError(f"no snippet of {settings.min_lines}-{settings.max_lines} lines of code found in {where}")
     return ranked

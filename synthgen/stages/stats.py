@@ -83,17 +83,25 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
     filter_stats = _json(run / "filter" / "stats.json")
 
     if gen is not None:
-        stages["generate"] = {"rows": gen.height, "valid": int(gen["valid"].sum()),
-                              "invalid": gen.height - int(gen["valid"].sum()),
-                              "seeds": gen["seed_id"].n_unique(), "lineages": gen["lineage_id"].n_unique(),
-                              "shards_done": len(generate.done_shards())}
+        stages["generate"] = {
+            "rows": gen.height,
+            "valid": int(gen["valid"].sum()),
+            "invalid": gen.height - int(gen["valid"].sum()),
+            "seeds": gen["seed_id"].n_unique(),
+            "lineages": gen["lineage_id"].n_unique(),
+            "shards_done": len(generate.done_shards()),
+        }
     else:
         stages["generate"] = None
-    stages["filter"] = None if kept_frame is None and filter_stats is None else {
-        "kept": len(kept_ids or ()),
-        "rejected": filter_stats.get("rejected") if filter_stats else None,
-        "input_rows": filter_stats.get("input_rows") if filter_stats else None,
-    }
+    stages["filter"] = (
+        None
+        if kept_frame is None and filter_stats is None
+        else {
+            "kept": len(kept_ids or ()),
+            "rejected": filter_stats.get("rejected") if filter_stats else None,
+            "input_rows": filter_stats.get("input_rows") if filter_stats else None,
+        }
+    )
     bin_stage = StageDir.of(run, "bin")
     bin_summary = _json(bin_stage.path / "summary.json")
     if bin_summary:
@@ -118,15 +126,19 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         out["tokens"] = _tokens(gen, len(kept_ids) if kept_ids is not None else None)
         if chain_tokens is not None:
             out["tokens"]["chain"] = chain_tokens
-        out["pass_rate_histograms"] = {"generated_valid": {
-            env: _hist(gen.filter(pl.col("valid") & (pl.col("env") == env))["pass_rate"].to_list(), b)
-            for env in sorted(gen["env"].unique().to_list())}}
+        out["pass_rate_histograms"] = {
+            "generated_valid": {
+                env: _hist(gen.filter(pl.col("valid") & (pl.col("env") == env))["pass_rate"].to_list(), b)
+                for env in sorted(gen["env"].unique().to_list())
+            }
+        }
     if filter_stats:
         out["reasons"]["filter"] = {k: v for k, v in filter_stats.get("reasons", {}).items() if k in R.FILTER and v}
     if kept_frame is not None:
         out.setdefault("pass_rate_histograms", {})["kept"] = {
             env: _hist(kept_frame.filter(pl.col("env") == env)["pass_rate"].to_list(), b)
-            for env in sorted(kept_frame["env"].unique().to_list())}
+            for env in sorted(kept_frame["env"].unique().to_list())
+        }
     return out
 
 
@@ -151,8 +163,10 @@ def _chain(run: Path) -> tuple[dict | None, dict | None]:
     if frame is not None:
         info["tries"] = frame.height
         sums = {c: int(frame[c].fill_null(0).sum()) for c in TOKENS}
-        tokens = {role: {"in": sums[f"{role}_tokens_in"], "out": sums[f"{role}_tokens_out"]}
-                  for role in ("teacher", "student")}
+        tokens = {
+            role: {"in": sums[f"{role}_tokens_in"], "out": sums[f"{role}_tokens_out"]}
+            for role in ("teacher", "student")
+        }
     return info, tokens
 
 
@@ -165,9 +179,16 @@ def _turns(gen: pl.DataFrame, have_kept: bool) -> list[dict]:
     rows = []
     for (mode, turn), part in sorted(gen.group_by(["mode", "turn"]), key=lambda kv: (str(kv[0][0]), kv[0][1])):
         valid = part.filter(pl.col("valid"))
-        rows.append({"mode": mode, "turn": int(turn), "generated": part.height, "valid": valid.height,
-                     "kept": int(part["kept"].sum()) if have_kept else None,
-                     "mean_pass_rate": _mean(valid["pass_rate"])})
+        rows.append(
+            {
+                "mode": mode,
+                "turn": int(turn),
+                "generated": part.height,
+                "valid": valid.height,
+                "kept": int(part["kept"].sum()) if have_kept else None,
+                "mean_pass_rate": _mean(valid["pass_rate"]),
+            }
+        )
     return rows
 
 
@@ -180,8 +201,13 @@ def _modes(gen: pl.DataFrame, have_kept: bool) -> dict | None:
         part = gen.filter(pl.col("mode") == mode)
         seeds = part["seed_id"].n_unique()
         kept = int(part["kept"].sum()) if have_kept else None
-        out[mode] = {"seeds": seeds, "generated": part.height, "valid": int(part["valid"].sum()), "kept": kept,
-                     "kept_per_seed": round(kept / seeds, 4) if kept is not None and seeds else None}
+        out[mode] = {
+            "seeds": seeds,
+            "generated": part.height,
+            "valid": int(part["valid"].sum()),
+            "kept": kept,
+            "kept_per_seed": round(kept / seeds, 4) if kept is not None and seeds else None,
+        }
     m, s = out["multi"]["kept_per_seed"], out["single"]["kept_per_seed"]
     out["multi_over_single"] = round(m / s, 3) if m is not None and s else None
     return out
@@ -192,8 +218,12 @@ def _tokens(gen: pl.DataFrame, kept: int | None) -> dict:
     out: dict[str, Any] = {"kept_problems": kept}
     for role in ("teacher", "student"):
         tin, tout = sums[f"{role}_tokens_in"], sums[f"{role}_tokens_out"]
-        out[role] = {"in": tin, "out": tout, "total": tin + tout,
-                     "per_kept": round((tin + tout) / kept, 1) if kept else None}
+        out[role] = {
+            "in": tin,
+            "out": tout,
+            "total": tin + tout,
+            "per_kept": round((tin + tout) / kept, 1) if kept else None,
+        }
     total = out["teacher"]["total"] + out["student"]["total"]
     out["total"] = {"total": total, "per_kept": round(total / kept, 1) if kept else None}
     out["counting"] = TOKEN_RULE
@@ -221,31 +251,71 @@ def show(data: dict[str, Any], console: Console) -> None:
             rows.append([name, ", ".join(f"{k} {v}" for k, v in info.items() if v is not None)])
     console.print(_table("stages", ["stage", "rows"], rows, left=(0, 1)))
     if data.get("turns"):
-        console.print(_table("yield per turn", ["mode", "turn", "generated", "valid", "kept", "mean pass rate"],
-                             [[t["mode"], t["turn"], t["generated"], t["valid"], t["kept"], t["mean_pass_rate"]]
-                              for t in data["turns"]]))
+        console.print(
+            _table(
+                "yield per turn",
+                ["mode", "turn", "generated", "valid", "kept", "mean pass rate"],
+                [
+                    [t["mode"], t["turn"], t["generated"], t["valid"], t["kept"], t["mean_pass_rate"]]
+                    for t in data["turns"]
+                ],
+            )
+        )
     reasons = [["generation", k, v] for k, v in data["reasons"]["generation"].items()]
     reasons += [["filter", k, v] for k, v in data["reasons"]["filter"].items()]
     if reasons:
         console.print(_table("reject reasons", ["stage", "reason", "rows"], reasons, left=(0, 1)))
     for kind, groups in data.get("pass_rate_histograms", {}).items():
-        console.print(_table(f"pass rates ({kind.replace('_', ' ')})", ["env", "n", "0" + "·" * (len(data["histogram_edges"]) - 3) + "1"],
-                             [[env, sum(c), sparkline(c)] for env, c in groups.items()], left=(0, 2)))
+        console.print(
+            _table(
+                f"pass rates ({kind.replace('_', ' ')})",
+                ["env", "n", "0" + "·" * (len(data["histogram_edges"]) - 3) + "1"],
+                [[env, sum(c), sparkline(c)] for env, c in groups.items()],
+                left=(0, 2),
+            )
+        )
     modes = data.get("modes")
     if modes:
-        console.print(_table("multi-turn vs single-turn", ["mode", "seeds", "generated", "valid", "kept", "kept/seed"],
-                             [[m, *(modes[m][k] for k in ("seeds", "generated", "valid", "kept", "kept_per_seed"))]
-                              for m in ("multi", "single")]))
+        console.print(
+            _table(
+                "multi-turn vs single-turn",
+                ["mode", "seeds", "generated", "valid", "kept", "kept/seed"],
+                [
+                    [m, *(modes[m][k] for k in ("seeds", "generated", "valid", "kept", "kept_per_seed"))]
+                    for m in ("multi", "single")
+                ],
+            )
+        )
         console.print(f"multi/single kept per seed: {modes['multi_over_single']}")
     tokens = data.get("tokens")
     if tokens:
         title = f"tokens of the generated rows (kept problems: {tokens['kept_problems']})"
-        console.print(_table(title, ["role", "in", "out", "total", "per kept"],
-                             [[r, tokens[r]["in"], tokens[r]["out"], tokens[r]["total"], tokens[r]["per_kept"]]
-                              for r in ("teacher", "student")]
-                             + [["all", None, None, tokens["total"]["total"], tokens["total"]["per_kept"]]]))
+        console.print(
+            _table(
+                title,
+                ["role", "in", "out", "total", "per kept"],
+                [
+                    [r, tokens[r]["in"], tokens[r]["out"], tokens[r]["total"], tokens[r]["per_kept"]]
+                    for r in ("teacher", "student")
+                ]
+                + [["all", None, None, tokens["total"]["total"], tokens["total"]["per_kept"]]],
+            )
+        )
         console.print(f"tokens: {TOKEN_RULE}")
         chain = tokens.get("chain")
         if chain:
-            console.print("chain stage tokens (on top): "
-                          + "; ".join(f"{r} in {chain[r]['in']} out {chain[r]['out']}" for r in ("teacher", "student")))
+            console.print(
+                "chain stage tokens (on top): "
+                + "; ".join(f"{r} in {chain[r]['in']} out {chain[r]['out']}" for r in ("teacher", "student"))
+            )
+
+
+def print_stats(settings: StatsSettings) -> None:
+    """`synthgen stats RUN_DIR`: the table on the terminal, or JSON with --json."""
+    import json
+
+    data = collect(settings)
+    if settings.as_json:
+        print(json.dumps(data, indent=1, sort_keys=True))
+    else:
+        show(data, Console(soft_wrap=True))

@@ -33,10 +33,11 @@ import asyncio
 import signal
 from abc import ABC, abstractmethod
 from collections import Counter
+from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import polars as pl
 from rich.console import Console
@@ -45,7 +46,7 @@ from synthgen import errors
 from synthgen.errors import InfraIncomplete
 from synthgen.records import PROBLEMS
 from synthgen.shards import StageDir
-from synthgen.stages.common import check_finished, shard_name
+from synthgen.stages.readiness import check_finished
 from synthgen.stages.turn_report import TOKEN_COLUMNS, LiveProgress, TurnStats, summary_table, write_stats
 from synthgen.stages.turns import TurnOutcome, TurnRequest, TurnRunner
 from synthgen.stages.writer import ShardWriter
@@ -93,7 +94,7 @@ class TurnStage(ABC):
     def stats_path(self, shard: str) -> Path:
         return self.rows_dir().path / f"stats-{shard}.json"
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027 (an optional hook, not an abstract step)
         """Read the inputs; runs before any output is touched (bad input -> UserError, exit 2)."""
 
     @abstractmethod
@@ -101,14 +102,14 @@ class TurnStage(ABC):
         """The units left, given the key columns of the rows already on disk (None: a fresh shard)."""
 
     @abstractmethod
-    async def run_unit(self, item: Any, loop: "TurnLoop") -> None:
+    async def run_unit(self, item: Any, loop: TurnLoop) -> None:
         """Run one unit through `loop.turn(...)`; return early when a turn comes back None."""
 
     def marker_info(self) -> dict[str, Any]:
         """Extra figures for the rows' `.done` marker."""
         return {}
 
-    def finish(self, loop: "TurnLoop") -> str:
+    def finish(self, loop: TurnLoop) -> str:
         """After every unit finished and the rows are marked: write other outputs; return a title."""
         return f"{self.name} {loop.shard}: {loop.writer.written} rows in {self.rows_dir().path}"
 
@@ -120,7 +121,7 @@ class TurnLoop:
         self.stage, self.force = stage, force
         self.settings = stage.settings
         self.console = console or Console(stderr=True)
-        self.shard = shard_name(self.settings.shard, self.settings.num_shards)
+        self.shard = StageDir.shard_name(self.settings.shard, self.settings.num_shards)
         self.digest = self.settings.settings_hash()
         self.failures: Counter = Counter()  # infra failures of this run, by kind
         self.stats = TurnStats(units=stage.units)
@@ -164,22 +165,34 @@ class TurnLoop:
             self.console.print(f"{stage.name}: {self.shard} already finished in {done_dir.path}; skipping")
             return done_dir
         stage.prepare()
-        self.writer = ShardWriter(stage.rows_dir(), self.shard, PROBLEMS, self.digest,
-                                  max_rows=settings.max_buffer_rows,
-                                  extra_meta={"settings": settings.hashed_view(), **stage.input_meta})
+        self.writer = ShardWriter(
+            stage.rows_dir(),
+            self.shard,
+            PROBLEMS,
+            self.digest,
+            max_rows=settings.max_buffer_rows,
+            extra_meta={"settings": settings.hashed_view(), **stage.input_meta},
+        )
         on_disk = self.writer.resume(force=self.force, columns=stage.resume_columns)
         plan = stage.plan(on_disk)
         del on_disk
         self.stats.units_total, self.stats.units_done = plan.units_total, plan.units_done
         if self.writer.written:
-            self.console.print(f"{stage.name}: resuming {self.shard}: {self.writer.written} rows on disk, "
-                               f"{plan.units_total - plan.units_done} {stage.units} to go")
+            self.console.print(
+                f"{stage.name}: resuming {self.shard}: {self.writer.written} rows on disk, "
+                f"{plan.units_total - plan.units_done} {stage.units} to go"
+            )
         caught = await self._run_plan(plan)
         self.writer.flush()
         whole = self._shard_stats()
-        info = {"shard": self.shard, "num_shards": settings.num_shards, "settings_hash": self.digest,
-                "isolation": self._isolation, "finished": not caught and not self.failures,
-                "infra_failures": dict(sorted(self.failures.items()))}
+        info = {
+            "shard": self.shard,
+            "num_shards": settings.num_shards,
+            "settings_hash": self.digest,
+            "isolation": self._isolation,
+            "finished": not caught and not self.failures,
+            "infra_failures": dict(sorted(self.failures.items())),
+        }
         write_stats(stage.stats_path(self.shard), whole, self._usage, info)
         if caught:
             raise Interrupted(caught[0], stage.name)
@@ -193,8 +206,10 @@ class TurnLoop:
     def failure_line(self) -> str:
         n = sum(self.failures.values())
         kinds = ", ".join(f"{kind} x{count}" for kind, count in self.failures.most_common())
-        return (f"{n} turn{'s' if n != 1 else ''} failed on infrastructure ({kinds}); "
-                "finished rows are saved, re-run to retry them")
+        return (
+            f"{n} turn{'s' if n != 1 else ''} failed on infrastructure ({kinds}); "
+            "finished rows are saved, re-run to retry them"
+        )
 
     async def _run_plan(self, plan: Plan) -> list[int]:
         """Run the plan's units; returns the stop signals caught (empty when it ran to the end)."""
@@ -213,9 +228,15 @@ class TurnLoop:
                 with SandboxPool(workers=settings.sandbox.workers, allow_unsafe=settings.sandbox.allow_unsafe) as pool:
                     self._isolation = pool.isolation
                     self.runner = TurnRunner(llm, pool, settings, self.digest)
-                    self.progress = LiveProgress(self.stats, llm, self.console, label=self.stage.name,
-                                                 total=self.writer.written + plan.turns_todo,
-                                                 completed=self.writer.written, enabled=settings.progress)
+                    self.progress = LiveProgress(
+                        self.stats,
+                        llm,
+                        self.console,
+                        label=self.stage.name,
+                        total=self.writer.written + plan.turns_todo,
+                        completed=self.writer.written,
+                        enabled=settings.progress,
+                    )
                     with self.progress:
                         await self._keep_running(iter(plan.items), max(1, settings.max_in_flight), stop)
                 self._usage, self._usage_line = llm.usage.as_dict(), llm.usage.summary()
@@ -261,8 +282,9 @@ class TurnLoop:
     def _shard_stats(self) -> TurnStats:
         """Turn statistics recounted from every row of the shard on disk (also after a resume)."""
         live = self.stats
-        whole = TurnStats(units=live.units, units_total=live.units_total, units_done=live.units_done,
-                          started=live.started)
+        whole = TurnStats(
+            units=live.units, units_total=live.units_total, units_done=live.units_done, started=live.started
+        )
         rows_dir = self.stage.rows_dir()
         columns = ["turn", "valid", "reason", "pass_rate", "attempts", *TOKEN_COLUMNS]
         for part in rows_dir.shard_parts(self.shard):

@@ -109,8 +109,17 @@ class LiveProgress:
     of turns, which it corrects as it learns (a chain's extra try, a lineage stopped by a failure).
     """
 
-    def __init__(self, stats: TurnStats, llm, console: Console, *, total: int, completed: int = 0,
-                 enabled: bool = True, label: str = "generate"):
+    def __init__(
+        self,
+        stats: TurnStats,
+        llm,
+        console: Console,
+        *,
+        total: int,
+        completed: int = 0,
+        enabled: bool = True,
+        label: str = "generate",
+    ):
         self.stats, self.llm, self.console, self.enabled = stats, llm, console, enabled
         self.total, self.completed = total, completed
         self.progress = Progress(

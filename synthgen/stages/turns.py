@@ -80,8 +80,9 @@ class TurnRunner:
         # helper's teacher_messages takes them; until then only where the signature accepts them.
         accepted = _prompt_keywords(type(req.env).teacher_messages)
         extra = {k: v for k, v in extra.items() if v is not None and k in accepted}
-        return req.env.teacher_messages(req.kind, seed_text=req.seed_text, previous=req.previous,
-                                        summary=req.summary, **extra)
+        return req.env.teacher_messages(
+            req.kind, seed_text=req.seed_text, previous=req.previous, summary=req.summary, **extra
+        )
 
     async def run(self, req: TurnRequest, completion=None) -> TurnOutcome:
         """Run one turn; `completion` lets a caller pass a teacher answer it already holds."""
@@ -122,8 +123,13 @@ class TurnRunner:
         # Prompt tokens sit on the first sample of each request, completion tokens on every sample.
         row["student_tokens_in"] = sum(a.prompt_tokens for a in answers)
         row["student_tokens_out"] = sum(a.completion_tokens for a in answers)
-        rewards = await req.env.rewards(problem, [a.content for a in answers], self.pool, self.settings.sandbox,
-                                        truncated=[a.status == "truncated" for a in answers])
+        rewards = await req.env.rewards(
+            problem,
+            [a.content for a in answers],
+            self.pool,
+            self.settings.sandbox,
+            truncated=[a.status == "truncated" for a in answers],
+        )
         broken = next((r for r in rewards if r.status == "infra"), None)
         if broken is not None:
             return TurnOutcome(row, infra="sandbox")

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from synthgen import record_checks as checks
 from synthgen import records
@@ -28,8 +29,19 @@ from synthgen.shards import StageDir
 
 log = logging.getLogger(__name__)
 
-KEEP = ("problem_id", "env", "code", "inputs", "outputs", "message", "pre_test_code", "test_code",
-        "visible_count", "difficulty", "pass_rate")
+KEEP = (
+    "problem_id",
+    "env",
+    "code",
+    "inputs",
+    "outputs",
+    "message",
+    "pre_test_code",
+    "test_code",
+    "visible_count",
+    "difficulty",
+    "pass_rate",
+)
 
 PromptFn = Callable[[dict], list]
 
@@ -52,8 +64,9 @@ def _problems(path: Path) -> list[dict[str, Any]] | None:
 def _chain_rows(folder: Path) -> list[dict[str, Any]]:
     """A chain stage folder: every level of every chain (hard start included), the link's level as
     difficulty. A linked problem missing from `problems/` is an error, never a silently lost level."""
-    links = checks.read_parts(_finished_parts(folder / "links", "chain/links"), checks.CHAIN_LINKS_SPEC,
-                              ["problem_id", "level"])
+    links = checks.read_parts(
+        _finished_parts(folder / "links", "chain/links"), checks.CHAIN_LINKS_SPEC, ["problem_id", "level"]
+    )
     levels = dict(zip(links.column("problem_id").to_pylist(), links.column("level").to_pylist()))
     rows: dict[str, dict[str, Any]] = {}
     for path in _finished_parts(folder / "problems", "chain/problems"):
@@ -63,8 +76,10 @@ def _chain_rows(folder: Path) -> list[dict[str, Any]]:
     missing = Counter(level for problem_id, level in levels.items() if problem_id not in rows)
     if missing:
         lost = ", ".join(f"{n} {level}" for level, n in sorted(missing.items()))
-        raise UserError(f"chain folder {folder}: linked problems missing from problems/ ({lost}); "
-                        "re-run `synthgen chain --force` to rebuild it")
+        raise UserError(
+            f"chain folder {folder}: linked problems missing from problems/ ({lost}); "
+            "re-run `synthgen chain --force` to rebuild it"
+        )
     return list(rows.values())
 
 
@@ -110,8 +125,9 @@ def load_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
         elif not row.get("outputs"):
             why = "no gold outputs"
         elif row.get("problem_id") is None:
-            row["problem_id"] = records.problem_id(row["env"], row["code"] or "", row.get("inputs") or [],
-                                                   row.get("message"))
+            row["problem_id"] = records.problem_id(
+                row["env"], row["code"] or "", row.get("inputs") or [], row.get("message")
+            )
         if why is None and row["problem_id"] in rows:
             why = "duplicate"
         if why:
@@ -152,8 +168,9 @@ def to_dataset(rows: Sequence[dict], prompt_fn: PromptFn | None = None):
         except UserError:
             raise
         except Exception as exc:
-            raise UserError(f"cannot render the student prompt of problem {row.get('problem_id')} "
-                            f"({row.get('env')}): {exc}") from None
+            raise UserError(
+                f"cannot render the student prompt of problem {row.get('problem_id')} ({row.get('env')}): {exc}"
+            ) from None
         rec = dict(row)
         rec["prompt"] = [{"role": str(m["role"]), "content": str(m["content"])} for m in messages]
         # Lists stay lists (never None) so that Arrow gives the column one type; other nulls are fine.

@@ -28,8 +28,9 @@ import asyncio
 import inspect
 import logging
 import math
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from transformers import TrainerCallback
 
@@ -71,8 +72,17 @@ def _resolve(result):
 class HeldOutEvaluator:
     """Held-out synthetic problems, one split per difficulty bin, scored by the training scorer."""
 
-    def __init__(self, splits: Mapping[str, Sequence[dict]], scorer, prompt_fn, samples: int, *,
-                 name: str = "heldout", rank: int = 0, world: int = 1):
+    def __init__(
+        self,
+        splits: Mapping[str, Sequence[dict]],
+        scorer,
+        prompt_fn,
+        samples: int,
+        *,
+        name: str = "heldout",
+        rank: int = 0,
+        world: int = 1,
+    ):
         self.name = name
         self.splits = {b: list(rows)[rank::world] for b, rows in sorted(splits.items())}
         self.scorer, self.prompt_fn, self.samples = scorer, prompt_fn, samples
@@ -88,21 +98,30 @@ class HeldOutEvaluator:
         truncated = [cut for per in outputs for _, cut in per]
         rewards = list(_resolve(self.scorer(rows, texts, truncated)))
         for i, (b, _) in enumerate(order):
-            mine = [r for r in rewards[i * self.samples:(i + 1) * self.samples] if r is not None]
+            mine = [r for r in rewards[i * self.samples : (i + 1) * self.samples] if r is not None]
             out[b].append((len(mine), sum(1 for r in mine if float(r) >= 0.5)))
         return out
 
 
-def in_process_generate(model, tokenizer, eos_token_ids: Sequence[int], *, temperature: float,
-                        max_new_tokens: int, batch_completions: int) -> Generate:
+def in_process_generate(
+    model, tokenizer, eos_token_ids: Sequence[int], *, temperature: float, max_new_tokens: int, batch_completions: int
+) -> Generate:
     """`Generate` with the policy's own `generate` (sampling, no top-k / top-p cut), left-padded batches."""
     import torch
     from transformers import GenerationConfig
 
     def config(n: int):
-        return GenerationConfig(do_sample=True, temperature=temperature, top_p=1.0, top_k=0, num_return_sequences=n,
-                                max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
-                                eos_token_id=list(eos_token_ids), disable_compile=True)
+        return GenerationConfig(
+            do_sample=True,
+            temperature=temperature,
+            top_p=1.0,
+            top_k=0,
+            num_return_sequences=n,
+            max_new_tokens=max_new_tokens,
+            pad_token_id=tokenizer.pad_token_id,
+            eos_token_id=list(eos_token_ids),
+            disable_compile=True,
+        )
 
     eos = set(eos_token_ids)
 
@@ -112,17 +131,23 @@ def in_process_generate(model, tokenizer, eos_token_ids: Sequence[int], *, tempe
         out: list[list[tuple[str, bool]]] = []
         device = next(model.parameters()).device
         for i in range(0, len(texts), per_batch):
-            enc = tokenizer(texts[i:i + per_batch], return_tensors="pt", padding=True, padding_side="left",
-                            add_special_tokens=False).to(device)
+            enc = tokenizer(
+                texts[i : i + per_batch],
+                return_tensors="pt",
+                padding=True,
+                padding_side="left",
+                add_special_tokens=False,
+            ).to(device)
             with torch.no_grad():
                 ids = model.generate(**enc, generation_config=config(n))
-            for j, seq in enumerate(ids[:, enc["input_ids"].shape[1]:].tolist()):
+            for j, seq in enumerate(ids[:, enc["input_ids"].shape[1] :].tolist()):
                 end = next((t for t, tok in enumerate(seq) if tok in eos), None)
                 body = seq if end is None else seq[:end]
                 if j % n == 0:
                     out.append([])
-                out[-1].append((tokenizer.decode(body, skip_special_tokens=True),
-                                end is None and len(seq) >= max_new_tokens))
+                out[-1].append(
+                    (tokenizer.decode(body, skip_special_tokens=True), end is None and len(seq) >= max_new_tokens)
+                )
         return out
 
     return generate
@@ -131,8 +156,16 @@ def in_process_generate(model, tokenizer, eos_token_ids: Sequence[int], *, tempe
 class PeriodicEval(TrainerCallback):
     """Runs the evaluators every `every` steps and at the end; see the module docstring."""
 
-    def __init__(self, trainer, evaluators: Sequence[Evaluator], *, every: int, ks: Sequence[int],
-                 temperature: float, max_new_tokens: int):
+    def __init__(
+        self,
+        trainer,
+        evaluators: Sequence[Evaluator],
+        *,
+        every: int,
+        ks: Sequence[int],
+        temperature: float,
+        max_new_tokens: int,
+    ):
         self.trainer, self.evaluators, self.every, self.ks = trainer, list(evaluators), every, list(ks)
         self.temperature, self.max_new_tokens = temperature, max_new_tokens
         self.done_steps: set[int] = set()
@@ -164,34 +197,58 @@ class PeriodicEval(TrainerCallback):
         t = self.trainer
         devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
         # fork_rng: evaluation draws must not shift the training run's random stream.
-        with torch.random.fork_rng(devices=devices), \
-                unwrap_model_for_generation(t.model_wrapped, t.accelerator) as model:
+        with (
+            torch.random.fork_rng(devices=devices),
+            unwrap_model_for_generation(t.model_wrapped, t.accelerator) as model,
+        ):
             was_training = model.training
             model.eval()
             try:
-                generate = in_process_generate(model, t.processing_class, t.eos_token_ids,
-                                               temperature=self.temperature, max_new_tokens=self.max_new_tokens,
-                                               batch_completions=max(t.args.per_device_train_batch_size, 1))
-                local = [(ev.name, split, n, c) for ev in self.evaluators
-                         for split, counts in ev.evaluate(generate, step).items() for n, c in counts]
+                generate = in_process_generate(
+                    model,
+                    t.processing_class,
+                    t.eos_token_ids,
+                    temperature=self.temperature,
+                    max_new_tokens=self.max_new_tokens,
+                    batch_completions=max(t.args.per_device_train_batch_size, 1),
+                )
+                local = [
+                    (ev.name, split, n, c)
+                    for ev in self.evaluators
+                    for split, counts in ev.evaluate(generate, step).items()
+                    for n, c in counts
+                ]
             finally:
                 model.train(was_training)
         counts: dict[tuple[str, str], list[tuple[int, int]]] = {}
         for suite, split, n, c in gather_object(local):
             counts.setdefault((suite, split), []).append((n, c))
-        return {(suite, split, k): split_pass_at_k(v, k) for (suite, split), v in sorted(counts.items())
-                for k in self.ks}
+        return {
+            (suite, split, k): split_pass_at_k(v, k) for (suite, split), v in sorted(counts.items()) for k in self.ks
+        }
 
     def _write(self, out: Path, step: int, figures) -> None:
         from synthgen.train.solve_rates import append_csv
 
         out.mkdir(parents=True, exist_ok=True)
-        rows = [{"step": step, "suite": suite, "split": split, "problems": problems, "samples": self._samples(suite),
-                 "k": k, "pass_at_k": "" if value is None else round(value, 6)}
-                for (suite, split, k), (value, problems) in figures.items()]
+        rows = [
+            {
+                "step": step,
+                "suite": suite,
+                "split": split,
+                "problems": problems,
+                "samples": self._samples(suite),
+                "k": k,
+                "pass_at_k": "" if value is None else round(value, 6),
+            }
+            for (suite, split, k), (value, problems) in figures.items()
+        ]
         append_csv(out / EVAL_FILE, EVAL_FIELDS, rows)
-        summary = ", ".join(f"{suite}/{split} pass@{k}={value:.3f}" for (suite, split, k), (value, _)
-                            in figures.items() if value is not None)
+        summary = ", ".join(
+            f"{suite}/{split} pass@{k}={value:.3f}"
+            for (suite, split, k), (value, _) in figures.items()
+            if value is not None
+        )
         log.info("eval at step %d: %s", step, summary or "no problem had enough scored samples")
 
     def _samples(self, suite: str) -> Any:

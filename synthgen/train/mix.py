@@ -18,20 +18,25 @@ Pure Python, no torch.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from synthgen.curriculum import ALL_PROBLEMS, resolve_weights
 
 
 class SourceMix:
-    def __init__(self, sources: Sequence[str], bins: Sequence[str], source_weights: Mapping[str, float] | None = None,
-                 scope: set[str] | None = None):
+    def __init__(
+        self,
+        sources: Sequence[str],
+        bins: Sequence[str],
+        source_weights: Mapping[str, float] | None = None,
+        scope: set[str] | None = None,
+    ):
         self.source_weights = dict(source_weights) if source_weights else None
         self.scope = scope
         self.pooled = self.source_weights is None
         self.strata = [b if self.pooled else f"{s}/{b}" for s, b in zip(sources, bins)]
-        self._bin = {k: b for k, b in zip(self.strata, bins)}
-        self._source = {k: s for k, s in zip(self.strata, sources)}
+        self._bin = dict(zip(self.strata, bins))
+        self._source = dict(zip(self.strata, sources))
         self.counts: dict[str, dict[str, int]] = {}  # source -> bin -> problems ("" for pooled)
         for s, b in zip(sources, bins):
             per = self.counts.setdefault("" if self.pooled else s, {})

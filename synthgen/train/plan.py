@@ -35,9 +35,14 @@ class DataPlan:
 
     def summary(self) -> dict[str, Any]:
         return {
-            "sources": {s.name: {"paths": list(s.paths), "weight": (self.weights or {}).get(s.name),
-                                 "bins": counts([r for r in self.rows if r["source"] == s.name], "difficulty")}
-                        for s in self.specs},
+            "sources": {
+                s.name: {
+                    "paths": list(s.paths),
+                    "weight": (self.weights or {}).get(s.name),
+                    "bins": counts([r for r in self.rows if r["source"] == s.name], "difficulty"),
+                }
+                for s in self.specs
+            },
             "curriculum_sources": sorted(self.curriculum_sources) if self.curriculum_sources else "all",
             "envs": counts(self.rows, "env"),
             "heldout": {b: len(v) for b, v in self.heldout.items()},
@@ -75,5 +80,5 @@ def plan_data(settings) -> DataPlan:
     splits: dict[str, list[dict[str, Any]]] = {}
     for b, members in group_by(held + folder_rows, "difficulty").items():
         chosen = seeded_order(members, settings.seed, "eval")
-        splits[b] = chosen[:ev.max_problems] if ev.max_problems else chosen
+        splits[b] = chosen[: ev.max_problems] if ev.max_problems else chosen
     return DataPlan(rows, specs, weights, scope, splits, len(held) + len(folder_rows))

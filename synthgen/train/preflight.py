@@ -33,8 +33,10 @@ def require_train_extra() -> None:
         try:
             importlib.import_module(name)
         except ImportError as exc:
-            raise UserError(f"training needs the train extra ({name} is missing: {exc.msg}); "
-                            f"install synthgen[train], e.g. pip install 'synthgen[train]'") from None
+            raise UserError(
+                f"training needs the train extra ({name} is missing: {exc.msg}); "
+                f"install synthgen[train], e.g. pip install 'synthgen[train]'"
+            ) from None
 
 
 def looks_like_path(name: str) -> bool:
@@ -49,8 +51,10 @@ def check_model(name: str) -> str:
     path = Path(name).expanduser()
     if path.exists():
         if not path.is_dir() or not (path / "config.json").is_file():
-            raise UserError(f"--model {name}: not a model folder (needs config.json; "
-                            f"`synthgen train --make-tiny-model DIR` writes a tiny one)")
+            raise UserError(
+                f"--model {name}: not a model folder (needs config.json; "
+                f"`synthgen train --make-tiny-model DIR` writes a tiny one)"
+            )
         return str(path)
     if looks_like_path(name):
         raise UserError(f"--model {name}: no such model folder")
@@ -60,8 +64,9 @@ def check_model(name: str) -> str:
         from huggingface_hub import try_to_load_from_cache
 
         if not isinstance(try_to_load_from_cache(name, "config.json"), str):
-            raise UserError(f"--model {name}: not a local folder, and not in the Hugging Face cache while "
-                            f"HF_HUB_OFFLINE=1")
+            raise UserError(
+                f"--model {name}: not a local folder, and not in the Hugging Face cache while HF_HUB_OFFLINE=1"
+            )
     return name
 
 

@@ -39,8 +39,12 @@ def quiet_libraries() -> None:
 
 
 # What the one-line progress shows, in order: (log key, label, format).
-SHOWN = (("reward", "reward", "{:.3f}"), ("clip_ratio/region_mean", "clipped", "{:.3f}"),
-         ("entropy", "entropy", "{:.3f}"), ("learning_rate", "lr", "{:.3g}"))
+SHOWN = (
+    ("reward", "reward", "{:.3f}"),
+    ("clip_ratio/region_mean", "clipped", "{:.3f}"),
+    ("entropy", "entropy", "{:.3f}"),
+    ("learning_rate", "lr", "{:.3g}"),
+)
 
 
 class ProgressLine(TrainerCallback):
@@ -57,8 +61,9 @@ class ProgressLine(TrainerCallback):
         if not logs or not state.is_world_process_zero or "train_runtime" in logs:
             return
         parts = [f"step {state.global_step}/{state.max_steps}"]
-        parts += [f"{label} {fmt.format(logs[key])}" for key, label, fmt in SHOWN
-                  if isinstance(logs.get(key), (int, float))]
+        parts += [
+            f"{label} {fmt.format(logs[key])}" for key, label, fmt in SHOWN if isinstance(logs.get(key), (int, float))
+        ]
         done = state.global_step - self.first_step
         if self.started is not None and done > 0:
             per_step = (time.monotonic() - self.started) / done

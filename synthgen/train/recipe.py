@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from synthgen.errors import UserError
 
@@ -98,8 +99,10 @@ def require_learning_rate(recipe: Mapping[str, Any], flag_value: float | None, w
     """The run's learning rate, from --learning-rate or the recipe; never a library default."""
     value = flag_value if flag_value is not None else recipe.get("learning_rate")
     if value is None:
-        raise UserError(f"no learning rate: pass --learning-rate or a recipe that sets one ({where} does not); "
-                        f"named recipes: {', '.join(recipe_names())}")
+        raise UserError(
+            f"no learning rate: pass --learning-rate or a recipe that sets one ({where} does not); "
+            f"named recipes: {', '.join(recipe_names())}"
+        )
     try:
         rate = float(value)
     except (TypeError, ValueError):
@@ -167,9 +170,25 @@ def is_on_policy(args) -> bool:
 
 def describe(args) -> str:
     """The settings that define the paper's GRPO, one line, for the run log."""
-    keys = ("num_generations", "beta", "scale_rewards", "epsilon", "epsilon_high", "temperature",
-            "learning_rate", "lr_scheduler_type", "warmup_steps", "per_device_train_batch_size",
-            "gradient_accumulation_steps", "generation_batch_size", "steps_per_generation",
-            "num_iterations", "max_completion_length", "loss_type", "use_vllm", "report_to")
+    keys = (
+        "num_generations",
+        "beta",
+        "scale_rewards",
+        "epsilon",
+        "epsilon_high",
+        "temperature",
+        "learning_rate",
+        "lr_scheduler_type",
+        "warmup_steps",
+        "per_device_train_batch_size",
+        "gradient_accumulation_steps",
+        "generation_batch_size",
+        "steps_per_generation",
+        "num_iterations",
+        "max_completion_length",
+        "loss_type",
+        "use_vllm",
+        "report_to",
+    )
     values = {k: getattr(args, k, None) for k in keys}
     return ", ".join(f"{k}={getattr(v, 'value', v)!r}" for k, v in values.items())

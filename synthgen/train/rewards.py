@@ -17,15 +17,26 @@ import asyncio
 import inspect
 import logging
 import os
-from typing import Any, Awaitable, Callable, Sequence, Union
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 log = logging.getLogger(__name__)
 
 # The dataset columns a scorer needs to rebuild a problem (the rest travel along unused).
-ROW_KEYS = ("problem_id", "env", "code", "inputs", "outputs", "message", "pre_test_code", "test_code",
-            "visible_count", "difficulty")
+ROW_KEYS = (
+    "problem_id",
+    "env",
+    "code",
+    "inputs",
+    "outputs",
+    "message",
+    "pre_test_code",
+    "test_code",
+    "visible_count",
+    "difficulty",
+)
 
-ScoreResult = Union[list, Awaitable[list]]
+ScoreResult = list | Awaitable[list]
 Scorer = Callable[[list, list, list], ScoreResult]
 
 
@@ -34,7 +45,11 @@ def completion_text(completion: Any) -> str:
     if isinstance(completion, str):
         return completion
     if isinstance(completion, list):
-        parts = [m.get("content") or "" for m in completion if isinstance(m, dict) and m.get("role", "assistant") == "assistant"]
+        parts = [
+            m.get("content") or ""
+            for m in completion
+            if isinstance(m, dict) and m.get("role", "assistant") == "assistant"
+        ]
         return "".join(p if isinstance(p, str) else str(p) for p in parts)
     return str(completion)
 
@@ -47,7 +62,7 @@ class EnvScorer:
     """
 
     def __init__(self, sandbox_settings=None, env_settings=None, pool=None):
-        from synthgen.config.common import SandboxSettings
+        from synthgen.config.sandbox import SandboxSettings
 
         self.sandbox = sandbox_settings or SandboxSettings()
         self.env_settings = env_settings
@@ -72,7 +87,9 @@ class EnvScorer:
             from synthgen.sandbox import SandboxPool, SandboxUnavailable
 
             # Every training process on a node starts its own pool: share the node's cores out.
-            workers = self.sandbox.workers or max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+            workers = self.sandbox.workers or max(
+                1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+            )
             try:
                 self._pool = SandboxPool(workers=workers, allow_unsafe=self.sandbox.allow_unsafe)
             except SandboxUnavailable as exc:
@@ -99,8 +116,9 @@ class EnvScorer:
             row = rows[idx[0]]
             env = self._env(str(row["env"]))
             problem = Problem.from_fields(row)
-            return await env.rewards(problem, [completions[i] for i in idx], pool, self.sandbox,
-                                     truncated=[truncated[i] for i in idx])
+            return await env.rewards(
+                problem, [completions[i] for i in idx], pool, self.sandbox, truncated=[truncated[i] for i in idx]
+            )
 
         keys = list(groups)
         results = await asyncio.gather(*(score_group(groups[k]) for k in keys), return_exceptions=True)
@@ -108,8 +126,12 @@ class EnvScorer:
         for key, result in zip(keys, results):
             if isinstance(result, BaseException):
                 # The verifier itself broke (not the student's answer): infra, left out of the mean.
-                log.warning("reward: scoring problem %s failed (%s: %s); its completions count as infra",
-                            key, type(result).__name__, result)
+                log.warning(
+                    "reward: scoring problem %s failed (%s: %s); its completions count as infra",
+                    key,
+                    type(result).__name__,
+                    result,
+                )
                 continue
             for i, reward in zip(groups[key], result):
                 out[i] = reward.value

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from synthgen.curriculum import ADAPTIVE, EVERYTHING, FrontierSettingsData, PAPER_STEPS, Schedule, get_schedule
+from synthgen.curriculum import ADAPTIVE, EVERYTHING, PAPER_STEPS, FrontierSettingsData, Schedule, get_schedule
 from synthgen.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -46,8 +46,10 @@ def check_bins(schedule: Schedule | None, counts: dict[str, int], policy: str) -
         return []
     missing = [b for b in schedule.bins_used() if b not in EVERYTHING and counts.get(b, 0) == 0]
     if missing and policy == "error":
-        raise UserError(f"curriculum {schedule.name!r} draws from bin(s) {', '.join(missing)} but the data has "
-                        f"only {', '.join(f'{b} ({n})' for b, n in counts.items())}")
+        raise UserError(
+            f"curriculum {schedule.name!r} draws from bin(s) {', '.join(missing)} but the data has "
+            f"only {', '.join(f'{b} ({n})' for b, n in counts.items())}"
+        )
     return missing
 
 
@@ -131,8 +133,13 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
     scoped = bin_counts([r for r in rows if plan.curriculum_sources is None or r["source"] in plan.curriculum_sources])
     missing = check_bins(spec.schedule, scoped, settings.missing_bins)
     if missing:
-        log.warning("curriculum %s wants bin(s) %s that the data lacks; their weight goes to the phase's other "
-                    "bins (or to every bin when a phase has none): data bins are %s", spec.name, missing, scoped)
+        log.warning(
+            "curriculum %s wants bin(s) %s that the data lacks; their weight goes to the phase's other "
+            "bins (or to every bin when a phase has none): data bins are %s",
+            spec.name,
+            missing,
+            scoped,
+        )
     args = build_grpo_config(recipe, grpo_overrides(settings, out, max_steps, recipe), where=where)
     _warn_about_schedule(args, max_steps)
     dataset = to_dataset(rows, prompt_fn)
@@ -148,10 +155,17 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
     trainer.save_model(str(out))
     if trainer.accelerator.is_main_process:
         summary = {
-            "model": model, "data": plan.summary(), "bins": counts, "curriculum": spec.name,
+            "model": model,
+            "data": plan.summary(),
+            "bins": counts,
+            "curriculum": spec.name,
             "schedule": spec.schedule.render() if spec.schedule else "frontier (adaptive)",
-            "missing_bins": missing, "max_steps": max_steps, "global_step": trainer.state.global_step,
-            "resumed_from": trainer.checkpoint_used, "grpo": describe(args), "seconds": round(time.time() - started, 1),
+            "missing_bins": missing,
+            "max_steps": max_steps,
+            "global_step": trainer.state.global_step,
+            "resumed_from": trainer.checkpoint_used,
+            "grpo": describe(args),
+            "seconds": round(time.time() - started, 1),
             "clip_fraction": _mean_logged(trainer, "clip_ratio/region_mean"),
             "step_seconds": _step_seconds(trainer),
             # Frontier rounds drawn before the stats they should use existed (0 unless the lag is short).
@@ -165,8 +179,10 @@ def _warn_about_schedule(args, max_steps: int) -> None:
     from synthgen.train.recipe import is_on_policy
 
     if is_on_policy(args):
-        log.info("on-policy updates (num_iterations=1, steps_per_generation=gradient_accumulation_steps): the policy "
-                 "ratio is 1 and the epsilon clip never acts; --steps-per-generation or --num-iterations change that")
+        log.info(
+            "on-policy updates (num_iterations=1, steps_per_generation=gradient_accumulation_steps): the policy "
+            "ratio is 1 and the epsilon clip never acts; --steps-per-generation or --num-iterations change that"
+        )
     warmup = args.warmup_steps if args.warmup_steps >= 1 else args.warmup_steps * max_steps
     if warmup > max_steps / 2:
         log.warning("warm-up (%d steps) takes more than half of this %d-step run", warmup, max_steps)
@@ -189,14 +205,17 @@ def _train(settings, args, model, dataset, spec, scorer, callbacks, out, suites)
     from synthgen.train.trainer import CurriculumGRPOTrainer
 
     reward = SandboxReward(scorer, max_completion_length=args.max_completion_length)
-    trainer = CurriculumGRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
-                                    curriculum=spec, callbacks=callbacks)
+    trainer = CurriculumGRPOTrainer(
+        model=model, reward_funcs=[reward], args=args, train_dataset=dataset, curriculum=spec, callbacks=callbacks
+    )
     reward.eos_token_id = getattr(trainer.processing_class, "eos_token_id", None)
     launched = int(os.environ.get("WORLD_SIZE", "1"))
     if launched != trainer.accelerator.num_processes:
         # Processes that did not join one job would each train alone into the same folder.
-        raise UserError(f"{launched} processes were launched but the trainer sees "
-                        f"{trainer.accelerator.num_processes}; on CPU set use_cpu: true in the recipe")
+        raise UserError(
+            f"{launched} processes were launched but the trainer sees "
+            f"{trainer.accelerator.num_processes}; on CPU set use_cpu: true in the recipe"
+        )
     from synthgen.train.quiet import install_progress
 
     install_progress(trainer)
@@ -207,8 +226,14 @@ def _train(settings, args, model, dataset, spec, scorer, callbacks, out, suites)
         trainer.load_curriculum_state(checkpoint)
         trainer.checkpoint_step = json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"]
     if trainer.accelerator.is_main_process:
-        log.info("train: %d problems %s, curriculum %s, %d steps; %s", len(dataset), trainer.solve_rates.sizes,
-                 spec.name, args.max_steps, describe(args))
+        log.info(
+            "train: %d problems %s, curriculum %s, %d steps; %s",
+            len(dataset),
+            trainer.solve_rates.sizes,
+            spec.name,
+            args.max_steps,
+            describe(args),
+        )
     trainer.train(resume_from_checkpoint=checkpoint)
     trainer.checkpoint_used = checkpoint
     return trainer
@@ -223,7 +248,16 @@ def _add_periodic_eval(trainer, settings, args, scorer, prompt_fn, evaluators, h
     suites = list(evaluators)
     if heldout:
         acc = trainer.accelerator
-        suites.insert(0, HeldOutEvaluator(heldout, scorer, prompt_fn, ev.samples, rank=acc.process_index,
-                                          world=acc.num_processes))
-    trainer.add_callback(PeriodicEval(trainer, suites, every=ev.steps, ks=ev.k, temperature=ev.temperature,
-                                      max_new_tokens=ev.max_completion_length or args.max_completion_length))
+        suites.insert(
+            0, HeldOutEvaluator(heldout, scorer, prompt_fn, ev.samples, rank=acc.process_index, world=acc.num_processes)
+        )
+    trainer.add_callback(
+        PeriodicEval(
+            trainer,
+            suites,
+            every=ev.steps,
+            ks=ev.k,
+            temperature=ev.temperature,
+            max_new_tokens=ev.max_completion_length or args.max_completion_length,
+        )
+    )

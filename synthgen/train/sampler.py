@@ -21,7 +21,7 @@ Why it is safe on many processes and on resume:
 from __future__ import annotations
 
 import random
-from typing import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from torch.utils.data import Sampler
 

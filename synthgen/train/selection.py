@@ -13,7 +13,8 @@ file or row order, is the same on every process, and a larger budget contains a 
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from synthgen.errors import UserError
 
@@ -40,8 +41,10 @@ def filter_envs(rows: Sequence[Row], envs: Sequence[str]) -> list[Row]:
     present = group_by(rows, "env")
     unknown = [e for e in envs if e not in present]
     if unknown:
-        raise UserError(f"--envs: no problems of environment {unknown[0]!r} in the data "
-                        f"(present: {', '.join(f'{e} ({len(v)})' for e, v in present.items())})")
+        raise UserError(
+            f"--envs: no problems of environment {unknown[0]!r} in the data "
+            f"(present: {', '.join(f'{e} ({len(v)})' for e, v in present.items())})"
+        )
     return [r for r in rows if str(r.get("env")) in set(envs)]
 
 
@@ -53,8 +56,10 @@ def split_heldout(rows: Sequence[Row], fraction: float, seed: int) -> tuple[list
     for _, members in group_by(rows, "difficulty").items():
         n = max(1, round(fraction * len(members)))
         if n >= len(members):
-            raise UserError(f"--eval-heldout-fraction {fraction} would hold out all {len(members)} problem(s) of "
-                            f"bin {members[0]['difficulty']!r}")
+            raise UserError(
+                f"--eval-heldout-fraction {fraction} would hold out all {len(members)} problem(s) of "
+                f"bin {members[0]['difficulty']!r}"
+            )
         held.update(r["problem_id"] for r in seeded_order(members, seed, "heldout")[:n])
     return [r for r in rows if r["problem_id"] not in held], [r for r in rows if r["problem_id"] in held]
 
@@ -66,8 +71,10 @@ def per_env_budget(rows: Sequence[Row], n: int | None, seed: int) -> list[Row]:
     by_env = group_by(rows, "env")
     short = {e: len(v) for e, v in by_env.items() if len(v) < n}
     if short:
-        raise UserError(f"--per-env {n}: environment(s) with fewer problems: "
-                        f"{', '.join(f'{e} ({c})' for e, c in short.items())}; lower N or narrow --envs")
+        raise UserError(
+            f"--per-env {n}: environment(s) with fewer problems: "
+            f"{', '.join(f'{e} ({c})' for e, c in short.items())}; lower N or narrow --envs"
+        )
     keep = {r["problem_id"] for members in by_env.values() for r in seeded_order(members, seed, "budget")[:n]}
     return [r for r in rows if r["problem_id"] in keep]
 

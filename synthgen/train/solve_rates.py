@@ -17,14 +17,23 @@ from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 PER_ROUND_FILE = "bin_solve_rates_per_round.csv"
 PER_ROUND_FIELDS = ["round", "step", "bin", "weight", "groups", "solved", "scored", "infra", "solve_rate", "regret"]
 CUMULATIVE_FILE = "bin_solve_rates_cumulative.csv"
-CUMULATIVE_FIELDS = ["round", "step", "bin", "problems", "seen", "solved_ever", "cumulative_solve_rate",
-                     "solved_of_seen"]
+CUMULATIVE_FIELDS = [
+    "round",
+    "step",
+    "bin",
+    "problems",
+    "seen",
+    "solved_ever",
+    "cumulative_solve_rate",
+    "solved_of_seen",
+]
 
 
 class CumulativeSolveRates:
@@ -49,9 +58,18 @@ class CumulativeSolveRates:
             seen = sum(r <= round_ for r in self.first_seen.get(split, {}).values())
             solved = sum(r <= round_ for r in self.first_solved.get(split, {}).values())
             size = self.sizes.get(split, 0)
-            out.append({"round": round_, "step": step, "bin": split, "problems": size, "seen": seen,
-                        "solved_ever": solved, "cumulative_solve_rate": round(solved / size, 6) if size else "",
-                        "solved_of_seen": round(solved / seen, 6) if seen else ""})
+            out.append(
+                {
+                    "round": round_,
+                    "step": step,
+                    "bin": split,
+                    "problems": size,
+                    "seen": seen,
+                    "solved_ever": solved,
+                    "cumulative_solve_rate": round(solved / size, 6) if size else "",
+                    "solved_of_seen": round(solved / seen, 6) if seen else "",
+                }
+            )
         return out
 
     def forget_from(self, round_: int) -> None:

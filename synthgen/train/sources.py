@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from synthgen.errors import UserError
 
@@ -103,14 +104,17 @@ def parse_sources(entries: Sequence[str]) -> list[SourceSpec]:
             continue
         if old.weight is not None and spec.weight is not None and old.weight != spec.weight:
             raise UserError(f"--data: source {spec.name!r} is given two weights ({old.weight} and {spec.weight})")
-        merged[spec.name] = SourceSpec(spec.name, old.paths + spec.paths, old.weight if spec.weight is None
-                                       else spec.weight)
+        merged[spec.name] = SourceSpec(
+            spec.name, old.paths + spec.paths, old.weight if spec.weight is None else spec.weight
+        )
     specs = list(merged.values())
     weighted = [s.name for s in specs if s.weight is not None]
     if weighted and len(weighted) != len(specs):
         bare = next(s.name for s in specs if s.weight is None)
-        raise UserError(f"--data: give every source a weight or none (source {bare!r} has none); e.g. "
-                        f"--data real=DIR:0.55 --data synth=DIR:0.45")
+        raise UserError(
+            f"--data: give every source a weight or none (source {bare!r} has none); e.g. "
+            f"--data real=DIR:0.55 --data synth=DIR:0.45"
+        )
     return specs
 
 
@@ -137,8 +141,9 @@ def load_source_rows(specs: Sequence[SourceSpec]) -> list[dict[str, Any]]:
                 continue
             rows.append({**row, "source": spec.name})
     for (first, later), n in shared.items():
-        log.warning("training data: %d problem(s) of source %r are also in %r; kept once, in %r", n, later, first,
-                    first)
+        log.warning(
+            "training data: %d problem(s) of source %r are also in %r; kept once, in %r", n, later, first, first
+        )
     return rows
 
 

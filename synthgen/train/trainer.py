@@ -25,6 +25,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
 import torch
 from transformers import TrainerCallback
 from trl import GRPOTrainer
@@ -33,7 +34,12 @@ from synthgen.curriculum import FrontierPolicy, FrontierSettingsData, Schedule, 
 from synthgen.train.mix import SourceMix
 from synthgen.train.sampler import CurriculumSampler
 from synthgen.train.solve_rates import (
-    CUMULATIVE_FIELDS, CUMULATIVE_FILE, PER_ROUND_FIELDS, PER_ROUND_FILE, CumulativeSolveRates, append_csv,
+    CUMULATIVE_FIELDS,
+    CUMULATIVE_FILE,
+    PER_ROUND_FIELDS,
+    PER_ROUND_FILE,
+    CumulativeSolveRates,
+    append_csv,
     truncate_csv,
 )
 
@@ -67,8 +73,9 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         self.mix = SourceMix(sources, bins, curriculum.source_weights, curriculum.curriculum_sources)
         self.solve_rates = CumulativeSolveRates({b: bins.count(b) for b in sorted(set(bins))})
         if curriculum.frontier is not None:
-            self.frontier = FrontierPolicy(curriculum.frontier_bins or sorted(self.mix.scoped_bins()),
-                                           curriculum.frontier, lag=self._lag())
+            self.frontier = FrontierPolicy(
+                curriculum.frontier_bins or sorted(self.mix.scoped_bins()), curriculum.frontier, lag=self._lag()
+            )
         self.out_dir = Path(self.args.output_dir)
         self.add_callback(_CurriculumCallback(self))
 
@@ -142,8 +149,8 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         split_groups = 0
         for start in range(0, len(rewards), g):
             b = keys[start][0]
-            split_groups += len({k for k in keys[start:start + g]}) != 1
-            group = rewards[start:start + g]
+            split_groups += len(set(keys[start : start + g])) != 1
+            group = rewards[start : start + g]
             # groups, groups with a scored completion, regret sum, solved, scored, infra
             acc = per_bin.setdefault(b, [0, 0, 0.0, 0, 0, 0])
             acc[0] += 1
@@ -180,12 +187,27 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         if split_groups:
             logger.warning("round %d: %d prompt group(s) mix different problems", round_, split_groups)
         if self.accelerator.is_main_process:
-            self._write_round(round_, step, weights, per_bin, split_groups, cumulative,
-                              None if self.mix.pooled else self.mix.by_source(strata))
+            self._write_round(
+                round_,
+                step,
+                weights,
+                per_bin,
+                split_groups,
+                cumulative,
+                None if self.mix.pooled else self.mix.by_source(strata),
+            )
 
     # -- files -------------------------------------------------------------------------------
-    def _write_round(self, round_: int, step: int, weights: dict, per_bin: dict, split_groups: int,
-                     cumulative: list[dict], source_weights: dict | None) -> None:
+    def _write_round(
+        self,
+        round_: int,
+        step: int,
+        weights: dict,
+        per_bin: dict,
+        split_groups: int,
+        cumulative: list[dict],
+        source_weights: dict | None,
+    ) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         bins_out = {}
         rows = []
@@ -194,15 +216,37 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             rate = solved / scored if scored else None
             regret = regret_sum / scored_groups if scored_groups else None
             if groups:
-                bins_out[b] = {"groups": int(groups), "solved": int(solved), "scored": int(scored),
-                               "infra": int(infra), "solve_rate": rate, "regret": regret}
-            rows.append({"round": round_, "step": step, "bin": b, "weight": round(weights.get(b, 0.0), 6),
-                         "groups": int(groups), "solved": int(solved), "scored": int(scored), "infra": int(infra),
-                         "solve_rate": "" if rate is None else round(rate, 6),
-                         "regret": "" if regret is None else round(regret, 6)})
-        line = {"round": round_, "step": step, "curriculum": self.curriculum.name, "split_groups": split_groups,
-                "weights": {b: round(w, 6) for b, w in sorted(weights.items())}, "bins": bins_out,
-                "cumulative_solve_rate": {r["bin"]: r["cumulative_solve_rate"] for r in cumulative}}
+                bins_out[b] = {
+                    "groups": int(groups),
+                    "solved": int(solved),
+                    "scored": int(scored),
+                    "infra": int(infra),
+                    "solve_rate": rate,
+                    "regret": regret,
+                }
+            rows.append(
+                {
+                    "round": round_,
+                    "step": step,
+                    "bin": b,
+                    "weight": round(weights.get(b, 0.0), 6),
+                    "groups": int(groups),
+                    "solved": int(solved),
+                    "scored": int(scored),
+                    "infra": int(infra),
+                    "solve_rate": "" if rate is None else round(rate, 6),
+                    "regret": "" if regret is None else round(regret, 6),
+                }
+            )
+        line = {
+            "round": round_,
+            "step": step,
+            "curriculum": self.curriculum.name,
+            "split_groups": split_groups,
+            "weights": {b: round(w, 6) for b, w in sorted(weights.items())},
+            "bins": bins_out,
+            "cumulative_solve_rate": {r["bin"]: r["cumulative_solve_rate"] for r in cumulative},
+        }
         if source_weights is not None:
             line["source_weights"] = {s: round(w, 6) for s, w in sorted(source_weights.items())}
         with open(self.out_dir / ROUNDS_FILE, "a", encoding="utf-8") as fh:
@@ -228,9 +272,12 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
             folder = Path(self._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
-            state = {"curriculum": self.curriculum.name, "next_round": self._next_round,
-                     "frontier": self.frontier.state_dict() if self.frontier else None,
-                     "solve_rates": self.solve_rates.state_dict()}
+            state = {
+                "curriculum": self.curriculum.name,
+                "next_round": self._next_round,
+                "frontier": self.frontier.state_dict() if self.frontier else None,
+                "solve_rates": self.solve_rates.state_dict(),
+            }
             (folder / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
 
     def load_curriculum_state(self, checkpoint: str | Path) -> None:
@@ -239,8 +286,11 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             return
         state = json.loads(path.read_text(encoding="utf-8"))
         if state.get("curriculum") != self.curriculum.name:
-            logger.warning("resuming a %r run with curriculum %r: the schedule changes from here on",
-                           state.get("curriculum"), self.curriculum.name)
+            logger.warning(
+                "resuming a %r run with curriculum %r: the schedule changes from here on",
+                state.get("curriculum"),
+                self.curriculum.name,
+            )
         if self.frontier is not None and state.get("frontier"):
             self.frontier.load_state_dict(state["frontier"])
         if state.get("solve_rates"):

@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 from synthgen.cli import app
+from synthgen.cli_flags import model_flags
 from synthgen.commands import slurm, stages, train
-from synthgen.commands.derive import model_flags
 from synthgen.config.generate import GenerateSettings
 
 SETTINGS_COMMANDS = [*stages.COMMANDS, train.COMMAND, *slurm.COMMANDS]
@@ -29,8 +29,17 @@ def test_every_flag_has_help_and_one_name(command):
 
 def test_every_field_has_a_flag_unless_it_cannot_be_typed():
     covered = {".".join(f.path) for f in model_flags(GenerateSettings)}
-    for name in ("attempts", "turns", "teacher.base_url", "student.reasoning_effort", "sandbox.timeout_s",
-                 "progression.target_high", "env.holdout_fraction", "llm.max_attempts", "input_dir"):
+    for name in (
+        "attempts",
+        "turns",
+        "teacher.base_url",
+        "student.reasoning_effort",
+        "sandbox.timeout_s",
+        "progression.target_high",
+        "env.holdout_fraction",
+        "llm.max_attempts",
+        "input_dir",
+    ):
         assert name in covered
     assert "teacher.api_key" not in covered  # secrets never on a command line (ps shows it)
 
@@ -62,8 +71,9 @@ def test_roles_keep_their_own_defaults_under_any_override(cli, argv):
 
 
 def test_config_file_role_keys_keep_the_other_defaults(cli, tmp_path):
-    (tmp_path / "run.yaml").write_text("generate:\n  student: {base_url: 'http://gpu02:8000/v1'}\n"
-                                       "chain:\n  teacher: {model: big}\n")
+    (tmp_path / "run.yaml").write_text(
+        "generate:\n  student: {base_url: 'http://gpu02:8000/v1'}\nchain:\n  teacher: {model: big}\n"
+    )
     for stage in ("generate", "chain"):
         rc, out, err = cli("--config", tmp_path / "run.yaml", "config", "show", stage)
         assert rc == 0, err
@@ -73,8 +83,11 @@ def test_config_file_role_keys_keep_the_other_defaults(cli, tmp_path):
 
 def test_urls_do_not_change_the_settings_hash(cli):
     hashes = set()
-    for argv in ([], ["--base-url", "http://gpu01:8000/v1"], ["--teacher-url", "http://a/v1", "--shard", "2",
-                                                               "--num-shards", "4", "--max-in-flight", "8"]):
+    for argv in (
+        [],
+        ["--base-url", "http://gpu01:8000/v1"],
+        ["--teacher-url", "http://a/v1", "--shard", "2", "--num-shards", "4", "--max-in-flight", "8"],
+    ):
         rc, out, _ = cli("config", "show", "generate", *argv)
         hashes.add(next(line for line in out.splitlines() if "settings hash" in line).split()[3])
     assert len(hashes) == 1
@@ -100,8 +113,9 @@ def test_show_without_a_stage_prints_every_stage_from_the_file(cli, tmp_path):
 
 def test_flags_beat_the_file_and_the_file_beats_defaults(cli, tmp_path):
     (tmp_path / "run.yaml").write_text("generate: {turns: 3, attempts: 8, teacher: {model: file-model}}\n")
-    rc, out, _ = cli("--config", tmp_path / "run.yaml", "config", "show", "generate", "--turns", "4",
-                     "--teacher-url", "http://t/v1")
+    rc, out, _ = cli(
+        "--config", tmp_path / "run.yaml", "config", "show", "generate", "--turns", "4", "--teacher-url", "http://t/v1"
+    )
     data = shown(out)
     assert (data["turns"], data["attempts"]) == (4, 8)
     assert data["teacher"]["model"] == "file-model" and data["teacher"]["base_url"] == "http://t/v1"

@@ -21,7 +21,7 @@ def stored_run(tmp_path: Path) -> Path:
 
     run = tmp_path / "run"
     problem = Problem("abduction", CODE, ["[4, 9, 1, 9]"], outputs=[values.encode(4)])
-    row = {column: None for column in PROBLEMS.names}
+    row = dict.fromkeys(PROBLEMS.names)
     row.update(problem.to_fields())
     row.update(
         turn_id="s/abduction/0:t2",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from synthgen.config.common import SandboxSettings
 from synthgen.config.generate import EnvSettings, ProgressionSettings
+from synthgen.config.sandbox import SandboxSettings
 
 
 @pytest.fixture

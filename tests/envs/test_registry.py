@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from synthgen.config.base import ENV_NAMES
-from synthgen.config.common import SandboxSettings
 from synthgen.config.generate import EnvSettings, ProgressionSettings
+from synthgen.config.sandbox import SandboxSettings
 from synthgen.envs import ENVIRONMENTS, get_env, parsing, prompts, reasons, validation
 from synthgen.envs.base import Environment
 from synthgen.envs.problem import Problem, Reward, Verdict
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_settings_read_the_registry():
-    assert ENV_NAMES == tuple(ENVIRONMENTS)
+    assert tuple(ENVIRONMENTS) == ENV_NAMES
     assert [get_env(n).name for n in ENV_NAMES] == list(ENV_NAMES)
     with pytest.raises(ValueError, match="unknown environment 'translation'; choose from induction"):
         get_env("translation")

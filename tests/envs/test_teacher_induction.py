@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from synthgen.config.common import SandboxSettings
+from synthgen.config.sandbox import SandboxSettings
 from synthgen.envs import get_env, reasons
 from synthgen.envs.parsing import FormatError
 

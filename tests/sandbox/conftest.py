@@ -32,5 +32,3 @@ def bwrap_pool() -> SandboxPool:
 def needs_bwrap() -> None:
     """For tests that start their own bwrap pools: skip (with the probe's reason) where it cannot work."""
     get_pool("bwrap")
-
-

@@ -19,12 +19,7 @@ from sandbox_helpers import run
 from synthgen.sandbox import Status
 
 SYNTHGEN = [sys.executable, "-c", "from synthgen.cli import main; main()"]
-SURROGATES = (
-    "def f(x):\n"
-    "    if x < 0:\n"
-    "        raise ValueError('\\ud800')\n"
-    "    return '\\ud800' * x\n"
-)
+SURROGATES = "def f(x):\n    if x < 0:\n        raise ValueError('\\ud800')\n    return '\\ud800' * x\n"
 
 
 def test_lone_surrogates_in_errors_and_values_are_escaped(bwrap_pool):
@@ -40,8 +35,10 @@ def test_lone_surrogates_in_errors_and_values_are_escaped(bwrap_pool):
 
 def test_sandbox_cli_finishes_and_stores_surrogates_escaped(tmp_path, needs_bwrap):
     jobs = tmp_path / "jobs.jsonl"
-    lines = [{"id": "first \ud800", "code": SURROGATES, "calls": ["f(2)", "f(-1)"]},
-             {"id": 2, "code": "def f():\n    return 1\n", "calls": ["f()"]}]
+    lines = [
+        {"id": "first \ud800", "code": SURROGATES, "calls": ["f(2)", "f(-1)"]},
+        {"id": 2, "code": "def f():\n    return 1\n", "calls": ["f()"]},
+    ]
     jobs.write_text("".join(json.dumps(line) + "\n" for line in lines))
     with jobs.open() as stdin:
         done = subprocess.run(SYNTHGEN + ["sandbox", "-"], stdin=stdin, capture_output=True, timeout=120)
@@ -62,8 +59,9 @@ def test_output_amplification_keeps_host_memory_flat(tmp_path, needs_bwrap):
     jobs = tmp_path / "jobs.jsonl"
     jobs.write_text("".join(_job_of_many_big_values(i) + "\n" for i in range(12)))
     with jobs.open() as stdin:
-        proc = subprocess.Popen(SYNTHGEN + ["sandbox", "-", "--workers", "2"], stdin=stdin,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            SYNTHGEN + ["sandbox", "-", "--workers", "2"], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
     lines: list[dict] = []
 
     def read() -> None:  # keep only the verdict statuses of each line, as a streaming reader would

@@ -27,9 +27,19 @@ def _run(lines: list[str]) -> tuple[list[dict], Exception | None]:
 
 def test_results_in_order_with_matches_and_isolation(needs_bwrap):
     jobs = [
-        {"id": "a", "code": "def f(x):\n    return [x, (x,)]\n", "calls": ["f(1)", "f('s')"], "expected": ["[1, (1,)]", "['s', ['s']]"]},
+        {
+            "id": "a",
+            "code": "def f(x):\n    return [x, (x,)]\n",
+            "calls": ["f(1)", "f('s')"],
+            "expected": ["[1, (1,)]", "['s', ['s']]"],
+        },
         {"id": 2, "code": "import time\ndef f():\n    time.sleep(5)\n", "calls": ["f()"], "timeout_s": 0.3},
-        {"code": "def f():\n    return float('nan')\n", "calls": ["f()", "g()"], "expected": ["float('nan')", None], "memory_mb": 128},
+        {
+            "code": "def f():\n    return float('nan')\n",
+            "calls": ["f()", "g()"],
+            "expected": ["float('nan')", None],
+            "memory_mb": 128,
+        },
     ]
     results, error = _run([json.dumps(j) for j in jobs] + [""])
     assert error is None
@@ -49,19 +59,22 @@ def test_many_jobs_stream_in_order(needs_bwrap):
     assert error is None and [r["calls"][0]["encoded"] for r in results] == [str(i + 1) for i in range(50)]
 
 
-@pytest.mark.parametrize("line, fragment", [
-    ("{not json", "not valid JSON"),
-    ("[1, 2]", "JSON object"),
-    ('{"calls": ["f()"]}', "missing field 'code'"),
-    ('{"code": "x = 1"}', "missing field 'calls'"),
-    ('{"code": "x = 1", "calls": "f()"}', "list of strings"),
-    ('{"code": "x = 1", "calls": ["f()"], "expected": ["1", "2"]}', "one entry per call"),
-    ('{"code": "x = 1", "calls": ["f()"], "expected": ["__import__(\'os\')"]}', "expected[0]"),
-    ('{"code": "x = 1", "calls": ["f()"], "timeout_s": "2"}', "timeout_s"),
-    ('{"code": "x = 1", "calls": ["f()"], "timeout_s": -1}', "timeout_s"),
-    ('{"code": "x = 1", "calls": ["f()"], "memory_mb": 1}', "memory_mb"),
-    ('{"code": "x = 1", "calls": ["f()"], "timeout": 2}', "unknown field"),
-])
+@pytest.mark.parametrize(
+    "line, fragment",
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"calls": ["f()"]}', "missing field 'code'"),
+        ('{"code": "x = 1"}', "missing field 'calls'"),
+        ('{"code": "x = 1", "calls": "f()"}', "list of strings"),
+        ('{"code": "x = 1", "calls": ["f()"], "expected": ["1", "2"]}', "one entry per call"),
+        ('{"code": "x = 1", "calls": ["f()"], "expected": ["__import__(\'os\')"]}', "expected[0]"),
+        ('{"code": "x = 1", "calls": ["f()"], "timeout_s": "2"}', "timeout_s"),
+        ('{"code": "x = 1", "calls": ["f()"], "timeout_s": -1}', "timeout_s"),
+        ('{"code": "x = 1", "calls": ["f()"], "memory_mb": 1}', "memory_mb"),
+        ('{"code": "x = 1", "calls": ["f()"], "timeout": 2}', "unknown field"),
+    ],
+)
 def test_bad_lines_are_user_errors_with_the_line_number(line, fragment):
     with pytest.raises(BadJobLine) as info:
         parse_job(line, 7)
@@ -79,7 +92,9 @@ def test_bad_line_stops_after_earlier_results(needs_bwrap):
 
 def test_stand_alone_main_exit_codes(tmp_path, needs_bwrap):
     jobs = tmp_path / "jobs.jsonl"
-    jobs.write_text(json.dumps({"id": 1, "code": "def f():\n    return 'ok'\n", "calls": ["f()"], "expected": ["'ok'"]}) + "\n")
+    jobs.write_text(
+        json.dumps({"id": 1, "code": "def f():\n    return 'ok'\n", "calls": ["f()"], "expected": ["'ok'"]}) + "\n"
+    )
     cmd = [sys.executable, "-m", "synthgen.sandbox.cli"]
     done = subprocess.run(cmd + [str(jobs)], capture_output=True, text=True, timeout=60, cwd=os.getcwd())
     assert done.returncode == 0, done.stderr
@@ -91,14 +106,19 @@ def test_stand_alone_main_exit_codes(tmp_path, needs_bwrap):
 
 def test_each_result_comes_before_the_next_line_is_sent(needs_bwrap):
     """A caller may wait for an answer before it sends the next job (no read-ahead deadlock)."""
-    proc = subprocess.Popen([sys.executable, "-m", "synthgen.sandbox.cli", "-", "--workers", "1"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "synthgen.sandbox.cli", "-", "--workers", "1"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=os.getcwd(),
+    )
     try:
         for i in range(3):
             proc.stdin.write(json.dumps({"id": i, "code": "def f(x):\n    return -x\n", "calls": [f"f({i})"]}) + "\n")
             proc.stdin.flush()
             answer: list[str] = []
-            reader = threading.Thread(target=lambda: answer.append(proc.stdout.readline()))
+            reader = threading.Thread(target=lambda out=answer: out.append(proc.stdout.readline()))
             reader.start()
             reader.join(timeout=30)
             assert answer and json.loads(answer[0])["calls"][0]["encoded"] == str(-i)

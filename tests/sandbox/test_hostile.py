@@ -9,10 +9,10 @@ import socket
 import threading
 
 import pytest
+from sandbox_helpers import run, statuses
 
 from synthgen.sandbox import Status, values
 
-from sandbox_helpers import run, statuses
 
 def test_infinite_loop_times_out(pool):
     r = run(pool, "def f():\n    while True:\n        pass\n", "f()", "f()", timeout_s=0.5)
@@ -51,7 +51,9 @@ def test_subprocess_cannot_start(pool):
 
 
 def test_threads_cannot_start_and_none_are_left(pool):
-    code = "import threading, time\ndef f():\n    threading.Thread(target=time.sleep, args=(100,)).start()\n    return 1\n"
+    code = (
+        "import threading, time\ndef f():\n    threading.Thread(target=time.sleep, args=(100,)).start()\n    return 1\n"
+    )
     r = run(pool, code, "f()", "1 + 1")
     assert statuses(r) == ["exception", "ok"] and "thread" in r.calls[0].error
 
@@ -94,8 +96,16 @@ def test_stack_overflow_in_c_is_killed(pool):
 def test_writing_outside_the_working_directory_fails(pool, tmp_path):
     host_dir = tmp_path / "victim"
     host_dir.mkdir()
-    targets = ["/usr/pwned", "/pwned", "/etc/pwned", "/sb/pwned", "/dev/pwned", str(host_dir / "pwned"),
-               "/root/pwned", "/var/tmp/pwned-host"]
+    targets = [
+        "/usr/pwned",
+        "/pwned",
+        "/etc/pwned",
+        "/sb/pwned",
+        "/dev/pwned",
+        str(host_dir / "pwned"),
+        "/root/pwned",
+        "/var/tmp/pwned-host",
+    ]
     code = (
         "import os\n"
         "def f(paths):\n"
@@ -286,14 +296,16 @@ def test_kernel_attack_surface_syscalls_are_refused(pool):
         "def call(*args):\n"
         "    return [libc.syscall(*args), ctypes.get_errno()]\n"
     )
-    calls = ["call(272, 0x10000000)",  # unshare(CLONE_NEWUSER)
-             "call(165, b'none', b'/tmp', b'tmpfs', 0, 0)",  # mount
-             "call(321, 0, 0, 0)",  # bpf
-             "call(250, 0, 0)",  # keyctl
-             "call(425, 1, 0)",  # io_uring_setup: "not available"
-             "call(101, 16, 1, 0, 0)",  # ptrace(PTRACE_ATTACH, 1)
-             "call(250 | 0x40000000, 0, 0)",  # the same through the x32 ABI
-             "call(39)"]  # getpid: ordinary calls still work
+    calls = [
+        "call(272, 0x10000000)",  # unshare(CLONE_NEWUSER)
+        "call(165, b'none', b'/tmp', b'tmpfs', 0, 0)",  # mount
+        "call(321, 0, 0, 0)",  # bpf
+        "call(250, 0, 0)",  # keyctl
+        "call(425, 1, 0)",  # io_uring_setup: "not available"
+        "call(101, 16, 1, 0, 0)",  # ptrace(PTRACE_ATTACH, 1)
+        "call(250 | 0x40000000, 0, 0)",  # the same through the x32 ABI
+        "call(39)",
+    ]  # getpid: ordinary calls still work
     r = run(pool, code, *calls)
     got = [values.decode(c.encoded) for c in r.calls]
     assert got[:4] == [[-1, 1]] * 4 and got[4] == [-1, 38] and got[5] == [-1, 1] and got[6] == [-1, 1]

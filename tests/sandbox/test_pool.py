@@ -12,9 +12,9 @@ import time
 
 import psutil
 import pytest
+from sandbox_helpers import assert_serves, statuses
 
 from synthgen.sandbox import Job, SandboxPool, Status, values
-from sandbox_helpers import assert_serves, statuses
 
 SQUARE = "def f(x):\n    return x * x\n"
 
@@ -47,7 +47,11 @@ def _wait_gone(pids, timeout=10.0) -> set[int]:
 
 
 def test_verdicts_and_isolation_are_reported(bwrap_pool):
-    job = Job(SQUARE, ("f(3)", "f(4)", "f('a')", "f(2.0)"), (values.from_literal("9"), values.from_literal("15"), None, values.from_literal("4")))
+    job = Job(
+        SQUARE,
+        ("f(3)", "f(4)", "f('a')", "f(2.0)"),
+        (values.from_literal("9"), values.from_literal("15"), None, values.from_literal("4")),
+    )
     r = bwrap_pool.run_sync(job)
     assert r.isolation == "bwrap"
     assert statuses(r) == ["ok", "ok", "exception", "ok"]
@@ -104,7 +108,9 @@ def test_crashed_idle_worker_is_replaced(bwrap_pool):
 def test_worker_killed_mid_job_gives_infra_not_a_wrong_answer(needs_bwrap):
     with SandboxPool(workers=1, isolation="bwrap") as pool:
         assert_serves(pool)
-        future = pool.submit(Job("import time\ndef f():\n    time.sleep(30)\n", ("f()",), (values.encode(1),), timeout_s=30))
+        future = pool.submit(
+            Job("import time\ndef f():\n    time.sleep(30)\n", ("f()",), (values.encode(1),), timeout_s=30)
+        )
         queued = pool.submit(Job(SQUARE, ("f(3)",)))  # sent ahead to the same zygote, behind the sleeper
         time.sleep(0.5)
         os.kill(pool.worker_pids()[0], signal.SIGKILL)
@@ -196,9 +202,11 @@ def test_leftovers_of_a_killed_host_are_cleaned_at_the_next_start(needs_bwrap):
     stale_dir = f"/tmp/synthgen-sandbox-{dead.pid}-testleft"
     os.makedirs(stale_dir, exist_ok=True)
     # what bwrap looks like when blocked in its start-up: argv[0] "bwrap", the folder in its arguments
-    stuck = subprocess.Popen(["bash", "-c", f"exec -a bwrap {sys.executable} -c 'import time; time.sleep(60)' --ro-bind {stale_dir} /sb"])
+    stuck = subprocess.Popen(
+        ["bash", "-c", f"exec -a bwrap {sys.executable} -c 'import time; time.sleep(60)' --ro-bind {stale_dir} /sb"]
+    )
     deadline = time.monotonic() + 10
-    while not psutil.Process(stuck.pid).cmdline()[:1] == ["bwrap"] and time.monotonic() < deadline:
+    while psutil.Process(stuck.pid).cmdline()[:1] != ["bwrap"] and time.monotonic() < deadline:
         time.sleep(0.01)  # until bash has exec'd
     try:
         with SandboxPool(workers=1, isolation="bwrap") as pool:

@@ -55,7 +55,9 @@ def test_seccomp_program_decides_every_number_as_the_tables_say(child, machine):
     denied = {nums[column] for nums in child._DENIED.values()}
     absent = {nums[column] for nums in child._NOT_AVAILABLE.values()}
     eperm, enosys, allow = child.SECCOMP_RET_EPERM, child.SECCOMP_RET_ENOSYS, child.SECCOMP_RET_ALLOW
-    numbers = list(range(2048)) + [0x40000000 + n for n in range(600)] + [0x3FFFFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF]
+    numbers = (
+        list(range(2048)) + [0x40000000 + n for n in range(600)] + [0x3FFFFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF]
+    )
     for arch in (audit_arch, 0x40000003, 0xC000003E, 0xC00000B7, 0):
         for nr in numbers:
             if arch != audit_arch or (machine == "x86_64" and nr >= 0x40000000) or nr in denied:

@@ -10,9 +10,35 @@ import pytest
 from synthgen.sandbox import values
 
 SAMPLES = [
-    None, True, False, 0, -1, 2**64, -(2**70), 7 ** 20000, 1.5, -0.0, float("inf"), float("-inf"), 5e-324,
-    "", "héllo\n\"'", "\ud800", b"", b"\x00\xff", [], [1, [2, [3]]], (), (1,), ((1, 2), [3]),
-    {}, {1: "a", "b": (2,), (3, 4): [5]}, set(), {1, 2, "x", (1, 2)}, frozenset(), frozenset({1, frozenset({2})}),
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**64,
+    -(2**70),
+    7**20000,
+    1.5,
+    -0.0,
+    float("inf"),
+    float("-inf"),
+    5e-324,
+    "",
+    "héllo\n\"'",
+    "\ud800",
+    b"",
+    b"\x00\xff",
+    [],
+    [1, [2, [3]]],
+    (),
+    (1,),
+    ((1, 2), [3]),
+    {},
+    {1: "a", "b": (2,), (3, 4): [5]},
+    set(),
+    {1, 2, "x", (1, 2)},
+    frozenset(),
+    frozenset({1, frozenset({2})}),
     {frozenset({1}): {2: {3}}},
 ]
 
@@ -38,10 +64,22 @@ def test_encoding_is_canonical_for_sets_and_dicts():
     assert values.encode({"b": 1, "a": 2}) == values.encode({"a": 2, "b": 1})
 
 
-@pytest.mark.parametrize("a, b", [
-    ((1, 2), [1, 2]), (True, 1), (1, 1.0), (False, 0), ({1}, frozenset({1})), ({1: 2}, [(1, 2)]),
-    ("1", 1), (b"a", "a"), ([True], [1]), ({True: 1}, {1: 1}), (None, 0),
-])
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ((1, 2), [1, 2]),
+        (True, 1),
+        (1, 1.0),
+        (False, 0),
+        ({1}, frozenset({1})),
+        ({1: 2}, [(1, 2)]),
+        ("1", 1),
+        (b"a", "a"),
+        ([True], [1]),
+        ({True: 1}, {1: 1}),
+        (None, 0),
+    ],
+)
 def test_equality_is_type_strict(a, b):
     assert not values.equal(values.encode(a), values.encode(b))
 
@@ -88,37 +126,96 @@ def test_self_reference_and_depth_are_refused():
         values.decode("[" * 100000 + "]" * 100000)
 
 
-@pytest.mark.parametrize("text", [
-    "1.5", "NaN", "Infinity", '{"float":"1.5","x":1}', '{"float":"1.5.2"}', '{"float":"__import__"}',
-    '{"int":"12"}', '{"bytes":"zz"}', '{"set":[[1]]}', '{"dict":[[[1],2]]}', '{"dict":[[1,2],[1,3]]}',
-    '{"set":[1,1]}', '{"object":[]}', "", "[1,", "'a'", 'foo', '{"tuple":5}', b"1",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1.5",
+        "NaN",
+        "Infinity",
+        '{"float":"1.5","x":1}',
+        '{"float":"1.5.2"}',
+        '{"float":"__import__"}',
+        '{"int":"12"}',
+        '{"bytes":"zz"}',
+        '{"set":[[1]]}',
+        '{"dict":[[[1],2]]}',
+        '{"dict":[[1,2],[1,3]]}',
+        '{"set":[1,1]}',
+        '{"object":[]}',
+        "",
+        "[1,",
+        "'a'",
+        "foo",
+        '{"tuple":5}',
+        b"1",
+    ],
+)
 def test_decode_rejects_non_encodings(text):
     with pytest.raises(ValueError):
         values.decode(text)
 
 
-@pytest.mark.parametrize("literal, value", [
-    ("[1, (2, 'a')]", [1, (2, "a")]), ("float('nan')", float("nan")), ("{1: 'x'}", {1: "x"}), ("-3", -3),
-    ("set()", set()), ("frozenset({1, 2})", frozenset({1, 2})), ("inf", float("inf")), ("-inf", float("-inf")),
-    ("nan", float("nan")), ("(1,)", (1,)), ("b'\\x00'", b"\x00"), ("True", True), ("None", None),
-    ("{'a': [1.5, -2.0]}", {"a": [1.5, -2.0]}), ("  42  ", 42), ("{(1, 2), 3}", {(1, 2), 3}),
-    ("float('-inf')", float("-inf")), ("'a' 'b'", "ab"), ("+5", 5), ("-0.0", -0.0),
-])
+@pytest.mark.parametrize(
+    "literal, value",
+    [
+        ("[1, (2, 'a')]", [1, (2, "a")]),
+        ("float('nan')", float("nan")),
+        ("{1: 'x'}", {1: "x"}),
+        ("-3", -3),
+        ("set()", set()),
+        ("frozenset({1, 2})", frozenset({1, 2})),
+        ("inf", float("inf")),
+        ("-inf", float("-inf")),
+        ("nan", float("nan")),
+        ("(1,)", (1,)),
+        ("b'\\x00'", b"\x00"),
+        ("True", True),
+        ("None", None),
+        ("{'a': [1.5, -2.0]}", {"a": [1.5, -2.0]}),
+        ("  42  ", 42),
+        ("{(1, 2), 3}", {(1, 2), 3}),
+        ("float('-inf')", float("-inf")),
+        ("'a' 'b'", "ab"),
+        ("+5", 5),
+        ("-0.0", -0.0),
+    ],
+)
 def test_from_literal(literal, value):
     assert values.equal(values.from_literal(literal), values.encode(value))
 
 
-@pytest.mark.parametrize("literal", [
-    "__import__('os').system('true')", "f(1)", "x", "1 + 2", "[i for i in range(3)]", "1j", "...",
-    "{**a}", "lambda: 1", "open('/etc/passwd')", "set([1], 2)", "float(1)", "float('x')", "{[1]: 2}",
-    "{[1]}", "-'a'", "(1", "", "a.b", "f'{1}'", "tuple()", "print",
-])
+@pytest.mark.parametrize(
+    "literal",
+    [
+        "__import__('os').system('true')",
+        "f(1)",
+        "x",
+        "1 + 2",
+        "[i for i in range(3)]",
+        "1j",
+        "...",
+        "{**a}",
+        "lambda: 1",
+        "open('/etc/passwd')",
+        "set([1], 2)",
+        "float(1)",
+        "float('x')",
+        "{[1]: 2}",
+        "{[1]}",
+        "-'a'",
+        "(1",
+        "",
+        "a.b",
+        "f'{1}'",
+        "tuple()",
+        "print",
+    ],
+)
 def test_from_literal_rejects_non_literals(literal):
     with pytest.raises(ValueError):
         values.from_literal(literal)
 
 
 def test_display_never_fails_on_huge_ints():
-    assert "too large" in values.display(7 ** 20000)
+    assert "too large" in values.display(7**20000)
     assert values.display("x" * 50, limit=10) == "'xxxxxxxxx... [42 more chars]"

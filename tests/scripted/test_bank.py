@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from synthgen.config.common import SandboxSettings
 from synthgen.config.generate import EnvSettings, ProgressionSettings
+from synthgen.config.sandbox import SandboxSettings
 from synthgen.envs import get_env, reasons
 from synthgen.envs.problem import Problem, Reward
 from synthgen.envs.summary import summarize

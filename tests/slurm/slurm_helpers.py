@@ -37,5 +37,3 @@ def wait_finished(job_id: str, timeout_s: float = 300) -> None:
             subprocess.run(["scancel", job_id])
             pytest.fail(f"Slurm job {job_id} still running after {timeout_s} s")
         time.sleep(0.5)
-
-

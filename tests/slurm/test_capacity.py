@@ -29,8 +29,11 @@ def test_sinfo_lines_become_nodes_with_their_partitions_and_gpus():
 def test_jobs_that_fit_get_no_warning_and_those_that_cannot_are_named():
     nodes, default = parse_sinfo(SINFO)
     assert warnings_for([_job("generate", cpus=8, gpus=8), _job("filter", "cpu", cpus=16)], nodes, default) == []
-    lines = warnings_for([_job("generate", cpus=128), _job("chain", "cpu", gpus=1), _job("train", nodes=5),
-                          _job("bin", "nowhere")], nodes, default)
+    lines = warnings_for(
+        [_job("generate", cpus=128), _job("chain", "cpu", gpus=1), _job("train", nodes=5), _job("bin", "nowhere")],
+        nodes,
+        default,
+    )
     assert len(lines) == 4
     assert "generate: asks for 128 CPUs" in lines[0] and "slurm.generate.cpus_per_task" in lines[0]
     assert "chain: asks for 1 GPUs" in lines[1] and "slurm.curate.gpus_per_node" in lines[1]
@@ -44,7 +47,8 @@ def test_the_local_cluster_warns_about_the_default_eight_cpus(cli, cluster, tmp_
         pytest.skip("no sinfo")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "run.yaml").write_text("run_dir: run\nslurm: {vllm: {shared_url: 'http://127.0.0.1:9/v1'}}\n")
-    rc, _, err = cli("--config", tmp_path / "run.yaml", "slurm", "generate", "--dry-run",
-                     "--generate-cpus-per-task", "4096")
+    rc, _, err = cli(
+        "--config", tmp_path / "run.yaml", "slurm", "generate", "--dry-run", "--generate-cpus-per-task", "4096"
+    )
     assert rc == 0
     assert "generate: asks for 4096 CPUs per task" in err and "pend forever" in err

@@ -22,11 +22,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
-from synthgen.shards import StageDir
-from synthgen.stages.common import shard_name
 from slurm_helpers import SYNTHGEN
 from slurm_helpers import wait_finished as _wait_finished
+
+from synthgen.shards import StageDir
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -60,8 +59,7 @@ def _assert_same_rows(got, want) -> None:
 
 
 # -- the real generate ------------------------------------------------------------------------------
-def test_generate_array_matches_one_process_and_resubmits_only_the_cancelled_shard(cli, cluster, tmp_path,
-                                                                                  monkeypatch):
+def test_generate_array_matches_one_process_and_resubmits_only_the_cancelled_shard(cli, cluster, tmp_path, monkeypatch):
     from synthgen.scripted.launch import start_scripted_server
 
     monkeypatch.chdir(tmp_path)
@@ -81,14 +79,28 @@ def test_generate_array_matches_one_process_and_resubmits_only_the_cancelled_sha
     # A fresh scripted server (same seed) per run, each in its own process, slow enough that a
     # task is still working when we cancel it.
     with start_scripted_server(mode="process", seed=0, latency="fixed", latency_s=1.0) as server:
-        single = subprocess.run([SYNTHGEN, "--config", str(config), "generate", "--run-dir", str(reference),
-                                 "--base-url", server.url], capture_output=True, text=True)
+        single = subprocess.run(
+            [SYNTHGEN, "--config", str(config), "generate", "--run-dir", str(reference), "--base-url", server.url],
+            capture_output=True,
+            text=True,
+        )
         assert single.returncode == 0, single.stderr[-3000:]
     want = _rows(reference)
 
     with start_scripted_server(mode="process", seed=0, latency="fixed", latency_s=1.0) as server:
-        job, out = _submit(cli, "--config", config, "slurm", "generate", "--run-dir", run, "--num-shards", "4",
-                           "--base-url", server.url)
+        job, out = _submit(
+            cli,
+            "--config",
+            config,
+            "slurm",
+            "generate",
+            "--run-dir",
+            run,
+            "--num-shards",
+            "4",
+            "--base-url",
+            server.url,
+        )
         assert "(array 0-3%2: 4 shard(s))" in out
         logs = run / "slurm" / "logs"
         # Cancel the first task that has got past wait-ready into generate, while it works.
@@ -106,23 +118,44 @@ def test_generate_array_matches_one_process_and_resubmits_only_the_cancelled_sha
         _wait_finished(job)
 
         stage = StageDir(run, "generate")
-        done = [i for i in range(4) if stage.is_done(shard_name(i, 4))]
+        done = [i for i in range(4) if stage.is_done(StageDir.shard_name(i, 4))]
         assert victim not in done, f"shard {victim} finished before scancel reached it; slow the server down"
         assert done == [i for i in range(4) if i != victim]
         assert "CANCELLED" in (logs / f"synthgen-generate-{job}_{victim}.out").read_text()
 
-        again, out = _submit(cli, "--config", config, "slurm", "generate", "--run-dir", run, "--num-shards", "4",
-                             "--base-url", server.url)
+        again, out = _submit(
+            cli,
+            "--config",
+            config,
+            "slurm",
+            "generate",
+            "--run-dir",
+            run,
+            "--num-shards",
+            "4",
+            "--base-url",
+            server.url,
+        )
         assert f"(array {victim}%2: 1 shard(s))" in out, out
         assert f"#SBATCH --array={victim}%2\n" in (run / "slurm" / "generate.sbatch").read_text()
         _wait_finished(again)
 
-    assert all(stage.is_done(shard_name(i, 4)) for i in range(4))
+    assert all(stage.is_done(StageDir.shard_name(i, 4)) for i in range(4))
     for i in range(4):
         assert (logs / f"synthgen-generate-{job}_{i}.out").exists()
     _assert_same_rows(_rows(run), want)
-    rc, out, _ = cli("--config", config, "slurm", "generate", "--run-dir", run, "--num-shards", "4",
-                     "--base-url", "http://127.0.0.1:9/v1")
+    rc, out, _ = cli(
+        "--config",
+        config,
+        "slurm",
+        "generate",
+        "--run-dir",
+        run,
+        "--num-shards",
+        "4",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    )
     assert rc == 0 and "all 4 shards are finished" in out
 
 
@@ -182,10 +215,11 @@ def test_time_limit_signal_flushes_requeues_and_resumes(cli, cluster, tmp_path, 
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        job, _ = _submit(cli, "--config", config, "slurm", "generate", "--run-dir", "run", "--num-shards", "1",
-                         "--base-url", url)
+        job, _ = _submit(
+            cli, "--config", config, "slurm", "generate", "--run-dir", "run", "--num-shards", "1", "--base-url", url
+        )
         task = f"{job}_0"
-        progress = tmp_path / "run/generate" / f"{shard_name(0, 1)}.progress"
+        progress = tmp_path / "run/generate" / f"{StageDir.shard_name(0, 1)}.progress"
         deadline = time.monotonic() + 60
         while not (progress.exists() and int(progress.read_text() or 0) >= 4):
             assert time.monotonic() < deadline, "the stand-in never made progress"
@@ -205,8 +239,8 @@ def test_time_limit_signal_flushes_requeues_and_resumes(cli, cluster, tmp_path, 
         server.shutdown()
         server.server_close()
     stage = tmp_path / "run/generate"
-    assert (stage / f"{shard_name(0, 1)}.done").exists()
-    lines = (stage / f"{shard_name(0, 1)}.log").read_text().split("\n")
+    assert (stage / f"{StageDir.shard_name(0, 1)}.done").exists()
+    lines = (stage / f"{StageDir.shard_name(0, 1)}.log").read_text().split("\n")
     flushed = int(lines[1].split()[-1])
     assert lines[0] == "start at 0" and 4 <= flushed < 24 and lines[2] == f"start at {flushed}", lines
     log = (tmp_path / f"run/slurm/logs/synthgen-generate-{job}_0.out").read_text()

@@ -43,18 +43,18 @@ exit 1
 def _config(tmp_path: Path, vllm_command: Path, port: int) -> Path:
     config = tmp_path / "run.yaml"
     config.write_text(f"""
-run_dir: {tmp_path / 'run'}
+run_dir: {tmp_path / "run"}
 seeds: {{n: 8, seed: 3}}
 generate: {{turns: 3, max_in_flight: 64, progress: false, sandbox: {{workers: 1}}}}
 chain: {{progress: false, sandbox: {{workers: 1}}}}
-train: {{model: {tmp_path / 'tiny'}, recipe: {ROOT / 'recipes/tiny-cpu.yaml'}, max_steps: 2, curriculum: uniform}}
+train: {{model: {tmp_path / "tiny"}, recipe: {ROOT / "recipes/tiny-cpu.yaml"}, max_steps: 2, curriculum: uniform}}
 slurm:
   executable: {SYNTHGEN}
   num_shards: 2
   generate: {{cpus_per_task: 1, gpus_per_node: 0, time: "20:00"}}
   curate: {{cpus_per_task: 1, gpus_per_node: 0, time: "20:00"}}
   train: {{nodes: 1, gpus_per_node: 0, use_vllm_server: false, cpus_per_task: 1, time: "20:00",
-           accelerate_command: {Path(SYNTHGEN).parent / 'accelerate'}}}
+           accelerate_command: {Path(SYNTHGEN).parent / "accelerate"}}}
   vllm: {{command: {vllm_command}, port: {port}, ready_timeout_s: 120}}
 """)
     return config
@@ -112,8 +112,9 @@ def test_a_chain_step_without_a_server_fails_and_training_never_starts(cli, clus
 
     with start_scripted_server(seed=0) as server:
         for shard in range(2):
-            rc, _, err = cli("--config", config, "generate", "--base-url", server.url, "--shard", shard,
-                             "--num-shards", 2)
+            rc, _, err = cli(
+                "--config", config, "generate", "--base-url", server.url, "--shard", shard, "--num-shards", 2
+            )
             assert rc == 0, err
     rc, out, err = cli("--config", config, "slurm", "pipeline", "--model", tmp_path / "tiny")
     assert rc == 0, err

@@ -21,7 +21,6 @@ import pytest
 
 from synthgen.shards import StageDir
 from synthgen.slurm.render import array_spec, pending_shards
-from synthgen.stages.common import shard_name
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "synthgen" / "slurm" / "templates"
 
@@ -58,7 +57,7 @@ def _scripts(out: str) -> dict[str, str]:
 def _mark_done(run_dir: Path, shards: list[int], n: int) -> None:
     stage = StageDir(run_dir, "generate")
     for i in shards:
-        stage.mark_done(shard_name(i, n), {"rows": 1, "settings_hash": "x"})
+        stage.mark_done(StageDir.shard_name(i, n), {"rows": 1, "settings_hash": "x"})
 
 
 def _bash_ok(path: Path) -> None:
@@ -95,9 +94,19 @@ def test_generate_dry_run_submits_only_unfinished_shards(cli, workdir):
     script = _scripts(out)["generate.sbatch"]
     assert "#SBATCH --array=1,3%2\n" in script
     assert "NUM_SHARDS=4\n" in script and '--shard "$SHARD" --num-shards "$NUM_SHARDS"' in script
-    for line in ("--requeue", "--signal=B:USR1@120", "--partition=gpu-big", "--account=proj-42", "--qos=high",
-                 "--time=02:00:00", "--mem=64G", "--gpus-per-node=4", "--exclusive", f"--chdir={workdir}",
-                 f"--output={workdir}/runs/r1/slurm/logs/%x-%A_%a.out"):
+    for line in (
+        "--requeue",
+        "--signal=B:USR1@120",
+        "--partition=gpu-big",
+        "--account=proj-42",
+        "--qos=high",
+        "--time=02:00:00",
+        "--mem=64G",
+        "--gpus-per-node=4",
+        "--exclusive",
+        f"--chdir={workdir}",
+        f"--output={workdir}/runs/r1/slurm/logs/%x-%A_%a.out",
+    ):
         assert f"#SBATCH {line}\n" in script, line
     # Own server per task: the model name is shell-quoted, the gpt-oss reasoning parser is on.
     assert "vllm serve 'my org/model'\"'\"'s name'" in script
@@ -114,8 +123,19 @@ def test_generate_dry_run_submits_only_unfinished_shards(cli, workdir):
 
 
 def test_generate_with_a_shared_server_starts_none(cli, workdir):
-    rc, out, err = cli("--config", "cfg.yaml", "slurm", "generate", "--dry-run", "--num-shards", "3",
-                       "--base-url", "http://gpu07:8000/v1", "--parallelism", "1")
+    rc, out, err = cli(
+        "--config",
+        "cfg.yaml",
+        "slurm",
+        "generate",
+        "--dry-run",
+        "--num-shards",
+        "3",
+        "--base-url",
+        "http://gpu07:8000/v1",
+        "--parallelism",
+        "1",
+    )
     assert rc == 0, err
     script = _scripts(out)["generate.sbatch"]
     assert "#SBATCH --array=0-2%1\n" in script and "NUM_SHARDS=3\n" in script
@@ -146,8 +166,9 @@ def test_generate_with_everything_done_submits_nothing(cli, workdir):
 
 
 def test_flags_override_the_config(cli, workdir):
-    rc, out, err = cli("--config", "cfg.yaml", "slurm", "generate", "--dry-run", "--partition", "debug",
-                       "--run-dir", "runs/other")
+    rc, out, err = cli(
+        "--config", "cfg.yaml", "slurm", "generate", "--dry-run", "--partition", "debug", "--run-dir", "runs/other"
+    )
     assert rc == 0, err
     script = _scripts(out)["generate.sbatch"]
     assert "#SBATCH --partition=debug\n" in script and f"RUN_DIR={workdir}/runs/other\n" in script
@@ -158,7 +179,9 @@ def test_no_cluster_names_without_a_config(cli, tmp_path, monkeypatch):
     rc, out, err = cli("slurm", "pipeline", "--dry-run", "--model", "m")
     assert rc == 0, err
     scripts = _scripts(out)
-    assert {"generate.sbatch", "filter.sbatch", "bin.sbatch", "chain.sbatch", "train.sbatch", "submit.sh"} <= set(scripts)
+    assert {"generate.sbatch", "filter.sbatch", "bin.sbatch", "chain.sbatch", "train.sbatch", "submit.sh"} <= set(
+        scripts
+    )
     for name, text in scripts.items():
         for option in ("--partition", "--account", "--qos", "--mem=", "module load", "--exclusive"):
             assert option not in text, (name, option)
@@ -170,8 +193,19 @@ def test_no_cluster_names_without_a_config(cli, tmp_path, monkeypatch):
 
 # -- curate, train, pipeline -------------------------------------------------------------------------
 def test_pipeline_chains_every_stage_with_afterok(cli, workdir):
-    rc, out, err = cli("--config", "cfg.yaml", "slurm", "pipeline", "--dry-run", "--model", "/models/student",
-                       "--output", "ckpt", "--curriculum", "reverse-medium")
+    rc, out, err = cli(
+        "--config",
+        "cfg.yaml",
+        "slurm",
+        "pipeline",
+        "--dry-run",
+        "--model",
+        "/models/student",
+        "--output",
+        "ckpt",
+        "--curriculum",
+        "reverse-medium",
+    )
     assert rc == 0, err
     scripts = _scripts(out)
     submit = scripts["submit.sh"]
@@ -199,7 +233,10 @@ def test_pipeline_chains_every_stage_with_afterok(cli, workdir):
     assert "--config_file recipes/accelerate/zero3.yaml" in train
     assert f"--data {workdir}/runs/r1/bin\n" in train and f"--output {workdir}/ckpt\n" in train
     assert "--curriculum reverse-medium\n" in train
-    assert '--vllm-server-url http://"${VLLM_HOST}":"${VLLM_PORT}"' in train and 'wait-ready "http://${VLLM_HOST}:${VLLM_PORT}/health/"' in train
+    assert (
+        '--vllm-server-url http://"${VLLM_HOST}":"${VLLM_PORT}"' in train
+        and 'wait-ready "http://${VLLM_HOST}:${VLLM_PORT}/health/"' in train
+    )
     for path in (workdir / "runs/r1/slurm").glob("*.s*"):
         _bash_ok(path)
 
@@ -237,12 +274,7 @@ def fake_sbatch(tmp_path, monkeypatch):
     bin_dir.mkdir()
     log = tmp_path / "sbatch.log"
     script = bin_dir / "sbatch"
-    script.write_text(
-        "#!/bin/bash\n"
-        f'echo "$*" >> {log}\n'
-        f'n=$(wc -l < {log})\n'
-        'echo "$((100 + n));cluster"\n'
-    )
+    script.write_text(f'#!/bin/bash\necho "$*" >> {log}\nn=$(wc -l < {log})\necho "$((100 + n));cluster"\n')
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return log

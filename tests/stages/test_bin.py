@@ -18,22 +18,61 @@ from synthgen.stages import bin as stage
 
 # (pass rate, broad bin, chains bin); None = outside every bin.
 EDGES = [
-    (0.0, None, None), (0.04, None, None), (0.05, None, "hard"), (0.0999, None, "hard"), (0.10, "hard", "hard"),
-    (0.16, "hard", "hard"), (0.1601, "hard", None), (0.2599, "hard", None), (0.26, "medium", None),
-    (0.4099, "medium", None), (0.41, "medium", "medium"), (0.59, "medium", "medium"), (0.5901, "medium", None),
-    (0.61, "easy_medium", None), (0.8099, "easy_medium", None), (0.81, "easy_medium", "easy"),
-    (0.8499, "easy_medium", "easy"), (0.85, "easy", "easy"), (0.91, "easy", "easy"), (0.9101, "easy", None),
-    (0.97, "easy", None), (0.9701, None, None), (1.0, None, None),
+    (0.0, None, None),
+    (0.04, None, None),
+    (0.05, None, "hard"),
+    (0.0999, None, "hard"),
+    (0.10, "hard", "hard"),
+    (0.16, "hard", "hard"),
+    (0.1601, "hard", None),
+    (0.2599, "hard", None),
+    (0.26, "medium", None),
+    (0.4099, "medium", None),
+    (0.41, "medium", "medium"),
+    (0.59, "medium", "medium"),
+    (0.5901, "medium", None),
+    (0.61, "easy_medium", None),
+    (0.8099, "easy_medium", None),
+    (0.81, "easy_medium", "easy"),
+    (0.8499, "easy_medium", "easy"),
+    (0.85, "easy", "easy"),
+    (0.91, "easy", "easy"),
+    (0.9101, "easy", None),
+    (0.97, "easy", None),
+    (0.9701, None, None),
+    (1.0, None, None),
 ]
 
 
 def make_row(i: int, p: float | None, env: str = "induction") -> dict:
     code = f"def f(x):\n    return x + {i}\n"
-    return dict(turn_id=f"seed{i:04d}/{env}/lin/1", problem_id=problem_id(env, code, ["1"], None), seed_id=f"seed{i:04d}",
-                lineage_id=f"lin{i}", env=env, mode="multi", turn=1, code=code, inputs=["1"], outputs=["2"], valid=True,
-                reason="ok", pass_rate=p, attempts=32, scored=32, correct=0 if p is None else round(p * 32),
-                format_failures=0, infra_failures=0, teacher_tokens_in=1, teacher_tokens_out=1, student_tokens_in=1,
-                student_tokens_out=1, teacher_model="t", student_model="s", settings_hash="g")
+    return dict(
+        turn_id=f"seed{i:04d}/{env}/lin/1",
+        problem_id=problem_id(env, code, ["1"], None),
+        seed_id=f"seed{i:04d}",
+        lineage_id=f"lin{i}",
+        env=env,
+        mode="multi",
+        turn=1,
+        code=code,
+        inputs=["1"],
+        outputs=["2"],
+        valid=True,
+        reason="ok",
+        pass_rate=p,
+        attempts=32,
+        scored=32,
+        correct=0 if p is None else round(p * 32),
+        format_failures=0,
+        infra_failures=0,
+        teacher_tokens_in=1,
+        teacher_tokens_out=1,
+        student_tokens_in=1,
+        student_tokens_out=1,
+        teacher_model="t",
+        student_model="s",
+        settings_hash="g",
+    )
 
 
 def write_kept(run: Path, rows: list[dict]) -> None:
@@ -73,11 +112,19 @@ def test_edges_of_fractions_with_fewer_scored_attempts():
 
 def test_schemes_are_spec_section_6():
     assert SCHEMES["chains"] == {"hard": (0.05, 0.16), "medium": (0.41, 0.59), "easy": (0.81, 0.91)}
-    assert SCHEMES["broad"] == {"hard": (0.10, 0.26), "medium": (0.26, 0.61), "easy_medium": (0.61, 0.85),
-                                "easy": (0.85, 0.97)}
+    assert SCHEMES["broad"] == {
+        "hard": (0.10, 0.26),
+        "medium": (0.26, 0.61),
+        "easy_medium": (0.61, 0.85),
+        "easy": (0.85, 0.97),
+    }
     labels = {b.name: b.label() for b in BinSettings(scheme="broad").resolved()}
-    assert labels == {"hard": "[0.1, 0.26)", "medium": "[0.26, 0.61)", "easy_medium": "[0.61, 0.85)",
-                      "easy": "[0.85, 0.97]"}
+    assert labels == {
+        "hard": "[0.1, 0.26)",
+        "medium": "[0.26, 0.61)",
+        "easy_medium": "[0.61, 0.85)",
+        "easy": "[0.85, 0.97]",
+    }
 
 
 def test_output_layout_metadata_and_readers(tmp_path, capsys):
@@ -125,8 +172,9 @@ def test_each_bin_loads_with_datasets(tmp_path):
     summary = stage.run(BinSettings(run_dir=run, write_outside=True), force=True)
     assert sorted(p.name for p in (run / "bin").iterdir() if p.is_dir()) == ["medium"]
     assert summary["bins"]["hard"]["written"] == 0 and summary["outside"]["above"] == 1
-    whole = datasets.load_dataset("parquet", data_files=str(run / "bin" / "*" / "*.parquet"),
-                                  cache_dir=str(tmp_path / "hf2"))
+    whole = datasets.load_dataset(
+        "parquet", data_files=str(run / "bin" / "*" / "*.parquet"), cache_dir=str(tmp_path / "hf2")
+    )
     assert whole["train"].num_rows == 2 and set(whole["train"]["difficulty"]) == {"medium"}
     assert pl.read_parquet(run / "bin_outside" / "*.parquet")["pass_rate"].to_list() == [0.99]
 
@@ -158,14 +206,17 @@ def test_custom_bins_from_config(tmp_path):
     assert sorted(p.name for p in (run / "bin").iterdir() if p.is_dir()) == ["mid"]
 
 
-@pytest.mark.parametrize("argv,words", [
-    (["--scheme", "custom", "--bins", "a=0.1:0.5,b=0.4:0.9"], "overlap"),
-    (["--scheme", "custom", "--bins", "easy-medium=0.1:0.5"], "must match"),
-    (["--scheme", "custom", "--bins", "a=0.5:0.1"], "low < high"),
-    (["--scheme", "custom"], "needs bins"),
-    (["--scheme", "weird"], "scheme"),
-    (["--bins", "a=0:1"], "only read with scheme 'custom'"),
-])
+@pytest.mark.parametrize(
+    "argv,words",
+    [
+        (["--scheme", "custom", "--bins", "a=0.1:0.5,b=0.4:0.9"], "overlap"),
+        (["--scheme", "custom", "--bins", "easy-medium=0.1:0.5"], "must match"),
+        (["--scheme", "custom", "--bins", "a=0.5:0.1"], "low < high"),
+        (["--scheme", "custom"], "needs bins"),
+        (["--scheme", "weird"], "scheme"),
+        (["--bins", "a=0:1"], "only read with scheme 'custom'"),
+    ],
+)
 def test_bad_bins_are_exit_2(tmp_path, capsys, argv, words):
     write_kept(tmp_path / "run", [make_row(0, 0.5)])
     assert _main(["bin", "--run-dir", str(tmp_path / "run"), *argv]) == 2

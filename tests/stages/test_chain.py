@@ -23,15 +23,29 @@ COMPARED = ["turn_id", "problem_id", "parent_id", "env", "turn", "valid", "reaso
 @pytest.fixture(scope="module")
 def binned(tmp_path_factory, seeds_run):
     """generate -> filter -> bin on the scripted server: a run whose bin/hard/ holds chain starts."""
-    from synthgen.cli import app
-    from synthgen.commands._common import run_guarded
+    from synthgen.cli import app, run_guarded
     from synthgen.scripted.launch import start_scripted_server
 
     run_dir = tmp_path_factory.mktemp("chain-run")
     shutil.copytree(seeds_run / "seeds", run_dir / "seeds")
     with start_scripted_server(seed=3) as server:
-        rc = run_guarded(app, ["generate", "--run-dir", str(run_dir), "--base-url", server.url, "--no-progress",
-                               "--turns", "6", "--lineages-per-seed", "4", "--max-in-flight", "32"])
+        rc = run_guarded(
+            app,
+            [
+                "generate",
+                "--run-dir",
+                str(run_dir),
+                "--base-url",
+                server.url,
+                "--no-progress",
+                "--turns",
+                "6",
+                "--lineages-per-seed",
+                "4",
+                "--max-in-flight",
+                "32",
+            ],
+        )
     assert rc == 0
     assert run_guarded(app, ["filter", "--run-dir", str(run_dir)]) == 0
     assert run_guarded(app, ["bin", "--run-dir", str(run_dir)]) == 0
@@ -82,15 +96,19 @@ def test_chains_start_from_bin_hard_and_step_down_through_the_bands(cli, binned,
         start = hard.filter(pl.col("problem_id") == row["parent_id"]).row(0, named=True)
         assert row["summary"] == summary_from_row(start, progression).render()
     # A try is refused unless it lands in its band as a new problem; the first accepted try ends the step.
-    steps = tries.with_columns(step=pl.col("turn_id").str.replace(r":try\d+:t\d+$", ""),
-                               attempt=pl.col("turn_id").str.extract(r":try(\d+):t\d+$").cast(pl.Int32))
+    steps = tries.with_columns(
+        step=pl.col("turn_id").str.replace(r":try\d+:t\d+$", ""),
+        attempt=pl.col("turn_id").str.extract(r":try(\d+):t\d+$").cast(pl.Int32),
+    )
     for step in steps.partition_by("step"):
         step = step.sort("attempt")
         level = step["step"][0].rsplit(":", 1)[1]
         assert step.height <= 3 and step["attempt"].to_list() == list(range(1, step.height + 1))
         lo, hi = bands[level]
-        landed = [r["valid"] and lo <= r["pass_rate"] <= hi and r["problem_id"] != r["parent_id"]
-                  for r in step.iter_rows(named=True)]
+        landed = [
+            r["valid"] and lo <= r["pass_rate"] <= hi and r["problem_id"] != r["parent_id"]
+            for r in step.iter_rows(named=True)
+        ]
         assert not any(landed[:-1])
     # The disjoint baseline: explained, from lineages no chain uses.
     assert "no relation between levels" in err and "of" in err and "0 = the same mix" in err
@@ -113,8 +131,16 @@ def test_infra_failures_leave_chains_unfinished_and_reruns_end_equal(cli, binned
     run_dir = _copy(binned, tmp_path / "flaky")
     cfg = tmp_path / "no-retry.yaml"
     cfg.write_text("chain:\n  llm: {max_attempts: 1}\n")
-    rc, _, err = cli("--config", cfg, "chain", "--run-dir", run_dir, "--base-url",
-                     scripted_server(seed=3, error_rate=1.0).url, "--no-progress")
+    rc, _, err = cli(
+        "--config",
+        cfg,
+        "chain",
+        "--run-dir",
+        run_dir,
+        "--base-url",
+        scripted_server(seed=3, error_rate=1.0).url,
+        "--no-progress",
+    )
     assert rc == 3 and "turns failed on infrastructure" in err, err
     for name in ("tries", "problems", "links"):
         assert not StageDir(run_dir / "chain", name).done_shards(), name
@@ -134,8 +160,9 @@ def test_infra_failures_leave_chains_unfinished_and_reruns_end_equal(cli, binned
     assert StageDir(run_dir / "chain", "tries").read().height == reference.height
 
 
-def test_missing_bin_stage_is_a_one_line_error_and_an_empty_hard_bin_makes_no_chains(cli, binned, tmp_path,
-                                                                                     scripted_server):
+def test_missing_bin_stage_is_a_one_line_error_and_an_empty_hard_bin_makes_no_chains(
+    cli, binned, tmp_path, scripted_server
+):
     rc, _, err = cli("chain", "--run-dir", tmp_path / "empty")
     assert rc == 2 and "no binned problems found" in err and "synthgen bin" in err and err.count("\n") == 1
     run_dir = _copy(binned, tmp_path)
@@ -147,8 +174,14 @@ def test_missing_bin_stage_is_a_one_line_error_and_an_empty_hard_bin_makes_no_ch
 
 
 def _row(problem_id, level=None, pass_rate=0.5, valid=True):
-    return {"problem_id": problem_id, "pass_rate": pass_rate, "valid": valid, "env": "deduction",
-            "turn_id": f"t-{problem_id}-{level}", "mode": "chain"}
+    return {
+        "problem_id": problem_id,
+        "pass_rate": pass_rate,
+        "valid": valid,
+        "env": "deduction",
+        "turn_id": f"t-{problem_id}-{level}",
+        "mode": "chain",
+    }
 
 
 def test_acceptance_refuses_a_step_equal_to_its_chain_and_chains_never_share_a_problem():
@@ -161,21 +194,34 @@ def test_acceptance_refuses_a_step_equal_to_its_chain_and_chains_never_share_a_p
     # A step is given up after `tries` refused tries; fewer means it is not finished (a failure stopped it).
     assert replay("h", {"medium": [_row("h"), _row("x", pass_rate=0.9)]}, 3, bands).finished is False
     assert replay("h", {"medium": [_row("h"), _row("x", pass_rate=0.9), _row("h")]}, 3, bands).finished is True
-    done = replay("h", {"medium": [_row("m")], "easy": [_row("m", pass_rate=0.85), _row("e", pass_rate=0.85)]}, 3,
-                  bands)
+    done = replay(
+        "h", {"medium": [_row("m")], "easy": [_row("m", pass_rate=0.85), _row("e", pass_rate=0.85)]}, 3, bands
+    )
     assert done.finished and [r["problem_id"] for r in done.levels] == ["m", "e"]
-    starts = [{**_row("a", "hard", 0.1), "seed_id": "s", "lineage_id": "la"},
-              {**_row("b", "hard", 0.1), "seed_id": "s", "lineage_id": "lb"}]
-    tried = {"chain:a": {"medium": [_row("m")], "easy": [_row("e", pass_rate=0.85)]},
-             "chain:b": {"medium": [_row("m")], "easy": [_row("f", pass_rate=0.85)]}}
+    starts = [
+        {**_row("a", "hard", 0.1), "seed_id": "s", "lineage_id": "la"},
+        {**_row("b", "hard", 0.1), "seed_id": "s", "lineage_id": "lb"},
+    ]
+    tried = {
+        "chain:a": {"medium": [_row("m")], "easy": [_row("e", pass_rate=0.85)]},
+        "chain:b": {"medium": [_row("m")], "easy": [_row("f", pass_rate=0.85)]},
+    }
     problems, links, dropped = assemble(starts, tried, 3, bands)
     assert [p["problem_id"] for p in problems] == ["a", "m", "e"] and dropped == 1  # b shares m with a
     assert [link["level"] for link in links] == ["hard", "medium", "easy"]
 
 
 def test_a_stored_problem_summary_shows_its_examples():
-    row = {"pass_rate": 0.125, "attempts": 32, "scored": 32, "correct": 4, "format_failures": 1,
-           "infra_failures": 0, "solved_examples": ["f(1)"], "failed_examples": ["f(2)", "f(3)"]}
+    row = {
+        "pass_rate": 0.125,
+        "attempts": 32,
+        "scored": 32,
+        "correct": 4,
+        "format_failures": 1,
+        "infra_failures": 0,
+        "solved_examples": ["f(1)"],
+        "failed_examples": ["f(2)", "f(3)"],
+    }
     summary = summary_from_row(row, ProgressionSettings())
     assert isinstance(summary, Summary) and summary.pass_rate == 0.125
     assert (summary.solved, summary.failed) == (["f(1)"], ["f(2)", "f(3)"])
@@ -183,11 +229,13 @@ def test_a_stored_problem_summary_shows_its_examples():
 
 
 def test_disjoint_matching_uses_each_lineage_once_and_matches_histograms():
-    candidates = pl.DataFrame({
-        "problem_id": [f"p{i}" for i in range(8)],
-        "lineage_id": ["a", "a", "b", "c", "d", "e", "f", "g"],
-        "pass_rate": [0.10, 0.11, 0.12, 0.50, 0.52, 0.85, 0.86, 0.90],
-    })
+    candidates = pl.DataFrame(
+        {
+            "problem_id": [f"p{i}" for i in range(8)],
+            "lineage_id": ["a", "a", "b", "c", "d", "e", "f", "g"],
+            "pass_rate": [0.10, 0.11, 0.12, 0.50, 0.52, 0.85, 0.86, 0.90],
+        }
+    )
     used = {"g"}
     picks = match_level([0.10, 0.12, 0.5], candidates, used)
     assert [p["problem_id"] for p in picks] == ["p0", "p2", "p3"]  # p1 shares lineage a with p0

@@ -22,14 +22,16 @@ SHARD = "shard-00000-of-00001"
 def code_for(i: int) -> str:
     """Distinct, non-trivial code per i (different constants, names and structure)."""
     ops = ["+", "-", "*", "//", "%", "^", "|", "&"]
-    return (f"def f(values, k{i}):\n"
-            f"    acc_{i} = {i * 31 % 97}\n"
-            f"    for index, item in enumerate(values):\n"
-            f"        if item {ops[i % 8]} {i + 2} > index * {i % 5 + 1}:\n"
-            f"            acc_{i} += item {ops[(i + 3) % 8]} k{i} - {i * 7}\n"
-            f"        elif len(str(item)) == {i % 4}:\n"
-            f"            acc_{i} -= {i * i + 1}\n"
-            f"    return acc_{i} if acc_{i} % {i + 3} else -acc_{i}\n")
+    return (
+        f"def f(values, k{i}):\n"
+        f"    acc_{i} = {i * 31 % 97}\n"
+        f"    for index, item in enumerate(values):\n"
+        f"        if item {ops[i % 8]} {i + 2} > index * {i % 5 + 1}:\n"
+        f"            acc_{i} += item {ops[(i + 3) % 8]} k{i} - {i * 7}\n"
+        f"        elif len(str(item)) == {i % 4}:\n"
+        f"            acc_{i} -= {i * i + 1}\n"
+        f"    return acc_{i} if acc_{i} % {i + 3} else -acc_{i}\n"
+    )
 
 
 def make_row(i: int, **kw) -> dict:
@@ -37,12 +39,37 @@ def make_row(i: int, **kw) -> dict:
     env = kw.pop("env", "induction")
     message = kw.pop("message", f"hint {i}")
     turn = kw.pop("turn", 1)
-    row = dict(turn_id=f"seed{i:03d}/{env}/lin{i:03d}/{turn}", problem_id=problem_id(env, code, ["1"], message),
-               seed_id=f"seed{i:03d}", lineage_id=f"lin{i:03d}", parent_id=None, env=env, mode="multi", turn=turn,
-               code=code, inputs=["1", "2"], outputs=["'1'", "'2'"], message=message, visible_count=1, valid=True,
-               reason=R.OK, pass_rate=0.5, attempts=32, scored=32, correct=16, format_failures=0, infra_failures=0,
-               strategy="first", teacher_tokens_in=100, teacher_tokens_out=50, student_tokens_in=10,
-               student_tokens_out=5, teacher_model="t", student_model="s", settings_hash="gen0")
+    row = dict(
+        turn_id=f"seed{i:03d}/{env}/lin{i:03d}/{turn}",
+        problem_id=problem_id(env, code, ["1"], message),
+        seed_id=f"seed{i:03d}",
+        lineage_id=f"lin{i:03d}",
+        parent_id=None,
+        env=env,
+        mode="multi",
+        turn=turn,
+        code=code,
+        inputs=["1", "2"],
+        outputs=["'1'", "'2'"],
+        message=message,
+        visible_count=1,
+        valid=True,
+        reason=R.OK,
+        pass_rate=0.5,
+        attempts=32,
+        scored=32,
+        correct=16,
+        format_failures=0,
+        infra_failures=0,
+        strategy="first",
+        teacher_tokens_in=100,
+        teacher_tokens_out=50,
+        student_tokens_in=10,
+        student_tokens_out=5,
+        teacher_model="t",
+        student_model="s",
+        settings_hash="gen0",
+    )
     row.update(kw)
     return row
 
@@ -65,8 +92,9 @@ def crafted_rows(reference_text: str) -> dict[str, dict]:
     """One row per reason code (and one clean row), keyed by the reason it must get."""
     rows: dict[str, dict] = {}
     for k, code in enumerate(R.GENERATION):
-        rows[code] = make_row(k, valid=False, reason=code, reason_detail=f"why {code}", pass_rate=None,
-                              scored=0, correct=0)
+        rows[code] = make_row(
+            k, valid=False, reason=code, reason_detail=f"why {code}", pass_rate=None, scored=0, correct=0
+        )
     n = len(R.GENERATION)
     rows[R.NEVER_SOLVED] = make_row(n + 1, pass_rate=0.0, correct=0)
     rows[R.ALWAYS_SOLVED] = make_row(n + 2, pass_rate=1.0, correct=32)
@@ -80,15 +108,20 @@ def crafted_rows(reference_text: str) -> dict[str, dict]:
     return rows
 
 
-REFERENCE = ("the quick brown fox jumps over the lazy dog while counting every prime number below one "
-             "thousand and printing each")
+REFERENCE = (
+    "the quick brown fox jumps over the lazy dog while counting every prime number below one thousand and printing each"
+)
 
 
 @pytest.fixture()
 def reference_file(tmp_path: Path) -> Path:
     path = tmp_path / "refs.jsonl"
-    path.write_text(json.dumps({"task_id": "X/0", "text": REFERENCE}) + "\n"
-                    + json.dumps({"task_id": "X/1", "text": "unrelated words only"}) + "\n")
+    path.write_text(
+        json.dumps({"task_id": "X/0", "text": REFERENCE})
+        + "\n"
+        + json.dumps({"task_id": "X/1", "text": "unrelated words only"})
+        + "\n"
+    )
     return path
 
 
@@ -137,7 +170,9 @@ def test_rejects_schema_and_metadata(tmp_path):
     table = pq.read_table(path)
     assert table.schema.remove_metadata() == with_fields(PROBLEMS, REJECTS_EXTRA)
     assert read_metadata(path)["settings_hash"] == settings.settings_hash()
-    assert _main(["filter", "--run-dir", str(tmp_path / "r2"), "--input-dir", str(run / "generate"), "--no-rejects"]) == 0
+    assert (
+        _main(["filter", "--run-dir", str(tmp_path / "r2"), "--input-dir", str(run / "generate"), "--no-rejects"]) == 0
+    )
     assert not (tmp_path / "r2" / "filter" / "rejects").exists()
 
 
@@ -172,7 +207,8 @@ def test_dedup_keeps_pass_rate_closest_to_half_then_earliest(tmp_path):
     stage.run(FilterSettings(run_dir=run))
     # 0.6 and 0.4 are equally close to 0.5; turn 2 beats turn 3; seed003 < seed004 breaks the last tie.
     assert sorted(kept_of(run)["turn_id"].to_list()) == sorted(
-        [rows[2]["turn_id"], rows[4]["turn_id"], rows[5]["turn_id"]])
+        [rows[2]["turn_id"], rows[4]["turn_id"], rows[5]["turn_id"]]
+    )
     assert set(rejects_of(run)["reject_reason"]) == {R.NEAR_DUPLICATE}
 
 
@@ -195,8 +231,22 @@ def test_contamination_reference_parquet_and_columns(tmp_path):
     ref = tmp_path / "refs.parquet"
     pl.DataFrame({"prompt": ["nothing here"], "canonical_solution": [REFERENCE]}).write_parquet(ref)
     write_generate(run, [make_row(0, message=REFERENCE), make_row(1)])
-    assert _main(["filter", "--run-dir", str(run), "--contamination-references", str(ref), "--contamination-columns", "prompt",
-                  "--contamination-columns", "canonical_solution"]) == 0
+    assert (
+        _main(
+            [
+                "filter",
+                "--run-dir",
+                str(run),
+                "--contamination-references",
+                str(ref),
+                "--contamination-columns",
+                "prompt",
+                "--contamination-columns",
+                "canonical_solution",
+            ]
+        )
+        == 0
+    )
     assert rejects_of(run)["reject_reason"].to_list() == [R.CONTAMINATED]
 
 
@@ -253,11 +303,14 @@ def test_wrong_table_is_exit_2(tmp_path, capsys):
     assert "not a synthgen problems table" in _one_line(capsys)
 
 
-@pytest.mark.parametrize("config,words", [
-    ("filter: {band_low: 0.9, band_high: 0.1}\n", "band_low"),
-    ("filter: {dedup: {threshold: 1.5}}\n", "filter.dedup.threshold"),
-    ("filter: {colour: red}\n", "colour"),
-])
+@pytest.mark.parametrize(
+    "config,words",
+    [
+        ("filter: {band_low: 0.9, band_high: 0.1}\n", "band_low"),
+        ("filter: {dedup: {threshold: 1.5}}\n", "filter.dedup.threshold"),
+        ("filter: {colour: red}\n", "colour"),
+    ],
+)
 def test_bad_config_is_exit_2(tmp_path, capsys, config, words):
     write_generate(tmp_path / "run", [make_row(0)])
     path = tmp_path / "cfg.yaml"
@@ -268,10 +321,27 @@ def test_bad_config_is_exit_2(tmp_path, capsys, config, words):
 
 def test_bad_reference_is_exit_2(tmp_path, capsys, reference_file):
     write_generate(tmp_path / "run", [make_row(0)])
-    assert _main(["filter", "--run-dir", str(tmp_path / "run"), "--contamination-references", str(tmp_path / "nope.jsonl")]) == 2
+    assert (
+        _main(
+            ["filter", "--run-dir", str(tmp_path / "run"), "--contamination-references", str(tmp_path / "nope.jsonl")]
+        )
+        == 2
+    )
     assert "reference file not found" in _one_line(capsys)
-    assert _main(["filter", "--run-dir", str(tmp_path / "run"), "--contamination-references", str(reference_file),
-                  "--contamination-columns", "solution"]) == 2
+    assert (
+        _main(
+            [
+                "filter",
+                "--run-dir",
+                str(tmp_path / "run"),
+                "--contamination-references",
+                str(reference_file),
+                "--contamination-columns",
+                "solution",
+            ]
+        )
+        == 2
+    )
     assert "none of the columns solution" in _one_line(capsys)
 
 
@@ -284,18 +354,29 @@ def test_invalid_row_with_unknown_reason_is_exit_2(tmp_path, capsys):
 def test_contamination_against_a_humaneval_style_jsonl_gz(tmp_path):
     import gzip
 
-    solution = ("    for idx, elem in enumerate(numbers):\n        for idx2, elem2 in enumerate(numbers):\n"
-                "            if idx != idx2:\n                distance = abs(elem - elem2)\n"
-                "                if distance < threshold:\n                    return True\n    return False\n")
+    solution = (
+        "    for idx, elem in enumerate(numbers):\n        for idx2, elem2 in enumerate(numbers):\n"
+        "            if idx != idx2:\n                distance = abs(elem - elem2)\n"
+        "                if distance < threshold:\n                    return True\n    return False\n"
+    )
     ref = tmp_path / "HumanEval.jsonl.gz"
     with gzip.open(ref, "wt") as fh:
-        fh.write(json.dumps({"task_id": "HumanEval/0", "prompt": "def has_close_elements(numbers, threshold):\n",
-                             "canonical_solution": solution}) + "\n")
+        fh.write(
+            json.dumps(
+                {
+                    "task_id": "HumanEval/0",
+                    "prompt": "def has_close_elements(numbers, threshold):\n",
+                    "canonical_solution": solution,
+                }
+            )
+            + "\n"
+        )
     run = tmp_path / "run"
     copied = "def f(numbers, threshold):\n" + solution
     write_generate(run, [make_row(0, code=copied), make_row(1)])
-    settings = FilterSettings(run_dir=run, contamination={"references": [str(ref)],
-                                                          "columns": ["prompt", "canonical_solution"]})
+    settings = FilterSettings(
+        run_dir=run, contamination={"references": [str(ref)], "columns": ["prompt", "canonical_solution"]}
+    )
     stats = stage.run(settings)
     assert stats["reasons"][R.CONTAMINATED] == 1 and stats["kept"] == 1
     assert "HumanEval.jsonl.gz row 0" in rejects_of(run)["reject_detail"][0]

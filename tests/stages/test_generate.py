@@ -19,8 +19,24 @@ from synthgen.envs import reasons
 from synthgen.shards import StageDir
 
 # Columns that must match row for row between two runs of the same settings.
-COMPARED = ["turn_id", "problem_id", "parent_id", "env", "turn", "code", "inputs", "outputs", "message", "valid",
-            "reason", "pass_rate", "scored", "correct", "strategy", "summary"]
+COMPARED = [
+    "turn_id",
+    "problem_id",
+    "parent_id",
+    "env",
+    "turn",
+    "code",
+    "inputs",
+    "outputs",
+    "message",
+    "valid",
+    "reason",
+    "pass_rate",
+    "scored",
+    "correct",
+    "strategy",
+    "summary",
+]
 
 
 ARGS = ["--attempts", "8", "--turns", "3", "--lineages-per-seed", "4", "--max-in-flight", "16"]
@@ -28,8 +44,9 @@ TOTAL = 8 * 4 * 3  # seeds x lineages x turns
 
 
 def _generate(cli, run_dir, url, *extra, progress=False):
-    rc, out, err = cli("generate", "--run-dir", run_dir, "--base-url", url, *ARGS, *extra,
-                       *([] if progress else ["--no-progress"]))
+    rc, out, err = cli(
+        "generate", "--run-dir", run_dir, "--base-url", url, *ARGS, *extra, *([] if progress else ["--no-progress"])
+    )
     assert rc == 0, err
     return StageDir(run_dir, "generate").read().sort("turn_id")
 
@@ -82,8 +99,7 @@ def test_all_environments_progression_and_reasons(cli, seeds_run, tmp_path, scri
     assert rows["settings_hash"].n_unique() == 1
 
 
-def test_progress_stats_file_and_stats_command_count_turns_and_tokens_alike(cli, seeds_run, tmp_path,
-                                                                         scripted_server):
+def test_progress_stats_file_and_stats_command_count_turns_and_tokens_alike(cli, seeds_run, tmp_path, scripted_server):
     server = scripted_server()
     run_dir = _copy_seeds(seeds_run, tmp_path)
     rc, _, err = cli("generate", "--run-dir", run_dir, "--base-url", server.url, *ARGS, "--max-seeds", "2")
@@ -93,8 +109,10 @@ def test_progress_stats_file_and_stats_command_count_turns_and_tokens_alike(cli,
     # The live line counts teacher turns (and student attempts), not lineages.
     assert "generate turns" in err and f"{turns}/{turns}" in err and "lineages 8/8" in err
     assert f"attempts {rows.filter(pl.col('valid'))['attempts'].sum()}" in err
-    sums = {c: int(rows[c].sum()) for c in ("teacher_tokens_in", "teacher_tokens_out", "student_tokens_in",
-                                            "student_tokens_out")}
+    sums = {
+        c: int(rows[c].sum())
+        for c in ("teacher_tokens_in", "teacher_tokens_out", "student_tokens_in", "student_tokens_out")
+    }
     stats = json.loads(next(StageDir(run_dir, "generate").path.glob("stats-*.json")).read_text())
     assert stats["turns"] == turns and stats["finished"] is True
     assert {c: stats["tokens"][c] for c in sums} == sums
@@ -107,15 +125,15 @@ def test_progress_stats_file_and_stats_command_count_turns_and_tokens_alike(cli,
     assert "once per request" in tokens["counting"]
 
 
-def test_an_invalid_turn_is_fed_back_to_the_next_teacher_prompt(cli, seeds_run, tmp_path, scripted_server,
-                                                                monkeypatch):
+def test_an_invalid_turn_is_fed_back_to_the_next_teacher_prompt(cli, seeds_run, tmp_path, scripted_server, monkeypatch):
     from synthgen.envs.base import Environment
     from synthgen.stages.generate import feedback_of
 
     original, seen = Environment.teacher_messages, []
 
-    def teacher_messages(self, kind, *, seed_text=None, previous=None, summary=None, feedback=None, target=None,
-                         strategy=None):
+    def teacher_messages(
+        self, kind, *, seed_text=None, previous=None, summary=None, feedback=None, target=None, strategy=None
+    ):
         seen.append(feedback)
         return original(self, kind, seed_text=seed_text, previous=previous, summary=summary)
 
@@ -150,8 +168,19 @@ def test_shards_partition_the_work(cli, seeds_run, tmp_path, scripted_server):
 @pytest.mark.slow
 def test_kill_9_at_random_moments_then_resume_matches_uninterrupted(cli, seeds_run, tmp_path, scripted_server):
     server = scripted_server(latency="fixed", latency_s=0.01)
-    args = ["--base-url", server.url, "--no-progress", "--attempts", "8", "--turns", "3", "--lineages-per-seed", "4",
-            "--max-in-flight", "8"]
+    args = [
+        "--base-url",
+        server.url,
+        "--no-progress",
+        "--attempts",
+        "8",
+        "--turns",
+        "3",
+        "--lineages-per-seed",
+        "4",
+        "--max-in-flight",
+        "8",
+    ]
     reference = _generate(cli, _copy_seeds(seeds_run, tmp_path, "ref"), server.url)
     full_requests = server.stats()["requests"]
     run_dir = _copy_seeds(seeds_run, tmp_path, "killed")
@@ -179,13 +208,29 @@ def test_kill_9_at_random_moments_then_resume_matches_uninterrupted(cli, seeds_r
 
 @pytest.mark.slow
 def test_injected_faults_leave_every_turn_accounted_for(cli, seeds_run, tmp_path, scripted_server):
-    server = scripted_server(error_rate=0.15, rate_limit_rate=0.05, truncation_rate=0.05, garbage_rate=0.05,
-                             hang_rate=0.02, hang_s=30)
+    server = scripted_server(
+        error_rate=0.15, rate_limit_rate=0.05, truncation_rate=0.05, garbage_rate=0.05, hang_rate=0.02, hang_s=30
+    )
     run_dir = _copy_seeds(seeds_run, tmp_path)
     for _ in range(10):  # turns that failed on infrastructure are retried by the next run
-        rc, _, err = cli("--config", _fast_retry_config(tmp_path), "generate", "--run-dir", run_dir, "--base-url",
-                         server.url, "--no-progress", "--attempts", "8", "--turns", "3", "--lineages-per-seed", "2",
-                         "--max-seeds", "6")
+        rc, _, err = cli(
+            "--config",
+            _fast_retry_config(tmp_path),
+            "generate",
+            "--run-dir",
+            run_dir,
+            "--base-url",
+            server.url,
+            "--no-progress",
+            "--attempts",
+            "8",
+            "--turns",
+            "3",
+            "--lineages-per-seed",
+            "2",
+            "--max-seeds",
+            "6",
+        )
         if rc != 3:
             break
     assert rc == 0, err
@@ -204,8 +249,10 @@ def test_injected_faults_leave_every_turn_accounted_for(cli, seeds_run, tmp_path
 
 def _fast_retry_config(tmp_path):
     cfg = tmp_path / "fast.yaml"
-    cfg.write_text("generate:\n  teacher: {timeout_s: 3}\n  student: {timeout_s: 3}\n"
-                   "  llm: {max_attempts: 2, backoff_initial_s: 0.05, backoff_max_s: 0.2}\n")
+    cfg.write_text(
+        "generate:\n  teacher: {timeout_s: 3}\n  student: {timeout_s: 3}\n"
+        "  llm: {max_attempts: 2, backoff_initial_s: 0.05, backoff_max_s: 0.2}\n"
+    )
     return cfg
 
 
@@ -213,8 +260,25 @@ def _fast_retry_config(tmp_path):
 def test_sigterm_flushes_finished_rows_and_a_rerun_completes(seeds_run, tmp_path, scripted_server):
     server = scripted_server(latency="fixed", latency_s=0.05)
     run_dir = _copy_seeds(seeds_run, tmp_path)
-    cmd = [sys.executable, "-m", "synthgen", "generate", "--run-dir", str(run_dir), "--base-url", server.url,
-           "--no-progress", "--attempts", "8", "--turns", "3", "--lineages-per-seed", "4", "--max-in-flight", "4"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "synthgen",
+        "generate",
+        "--run-dir",
+        str(run_dir),
+        "--base-url",
+        server.url,
+        "--no-progress",
+        "--attempts",
+        "8",
+        "--turns",
+        "3",
+        "--lineages-per-seed",
+        "4",
+        "--max-in-flight",
+        "4",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stage = StageDir(run_dir, "generate")
     deadline = time.monotonic() + 60
@@ -245,21 +309,29 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def reference(seeds_run, tmp_path_factory):
     """The rows of an uninterrupted run on a healthy scripted server (seed 0)."""
-    from synthgen.cli import app
-    from synthgen.commands._common import run_guarded
+    from synthgen.cli import app, run_guarded
     from synthgen.scripted.launch import start_scripted_server
 
     run_dir = _copy_seeds(seeds_run, tmp_path_factory.mktemp("reference"))
     with start_scripted_server(seed=0) as server:
-        rc = run_guarded(app, ["generate", "--run-dir", str(run_dir), "--base-url", server.url, "--no-progress",
-                               *ARGS])
+        rc = run_guarded(app, ["generate", "--run-dir", str(run_dir), "--base-url", server.url, "--no-progress", *ARGS])
     assert rc == 0
     return StageDir(run_dir, "generate").read().sort("turn_id")
 
 
 def _generate_rc(cli, tmp_path, run_dir, url, *extra):
-    return cli("--config", _fast_retry_config(tmp_path), "generate", "--run-dir", run_dir, "--base-url", url,
-               "--no-progress", *ARGS, *extra)
+    return cli(
+        "--config",
+        _fast_retry_config(tmp_path),
+        "generate",
+        "--run-dir",
+        run_dir,
+        "--base-url",
+        url,
+        "--no-progress",
+        *ARGS,
+        *extra,
+    )
 
 
 def _assert_unfinished(run_dir):
@@ -282,8 +354,9 @@ def test_a_dead_url_marks_nothing_finished(cli, seeds_run, tmp_path):
         _assert_unfinished(run_dir)
 
 
-def test_a_server_failing_every_request_is_exit_3_and_a_rerun_completes(cli, seeds_run, tmp_path, scripted_server,
-                                                                        reference):
+def test_a_server_failing_every_request_is_exit_3_and_a_rerun_completes(
+    cli, seeds_run, tmp_path, scripted_server, reference
+):
     run_dir = _copy_seeds(seeds_run, tmp_path)
     rc, _, err = _generate_rc(cli, tmp_path, run_dir, scripted_server(error_rate=1.0).url)
     assert rc == 3, err
@@ -298,7 +371,8 @@ def test_a_server_failing_every_request_is_exit_3_and_a_rerun_completes(cli, see
 
 @pytest.mark.slow
 def test_reruns_after_failures_keep_every_good_row_and_end_equal_to_an_uninterrupted_run(
-        cli, seeds_run, tmp_path, scripted_server, reference):
+    cli, seeds_run, tmp_path, scripted_server, reference
+):
     # 30% of requests fail and the client does not retry: every run leaves some lineages unfinished.
     # A retried request draws a fresh fault, so re-runs converge; answers never depend on the fault.
     server = scripted_server(error_rate=0.3)
@@ -308,8 +382,9 @@ def test_reruns_after_failures_keep_every_good_row_and_end_equal_to_an_uninterru
     kept: dict[str, dict] = {}
     failed_runs = 0
     for _ in range(15):
-        rc, _, err = cli("--config", cfg, "generate", "--run-dir", run_dir, "--base-url", server.url, "--no-progress",
-                         *ARGS)
+        rc, _, err = cli(
+            "--config", cfg, "generate", "--run-dir", run_dir, "--base-url", server.url, "--no-progress", *ARGS
+        )
         rows = StageDir(run_dir, "generate").read() if StageDir(run_dir, "generate").exists() else None
         if rows is not None:
             now = {r["turn_id"]: r for r in rows.select(COMPARED).iter_rows(named=True)}
@@ -332,8 +407,21 @@ def test_an_outage_mid_run_is_exit_3_then_a_rerun_completes(seeds_run, tmp_path,
     port = _free_port()
     server = start_scripted_server(seed=0, port=port, latency="fixed", latency_s=0.1)
     run_dir = _copy_seeds(seeds_run, tmp_path)
-    cmd = [sys.executable, "-m", "synthgen", "--config", str(_fast_retry_config(tmp_path)), "generate", "--run-dir",
-           str(run_dir), "--base-url", server.url, "--no-progress", *ARGS[:-1], "4"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "synthgen",
+        "--config",
+        str(_fast_retry_config(tmp_path)),
+        "generate",
+        "--run-dir",
+        str(run_dir),
+        "--base-url",
+        server.url,
+        "--no-progress",
+        *ARGS[:-1],
+        "4",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         while server.stats()["requests"] < 12 and proc.poll() is None:

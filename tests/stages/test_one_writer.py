@@ -12,10 +12,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from test_filter import make_row, write_generate
 
 from synthgen.records import PROBLEMS, table_from_rows
 from synthgen.shards import StageDir, file_metadata, read_metadata
-from test_filter import make_row, write_generate
 
 # Runs `synthgen ARGS` in its own process and stops it for good right after its second part file,
 # in the middle of writing its output (the test kills it there).
@@ -39,8 +39,12 @@ STALLING_CLI = textwrap.dedent("""
 
 
 def stalled(*args) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", STALLING_CLI, *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STALLING_CLI, *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert proc.stdout.readline().strip() == "stalled"
     return proc
 
@@ -115,8 +119,9 @@ def test_a_killed_refilter_leaves_the_old_output_whole(run, tmp_path, cli):
 def test_filter_refuses_an_unfinished_generate_shard_unless_allow_partial(tmp_path, cli):
     run, late = tmp_path / "run", StageDir.shard_name(1, 2)
     write_generate(run, ROWS[:6], shard=StageDir.shard_name(0, 2))
-    StageDir.of(run, "generate").write_part(late, 0, table_from_rows(ROWS[6:], PROBLEMS),
-                                            file_metadata("generate", "gen0"))  # still being written: no marker
+    StageDir.of(run, "generate").write_part(
+        late, 0, table_from_rows(ROWS[6:], PROBLEMS), file_metadata("generate", "gen0")
+    )  # still being written: no marker
     rc, _, err = cli("filter", "--run-dir", run)
     assert rc == 2 and err.count("\n") == 1
     assert f"1 of 2 shard(s) have no completion marker ({late})" in err and "--allow-partial" in err
@@ -139,13 +144,22 @@ def test_two_seeds_writers_on_one_shard(tmp_path, cli):
     src.mkdir()
     (src / "code.py").write_text("".join(f"def f{i}(x, y):\n    return x * {i} + y - {i * i}\n" for i in range(40)))
     shard = StageDir.shard_name(0, 1)
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import sys
         from synthgen.shards import StageDir
-        with StageDir.of({str(tmp_path / 'run')!r}, "seeds").lock({shard!r}):
+        with StageDir.of({str(tmp_path / "run")!r}, "seeds").lock({shard!r}):
             print("locked", flush=True)
             sys.stdin.read()
-    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout.readline().strip() == "locked"
     try:
         rc, _, err = cli("seeds", "dir", src, "--run-dir", tmp_path / "run", "--n", "3")

@@ -27,8 +27,9 @@ def test_generate_refuses_a_dead_url_and_a_wrong_model(cli, seeds_run, tmp_path,
     rc, _, err = cli("generate", "--run-dir", run_dir, "--base-url", url, "--no-progress")
     assert rc == 2 and f"nothing answered at {url}" in _one_line(err)
     server = scripted_server()
-    rc, _, err = cli("generate", "--run-dir", run_dir, "--base-url", server.url, "--no-progress",
-                     "--student-model", "no/such-model")
+    rc, _, err = cli(
+        "generate", "--run-dir", run_dir, "--base-url", server.url, "--no-progress", "--student-model", "no/such-model"
+    )
     line = _one_line(err)
     assert rc == 2 and line.startswith("synthgen: error: student: ")
     assert "serves 'openai/gpt-oss-120b', not the configured model 'no/such-model'" in line

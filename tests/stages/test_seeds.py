@@ -87,7 +87,10 @@ def test_default_source_leaves_installed_packages_out(cli, tmp_path):
 
 def test_same_seed_same_snippets_other_seed_other_snippets(cli, tmp_path, starcoder_files):
     for name, seed in (("a", 1), ("b", 1), ("c", 2)):
-        assert cli("seeds", "starcoder", *starcoder_files, "--run-dir", tmp_path / name, "--n", "8", "--seed", seed)[0] == 0
+        assert (
+            cli("seeds", "starcoder", *starcoder_files, "--run-dir", tmp_path / name, "--n", "8", "--seed", seed)[0]
+            == 0
+        )
     a, b, c = (_seeds(tmp_path / x) for x in "abc")
     assert a.equals(b)
     assert set(a["seed_id"]) != set(c["seed_id"])
@@ -96,8 +99,19 @@ def test_same_seed_same_snippets_other_seed_other_snippets(cli, tmp_path, starco
 def test_shards_partition_the_seeds(cli, tmp_path, starcoder_files):
     assert cli("seeds", "starcoder", *starcoder_files, "--run-dir", tmp_path / "one", "--n", "17")[0] == 0
     for i in range(3):
-        rc, _, err = cli("seeds", "starcoder", *starcoder_files, "--run-dir", tmp_path / "many", "--n", "17",
-                         "--shard", i, "--num-shards", 3)
+        rc, _, err = cli(
+            "seeds",
+            "starcoder",
+            *starcoder_files,
+            "--run-dir",
+            tmp_path / "many",
+            "--n",
+            "17",
+            "--shard",
+            i,
+            "--num-shards",
+            3,
+        )
         assert rc == 0, err
     whole = _seeds(tmp_path / "one")
     parts = [pl.read_parquet(p) for p in StageDir(tmp_path / "many", "seeds").parts()]

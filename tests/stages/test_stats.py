@@ -18,17 +18,41 @@ from synthgen.stages import filter as filter_stage
 from synthgen.stages import stats as stage
 
 
-def make_row(seed: int, turn: int, mode: str, p: float | None, *, valid: bool = True, reason: str = "ok",
-             env: str = "induction") -> dict:
-    code = (f"def f(x):\n    total = x * {seed * 13 + turn}\n    for i in range({turn + 2}):\n"
-            f"        total += i ** {seed % 3 + 1} - {mode == 'single'}\n    return total % {seed + 7 * turn + 3}\n")
+def make_row(
+    seed: int, turn: int, mode: str, p: float | None, *, valid: bool = True, reason: str = "ok", env: str = "induction"
+) -> dict:
+    code = (
+        f"def f(x):\n    total = x * {seed * 13 + turn}\n    for i in range({turn + 2}):\n"
+        f"        total += i ** {seed % 3 + 1} - {mode == 'single'}\n    return total % {seed + 7 * turn + 3}\n"
+    )
     lineage = f"{mode}{seed}"
-    return dict(turn_id=f"s{seed}/{env}/{lineage}/{turn}", problem_id=problem_id(env, code, ["1"], None),
-                seed_id=f"s{seed}", lineage_id=lineage, env=env, mode=mode, turn=turn, code=code, inputs=["1"],
-                outputs=["1"], valid=valid, reason=reason, pass_rate=p, attempts=32, scored=0 if p is None else 32,
-                correct=0 if p is None else round(p * 32), format_failures=0, infra_failures=0,
-                teacher_tokens_in=1000, teacher_tokens_out=500, student_tokens_in=200, student_tokens_out=100,
-                teacher_model="t", student_model="s", settings_hash="g")
+    return dict(
+        turn_id=f"s{seed}/{env}/{lineage}/{turn}",
+        problem_id=problem_id(env, code, ["1"], None),
+        seed_id=f"s{seed}",
+        lineage_id=lineage,
+        env=env,
+        mode=mode,
+        turn=turn,
+        code=code,
+        inputs=["1"],
+        outputs=["1"],
+        valid=valid,
+        reason=reason,
+        pass_rate=p,
+        attempts=32,
+        scored=0 if p is None else 32,
+        correct=0 if p is None else round(p * 32),
+        format_failures=0,
+        infra_failures=0,
+        teacher_tokens_in=1000,
+        teacher_tokens_out=500,
+        student_tokens_in=200,
+        student_tokens_out=100,
+        teacher_model="t",
+        student_model="s",
+        settings_hash="g",
+    )
 
 
 def generate_rows() -> list[dict]:
@@ -59,12 +83,24 @@ def test_generate_only(tmp_path):
     run = tmp_path / "run"
     write_generate(run, generate_rows())
     data = stage.collect(StatsSettings(run_dir=run))
-    assert data["stages"]["generate"] == {"rows": 12, "valid": 9, "invalid": 3, "seeds": 3, "lineages": 6,
-                                          "shards_done": 1}
+    assert data["stages"]["generate"] == {
+        "rows": 12,
+        "valid": 9,
+        "invalid": 3,
+        "seeds": 3,
+        "lineages": 6,
+        "shards_done": 1,
+    }
     assert data["stages"]["filter"] is None and data["stages"]["bin"] is None and data["stages"]["seeds"] is None
     turns = {(t["mode"], t["turn"]): t for t in data["turns"]}
-    assert turns[("multi", 2)] == {"mode": "multi", "turn": 2, "generated": 3, "valid": 3, "kept": None,
-                                   "mean_pass_rate": 0.5}
+    assert turns[("multi", 2)] == {
+        "mode": "multi",
+        "turn": 2,
+        "generated": 3,
+        "valid": 3,
+        "kept": None,
+        "mean_pass_rate": 0.5,
+    }
     assert turns[("multi", 3)]["valid"] == 0 and turns[("multi", 3)]["mean_pass_rate"] is None
     assert data["reasons"]["generation"] == {"format_error": 3}
     assert data["tokens"]["teacher"] == {"in": 12000, "out": 6000, "total": 18000, "per_kept": None}
@@ -73,9 +109,14 @@ def test_generate_only(tmp_path):
 
 def test_full_run_numbers(tmp_path, capsys):
     run = tmp_path / "run"
-    StageDir(run, "seeds").write_part("shard-00000-of-00001", 0, table_from_rows(
-        [dict(seed_id="a", source="dir", origin="x", start_line=1, end_line=25, num_lines=25, text="x")], SEEDS),
-        file_metadata("seeds", "s"))
+    StageDir(run, "seeds").write_part(
+        "shard-00000-of-00001",
+        0,
+        table_from_rows(
+            [dict(seed_id="a", source="dir", origin="x", start_line=1, end_line=25, num_lines=25, text="x")], SEEDS
+        ),
+        file_metadata("seeds", "s"),
+    )
     write_generate(run, generate_rows())
     filter_stage.run(FilterSettings(run_dir=run))
     bin_stage.run(BinSettings(run_dir=run))
@@ -133,15 +174,31 @@ def test_chain_stage_counts_and_tokens(tmp_path):
     write_generate(run, generate_rows())
     chain = run / "chain"
     tried = [make_row(9, 1, "chain", 0.5), make_row(9, 2, "chain", 0.85)]
-    StageDir(chain, "tries").write_part("shard-00000-of-00001", 0, table_from_rows(tried, PROBLEMS),
-                                        file_metadata("chain", "c"))
+    StageDir(chain, "tries").write_part(
+        "shard-00000-of-00001", 0, table_from_rows(tried, PROBLEMS), file_metadata("chain", "c")
+    )
     # problems/ holds the three levels, the hard start included: its tokens were spent by generate.
-    StageDir(chain, "problems").write_part("shard-00000-of-00001", 0, table_from_rows(
-        [make_row(8, 4, "multi", 0.1), *tried], PROBLEMS), file_metadata("chain", "c"))
-    links = [dict(link_id=f"c1-{i}", chain_id="c1", level=level, position=i, problem_id=f"p{i}", pass_rate=0.5,
-                  env="induction") for i, level in enumerate(("hard", "medium", "easy"))]
-    StageDir(chain, "links").write_part("shard-00000-of-00001", 0, table_from_rows(links, CHAIN_LINKS),
-                                        file_metadata("chain", "c"))
+    StageDir(chain, "problems").write_part(
+        "shard-00000-of-00001",
+        0,
+        table_from_rows([make_row(8, 4, "multi", 0.1), *tried], PROBLEMS),
+        file_metadata("chain", "c"),
+    )
+    links = [
+        dict(
+            link_id=f"c1-{i}",
+            chain_id="c1",
+            level=level,
+            position=i,
+            problem_id=f"p{i}",
+            pass_rate=0.5,
+            env="induction",
+        )
+        for i, level in enumerate(("hard", "medium", "easy"))
+    ]
+    StageDir(chain, "links").write_part(
+        "shard-00000-of-00001", 0, table_from_rows(links, CHAIN_LINKS), file_metadata("chain", "c")
+    )
     data = stage.collect(StatsSettings(run_dir=run))
     assert data["stages"]["chain"] == {"files": 3, "links": 3, "chains": 1, "problems": 3, "tries": 2}
     assert data["tokens"]["chain"] == {"teacher": {"in": 2000, "out": 1000}, "student": {"in": 400, "out": 200}}

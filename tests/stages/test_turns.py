@@ -35,15 +35,18 @@ class BankLLM:
             return [Completion("infra", "", "", None, 0, 0, 0.0, error=self.fail[role]) for _ in range(n)]
         replies = self.bank.respond(messages, n, 0, {})
         # The client's account: a request's prompt tokens on its first sample, completion tokens on each.
-        return [Served("ok", r.content, r.reasoning, "stop", 100 if i == 0 else 0, 7, 0.0, model="served-name")
-                for i, r in enumerate(replies)]
+        return [
+            Served("ok", r.content, r.reasoning, "stop", 100 if i == 0 else 0, 7, 0.0, model="served-name")
+            for i, r in enumerate(replies)
+        ]
 
 
 def _turn(pool, llm, env=None, **req):
     settings = GenerateSettings(attempts=4)
     runner = TurnRunner(llm, pool, settings, "hash")
-    request = TurnRequest("lineage", "seed", env or get_env("deduction"), "multi", 1, "first", "first",
-                          seed_text=SEED, **req)
+    request = TurnRequest(
+        "lineage", "seed", env or get_env("deduction"), "multi", 1, "first", "first", seed_text=SEED, **req
+    )
     return asyncio.run(runner.run(request))
 
 
@@ -69,8 +72,9 @@ class TakesFeedback(Deduction):
 
     seen: list[dict] = []
 
-    def teacher_messages(self, kind, *, seed_text=None, previous=None, summary=None, feedback=None, target=None,
-                         strategy=None):
+    def teacher_messages(
+        self, kind, *, seed_text=None, previous=None, summary=None, feedback=None, target=None, strategy=None
+    ):
         self.seen.append({"feedback": feedback, "target": target, "strategy": strategy})
         return super().teacher_messages(kind, seed_text=seed_text, previous=previous, summary=summary)
 
@@ -78,7 +82,8 @@ class TakesFeedback(Deduction):
 def test_feedback_and_target_reach_a_prompt_that_takes_them(pool):
     TakesFeedback.seen = []
     _turn(pool, BankLLM(), env=TakesFeedback(), feedback="format_error: no ```message block", target=(0.41, 0.59))
-    assert TakesFeedback.seen == [{"feedback": "format_error: no ```message block", "target": (0.41, 0.59),
-                                   "strategy": None}]
+    assert TakesFeedback.seen == [
+        {"feedback": "format_error: no ```message block", "target": (0.41, 0.59), "strategy": None}
+    ]
     # An environment whose prompt does not take them yet still gets its turn.
     assert _turn(pool, BankLLM(), feedback="format_error: x", target=(0.4, 0.6)).finished

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 
 def fake_prompt(row: dict) -> list:
@@ -25,8 +26,9 @@ class FakeScorer:
         out = []
         for i, r in enumerate(rows):
             b = r["difficulty"]
-            out.append({"easy": 1.0, "medium": 0.0, "easy_medium": float(i % 2 == 0),
-                        "hard": None if i % 2 == 0 else 1.0}[b])
+            out.append(
+                {"easy": 1.0, "medium": 0.0, "easy_medium": float(i % 2 == 0), "hard": None if i % 2 == 0 else 1.0}[b]
+            )
         return out
 
 
@@ -38,7 +40,7 @@ def main(argv: list[str]) -> int:
     from synthgen.train.run import run
 
     logging.basicConfig(level=logging.WARNING)
-    settings = TrainSettings(**json.loads(open(argv[0]).read()))
+    settings = TrainSettings(**json.loads(Path(argv[0]).read_text()))
     scorer = FakeScorer()
     run(settings, scorer=scorer, prompt_fn=fake_prompt)
     rank = os.environ.get("RANK", "0")

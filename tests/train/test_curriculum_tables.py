@@ -8,21 +8,40 @@ import sys
 import pytest
 
 from synthgen.curriculum import (
-    NAMES, FrontierPolicy, FrontierSettingsData, get_schedule, group_regret, resolve_weights,
+    NAMES,
+    FrontierPolicy,
+    FrontierSettingsData,
+    get_schedule,
+    group_regret,
+    resolve_weights,
     schedule_from_dict,
 )
 from synthgen.errors import UserError
 
 # SPEC §8, transcribed independently of synthgen/curriculum.py: (start, end, easy, medium, hard).
 SPEC = {
-    "soft": [(0, 7500, .80, .15, .05), (7500, 17500, .15, .80, .05), (17500, 30000, .15, .40, .45),
-             (30000, 40000, .05, .15, .80)],
-    "hard": [(0, 7500, .90, .05, .05), (7500, 17500, .05, .90, .05), (17500, 40000, .05, .05, .90)],
-    "classic": [(0, 10000, 1, 0, 0), (10000, 15000, .75, .25, 0), (15000, 25000, 0, 1, 0),
-                (25000, 30000, 0, .75, .25), (30000, 40000, 0, 0, 1)],
-    "reverse-hard": [(0, 10000, 0, 0, 1), (10000, 15000, 0, .25, .75), (15000, 25000, 0, 1, 0),
-                     (25000, 30000, .25, .75, 0), (30000, 40000, 1, 0, 0)],
-    "reverse-medium": [(0, 17500, 0, 1, 0), (17500, 20000, .25, .75, 0), (20000, 40000, 1, 0, 0)],
+    "soft": [
+        (0, 7500, 0.80, 0.15, 0.05),
+        (7500, 17500, 0.15, 0.80, 0.05),
+        (17500, 30000, 0.15, 0.40, 0.45),
+        (30000, 40000, 0.05, 0.15, 0.80),
+    ],
+    "hard": [(0, 7500, 0.90, 0.05, 0.05), (7500, 17500, 0.05, 0.90, 0.05), (17500, 40000, 0.05, 0.05, 0.90)],
+    "classic": [
+        (0, 10000, 1, 0, 0),
+        (10000, 15000, 0.75, 0.25, 0),
+        (15000, 25000, 0, 1, 0),
+        (25000, 30000, 0, 0.75, 0.25),
+        (30000, 40000, 0, 0, 1),
+    ],
+    "reverse-hard": [
+        (0, 10000, 0, 0, 1),
+        (10000, 15000, 0, 0.25, 0.75),
+        (15000, 25000, 0, 1, 0),
+        (25000, 30000, 0.25, 0.75, 0),
+        (30000, 40000, 1, 0, 0),
+    ],
+    "reverse-medium": [(0, 17500, 0, 1, 0), (17500, 20000, 0.25, 0.75, 0), (20000, 40000, 1, 0, 0)],
     "medium-only": [(0, 40000, 0, 1, 0)],
 }
 
@@ -82,14 +101,17 @@ def test_custom_file_without_length_is_in_absolute_steps():
     assert "100 - end" in s.render()
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"steps": {5: {"easy": 1}}}, "start at step 0"),
-    ({"steps": {0: {"easy": -1}}}, "must be a number"),
-    ({"steps": {0: {"easy": 0}}}, "all zero"),
-    ({"steps": {0: {"easy": 1}}, "lenght": 3}, "unknown key"),
-    ({"steps": {0: {"easy": 1}, 5: {"hard": 1}}, "length": 5}, "above the last start step"),
-    ({}, "steps"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"steps": {5: {"easy": 1}}}, "start at step 0"),
+        ({"steps": {0: {"easy": -1}}}, "must be a number"),
+        ({"steps": {0: {"easy": 0}}}, "all zero"),
+        ({"steps": {0: {"easy": 1}}, "lenght": 3}, "unknown key"),
+        ({"steps": {0: {"easy": 1}, 5: {"hard": 1}}, "length": 5}, "above the last start step"),
+        ({}, "steps"),
+    ],
+)
 def test_custom_schedule_errors(data, message):
     with pytest.raises(UserError, match=message):
         schedule_from_dict(data)
@@ -101,8 +123,8 @@ def test_unknown_curriculum_is_a_user_error():
 
 
 def test_missing_bins_share_their_weight():
-    assert resolve_weights({"easy": .25, "medium": .75}, {"medium": 2, "hard": 1}) == {"medium": 1.0}
-    assert resolve_weights({"easy_medium": 1.0}, {"medium": 2, "hard": 2}) == {"medium": .5, "hard": .5}
+    assert resolve_weights({"easy": 0.25, "medium": 0.75}, {"medium": 2, "hard": 1}) == {"medium": 1.0}
+    assert resolve_weights({"easy_medium": 1.0}, {"medium": 2, "hard": 2}) == {"medium": 0.5, "hard": 0.5}
 
 
 def test_group_regret():
@@ -125,8 +147,10 @@ def test_frontier_moves_weight_to_the_bin_with_regret_and_lags():
 
 
 def test_show_schedule_does_not_import_torch():
-    code = ("import sys; from synthgen.commands.train import render_schedule; "
-            "print(render_schedule('reverse-medium', 400)); assert 'torch' not in sys.modules")
+    code = (
+        "import sys; from synthgen.curriculum import describe_schedule; "
+        "print(describe_schedule('reverse-medium', 400)); assert 'torch' not in sys.modules"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "17500 - 20000      0.25    0.75" in out and "175 - 200" in out
 
@@ -135,8 +159,11 @@ def test_cli_show_schedule_matches_spec(cli):
     rc, out, _ = cli("train", "--show-schedule", "reverse-medium")
     assert rc == 0
     assert "easy = bin 'easy_medium'" in out
-    for line in ("0 - 17500      0.00    1.00    0.00", "17500 - 20000      0.25    0.75    0.00",
-                 "20000 - 40000      1.00    0.00    0.00"):
+    for line in (
+        "0 - 17500      0.00    1.00    0.00",
+        "17500 - 20000      0.25    0.75    0.00",
+        "20000 - 40000      1.00    0.00    0.00",
+    ):
         assert line in out
     rc, out, _ = cli("train", "--show-schedule", "frontier")
     assert rc == 0 and "1[s >= 1] - s/n" in out

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import deduction_rows, write_binned
+
 from synthgen import records
 from synthgen.errors import UserError
 from synthgen.train.data import bin_counts, load_problem_rows
@@ -38,8 +38,18 @@ def test_chain_folder_uses_link_levels(tmp_path):
     (tmp_path / "problems").mkdir()
     (tmp_path / "links").mkdir()
     pq.write_table(records.table_from_rows(problems, records.PROBLEMS), tmp_path / "problems" / "p.parquet")
-    links = [{"link_id": f"c/{i}", "chain_id": "c", "level": lvl, "position": i, "problem_id": p["problem_id"], "pass_rate": .5,
-              "env": "deduction"} for i, (lvl, p) in enumerate(zip(("hard", "medium"), problems))]
+    links = [
+        {
+            "link_id": f"c/{i}",
+            "chain_id": "c",
+            "level": lvl,
+            "position": i,
+            "problem_id": p["problem_id"],
+            "pass_rate": 0.5,
+            "env": "deduction",
+        }
+        for i, (lvl, p) in enumerate(zip(("hard", "medium"), problems))
+    ]
     pq.write_table(records.table_from_rows(links, records.CHAIN_LINKS), tmp_path / "links" / "l.parquet")
     assert bin_counts(load_problem_rows([tmp_path])) == {"hard": 1, "medium": 1}  # the unlinked try is left out
 
@@ -53,8 +63,18 @@ def test_a_chain_level_missing_from_problems_is_an_error_not_a_lost_bin(tmp_path
     # Chains written before the hard starts went into problems/: their hard level would vanish.
     pq.write_table(records.table_from_rows(problems[1:], records.PROBLEMS), tmp_path / "problems" / "p.parquet")
     levels = zip(("hard", "medium", "easy"), problems)
-    links = [{"link_id": f"c:{i}", "chain_id": "c", "level": lvl, "position": i, "problem_id": p["problem_id"],
-              "pass_rate": .5, "env": "deduction"} for i, (lvl, p) in enumerate(levels)]
+    links = [
+        {
+            "link_id": f"c:{i}",
+            "chain_id": "c",
+            "level": lvl,
+            "position": i,
+            "problem_id": p["problem_id"],
+            "pass_rate": 0.5,
+            "env": "deduction",
+        }
+        for i, (lvl, p) in enumerate(levels)
+    ]
     pq.write_table(records.table_from_rows(links, records.CHAIN_LINKS), tmp_path / "links" / "l.parquet")
     with pytest.raises(UserError, match=r"missing from problems/ \(1 hard\)"):
         load_problem_rows([tmp_path])

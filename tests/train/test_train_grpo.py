@@ -25,8 +25,15 @@ ALLOWED = [{"easy"}, {"hard"}, {"medium", "easy_medium"}, {"easy", "easy_medium"
 
 
 def settings(out: Path, data: Path, model: Path, curriculum: str, **extra) -> dict:
-    return {"data": [str(data)], "model": str(model), "curriculum": curriculum, "output": str(out),
-            "recipe": RECIPE, "max_steps": 4, **extra}
+    return {
+        "data": [str(data)],
+        "model": str(model),
+        "curriculum": curriculum,
+        "output": str(out),
+        "recipe": RECIPE,
+        "max_steps": 4,
+        **extra,
+    }
 
 
 def train(cfg: dict) -> tuple[Path, FakeScorer]:
@@ -94,7 +101,8 @@ def test_checkpoints_and_state_are_written(run_a):
         assert (out / f"checkpoint-{step}" / "trainer_state.json").exists()
         assert json.loads((out / f"checkpoint-{step}" / "curriculum_state.json").read_text())["next_round"] == step
     summary = json.loads((out / "train_summary.json").read_text())
-    assert summary["global_step"] == 4 and summary["bins"] == {b: 4 for b in ("easy", "easy_medium", "hard", "medium")}
+    assert summary["global_step"] == 4
+    assert summary["bins"] == dict.fromkeys(("easy", "easy_medium", "hard", "medium"), 4)
 
 
 def test_resume_continues_the_schedule_where_it_stopped(run_a, tmp_path, binned_dir, tiny_model, schedule_file):
@@ -113,14 +121,24 @@ def test_resume_continues_the_schedule_where_it_stopped(run_a, tmp_path, binned_
 def test_frontier_resume_restores_its_statistics(tmp_path, binned_dir, tiny_model):
     # Extreme knobs so the weights follow the stats at once: only easy_medium has regret (1/0 groups).
     frontier = {"smoothing": 1.0, "floor": 0.0, "staleness": 0.0, "prior_regret": 0.0}
-    full, scorer_full = train(settings(tmp_path / "full", binned_dir, tiny_model, "frontier", max_steps=6,
-                                       frontier=frontier))
+    full, scorer_full = train(
+        settings(tmp_path / "full", binned_dir, tiny_model, "frontier", max_steps=6, frontier=frontier)
+    )
     late = rounds(full)[-1]
     assert {b: w for b, w in late["weights"].items() if w > 0} == {"easy_medium": 1.0}
     assert set(late["bins"]) == {"easy_medium"}
     assert json.loads((full / "train_summary.json").read_text())["frontier_late_rounds"] == 0
-    _, scorer = train(settings(tmp_path / "resumed", binned_dir, tiny_model, "frontier", max_steps=6,
-                               frontier=frontier, resume_from=str(full / "checkpoint-4")))
+    _, scorer = train(
+        settings(
+            tmp_path / "resumed",
+            binned_dir,
+            tiny_model,
+            "frontier",
+            max_steps=6,
+            frontier=frontier,
+            resume_from=str(full / "checkpoint-4"),
+        )
+    )
     assert scorer.calls == scorer_full.calls[4:]
 
 
@@ -130,9 +148,21 @@ def test_two_processes_with_torchrun(tmp_path, binned_dir, tiny_model, schedule_
     cfg.write_text(json.dumps(settings(out, binned_dir, tiny_model, schedule_file)))
     torchrun = Path(sys.executable).parent / "torchrun"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([str(torchrun), "--nproc_per_node", "2", "--master_port", str(free_port()),
-                           str(Path(__file__).with_name("grpo_worker.py")), str(cfg)],
-                          capture_output=True, text=True, env=env, timeout=240)
+    proc = subprocess.run(
+        [
+            str(torchrun),
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            str(free_port()),
+            str(Path(__file__).with_name("grpo_worker.py")),
+            str(cfg),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = rounds(out)
     assert [r["round"] for r in rows] == [0, 1, 2, 3]
@@ -151,9 +181,30 @@ def test_cli_reverse_medium_with_real_environments(tmp_path, binned_dir, tiny_mo
     """The acceptance run: the CLI, env prompts and sandbox rewards, a checkpoint and per-bin metrics."""
     out = tmp_path / "out"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "synthgen", "train", "--data", str(binned_dir), "--model",
-                           str(tiny_model), "--curriculum", "reverse-medium", "--recipe", RECIPE, "--max-steps", "2",
-                           "--output", str(out)], capture_output=True, text=True, env=env, timeout=240)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "synthgen",
+            "train",
+            "--data",
+            str(binned_dir),
+            "--model",
+            str(tiny_model),
+            "--curriculum",
+            "reverse-medium",
+            "--recipe",
+            RECIPE,
+            "--max-steps",
+            "2",
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (out / "checkpoint-2" / "curriculum_state.json").exists() and (out / "model.safetensors").exists()
     # reverse-medium fitted to 2 steps: 17500 -> 1 and 20000 -> 1, so medium, then easy (= easy_medium).
@@ -169,6 +220,15 @@ def test_cli_reverse_medium_with_real_environments(tmp_path, binned_dir, tiny_mo
 
 
 def test_cli_without_a_model_is_a_one_line_error(cli, binned_dir, tmp_path):
-    rc, _, err = cli("train", "--data", str(binned_dir), "--output", str(tmp_path / "o"), "--max-steps", "1",
-                     "--learning-rate", "1e-6")
+    rc, _, err = cli(
+        "train",
+        "--data",
+        str(binned_dir),
+        "--output",
+        str(tmp_path / "o"),
+        "--max-steps",
+        "1",
+        "--learning-rate",
+        "1e-6",
+    )
     assert rc == 2 and err.strip().count("\n") == 0 and "no model" in err

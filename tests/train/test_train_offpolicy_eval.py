@@ -21,8 +21,12 @@ def train(evaluators=None, **cfg) -> tuple[Path, FakeScorer]:
     from synthgen.train.run import run
 
     scorer = FakeScorer()
-    out = run(TrainSettings(recipe="tiny-cpu", report_to=["none"], **cfg), scorer=scorer, prompt_fn=fake_prompt,
-              evaluators=evaluators)
+    out = run(
+        TrainSettings(recipe="tiny-cpu", report_to=["none"], **cfg),
+        scorer=scorer,
+        prompt_fn=fake_prompt,
+        evaluators=evaluators,
+    )
     return out, scorer
 
 
@@ -56,8 +60,9 @@ def easy_medium_only(tmp_path_factory) -> str:
 def test_several_updates_per_generation_batch_clip(tmp_path, binned_dir, tiny_model, easy_medium_only):
     # Each generation batch (4 prompts x G = 32 completions) is split over 2 optimizer steps and
     # used twice: 4 updates per batch, so steps 2-4 of a round train on an older policy's samples.
-    common = dict(data=[str(binned_dir)], model=str(tiny_model), curriculum=easy_medium_only, max_steps=8,
-                  learning_rate=1e-2)
+    common = dict(
+        data=[str(binned_dir)], model=str(tiny_model), curriculum=easy_medium_only, max_steps=8, learning_rate=1e-2
+    )
     out, scorer = train(output=str(tmp_path / "off"), steps_per_generation=2, num_iterations=2, **common)
     clip = {e["step"]: e["clip_ratio/region_mean"] for e in logged(out) if "clip_ratio/region_mean" in e}
     assert sorted(clip) == list(range(1, 9))
@@ -84,15 +89,31 @@ def test_periodic_eval_writes_pass_at_k_per_split_and_sources_mix(tmp_path, binn
     schema = records.with_fields(records.PROBLEMS, [pa.field("difficulty", pa.string(), nullable=False)])
     pq.write_table(records.table_from_rows(deduction_rows("medium", 8)[4:], schema), real / "part-0.parquet")
     lcb = ServerSuite()
-    out, _ = train(data=[f"real={real}:0.5", f"synth={binned_dir}:0.5"], model=str(tiny_model),
-                   curriculum="uniform", max_steps=4, output=str(tmp_path / "out"), evaluators=[lcb],
-                   eval={"steps": 2, "heldout_fraction": 0.25, "samples": 4, "k": [1, 2]})
+    out, _ = train(
+        data=[f"real={real}:0.5", f"synth={binned_dir}:0.5"],
+        model=str(tiny_model),
+        curriculum="uniform",
+        max_steps=4,
+        output=str(tmp_path / "out"),
+        evaluators=[lcb],
+        eval={"steps": 2, "heldout_fraction": 0.25, "samples": 4, "k": [1, 2]},
+    )
     with open(out / "eval_pass_at_k.csv", newline="") as fh:
-        table = {(int(r["step"]), r["split"], int(r["k"])): (float(r["pass_at_k"]), int(r["problems"]))
-                 for r in csv.DictReader(fh)}
+        table = {
+            (int(r["step"]), r["split"], int(r["k"])): (float(r["pass_at_k"]), int(r["problems"]))
+            for r in csv.DictReader(fh)
+        }
     # Fake rewards per problem's 4 samples: easy 1111, medium 0000, easy_medium 1010, hard (infra)1(infra)1.
-    expected = {("easy", 1): 1.0, ("easy", 2): 1.0, ("medium", 1): 0.0, ("medium", 2): 0.0,
-                ("easy_medium", 1): 0.5, ("easy_medium", 2): 1 - 1 / 6, ("hard", 1): 1.0, ("hard", 2): 1.0}
+    expected = {
+        ("easy", 1): 1.0,
+        ("easy", 2): 1.0,
+        ("medium", 1): 0.0,
+        ("medium", 2): 0.0,
+        ("easy_medium", 1): 0.5,
+        ("easy_medium", 2): 1 - 1 / 6,
+        ("hard", 1): 1.0,
+        ("hard", 2): 1.0,
+    }
     for step in (2, 4):
         for (split, k), value in expected.items():
             assert table[(step, split, k)][0] == pytest.approx(value, abs=1e-6), (step, split, k)

@@ -25,8 +25,9 @@ def test_each_paper_model_family_resolves_to_its_rate_and_warmup(name, tmp_path)
 
     lr, warmup = FAMILIES[name]
     recipe = load_recipe(name)
-    args = build_grpo_config(recipe, {"output_dir": str(tmp_path), "max_steps": 40000,
-                                      "use_vllm": False, "bf16": False})
+    args = build_grpo_config(
+        recipe, {"output_dir": str(tmp_path), "max_steps": 40000, "use_vllm": False, "bf16": False}
+    )
     assert args.learning_rate == pytest.approx(lr) and args.warmup_steps == warmup
     assert args.lr_scheduler_type == "constant_with_warmup"  # linear warm-up, then constant
     assert (args.num_generations, args.beta, args.scale_rewards) == (8, 0.0, "none")
@@ -81,8 +82,18 @@ def no_network(monkeypatch):
 
 def test_cli_without_a_learning_rate_exits_2(cli, binned_dir, tiny_model, tmp_path):
     for extra in ([], ["--recipe", "grpo-paper"]):
-        rc, _, err = cli("train", "--data", str(binned_dir), "--model", str(tiny_model), "--output",
-                         str(tmp_path / "o"), "--max-steps", "1", *extra)
+        rc, _, err = cli(
+            "train",
+            "--data",
+            str(binned_dir),
+            "--model",
+            str(tiny_model),
+            "--output",
+            str(tmp_path / "o"),
+            "--max-steps",
+            "1",
+            *extra,
+        )
         assert rc == 2 and "no learning rate" in one_line(err) and "--learning-rate" in err
     assert not (tmp_path / "o").exists()
 
@@ -92,8 +103,19 @@ def test_cli_missing_model_exits_2_without_the_network(cli, binned_dir, tmp_path
     monkeypatch.chdir(tmp_path)
     (tmp_path / "models").mkdir()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    rc, _, err = cli("train", "--data", str(binned_dir), "--model", model.format(tmp=tmp_path), "--recipe",
-                     "tiny-cpu", "--output", str(tmp_path / "o"), "--max-steps", "1")
+    rc, _, err = cli(
+        "train",
+        "--data",
+        str(binned_dir),
+        "--model",
+        model.format(tmp=tmp_path),
+        "--recipe",
+        "tiny-cpu",
+        "--output",
+        str(tmp_path / "o"),
+        "--max-steps",
+        "1",
+    )
     assert rc == 2 and "--model" in one_line(err) and no_network == []
 
 
@@ -114,7 +136,8 @@ def test_quiet_filters_library_noise_and_keeps_real_warnings():
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         quiet_libraries()
-        warnings.warn("`is_gradient_checkpointing` is deprecated and will be removed in v6.", FutureWarning)
-        warnings.warn("the reward is NaN for 3 completions", UserWarning)
-        warnings.warn("x is deprecated", FutureWarning)
+        notice = "`is_gradient_checkpointing` is deprecated and will be removed in v6."
+        warnings.warn(notice, FutureWarning, stacklevel=1)
+        warnings.warn("the reward is NaN for 3 completions", UserWarning, stacklevel=1)
+        warnings.warn("x is deprecated", FutureWarning, stacklevel=1)
     assert [str(w.message) for w in seen] == ["the reward is NaN for 3 completions", "x is deprecated"]

@@ -12,8 +12,15 @@ from synthgen.train.rewards import EnvScorer, SandboxReward, completion_text
 
 
 def problem(env: str, code: str, inputs: list[str], outputs: list, **extra) -> dict:
-    return {"problem_id": records.problem_id(env, code, inputs, extra.get("message")), "env": env, "code": code,
-            "inputs": inputs, "outputs": [encode(v) for v in outputs], "difficulty": "medium", **extra}
+    return {
+        "problem_id": records.problem_id(env, code, inputs, extra.get("message")),
+        "env": env,
+        "code": code,
+        "inputs": inputs,
+        "outputs": [encode(v) for v in outputs],
+        "difficulty": "medium",
+        **extra,
+    }
 
 
 def assistant(text: str) -> list[dict]:
@@ -22,23 +29,46 @@ def assistant(text: str) -> list[dict]:
 
 # (row, a correct completion, a wrong completion) per environment.
 CASES = {
-    "deduction": (problem("deduction", "def f(x):\n    return x * 3 + 1\n", ["2"], [7]),
-                  "The value is\n```output\n7\n```", "```output\n7.0\n```"),
-    "abduction": (problem("abduction", "def f(s):\n    return s[::-1].upper()\n", ["'abc'"], ["CBA"]),
-                  "```input\n'abc'\n```", "```input\n'cba'\n```"),
-    "induction": (problem("induction", "def f(a, b):\n    return a * b - 1\n", ["2, 3", "4, 5", "0, 9"], [5, 19, -1],
-                          visible_count=2, message="multiply, then step down by one"),
-                  "```python\ndef f(a, b):\n    return a * b - 1\n```", "```python\ndef f(a, b):\n    return a * b\n```"),
-    "fuzzing": (problem("fuzzing", "def f(n):\n    return n * n if n != 7 else 48\n", ["3", "7"], [True, False],
-                        pre_test_code="def pre_test_f(n):\n    return isinstance(n, int) and 0 <= n < 100\n",
-                        test_code="def test_f(n):\n    return f(n) == n ** 2\n"),
-                "```input\n7\n```", "```input\n5\n```"),
+    "deduction": (
+        problem("deduction", "def f(x):\n    return x * 3 + 1\n", ["2"], [7]),
+        "The value is\n```output\n7\n```",
+        "```output\n7.0\n```",
+    ),
+    "abduction": (
+        problem("abduction", "def f(s):\n    return s[::-1].upper()\n", ["'abc'"], ["CBA"]),
+        "```input\n'abc'\n```",
+        "```input\n'cba'\n```",
+    ),
+    "induction": (
+        problem(
+            "induction",
+            "def f(a, b):\n    return a * b - 1\n",
+            ["2, 3", "4, 5", "0, 9"],
+            [5, 19, -1],
+            visible_count=2,
+            message="multiply, then step down by one",
+        ),
+        "```python\ndef f(a, b):\n    return a * b - 1\n```",
+        "```python\ndef f(a, b):\n    return a * b\n```",
+    ),
+    "fuzzing": (
+        problem(
+            "fuzzing",
+            "def f(n):\n    return n * n if n != 7 else 48\n",
+            ["3", "7"],
+            [True, False],
+            pre_test_code="def pre_test_f(n):\n    return isinstance(n, int) and 0 <= n < 100\n",
+            test_code="def test_f(n):\n    return f(n) == n ** 2\n",
+        ),
+        "```input\n7\n```",
+        "```input\n5\n```",
+    ),
 }
 
 
 @pytest.fixture(scope="module")
 def scorer():
-    from synthgen.config.common import SandboxSettings
+    from synthgen.config.sandbox import SandboxSettings
 
     s = EnvScorer(SandboxSettings(workers=2))
     try:
@@ -55,18 +85,38 @@ def test_a_correct_answer_scores_one_in_every_environment(scorer):
     for row, good, bad in CASES.values():
         rows += [row, row]
         completions += [assistant(good), assistant(bad)]
-    columns = {k: [r.get(k) for r in rows] for k in ("problem_id", "env", "code", "inputs", "outputs", "message",
-                                                     "pre_test_code", "test_code", "visible_count", "difficulty")}
-    values = asyncio.run(reward(prompts=[None] * len(rows), completions=completions,
-                                completion_ids=[[1, 0]] * len(rows), **columns))
-    assert dict(zip(CASES, zip(values[::2], values[1::2]))) == {env: (1.0, 0.0) for env in CASES}
+    columns = {
+        k: [r.get(k) for r in rows]
+        for k in (
+            "problem_id",
+            "env",
+            "code",
+            "inputs",
+            "outputs",
+            "message",
+            "pre_test_code",
+            "test_code",
+            "visible_count",
+            "difficulty",
+        )
+    }
+    values = asyncio.run(
+        reward(prompts=[None] * len(rows), completions=completions, completion_ids=[[1, 0]] * len(rows), **columns)
+    )
+    assert dict(zip(CASES, zip(values[::2], values[1::2]))) == dict.fromkeys(CASES, (1.0, 0.0))
 
 
 def test_a_truncated_answer_is_a_format_failure_not_infra(scorer):
     row, good, _ = CASES["deduction"]
     reward = SandboxReward(scorer, max_completion_length=4, eos_token_id=0)
-    values = asyncio.run(reward(prompts=[None], completions=[assistant(good)], completion_ids=[[5, 6, 7, 8]],
-                                **{k: [v] for k, v in row.items()}))
+    values = asyncio.run(
+        reward(
+            prompts=[None],
+            completions=[assistant(good)],
+            completion_ids=[[5, 6, 7, 8]],
+            **{k: [v] for k, v in row.items()},
+        )
+    )
     assert values == [0.0]
 
 

@@ -11,14 +11,21 @@ from synthgen.curriculum import get_schedule, schedule_from_dict  # noqa: E402
 from synthgen.train.sampler import CurriculumSampler  # noqa: E402
 
 ROWS = ["easy"] * 6 + ["medium"] * 5 + ["hard"] * 7  # row i's bin
-PER_STEP = schedule_from_dict({"length": 6, "steps": {0: {"easy": 1}, 1: {"medium": 1}, 2: {"hard": 1},
-                                                       3: {"easy": 1, "hard": 1}}})
+PER_STEP = schedule_from_dict(
+    {"length": 6, "steps": {0: {"easy": 1}, 1: {"medium": 1}, 2: {"hard": 1}, 3: {"easy": 1, "hard": 1}}}
+)
 
 
 def make(schedule=PER_STEP, seed=0, g=4, batch=3, repeat=2, steps_per_round=1.0):
-    return CurriculumSampler(ROWS, mini_repeat_count=g, batch_size=batch, repeat_count=repeat,
-                             weights_fn=lambda r, s: schedule.weights_at(s), steps_per_round=steps_per_round,
-                             seed=seed)
+    return CurriculumSampler(
+        ROWS,
+        mini_repeat_count=g,
+        batch_size=batch,
+        repeat_count=repeat,
+        weights_fn=lambda r, s: schedule.weights_at(s),
+        steps_per_round=steps_per_round,
+        seed=seed,
+    )
 
 
 def chunks(seq, g, batch, repeat):
@@ -26,10 +33,10 @@ def chunks(seq, g, batch, repeat):
     size = g * batch * repeat
     out = []
     for i in range(0, len(seq), size):
-        block = seq[i:i + size]
+        block = seq[i : i + size]
         once = block[: g * batch]
         assert block == once * repeat  # the chunk repeats for num_iterations x steps_per_generation
-        groups = [once[j:j + g] for j in range(0, len(once), g)]
+        groups = [once[j : j + g] for j in range(0, len(once), g)]
         assert all(len(set(grp)) == 1 for grp in groups)  # each index G times in a row
         out.append([grp[0] for grp in groups])
     return out
@@ -57,7 +64,12 @@ def test_rounds_continue_across_epochs_and_steps_per_round():
     assert all({ROWS[i] for i in r} <= {"easy", "hard"} for r in chunks(list(s), 4, 3, 2))
     half = make(steps_per_round=0.5)  # two rounds per step: step of round r is r // 2
     assert [half.step_of_round(r) for r in range(5)] == [0, 0, 1, 1, 2]
-    assert [{ROWS[i] for i in r} for r in chunks(list(half), 4, 3, 2)[:4]] == [{"easy"}, {"easy"}, {"medium"}, {"medium"}]
+    assert [{ROWS[i] for i in r} for r in chunks(list(half), 4, 3, 2)[:4]] == [
+        {"easy"},
+        {"easy"},
+        {"medium"},
+        {"medium"},
+    ]
 
 
 def test_identical_on_every_process_whatever_the_torch_seed():
@@ -91,9 +103,15 @@ CHI2_3DOF_P001 = 16.27
 
 def bin_draws(curriculum: str, rounds: int = 500, batch: int = 40) -> dict[str, int]:
     rows = [b for b, n in BROAD.items() for _ in range(n)]
-    sampler = CurriculumSampler(rows, mini_repeat_count=1, batch_size=batch, repeat_count=1,
-                                weights_fn=lambda r, s: get_schedule(curriculum).weights_at(s), steps_per_round=1.0)
-    drawn: dict[str, int] = {b: 0 for b in BROAD}
+    sampler = CurriculumSampler(
+        rows,
+        mini_repeat_count=1,
+        batch_size=batch,
+        repeat_count=1,
+        weights_fn=lambda r, s: get_schedule(curriculum).weights_at(s),
+        steps_per_round=1.0,
+    )
+    drawn: dict[str, int] = dict.fromkeys(BROAD, 0)
     for r in range(rounds):
         for i in sampler.chunk(r):
             drawn[rows[i]] += 1
@@ -110,12 +128,12 @@ def test_uniform_draws_bins_in_proportion_to_their_size():
     total = sum(BROAD.values())
     by_size = {b: n / total for b, n in BROAD.items()}
     assert chi_square(drawn, by_size) < CHI2_3DOF_P001
-    assert chi_square(drawn, {b: 0.25 for b in BROAD}) > 100 * CHI2_3DOF_P001  # not equal per bin
+    assert chi_square(drawn, dict.fromkeys(BROAD, 0.25)) > 100 * CHI2_3DOF_P001  # not equal per bin
     assert drawn["easy"] > 4 * drawn["hard"]
 
 
 def test_uniform_bins_draws_every_bin_equally():
     drawn = bin_draws("uniform-bins")
-    assert chi_square(drawn, {b: 0.25 for b in BROAD}) < CHI2_3DOF_P001
+    assert chi_square(drawn, dict.fromkeys(BROAD, 0.25)) < CHI2_3DOF_P001
     total = sum(BROAD.values())
     assert chi_square(drawn, {b: n / total for b, n in BROAD.items()}) > 100 * CHI2_3DOF_P001

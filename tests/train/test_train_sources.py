@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from conftest import deduction_rows, write_binned
+
 from synthgen.curriculum import get_schedule, schedule_from_dict
 from synthgen.errors import UserError
 from synthgen.train.mix import SourceMix
@@ -19,8 +19,10 @@ CHI2_1DOF_P001 = 10.83
 def test_named_weighted_sources_and_a_plain_folder(tmp_path):
     real, synth = tmp_path / "real", tmp_path / "synth"
     specs = parse_sources([f"real={real}:0.55", f"synth={synth}:0.45"])
-    assert [(s.name, s.paths, s.weight) for s in specs] == [("real", (str(real),), 0.55),
-                                                            ("synth", (str(synth),), 0.45)]
+    assert [(s.name, s.paths, s.weight) for s in specs] == [
+        ("real", (str(real),), 0.55),
+        ("synth", (str(synth),), 0.45),
+    ]
     assert source_weights(specs) == pytest.approx({"real": 0.55, "synth": 0.45})
     synth.mkdir()
     plain = parse_sources([str(synth), str(real)])  # no weights: one pooled source, as before
@@ -29,18 +31,22 @@ def test_named_weighted_sources_and_a_plain_folder(tmp_path):
 
 
 def test_sources_from_a_yaml_file(tmp_path):
-    (tmp_path / "mix.yaml").write_text("sources:\n  - {name: real, path: real, weight: 55}\n"
-                                       "  - {name: synth, path: [a, b], weight: 45}\n")
+    (tmp_path / "mix.yaml").write_text(
+        "sources:\n  - {name: real, path: real, weight: 55}\n  - {name: synth, path: [a, b], weight: 45}\n"
+    )
     specs = parse_sources([str(tmp_path / "mix.yaml")])
     assert specs[1].paths == (str(tmp_path / "a"), str(tmp_path / "b"))  # relative to the file
     assert source_weights(specs) == pytest.approx({"real": 0.55, "synth": 0.45})
 
 
-@pytest.mark.parametrize("entries, message", [
-    (["real=/r:0.5", "/s"], "every source a weight or none"),
-    (["real=/r:0", "synth=/s:1"], "above 0"),
-    (["real=/r:1", "real=/r2:2"], "two weights"),
-])
+@pytest.mark.parametrize(
+    "entries, message",
+    [
+        (["real=/r:0.5", "/s"], "every source a weight or none"),
+        (["real=/r:0", "synth=/s:1"], "above 0"),
+        (["real=/r:1", "real=/r2:2"], "two weights"),
+    ],
+)
 def test_bad_source_lists_are_user_errors(entries, message):
     with pytest.raises(UserError, match=message):
         parse_sources(entries)
@@ -80,11 +86,13 @@ def test_curriculum_across_all_sources_and_uniform_inside_the_others():
     assert everywhere.weights(hard_only) == pytest.approx({"real/hard": 0.5, "synth/hard": 0.5})
     scoped = SourceMix(sources, bins, {"real": 0.5, "synth": 0.5}, scope={"synth"})
     # real is drawn uniformly over its problems: 50 easy, 10 hard.
-    assert scoped.weights(hard_only) == pytest.approx({"real/easy": 0.5 * 50 / 60, "real/hard": 0.5 * 10 / 60,
-                                                       "synth/hard": 0.5})
+    assert scoped.weights(hard_only) == pytest.approx(
+        {"real/easy": 0.5 * 50 / 60, "real/hard": 0.5 * 10 / 60, "synth/hard": 0.5}
+    )
     pooled = SourceMix(sources, bins)  # no weights: strata are the bins, as before sources existed
     assert pooled.strata[0] == "easy" and pooled.weights(get_schedule("uniform").weights_at(0)) == pytest.approx(
-        {"easy": 0.7, "hard": 0.3})
+        {"easy": 0.7, "hard": 0.3}
+    )
 
 
 def env_rows(sizes: dict[str, int]) -> list[dict]:
@@ -113,12 +121,12 @@ def test_heldout_fraction_is_per_bin_and_out_of_training():
 
 
 def test_plan_applies_envs_heldout_and_budget_in_order(tmp_path):
-    from synthgen.config.train import TrainSettings
-    from synthgen.train.plan import plan_data
-
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     from synthgen import records
+    from synthgen.config.train import TrainSettings
+    from synthgen.train.plan import plan_data
 
     schema = records.with_fields(records.PROBLEMS, [pa.field("difficulty", pa.string(), nullable=False)])
     folder = tmp_path / "mixed" / "easy"
@@ -130,8 +138,14 @@ def test_plan_applies_envs_heldout_and_budget_in_order(tmp_path):
             rows.append(r)
     pq.write_table(records.table_from_rows(rows, schema), folder / "part-0.parquet")
     synth = write_binned(tmp_path / "s", bins=("easy", "hard"), n=4)
-    plan = plan_data(TrainSettings(data=[f"real={tmp_path / 'mixed'}:1", f"synth={synth}:1"], per_env=3,
-                                   eval={"heldout_fraction": 0.25}, curriculum_sources=["synth"]))
+    plan = plan_data(
+        TrainSettings(
+            data=[f"real={tmp_path / 'mixed'}:1", f"synth={synth}:1"],
+            per_env=3,
+            eval={"heldout_fraction": 0.25},
+            curriculum_sources=["synth"],
+        )
+    )
     assert counts(plan.rows, "env") == {"deduction": 3, "induction": 3}
     assert set(plan.heldout) == {"easy", "hard"} and plan.curriculum_sources == {"synth"}
     assert not {r["problem_id"] for r in plan.rows} & {r["problem_id"] for s in plan.heldout.values() for r in s}

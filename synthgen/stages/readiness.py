@@ -1,4 +1,5 @@
-"""Helpers the stages share: the skip/overwrite rule for finished shards, and input reporting."""
+"""Is a stage ready to run? Its input must be finished (`read_input`), and its own shard not
+finished already with these settings (`check_finished`: skip it, or redo it with --force)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,6 @@ from rich.console import Console
 from synthgen.errors import UserError
 from synthgen.shards import StageDir
 from synthgen.stage_status import StageStatus
-
-# Shard names are StageDir's; this alias keeps older imports working.
-shard_name = StageDir.shard_name
 
 
 def check_finished(stage: StageDir, shard: str, settings_hash: str, force: bool) -> bool:
@@ -39,11 +37,14 @@ def read_input(settings, upstream: str, console: Console, label: str, *, hint: s
     console says so, and the returned status's `metadata()` goes into the stage's output.
     """
     found = StageDir.input_of(settings, upstream).require_complete(
-        bool(getattr(settings, "allow_partial", False)), hint=hint)
+        bool(getattr(settings, "allow_partial", False)), hint=hint
+    )
     if found.partial:
         console.print(f"[yellow]{label}: {found.note()}[/yellow]")
     stage = found.stage
     if any((stage.done_info(shard) or {}).get("input_partial") for shard in found.finished):
-        console.print(f"[yellow]{label}: note: {stage.path} was itself made from a partial input "
-                      "(--allow-partial upstream)[/yellow]")
+        console.print(
+            f"[yellow]{label}: note: {stage.path} was itself made from a partial input "
+            "(--allow-partial upstream)[/yellow]"
+        )
     return found

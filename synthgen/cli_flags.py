@@ -19,15 +19,33 @@ from __future__ import annotations
 
 import inspect
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, List, Literal, Optional, Union, get_args, get_origin
+from typing import Any, Literal, Union, get_args, get_origin
 
 import typer
 from pydantic import BaseModel
 
-from synthgen.commands._common import AppState
-from synthgen.config.base import SECTIONS, Settings, resolve_settings
+from synthgen.config.base import SECTIONS, Settings, load_config_file, resolve_settings
+
+
+@dataclass
+class AppState:
+    config_path: Path | None = None
+    _data: dict[str, Any] | None = field(default=None, repr=False)
+
+    def config(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = load_config_file(self.config_path)
+        return self._data
+
+
+def config_settings(ctx: typer.Context, model: type[Settings]) -> Settings:
+    """`model` as the config file (`--config`) sets it, for commands that only read settings."""
+    state: AppState = ctx.find_object(AppState) or AppState()
+    return resolve_settings(model, state.config(), {}, known_sections=SECTIONS)
+
 
 _SIMPLE = (bool, int, float, str, Path)
 
@@ -58,10 +76,18 @@ class Flag:
             if self.annotation is bool:
                 names = (f"{names[0]}/--no-{names[0][2:]}",)
                 metavar = ""  # a flag takes no value; Typer would print <bool>
-            info = typer.Option(None, *names, help=self.help, show_default=False, envvar=self.envvar,
-                                rich_help_panel=self.panel, metavar=metavar)
-        return inspect.Parameter(self.param, inspect.Parameter.KEYWORD_ONLY, default=info,
-                                 annotation=Optional[self.annotation])
+            info = typer.Option(
+                None,
+                *names,
+                help=self.help,
+                show_default=False,
+                envvar=self.envvar,
+                rich_help_panel=self.panel,
+                metavar=metavar,
+            )
+        return inspect.Parameter(
+            self.param, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=self.annotation | None
+        )
 
 
 @dataclass(frozen=True)
@@ -79,8 +105,9 @@ class Alias:
 
     def parameter(self) -> inspect.Parameter:
         info = typer.Option(None, self.name, help=self.help, show_default=False)
-        return inspect.Parameter(self.param, inspect.Parameter.KEYWORD_ONLY, default=info,
-                                 annotation=Optional[self.annotation])
+        return inspect.Parameter(
+            self.param, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=self.annotation | None
+        )
 
 
 def option(name: str, annotation: Any, *names: str, help: str, default: Any = None, **more: Any) -> inspect.Parameter:
@@ -91,10 +118,14 @@ def option(name: str, annotation: Any, *names: str, help: str, default: Any = No
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
 
 
-FORCE = option("force", bool, "--force", default=False,
-               help="Redo output made with other settings (it is replaced, not mixed).")
-BASE_URL = Alias("--base-url", ("teacher.base_url", "student.base_url"),
-                 "One OpenAI-compatible server (e.g. vLLM) for both roles; --teacher-url/--student-url win over it.")
+FORCE = option(
+    "force", bool, "--force", default=False, help="Redo output made with other settings (it is replaced, not mixed)."
+)
+BASE_URL = Alias(
+    "--base-url",
+    ("teacher.base_url", "student.base_url"),
+    "One OpenAI-compatible server (e.g. vLLM) for both roles; --teacher-url/--student-url win over it.",
+)
 
 
 @dataclass
@@ -103,21 +134,24 @@ class SettingsCommand:
 
     name: str
     model: type[Settings]
-    run: Callable[..., Any]
+    run: Callable[..., Any] | str  # or "module:function", imported when the command runs (fast --help)
     help: str | None = None
     aliases: list[Alias] = field(default_factory=list)
     extras: list[inspect.Parameter] = field(default_factory=list)
     exclude: frozenset[str] = frozenset()  # fields (or whole sections) without a flag in this command
 
     def flags(self) -> list[Flag]:
-        return [f for f in model_flags(self.model) if not any(f.path[: len(e.split("."))] == tuple(e.split("."))
-                                                              for e in self.exclude)]
+        return [
+            f
+            for f in model_flags(self.model)
+            if not any(f.path[: len(e.split("."))] == tuple(e.split(".")) for e in self.exclude)
+        ]
 
     def register(self, app: typer.Typer, *, show: bool = False) -> None:
         flags, aliases = self.flags(), list(self.aliases)
         extras = [] if show else list(self.extras)
         model, run = self.model, self.run
-        wants_ctx = "ctx" in inspect.signature(run).parameters
+        wants_ctx = not isinstance(run, str) and "ctx" in inspect.signature(run).parameters
 
         def command(ctx: typer.Context, **values: Any) -> Any:
             overrides: dict[str, Any] = {}
@@ -137,7 +171,7 @@ class SettingsCommand:
                 return None
             if wants_ctx:
                 values["ctx"] = ctx
-            return run(settings, **values)
+            return _resolve(run)(settings, **values)
 
         ctx_param = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
         arguments = [f.parameter() for f in flags if f.argument]
@@ -145,14 +179,24 @@ class SettingsCommand:
         params = [ctx_param, *arguments, *options, *(a.parameter() for a in aliases), *extras]
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in params}
-        doc = self.help or (inspect.getdoc(run) or "").split("\n\n")[0]
+        doc = self.help or (inspect.getdoc(run) or "").split("\n\n")[0] if not isinstance(run, str) else self.help
         if show:
             doc = f"Print the settings `synthgen {self.name}` would run with, and what each LLM role is sent."
         app.command(self.name, help=doc)(command)
 
 
-def model_flags(model: type[BaseModel], prefix: tuple[str, ...] = (), flag_prefix: str = "",
-                panel: str | None = None) -> list[Flag]:
+def _resolve(run: Callable[..., Any] | str) -> Callable[..., Any]:
+    if not isinstance(run, str):
+        return run
+    import importlib
+
+    module, _, function = run.partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def model_flags(
+    model: type[BaseModel], prefix: tuple[str, ...] = (), flag_prefix: str = "", panel: str | None = None
+) -> list[Flag]:
     """The flags of every field of `model`, depth first; fields with no flag form are skipped."""
     out: list[Flag] = []
     for name, info in model.model_fields.items():
@@ -175,8 +219,18 @@ def model_flags(model: type[BaseModel], prefix: tuple[str, ...] = (), flag_prefi
         shown = _show_default(default)
         if shown is not None:  # escaped: Typer's help is Rich markup, where [default: ...] would vanish
             help_text = f"{help_text} \\[default: {shown}]".strip()
-        out.append(Flag(path, (flag_name,), annotation, help_text, panel, spec.get("envvar"),
-                        bool(spec.get("argument")), spec.get("metavar")))
+        out.append(
+            Flag(
+                path,
+                (flag_name,),
+                annotation,
+                help_text,
+                panel,
+                spec.get("envvar"),
+                bool(spec.get("argument")),
+                spec.get("metavar"),
+            )
+        )
     return out
 
 
@@ -201,7 +255,7 @@ def _flag_type(annotation: Any) -> Any:
         return inner
     args = [a for a in get_args(inner) if a is not Ellipsis]
     if get_origin(inner) in (list, tuple) and len(args) == 1 and args[0] in _SIMPLE:
-        return List[args[0]]  # repeatable flag
+        return list[args[0]]  # repeatable flag
     return None
 
 
@@ -247,5 +301,7 @@ def describe(command: str, settings: Settings) -> str:
     for name, role in roles:
         n = getattr(settings, "attempts", 1) if name == "student" else 1
         sampling = " ".join(f"{k}={v}" for k, v in role.sampling().items())
-        lines.append(f"#   {name}: POST {role.base_url.rstrip('/')}/chat/completions model={role.model} {sampling} n={n}")
+        lines.append(
+            f"#   {name}: POST {role.base_url.rstrip('/')}/chat/completions model={role.model} {sampling} n={n}"
+        )
     return "\n".join(lines)
