@@ -83,6 +83,8 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
         self.connections: set[socket.socket] = set()
         self.occurrences: Counter[str] = Counter()
         self.by_status: Counter[str] = Counter()
+        # What the requests asked for, so a test can check what a real run would send a real server.
+        self.by_sampling: Counter[str] = Counter()
         self.requests = 0
         self.choices = 0
         self.hangs = 0
@@ -96,6 +98,7 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
             return {
                 "requests": self.requests,
                 "by_status": dict(self.by_status),
+                "by_sampling": dict(self.by_sampling),
                 "choices": self.choices,
                 "hangs": self.hangs,
                 "in_flight": self.in_flight,
@@ -209,7 +212,9 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             self._error(400, str(exc), "BadRequestError")
             return
         digest = body_digest(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+        sampling = f"effort={body.get('reasoning_effort')} n={n} max_tokens={body.get('max_tokens')}"
         with server.lock:
+            server.by_sampling[sampling] += 1
             occurrence = server.occurrences[digest]
             server.occurrences[digest] += 1
         request_seed = derive_seed(server.seed, digest, occurrence)
