@@ -201,6 +201,17 @@ def file_at(relative: str, table: pa.Table | None = None) -> Callable[[Path], No
     return setup
 
 
+def config(text: str | bytes, name: str = "run.yaml") -> Callable[[Path], None]:
+    """A config file beside the run directory ({tmp}/run.yaml), with a finished seeds stage."""
+
+    def setup(run: Path) -> None:
+        seeds()(run)
+        path = run.parent / name
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+
+    return setup
+
+
 def corrupt_kept(run: Path) -> None:
     StageDir.of(run, "filter").path.mkdir(parents=True)
     (run / "filter" / "kept.part-00000.parquet").write_bytes(b"PAR1 garbage")
@@ -302,6 +313,57 @@ CASES = [
     ("unfinished seeds shard", seeds(done=False), GENERATE, f"have no completion marker ({GEN})"),
     ("chain: NaN pass rate", binned(put("pass_rate", float("nan"))), CHAIN, "column 'pass_rate' is NaN"),
     ("chain: unknown env", binned(put("env", "astrology")), CHAIN, "column 'env' holds unknown value 'astrology'"),
+    # config files and flags: at any depth, for every stage
+    (
+        "config not UTF-8",
+        config(b"generate: {turns: 6}\n# \xff\xfe\n"),
+        ("--config", "{tmp}/run.yaml", *GENERATE),
+        "not UTF-8",
+    ),
+    (
+        "config nested wrong type",
+        config("generate:\n  teacher: {max_tokens: lots}\n"),
+        ("--config", "{tmp}/run.yaml", *GENERATE),
+        "generate.teacher.max_tokens",
+    ),
+    (
+        "config unknown nested key",
+        config("chain:\n  sandbox: {timeout: 3}\n"),
+        ("--config", "{tmp}/run.yaml", *CHAIN),
+        "unknown setting 'chain.sandbox.timeout'",
+    ),
+    (
+        "config section not a mapping",
+        config("filter: [1, 2]\n"),
+        ("--config", "{tmp}/run.yaml", *FILTER),
+        "must be a mapping",
+    ),
+    (
+        "config list where a number goes",
+        config("bin:\n  seed: [1]\n"),
+        ("--config", "{tmp}/run.yaml", *BIN),
+        "bin.seed",
+    ),
+    (
+        "config TOML syntax error",
+        config("[generate\nturns = 6\n", "run.toml"),
+        ("--config", "{tmp}/run.toml", *GENERATE),
+        "not valid TOML",
+    ),
+    ("attempts beyond the bound", seeds(), (*GENERATE, "--attempts", "100000000"), "generate.attempts"),
+    ("unknown environment flag", seeds(), (*GENERATE, "--envs", "induction,golf"), "unknown environment 'golf'"),
+    ("in-flight zero", seeds(), (*GENERATE, "--max-in-flight", "0"), "generate.max_in_flight"),
+    ("outage not a duration", seeds(), (*GENERATE, "--max-outage", "soon"), "not a duration"),
+    ("shard out of range", seeds(), (*GENERATE, "--shard", "4", "--num-shards", "2"), "out of range"),
+    ("bin bands overlap", kept(), (*BIN, "--scheme", "custom", "--bins", "a=0:0.6,b=0.5:1"), "overlap"),
+    ("filter band reversed", generate(), (*FILTER, "--band-low", "0.9", "--band-high", "0.1"), "exceeds band_high"),
+    (
+        "train model path missing",
+        kept(),
+        ("train", "--data", "{run}/filter", "--model", "{tmp}/no-model", "--learning-rate", "1e-6"),
+        "no-model",
+    ),
+    ("seeds min above max", seeds(), ("seeds", "--run-dir", "{run}", "--min-lines", "60"), "exceeds max_lines"),
     # seeds reads source files
     (
         "starcoder content as int",

@@ -105,6 +105,8 @@ def load_config_file(path: Path | None) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"cannot read config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"config file {path} is not UTF-8 text (byte {exc.start} cannot be decoded)") from None
     try:
         if path.suffix.lower() == ".toml":
             if sys.version_info >= (3, 11):
