@@ -21,7 +21,20 @@ DEFAULT_ENV_NAMES: tuple[str, ...] = DEFAULT_ENVIRONMENTS  # generate's default 
 SHARED_KEYS: frozenset[str] = frozenset({"run_dir", "seed"})
 # Sections a config file may hold: one per command that takes settings (`section` of its model).
 SECTIONS: frozenset[str] = frozenset(
-    {"seeds", "generate", "filter", "bin", "chain", "train", "slurm", "stats", "demo", "scripted_server"}
+    {
+        "seeds",
+        "generate",
+        "filter",
+        "bin",
+        "chain",
+        "train",
+        "eval",
+        "import",
+        "slurm",
+        "stats",
+        "demo",
+        "scripted_server",
+    }
 )
 
 S = TypeVar("S", bound="Settings")
