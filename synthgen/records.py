@@ -32,7 +32,8 @@ SEEDS = pa.schema(
 
 # One row per teacher turn, valid or not. Values (inputs, gold outputs) are kept as the text the
 # environments work with: inputs as argument-list source (`3, [1, 2]`), outputs in the sandbox's
-# canonical type-tagged encoding, which compares without evaluating anything.
+# canonical type-tagged encoding, which compares without evaluating anything. Real contest problems
+# (`synthgen import`) use the same columns; synthgen.envs.contest says what each holds for them.
 PROBLEMS = pa.schema(
     [
         pa.field("turn_id", pa.string(), nullable=False),  # seed/env/lineage/turn: unique per row
@@ -86,6 +87,27 @@ CHAIN_LINKS = pa.schema(
         pa.field("problem_id", pa.string(), nullable=False),
         pa.field("pass_rate", pa.float64(), nullable=False),
         pa.field("env", pa.string(), nullable=False),
+    ]
+)
+
+# `synthgen eval`: one row per scored sample (infrastructure failures are never rows).
+EVAL_SAMPLES = pa.schema(
+    [
+        pa.field("tag", pa.string(), nullable=False),  # the model or checkpoint evaluated (step-000100, ...)
+        pa.field("step", pa.int64()),  # its training step; null for a model that is not a checkpoint
+        pa.field("benchmark", pa.string(), nullable=False),  # lcb | humaneval | math500 | aime2024 | heldout
+        pa.field("problem_id", pa.string(), nullable=False),  # the benchmark's own id (question_id, task_id, ...)
+        pa.field("splits", pa.list_(pa.string()), nullable=False),  # e.g. ["2024.08-2025.05", "v5-easy"]
+        pa.field("sample", pa.int32(), nullable=False),  # 0-based index among the problem's samples
+        pa.field("correct", pa.bool_(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),  # ok | format (unreadable or cut off: counted wrong)
+        pa.field("detail", pa.string()),  # why it is wrong (first failed test, ...)
+        pa.field("completion", pa.string(), nullable=False),
+        pa.field("finish_reason", pa.string()),
+        pa.field("model", pa.string(), nullable=False),  # the model name the server reported
+        pa.field("prompt_tokens", pa.int64(), nullable=False),
+        pa.field("completion_tokens", pa.int64(), nullable=False),
+        pa.field("settings_hash", pa.string(), nullable=False),
     ]
 )
 

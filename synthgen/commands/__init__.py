@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import typer
 
-from synthgen.commands import config, prompts, scripted_server, slurm, stages, tools, train
+from synthgen.commands import config, evaluate, prompts, scripted_server, slurm, stages, tools, train
 
 
 def register_all(app: typer.Typer) -> None:
-    settings_commands = [*stages.COMMANDS, train.COMMAND, scripted_server.COMMAND]
+    settings_commands = [*stages.COMMANDS, train.COMMAND, *evaluate.COMMANDS, scripted_server.COMMAND]
     for command in settings_commands:
         command.register(app)
     slurm.register(app)
     # `config show slurm` prints the cluster settings every slurm sub-command shares.
     config.register(app, [*settings_commands, slurm.SHOW])
-    for module in (tools, prompts):
+    for module in (tools, prompts, evaluate):
         module.register(app)

@@ -10,17 +10,31 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from synthgen.envs import env_names
+from synthgen.envs import DEFAULT_ENVIRONMENTS, env_names
 from synthgen.errors import UserError
 
 # The environment names, read from the registry (synthgen.envs.ENVIRONMENTS, which imports nothing).
 ENV_NAMES: tuple[str, ...] = env_names()
+DEFAULT_ENV_NAMES: tuple[str, ...] = DEFAULT_ENVIRONMENTS  # generate's default (the paper's four)
 
 # Keys a config file may hold at the top level, shared by every stage that has such a field.
 SHARED_KEYS: frozenset[str] = frozenset({"run_dir", "seed"})
 # Sections a config file may hold: one per command that takes settings (`section` of its model).
 SECTIONS: frozenset[str] = frozenset(
-    {"seeds", "generate", "filter", "bin", "chain", "train", "slurm", "stats", "demo", "scripted_server"}
+    {
+        "seeds",
+        "generate",
+        "filter",
+        "bin",
+        "chain",
+        "train",
+        "eval",
+        "import",
+        "slurm",
+        "stats",
+        "demo",
+        "scripted_server",
+    }
 )
 
 S = TypeVar("S", bound="Settings")

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from synthgen.config.base import ENV_NAMES, Settings, cli
+from synthgen.config.base import DEFAULT_ENV_NAMES, ENV_NAMES, Settings, cli
 
 DEFAULT_RUN_DIR = Path("data/runs/default")
 # Upper bounds that keep one process within a machine's means (a typo of 10^8 attempts would
@@ -82,7 +82,8 @@ def check_env_names(names: list[str]) -> list[str]:
 
 class EnvListMixin(BaseModel):
     envs: list[str] = Field(
-        default_factory=lambda: list(ENV_NAMES), description="environments, comma-separated or repeated"
+        default_factory=lambda: list(DEFAULT_ENV_NAMES),
+        description="environments, comma-separated or repeated (contest only when named)",
     )
 
     @field_validator("envs", mode="before")

@@ -57,8 +57,30 @@ class EvalSettings(BaseModel):
     max_completion_length: int | None = Field(
         None, ge=1, description="longest completion, in tokens (default: training's)"
     )
+    benchmarks: list[str] = Field(
+        default_factory=list,
+        description="benchmarks of `synthgen eval` added to each evaluation: lcb (its date window and "
+        "v5 splits), humaneval; repeatable",
+    )
+    benchmark_data_dir: str | None = Field(
+        None, description="local copies of the benchmarks' data sets (as `synthgen eval --data-dir`)"
+    )
+    benchmark_url: str | None = Field(
+        None,
+        description="an OpenAI-compatible server holding the current weights: benchmarks are sampled "
+        "there (default: in-process, by the policy itself)",
+    )
+    benchmark_model: str = Field("default", description="the model name that server serves")
 
-    @field_validator("heldout", "k", mode="before")
+    @field_validator("benchmarks")
+    @classmethod
+    def _code_benchmarks(cls, value: list[str]) -> list[str]:
+        unknown = [b for b in value if b not in ("lcb", "humaneval")]
+        if unknown:
+            raise ValueError(f"unknown training benchmark {unknown[0]!r}; choose from lcb, humaneval")
+        return value
+
+    @field_validator("heldout", "k", "benchmarks", mode="before")
     @classmethod
     def _split(cls, value):
         return split_commas(value)

@@ -1,4 +1,4 @@
-"""The RL environments (induction, abduction, deduction, fuzzing) behind one contract, and their registry.
+"""The RL environments (induction, abduction, deduction, fuzzing, contest) behind one contract, and their registry.
 
     from synthgen.envs import get_env
     env = get_env("deduction")            # an Environment (see synthgen.envs.base for the contract)
@@ -39,7 +39,11 @@ ENVIRONMENTS: dict[str, str] = {
     "abduction": "synthgen.envs.abduction:Abduction",
     "deduction": "synthgen.envs.deduction:Deduction",
     "fuzzing": "synthgen.envs.fuzzing:Fuzzing",
+    "contest": "synthgen.envs.contest:Contest",
 }
+# What `generate` makes when no --envs is given: the paper's four (its Table 1). Contest problems
+# mostly come from real sets (`synthgen import`); `--envs contest` has the teacher write them too.
+DEFAULT_ENVIRONMENTS: tuple[str, ...] = ("induction", "abduction", "deduction", "fuzzing")
 
 
 def env_names() -> tuple[str, ...]:
@@ -55,4 +59,4 @@ def get_env(name: str, settings=None):
     return getattr(importlib.import_module(module), cls)(settings)
 
 
-__all__ = ["ENVIRONMENTS", "env_names", "get_env"]
+__all__ = ["DEFAULT_ENVIRONMENTS", "ENVIRONMENTS", "env_names", "get_env"]

@@ -6,6 +6,8 @@
                               expected=(values.from_literal("2"), None)))
         r.isolation                    # "bwrap", "setuid-netns" or "rlimits-only"
         r.calls[0].status, r.calls[0].match, r.calls[1].error   # ok True "TypeError: ..."
+        p = pool.run_sync(Job.program("print(int(input()) * 2)", "21\n"))   # a script on stdin
+        p.calls[0].status, p.calls[0].value                      # ok "42\n" (its whole stdout)
 
 Layout: pool.py (workers, queue, asyncio/sync API), isolation.py (levels and how to start them),
 results.py (Job, verdicts, parsing what comes back), values.py (canonical encoding and
@@ -32,6 +34,8 @@ The code under test is hostile and may do anything Python can. What holds, at le
   * Resources are bounded: wall clock (SIGKILL of the child's whole pid namespace), CPU time,
     address space, file size, open files, no new processes or threads (RLIMIT_NPROC=0), no core
     dumps, captured output and result sizes (a job over a cap gets `output_too_large`).
+  * Program jobs (stdin/stdout solutions) get the same isolation: the input is an in-memory file
+    made before any job code runs, and the answer is the stdout the zygote captured from outside.
   * Verdicts are honest: expected values never enter the sandbox; the child returns canonical,
     type-tagged encodings that the host decodes without evaluating and compares type-strictly. A
     forged result record can at most claim a value, which still has to equal the hidden expected

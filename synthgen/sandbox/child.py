@@ -3,7 +3,8 @@
 Copied next to zygote.py and imported by it as `child`; it also holds the few system calls both
 need (unshare, mount, setns, prctl, capset) through ctypes. `run_child(...)` never returns:
 
-  set-up  (before any job code) new session; stdin /dev/null, stdout/stderr to capture pipes,
+  set-up  (before any job code) new session; stdin /dev/null (a program job: an anonymous
+          in-memory file holding its input), stdout/stderr to capture pipes,
           result pipe on fd 3, every other descriptor closed; fresh mount and IPC namespaces
           with a private tmpfs /tmp as working directory (setuid mode: also /var/tmp, /dev/shm
           and a /proc of its own pid namespace); a user namespace of its own (so per-user kernel
@@ -16,11 +17,15 @@ need (unshare, mount, setns, prctl, capset) through ctypes. `run_child(...)` nev
   run     exec the code, then evaluate each call; one record per call, written at once:
           [index, "ok", encoding, null] | [index, "exception" | "memory" | "output_too_large",
           null, message]. Exit 0. Nothing here compares values: expected values never get here.
+          A program job instead runs the code once as `__main__` and writes one record,
+          [0, "ok" | "exception" | "memory", null, message]; its answer is its stdout, which the
+          zygote captures from outside.
 """
 
 import builtins
 import ctypes
 import fcntl
+import io
 import json
 import os
 import random
@@ -273,7 +278,7 @@ class Prepared:
 def run_child(prep, job, job_limits, write_fds, workdir):
     """The forked child: set up, run the job, exit. Never returns."""
     try:
-        _setup(prep, job_limits, write_fds, workdir)
+        _setup(prep, job_limits, write_fds, workdir, job.get("stdin"))
         write_all(3, _SETUP_DONE)
     except BaseException as exc:
         try:
@@ -281,7 +286,10 @@ def run_child(prep, job, job_limits, write_fds, workdir):
         finally:
             os._exit(EXIT_SETUP)
     try:
-        _run_calls(job)
+        if job.get("stdin") is None:
+            _run_calls(job)
+        else:
+            _run_program(job)
     except MemoryError:
         os._exit(EXIT_NO_MEMORY)
     except BaseException:
@@ -296,11 +304,22 @@ def run_child(prep, job, job_limits, write_fds, workdir):
 _SETUP_DONE = _U32.pack(5) + b'["S"]'
 
 
-def _setup(prep, job_limits, write_fds, workdir):
+def _stdin_file(text):
+    """A read-only descriptor on an anonymous in-memory file holding `text` (a program's input).
+
+    Made before the rlimits and the seccomp filter, so neither the file-size limit nor anything
+    the job does later touches it; it is the job's own input, nothing more."""
+    fd = os.memfd_create("stdin", 0)
+    write_all(fd, text.encode("utf-8", "surrogatepass"))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _setup(prep, job_limits, write_fds, workdir, stdin=None):
     mode = prep.mode
     tmp_options, rlimits = job_limits
     os.setsid()
-    devnull = os.open("/dev/null", os.O_RDWR)
+    devnull = os.open("/dev/null", os.O_RDWR) if stdin is None else _stdin_file(stdin)
     res_w, out_w, err_w = write_fds
     order = (devnull, out_w, err_w, res_w)
     if min(order) < 4:  # a source would be overwritten by an earlier dup2: go through high numbers
@@ -373,6 +392,41 @@ def _describe(exc):
         tb = tb.tb_next
     text = text[:2000]
     return text if line is None else f"{text} (line {line})"
+
+
+def _run_program(job):
+    """Run the code once as a script on the prepared stdin; one end record (see the docstring)."""
+    # Fresh text streams over fds 0 and 1: nothing the zygote's own stream objects might hold
+    # can leak into (or out of) a program's input and output.
+    sys.stdin = sys.__stdin__ = io.TextIOWrapper(
+        io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8", errors="replace"
+    )
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(1, "wb", closefd=False), 1 << 16), encoding="utf-8", errors="replace"
+    )
+    # The zygote runs without `site`, which is what defines exit() and quit(): scripts use them.
+    builtins.exit = builtins.quit = sys.exit
+    scope = {"__name__": "__main__", "__builtins__": builtins}
+    record = (0, "ok", None, None)
+    try:
+        exec(compile(job["code"], "<solution>", "exec"), scope)
+    except SystemExit as exc:
+        code = exc.code
+        if code is not None and code != 0:
+            text = code if isinstance(code, str) else f"exit status {code!r}"
+            record = (0, "exception", None, f"SystemExit: {str(text)[:2000]}")
+        del exc
+    except MemoryError:
+        record = (0, "memory", None, "MemoryError")
+    except BaseException as exc:
+        record = (0, "exception", None, _describe(exc))
+        del exc
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    _emit_call(*record)
 
 
 def _run_calls(job):

@@ -23,6 +23,7 @@ _U32 = struct.Struct(">I")
 EXIT_NO_MEMORY = 121  # zygote.EXIT_NO_MEMORY: the runner itself ran out of memory
 MAX_CODE_CHARS = 4 << 20
 MAX_CALLS = 10_000
+MAX_STDIN_CHARS = 64 << 20
 _CHILD_STATUSES = frozenset({"ok", "exception", "memory", "output_too_large"})
 
 
@@ -45,6 +46,13 @@ class Job:
 
     `expected` holds canonical encodings (see `values`; `values.from_literal` turns a repr into
     one); it stays in the host. `timeout_s` is the wall clock for the whole job.
+
+    A *program* job (`Job.program(code, stdin)`, for stdin/stdout contest solutions) has no
+    calls: `code` runs once as `__main__` with `stdin` on its standard input, and the result
+    holds one verdict whose `value` is everything the program printed (its stdout, whole: past
+    the value cap it is `output_too_large`, never a cut-off text). Ending by `exit(0)` is fine;
+    an uncaught exception or another exit status is `exception`. Judging the output is the
+    caller's business, in the host.
     """
 
     code: str
@@ -52,6 +60,7 @@ class Job:
     expected: tuple[str | None, ...] | None = None
     timeout_s: float = 2.0
     memory_mb: int = 512
+    stdin: str | None = None
     _expected_forms: tuple = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -63,6 +72,11 @@ class Job:
         object.__setattr__(self, "calls", tuple(calls))
         if len(self.calls) > MAX_CALLS:
             raise ValueError(f"at most {MAX_CALLS} calls per job")
+        if self.stdin is not None:
+            if not isinstance(self.stdin, str) or len(self.stdin) > MAX_STDIN_CHARS:
+                raise ValueError(f"stdin must be a str of at most {MAX_STDIN_CHARS} characters")
+            if self.calls or self.expected is not None:
+                raise ValueError("a program job (stdin given) takes no calls and no expected values")
         if not (isinstance(self.timeout_s, (int, float)) and 0 < self.timeout_s <= 600):
             raise ValueError("timeout_s must be a number in (0, 600]")
         if not (isinstance(self.memory_mb, int) and 32 <= self.memory_mb <= 65536):
@@ -80,6 +94,16 @@ class Job:
             except ValueError as exc:
                 raise ValueError(f"expected[{i}] is not a value encoding: {exc}") from None
         object.__setattr__(self, "_expected_forms", tuple(forms))
+
+    @classmethod
+    def program(cls, code: str, stdin: str, *, timeout_s: float = 2.0, memory_mb: int = 512) -> Job:
+        """A program job: `code` run as a script with `stdin` as its standard input."""
+        return cls(code, (), timeout_s=timeout_s, memory_mb=memory_mb, stdin=stdin)
+
+    @property
+    def runs(self) -> int:
+        """How many verdicts the job's result holds: one per call, or one for a program."""
+        return 1 if self.stdin is not None else len(self.calls)
 
 
 @dataclass(frozen=True)
@@ -154,19 +178,23 @@ class Limits:
     tmp_mb: int = 64
 
     def result_cap(self, job: Job) -> int:
-        return min(len(job.calls) * (self.max_value_bytes + 4096) + 4096, self.max_result_bytes)
+        return min(job.runs * (self.max_value_bytes + 4096) + 4096, self.max_result_bytes)
 
     def job_payload(self, job: Job) -> bytes:
         """The b"J" frame a zygote receives. Expected values are deliberately not in it."""
+        program = job.stdin is not None
         body = {
             "code": job.code,
             "calls": list(job.calls),
+            "stdin": job.stdin,
             "timeout": float(job.timeout_s),
             "cpu": cpu_limit_s(job),
             "mem_mb": job.memory_mb,
             "tmp_mb": self.tmp_mb,
-            "out_keep": self.keep_output_bytes,
-            "out_limit": self.max_output_bytes,
+            # A program's stdout is its answer: keep all of it up to the value cap (plus one byte,
+            # so that an answer over the cap is seen to be over it rather than cut off).
+            "out_keep": self.max_value_bytes + 1 if program else self.keep_output_bytes,
+            "out_limit": self.max_output_bytes + (self.max_value_bytes if program else 0),
             "val_cap": self.max_value_bytes,
             "res_cap": self.result_cap(job),
         }
@@ -181,7 +209,7 @@ def cpu_limit_s(job: Job) -> int:
 
 def infra_result(job: Job, isolation: str, error: str) -> JobResult:
     error = safe_text(error)
-    return JobResult(isolation, [CallVerdict(Status.INFRA, error=error) for _ in job.calls])
+    return JobResult(isolation, [CallVerdict(Status.INFRA, error=error) for _ in range(job.runs)])
 
 
 def split_done_frame(body: bytes) -> tuple[dict, list[bytes]]:
@@ -234,6 +262,9 @@ def build_result(job: Job, header: dict, blobs: list[bytes], isolation: str, lim
         result = infra_result(job, isolation, "sandbox child set-up failed: " + detail[0][:500])
         result.stdout, result.stderr, result.elapsed_s = stdout, stderr, wall
         return result
+    if job.stdin is not None:
+        verdict = _program_verdict(job, header, records[1:2], out_blob, limits)
+        return JobResult(isolation, [verdict], stdout, stderr, wall)
     verdicts: list[CallVerdict] = []
     for i, rec in enumerate(_parse_records(records[1 : len(job.calls) + 1])):
         verdict = _call_verdict(job, i, rec, limits)
@@ -293,6 +324,28 @@ def _call_verdict(job: Job, i: int, rec, limits: Limits) -> CallVerdict | None:
     if job.expected is not None and job.expected[i] is not None:
         match = form == job._expected_forms[i]
     return CallVerdict(Status.OK, safe_text(values.display(value)), text, match, None)
+
+
+def _program_verdict(job: Job, header: dict, records: list[bytes], out_blob: bytes, limits: Limits) -> CallVerdict:
+    """The one verdict of a program job: how the child said the program ended, and its stdout as
+    the zygote captured it (from outside the child, so the program cannot misreport it).
+
+    A program that exited with status 0 without its end record (`os._exit(0)`) finished too."""
+    if records:
+        rec = _parse_records(records)[0]
+        well_formed = type(rec) is list and len(rec) == 4 and rec[0] == 0 and rec[1] in _CHILD_STATUSES
+        if not well_formed or rec[2] is not None or (rec[3] is not None and type(rec[3]) is not str):
+            return CallVerdict(Status.EXCEPTION, error="the job corrupted its result stream")
+        if rec[1] != "ok":
+            return CallVerdict(Status(rec[1]), error=None if rec[3] is None else safe_text(rec[3]))
+    elif not (header["end"] == "exit" and header.get("code") == 0):
+        return _unfinished(job, header)
+    total = int(header.get("out_total") or 0)
+    if total > limits.max_value_bytes or total > len(out_blob):
+        return CallVerdict(
+            Status.OUTPUT_TOO_LARGE, error=f"printed {total} bytes; the limit is {limits.max_value_bytes}"
+        )
+    return CallVerdict(Status.OK, value=out_blob.decode("utf-8", "replace"))
 
 
 def _unfinished(job: Job, header: dict) -> CallVerdict:

@@ -27,12 +27,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from transformers import TrainerCallback
+
+from synthgen.pass_at_k import pass_at_k, split_pass_at_k  # one estimator for train and eval
 
 log = logging.getLogger(__name__)
 
@@ -42,21 +43,7 @@ EVAL_FIELDS = ["step", "suite", "split", "problems", "samples", "k", "pass_at_k"
 # (prompts as chat messages, completions per prompt) -> per prompt, n (text, truncated) pairs
 Generate = Callable[[Sequence[list], int], list[list[tuple[str, bool]]]]
 Counts = dict[str, list[tuple[int, int]]]  # split -> (scored samples, correct samples) per problem
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """The unbiased pass@k of one problem: 1 - C(n-c, k) / C(n, k) (n samples, c correct, n >= k)."""
-    if k > n:
-        raise ValueError(f"pass@{k} needs at least {k} samples, got {n}")
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
-
-
-def split_pass_at_k(counts: Sequence[tuple[int, int]], k: int) -> tuple[float | None, int]:
-    """(mean pass@k over the problems with at least k scored samples, how many such problems)."""
-    values = [pass_at_k(n, c, k) for n, c in counts if n >= k]
-    return (sum(values) / len(values) if values else None), len(values)
+__all__ = ["Evaluator", "HeldOutEvaluator", "PeriodicEval", "in_process_generate", "pass_at_k", "split_pass_at_k"]
 
 
 class Evaluator(Protocol):

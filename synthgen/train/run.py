@@ -124,8 +124,12 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
     out = output_dir(settings)
     max_steps = resolve_max_steps(settings, recipe)
     spec = curriculum_spec(settings.curriculum, max_steps, settings.frontier)
-    if settings.eval.steps and not (settings.eval.heldout_fraction or settings.eval.heldout or evaluators):
-        raise UserError("--eval-every needs held-out problems: --eval-heldout-fraction F or --eval-heldout DIR")
+    ev = settings.eval
+    if ev.steps and not (ev.heldout_fraction or ev.heldout or evaluators or ev.benchmarks):
+        raise UserError(
+            "--eval-every needs held-out problems (--eval-heldout-fraction F or --eval-heldout DIR) "
+            "or benchmarks (--eval-benchmarks lcb)"
+        )
 
     plan = plan_data(settings)
     spec.source_weights, spec.curriculum_sources = plan.weights, plan.curriculum_sources
@@ -246,6 +250,14 @@ def _add_periodic_eval(trainer, settings, args, scorer, prompt_fn, evaluators, h
     from synthgen.train.evaluation import HeldOutEvaluator, PeriodicEval
 
     suites = list(evaluators)
+    if ev.benchmarks:  # LiveCodeBench / HumanEval splits, scored as `synthgen eval` scores them
+        from synthgen.evals.train_hook import benchmark_evaluators
+
+        acc = trainer.accelerator
+        max_tokens = ev.max_completion_length or args.max_completion_length
+        suites += benchmark_evaluators(
+            ev, settings.sandbox, max_tokens=max_tokens, rank=acc.process_index, world=acc.num_processes
+        )
     if heldout:
         acc = trainer.accelerator
         suites.insert(

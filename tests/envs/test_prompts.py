@@ -33,6 +33,14 @@ PROBLEMS = {
         test_code="def test_f(x):\n    assert f(x) >= 0",
         outputs=["true", "false"],
     ),
+    "contest": Problem(
+        "contest",
+        "def f(text):\n    return str(sum(map(int, text.split()[1:]))) + '\\n'",
+        ["'2\\n3 4\\n'", "'1\\n-5\\n'", "'3\\n1 1 1\\n'"],
+        "Print the sum of the n numbers that follow n.",
+        outputs=[values.encode("7\n"), values.encode("-5\n"), values.encode("3\n")],
+        visible_count=2,
+    ),
 }
 SEED = "def add(a, b):\n    return a + b"
 MARKER = re.compile(r"^(Environment|Task|Strategy):", re.M)
@@ -218,6 +226,9 @@ def test_student_prompts_never_show_the_answer():
     assert "f(123456)" in text["deduction"] and "370369" not in text["deduction"] and "```output" in text["deduction"]
     # fuzzing: the three functions, never the teacher's bug-triggering example
     assert "def test_f" in text["fuzzing"] and "777777" not in text["fuzzing"] and "```input" in text["fuzzing"]
+    # contest: the statement and the public examples as raw text, never f or the hidden test
+    assert "Print the sum" in text["contest"] and "3 4" in text["contest"] and "-5" in text["contest"]
+    assert "def f" not in text["contest"] and "1 1 1" not in text["contest"] and "standard input" in text["contest"]
 
 
 def test_nothing_shared_switches_on_an_environment_name():

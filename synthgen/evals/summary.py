@@ -1,0 +1,122 @@
+"""The eval summary: pass@k per model (or checkpoint), benchmark, split and k, from the finished units.
+
+    report(settings, out)     # prints the table; writes summary.json, summary.md and (several steps) the plot
+
+pass@k is the unbiased estimator (synthgen.pass_at_k) averaged over a split's problems that have
+at least k scored samples; `samples` is the scored samples per problem (the mean, when
+infrastructure failures left some out of a re-run that was never finished).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from synthgen.pass_at_k import split_pass_at_k
+from synthgen.shards import StageDir, write_text_atomic
+
+COLUMNS = ("tag", "step", "benchmark", "split", "problems", "samples", "k", "pass_at_k")
+
+
+def finished_units(out: Path) -> list[tuple[dict, list[Path]]]:
+    """(marker info, parts) of every unit whose shards are all marked done."""
+    units = []
+    for folder in sorted(p for p in out.glob("*/*") if p.is_dir() and not p.parent.name.startswith(".")):
+        unit = StageDir.at(folder, "eval")
+        shards = unit.done_shards()
+        if not shards:
+            continue
+        counts = {StageDir.shard_index(s)[1] for s in shards if StageDir.shard_index(s)}
+        if len(counts) != 1 or len(shards) != counts.pop():
+            continue  # a Slurm array still running: its summary comes with the last shard
+        info = unit.done_info(shards[0]) or {}
+        units.append((info, [p for s in shards for p in unit.shard_parts(s)]))
+    return units
+
+
+def table(settings, out: Path) -> list[dict]:
+    rows = []
+    for info, parts in finished_units(out):
+        benchmark = info.get("benchmark") or parts[0].parent.name
+        per_split: dict[str, dict[str, list[int]]] = defaultdict(dict)
+        for part in parts:
+            data = pq.read_table(part, columns=["problem_id", "splits", "correct"]).to_pylist()
+            for row in data:
+                for split in row["splits"]:
+                    n_c = per_split[split].setdefault(row["problem_id"], [0, 0])
+                    n_c[0] += 1
+                    n_c[1] += bool(row["correct"])
+        ks = settings.bench(benchmark).k if benchmark in type(settings).model_fields else [1]
+        for split in sorted(per_split):
+            counts = [tuple(v) for v in per_split[split].values()]
+            mean_n = sum(n for n, _ in counts) / len(counts)
+            for k in ks:
+                value, problems = split_pass_at_k(counts, k)
+                rows.append(
+                    {
+                        "tag": info.get("tag") or parts[0].parent.parent.name,
+                        "step": info.get("step"),
+                        "benchmark": benchmark,
+                        "split": split,
+                        "problems": problems,
+                        "samples": round(mean_n, 2),
+                        "k": k,
+                        "pass_at_k": None if value is None else round(value, 6),
+                    }
+                )
+    rows.sort(key=lambda r: (r["step"] is None, r["step"] or 0, r["tag"], r["benchmark"], r["split"], r["k"]))
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = [
+        "| model | step | benchmark | split | problems | samples | k | pass@k |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        value = "n/a" if r["pass_at_k"] is None else f"{r['pass_at_k']:.4f}"
+        step = "" if r["step"] is None else r["step"]
+        lines.append(
+            f"| {r['tag']} | {step} | {r['benchmark']} | {r['split']} | {r['problems']} | {r['samples']:g} "
+            f"| {r['k']} | {value} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def terminal(rows: list[dict]) -> str:
+    head = ["model", "step", "benchmark", "split", "problems", "samples", "k", "pass@k"]
+    body = [
+        [
+            r["tag"],
+            "" if r["step"] is None else str(r["step"]),
+            r["benchmark"],
+            r["split"],
+            str(r["problems"]),
+            f"{r['samples']:g}",
+            str(r["k"]),
+            "n/a" if r["pass_at_k"] is None else f"{r['pass_at_k']:.4f}",
+        ]
+        for r in rows
+    ]
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [head, *body])
+
+
+def report(settings, out: Path) -> list[dict]:
+    rows = table(settings, out)
+    if not rows:
+        print("eval: no finished results yet")
+        return rows
+    write_text_atomic(out / "summary.json", json.dumps(rows, indent=1) + "\n")
+    write_text_atomic(out / "summary.md", markdown(rows))
+    print(terminal(rows))
+    steps = {r["step"] for r in rows if r["step"] is not None}
+    if settings.plot and len(steps) >= 2:
+        from synthgen.evals.plot import plot_over_steps
+
+        print(f"eval: plot written to {plot_over_steps(rows, out / 'pass_at_k.png')}")
+    print(f"eval: summary in {out / 'summary.md'} and {out / 'summary.json'}")
+    return rows

@@ -1,0 +1,93 @@
+"""LiveCodeBench (and HumanEval) as `train --eval-every` suites: the Evaluator of synthgen.train.evaluation.
+
+    synthgen train ... --eval-every 500 --eval-benchmarks lcb --eval-benchmark-data-dir data/bench
+    synthgen train ... --eval-every 500 --eval-benchmarks lcb --eval-benchmark-url http://gpu07:8000/v1
+
+Each evaluation samples the benchmark's prompts from the policy being trained, in-process through
+the `generate` the trainer hands over, or, with a server URL (a vLLM server that holds the
+current weights), through the project's LLM client; the samples are scored by the same code as
+`synthgen eval` (the contest environment in the sandbox for LiveCodeBench) and the counts come
+back per split (the date window, v5-easy / v5-medium / v5-hard), so the trainer logs
+`eval/lcb/<split>/pass@k` next to the held-out bins. Each process takes every world-th problem.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from synthgen.evals.items import EvalItem
+
+CODE_BENCHMARKS = ("lcb", "humaneval")
+
+
+class BenchmarkEvaluator:
+    """An evaluation suite over eval items: `evaluate(generate, step) -> {split: [(n, c), ...]}`."""
+
+    def __init__(self, name: str, items: Sequence[EvalItem], samples: int, *, generate=None, rank=0, world=1):
+        self.name, self.samples = name, samples
+        self.items = list(items)[rank::world]
+        self._generate = generate
+
+    def evaluate(self, generate, step: int) -> dict[str, list[tuple[int, int]]]:
+        out: dict[str, list[tuple[int, int]]] = {s: [] for item in self.items for s in item.splits}
+        if not self.items:
+            return out
+        outputs = (self._generate or generate)([item.messages for item in self.items], self.samples)
+
+        async def score_all():
+            return await asyncio.gather(
+                *(
+                    asyncio.gather(*(item.score(text, cut) for text, cut in per))
+                    for item, per in zip(self.items, outputs)
+                )
+            )
+
+        for item, rewards in zip(self.items, asyncio.run(score_all())):
+            scored = [r for r in rewards if r.value is not None]  # infra: left out, never wrong
+            for split in item.splits:
+                out[split].append((len(scored), sum(1 for r in scored if r.value >= 0.5)))
+        return out
+
+
+def server_generate(url: str, model: str, temperature: float, max_tokens: int):
+    """A `Generate` that samples from an OpenAI-compatible server (the policy's weights served there)."""
+    from synthgen.config.eval import EvalModelSettings
+    from synthgen.llm import LLMClient
+
+    role = EvalModelSettings(base_url=url, model=model, temperature=temperature, max_tokens=max_tokens)
+
+    def generate(prompts: Sequence[list], n: int) -> list[list[tuple[str, bool]]]:
+        async def run():
+            async with LLMClient(role, role, max_in_flight=64) as llm:
+                done = await asyncio.gather(*(llm.complete("student", p, n=n) for p in prompts))
+            return [[(c.content, c.status == "truncated") for c in per] for per in done]
+
+        return asyncio.run(run())
+
+    return generate
+
+
+def benchmark_evaluators(ev, sandbox, *, max_tokens: int, rank: int = 0, world: int = 1) -> list[BenchmarkEvaluator]:
+    """The suites `train`'s eval settings ask for (`ev`: synthgen.config.train.EvalSettings)."""
+    from synthgen.config.eval import HumanEvalSettings, LCBSettings
+    from synthgen.evals import humaneval, lcb
+    from synthgen.evals.data import benchmark_rows
+    from synthgen.evals.items import choose
+    from synthgen.sandbox import SandboxPool
+
+    pool = SandboxPool(workers=sandbox.workers, allow_unsafe=sandbox.allow_unsafe)
+    generate = None
+    if ev.benchmark_url:
+        generate = server_generate(ev.benchmark_url, ev.benchmark_model, ev.temperature, max_tokens)
+    out = []
+    for name in ev.benchmarks:
+        if name == "lcb":
+            bench = LCBSettings()
+            items = lcb.items(benchmark_rows("lcb", bench, ev.benchmark_data_dir), bench, pool, sandbox)
+        else:
+            bench = HumanEvalSettings()
+            items = humaneval.items(humaneval.rows(ev.benchmark_data_dir), pool, sandbox)
+        items = choose(items, ev.max_problems, 0)
+        out.append(BenchmarkEvaluator(name, items, ev.samples, generate=generate, rank=rank, world=world))
+    return out
