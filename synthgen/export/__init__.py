@@ -154,7 +154,8 @@ def _provenance(facts: CardFacts) -> dict:
 
 
 def _show(configs, out: Path, console: Console) -> None:
-    table = Table(title=f"export: {out}", title_justify="left", show_edge=False)
+    console.print(f"export: wrote {out}")
+    table = Table(show_edge=False)
     table.add_column("config", no_wrap=True)
     table.add_column("rows", justify="right")
     table.add_column("files", justify="right")
@@ -162,4 +163,4 @@ def _show(configs, out: Path, console: Console) -> None:
         table.add_row(c.name, str(c.rows), str(len(c.files or [])))
     console.print(table)
     where = os.path.relpath(out) if not Path(out).is_absolute() else str(out)
-    console.print(f'load with: datasets.load_dataset("{where}", name="{configs[0].name}")')
+    console.print(f'export: load with datasets.load_dataset("{where}", name="{configs[0].name}")', soft_wrap=True)
