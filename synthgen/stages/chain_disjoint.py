@@ -1,4 +1,4 @@
-"""`synthgen chain --disjoint`: the paper's baseline for chains (§4.2), written beside the chains.
+"""`synthgen chain --disjoint`: the paper's baseline for chains (its Section 4.2), written beside the chains.
 
 The question the baseline answers: do chains help because their levels are *related* (the easy
 problem is a simpler version of the medium one, which is a simpler version of the hard one), or
