@@ -45,7 +45,7 @@ class ExportSettings(InputSettings, RunSettings):
         "that the terms of your seeds and models decide",
     )
     pretty_name: str | None = Field(None, description="the dataset's title in the card (default: from the run name)")
-    max_rows_per_file: int = Field(100_000, ge=100, le=10_000_000, description="rows per Parquet file at most")
+    rows_per_file: int = Field(100_000, ge=100, le=10_000_000, description="rows per Parquet file at most")
 
     @field_validator("push_to_hub")
     @classmethod

@@ -83,7 +83,7 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
     meta = file_metadata("export", bin_status.settings_hash or "", {"run": run_dir.name})
     with StageDir.at(out, "export").rebuild() as build:
         for config in configs:
-            tables.write_config(build.path, config, settings.max_rows_per_file, meta)
+            tables.write_config(build.path, config, settings.rows_per_file, meta)
         write_text_atomic(build.path / "README.md", card(facts))
         write_text_atomic(build.path / PROVENANCE, json.dumps(_provenance(facts), indent=1, sort_keys=True) + "\n")
     _show(configs, out, console)

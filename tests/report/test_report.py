@@ -81,6 +81,15 @@ def test_a_run_in_progress_gets_a_report_that_says_so(demo_run, cli, tmp_path):
     assert 1 <= html.count("<img ") < FIGURES
 
 
+def test_a_run_with_only_seeds_gets_a_page_without_plots(demo_run, cli, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(demo_run / "seeds", run / "seeds")
+    rc, _, err = cli("report", run, "--output", tmp_path / "seeds.html")
+    assert rc == 0, err
+    html = (tmp_path / "seeds.html").read_text()
+    assert "<img " not in html and "No generate stage yet." in html
+
+
 def test_bad_input_is_one_line(cli, tmp_path):
     rc, _, err = cli("report", tmp_path / "missing")
     assert rc == 2 and "not found" in err and len(err.strip().splitlines()) == 1
