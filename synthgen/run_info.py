@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from synthgen.config.bin import Bin, BinSettings, make_bins
+from synthgen.config.bin import Bin, BinSettings
 from synthgen.envs import reasons as R
 from synthgen.errors import UserError
 from synthgen.shards import StageDir, read_metadata
@@ -139,10 +139,6 @@ def bins_of(info: StageInfo | None) -> list[Bin]:
         return BinSettings.model_validate(info.settings).resolved()
     except (ValueError, TypeError):
         return []
-
-
-def bins_from_ranges(ranges: dict[str, tuple[float, float]]) -> list[Bin]:
-    return make_bins(ranges)
 
 
 def models(frame: pl.DataFrame) -> dict[str, dict[str, int]]:

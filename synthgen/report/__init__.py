@@ -21,11 +21,11 @@ from rich.console import Console
 
 from synthgen import __version__
 from synthgen.config.report import ReportSettings
+from synthgen.errors import UserError
 from synthgen.report import plots
 from synthgen.report.data import ReportData, collect_report
 from synthgen.run_info import REASON_TEXT, STAGES
 from synthgen.shards import write_text_atomic
-from synthgen.stages.bin import pyplot
 
 TEMPLATES = Path(__file__).parent / "templates"
 PAPER = (
@@ -36,21 +36,18 @@ PAPER = (
 
 def run(settings: ReportSettings, console: Console | None = None) -> Path:
     console = console or Console(stderr=True)
-    pyplot()  # matplotlib or a one-line "install synthgen[plot]", before any reading
+    try:
+        import matplotlib  # noqa: F401 (checked before any reading; the plots import it when drawing)
+    except ImportError:
+        raise UserError("synthgen report needs matplotlib: pip install 'synthgen[plot]'") from None
     data = collect_report(settings)
     output = Path(settings.output) if settings.output else data.run_dir / "report.html"
     if output.is_dir():
-        raise_dir(output)
+        raise UserError(f"--output {output} is a folder; name the HTML file to write")
     html = render(data)
     write_text_atomic(output, html)
     console.print(f"report: {output} ({len(html.encode()) / 1024:.0f} KiB); open it in a browser")
     return output
-
-
-def raise_dir(path: Path) -> None:
-    from synthgen.errors import UserError
-
-    raise UserError(f"--output {path} is a folder; name the HTML file to write")
 
 
 def figures(data: ReportData) -> dict[str, str | None]:

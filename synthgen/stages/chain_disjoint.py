@@ -99,7 +99,7 @@ def write_disjoint(settings: ChainSettings, console: Console) -> dict:
     console.print(f"chain --disjoint: the baseline is in {out.path}", soft_wrap=True)
     console.print(
         "  per level, kept problems from lineages no chain uses, pass rates matched: the chains' difficulty "
-        "mix without their relation between levels"
+        "mix with no relation between levels"
     )
     for level, figures in report.items():
         console.print(
