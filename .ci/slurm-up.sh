@@ -5,7 +5,7 @@
 #   bash .ci/slurm-down.sh    # stop them again by their pid files
 #
 # Idempotent: when the controller answers and the node is usable, it does nothing. Debian's
-# slurm-wlm 22.05 + munge; the facts it relies on are in shared/FIELD-NOTES.md ("Slurm"):
+# slurm-wlm 22.05 + munge, without systemd. What it relies on, as measured on Debian 12:
 # /run/munge must be made by hand, proctrack/linuxproc + task/none (no cgroup setup needed), no
 # accounting, batch_sched_delay=0 and MinJobAge=5 so `sbatch --wait` returns within ~2 s, and a
 # restarted controller reports the node IDLE from saved state before the new slurmd registers,

@@ -21,6 +21,9 @@ from synthgen.errors import EXIT_BAD_INPUT, EXIT_INFRA, InfraIncomplete, Interru
 app = typer.Typer(
     name="synthgen",
     help="Make verifiable coding problems with a controlled difficulty progression, and train on them.",
+    epilog='"The paper" in the help texts: Sancaktar et al., "A Deep Dive into Scaling RL for Code Generation '
+    'with Synthetic Data and Curricula", arXiv:2603.24202 (2026); its tables and sections are named as it '
+    "numbers them.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -55,11 +58,31 @@ register_all(app)
 _CLICK_EXCEPTION = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
+def command_tree(app: typer.Typer):
+    """The app as the Click command Typer builds, with every flag shown as a flag in --help.
+
+    Typer's help prints a type after each option, `<bool>` for plain flags too (`--help`,
+    `--force`): give flags an empty metavar, the help option included (built per command, with the
+    names its context gives it: -h and --help)."""
+    command = typer.main.get_command(app)
+    _flags_as_flags(command, typer.Context(command, **command.context_settings))
+    return command
+
+
+def _flags_as_flags(command, ctx: typer.Context) -> None:
+    help_option = command.get_help_option(ctx)
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    for name, sub in getattr(command, "commands", {}).items():
+        _flags_as_flags(sub, typer.Context(sub, parent=ctx, info_name=name, **sub.context_settings))
+
+
 def run_guarded(app: typer.Typer, argv: list[str] | None) -> int:
     """Run the Typer app: bad input -> one line + exit 2, unfinished infra work -> exit 3,
     a signal -> 128 + signal, a bug -> exit 1 with its traceback."""
     try:
-        rc = app(args=argv, standalone_mode=False)
+        rc = command_tree(app)(args=argv, standalone_mode=False)
     except UserError as exc:
         print(f"synthgen: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

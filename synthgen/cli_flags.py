@@ -26,6 +26,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import typer
 from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
 
 from synthgen.config.base import SECTIONS, Settings, load_config_file, resolve_settings
 
@@ -271,7 +272,7 @@ def _sentence(text: str) -> str:
 
 
 def _show_default(value: Any) -> str | None:
-    if value is None or value == [] or value == {}:
+    if value is None or value is PydanticUndefined or value == [] or value == {}:  # required: no default
         return None
     if isinstance(value, (list, tuple)):
         return ",".join(str(v) for v in value)

@@ -215,7 +215,7 @@ def _paper_schedules() -> dict[str, Schedule]:
             [(0, 7500, (0.90, 0.05, 0.05)), (7500, 17500, (0.05, 0.90, 0.05)), (17500, 40 * k, (0.05, 0.05, 0.90))],
             "the paper's Table 2 (hard, chains)",
         ),
-        "medium-only": _table("medium-only", [(0, 40 * k, (0, 1, 0))], "the paper's §4.3: medium split only"),
+        "medium-only": _table("medium-only", [(0, 40 * k, (0, 1, 0))], "the paper's Section 4.3: medium split only"),
     }
 
 

@@ -52,3 +52,18 @@ def pool():
         pytest.skip(f"no sandbox isolation available here: {exc}")
     yield p
     p.close()
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """A finished small demo run (seeds -> generate -> filter -> bin -> chain on the scripted server),
+    made once per session and shared: copy it (shutil.copytree) before changing anything in it."""
+    from rich.console import Console
+
+    from synthgen.config.demo import DemoSettings
+    from synthgen.stages import demo
+
+    run_dir = tmp_path_factory.mktemp("demo-run") / "run"
+    settings = DemoSettings(run_dir=run_dir, seeds=24, turns=5, attempts=8, progress=False)
+    demo.run(settings, console=Console(stderr=True, quiet=True))
+    return run_dir

@@ -1,9 +1,9 @@
 """The README's real-run section, run as written against the scripted server standing in for vLLM.
 
-Only what cannot run here is replaced: the vLLM command (the scripted server, not a model, serves
-the same model name instead), the starcoderdata shards (a few written by the test), the seed count
-(small), the server address, and the training step (it needs a model from the Hub; the README test
-resolves its settings instead). Every synthgen command runs as its own process, flags as written.
+Only what cannot run here is replaced: the vLLM command (the scripted server, not a model,
+serves the same model name instead), the starcoderdata shards (a few written by the test), the
+seed count (small), the server address, the upload to the Hub, and the training step (it needs a
+model from the Hub; the README test resolves its settings instead). Every synthgen command runs as its own process, flags as written.
 Then what a real server would have been sent, and what the rows record, must be the paper's
 settings: the teacher at high reasoning effort, the student at low effort with n = 32 attempts,
 six turns per seed.
@@ -82,6 +82,8 @@ def _adapt(words: list[str], url: str, shards: list[str]) -> list[str] | None:
             out.extend(shards)
         elif word == "--n":
             out += ["--n", "4"]
+            skip = True
+        elif word == "--push-to-hub":  # the upload needs a login and the network; the folder is still written
             skip = True
         else:
             out.append(word)

@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import typer
 
-from synthgen.commands import config, evaluate, prompts, scripted_server, slurm, stages, tools, train
+from synthgen.commands import config, evaluate, prompts, publish, scripted_server, slurm, stages, tools, train
 
 
 def register_all(app: typer.Typer) -> None:
-    settings_commands = [*stages.COMMANDS, train.COMMAND, *evaluate.COMMANDS, scripted_server.COMMAND]
+    settings_commands = [
+        *stages.COMMANDS,
+        train.COMMAND,
+        *evaluate.COMMANDS,
+        scripted_server.COMMAND,
+        *publish.COMMANDS,
+    ]
     for command in settings_commands:
         command.register(app)
     slurm.register(app)

@@ -30,6 +30,9 @@ def train(settings: TrainSettings, show_schedule: str | None, make_tiny_model: P
     from synthgen.train.preflight import require_train_extra
 
     require_train_extra()
+    from synthgen.train.quiet import quiet_libraries
+
+    quiet_libraries()  # before anything loads: no progress bars for shards and maps, no library noise
     if make_tiny_model is not None:
         from synthgen.train.tiny import make_tiny_model as build
 
@@ -38,10 +41,7 @@ def train(settings: TrainSettings, show_schedule: str | None, make_tiny_model: P
     import logging
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from synthgen.train.quiet import quiet_libraries
     from synthgen.train.run import run
-
-    quiet_libraries()
 
     typer.echo(f"train: checkpoints and metrics in {run(settings)}")
 

@@ -34,6 +34,8 @@ SECTIONS: frozenset[str] = frozenset(
         "stats",
         "demo",
         "scripted_server",
+        "export",
+        "report",
     }
 )
 

@@ -1,4 +1,4 @@
-"""Settings of `synthgen chain`: hard -> medium -> easy stepping-stone chains (the paper's §4.2).
+"""Settings of `synthgen chain`: hard -> medium -> easy stepping-stone chains (the paper's Section 4.2).
 
 The pass-rate bands a step must land in are not settings of their own: they are the bin stage's
 `chains` scheme (synthgen.config.bin.SCHEMES), so chain and bin agree on what medium and easy mean.

@@ -1,4 +1,5 @@
-"""Settings of `synthgen generate`: the multi-turn teacher/student loop of SPEC §3-4."""
+"""Settings of `synthgen generate`: the multi-turn teacher/student loop (the paper's
+Sections 3.2-3.3)."""
 
 from __future__ import annotations
 

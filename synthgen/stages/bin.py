@@ -1,4 +1,4 @@
-"""`synthgen bin`: sort kept problems into difficulty bins by pass rate (SPEC §6).
+"""`synthgen bin`: sort kept problems into difficulty bins by pass rate (the paper's Appendix B and Table 3).
 
 Reads the filter's kept rows (`<run_dir>/filter/`, or `--input DIR`), adds a `difficulty`
 column and writes one folder per non-empty bin, `<run_dir>/bin/<difficulty>/part-00000.parquet`.

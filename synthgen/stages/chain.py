@@ -1,4 +1,4 @@
-"""`synthgen chain`: hard -> medium -> easy chains built in reverse, as the paper's §4.2 describes.
+"""`synthgen chain`: hard -> medium -> easy chains built in reverse, as the paper's Section 4.2 describes.
 
 Chains start from the bin stage's hard problems (`RUN_DIR/bin/hard/`). For each one the teacher
 is shown the problem, the student's results on it and the pass-rate band to land in, and asked

@@ -1,4 +1,4 @@
-"""`synthgen chain --disjoint`: the paper's baseline for chains (§4.2), written beside the chains.
+"""`synthgen chain --disjoint`: the paper's baseline for chains (its Section 4.2), written beside the chains.
 
 The question the baseline answers: do chains help because their levels are *related* (the easy
 problem is a simpler version of the medium one, which is a simpler version of the hard one), or
@@ -95,16 +95,16 @@ def write_disjoint(settings: ChainSettings, console: Console) -> dict:
         build.write_part(out.whole_shard, 0, table_from_rows(rows, DISJOINT), meta)
         build.mark_done(out.whole_shard, {"settings_hash": settings.settings_hash(), **report})
     write_text_atomic(run_dir / "chain" / "disjoint.json", json.dumps(report, indent=1) + "\n")
+    # The path stays on one line (to copy it); the prose wraps at the terminal's width.
+    console.print(f"chain --disjoint: the baseline is in {out.path}", soft_wrap=True)
     console.print(
-        f"chain --disjoint: a baseline with the chains' difficulty mix but no relation between levels, "
-        f"in {out.path}: per level, kept problems from lineages no chain uses, pass rates matched",
-        soft_wrap=True,
+        "  per level, kept problems from lineages no chain uses, pass rates matched: the chains' difficulty "
+        "mix with no relation between levels"
     )
     for level, figures in report.items():
         console.print(
             f"  {level}: {figures['disjoint']} of {figures['chained']} chained problems matched; "
             f"pass-rate histograms differ by {figures['histogram_distance']:.2f} "
-            "(0 = the same mix, 1 = no overlap)",
-            soft_wrap=True,
+            "(0 = the same mix, 1 = no overlap)"
         )
     return report

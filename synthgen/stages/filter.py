@@ -8,7 +8,7 @@ rules below in order; the first rule that fires is the row's one reject reason
 2. no scored attempt            no_evidence (every attempt hit an infrastructure failure, so the
                                 row says nothing about difficulty)
 3. pass rate outside the band   never_solved (0), always_solved (1), else out_of_band; the band
-                                [band_low, band_high] is closed, default [0.01, 0.97] (SPEC §5)
+                                [band_low, band_high] is closed, default [0.01, 0.97] (the paper's Section 4.1)
 4. benchmark overlap            contaminated (synthgen.contamination), only with --reference
 5. near-duplicate               near_duplicate (synthgen.dedup) among the rows still standing,
                                 across all shards, and against earlier runs' kept sets

@@ -231,10 +231,13 @@ def _tokens(gen: pl.DataFrame, kept: int | None) -> dict:
 
 
 # -- rendering --------------------------------------------------------------------------------------
-def _table(title: str, headers: list[str], rows: list[list[Any]], left: tuple[int, ...] = (0,)) -> Table:
+def _table(
+    title: str, headers: list[str], rows: list[list[Any]], left: tuple[int, ...] = (0,), wrap: tuple[int, ...] = ()
+) -> Table:
+    """A table that fits the terminal: names never wrap, `wrap` columns (long lists) fold onto more lines."""
     table = Table(title=title, title_justify="left", show_edge=False)
     for i, h in enumerate(headers):
-        table.add_column(h, justify="left" if i in left else "right", no_wrap=i in left)
+        table.add_column(h, justify="left" if i in left else "right", no_wrap=i in left and i not in wrap)
     for row in rows:
         table.add_row(*["-" if v is None else str(v) for v in row])
     return table
@@ -249,7 +252,7 @@ def show(data: dict[str, Any], console: Console) -> None:
             rows.append([name, "absent"])
         else:
             rows.append([name, ", ".join(f"{k} {v}" for k, v in info.items() if v is not None)])
-    console.print(_table("stages", ["stage", "rows"], rows, left=(0, 1)))
+    console.print(_table("stages", ["stage", "rows"], rows, left=(0, 1), wrap=(1,)))
     if data.get("turns"):
         console.print(
             _table(
@@ -318,4 +321,4 @@ def print_stats(settings: StatsSettings) -> None:
     if settings.as_json:
         print(json.dumps(data, indent=1, sort_keys=True))
     else:
-        show(data, Console(soft_wrap=True))
+        show(data, Console())

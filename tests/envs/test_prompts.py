@@ -99,7 +99,7 @@ def test_mutate_shows_the_previous_problem_the_summary_and_the_measured_rate(nam
     assert PROBLEMS[name].code in text and "## How the student did" in text
     assert "The student solved it 28 of 32 times, a pass rate of 0.875." in text
     assert "Make the next puzzle harder." in text and "between 0.35 and 0.65" in text
-    # App. F's content: analyse the answers, then plan; keep the core and add complexity; diverse
+    # The paper's Appendix F, in content: analyse the answers, then plan; keep the core and add complexity; diverse
     # outputs; a standalone, challenging, contest-minded problem.
     assert text.index("analysing the student's answers") < text.index("Then plan the new puzzle")
     assert "keep the core task" in text and "clearly different outputs" in text

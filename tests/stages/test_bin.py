@@ -1,4 +1,5 @@
-"""`synthgen bin`: SPEC §6 boundaries, output layout readable by polars/pyarrow/datasets, balance, bad input."""
+"""`synthgen bin`: the paper's bands (Appendix B, Table 3) at their boundaries, output layout readable by
+polars/pyarrow/datasets, balance, bad input."""
 
 from __future__ import annotations
 

@@ -1,0 +1,177 @@
+"""The dataset card: README.md with the YAML header the Hugging Face Hub reads, then the prose.
+
+The header (configs, features, split sizes, license, size category, tags) is built with the
+libraries that read it back: `datasets` turns each config's Arrow schema into its `features`
+and writes `configs`/`dataset_info` the way `load_dataset` expects them, and `huggingface_hub`'s
+`DatasetCardData` writes the rest. The prose comes from templates/card.md.j2: how the data was
+made, the teacher and student models, the settings of every stage with their hashes, counts per
+environment and bin, why rows were dropped, the fields, and the known limits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+
+from synthgen.export.tables import DEFAULT_CONFIG, SPLIT, ConfigTable
+from synthgen.run_info import StageInfo
+
+TEMPLATES = Path(__file__).parent / "templates"
+PAPER = (
+    'Sancaktar et al., "A Deep Dive into Scaling RL for Code Generation with Synthetic Data and Curricula", '
+    "arXiv:2603.24202, 2026"
+)
+TAGS = ["code", "synthetic", "reinforcement-learning", "verifiable-rewards", "curriculum-learning", "synthgen"]
+
+# What each exported column holds (synthgen/records.py defines the types).
+FIELD_TEXT: dict[str, str] = {
+    "chain_id": "the chain this problem belongs to (chains config)",
+    "level": "hard, medium or easy: the problem's place in its chain (chains config)",
+    "position": "0 = hard, 1 = medium, 2 = easy (chains config)",
+    "turn_id": "unique id of the teacher turn that wrote the problem (seed/env/lineage/turn)",
+    "problem_id": "content hash of (env, code, inputs, message): the same problem has the same id in any run",
+    "seed_id": "content hash of the seed snippet the lineage started from",
+    "lineage_id": "the root of the mutation chain this turn belongs to",
+    "parent_id": "the problem this turn mutated (empty on the first turn)",
+    "env": "induction, abduction, deduction or fuzzing",
+    "mode": "multi (multi-turn), single (independent single-turn samples) or chain",
+    "turn": "the teacher turn, 1-based",
+    "code": "the teacher's Python function `f` (fuzzing: the buggy function)",
+    "inputs": "the inputs, each as argument-list source text (`3, [1, 2]`)",
+    "outputs": "gold outputs from executing `code` in the sandbox, in a type-tagged encoding",
+    "message": "the natural-language hint (induction)",
+    "pre_test_code": "fuzzing: the checker an input must pass",
+    "test_code": "fuzzing: the test the buggy function must fail",
+    "visible_count": "induction: how many input/output pairs the student sees (the rest are held out)",
+    "valid": "always true here: the problem parsed, ran and passed every check",
+    "reason": "always `ok` here (dropped rows carry a reason code)",
+    "reason_detail": "free-text detail of the reason (empty here)",
+    "pass_rate": "correct / scored student attempts: the problem's measured difficulty",
+    "attempts": "student attempts asked for (M)",
+    "scored": "attempts that got a reward (not infrastructure failures)",
+    "correct": "attempts that were correct",
+    "format_failures": "attempts whose answer could not be parsed or was cut off",
+    "infra_failures": "attempts lost to server or sandbox failures (not counted in the pass rate)",
+    "summary": "the summary of the student's attempts the teacher saw before writing this turn",
+    "solved_examples": "a few of this problem's solved student answers",
+    "failed_examples": "a few of this problem's failed student answers",
+    "strategy": "how the teacher was asked to change the previous problem (first, easier, harder, similar, ...)",
+    "teacher_reasoning": "the teacher's reasoning text, when the run kept it",
+    "teacher_tokens_in": "prompt tokens of the teacher request",
+    "teacher_tokens_out": "completion tokens of the teacher answer (reasoning included)",
+    "student_tokens_in": "prompt tokens of the student request (once per request)",
+    "student_tokens_out": "completion tokens of all student attempts",
+    "teacher_model": "the model that wrote the problem, as the server named it",
+    "student_model": "the model whose pass rate is recorded, as the server named it",
+    "settings_hash": "hash of the generate settings that made the row",
+    "difficulty": "the bin the pass rate falls in (hard, medium, easy_medium, easy or custom names)",
+}
+
+_SIZES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
+_SIZES += [(10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B")]
+
+
+def size_category(rows: int) -> str:
+    """The Hub's size_categories value for a row count."""
+    return next((name for bound, name in _SIZES if rows < bound), "n>1B")
+
+
+@dataclass
+class CardFacts:
+    """Everything the card says, gathered by synthgen.export."""
+
+    pretty_name: str
+    license: str
+    configs: list[ConfigTable]
+    stages: dict[str, StageInfo]
+    models: dict[str, dict[str, int]]
+    scripted: bool
+    bins: list[Any]  # synthgen.config.bin.Bin, hard first
+    env_bin_counts: dict[str, dict[str, int]]
+    filter_stats: dict[str, Any]
+    drop_reasons: list[tuple[str, int, str]]  # (code, rows, words)
+    seed_sources: dict[str, int]
+    run_name: str
+    version: str
+    outside: int = 0  # kept problems outside every bin (not exported)
+    partial: list[str] = field(default_factory=list)  # stages read with --allow-partial
+    repo_id: str | None = None
+
+    @property
+    def binned_rows(self) -> int:
+        return sum(c.rows for c in self.configs if c.env)
+
+    @property
+    def chains(self) -> int:
+        chain = next((c for c in self.configs if not c.env), None)
+        return len(set(chain.table.column("chain_id").to_pylist())) if chain else 0
+
+
+def header(facts: CardFacts) -> str:
+    """The YAML between the card's `---` lines."""
+    from datasets import DatasetInfo, Features, SplitDict, SplitInfo
+    from datasets.info import DatasetInfosDict
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCardData
+
+    data = DatasetCardData(
+        pretty_name=facts.pretty_name,
+        license=facts.license,
+        language=["en"],
+        task_categories=["text-generation"],
+        tags=TAGS,
+        size_categories=[size_category(facts.binned_rows + sum(c.rows for c in facts.configs if not c.env))],
+    )
+    binned = [c for c in facts.configs if c.env]
+    configs: dict[str, dict[str, Any]] = {
+        DEFAULT_CONFIG: {"data_files": [{"split": SPLIT, "path": "data/*/*/*.parquet"}], "default": True}
+    }
+    for c in facts.configs:
+        configs[c.name] = {"data_files": [{"split": SPLIT, "path": f"{c.folder}/*.parquet"}]}
+    infos = {}
+    everything = [(DEFAULT_CONFIG, binned)] + [(c.name, [c]) for c in facts.configs]
+    for name, parts in everything:
+        if not parts:
+            continue
+        rows = sum(p.rows for p in parts)
+        nbytes = sum(p.table.nbytes for p in parts)
+        splits = SplitDict()
+        splits.add(SplitInfo(name=SPLIT, num_bytes=nbytes, num_examples=rows))
+        infos[name] = DatasetInfo(
+            config_name=name,
+            features=Features.from_arrow_schema(parts[0].table.schema),
+            splits=splits,
+            dataset_size=nbytes,
+        )
+    MetadataConfigs(configs).to_dataset_card_data(data)
+    DatasetInfosDict(infos).to_dataset_card_data(data)
+    return data.to_yaml()
+
+
+def prose(facts: CardFacts) -> str:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        extensions=["jinja2.ext.do"],
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["yaml"] = lambda value: yaml.safe_dump(value, sort_keys=True, width=100).rstrip()
+    columns = list(dict.fromkeys(name for c in facts.configs for name in c.table.schema.names))
+    return env.get_template("card.md.j2").render(
+        f=facts,
+        paper=PAPER,
+        columns=[(name, FIELD_TEXT.get(name, "")) for name in columns],
+        default_config=DEFAULT_CONFIG,
+        split=SPLIT,
+        load_from=facts.repo_id or "PATH/TO/THIS/FOLDER",
+    )
+
+
+def card(facts: CardFacts) -> str:
+    return f"---\n{header(facts)}\n---\n\n{prose(facts)}"

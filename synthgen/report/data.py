@@ -1,0 +1,182 @@
+"""What `synthgen report` shows, read from a run's stage folders.
+
+The numbers are `synthgen stats`' (synthgen.stages.stats.collect); the frames behind the plots and
+the example problems are read here, each file checked against its schema. Like `stats`, a report
+reads whatever the run holds: an unfinished stage is shown as far as it is written and marked as
+unfinished, so a report can follow a run in progress.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from synthgen.config.bin import Bin
+from synthgen.config.report import ReportSettings
+from synthgen.config.stats import StatsSettings
+from synthgen.run_info import StageInfo, bins_of, check_run_dir, filter_reasons, is_scripted, models, stages
+from synthgen.sandbox import values
+from synthgen.shards import StageDir
+from synthgen.stages.stats import collect, read_columns
+from synthgen.stages.turn_report import TOKEN_COLUMNS
+
+GENERATE_COLUMNS = ("env", "mode", "turn", "strategy", "valid", "pass_rate", "reason", "turn_id", *TOKEN_COLUMNS)
+GENERATE_COLUMNS += ("teacher_model", "student_model", "scored")
+EXAMPLE_COLUMNS = (
+    "problem_id",
+    "env",
+    "turn",
+    "strategy",
+    "pass_rate",
+    "scored",
+    "correct",
+    "code",
+    "inputs",
+    "outputs",
+    "message",
+    "pre_test_code",
+    "test_code",
+    "visible_count",
+)
+HISTOGRAM_BUCKETS = 20
+
+
+@dataclass
+class ReportData:
+    run_dir: Path
+    stats: dict[str, Any]
+    stages: dict[str, StageInfo]
+    generate: pl.DataFrame | None
+    kept: pl.DataFrame | None
+    binned: pl.DataFrame | None
+    bins: list[Bin]
+    band: tuple[float, float] | None  # the filter's kept band
+    targets: tuple[float, float] | None  # the teacher's medium target band (generate's progression)
+    drop_reasons: dict[str, dict[str, int]]  # {"generation": {...}, "filter": {...}}
+    models: dict[str, dict[str, int]]
+    examples: list[dict[str, Any]] = field(default_factory=list)
+    chains: list[list[dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def scripted(self) -> bool:
+        return is_scripted(self.models)
+
+
+def collect_report(settings: ReportSettings) -> ReportData:
+    run = check_run_dir(settings.run_dir)
+    numbers = collect(StatsSettings(run_dir=run, buckets=HISTOGRAM_BUCKETS))
+    found = stages(run)
+    gen = read_columns(StageDir.of(run, "generate"), GENERATE_COLUMNS)
+    kept = read_columns(StageDir.of(run, "filter"), ("turn_id", "problem_id", "env", "pass_rate"))
+    binned_stage = StageDir.of(run, "bin")
+    binned = read_columns(binned_stage, (*EXAMPLE_COLUMNS, "difficulty")) if binned_stage.parts() else None
+    data = ReportData(
+        run_dir=run,
+        stats=numbers,
+        stages=found,
+        generate=gen,
+        kept=kept,
+        binned=binned,
+        bins=bins_of(found.get("bin")),
+        band=_band(found.get("filter")),
+        targets=_targets(found.get("generate")),
+        drop_reasons=_reasons(numbers, run),
+        models=models(gen) if gen is not None else {},
+    )
+    data.examples = pick_examples(binned if binned is not None else None, settings.examples, settings.seed)
+    data.chains = pick_chains(run, settings.chains, settings.seed)
+    return data
+
+
+def _band(info: StageInfo | None) -> tuple[float, float] | None:
+    s = info.settings if info else None
+    if not s or "band_low" not in s or "band_high" not in s:
+        return None
+    return float(s["band_low"]), float(s["band_high"])
+
+
+def _targets(info: StageInfo | None) -> tuple[float, float] | None:
+    progression = (info.settings or {}).get("progression") if info else None
+    if not isinstance(progression, dict) or "target_low" not in progression:
+        return None
+    return float(progression["target_low"]), float(progression["target_high"])
+
+
+def _reasons(numbers: dict[str, Any], run: Path) -> dict[str, dict[str, int]]:
+    generation = dict(numbers.get("reasons", {}).get("generation", {}))
+    generation.pop("infra", None)  # never in a finished stage; not a property of problems
+    dropped = filter_reasons(run)
+    in_filter = {k: v for k, v in numbers.get("reasons", {}).get("filter", {}).items() if v}
+    # Without generate's rows, the filter's own count of generation reasons stands in for them.
+    if not generation:
+        generation = {k: v for k, v in dropped.items() if k not in in_filter}
+    return {"generation": generation, "filter": in_filter}
+
+
+def _order(seed: int, key: str) -> str:
+    return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
+
+
+def pick_examples(binned: pl.DataFrame | None, count: int, seed: int) -> list[dict[str, Any]]:
+    """`count` problems: bins in turn (hard first), each from the environment shown least so far.
+
+    The same run and seed give the same examples."""
+    if binned is None or binned.height == 0 or count == 0:
+        return []
+    frame = binned.with_columns(
+        pl.col("problem_id").map_elements(lambda p: _order(seed, p), return_dtype=pl.String).alias("_order")
+    ).sort("_order")
+    pools: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for row in frame.drop("_order").iter_rows(named=True):
+        pools.setdefault(row["difficulty"] or "", {}).setdefault(row["env"], []).append(row)
+    hardest_first = sorted(pools, key=lambda d: min(r["pass_rate"] or 0 for rows in pools[d].values() for r in rows))
+    shown: dict[str, int] = {}
+    picked: list[dict[str, Any]] = []
+    while len(picked) < count and any(rows for envs in pools.values() for rows in envs.values()):
+        for difficulty in hardest_first:
+            envs = [env for env, rows in pools[difficulty].items() if rows]
+            if not envs or len(picked) >= count:
+                continue
+            env = min(envs, key=lambda e: (shown.get(e, 0), e))
+            picked.append(_readable(pools[difficulty][env].pop(0)))
+            shown[env] = shown.get(env, 0) + 1
+    return picked
+
+
+def pick_chains(run: Path, count: int, seed: int) -> list[list[dict[str, Any]]]:
+    """Up to `count` chains, each its problems from hard to easy."""
+    links_stage, problems_stage = StageDir.of(run, "chain/links"), StageDir.of(run, "chain/problems")
+    links = read_columns(links_stage, ("chain_id", "level", "position", "problem_id"))
+    problems = read_columns(problems_stage, EXAMPLE_COLUMNS)
+    if links is None or problems is None or count == 0:
+        return []
+    by_id = {row["problem_id"]: row for row in problems.iter_rows(named=True)}
+    chain_ids = sorted(set(links["chain_id"].to_list()), key=lambda c: _order(seed, c))[:count]
+    out = []
+    for chain_id in chain_ids:
+        steps = links.filter(pl.col("chain_id") == chain_id).sort("position")
+        chain = []
+        for step in steps.iter_rows(named=True):
+            row = by_id.get(step["problem_id"])
+            if row is not None:
+                chain.append(_readable({**row, "difficulty": step["level"]}))
+        out.append(chain)
+    return out
+
+
+def _readable(row: dict[str, Any]) -> dict[str, Any]:
+    """A problem row with its gold outputs shown as Python values, pairs zipped for display."""
+    row = dict(row)
+    shown = []
+    for text in row.get("outputs") or []:
+        try:
+            shown.append(values.display(values.decode(text), limit=200))
+        except ValueError:
+            shown.append(text)
+    inputs = row.get("inputs") or []
+    row["pairs"] = list(zip(inputs, shown + [""] * (len(inputs) - len(shown))))
+    return row

@@ -1,0 +1,62 @@
+"""The repository stands alone and keeps its outputs out of git: nothing in it points at files outside
+it (a clone has none), and data/ outputs are ignored without hiding anything the repository ships."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Written in pieces so that this file does not match itself.
+OUTSIDE = re.compile(
+    "|".join([r"\.\./" + "shared", "SPEC" + r"\.md", "SPEC" + " §", "FIELD" + "-NOTES", "paper" + " 000"])
+)
+TEXT_SUFFIXES = {".py", ".j2", ".sh", ".md", ".yaml", ".yml", ".toml", ".txt", ".cfg", ""}
+
+
+def _git(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def tracked() -> list[str]:
+    if shutil.which("git") is None or _git("rev-parse", "--is-inside-work-tree").returncode != 0:
+        pytest.skip("not a git checkout")
+    return [name for name in _git("ls-files", "-z").stdout.split("\0") if name]
+
+
+def test_nothing_points_outside_the_repository(tracked):
+    found = []
+    for name in tracked:
+        path = ROOT / name
+        if path.suffix not in TEXT_SUFFIXES or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        found += [f"{name}:{i}: {line.strip()}" for i, line in enumerate(text.splitlines(), 1) if OUTSIDE.search(line)]
+    assert not found, "\n".join(found)
+
+
+def test_outputs_under_data_are_ignored_and_nothing_shipped_is(tracked):
+    outputs = ["data/runs/demo/generate/x.parquet", "data/tiny-model/config.json", "data/exports/demo/README.md"]
+    proc = subprocess.run(
+        ["git", "-C", str(ROOT), "check-ignore", "--no-index", "--stdin"],
+        input="\n".join(outputs),
+        capture_output=True,
+        text=True,
+    )
+    assert proc.stdout.split() == outputs
+    shipped = subprocess.run(
+        ["git", "-C", str(ROOT), "check-ignore", "--no-index", "--stdin"],
+        input="\n".join(tracked),
+        capture_output=True,
+        text=True,
+    )
+    assert shipped.stdout.split() == [], "tracked files that .gitignore would hide"
+    assert "data/README.md" in tracked
