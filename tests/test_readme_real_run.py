@@ -3,10 +3,10 @@
 Only what cannot run here is replaced: the vLLM command (the scripted server, not a model,
 serves the same model name instead), the starcoderdata shards (a few written by the test), the
 seed count (small), the server address, the upload to the Hub, and the training step (it needs a
-model from the Hub; the README test resolves its settings instead). Every synthgen command runs as its own process, flags as written.
-Then what a real server would have been sent, and what the rows record, must be the paper's
-settings: the teacher at high reasoning effort, the student at low effort with n = 32 attempts,
-six turns per seed.
+model from the Hub; the README test resolves its settings instead). Every synthgen command runs as
+its own process, flags as written. Then what a real server would have been sent, and what the rows
+record, must be the paper's settings: the teacher at high reasoning effort, the student at low
+effort with n = 32 attempts, six turns per seed.
 """
 
 from __future__ import annotations
