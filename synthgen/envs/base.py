@@ -54,6 +54,7 @@ class Environment(ABC):
     name: str = ""
     helpers: tuple[str, ...] = ()  # functions besides f the teacher must define (fuzzing)
     requested_inputs: int = 1  # how many inputs the teacher prompt asks for (see prompt_inputs)
+    needs_code: bool = True  # a problem is its code; False where tests alone define it (imported contests)
 
     def __init__(self, settings: EnvSettings | None = None):
         self.settings = settings or EnvSettings()

@@ -57,6 +57,7 @@ def teacher_made(problem: Problem) -> bool:
 
 class Contest(Environment):
     name = "contest"
+    needs_code = False  # an imported problem is its statement and tests; a reference solution is optional
     requested_inputs = 5
 
     def prompt_inputs(self) -> int:

@@ -43,7 +43,11 @@ def load_problem_row(spec: str, env_name: str | None) -> tuple[Problem, dict]:
     if not env:
         raise UserError("the problem has no 'env' field; pass --env")
     row = {**row, "env": env}
-    if not row.get("code"):
+    try:
+        needs_code = get_env(env).needs_code
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if needs_code and not row.get("code"):
         raise UserError("the problem has no code")
     try:
         problem = Problem.from_fields(row)

@@ -135,3 +135,23 @@ def test_env_flag_checks(cli):
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+def test_an_imported_contest_problem_without_a_solution_verifies(cli, tmp_path):
+    import json
+
+    row = {
+        "question": "Read n and print 2n.",
+        "difficulty": "EASY",
+        "input_output": json.dumps({"inputs": ["3\n", "5\n"], "outputs": ["6\n", "10\n"]}),
+    }
+    (tmp_path / "set.jsonl").write_text(json.dumps(row) + "\n")
+    rc, _, err = cli("import", tmp_path / "set.jsonl", "--output", tmp_path / "real")
+    assert rc == 0, err
+    part = next((tmp_path / "real").rglob("part-*.parquet"))
+    (tmp_path / "right.txt").write_text("```python\nn = int(input())\nprint(2 * n)\n```\n")
+    (tmp_path / "wrong.txt").write_text("```python\nprint(input())\n```\n")
+    rc, out, err = cli("verify", f"{part}:0", tmp_path / "right.txt")
+    assert rc == 0 and "reward: 1" in out, err
+    rc, out, _ = cli("verify", f"{part}:0", tmp_path / "wrong.txt")
+    assert rc == 0 and "reward: 0" in out
