@@ -111,6 +111,21 @@ EVAL_SAMPLES = pa.schema(
     ]
 )
 
+# The PROBLEMS columns a scorer needs to rebuild a problem (plus its bin): what training data keeps
+# per problem and what the reward function reads back from TRL's dataset columns.
+SCORING_COLUMNS = (
+    "problem_id",
+    "env",
+    "code",
+    "inputs",
+    "outputs",
+    "message",
+    "pre_test_code",
+    "test_code",
+    "visible_count",
+    "difficulty",
+)
+
 REJECTS_EXTRA = [pa.field("reject_reason", pa.string(), nullable=False), pa.field("reject_detail", pa.string())]
 
 

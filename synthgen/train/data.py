@@ -29,19 +29,7 @@ from synthgen.shards import StageDir
 
 log = logging.getLogger(__name__)
 
-KEEP = (
-    "problem_id",
-    "env",
-    "code",
-    "inputs",
-    "outputs",
-    "message",
-    "pre_test_code",
-    "test_code",
-    "visible_count",
-    "difficulty",
-    "pass_rate",
-)
+KEEP = (*records.SCORING_COLUMNS, "pass_rate")
 
 PromptFn = Callable[[dict], list]
 

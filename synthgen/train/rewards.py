@@ -20,21 +20,10 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from synthgen.records import SCORING_COLUMNS
+
 log = logging.getLogger(__name__)
 
-# The dataset columns a scorer needs to rebuild a problem (the rest travel along unused).
-ROW_KEYS = (
-    "problem_id",
-    "env",
-    "code",
-    "inputs",
-    "outputs",
-    "message",
-    "pre_test_code",
-    "test_code",
-    "visible_count",
-    "difficulty",
-)
 
 ScoreResult = list | Awaitable[list]
 Scorer = Callable[[list, list, list], ScoreResult]
@@ -162,7 +151,7 @@ class SandboxReward:
 
     async def __call__(self, prompts, completions, completion_ids=None, **columns) -> list:
         n = len(completions)
-        rows = [{k: columns[k][i] for k in ROW_KEYS if k in columns} for i in range(n)]
+        rows = [{k: columns[k][i] for k in SCORING_COLUMNS if k in columns} for i in range(n)]
         texts = [completion_text(c) for c in completions]
         result = self.scorer(rows, texts, self._truncated(completion_ids, n))
         if inspect.isawaitable(result):
