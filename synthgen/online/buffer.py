@@ -16,7 +16,8 @@ Algorithm 1, Table 6), as this module implements it:
 * admitting a problem into a full buffer evicts the lowest priority (ties: the oldest).
 
 Beyond the paper (the issue asks for it): a problem whose windowed success rate exceeds
-`retire_at` over at least `retire_min_groups` groups is mastered and retires from the buffer.
+`retire_at` over at least `retire_min_groups` groups is mastered and retires from the buffer
+(synthgen.online.pool also retires, rather than evicts, a too-easy problem a full buffer drops).
 
 Pure Python and deterministic: every random choice takes a `random.Random` from the caller.
 """

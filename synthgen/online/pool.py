@@ -7,7 +7,8 @@ sampler sees one consistent pool and a run resumed from a checkpoint replays the
     record_round(r, groups)   the trainer scored round r: windows, SCALER's controllers
     boundary(step)            1. retire mastered problems (each may ask for a harder variant)
                               2. every refresh_every steps: a worker round (its outcomes admitted
-                                 or rejected; admission into a full buffer evicts the lowest priority)
+                                 or rejected; admission into a full buffer evicts the lowest
+                                 priority, which retires instead when the policy solves it always)
                               3. draw the rounds up to `lag` ahead (rank-based Zipf; each slot may
                                  ask the teacher to explore, each drawn problem to be mutated)
     chunk(r)                  the sampler: round r's registry indices, drawn at an earlier boundary

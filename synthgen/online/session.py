@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from synthgen.config.base import ENV_NAMES
 from synthgen.errors import InfraIncomplete, UserError
 from synthgen.online.log import OnlineLog
 from synthgen.online.pool import OnlinePool
@@ -35,11 +36,8 @@ class OnlineSession:
         self.main, self.world = main, world
         self.root = Path(out) / "online"
         self.log = OnlineLog(self.root, settings.settings_hash(), enabled=main)
-        envs = list(self.online.envs) or None
-        if envs is None:
-            from synthgen.config.base import ENV_NAMES
-
-            envs = list(ENV_NAMES)
+        # The teacher writes for --online-envs, else for the environments training is limited to, else all.
+        envs = list(self.online.envs) or list(settings.envs) or list(ENV_NAMES)
         self.pool = OnlinePool(
             self.online,
             envs=envs,

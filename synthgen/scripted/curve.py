@@ -28,7 +28,9 @@ def solve_probability(level: int, step: float = 0.0, gain: float = 0.0) -> float
     if x <= _POINTS[0][0]:
         return _POINTS[0][1]
     for (x0, p0), (x1, p1) in zip(_POINTS, _POINTS[1:]):
-        if x <= x1:
+        if x == x1:  # on a level: the table's own number, no rounding
+            return p1
+        if x < x1:
             return p0 + (p1 - p0) * (x - x0) / (x1 - x0)
     return 0.0
 

@@ -75,7 +75,7 @@ def default_responder(seed: int = 0, learning_curve: float = 0.0) -> Responder:
         if exc.name not in ("synthgen.scripted.bank",):
             raise
         return EchoResponder()
-    return BankResponder(seed, learning_curve)
+    return BankResponder(seed, learning_curve) if learning_curve else BankResponder(seed)
 
 
 RESPONDER_NAMES = ("auto", "bank", "echo")
@@ -91,5 +91,5 @@ def make_responder(name: str, seed: int = 0, learning_curve: float = 0.0) -> Res
     if name == "bank":
         from synthgen.scripted.bank import BankResponder  # type: ignore[import-not-found]
 
-        return BankResponder(seed, learning_curve)
+        return BankResponder(seed, learning_curve) if learning_curve else BankResponder(seed)
     raise ValueError(f"responder must be one of {RESPONDER_NAMES}, not {name!r}")

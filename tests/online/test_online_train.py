@@ -154,12 +154,19 @@ def test_thread_mode_admits_what_finished_at_later_boundaries(tmp_path, online_r
         tiny_policy,
         curve_server.url,
         steps=8,
-        buffer={"capacity": 6},
+        buffer={"capacity": 6, "explore": 1.0},  # every drawn slot asks for a fresh problem
         worker={"budget": 4, "mode": "thread", "drain_s": 120},
     )
+    # Each batch trained twice (TRL's mu = 2): a round spans two steps; held-out pass@k at steps 4 and 8.
+    settings |= {"num_iterations": 2, "eval": {"steps": 4, "heldout_fraction": 0.2, "samples": 2, "k": [1]}}
     train(settings)
     events = table(out, "events")
     admitted = events.filter((pl.col("event") == "admit") & (pl.col("origin") != "data"))
     assert admitted.height >= 1
     summary = json.loads((out / "online" / "summary.json").read_text())
-    assert summary["problems"] == 6 + admitted.height
+    assert summary["problems"] == 6 + admitted.height and summary["late_rounds"] == 0
+    # 8 steps = 4 rounds of 2 prompts, each scored at the first step of its round.
+    scored = table(out, "controller").filter(pl.col("event").is_null())
+    assert sorted(set(zip(scored["round"], scored["step"]))) == [(0, 0), (1, 2), (2, 4), (3, 6)]
+    evals = (out / "eval_pass_at_k.csv").read_text().splitlines()
+    assert evals[0].startswith("step,suite,split") and {line.split(",")[0] for line in evals[1:]} == {"4", "8"}
