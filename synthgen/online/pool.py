@@ -54,6 +54,7 @@ class OnlinePool:
         self.recorded: int = -1  # the newest round whose groups were recorded
         self.late_rounds = 0  # rounds the sampler needed before a boundary drew them (lag too short)
         self.infra_streak = 0  # worker rounds in a row that failed only on infrastructure
+        self.split_groups = 0  # prompt groups whose rows were not one problem (processes disagreed)
         self.step = 0
         self.last_snapshot: int | None = None
 

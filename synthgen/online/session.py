@@ -168,7 +168,8 @@ class OnlineSession:
             return self.pool.counts()
         self.pool.snapshot(step)
         self.log.flush()
-        summary = {**self.pool.counts(), "late_rounds": self.pool.late_rounds, "step": step}
+        pool = self.pool
+        summary = {**pool.counts(), "late_rounds": pool.late_rounds, "split_groups": pool.split_groups, "step": step}
         if self.main:
             write_text_atomic(self.root / "summary.json", json.dumps(summary, indent=2))
         return summary

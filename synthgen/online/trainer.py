@@ -14,6 +14,7 @@ own log (synthgen.online.log) says what was drawn, scored, admitted and retired,
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from transformers import TrainerCallback
@@ -21,6 +22,8 @@ from trl import GRPOTrainer
 
 from synthgen.online.schedule import Geometry, PoolSampler
 from synthgen.train.rewards import completion_text
+
+logger = logging.getLogger(__name__)
 
 ANSWER_CHARS = 3000  # an answer kept for the teacher's summary is cut here (the summary cuts there too)
 
@@ -54,6 +57,16 @@ class OnlineGRPOTrainer(GRPOTrainer):
                 (rows[i][0], rewards[i : i + g], [text for _, text in rows[i : i + g]]) for i in range(0, len(rows), g)
             ]
             round_ = self._next_round
+            # The gathered groups must be this process's draw for the round, in order: a group whose
+            # G rows are not one problem, or a problem another process did not draw, means the
+            # processes' pools disagree. Counted and reported, never hidden.
+            split = sum(len({index for index, _ in rows[i : i + g]}) != 1 for i in range(0, len(rows), g))
+            drawn = self.session.pool.draws.get(round_)
+            if drawn is not None and [index for index, *_ in groups] != drawn:
+                split = max(split, 1)
+            if split:
+                logger.warning("online: round %d: %d prompt group(s) differ from the pool's draw", round_, split)
+                self.session.pool.split_groups += split
             self._next_round += 1
             self.session.record_round(round_, groups, self.state.global_step)
         return rewards_per_func

@@ -98,3 +98,32 @@ def test_kill_9_then_resume_continues_with_the_same_pool_and_schedule(
     assert final_a["pool"] == final_b["pool"]
     summary = json.loads((killed / "train_summary.json").read_text())
     assert summary["resumed_from"].endswith(tuple(f"checkpoint-{s}" for s in range(4, STEPS, 2)))
+
+
+def test_two_processes_with_torchrun_share_one_pool(tmp_path, online_run_dir, tiny_policy, curve_server):
+    import socket
+
+    out = tmp_path / "out"
+    settings = online_settings(
+        online_run_dir, out, tiny_policy, curve_server.url, steps=6, buffer={"capacity": 6}, worker={"budget": 3}
+    )
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    torchrun = Path(sys.executable).parent / "torchrun"
+    cmd = [
+        str(torchrun),
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        str(port),
+        *command(write(settings, tmp_path / "s.json"))[1:],
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=environment(), timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads((out / "online" / "summary.json").read_text())
+    # The worker ran on the main process; both processes applied its outcomes and drew the same
+    # problems, so no prompt group mixed problems (2 processes x 16 completions: 4 prompts a round).
+    assert summary["split_groups"] == 0 and summary["late_rounds"] == 0 and summary["problems"] > 6
+    draws = pl.read_parquet(out / "online" / "draws" / "*.parquet")
+    assert draws.group_by("round").len()["len"].unique().to_list() == [4]
