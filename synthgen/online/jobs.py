@@ -46,8 +46,9 @@ class JobMaker:
     def __init__(self, pool, seed: int):
         self.pool, self.seed = pool, seed
 
-    def make(self, requests: list[Request], step: int) -> tuple[list[Job], list[tuple[Request, str]]]:
-        """(jobs, skipped requests with the reason) for the requests the budget took."""
+    def make(self, requests: list[Request], policy_step: int) -> tuple[list[Job], list[tuple[Request, str]]]:
+        """(jobs, skipped requests with the reason) for the requests the budget took; `policy_step`
+        names the weights that will answer as the student."""
         pool, active = self.pool, self.pool.curation.active_envs()
         wanted = [e for e in sorted(pool.envs) if e in active]
         jobs_by_env: dict[str, list[Request]] = defaultdict(list)
@@ -69,16 +70,22 @@ class JobMaker:
             # SCALER's realisation of the real d over this batch of the environment's requests.
             for req, level in zip(reqs, pool.curation.levels(env, len(reqs))):
                 req.level = level if req.level is None else req.level
-                jobs.append(self._job(req, step))
+                jobs.append(self._job(req, policy_step))
         order = {r.request_id: i for i, r in enumerate(requests)}
         return sorted(jobs, key=lambda j: order[j.request.request_id]), skipped
 
-    def _job(self, req: Request, step: int) -> Job:
+    def _job(self, req: Request, policy_step: int) -> Job:
         pool = self.pool
         band = pool.curation.band(req.level, pool.accept.low, pool.accept.high)
         if req.kind == EXPLORE:
             return Job(
-                req, req.env, band, f"online:{req.request_id}", req.seed_id, pool.seeds[req.seed_id], policy_step=step
+                req,
+                req.env,
+                band,
+                f"online:{req.request_id}",
+                req.seed_id,
+                pool.seeds[req.seed_id],
+                policy_step=policy_step,
             )
         row, entry = pool.problem_rows[req.parent], pool.buffer.entries[req.parent]
         summary = retarget(policy_summary(list(entry.window), entry.attempts), band)
@@ -90,5 +97,5 @@ class JobMaker:
             row.get("seed_id") or "data",
             parent=Problem.from_fields(row),
             summary=summary,
-            policy_step=step,
+            policy_step=policy_step,
         )

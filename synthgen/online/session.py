@@ -100,14 +100,18 @@ class OnlineSession:
         pool.draw_until(self.g.round_of_step(step) + self.g.lag, step)
 
     def policy_step(self, step: int) -> int:
-        return self.synced_step if self.online.student.sync_every and self.synced_step is not None else step
+        """The step whose weights answer as the student: the live one, or the last synced checkpoint
+        (the starting model, step 0, until the first sync)."""
+        if self.online.student.sync_every:
+            return self.synced_step or 0
+        return step
 
     def _worker_round(self, step: int, *, run_now: bool = False) -> None:
         pool, budget = self.pool, self.online.worker.budget
         take = self.driver.capacity(budget) if self.main else 0
         outcomes: list = []
         take = self._shared(take)
-        jobs, skipped = pool.jobs.make(pool.queue.take(take), step)
+        jobs, skipped = pool.jobs.make(pool.queue.take(take), self.policy_step(step))
         for req, why in skipped:
             pool.event(step, "skip", None, request=req, detail=why)
         if self.main:

@@ -170,3 +170,19 @@ def test_thread_mode_admits_what_finished_at_later_boundaries(tmp_path, online_r
     assert sorted(set(zip(scored["round"], scored["step"]))) == [(0, 0), (1, 2), (2, 4), (3, 6)]
     evals = (out / "eval_pass_at_k.csv").read_text().splitlines()
     assert evals[0].startswith("step,suite,split") and {line.split(",")[0] for line in evals[1:]} == {"4", "8"}
+
+
+def test_a_server_student_answers_for_the_policy_synced_every_n_steps(
+    tmp_path, online_run_dir, tiny_policy, curve_server
+):
+    out = tmp_path / "out"
+    settings = online_settings(
+        online_run_dir, out, tiny_policy, curve_server.url, steps=5, buffer={"capacity": 6, "explore": 1.0}
+    )
+    settings["online"]["student"]["sync_every"] = 2
+    train(settings)
+    policy = out / "online" / "policy"
+    assert json.loads((policy / "policy_step.json").read_text()) == {"step": 4}
+    assert (policy / "config.json").exists() and not list((out / "online").glob(".policy-*"))
+    steps = set(table(out, "turns")["policy_step"])
+    assert steps and steps <= {0, 2, 4}  # requests name the synced weights, never the live step
