@@ -137,6 +137,112 @@ def with_fields(schema: pa.Schema, extra: Iterable[pa.Field]) -> pa.Schema:
     return out
 
 
+# `synthgen train --online` (synthgen.online.log): what the problem pool held and when. Every table
+# has a `step` column (the optimizer step at whose boundary the row was made), by which a resumed
+# run cuts the log back to its checkpoint. `round` is the generation round a row is about.
+ONLINE_PROBLEMS = pa.schema(  # every problem ever admitted; registry_index is its row in the training set
+    [
+        pa.field("registry_index", pa.int64(), nullable=False),
+        pa.field("step", pa.int64(), nullable=False),  # admitted at this step's boundary (0: before training)
+        pa.field("round", pa.int64(), nullable=False),
+        pa.field("problem_id", pa.string(), nullable=False),
+        pa.field("env", pa.string(), nullable=False),
+        pa.field("origin", pa.string(), nullable=False),  # data | explore | mutate | respawn
+        pa.field("request_id", pa.string()),
+        pa.field("lineage_id", pa.string()),
+        pa.field("parent_id", pa.string()),  # the problem it was mutated from
+        pa.field("seed_id", pa.string()),
+        pa.field("difficulty", pa.string()),  # the data's bin, or "online"
+        pa.field("code", pa.string()),
+        pa.field("inputs", pa.list_(pa.string())),
+        pa.field("outputs", pa.list_(pa.string())),
+        pa.field("message", pa.string()),
+        pa.field("pre_test_code", pa.string()),
+        pa.field("test_code", pa.string()),
+        pa.field("visible_count", pa.int16()),
+        pa.field("pass_rate", pa.float64()),  # the policy's at admission (the data's own for data rows)
+        pa.field("policy_step", pa.int64()),  # the policy that measured it (null for data rows)
+    ]
+)
+ONLINE_TURNS = with_fields(  # every teacher turn the worker ran, valid or not (PROBLEMS plus the request)
+    PROBLEMS,
+    [
+        pa.field("step", pa.int64(), nullable=False),
+        pa.field("request_id", pa.string(), nullable=False),
+        pa.field("request_kind", pa.string(), nullable=False),  # explore | mutate | respawn
+        pa.field("level", pa.int16()),  # the SCALER level it aimed at
+        pa.field("band_low", pa.float64()),
+        pa.field("band_high", pa.float64()),
+        pa.field("policy_step", pa.int64(), nullable=False),  # the policy that answered as student
+        pa.field("decision", pa.string()),  # accepted | too_easy | too_hard | invalid
+    ],
+)
+ONLINE_EVENTS = pa.schema(  # admit | retire | evict | reject | drop | infra | respawn (a request) ...
+    [
+        pa.field("step", pa.int64(), nullable=False),
+        pa.field("round", pa.int64(), nullable=False),
+        pa.field("event", pa.string(), nullable=False),
+        pa.field("registry_index", pa.int64()),
+        pa.field("problem_id", pa.string()),
+        pa.field("env", pa.string()),
+        pa.field("origin", pa.string()),
+        pa.field("request_id", pa.string()),
+        pa.field("request_kind", pa.string()),
+        pa.field("pass_rate", pa.float64()),  # the policy's, that decided an admission or rejection
+        pa.field("success", pa.float64()),  # windowed training success rate
+        pa.field("regret", pa.float64()),
+        pa.field("priority", pa.float64()),
+        pa.field("groups", pa.int32()),  # groups in the problem's window
+        pa.field("detail", pa.string()),
+    ]
+)
+ONLINE_DRAWS = pa.schema(  # the problems each generation round trains on, one row per prompt slot
+    [
+        pa.field("step", pa.int64(), nullable=False),  # the boundary at which the round was drawn
+        pa.field("round", pa.int64(), nullable=False),
+        pa.field("slot", pa.int32(), nullable=False),
+        pa.field("registry_index", pa.int64(), nullable=False),
+        pa.field("problem_id", pa.string(), nullable=False),
+        pa.field("env", pa.string(), nullable=False),
+        pa.field("rank", pa.int32(), nullable=False),  # priority rank (1 = highest) when drawn
+        pa.field("candidates", pa.int32(), nullable=False),  # problems the draw ranked
+        pa.field("probability", pa.float64(), nullable=False),  # Zipf probability of that rank
+        pa.field("explore", pa.bool_(), nullable=False),  # the slot asked the teacher for a fresh problem
+        pa.field("mutate", pa.bool_(), nullable=False),  # the slot asked the teacher to mutate this problem
+    ]
+)
+ONLINE_BUFFER = pa.schema(  # snapshots of the active buffer, ranked
+    [
+        pa.field("step", pa.int64(), nullable=False),
+        pa.field("round", pa.int64(), nullable=False),
+        pa.field("registry_index", pa.int64(), nullable=False),
+        pa.field("problem_id", pa.string(), nullable=False),
+        pa.field("env", pa.string(), nullable=False),
+        pa.field("origin", pa.string(), nullable=False),
+        pa.field("rank", pa.int32(), nullable=False),
+        pa.field("priority", pa.float64(), nullable=False),
+        pa.field("regret", pa.float64(), nullable=False),
+        pa.field("success", pa.float64()),  # null before its first group
+        pa.field("groups", pa.int32(), nullable=False),
+        pa.field("staleness", pa.int64(), nullable=False),  # rounds since it was last drawn
+        pa.field("success_class", pa.string(), nullable=False),  # unseen | too_hard | informative | too_easy
+    ]
+)
+ONLINE_CONTROLLER = pa.schema(  # SCALER's state per environment and round, and its retire / readmit events
+    [
+        pa.field("step", pa.int64(), nullable=False),
+        pa.field("round", pa.int64(), nullable=False),
+        pa.field("env", pa.string(), nullable=False),
+        pa.field("accuracy", pa.float64()),
+        pa.field("scored", pa.int64()),
+        pa.field("d", pa.float64(), nullable=False),
+        pa.field("active", pa.bool_(), nullable=False),
+        pa.field("event", pa.string()),  # retire | readmit | kept
+        pa.field("reason", pa.string()),
+    ]
+)
+
+
 def content_hash(*parts: Any, length: int = 16) -> str:
     """A stable hex id of JSON-serialisable parts (order matters)."""
     blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -6,6 +6,7 @@
         --curriculum-sources synth --curriculum reverse-medium --eval-every 500 --eval-heldout-fraction 0.02
     synthgen train --show-schedule reverse-medium [--max-steps 400]   # print, no training
     synthgen train --make-tiny-model data/tiny-model                  # offline tiny model for demos
+    synthgen train --online --dry-run --data RUN_DIR/bin --model PATH  # the online run's plan
 
 torch and TRL are imported only inside the command body, so `synthgen --help` stays fast.
 """
@@ -18,10 +19,20 @@ from synthgen.cli_flags import SettingsCommand, option
 from synthgen.config.train import TrainSettings
 
 
-def train(settings: TrainSettings, show_schedule: str | None, make_tiny_model: Path | None) -> None:
-    """Train with GRPO (TRL) on binned problems, drawing bins by a curriculum schedule."""
+def train(settings: TrainSettings, show_schedule: str | None, make_tiny_model: Path | None, dry_run: bool) -> None:
+    """Train with GRPO (TRL) on binned problems, drawing bins by a curriculum schedule (or, with --online,
+    from a problem pool that a teacher keeps at the policy's frontier)."""
     import typer
 
+    if dry_run:
+        if not settings.online.enabled:
+            from synthgen.errors import UserError
+
+            raise UserError("--dry-run prints the plan of an --online run; add --online")
+        from synthgen.online.plan import describe_plan
+
+        typer.echo(describe_plan(settings))
+        return
     if show_schedule is not None:
         from synthgen.curriculum import describe_schedule
 
@@ -41,7 +52,10 @@ def train(settings: TrainSettings, show_schedule: str | None, make_tiny_model: P
     import logging
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from synthgen.train.run import run
+    if settings.online.enabled:
+        from synthgen.online.run import run_online as run
+    else:
+        from synthgen.train.run import run
 
     typer.echo(f"train: checkpoints and metrics in {run(settings)}")
 
@@ -64,6 +78,13 @@ COMMAND = SettingsCommand(
             "--make-tiny-model",
             metavar="DIR",
             help="Write a tiny random model and tokenizer to DIR (offline demos) and exit.",
+        ),
+        option(
+            "dry_run",
+            bool,
+            "--dry-run",
+            default=False,
+            help="With --online: print the plan (servers, rates, budgets) and exit; nothing is contacted or trained.",
         ),
     ],
 )

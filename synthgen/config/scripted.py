@@ -37,6 +37,12 @@ class ScriptedServerSettings(Settings):
     responder: Literal["auto", "bank", "echo"] = Field(
         "auto", description="what answers: auto (the problem bank when installed, else echo), bank or echo"
     )
+    learning_curve: float = Field(
+        0.0,
+        ge=0,
+        description="the bank student's gain in difficulty levels per 100 policy steps: a request whose body "
+        "names a `policy_step` is answered as if its problem were that much easier (0: no learning)",
+    )
     latency: Literal["fixed", "lognormal"] = Field(
         "fixed", description="latency distribution: fixed, or lognormal (heavy-tailed)"
     )

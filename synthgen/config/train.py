@@ -12,6 +12,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from synthgen.config.base import cli
+from synthgen.config.online import OnlineSettings
 from synthgen.config.run import RunSettings, split_commas
 from synthgen.config.sandbox import SandboxSettings
 
@@ -198,6 +199,7 @@ class TrainSettings(RunSettings):
     frontier: FrontierSettings = Field(default_factory=FrontierSettings)
     eval: EvalSettings = Field(default_factory=EvalSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    online: OnlineSettings = Field(default_factory=OnlineSettings)
 
     @field_validator("data", "report_to", "curriculum_sources", "envs", mode="before")
     @classmethod

@@ -13,7 +13,8 @@ synthgen.scripted.cues) and answers from the bank in synthgen.scripted.bank_prob
            crashes, a forbidden import, a trivial or nondeterministic function, a syntax error)
            so that every rejection path of the pipeline gets exercised.
   student  recognises the problem (by its code, or for induction by its hint) and answers
-           correctly with the level's solve probability (0.97, 0.86, 0.5, 0.11, 0.0), otherwise
+           correctly with the level's solve probability (0.97, 0.86, 0.5, 0.11, 0.0; with a learning
+           curve, the probability at the request's `policy_step`: synthgen.scripted.curve), otherwise
            with a plausible wrong answer, and now and then with an unreadable one.
 
 Every choice is a function of (seed, rng_seed, prompt, sample index) through SHA-256, so the same
@@ -28,6 +29,7 @@ import hashlib
 from synthgen.scripted import bank_problems as bp
 from synthgen.scripted import cues
 from synthgen.scripted.bank_text import student_reply, teacher_reply
+from synthgen.scripted.curve import solve_probability
 from synthgen.scripted.reply import ScriptedReply
 
 FLAW_RATE = 0.10
@@ -51,8 +53,8 @@ def pick(seq, *parts: object):
 class BankResponder:
     """`respond(messages, n, rng_seed, params)` -> n ScriptedReply, as synthgen.scripted.responder expects."""
 
-    def __init__(self, seed: int = 0):
-        self.seed = seed
+    def __init__(self, seed: int = 0, learning_curve: float = 0.0):
+        self.seed, self.learning_curve = seed, learning_curve
 
     def respond(self, messages: list[dict], n: int, rng_seed: int, params: dict) -> list[ScriptedReply]:
         text = cues.prompt_text(messages)
@@ -63,7 +65,7 @@ class BankResponder:
         for i in range(n):
             draw = (self.seed, rng_seed, text, i)
             if found.task == "solve":
-                replies.append(self._student(found.env, text, draw))
+                replies.append(self._student(found.env, text, draw, params.get("policy_step")))
             else:
                 replies.append(self._teacher(found.env, text, draw))
         return replies
@@ -109,13 +111,15 @@ class BankResponder:
         return ScriptedReply(content, reasoning)
 
     # -- student ---------------------------------------------------------------------------
-    def _student(self, env: str, text: str, draw) -> ScriptedReply:
+    def _student(self, env: str, text: str, draw, policy_step=None) -> ScriptedReply:
         found = self.identify(env, text)
         u = unit(*draw, "solve")
         if found is None:
             outcome = "unknown"
         else:
-            p = bp.SOLVE_PROBABILITY[found[1] - 1]
+            # A request from online training names the policy's step: the curve moves the level.
+            step = policy_step if isinstance(policy_step, (int, float)) and self.learning_curve else 0
+            p = solve_probability(found[1], step, self.learning_curve)
             outcome = "correct" if u < p else ("unreadable" if u > 1 - UNREADABLE_RATE else "wrong")
         content, reasoning = student_reply(env, text, found, outcome, draw)
         return ScriptedReply(content, reasoning)

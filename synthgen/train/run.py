@@ -105,7 +105,10 @@ def resume_checkpoint(settings, out: Path) -> str | None:
 
 def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=None) -> Path:
     """Train; returns the output folder. `scorer` / `prompt_fn` replace the env-based ones (tests);
-    `evaluators` add evaluation suites (synthgen.train.evaluation.Evaluator) to the held-out one."""
+    `evaluators` add evaluation suites (synthgen.train.evaluation.Evaluator) to the held-out one.
+    An `--online` run has its own entry point, synthgen.online.run.run_online (same arguments)."""
+    if settings.online.enabled:
+        raise UserError("this is the offline trainer; an --online run goes through synthgen.online.run.run_online")
     from synthgen.train.data import bin_counts, env_prompt, to_dataset
     from synthgen.train.plan import plan_data
     from synthgen.train.preflight import check_model

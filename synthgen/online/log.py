@@ -1,0 +1,105 @@
+"""The online run's Parquet log: what the pool held and when, written as it happens, cut back on resume.
+
+    OUTPUT/online/problems/part-000007.parquet   every problem ever admitted (the training set's rows)
+    OUTPUT/online/turns/...                      every teacher turn the worker ran, valid or not
+    OUTPUT/online/events/...                     admit, retire, evict, reject, drop, infra, requests
+    OUTPUT/online/draws/...                      the problems each round trains on
+    OUTPUT/online/buffer/...                     ranked snapshots of the buffer (priority, regret, success)
+    OUTPUT/online/controller/...                 SCALER's d, accuracy and active set per environment
+
+Schemas are explicit (synthgen.records.ONLINE_*); each part carries the schema version and the
+settings hash in its metadata and is written atomically. Rows are buffered and flushed every
+`log_every` steps, before every checkpoint and at the end, so a checkpoint never refers to rows
+that are not on disk. A resumed run first cuts every table back to the rows of steps up to its
+checkpoint (`truncate_after`), then appends: the log of a killed and resumed run holds the rows
+an uninterrupted run would.
+
+    import polars as pl
+    pl.read_parquet("OUTPUT/online/events/*.parquet").filter(pl.col("event") == "admit")
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from synthgen import records
+from synthgen.shards import file_metadata, write_parquet_atomic
+
+TABLES: dict[str, pa.Schema] = {
+    "problems": records.ONLINE_PROBLEMS,
+    "turns": records.ONLINE_TURNS,
+    "events": records.ONLINE_EVENTS,
+    "draws": records.ONLINE_DRAWS,
+    "buffer": records.ONLINE_BUFFER,
+    "controller": records.ONLINE_CONTROLLER,
+}
+
+
+class OnlineLog:
+    """Buffered rows per table; only the main process writes (`enabled`)."""
+
+    def __init__(self, root: Path, settings_hash: str, *, enabled: bool = True):
+        self.root, self.settings_hash, self.enabled = Path(root), settings_hash, enabled
+        self.rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        if self.enabled:
+            self.rows[table].append(row)
+
+    def flush(self) -> None:
+        if not self.enabled:
+            return
+        for name, rows in self.rows.items():
+            if not rows:
+                continue
+            folder = self.root / name
+            table = records.table_from_rows(rows, TABLES[name])
+            meta = file_metadata(f"train/online/{name}", self.settings_hash)
+            write_parquet_atomic(folder / f"part-{self._next_part(folder):06d}.parquet", table, meta)
+            rows.clear()
+
+    def parts(self, name: str) -> list[Path]:
+        folder = self.root / name
+        return sorted(folder.glob("part-*.parquet")) if folder.is_dir() else []
+
+    def read(self, name: str, columns: list[str] | None = None) -> pa.Table:
+        parts = self.parts(name)
+        if not parts:
+            return TABLES[name].empty_table() if columns is None else TABLES[name].empty_table().select(columns)
+        return pa.concat_tables(pq.read_table(p, columns=columns, schema=TABLES[name]) for p in parts)
+
+    def truncate_after(self, step: int) -> None:
+        """Drop every row of a step after `step` (a resumed run redoes those steps)."""
+        if not self.enabled:
+            return
+        for rows in self.rows.values():
+            rows.clear()
+        for name in TABLES:
+            for part in self.parts(name):
+                table = pq.read_table(part, schema=TABLES[name])
+                keep = table.filter(pc.less_equal(table["step"], step))
+                if keep.num_rows == table.num_rows:
+                    continue
+                if keep.num_rows == 0:
+                    part.unlink()
+                else:
+                    write_parquet_atomic(part, keep, file_metadata(f"train/online/{name}", self.settings_hash))
+
+    def clear(self) -> None:
+        """A fresh run: no rows of an earlier run stay behind."""
+        if not self.enabled:
+            return
+        for name in TABLES:
+            shutil.rmtree(self.root / name, ignore_errors=True)
+            self.rows[name].clear()
+
+    @staticmethod
+    def _next_part(folder: Path) -> int:
+        numbers = [int(p.stem.split("-", 1)[1]) for p in folder.glob("part-*.parquet")] if folder.is_dir() else []
+        return max(numbers, default=-1) + 1

@@ -1,0 +1,133 @@
+"""The policy as the student of the generation loop: the trainer's own model, or a server that serves it.
+
+TurnRunner (synthgen.stages.turns) asks `llm.complete(role, messages, n, key=...)`; `PolicyLLM` is
+that `llm` for online training: teacher requests go to the teacher's OpenAI-compatible server
+(synthgen.llm.LLMClient, with its retries and request cache), student requests to the policy:
+
+* `InProcessStudent`: samples with the model being trained, in this process, between optimizer
+  steps (the sync worker calls it while training waits). No server, CPU or GPU; one process only.
+* `ServerStudent`: an OpenAI-compatible server that serves the policy. With TRL's vLLM server mode
+  (`--use-vllm --vllm-mode server`) that server is the one TRL pushes the weights to after every
+  step, so it *is* the current policy; otherwise a server of the checkpoints written every
+  `--online-student-sync-every` steps. Every request carries `policy_step` (the step whose
+  weights should answer): vLLM ignores the unknown field, the scripted server's student uses it
+  to follow a learning curve. The step is part of the request key, so a cached answer is never
+  replayed for another policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from synthgen.llm import Completion, LLMClient, request_seed
+
+
+class PolicyLLM:
+    """The `llm` TurnRunner uses online: the teacher's client for the teacher, the policy for the student."""
+
+    def __init__(self, teacher: LLMClient, student):
+        self.teacher, self.student = teacher, student
+
+    @property
+    def usage(self):
+        return self.teacher.usage
+
+    async def complete(self, role: str, messages: list[dict], n: int = 1, *, key: str = "") -> list[Completion]:
+        if role == "teacher":
+            return await self.teacher.complete("teacher", messages, n, key=key)
+        return await self.student.complete(messages, n, key=key)
+
+    async def preflight(self, wait_s: float = 0) -> None:
+        await self.teacher.preflight(wait_s)
+        await self.student.preflight(wait_s)
+
+    async def aclose(self) -> None:
+        await self.teacher.aclose()
+        await self.student.aclose()
+
+
+class InProcessStudent:
+    """Samples the trainer's model in this process; answers depend only on (weights, key)."""
+
+    def __init__(self, trainer, *, temperature: float, max_tokens: int):
+        self.trainer, self.temperature, self.max_tokens = trainer, temperature, max_tokens
+        self.policy_step = 0
+        self._lock = threading.Lock()  # one generation at a time: the model is shared
+
+    async def complete(self, messages: list[dict], n: int, *, key: str = "") -> list[Completion]:
+        # A thread, so that teacher requests of other turns keep flowing while the model samples.
+        return await asyncio.to_thread(self._generate, messages, n, key)
+
+    def _generate(self, messages: list[dict], n: int, key: str) -> list[Completion]:
+        import torch
+        from trl.models import unwrap_model_for_generation
+
+        from synthgen.train.evaluation import in_process_generate
+
+        t = self.trainer
+        with self._lock, torch.random.fork_rng(devices=[]):
+            # Seeded by the request key, in a forked RNG: the same request samples the same answers
+            # (resume), and the training run's own random stream is not moved.
+            torch.manual_seed(request_seed(key, 0) or 0)
+            with unwrap_model_for_generation(t.model_wrapped, t.accelerator) as model:
+                was_training = model.training
+                model.eval()
+                try:
+                    generate = in_process_generate(
+                        model,
+                        t.processing_class,
+                        t.eos_token_ids,
+                        temperature=self.temperature,
+                        max_new_tokens=self.max_tokens,
+                        batch_completions=n,
+                    )
+                    [answers] = generate([messages], n)
+                finally:
+                    model.train(was_training)
+        name = f"policy@step-{self.policy_step}"
+        return [
+            Completion("truncated" if cut else "ok", text, "", "length" if cut else "stop", 0, 0, 0.0, model=name)
+            for text, cut in answers
+        ]
+
+    async def preflight(self, wait_s: float = 0) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+class PolicyServerClient(LLMClient):
+    """An LLMClient whose request bodies also name the policy step that should answer."""
+
+    policy_step = 0
+
+    def _body(self, settings, messages, n, seed=None):
+        body = super()._body(settings, messages, n, seed)
+        body["policy_step"] = int(self.policy_step)
+        return body
+
+
+class ServerStudent:
+    """The policy behind an OpenAI-compatible server (`role` is a RoleSettings for it)."""
+
+    def __init__(self, role, llm_settings, *, max_in_flight: int, cache_path=None):
+        self.client = PolicyServerClient(role, role, llm_settings, max_in_flight=max_in_flight, cache_path=cache_path)
+
+    @property
+    def policy_step(self) -> int:
+        return self.client.policy_step
+
+    @policy_step.setter
+    def policy_step(self, step: int) -> None:
+        self.client.policy_step = step
+
+    async def complete(self, messages: list[dict], n: int, *, key: str = "") -> list[Completion]:
+        return await self.client.complete("student", messages, n, key=f"{key}@step-{self.client.policy_step}")
+
+    async def preflight(self, wait_s: float = 0) -> None:
+        await self.client.preflight(wait_s)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()

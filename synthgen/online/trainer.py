@@ -1,0 +1,112 @@
+"""`OnlineGRPOTrainer`: TRL's GRPOTrainer whose prompts come from the online pool.
+
+What it changes in TRL, and only this:
+  * `_get_train_sampler` returns a `PoolSampler` (RepeatSampler's layout; each round's prompts are
+    the pool's draw for that round) over `PoolDataset` (the pool's append-only training set);
+  * `_calculate_rewards` is wrapped to hand each scored round's groups (problem, rewards, answers)
+    to the pool: regret windows, SCALER's controllers, the summaries the teacher mutates from;
+  * a callback runs the pool's step boundary after every optimizer step (retirements, the worker,
+    the draws ahead) and writes the policy for a server student every `sync_every` steps;
+  * checkpoints also hold `online_state.json` (synthgen.online.session), written last.
+The curriculum trainer's per-bin files do not apply (the pool has no fixed bins); the pool's
+own log (synthgen.online.log) says what was drawn, scored, admitted and retired, and when.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from transformers import TrainerCallback
+from trl import GRPOTrainer
+
+from synthgen.online.schedule import Geometry, PoolSampler
+from synthgen.train.rewards import completion_text
+
+logger = logging.getLogger(__name__)
+
+ANSWER_CHARS = 3000  # an answer kept for the teacher's summary is cut here (the summary cuts there too)
+
+
+class OnlineGRPOTrainer(GRPOTrainer):
+    """Set `session` (synthgen.online.session.OnlineSession) and `train_dataset` before `train()`."""
+
+    def __init__(self, *args, **kwargs):
+        self.session = None
+        self._next_round = 0
+        super().__init__(*args, **kwargs)
+        self.geometry = Geometry.of(self.args, self.num_generations, self.num_iterations)
+        self.add_callback(_OnlineCallback(self))
+
+    def _get_train_sampler(self, dataset=None):
+        chunks = self.session.online.buffer.capacity // max(1, self.geometry.prompts)
+        return PoolSampler(self.session.pool, self.geometry, chunks)
+
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        if self.model.training:
+            from accelerate.utils import gather_object
+
+            # Every process gets every process's rows, in the order of the gathered rewards.
+            rows = gather_object(
+                [(int(x["registry_index"]), completion_text(c)[:ANSWER_CHARS]) for x, c in zip(inputs, completions)]
+            )
+            rewards = self._combined(rewards_per_func)
+            g = self.num_generations
+            groups = [
+                (rows[i][0], rewards[i : i + g], [text for _, text in rows[i : i + g]]) for i in range(0, len(rows), g)
+            ]
+            round_ = self._next_round
+            # The gathered groups must be this process's draw for the round, in order: a group whose
+            # G rows are not one problem, or a problem another process did not draw, means the
+            # processes' pools disagree. Counted and reported, never hidden.
+            split = sum(len({index for index, _ in rows[i : i + g]}) != 1 for i in range(0, len(rows), g))
+            drawn = self.session.pool.draws.get(round_)
+            if drawn is not None and [index for index, *_ in groups] != drawn:
+                split = max(split, 1)
+            if split:
+                logger.warning("online: round %d: %d prompt group(s) differ from the pool's draw", round_, split)
+                self.session.pool.split_groups += split
+            self._next_round += 1
+            self.session.record_round(round_, groups, self.state.global_step)
+        return rewards_per_func
+
+    def _combined(self, rewards_per_func) -> list[float | None]:
+        import torch
+
+        r = rewards_per_func.detach().float().cpu()
+        total = (r * self.reward_weights.detach().float().cpu().unsqueeze(0)).nansum(dim=1)
+        missing = torch.isnan(r).all(dim=1)
+        return [None if m else float(t) for t, m in zip(total.tolist(), missing.tolist())]
+
+    def _save_checkpoint(self, model, trial):
+        super()._save_checkpoint(model, trial)
+        if self.args.should_save:
+            from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+            folder = Path(self._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+            # Last: a checkpoint with this file is complete (synthgen.online.run picks only those).
+            self.session.save(folder, self.state.global_step)
+
+
+class _OnlineCallback(TrainerCallback):
+    def __init__(self, trainer: OnlineGRPOTrainer):
+        self.trainer = trainer
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        t = self.trainer
+        t._next_round = t.geometry.round_of_step(state.global_step)
+        t.session.begin(state.global_step)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        t, step = self.trainer, state.global_step
+        session = t.session
+        session.sync_policy(t, step)
+        session.boundary(step)
+        counts = session.pool.counts()
+        metrics = t._metrics["train"]
+        for key in ("active", "problems", "retired", "evicted", "pending"):
+            metrics[f"online/{key}"].append(counts[key])
+        for env, st in session.pool.curation.envs.items():
+            metrics[f"online/difficulty/{env}"].append(st.d)
+        return control
