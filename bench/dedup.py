@@ -37,7 +37,6 @@ import re
 import resource
 import sys
 import time
-from dataclasses import dataclass
 
 from synthgen import dedup
 
@@ -223,13 +222,13 @@ def baseline_clusters(docs: list[str], params: dedup.MinHashParams, sigs: list |
     return sorted(g for g in groups.values() if len(g) > 1)
 
 
-@dataclass
 class FastRun:
-    labels: list[int]
-    sig_s: float  # wall seconds of the signature phase (process pool)
-    clu_s: float  # wall seconds of LSH + clustering (this process)
-    main_cpu: float  # CPU seconds of this process over both phases
-    worker_cpu: float  # CPU seconds of the pool's workers
+    """One fast-path run: labels, wall seconds of the signature phase (process pool) and of LSH +
+    clustering (this process), CPU seconds of this process and of the pool's workers."""
+
+    def __init__(self, labels: list[int], sig_s: float, clu_s: float, main_cpu: float, worker_cpu: float):
+        self.labels, self.sig_s, self.clu_s = labels, sig_s, clu_s
+        self.main_cpu, self.worker_cpu = main_cpu, worker_cpu
 
     @property
     def wall(self) -> float:

@@ -90,7 +90,7 @@ _BODY = [
 ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _template(lines: int, doubled: bool) -> str:
     head = ["def step_%(i)d(values, k=%(k)d):", '    """Shape %(shape)d of the benchmark seeds."""']
     return "\n".join(head + _BODY[:lines] * (1 + doubled) + ["    return total"])
@@ -180,9 +180,10 @@ class Figures:
 
 
 def run_once(label: str, seeds_dir: Path, latency: dict, args, max_active: int | None) -> Figures:
-    with tempfile.TemporaryDirectory(prefix="bench-generate-") as tmp, start_scripted_server(
-        "bank", mode="process", seed=args.seed, **latency
-    ) as server:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-generate-") as tmp,
+        start_scripted_server("bank", mode="process", seed=args.seed, **latency) as server,
+    ):
         run_dir = Path(tmp)
         os.symlink(seeds_dir, run_dir / "seeds")
         role = {"base_url": server.url, "timeout_s": 600}
