@@ -20,7 +20,7 @@ ENV_NAMES: tuple[str, ...] = env_names()
 SHARED_KEYS: frozenset[str] = frozenset({"run_dir", "seed"})
 # Sections a config file may hold: one per command that takes settings (`section` of its model).
 SECTIONS: frozenset[str] = frozenset(
-    {"seeds", "generate", "filter", "bin", "chain", "train", "slurm", "stats", "demo", "scripted_server"}
+    {"seeds", "generate", "filter", "bin", "chain", "train", "slurm", "stats", "plan", "demo", "scripted_server"}
 )
 
 S = TypeVar("S", bound="Settings")

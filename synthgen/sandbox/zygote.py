@@ -202,8 +202,9 @@ class Zygote:
         The result pipe is big (1 MiB) and read when the child closes it (it does after its last
         record, ["E"]), on its exit or every RESULT_POLL_S, so a short job costs one wake-up instead
         of one per call; output pipes are read as data comes. A child that ended with ["E"] has
-        reported everything: the answer goes back at once and the child is killed and reaped later
-        (by the next job), so the host never waits for a process's exit and namespace teardown.
+        reported everything: the answer goes back at once and, while jobs are queued, the child is
+        killed and reaped by the next job, so a busy zygote never waits for a process's exit and
+        namespace teardown (milliseconds, mostly waiting in the kernel).
         """
         bufs = [bytearray(), bytearray(), bytearray()]  # by index: results, stdout, stderr
         totals = [0, 0, 0]
@@ -280,12 +281,20 @@ class Zygote:
 
     def _answer_now(self, pid, pidfd, job, fds, bufs, totals, t0):
         """The header and pipes of a child that reported everything; it is killed (a job that wrote
-        ["E"] early ends there) and left for `_reap_exited`."""
+        ["E"] early ends there) and, while the host has the next job waiting, left for `_reap_exited`
+        (when idle, it is reaped first: no process outlives its answer then)."""
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         self.exiting.append(pid)
+        if not select.select([self.chan_in], [], [], 0)[0]:  # no job waiting: nothing to gain, reap now
+            for child in self.exiting:
+                try:
+                    os.waitpid(child, 0)
+                except ChildProcessError:
+                    pass
+            self.exiting = []
         if pidfd >= 0:
             os.close(pidfd)
         end = None
