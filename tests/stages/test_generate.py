@@ -165,38 +165,34 @@ def test_shards_partition_the_work(cli, seeds_run, tmp_path, scripted_server):
     assert split.select(COMPARED).equals(whole.select(COMPARED))
 
 
-class _Recording:
-    """The problem bank, noting (sampling seed, n) of every request in the order the server got them."""
-
-    def __init__(self):
-        from synthgen.scripted.responder import make_responder
-
-        self.inner, self.requests = make_responder("bank", 0), []
-
-    def respond(self, messages, n, rng_seed, params):
-        self.requests.append((params.get("seed"), n))
-        return self.inner.respond(messages, n, rng_seed, params)
-
-
-def test_many_lineages_share_few_request_slots_longest_remaining_first_and_rows_do_not_change(cli, seeds_run, tmp_path):
+def test_many_lineages_share_few_request_slots_longest_remaining_first_and_rows_do_not_change(
+    cli, seeds_run, tmp_path, scripted_server, monkeypatch
+):
+    import synthgen.llm
     from synthgen.llm import request_seed
-    from synthgen.scripted.launch import start_scripted_server
 
+    sent, post = [], synthgen.llm.post_chat
+
+    async def recording_post(client, body, timeout):  # inside a request slot: the order the server sees
+        sent.append((body.get("seed"), body.get("n", 1)))
+        return await post(client, body, timeout)
+
+    monkeypatch.setattr(synthgen.llm, "post_chat", recording_post)
     runs = {}
     for active in (1, 6):
-        recording = _Recording()
-        with start_scripted_server(recording, latency_s=0.02) as server:
-            run_dir = _copy_seeds(seeds_run, tmp_path, f"active-{active}")
-            extra = ["--max-seeds", "3", "--lineages-per-seed", "2", "--max-in-flight", "1"]
-            rc, _, err = cli(
-                "generate", "--run-dir", run_dir, "--base-url", server.url, *ARGS[:4], *extra,
-                "--max-active", str(active), "--no-progress",
-            )  # fmt: skip
-            assert rc == 0, err
-            assert server.stats()["peak_in_flight"] == 1  # the request bound holds
+        server = scripted_server(latency_s=0.02)
+        sent.clear()
+        run_dir = _copy_seeds(seeds_run, tmp_path, f"active-{active}")
+        extra = ["--max-seeds", "3", "--lineages-per-seed", "2", "--max-in-flight", "1"]
+        rc, _, err = cli(
+            "generate", "--run-dir", run_dir, "--base-url", server.url, *ARGS[:4], *extra,
+            "--max-active", str(active), "--no-progress",
+        )  # fmt: skip
+        assert rc == 0, err
+        assert server.stats()["peak_in_flight"] == 1  # the request bound holds
         rows = StageDir(run_dir, "generate").read().sort("turn_id")
         lineage_of = {request_seed(t, 0): lid for t, lid in zip(rows["turn_id"], rows["lineage_id"])}
-        runs[active] = ([(lineage_of[seed], n) for seed, n in recording.requests], rows)
+        runs[active] = ([(lineage_of[seed], n) for seed, n in sent], rows)
     # Wave 1: one lineage at a time holds the one slot, so the server sees each lineage in one block.
     order = [lineage for lineage, _ in runs[1][0]]
     assert len(set(order)) == 6 and order == sorted(order, key=order.index)
@@ -407,7 +403,7 @@ def reference(seeds_run, tmp_path_factory):
     from synthgen.scripted.launch import start_scripted_server
 
     run_dir = _copy_seeds(seeds_run, tmp_path_factory.mktemp("reference"))
-    with start_scripted_server(seed=0) as server:
+    with start_scripted_server(seed=0, mode="process") as server:
         rc = run_guarded(app, ["generate", "--run-dir", str(run_dir), "--base-url", server.url, "--no-progress", *ARGS])
     assert rc == 0
     return StageDir(run_dir, "generate").read().sort("turn_id")
@@ -499,7 +495,7 @@ def test_an_outage_mid_run_is_exit_3_then_a_rerun_completes(seeds_run, tmp_path,
     from synthgen.scripted.launch import start_scripted_server
 
     port = _free_port()
-    server = start_scripted_server(seed=0, port=port, latency="fixed", latency_s=0.1)
+    server = start_scripted_server(seed=0, port=port, latency="fixed", latency_s=0.1, mode="process")
     run_dir = _copy_seeds(seeds_run, tmp_path)
     cmd = [
         sys.executable,
@@ -526,7 +522,7 @@ def test_an_outage_mid_run_is_exit_3_then_a_rerun_completes(seeds_run, tmp_path,
     assert proc.returncode == 3, err
     assert "failed on infrastructure" in err and "Traceback" not in err
     _assert_unfinished(run_dir)
-    with start_scripted_server(seed=0, port=port):  # the server is back on the same address
+    with start_scripted_server(seed=0, port=port, mode="process"):  # the server is back on the same address
         final = subprocess.run(cmd, capture_output=True, text=True)
         assert final.returncode == 0, final.stderr
     rows = StageDir(run_dir, "generate").read().sort("turn_id")
