@@ -1,6 +1,6 @@
 """Benchmark: does `synthgen generate` keep the LLM server full end to end, and stay small on a million seeds?
 
-    python bench/generate.py                  # about 8 minutes on 2 cores
+    python bench/generate.py                  # about 12 minutes on 2 cores
     python bench/generate.py --no-baseline --skip-memory --lineages 100   # a quick look
 
 Part 1, throughput. Synthetic seeds (made here, the same on every machine) go through the real
@@ -282,8 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--turns", type=int, default=6)
     p.add_argument("--attempts", type=int, default=8, help="student attempts M (n of a student request)")
     p.add_argument("--bound", type=int, default=16, help="--max-in-flight: LLM requests in flight at most")
-    p.add_argument("--fixed-s", type=float, default=0.3, help="the fixed latency of one request with n = 1")
-    p.add_argument("--median-s", type=float, default=0.06, help="lognormal median latency with n = 1")
+    p.add_argument("--fixed-s", type=float, default=0.5, help="the fixed latency of one request with n = 1")
+    p.add_argument("--median-s", type=float, default=0.1, help="lognormal median latency with n = 1")
     p.add_argument("--sigma", type=float, default=1.5, help="lognormal sigma")
     p.add_argument("--cap-x", type=float, default=20.0, help="latency cap as a multiple of the median")
     p.add_argument("--per-choice", type=float, default=0.05, help="latency growth per extra sample of a request")
