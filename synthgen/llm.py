@@ -8,9 +8,11 @@
 `settings` is any settings object with `.teacher` and `.student` (synthgen.config.run's
 TeacherSettings / StudentSettings), `.llm` (LLMSettings) and `.max_in_flight`.
 
-- A semaphore bounds requests in flight (`max_in_flight`); each call takes a slot only while its
-  HTTP request runs, so a slow request never holds back fast ones (no batch barriers), and a
-  retry's backoff sleep gives the slot back.
+- `max_in_flight` slots bound requests in flight; each call takes a slot only while its HTTP
+  request runs, so a slow request never holds back fast ones (no batch barriers), and a retry's
+  backoff sleep gives the slot back. Waiting calls get a free slot by `priority` (higher first,
+  then in arrival order; synthgen.llm_slots): the turn loop passes the requests its unit still
+  has ahead, so a run's tail drains with the server full.
 - Failures are labelled by kind (connection_refused, connection, timeout, http_<status>,
   bad_response; see synthgen.llm_errors) and retried with capped exponential backoff and jitter
   until `max_attempts` tries or `max_outage_s` seconds, so an outage of minutes is ridden out.
@@ -50,6 +52,7 @@ from synthgen.llm_errors import ATTEMPT_ERRORS, describe, error_kind, is_final_r
 from synthgen.llm_http import make_http_client, post_chat
 from synthgen.llm_preflight import ServerNotReady, check_server
 from synthgen.llm_response import Completion, from_cache, infra, parse_completions
+from synthgen.llm_slots import PrioritySlots
 from synthgen.llm_usage import RoleUsage, Usage
 
 __all__ = ["Completion", "LLMClient", "ServerNotReady", "Usage", "check_servers", "request_seed"]
@@ -75,7 +78,7 @@ class LLMClient:
         self.usage = Usage()
         self.in_flight = 0  # HTTP requests running now
         self.queued = 0  # requests waiting for a slot
-        self._sem = asyncio.Semaphore(max_in_flight)
+        self._slots = PrioritySlots(max_in_flight)
         self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
         self._n_supported: dict[tuple[str, str], bool] = {}
         self._cache = RequestCache(cache_path) if cache_path is not None else None
@@ -128,8 +131,11 @@ class LLMClient:
                 checked.add((settings.base_url, settings.model))
                 await check_server(self._client(settings), name, settings, wait_s)
 
-    async def complete(self, role: str, messages: list[dict], n: int = 1, *, key: str = "") -> list[Completion]:
-        """`n` samples for one prompt, in sample order; failures come back as status "infra"."""
+    async def complete(
+        self, role: str, messages: list[dict], n: int = 1, *, key: str = "", priority: float = 0.0
+    ) -> list[Completion]:
+        """`n` samples for one prompt, in sample order; failures come back as status "infra".
+        While every slot is taken, the waiting call with the highest `priority` goes next."""
         if n < 0:
             raise ValueError("n must be >= 0")
         settings = self.role(role)
@@ -146,7 +152,7 @@ class LLMClient:
                     usage.cache_hits += 1
         missing = [i for i in range(n) if results[i] is None]
         if missing:
-            await self._fill(role, settings, messages, missing, keys, results, key)
+            await self._fill(role, settings, messages, missing, keys, results, key, priority)
         return results  # type: ignore[return-value]
 
     # -- internals ------------------------------------------------------------------------------
@@ -164,11 +170,11 @@ class LLMClient:
         return self._clients[ident]
 
     @contextlib.asynccontextmanager
-    async def _slot(self):
+    async def _slot(self, priority: float = 0.0):
         """One of max_in_flight request slots, held while one HTTP request runs."""
         self.queued += 1
         try:
-            await self._sem.acquire()
+            await self._slots.acquire(priority)
         finally:
             self.queued -= 1
         self._flight(+1)
@@ -176,7 +182,7 @@ class LLMClient:
             yield
         finally:
             self._flight(-1)
-            self._sem.release()
+            self._slots.release()
 
     def _flight(self, delta: int) -> None:
         now = time.monotonic()
@@ -184,10 +190,11 @@ class LLMClient:
         self._flight_t = now
         self.in_flight += delta
 
-    async def _fill(self, role, settings, messages, missing, keys, results, key: str = "") -> None:
+    async def _fill(self, role, settings, messages, missing, keys, results, key: str = "", priority=0.0) -> None:
         endpoint = (settings.base_url, settings.model)
         if len(missing) > 1 and self.llm.use_n and self._n_supported.get(endpoint, True):
-            got = await self._request(role, settings, messages, len(missing), request_seed(key, missing[0]))
+            seed = request_seed(key, missing[0])
+            got = await self._request(role, settings, messages, len(missing), seed, priority)
             if got is not None:
                 self._n_supported[endpoint] = True
                 for i, completion in zip(missing, got):
@@ -196,8 +203,8 @@ class LLMClient:
 
         # One request per sample (n unsupported, or rejected just now); each is cached on arrival.
         async def one(i: int) -> None:
-            [completion] = await self._request(role, settings, messages, 1, request_seed(key, i))  # type: ignore[misc]
-            self._store(keys, i, completion, results)
+            got = await self._request(role, settings, messages, 1, request_seed(key, i), priority)
+            self._store(keys, i, got[0], results)  # type: ignore[index]
 
         await asyncio.gather(*(one(i) for i in missing))
         if len(missing) > 1 and any(results[i].status != "infra" for i in missing):  # type: ignore[union-attr]
@@ -225,7 +232,7 @@ class LLMClient:
         return body
 
     async def _request(
-        self, role: str, settings: RoleSettings, messages: list[dict], n: int, seed: int | None = None
+        self, role: str, settings: RoleSettings, messages: list[dict], n: int, seed: int | None = None, priority=0.0
     ) -> list[Completion] | None:
         """One chat request for n samples, retried; None when the server refuses n > 1 (a 400)."""
         usage = self.usage.role(role)
@@ -235,7 +242,7 @@ class LLMClient:
             async for attempt in retry_policy(self.llm):
                 with attempt:
                     retry = attempt.retry_state.attempt_number > 1
-                    completions, prompt, total, latency = await self._attempt(usage, settings, body, n, retry)
+                    completions, prompt, total, latency = await self._attempt(usage, settings, body, n, retry, priority)
         except ATTEMPT_ERRORS as exc:
             if n > 1 and is_final_refusal(exc):
                 return None  # maybe n is not supported: the caller falls back to single requests
@@ -243,12 +250,12 @@ class LLMClient:
         _account(usage, completions, prompt, total, latency)
         return completions
 
-    async def _attempt(self, usage: RoleUsage, settings: RoleSettings, body: dict, n: int, retry: bool):
+    async def _attempt(self, usage: RoleUsage, settings: RoleSettings, body: dict, n: int, retry: bool, priority):
         """One HTTP try within a slot: (completions, prompt tokens, completion tokens, latency).
 
         The slot is the first thing taken: thousands of calls queued at once then cost almost
         nothing until their turn, and the first requests reach the server sooner."""
-        async with self._slot():
+        async with self._slot(priority):
             usage.requests += 1
             usage.retries += retry
             t0 = time.monotonic()

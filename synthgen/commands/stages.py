@@ -7,14 +7,30 @@ come from the model (synthgen.cli_flags).
 
 from __future__ import annotations
 
-from synthgen.cli_flags import BASE_URL, FORCE, SettingsCommand
+import typer
+
+from synthgen.cli_flags import BASE_URL, FORCE, AppState, SettingsCommand
 from synthgen.config.bin import BinSettings
 from synthgen.config.chain import ChainSettings
 from synthgen.config.demo import DemoSettings
 from synthgen.config.filter import FilterSettings
 from synthgen.config.generate import GenerateSettings
+from synthgen.config.plan import PlanSettings
 from synthgen.config.seeds import SeedsSettings
 from synthgen.config.stats import StatsSettings
+
+
+def plan(settings: PlanSettings, ctx: typer.Context) -> None:
+    """`synthgen plan [CONFIG]`: CONFIG (else --config) describes the run; its plan: section applies too."""
+    from synthgen.config.base import SECTIONS, load_config_file, resolve_settings
+    from synthgen.stages.plan import run
+
+    state: AppState = ctx.find_object(AppState) or AppState()
+    if settings.config is not None and state.config_path is None:  # flags still win over the file
+        given = {name: getattr(settings, name) for name in settings.model_fields_set}
+        settings = resolve_settings(PlanSettings, load_config_file(settings.config), given, known_sections=SECTIONS)
+    run(settings, state.config_path)
+
 
 COMMANDS = [
     SettingsCommand(
@@ -59,6 +75,13 @@ COMMANDS = [
         StatsSettings,
         "synthgen.stages.stats:print_stats",
         help="Summarise a run from whatever stages it has: counts, yield per turn, reasons, pass rates, tokens.",
+    ),
+    SettingsCommand(
+        "plan",
+        PlanSettings,
+        plan,
+        help="Estimate a generate run before it starts: requests, tokens, sandbox jobs, GPU-hours, wall time "
+        "and cost per kept problem, from an earlier run (--from-run) or default per-request figures.",
     ),
     # The demo's --base-url is its own setting: without it the scripted server serves both roles.
     SettingsCommand(

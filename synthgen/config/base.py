@@ -32,6 +32,7 @@ SECTIONS: frozenset[str] = frozenset(
         "import",
         "slurm",
         "stats",
+        "plan",
         "demo",
         "scripted_server",
         "export",

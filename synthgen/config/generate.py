@@ -11,6 +11,13 @@ from synthgen.config.llm import LLMSettings, StudentSettings, TeacherSettings
 from synthgen.config.run import MAX_ATTEMPTS, MAX_IN_FLIGHT, MAX_TURNS, EnvListMixin, InputSettings, ShardedSettings
 from synthgen.config.sandbox import SandboxSettings
 
+# Units the turn loop keeps active per request slot by default, and the most it keeps by default:
+# a unit waits on the sandbox and between turns, and the run's tail drains on the units left, so
+# the slots stay full only with many more units than slots (see synthgen.stages.turn_loop).
+ACTIVE_PER_SLOT = 16
+DEFAULT_MAX_ACTIVE = 4096
+MAX_ACTIVE = 1 << 20
+
 
 class ProgressionSettings(BaseModel):
     """How the student's pass rate p picks the next turn's strategy (paper Section 3.3; our reading
@@ -72,6 +79,14 @@ class TurnLoopSettings(BaseModel):
     teacher: TeacherSettings = Field(default_factory=TeacherSettings)
     student: StudentSettings = Field(default_factory=StudentSettings)
     max_in_flight: int = Field(256, ge=1, le=MAX_IN_FLIGHT, description="LLM requests in flight at most")
+    max_active: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_ACTIVE,
+        description=f"units (lineages, chains) worked on at once (default: {ACTIVE_PER_SLOT} x max-in-flight up to "
+        f"{DEFAULT_MAX_ACTIVE}, at least 2 x); they cost memory (tens of KB each), not server slots: many more "
+        "than the request bound keep the server's queue full while some wait on the sandbox or between turns",
+    )
     llm: LLMSettings = Field(default_factory=LLMSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     progression: ProgressionSettings = Field(default_factory=ProgressionSettings)
@@ -80,9 +95,14 @@ class TurnLoopSettings(BaseModel):
     max_buffer_rows: int = Field(256, ge=1, le=1_000_000, description="rows held in memory before a part is written")
     progress: bool = Field(True, description="show live progress")
 
+    def active_bound(self) -> int:
+        """How many units the turn loop keeps going at once (`max_active`, or its default)."""
+        slots = self.max_in_flight
+        return self.max_active or max(2 * slots, min(DEFAULT_MAX_ACTIVE, ACTIVE_PER_SLOT * slots))
+
 
 TURN_LOOP_UNHASHED = frozenset(
-    {"run_dir", "shard", "num_shards", "max_in_flight", "max_buffer_rows", "progress", "llm"}
+    {"run_dir", "shard", "num_shards", "max_in_flight", "max_active", "max_buffer_rows", "progress", "llm"}
 )
 
 

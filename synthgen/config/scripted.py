@@ -49,6 +49,12 @@ class ScriptedServerSettings(Settings):
     latency_s: float = Field(0.0, ge=0, description="the fixed latency, or the lognormal's median, in seconds")
     latency_sigma: float = Field(1.0, ge=0, description="lognormal shape: sigma of the log-latency")
     latency_max_s: float | None = Field(None, ge=0, description="cap on one answer's latency, in seconds")
+    latency_per_choice: float = Field(
+        0.0,
+        ge=0,
+        description="growth of a request's latency with n: its slowest choice's latency x (1 + this x (n - 1)), "
+        "as a batch of n = M samples decodes slower than one",
+    )
     error_rate: Rate = Field(0.0, description="share of requests answered with HTTP 500")
     rate_limit_rate: Rate = Field(0.0, description="share of requests answered with HTTP 429")
     hang_rate: Rate = Field(0.0, description="share of requests that say nothing for hang_s, then drop the connection")

@@ -7,10 +7,11 @@ from pathlib import Path
 from pydantic import Field
 
 from synthgen.config.base import cli
+from synthgen.config.plan import ThroughputSettings
 from synthgen.config.run import RunSettings
 
 
-class StatsSettings(RunSettings):
+class StatsSettings(ThroughputSettings, RunSettings):
     section = "stats"
 
     run_dir: Path = Field(

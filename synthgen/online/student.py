@@ -33,10 +33,12 @@ class PolicyLLM:
     def usage(self):
         return self.teacher.usage
 
-    async def complete(self, role: str, messages: list[dict], n: int = 1, *, key: str = "") -> list[Completion]:
+    async def complete(
+        self, role: str, messages: list[dict], n: int = 1, *, key: str = "", priority: float = 0.0
+    ) -> list[Completion]:
         if role == "teacher":
-            return await self.teacher.complete("teacher", messages, n, key=key)
-        return await self.student.complete(messages, n, key=key)
+            return await self.teacher.complete("teacher", messages, n, key=key, priority=priority)
+        return await self.student.complete(messages, n, key=key, priority=priority)
 
     async def preflight(self, wait_s: float = 0) -> None:
         await self.teacher.preflight(wait_s)
@@ -55,8 +57,9 @@ class InProcessStudent:
         self.policy_step = 0
         self._lock = threading.Lock()  # one generation at a time: the model is shared
 
-    async def complete(self, messages: list[dict], n: int, *, key: str = "") -> list[Completion]:
-        # A thread, so that teacher requests of other turns keep flowing while the model samples.
+    async def complete(self, messages: list[dict], n: int, *, key: str = "", priority: float = 0.0) -> list[Completion]:
+        # One generation at a time whatever the priority (the model is shared). A thread, so that
+        # teacher requests of other turns keep flowing while the model samples.
         return await asyncio.to_thread(self._generate, messages, n, key)
 
     def _generate(self, messages: list[dict], n: int, key: str) -> list[Completion]:
@@ -123,8 +126,9 @@ class ServerStudent:
     def policy_step(self, step: int) -> None:
         self.client.policy_step = step
 
-    async def complete(self, messages: list[dict], n: int, *, key: str = "") -> list[Completion]:
-        return await self.client.complete("student", messages, n, key=f"{key}@step-{self.client.policy_step}")
+    async def complete(self, messages: list[dict], n: int, *, key: str = "", priority: float = 0.0) -> list[Completion]:
+        key = f"{key}@step-{self.client.policy_step}"
+        return await self.client.complete("student", messages, n, key=key, priority=priority)
 
     async def preflight(self, wait_s: float = 0) -> None:
         await self.client.preflight(wait_s)

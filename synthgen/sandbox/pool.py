@@ -67,6 +67,7 @@ class _Worker:
         self.state = "starting"  # -> "ready" -> "dead"
         self.inflight: collections.deque[_Pending] = collections.deque()  # sent, in order; the head runs
         self.deadline = time.monotonic() + START_TIMEOUT_S
+        self.busy_since: float | None = None  # when its current run of back-to-back jobs began
 
 
 class _Group:
@@ -102,6 +103,7 @@ class SandboxPool:
             "alt": _Group("alt", hash_seed + 1, self.workers, False),
         }
         self._inbox: list[tuple[str, _Pending]] = []
+        self._busy_s = 0.0  # worker-seconds with a job running, of runs of jobs that ended
         self._lock = threading.Lock()
         self._closing = self._closed = False
         self._stopped_by = ""
@@ -174,6 +176,13 @@ class SandboxPool:
 
     async def __aexit__(self, *exc) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    def busy_seconds(self) -> float:
+        """Worker-seconds spent with a job running since the pool started; / (workers x wall time)
+        is the sandbox's busy share (monitoring and benchmarks)."""
+        now = time.monotonic()
+        running = [w.busy_since for g in self._groups.values() for w in list(g.workers)]
+        return self._busy_s + sum(now - since for since in running if since is not None)
 
     def worker_pids(self, group: str | None = None) -> list[int]:
         """Host pids of the zygote processes (bwrap or python) of one group or all, for monitoring and tests."""
@@ -264,7 +273,8 @@ class SandboxPool:
                     if not pending.claim():
                         continue  # cancelled while queued
                     if not worker.inflight:
-                        worker.deadline = time.monotonic() + pending.job.timeout_s + GRACE_S
+                        worker.busy_since = time.monotonic()
+                        worker.deadline = worker.busy_since + pending.job.timeout_s + GRACE_S
                     worker.inflight.append(pending)
                     worker.wbuf += pending.payload
                     self._flush(worker)
@@ -367,6 +377,8 @@ class SandboxPool:
             now = time.monotonic()
             if worker.inflight:  # the next job starts now
                 worker.deadline = now + worker.inflight[0].job.timeout_s + GRACE_S
+            else:
+                self._idle(worker, now)
             pending.future.set_result(result)
             self._tend(worker.group, now)
             return
@@ -387,6 +399,7 @@ class SandboxPool:
             if fd >= 0 and fd in self._sel.get_map():
                 self._sel.unregister(fd)
         iso.kill_worker(worker.proc)
+        self._idle(worker, time.monotonic())
         if worker in worker.group.workers:
             worker.group.workers.remove(worker)
         if was == "starting":
@@ -402,6 +415,11 @@ class SandboxPool:
                     pending.requeued = True
                     worker.group.queue.appendleft(pending)
             worker.inflight.clear()
+
+    def _idle(self, worker: _Worker, now: float) -> None:
+        if worker.busy_since is not None:
+            self._busy_s += now - worker.busy_since
+            worker.busy_since = None
 
     def _shutdown(self) -> None:
         for group in self._groups.values():

@@ -357,6 +357,8 @@ def _unfinished(job: Job, header: dict) -> CallVerdict:
         return CallVerdict(Status.OUTPUT_TOO_LARGE, error="stdout+stderr over the output limit")
     if end == "results":
         return CallVerdict(Status.OUTPUT_TOO_LARGE, error="the job's results together are over the size limit")
+    if end == "done":
+        return CallVerdict(Status.KILLED, error="the job ended its result stream before the call finished")
     if end == "signal":
         sig = header.get("signal")
         cpu = header.get("cpu") or 0.0

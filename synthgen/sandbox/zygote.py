@@ -82,6 +82,7 @@ PRELOAD = [
 ]
 F_SETPIPE_SZ = 1031
 RESULT_POLL_S = 0.005
+MAX_EXITING = 4  # children left exiting at most; beyond, the zygote waits for the oldest
 _U32 = struct.Struct(">I")
 
 # ---------------------------------------------------------------------------------------------
@@ -122,6 +123,7 @@ class Zygote:
         self.base_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if self.new_pid else -1
         self.prep = ch.Prepared(mode, uid, gid, seed, None if mode == "unsafe" else "/tmp")
         self.prep.fixed_environment()
+        self.exiting = []  # children that finished their job and were answered for, not reaped yet
 
     def serve(self):
         while True:
@@ -144,6 +146,7 @@ class Zygote:
         (The zygote writes to as few objects as it can between forks: after each fork every page
         it writes to is copied or re-claimed by a page fault.)"""
         t0 = time.monotonic()
+        self._reap_exited()
         workdir = tempfile.mkdtemp(prefix="job-") if self.mode == "unsafe" else "/tmp"
         job_limits = self.prep.for_job(job)
         reads, writes = [], []  # results, stdout, stderr
@@ -176,12 +179,32 @@ class Zygote:
                 shutil.rmtree(workdir, ignore_errors=True)
         return _frame(b"D", header, res, out, err)
 
+    def _reap_exited(self):
+        """Reap the children answered for earlier; wait for the oldest if too many are still exiting."""
+        still = []
+        for pid in self.exiting:
+            try:
+                if not os.waitpid(pid, os.WNOHANG)[0]:
+                    still.append(pid)
+            except ChildProcessError:
+                pass
+        while len(still) > MAX_EXITING:
+            try:
+                os.waitpid(still.pop(0), 0)
+            except ChildProcessError:
+                pass
+        self.exiting = still
+
     def _supervise(self, pid, job, fds, t0):
         """Wait for the child within the wall clock, collecting its pipes; kill it if it must stop.
         Returns the header (JSON) and what the result, stdout and stderr pipes held.
 
-        The result pipe is big (1 MiB) and read on the child's exit or every RESULT_POLL_S, so a
-        short job costs one wake-up instead of one per call; output pipes are read as data comes.
+        The result pipe is big (1 MiB) and read when the child closes it (it does after its last
+        record, ["E"]), on its exit or every RESULT_POLL_S, so a short job costs one wake-up instead
+        of one per call; output pipes are read as data comes. A child that ended with ["E"] has
+        reported everything: the answer goes back at once and, while jobs are queued, the child is
+        killed and reaped by the next job, so a busy zygote never waits for a process's exit and
+        namespace teardown (milliseconds, mostly waiting in the kernel).
         """
         bufs = [bytearray(), bytearray(), bytearray()]  # by index: results, stdout, stderr
         totals = [0, 0, 0]
@@ -192,6 +215,7 @@ class Zygote:
         except (AttributeError, OSError):
             pidfd = -1
         poller = select.poll()
+        poller.register(fds[0], 0)  # no wake-up per record; POLLHUP once the child has closed it
         poller.register(fds[1], select.POLLIN)
         poller.register(fds[2], select.POLLIN)
         if pidfd >= 0:
@@ -209,10 +233,13 @@ class Zygote:
                 if reaped[0]:
                     break
                 reaped = None
-            exited = False
+            exited = closed = False
             for fd, _ in poller.poll(min(remaining * 1000.0, wait_ms)):
                 if fd == pidfd:
                     exited = True
+                elif fd == fds[0]:
+                    closed = True
+                    poller.unregister(fd)
                 elif not end:
                     i = 1 if fd == fds[1] else 2
                     end, eof = self._drain(fd, i, bufs, totals, job)
@@ -221,6 +248,11 @@ class Zygote:
             end = end or self._drain(fds[0], 0, bufs, totals, job)[0]
             if exited:
                 break
+            if closed and not end and bufs[0].endswith(ch.END_RECORD):
+                end = "done"  # every call reported: answer now, without waiting for the exit
+                break
+        if end == "done":
+            return self._answer_now(pid, pidfd, job, fds, bufs, totals, t0)
         if reaped is None:
             if end:
                 try:
@@ -241,6 +273,35 @@ class Zygote:
             os.WEXITSTATUS(status) if os.WIFEXITED(status) else "null",
             os.WTERMSIG(status) if os.WIFSIGNALED(status) else "null",
             usage.ru_utime + usage.ru_stime,
+            time.monotonic() - t0,
+            totals[1],
+            totals[2],
+        )
+        return header.encode(), bytes(bufs[0]), bytes(bufs[1]), bytes(bufs[2])
+
+    def _answer_now(self, pid, pidfd, job, fds, bufs, totals, t0):
+        """The header and pipes of a child that reported everything; it is killed (a job that wrote
+        ["E"] early ends there) and, while the host has the next job waiting, left for `_reap_exited`
+        (when idle, it is reaped first: no process outlives its answer then)."""
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.exiting.append(pid)
+        if not select.select([self.chan_in], [], [], 0)[0]:  # no job waiting: nothing to gain, reap now
+            for child in self.exiting:
+                try:
+                    os.waitpid(child, 0)
+                except ChildProcessError:
+                    pass
+            self.exiting = []
+        if pidfd >= 0:
+            os.close(pidfd)
+        end = None
+        for i in (1, 2):  # it flushed them before closing the result pipe: what is there is all
+            end = end or self._drain(fds[i], i, bufs, totals, job)[0]
+        header = '{"end":"%s","code":null,"signal":null,"cpu":null,"wall":%r,"out_total":%d,"err_total":%d}' % (
+            end or "done",
             time.monotonic() - t0,
             totals[1],
             totals[2],

@@ -107,6 +107,11 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
                 "overhead_sum_s": self.overhead_sum_s,
             }
 
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return  # a client that went away (killed, timed out) is not the server's error
+        super().handle_error(request, client_address)
+
     def stop(self) -> None:
         """Stop accepting, wake sleeping handlers, close open connections."""
         self.stopping.set()
@@ -297,6 +302,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 finish = "length"
             completion_tokens += max(1, estimate_tokens(reasoning) + estimate_tokens(content))
             choices.append(self._choice(index, content, reasoning, finish))
+        latency *= 1.0 + settings.latency_per_choice * (len(replies) - 1)
         return choices, completion_tokens, latency
 
     def _response(self, body, messages, choices, completion_tokens: int, request_seed: int, occurrence: int) -> dict:

@@ -41,7 +41,7 @@ from synthgen.record_checks import read_parts
 from synthgen.records import CHAIN_LINKS, PROBLEMS, table_from_rows
 from synthgen.shards import StageDir, file_metadata
 from synthgen.stages.readiness import read_input
-from synthgen.stages.turn_loop import Interrupted, Plan, TurnLoop, TurnStage
+from synthgen.stages.turn_loop import Interrupted, Plan, TurnLoop, TurnStage, read_rows
 from synthgen.stages.turns import TurnRequest
 
 __all__ = ["ChainStage", "Interrupted", "accepts", "assemble", "chain_bands", "load_start_problems", "replay", "run"]
@@ -123,7 +123,6 @@ def tries_by_chain(rows: pl.DataFrame | None) -> dict[str, dict[str, list[dict]]
 
 class ChainStage(TurnStage):
     name, units = STAGE, "chains"
-    resume_columns = ("valid", "pass_rate", "problem_id")
 
     def __init__(self, settings: ChainSettings):
         super().__init__(settings)
@@ -146,18 +145,20 @@ class ChainStage(TurnStage):
     def prepare(self) -> None:
         self.starts, self.input_meta = load_start_problems(self.settings)
 
-    def plan(self, on_disk: pl.DataFrame | None) -> Plan:
-        tried = tries_by_chain(on_disk)
-        finished, rows_left = set(), 0
+    def plan(self, parts: list[Path]) -> Plan:
+        tried = tries_by_chain(read_rows(parts, ["turn_id", "valid", "pass_rate", "problem_id"]))
+        finished, rows_left, redo = set(), 0, set()
         for start in self.starts["problem_id"].to_list():
             steps = tried.get(chain_id(start), {})
             if replay(start, steps, self.settings.tries, self.bands).finished:
                 finished.add(start)
             else:
                 rows_left += sum(len(rows) for rows in steps.values())
+                redo.update(row["turn_id"] for rows in steps.values() for row in rows)
         todo = (row for row in self.starts.iter_rows(named=True) if row["problem_id"] not in finished)
         left = self.starts.height - len(finished)
-        return Plan(todo, self.starts.height, len(finished), turns_todo=max(0, len(STEPS) * left - rows_left))
+        turns_todo = max(0, len(STEPS) * left - rows_left)
+        return Plan(todo, self.starts.height, len(finished), turns_todo=turns_todo, resumed_keys=redo)
 
     async def run_unit(self, start: dict, loop: TurnLoop) -> None:
         env = get_env(start["env"])
@@ -183,6 +184,7 @@ class ChainStage(TurnStage):
                     summary=summary,
                     target=(band.low, band.high),
                     key=f"{chain}:{level}:try{attempt}",
+                    turns_left=len(STEPS) - position + 1,
                 )
                 outcome = await loop.turn(req)
                 if outcome is None:  # the next step would build on a try that never finished

@@ -15,65 +15,21 @@ infrastructure stops there and is redone by the next run.
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
+from pathlib import Path
 
-import polars as pl
 from rich.console import Console
 
 from synthgen.config.generate import GenerateSettings
 from synthgen.envs import get_env
 from synthgen.shards import StageDir
+from synthgen.stages.generate_plan import Lineage, check_seed_files, plan_shard, stream_lineages
 from synthgen.stages.readiness import read_input
 from synthgen.stages.turn_loop import Interrupted, Plan, TurnLoop, TurnStage
 from synthgen.stages.turns import TurnRequest
 
-__all__ = ["GenerateStage", "Interrupted", "Lineage", "load_seeds", "plan", "run"]
+__all__ = ["GenerateStage", "Interrupted", "Lineage", "run"]
 
 STAGE = "generate"
-
-
-@dataclass(frozen=True)
-class Lineage:
-    seed_id: str
-    seed_text: str
-    env: str
-    index: int
-    single: bool
-
-    @property
-    def lineage_id(self) -> str:
-        return f"{self.seed_id}:{self.env}:{self.index}"
-
-
-def load_seeds(settings: GenerateSettings, console: Console | None = None) -> pl.DataFrame:
-    """The finished seeds (`input_dir`, else RUN_DIR/seeds), checked, one row per seed, sorted by id."""
-    return read_seeds(settings, console)[0]
-
-
-def read_seeds(settings: GenerateSettings, console: Console | None = None) -> tuple[pl.DataFrame, dict]:
-    """The seeds, and the metadata that records a partial input (empty when it was complete)."""
-    console = console or Console(stderr=True)
-    found = read_input(settings, "seeds", console, STAGE, hint=", or pass --input-dir")
-    frame = found.read(["seed_id", "text"])
-    frame = frame.unique("seed_id", keep="first").sort("seed_id")
-    if settings.max_seeds:
-        frame = frame.head(settings.max_seeds)
-    return frame, found.metadata()
-
-
-def plan(seeds: pl.DataFrame, settings: GenerateSettings) -> Iterator[Lineage]:
-    """This shard's lineages: seeds i, i+n, ... of the sorted seed list, each over its envs.
-
-    Environments go round-robin over the global seed order (seed k's lineage j gets environment
-    k + j), so every environment gets its share however the seeds are sharded.
-    """
-    envs = settings.envs
-    for index in range(settings.shard, seeds.height, settings.num_shards):
-        seed_id, text = seeds["seed_id"][index], seeds["text"][index]
-        for j in range(settings.lineages_per_seed):
-            yield Lineage(seed_id, text, envs[(index + j) % len(envs)], j, settings.single_turn > 0)
 
 
 def feedback_of(row: dict) -> str:
@@ -84,11 +40,10 @@ def feedback_of(row: dict) -> str:
 
 class GenerateStage(TurnStage):
     name, units = STAGE, "lineages"
-    resume_columns = ("lineage_id",)
 
     def __init__(self, settings: GenerateSettings):
         super().__init__(settings)
-        self.seeds: pl.DataFrame | None = None
+        self.seed_parts: list[Path] = []
 
     @property
     def turns_per_lineage(self) -> int:
@@ -98,18 +53,16 @@ class GenerateStage(TurnStage):
         return StageDir(self.settings.run_dir, STAGE)
 
     def prepare(self) -> None:
-        self.seeds, self.input_meta = read_seeds(self.settings)
+        found = read_input(self.settings, "seeds", Console(stderr=True), STAGE, hint=", or pass --input-dir")
+        self.seed_parts, self.input_meta = found.parts, found.metadata()
+        check_seed_files(self.seed_parts)
 
-    def plan(self, on_disk: pl.DataFrame | None) -> Plan:
+    def plan(self, parts: list[Path]) -> Plan:
         s, need = self.settings, self.turns_per_lineage
-        rows: Counter = Counter()
-        if on_disk is not None:  # single-turn samples `<lineage>:s<i>` count for their lineage
-            rows = Counter(on_disk["lineage_id"].str.replace(r":s\d+$", "").to_list())
-        total = len(range(s.shard, self.seeds.height, s.num_shards)) * s.lineages_per_seed
-        finished = sum(1 for count in rows.values() if count >= need)
-        # Lazy: a lineage (and its seed text as a Python string) exists only while it is scheduled.
-        todo = (item for item in plan(self.seeds, s) if rows.get(item.lineage_id, 0) < need)
-        return Plan(todo, total, finished, turns_todo=total * need - sum(rows.values()))
+        shard = plan_shard(self.seed_parts, parts, s, need)
+        todo = stream_lineages(self.seed_parts, shard.todo, s.envs, s.single_turn > 0)
+        turns_todo = shard.lineages_total * need - shard.rows_on_disk
+        return Plan(todo, shard.lineages_total, shard.lineages_done, turns_todo, shard.resumed_keys)
 
     async def run_unit(self, item: Lineage, loop: TurnLoop) -> None:
         env = get_env(item.env)
@@ -135,6 +88,7 @@ class GenerateStage(TurnStage):
                 previous=previous,
                 summary=summary,
                 feedback=feedback,
+                turns_left=turns - turn + 1,
             )
             outcome = await loop.turn(req)
             if outcome is None:  # later turns would build on a turn that never finished
@@ -149,7 +103,8 @@ class GenerateStage(TurnStage):
         """The paper's baseline: K independent first-turn samples of one teacher prompt."""
         k = self.settings.single_turn
         first = TurnRequest(item.lineage_id, item.seed_id, env, "single", 1, "first", "first", seed_text=item.seed_text)
-        answers = await loop.llm.complete("teacher", loop.runner.teacher_messages(first), k, key=first.turn_id)
+        messages = loop.runner.teacher_messages(first)
+        answers = await loop.llm.complete("teacher", messages, k, key=first.turn_id, priority=first.priority)
 
         async def sample(i: int, answer) -> None:
             req = TurnRequest(

@@ -13,7 +13,10 @@ is counted as far as it is written (`shards_done` says how far). Numbers:
 - pass-rate histograms per environment, of valid generated rows and of kept rows;
 - multi-turn against single-turn yield (kept problems per seed) when both modes are present;
 - token use per role (teacher, student: in and out) and tokens per kept problem; the chain
-  stage's own tokens separately. The count is the rows' token columns, as the generate stage's
+  stage's own tokens separately;
+- the generate stage's cost in the keys `synthgen plan` estimates: requests, prompt and completion
+  tokens, sandbox jobs, GPU-hours and wall time (at the throughput flags), and per kept problem.
+  The count is the rows' token columns, as the generate stage's
   live line and stats file count them: prompt tokens once per request, completion tokens
   (reasoning included) once per attempt.
 
@@ -34,11 +37,24 @@ from synthgen.config.stats import StatsSettings
 from synthgen.envs import reasons as R
 from synthgen.errors import UserError
 from synthgen.shards import StageDir
+from synthgen.stages import cost as costs
 from synthgen.stages.bin import histogram, sparkline
 from synthgen.stages.turn_report import TOKEN_COLUMNS as TOKENS
 from synthgen.stages.turn_report import TOKEN_RULE
 
-GENERATE_COLUMNS = ("turn_id", "seed_id", "lineage_id", "env", "mode", "turn", "valid", "reason", "pass_rate") + TOKENS
+GENERATE_COLUMNS = (
+    "turn_id",
+    "seed_id",
+    "lineage_id",
+    "env",
+    "mode",
+    "turn",
+    "valid",
+    "reason",
+    "pass_rate",
+    "scored",
+    "attempts",
+) + TOKENS
 
 
 def read_columns(stage: StageDir, columns: tuple[str, ...]) -> pl.DataFrame | None:
@@ -124,6 +140,8 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         out["turns"] = _turns(gen, kept_ids is not None)
         out["modes"] = _modes(gen, kept_ids is not None)
         out["tokens"] = _tokens(gen, len(kept_ids) if kept_ids is not None else None)
+        # The same keys as `synthgen plan` estimates, so that an estimate and its outcome compare.
+        out["cost"] = costs.counted(gen, len(kept_ids) if kept_ids is not None else None).as_dict(settings)
         if chain_tokens is not None:
             out["tokens"]["chain"] = chain_tokens
         out["pass_rate_histograms"] = {
@@ -306,6 +324,10 @@ def show(data: dict[str, Any], console: Console) -> None:
         )
         console.print(f"tokens: {TOKEN_RULE}")
         chain = tokens.get("chain")
+        if data.get("cost"):
+            from synthgen.stages.plan import cost_table
+
+            console.print(cost_table("cost of the generate stage (compare with synthgen plan)", data["cost"]))
         if chain:
             console.print(
                 "chain stage tokens (on top): "

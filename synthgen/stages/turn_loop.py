@@ -2,17 +2,25 @@
 
 A stage says *what* to do (a `TurnStage`: its folders, its plan of work units, what one unit
 does); `TurnLoop` says *how*: it opens the LLM client (with the shard's request cache) and the
-sandbox pool, resumes the shard from the rows already on disk, keeps up to `max_in_flight` units
-running, writes one row per finished turn through a buffered, atomic writer, shows live progress,
-and writes the shard's stats file.
+sandbox pool, resumes the shard from the rows already on disk, keeps units running, writes one
+row per finished turn through a buffered, atomic writer, shows live progress, and writes the
+shard's stats file.
 
     class MyStage(TurnStage):
         name, units = "generate", "lineages"
         def rows_dir(self): ...                          # where one row per finished turn goes
-        def plan(self, on_disk): return Plan(...)        # the units left, from the rows' keys
+        def plan(self, parts): return Plan(...)          # the units left, from the rows on disk
         async def run_unit(self, item, loop):            # one lineage / chain
             outcome = await loop.turn(TurnRequest(...))  # None: infrastructure failure, stop here
     TurnLoop(MyStage(settings), force=False, console=console).run()
+
+How the work flows: the request bound (`max_in_flight`) and the units in progress are separate.
+A unit spends part of its life in the sandbox and between turns, where it holds no request, so
+the loop keeps many more units going than there are slots (`max_active`, bounded by memory) and
+requests queue for the slots; the queue is what keeps the server full. Queued requests get a
+slot longest-remaining first (a TurnRequest's `turns_left`; synthgen.llm_slots), so units move
+at about the same pace and the run's tail drains with the server still full. The plan is
+consumed lazily and memory holds only the units in progress, whatever the shard's size.
 
 How a run ends:
 - every unit finished: the stage's `finish` writes its other outputs, the shard gets its `.done`
@@ -35,7 +43,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterable
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +60,7 @@ from synthgen.stages.turns import TurnOutcome, TurnRequest, TurnRunner
 from synthgen.stages.writer import ShardWriter
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_END = object()  # the plan has no more units
 # The unit a task works for (tasks a unit starts share it): did any of its turns fail?
 _UNIT_FAILED: ContextVar[list[bool]] = ContextVar("unit_failed")
 
@@ -68,6 +77,7 @@ class Plan:
     units_total: int  # units of the whole shard
     units_done: int  # units finished before this run
     turns_todo: int  # teacher turns the units left are expected to take (the stage corrects it live)
+    resumed_keys: set[str] = field(default_factory=set)  # turn ids on disk that the units left redo
 
 
 class TurnStage(ABC):
@@ -75,7 +85,6 @@ class TurnStage(ABC):
 
     name: str = ""  # "generate" | "chain": names the request cache, console lines, the stats file
     units: str = "units"  # what a unit is called on the progress line and in the stats file
-    resume_columns: tuple[str, ...] = ()  # row columns besides turn_id that `plan` needs (keys only)
 
     def __init__(self, settings):
         self.settings = settings
@@ -98,8 +107,9 @@ class TurnStage(ABC):
         """Read the inputs; runs before any output is touched (bad input -> UserError, exit 2)."""
 
     @abstractmethod
-    def plan(self, on_disk: pl.DataFrame | None) -> Plan:
-        """The units left, given the key columns of the rows already on disk (None: a fresh shard)."""
+    def plan(self, parts: list[Path]) -> Plan:
+        """The units left, given the shard's parts already on disk (none: a fresh shard). Read only
+        the columns needed (`read_rows`); `resumed_keys` names the rows the units left will redo."""
 
     @abstractmethod
     async def run_unit(self, item: Any, loop: TurnLoop) -> None:
@@ -173,9 +183,8 @@ class TurnLoop:
             max_rows=settings.max_buffer_rows,
             extra_meta={"settings": settings.hashed_view(), **stage.input_meta},
         )
-        on_disk = self.writer.resume(force=self.force, columns=stage.resume_columns)
-        plan = stage.plan(on_disk)
-        del on_disk
+        plan = stage.plan(self.writer.resume(force=self.force))
+        self.writer.skip(plan.resumed_keys)
         self.stats.units_total, self.stats.units_done = plan.units_total, plan.units_done
         if self.writer.written:
             self.console.print(
@@ -238,7 +247,7 @@ class TurnLoop:
                         enabled=settings.progress,
                     )
                     with self.progress:
-                        await self._keep_running(iter(plan.items), max(1, settings.max_in_flight), stop)
+                        await self._keep_running(iter(plan.items), settings.active_bound(), stop)
                 self._usage, self._usage_line = llm.usage.as_dict(), llm.usage.summary()
         finally:
             for signum in handled:
@@ -247,30 +256,45 @@ class TurnLoop:
         return caught
 
     async def _keep_running(self, pending, max_active: int, stop: asyncio.Event) -> None:
-        """Keep up to `max_active` units running; start no new one once `stop` is set."""
+        """Keep up to `max_active` units running; start no new one once `stop` is set.
+
+        Finished units report through a queue (not `asyncio.wait` over all of them), so a loop
+        over thousands of units costs the same per unit as one over a few."""
+        finished: asyncio.Queue[asyncio.Task] = asyncio.Queue()
         active: set[asyncio.Task] = set()
+        stopper = asyncio.create_task(stop.wait())
+        stopper.add_done_callback(finished.put_nowait)
         exhausted = False
-        while True:
-            while not exhausted and not stop.is_set() and len(active) < max_active:
-                item = next(pending, None)
-                if item is None:
-                    exhausted = True
-                    break
-                active.add(asyncio.create_task(self._unit(item)))
-            if not active:
-                return
-            stopper = asyncio.create_task(stop.wait())
-            done, _ = await asyncio.wait(active | {stopper}, timeout=0.5, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            while True:
+                while not exhausted and not stop.is_set() and len(active) < max_active:
+                    item = next(pending, _END)
+                    if item is _END:
+                        exhausted = True
+                        break
+                    task = asyncio.create_task(self._unit(item))
+                    task.add_done_callback(finished.put_nowait)
+                    active.add(task)
+                if not active:
+                    return
+                try:
+                    done = [await asyncio.wait_for(finished.get(), timeout=0.5)]
+                except asyncio.TimeoutError:
+                    done = []
+                while not finished.empty():
+                    done.append(finished.get_nowait())
+                for task in done:
+                    if task is not stopper:
+                        active.discard(task)
+                        task.result()  # a bug in one unit should fail the run loudly, not vanish
+                self.progress.refresh()
+                if stop.is_set():
+                    for task in active:
+                        task.cancel()
+                    await asyncio.gather(*active, return_exceptions=True)
+                    return
+        finally:
             stopper.cancel()
-            for task in done - {stopper}:
-                active.discard(task)
-                task.result()  # a bug in one unit should fail the run loudly, not vanish
-            self.progress.refresh()
-            if stop.is_set():
-                for task in active:
-                    task.cancel()
-                await asyncio.gather(*active, return_exceptions=True)
-                return
 
     async def _unit(self, item: Any) -> None:
         failed = [False]
@@ -291,6 +315,13 @@ class TurnLoop:
             for row in pl.read_parquet(part, columns=columns).iter_rows(named=True):
                 whole.record(row)
         return whole
+
+
+def read_rows(parts: list[Path], columns: list[str]) -> pl.DataFrame | None:
+    """`columns` of a shard's own parts (written by this stage under these settings), or None."""
+    if not parts:
+        return None
+    return pl.concat([pl.read_parquet(part, columns=columns) for part in parts], how="vertical_relaxed")
 
 
 def _catch_signals(stop: asyncio.Event, caught: list[int]) -> list[int]:

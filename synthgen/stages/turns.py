@@ -37,6 +37,12 @@ class TurnRequest:
     target: tuple[float, float] | None = None  # the pass-rate band the new problem should land in
     sample: int = 0  # which of several samples of one request this turn is (single-turn mode)
     key: str | None = None  # the turn's identity, when it differs from the lineage (chain tries)
+    turns_left: int = 1  # turns its unit has left, this one included: how soon its requests get a slot
+
+    @property
+    def priority(self) -> int:
+        """Requests the unit still has ahead at this turn's teacher request (two a turn): longest first."""
+        return 2 * max(1, self.turns_left)
 
     @property
     def turn_id(self) -> str:
@@ -88,7 +94,8 @@ class TurnRunner:
         """Run one turn; `completion` lets a caller pass a teacher answer it already holds."""
         row = self._base_row(req)
         if completion is None:
-            completion = (await self.llm.complete("teacher", self.teacher_messages(req), 1, key=req.turn_id))[0]
+            messages = self.teacher_messages(req)
+            [completion] = await self.llm.complete("teacher", messages, 1, key=req.turn_id, priority=req.priority)
         if completion.status == "infra":
             return TurnOutcome(row, infra=infra_kind(completion.error))
         row["teacher_model"] = getattr(completion, "model", None) or self.settings.teacher.model
@@ -114,7 +121,8 @@ class TurnRunner:
 
     async def _evaluate(self, row: dict[str, Any], req: TurnRequest, problem: Problem) -> TurnOutcome:
         m = self.settings.attempts
-        answers = await self.llm.complete("student", req.env.student_messages(problem), m, key=req.turn_id)
+        messages = req.env.student_messages(problem)
+        answers = await self.llm.complete("student", messages, m, key=req.turn_id, priority=req.priority - 1)
         failed = next((a for a in answers if a.status == "infra"), None)
         if failed is not None:  # the ok answers are cached; a re-run asks only for the missing ones
             return TurnOutcome(row, infra=infra_kind(failed.error))

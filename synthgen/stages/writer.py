@@ -2,16 +2,16 @@
 
 Rows are held in a bounded buffer and written as numbered part files of one shard; each part is
 atomic, so a crash loses at most the buffer, which the stage recomputes on resume (the request
-cache makes that free). `seen` holds the keys already on disk so a resumed run adds no
-duplicates.
+cache makes that free). `seen` holds the keys on disk of the units a run resumes, so it adds no
+duplicates; memory holds the buffer and those keys, never the whole shard.
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -43,8 +43,12 @@ class ShardWriter:
         self._next_part = 0
         self._last_flush = time.monotonic()
 
-    def resume(self, force: bool = False, columns: tuple[str, ...] = ()) -> pl.DataFrame | None:
-        """Load the keys (plus `columns`) of parts already written for this shard; check their settings."""
+    def resume(self, force: bool = False) -> list[Path]:
+        """The parts already written for this shard, their settings checked (none after `force`).
+
+        Nothing is loaded: `written` counts their rows from the footers, and the stage reads
+        what it needs from the parts (lazily, for a shard of a million lineages) and hands the
+        keys a resumed unit will produce again to `skip`."""
         self.stage.remove_stale_temps(self.shard)
         parts = self.stage.shard_parts(self.shard)
         if parts and force:
@@ -57,20 +61,20 @@ class ShardWriter:
                     f"{part} was written with other settings (hash {found} vs {self.settings_hash}); "
                     "use --force to start this shard again, or another --run-dir"
                 )
-        if not parts:
-            return None
-        self._next_part = 1 + max(int(p.name.rsplit(".part-", 1)[1].split(".")[0]) for p in parts)
-        wanted = list(dict.fromkeys((self.key, *columns)))
-        frame = pl.from_arrow(pa.concat_tables([pq.read_table(p, columns=wanted) for p in parts]))
-        self.seen = set(frame[self.key].to_list())
-        self.written = len(self.seen)
-        return frame
+        if parts:
+            self._next_part = 1 + max(int(p.name.rsplit(".part-", 1)[1].split(".")[0]) for p in parts)
+        self.written = sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
+        return parts
+
+    def skip(self, keys: set[str]) -> None:
+        """Keys already on disk that this run will produce again (units it resumes): not written twice."""
+        self.seen = keys
 
     def add(self, row: dict[str, Any]) -> bool:
         """Queue a row unless it is already on disk; flush when the buffer is full or old."""
         if row[self.key] in self.seen:
+            self.seen.discard(row[self.key])  # each key comes back once: memory shrinks as units resume
             return False
-        self.seen.add(row[self.key])
         self.buffer.append(row)
         if len(self.buffer) >= self.max_rows or time.monotonic() - self._last_flush > self.max_age_s:
             self.flush()

@@ -168,6 +168,14 @@ def test_fixed_latency_and_lognormal_draws():
     assert draw_latency(ScriptedServerSettings(latency_s=0.25), random.Random(1)) == 0.25
 
 
+def test_latency_grows_with_the_samples_a_request_asks_for(serve):
+    handle = serve(latency_s=0.02, latency_per_choice=0.5)
+    assert call(handle, body=chat("one"))[0] == 200
+    assert abs(handle.stats()["latency_sum_s"] - 0.02) < 1e-9
+    assert call(handle, body=chat("five", n=5))[0] == 200
+    assert abs(handle.stats()["latency_sum_s"] - (0.02 + 0.02 * 3)) < 1e-9  # x (1 + 0.5 x (5 - 1))
+
+
 def test_latency_is_served_concurrently(serve):
     handle = serve(latency_s=0.3)
     start = time.monotonic()

@@ -18,13 +18,17 @@ def seeds_run(tmp_path_factory):
 
 @pytest.fixture
 def scripted_server():
-    """Start a scripted (not a model) OpenAI-compatible server; yields a factory taking fault kwargs."""
+    """Start a scripted (not a model) OpenAI-compatible server; yields a factory taking fault kwargs.
+
+    In its own process: its problem bank parses Python with `ast` in its request threads, and
+    CPython 3.11's ast module keeps a recursion counter per interpreter, not per thread, so two
+    threads parsing at once can fail ("AST constructor recursion depth mismatch")."""
     from synthgen.scripted.launch import start_scripted_server
 
     handles = []
 
     def start(**faults):
-        handle = start_scripted_server(seed=faults.pop("seed", 0), **faults)
+        handle = start_scripted_server(seed=faults.pop("seed", 0), mode="process", **faults)
         handles.append(handle)
         return handle
 

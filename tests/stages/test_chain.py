@@ -28,7 +28,7 @@ def binned(tmp_path_factory, seeds_run):
 
     run_dir = tmp_path_factory.mktemp("chain-run")
     shutil.copytree(seeds_run / "seeds", run_dir / "seeds")
-    with start_scripted_server(seed=3) as server:
+    with start_scripted_server(seed=3, mode="process") as server:
         rc = run_guarded(
             app,
             [

@@ -165,6 +165,96 @@ def test_shards_partition_the_work(cli, seeds_run, tmp_path, scripted_server):
     assert split.select(COMPARED).equals(whole.select(COMPARED))
 
 
+def test_many_lineages_share_few_request_slots_longest_remaining_first_and_rows_do_not_change(
+    cli, seeds_run, tmp_path, scripted_server, monkeypatch
+):
+    import synthgen.llm
+    from synthgen.llm import request_seed
+
+    sent, post = [], synthgen.llm.post_chat
+
+    async def recording_post(client, body, timeout):  # inside a request slot: the order the server sees
+        sent.append((body.get("seed"), body.get("n", 1)))
+        return await post(client, body, timeout)
+
+    monkeypatch.setattr(synthgen.llm, "post_chat", recording_post)
+    runs = {}
+    for active in (1, 6):
+        server = scripted_server(latency_s=0.02)
+        sent.clear()
+        run_dir = _copy_seeds(seeds_run, tmp_path, f"active-{active}")
+        extra = ["--max-seeds", "3", "--lineages-per-seed", "2", "--max-in-flight", "1"]
+        rc, _, err = cli(
+            "generate", "--run-dir", run_dir, "--base-url", server.url, *ARGS[:4], *extra,
+            "--max-active", str(active), "--no-progress",
+        )  # fmt: skip
+        assert rc == 0, err
+        assert server.stats()["peak_in_flight"] == 1  # the request bound holds
+        rows = StageDir(run_dir, "generate").read().sort("turn_id")
+        lineage_of = {request_seed(t, 0): lid for t, lid in zip(rows["turn_id"], rows["lineage_id"])}
+        runs[active] = ([(lineage_of[seed], n) for seed, n in sent], rows)
+    # Wave 1: one lineage at a time holds the one slot, so the server sees each lineage in one block.
+    order = [lineage for lineage, _ in runs[1][0]]
+    assert len(set(order)) == 6 and order == sorted(order, key=order.index)
+    # Six lineages under way on one slot: every one's first teacher request (the most turns ahead of
+    # it) is served before any student request (n = M) of a lineage that got further.
+    first = runs[6][0][:6]
+    assert [n for _, n in first] == [1] * 6 and len({lineage for lineage, _ in first}) == 6
+    assert runs[6][1].select(COMPARED).equals(runs[1][1].select(COMPARED))  # the schedule changes no row
+
+
+def test_the_plan_reads_seeds_lazily_and_matches_the_sorted_seed_order(tmp_path):
+    """Seeds over two files with a repeated id: the shard's lineages (each with its text and its
+    environment), the finished and the started ones, as the sorted, deduplicated seed list says."""
+    import pyarrow as pa
+
+    from synthgen.config.generate import GenerateSettings
+    from synthgen.records import PROBLEMS, SEEDS, table_from_rows
+    from synthgen.shards import file_metadata
+    from synthgen.stages.generate_plan import plan_shard, stream_lineages
+
+    texts = [f"def f{i}(x):\n    return x + {i}\n" for i in range(9)]
+    seed_rows = [
+        dict(seed_id=f"id{(i * 7) % 9}", source="dir", origin="o", repo=None, path="p", start_line=1, end_line=2)
+        | dict(num_lines=2, text=texts[(i * 7) % 9])
+        for i in range(9)
+    ]
+    seeds = StageDir(tmp_path, "seeds")
+    for k, part in enumerate((seed_rows[:5], seed_rows[5:] + seed_rows[:1])):  # id0 twice
+        seeds.write_part("shard-00000-of-00001", k, table_from_rows(part, SEEDS), file_metadata("seeds", "h"))
+    settings = GenerateSettings(
+        run_dir=tmp_path, shard=1, num_shards=2, lineages_per_seed=2, max_seeds=8, envs=["induction", "deduction"]
+    )
+    sorted_ids = sorted({r["seed_id"] for r in seed_rows})[:8]
+    expected = {
+        f"{sid}:{settings.envs[(i + j) % 2]}:{j}": texts[int(sid[2:])]
+        for i, sid in enumerate(sorted_ids)
+        if i % 2 == 1
+        for j in range(2)
+    }
+    fresh = plan_shard(seeds.parts(), [], settings, 3)
+    got = {lin.lineage_id: lin.seed_text for lin in stream_lineages(seeds.parts(), fresh.todo, settings.envs, False)}
+    assert got == expected and fresh.lineages_total == len(expected) and fresh.lineages_done == 0
+    # One lineage finished (3 rows), one started (1 row): the first is skipped, the second redone.
+    finished, started = sorted(expected)[:2]
+    rows = [
+        dict.fromkeys(PROBLEMS.names)
+        | dict(turn_id=f"{lid}:t{t}", lineage_id=lid, seed_id="s", env="induction", mode="multi", turn=t)
+        | dict(valid=False, reason="format_error", attempts=8, scored=0, correct=0, format_failures=0)
+        | dict(infra_failures=0, strategy="first", settings_hash="g", teacher_model="m", student_model="m")
+        | dict.fromkeys(("teacher_tokens_in", "teacher_tokens_out", "student_tokens_in", "student_tokens_out"), 0)
+        for lid, turns in ((finished, 3), (started, 1))
+        for t in range(1, turns + 1)
+    ]
+    table = pa.Table.from_pylist(rows, schema=PROBLEMS)
+    done = StageDir(tmp_path, "generate")
+    done.write_part("shard-00001-of-00002", 0, table, file_metadata("generate", "g"))
+    resumed = plan_shard(seeds.parts(), done.parts(), settings, 3)
+    left = {lin.lineage_id for lin in stream_lineages(seeds.parts(), resumed.todo, settings.envs, False)}
+    assert left == set(expected) - {finished} and resumed.lineages_done == 1
+    assert resumed.resumed_keys == {f"{started}:t1"} and resumed.rows_on_disk == 4
+
+
 @pytest.mark.slow
 def test_kill_9_at_random_moments_then_resume_matches_uninterrupted(cli, seeds_run, tmp_path, scripted_server):
     server = scripted_server(latency="fixed", latency_s=0.01)
@@ -313,7 +403,7 @@ def reference(seeds_run, tmp_path_factory):
     from synthgen.scripted.launch import start_scripted_server
 
     run_dir = _copy_seeds(seeds_run, tmp_path_factory.mktemp("reference"))
-    with start_scripted_server(seed=0) as server:
+    with start_scripted_server(seed=0, mode="process") as server:
         rc = run_guarded(app, ["generate", "--run-dir", str(run_dir), "--base-url", server.url, "--no-progress", *ARGS])
     assert rc == 0
     return StageDir(run_dir, "generate").read().sort("turn_id")
@@ -405,7 +495,7 @@ def test_an_outage_mid_run_is_exit_3_then_a_rerun_completes(seeds_run, tmp_path,
     from synthgen.scripted.launch import start_scripted_server
 
     port = _free_port()
-    server = start_scripted_server(seed=0, port=port, latency="fixed", latency_s=0.1)
+    server = start_scripted_server(seed=0, port=port, latency="fixed", latency_s=0.1, mode="process")
     run_dir = _copy_seeds(seeds_run, tmp_path)
     cmd = [
         sys.executable,
@@ -432,7 +522,7 @@ def test_an_outage_mid_run_is_exit_3_then_a_rerun_completes(seeds_run, tmp_path,
     assert proc.returncode == 3, err
     assert "failed on infrastructure" in err and "Traceback" not in err
     _assert_unfinished(run_dir)
-    with start_scripted_server(seed=0, port=port):  # the server is back on the same address
+    with start_scripted_server(seed=0, port=port, mode="process"):  # the server is back on the same address
         final = subprocess.run(cmd, capture_output=True, text=True)
         assert final.returncode == 0, final.stderr
     rows = StageDir(run_dir, "generate").read().sort("turn_id")

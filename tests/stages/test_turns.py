@@ -29,7 +29,7 @@ class BankLLM:
     def __init__(self, fail: dict[str, str] | None = None):
         self.bank, self.fail, self.prompts = BankResponder(0), fail or {}, []
 
-    async def complete(self, role, messages, n=1, *, key=""):
+    async def complete(self, role, messages, n=1, *, key="", priority=0.0):
         self.prompts.append((role, messages[-1]["content"]))
         if role in self.fail:
             return [Completion("infra", "", "", None, 0, 0, 0.0, error=self.fail[role]) for _ in range(n)]
