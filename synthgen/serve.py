@@ -149,6 +149,14 @@ def make_handler(model: ChatModel):
     return Handler
 
 
+def run(settings) -> None:
+    """`synthgen serve` with its settings (synthgen.config.tools.ServeSettings); needs the train extra."""
+    from synthgen.train.preflight import require_train_extra
+
+    require_train_extra()
+    serve(settings.checkpoint, settings.host, settings.port, settings.served_model_name, settings.max_tokens_cap)
+
+
 def serve(checkpoint: Path, host: str, port: int, name: str | None, max_tokens_cap: int) -> None:
     from synthgen.errors import UserError
 

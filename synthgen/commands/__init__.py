@@ -1,6 +1,5 @@
-"""The command-line commands. Stage commands are derived from their settings models
-(synthgen.cli_flags); the tools (verify, sandbox, prompts) take plain flags.
-Imports here must stay cheap: stages, torch and TRL load inside the commands."""
+"""The command-line commands, each derived from its settings model (synthgen.cli_flags), so that
+every flag comes from one declaration. Imports here must stay cheap: stages, torch and TRL load inside the commands."""
 
 from __future__ import annotations
 
@@ -16,11 +15,11 @@ def register_all(app: typer.Typer) -> None:
         *evaluate.COMMANDS,
         scripted_server.COMMAND,
         *publish.COMMANDS,
+        *tools.COMMANDS,
     ]
     for command in settings_commands:
         command.register(app)
     slurm.register(app)
     # `config show slurm` prints the cluster settings every slurm sub-command shares.
     config.register(app, [*settings_commands, slurm.SHOW])
-    for module in (tools, prompts, evaluate):
-        module.register(app)
+    prompts.register(app)

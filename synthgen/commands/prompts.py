@@ -16,11 +16,11 @@ progression bands, the environment settings and the chain bands come from the co
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import typer
 
-from synthgen.cli_flags import config_settings
+from synthgen.cli_flags import SettingsCommand, config_settings
+from synthgen.config.tools import PromptsShowSettings
 
 prompts_app = typer.Typer(
     name="prompts",
@@ -31,40 +31,7 @@ prompts_app = typer.Typer(
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(prompts_app, name="prompts")
-
-
-@prompts_app.command("show")
-def show(
-    ctx: typer.Context,
-    env: str = typer.Option(..., "--env", help="Environment: induction, abduction, deduction or fuzzing."),
-    kind: str = typer.Option("first", "--kind", help="Teacher prompt kind: first, mutate or chain."),
-    seed_file: Path | None = typer.Option(
-        None, "--seed-file", help="First turn: a file whose text is the seed snippet."
-    ),
-    run_dir: Path | None = typer.Option(None, "--run-dir", help="Run directory holding the stored problem."),
-    problem_id: str | None = typer.Option(
-        None, "--problem-id", help="The stored problem's problem_id (with --run-dir)."
-    ),
-    problem_file: Path | None = typer.Option(
-        None,
-        "--problem",
-        help="A problem as a JSON file with its fields (as `synthgen verify` reads), or FILE.parquet:ROW.",
-    ),
-    pass_rate: float | None = typer.Option(
-        None, "--pass-rate", min=0.0, max=1.0, help="Make up the student summary with this pass rate (of 32 attempts)."
-    ),
-    strategy: str | None = typer.Option(
-        None,
-        "--strategy",
-        help="Override the strategy: easier, somewhat-easier, similar, harder (mutate); "
-        "chain-medium or chain-easy (chain, default chain-medium).",
-    ),
-    feedback: str | None = typer.Option(None, "--feedback", help="What was wrong with the teacher's last answer."),
-    student: bool = typer.Option(False, "--student", help="Show the student's messages for the problem instead."),
-    as_json: bool = typer.Option(False, "--json", help="Print the messages as a JSON list, exactly as sent."),
-) -> None:
+def show(settings: PromptsShowSettings, ctx: typer.Context) -> None:
     """Print the messages a turn would send for a seed or a stored problem."""
     from synthgen.config.chain import ChainSettings
     from synthgen.config.generate import GenerateSettings
@@ -72,29 +39,33 @@ def show(
     from synthgen.envs.preview import preview, problem_row, read_text
     from synthgen.errors import UserError
 
-    if kind not in ("first", "mutate", "chain"):
-        raise UserError(f"--kind must be first, mutate or chain, not {kind!r}")
-    settings = config_settings(ctx, ChainSettings if kind == "chain" else GenerateSettings)
+    s = settings
+    run_settings = config_settings(ctx, ChainSettings if s.kind == "chain" else GenerateSettings)
     try:
-        environment = get_env(env, settings.env)
+        environment = get_env(s.env, run_settings.env)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    row = problem_row(env, run_dir, problem_id, problem_file)
-    seed = read_text(seed_file) if seed_file else None
+    row = problem_row(s.env, s.stored_in, s.problem_id, s.problem)
+    seed = read_text(s.seed_file) if s.seed_file else None
     messages = preview(
         environment,
-        kind,
-        settings,
+        s.kind,
+        run_settings,
         seed_text=seed,
         row=row,
-        pass_rate=pass_rate,
-        strategy=strategy,
-        feedback=feedback,
-        student=student,
+        pass_rate=s.pass_rate,
+        strategy=s.strategy,
+        feedback=s.feedback,
+        student=s.student,
     )
-    if as_json:
+    if s.as_json:
         typer.echo(json.dumps(messages, indent=1, ensure_ascii=False))
         return
     for message in messages:
         typer.echo(f"===== {message['role']} =====")
         typer.echo(message["content"].rstrip("\n"))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(prompts_app, name="prompts")
+    SettingsCommand("show", PromptsShowSettings, show).register(prompts_app)

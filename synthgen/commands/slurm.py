@@ -17,7 +17,7 @@ from pathlib import Path
 import typer
 
 from synthgen.cli_flags import Alias, AppState, SettingsCommand, option
-from synthgen.config.slurm import SlurmSettings
+from synthgen.config.slurm import SlurmSettings, WaitReadySettings
 
 slurm_app = typer.Typer(
     name="slurm",
@@ -43,7 +43,7 @@ TRAIN_FLAGS = [
 
 def register(app: typer.Typer) -> None:
     app.add_typer(slurm_app, name="slurm")
-    for command in COMMANDS:
+    for command in [*COMMANDS, WAIT_READY]:
         command.register(slurm_app)
 
 
@@ -110,22 +110,9 @@ COMMANDS = [
     SettingsCommand("pipeline", SlurmSettings, pipeline, aliases=[SHARED], extras=[*TRAIN_FLAGS[1:], FORCE, DRY_RUN]),
 ]
 SHOW = SettingsCommand("slurm", SlurmSettings, lambda settings: None)
-
-
-@slurm_app.command("wait-ready")
-def wait_ready(
-    urls: list[str] = typer.Argument(..., help="Server URLs: .../v1 is probed at /v1/models, others as given."),
-    timeout: float = typer.Option(1800.0, "--timeout", min=0, help="Give up after this many seconds (exit 1)."),
-    interval: float = typer.Option(2.0, min=0.05, help="Seconds between polls."),
-    pid: int | None = typer.Option(None, help="Stop waiting (exit 1) when this server process has exited."),
-    api_key: str | None = typer.Option(None, envvar="OPENAI_API_KEY", help="Bearer token, if the server wants one."),
-) -> None:
-    """Wait until every server answers; exit 0 when ready, 1 on timeout or a dead server."""
-    import sys
-
-    from synthgen.slurm.ready import wait_ready as wait
-
-    ok, message = wait(urls, timeout, interval, pid, api_key)
-    print(f"wait-ready: {message}", file=sys.stdout if ok else sys.stderr, flush=True)
-    if not ok:
-        raise typer.Exit(1)
+WAIT_READY = SettingsCommand(
+    "wait-ready",
+    WaitReadySettings,
+    "synthgen.slurm.ready:run",
+    help="Wait until every server answers; exit 0 when ready, 1 on timeout or a dead server.",
+)

@@ -37,6 +37,10 @@ SECTIONS: frozenset[str] = frozenset(
         "scripted_server",
         "export",
         "report",
+        "verify",
+        "sandbox",
+        "prompts",
+        "serve",
     }
 )
 

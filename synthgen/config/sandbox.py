@@ -7,6 +7,9 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 MAX_WORKERS = 1024
+# A job's limits when nothing sets them (synthgen.sandbox.results.Job reads these too).
+JOB_TIMEOUT_S = 2.0
+JOB_MEMORY_MB = 512
 
 
 class SandboxSettings(BaseModel):
@@ -14,7 +17,9 @@ class SandboxSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     workers: int | None = Field(None, ge=1, le=MAX_WORKERS, description="sandbox worker processes (default: CPU count)")
-    timeout_s: float = Field(2.0, gt=0, le=600, description="wall-clock limit of one sandbox job, seconds")
-    memory_mb: int = Field(512, ge=32, le=65536, description="memory limit of one sandbox job, MiB")
+    timeout_s: float = Field(
+        JOB_TIMEOUT_S, gt=0, le=600, description="the wall-clock limit of one sandbox job, seconds"
+    )
+    memory_mb: int = Field(JOB_MEMORY_MB, ge=32, le=65536, description="memory limit of one sandbox job, MiB")
     allow_unsafe: bool = Field(False, description="accept the rlimits-only sandbox where no real isolation works")
     unhashed: ClassVar[frozenset[str]] = frozenset({"workers", "allow_unsafe"})

@@ -24,10 +24,13 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from synthgen.config.base import cli
+from synthgen.config.base import Settings, cli
 from synthgen.config.run import RunSettings
 
 _TIME_HELP = "Slurm time limit: MM, HH:MM:SS or D-HH:MM:SS"
+
+# How long a job waits for a server it started: loading a 120B model can take many minutes.
+READY_TIMEOUT_S = 1800.0
 
 
 class JobResources(BaseModel):
@@ -69,7 +72,7 @@ class VLLMServerSettings(BaseModel):
         description="start a server in each job that talks to a model; false (and "
         "no shared_url): jobs use the config's teacher/student URLs",
     )
-    ready_timeout_s: float = Field(1800.0, gt=0, description="how long a task waits for its server")
+    ready_timeout_s: float = Field(READY_TIMEOUT_S, gt=0, description="how long a task waits for its server")
 
 
 class GenerateJobSettings(JobResources):
@@ -119,7 +122,7 @@ class TrainJobSettings(JobResources):
             "http://{host}:{port}",
         ],
     )
-    ready_timeout_s: float = Field(1800.0, gt=0, description="how long training waits for its vLLM server")
+    ready_timeout_s: float = Field(READY_TIMEOUT_S, gt=0, description="how long training waits for its vLLM server")
 
 
 class SlurmSettings(RunSettings):
@@ -189,3 +192,23 @@ def _check_option(option: str) -> str:
     if not option.startswith("-") or "\n" in option:
         raise ValueError(f"an sbatch option starts with '-' and is one line, not {option!r}")
     return option
+
+
+class WaitReadySettings(Settings):
+    """`synthgen slurm wait-ready URL...`, which the job scripts run until their servers answer."""
+
+    urls: list[str] = Field(
+        json_schema_extra=cli(argument=True, metavar="URL..."),
+        description="server URLs: .../v1 is probed at /v1/models, others as given",
+    )
+    timeout_s: float = Field(
+        READY_TIMEOUT_S,
+        ge=0,
+        json_schema_extra=cli("--timeout"),
+        description="give up after this many seconds (exit 1)",
+    )
+    interval_s: float = Field(2.0, ge=0.05, json_schema_extra=cli("--interval"), description="seconds between polls")
+    pid: int | None = Field(None, description="stop waiting (exit 1) when this server process has exited")
+    api_key: str | None = Field(
+        None, json_schema_extra=cli(envvar="OPENAI_API_KEY"), description="bearer token, if the server wants one"
+    )

@@ -147,10 +147,13 @@ async def verify(problem: Problem, answer_text: str, env_settings, sandbox, trun
         pool.close()
 
 
-def run(
-    env_name: str | None, problem_spec: str, answer_spec: str, env_settings, sandbox, truncated: bool = False
-) -> int:
-    problem = load_problem(problem_spec, env_name)
-    answer = read_answer(answer_spec)
-    asyncio.run(verify(problem, answer, env_settings, sandbox, truncated=truncated))
+def run(settings) -> int:
+    """`synthgen verify` with its settings (synthgen.config.tools.VerifySettings)."""
+    from synthgen.config.base import ENV_NAMES
+
+    if settings.env_name is not None and settings.env_name not in ENV_NAMES:
+        raise UserError(f"unknown environment {settings.env_name!r}; choose from {', '.join(ENV_NAMES)}")
+    problem = load_problem(settings.problem, settings.env_name)
+    answer = read_answer(settings.answer)
+    asyncio.run(verify(problem, answer, settings.env, settings.sandbox, truncated=settings.truncated))
     return 0

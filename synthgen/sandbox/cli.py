@@ -14,13 +14,13 @@ a caller that waits for each answer. Results stream: at most a few per worker ar
 and each job's output and results are capped in total (sandbox.results.Limits), so memory stays
 flat whatever the jobs return. A reader that goes away (`synthgen sandbox - | head -1`) ends the
 run quietly with exit code 0. A malformed line stops the run
-after the results of the lines before it: one line on stderr, exit code 2. `run_cli` is the
-function the Typer app calls; `main` is a stand-alone entry point with the same behaviour.
+after the results of the lines before it: one line on stderr, exit code 2. `run(settings)` is
+what the command runs (its flags derive from synthgen.config.tools.SandboxRunSettings); `run_cli`
+serves any pair of streams; `main` is `synthgen sandbox` itself, for `python -m`.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import queue
@@ -29,6 +29,8 @@ import sys
 import threading
 from typing import IO
 
+from synthgen.config.sandbox import SandboxSettings
+from synthgen.config.tools import SandboxRunSettings
 from synthgen.errors import UserError
 from synthgen.sandbox import values
 from synthgen.sandbox.isolation import SandboxUnavailable
@@ -47,7 +49,7 @@ class SandboxSetupError(UserError):
     """No usable isolation here (e.g. bubblewrap missing and unsafe mode not allowed)."""
 
 
-def parse_job(line: str, lineno: int) -> tuple[object, Job]:
+def parse_job(line: str, lineno: int, limits: SandboxSettings | None = None) -> tuple[object, Job]:
     """(id, Job) from one input line; BadJobLine with the line number on any problem."""
 
     def bad(why: str) -> BadJobLine:
@@ -82,7 +84,8 @@ def parse_job(line: str, lineno: int) -> tuple[object, Job]:
             except ValueError as exc:
                 raise bad(f"expected[{i}]: {exc}") from None
         expected = tuple(encoded)
-    timeout_s, memory_mb = obj.get("timeout_s", 2.0), obj.get("memory_mb", 512)
+    limits = limits or SandboxSettings()
+    timeout_s, memory_mb = obj.get("timeout_s", limits.timeout_s), obj.get("memory_mb", limits.memory_mb)
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)):
         raise bad("'timeout_s' must be a number")
     if isinstance(memory_mb, bool) or not isinstance(memory_mb, int):
@@ -101,13 +104,19 @@ def _result_line(job_id, result) -> str:
     return safe_text(json.dumps(out, ensure_ascii=False))
 
 
-def run_cli(
-    input_stream: IO[str],
-    output_stream: IO[str],
-    workers: int | None = None,
-    allow_unsafe: bool = False,
-    isolation: str = "auto",
-) -> int:
+def run(settings: SandboxRunSettings) -> int:
+    """Run the jobs of settings.file (- for standard input) to standard output."""
+    if settings.file == "-":
+        return run_cli(sys.stdin, sys.stdout, settings)
+    try:
+        stream = open(settings.file, encoding="utf-8")  # noqa: SIM115 (opened apart to report it in one line)
+    except OSError as exc:
+        raise UserError(f"cannot read {settings.file}: {exc.strerror}") from None
+    with stream:
+        return run_cli(stream, sys.stdout, settings)
+
+
+def run_cli(input_stream: IO[str], output_stream: IO[str], settings: SandboxRunSettings | None = None) -> int:
     """Run every job line of `input_stream`; write result lines to `output_stream`. Returns 0.
 
     Raises BadJobLine (a UserError) for malformed input, after writing the results of the lines
@@ -116,7 +125,8 @@ def run_cli(
     the next line. A closed output (BrokenPipeError) stops the run and returns 0.
     """
     try:
-        pool = SandboxPool(workers, isolation=isolation, allow_unsafe=allow_unsafe)
+        settings = settings or SandboxRunSettings()
+        pool = SandboxPool(settings.workers, isolation=settings.isolation, allow_unsafe=settings.allow_unsafe)
     except SandboxUnavailable as exc:
         raise SandboxSetupError(f"{exc} (install bubblewrap, or accept no isolation with --allow-unsafe)") from None
     restore = _sigterm_as_exit()
@@ -141,7 +151,7 @@ def run_cli(
             if failed:
                 break
             if line.strip():
-                job_id, job = parse_job(line, lineno)
+                job_id, job = parse_job(line, lineno, settings)
                 due.put((job_id, pool.submit(job)))
     except BadJobLine:
         raise  # the lines before it still get their results (below)
@@ -188,28 +198,10 @@ def _sigterm_as_exit():
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="synthgen sandbox", description=__doc__.split("\n\n")[0])
-    parser.add_argument("file", nargs="?", default="-", help="JSON-lines jobs (default: stdin)")
-    parser.add_argument("--workers", type=int, default=None, help="zygote workers (default: CPU count)")
-    parser.add_argument("--allow-unsafe", action="store_true", help="accept rlimits-only when nothing stronger works")
-    args = parser.parse_args(argv)
-    try:
-        if args.file == "-":
-            return run_cli(sys.stdin, sys.stdout, args.workers, args.allow_unsafe)
-        try:
-            stream = open(args.file, encoding="utf-8")  # noqa: SIM115 (opened apart to report it in one line)
-        except OSError as exc:
-            raise UserError(f"cannot read {args.file}: {exc.strerror}") from None
-        with stream:
-            return run_cli(stream, sys.stdout, args.workers, args.allow_unsafe)
-    except UserError as exc:
-        print(f"synthgen sandbox: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("synthgen sandbox: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # the reader went away (e.g. `| head`)
-        return 0
+    """`python -m synthgen.sandbox.cli ARGS` is `synthgen sandbox ARGS`: the same flags, errors and exit codes."""
+    from synthgen.cli import app, run_guarded
+
+    return run_guarded(app, ["sandbox", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

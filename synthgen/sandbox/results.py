@@ -16,6 +16,7 @@ import struct
 from dataclasses import dataclass, field
 from enum import Enum
 
+from synthgen.config.sandbox import JOB_MEMORY_MB, JOB_TIMEOUT_S
 from synthgen.sandbox import values
 from synthgen.text import safe_text
 
@@ -58,8 +59,8 @@ class Job:
     code: str
     calls: tuple[str, ...]
     expected: tuple[str | None, ...] | None = None
-    timeout_s: float = 2.0
-    memory_mb: int = 512
+    timeout_s: float = JOB_TIMEOUT_S
+    memory_mb: int = JOB_MEMORY_MB
     stdin: str | None = None
     _expected_forms: tuple = field(default=(), init=False, repr=False, compare=False)
 
@@ -96,7 +97,7 @@ class Job:
         object.__setattr__(self, "_expected_forms", tuple(forms))
 
     @classmethod
-    def program(cls, code: str, stdin: str, *, timeout_s: float = 2.0, memory_mb: int = 512) -> Job:
+    def program(cls, code: str, stdin: str, *, timeout_s: float = JOB_TIMEOUT_S, memory_mb: int = JOB_MEMORY_MB) -> Job:
         """A program job: `code` run as a script with `stdin` as its standard input."""
         return cls(code, (), timeout_s=timeout_s, memory_mb=memory_mb, stdin=stdin)
 

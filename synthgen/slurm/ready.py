@@ -64,3 +64,12 @@ def wait_ready(
         if now >= deadline:
             return False, f"not ready after {timeout_s:g} s: {', '.join(waiting)}"
         time.sleep(max(0.05, min(interval_s, deadline - now)))
+
+
+def run(settings) -> int:
+    """`synthgen slurm wait-ready`: 0 when every server answers, 1 on timeout or a dead server."""
+    import sys
+
+    ok, message = wait_ready(settings.urls, settings.timeout_s, settings.interval_s, settings.pid, settings.api_key)
+    print(f"wait-ready: {message}", file=sys.stdout if ok else sys.stderr, flush=True)
+    return 0 if ok else 1

@@ -5,12 +5,21 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from synthgen.cli import app
+from synthgen.cli import app, command_tree
 from synthgen.cli_flags import model_flags
-from synthgen.commands import slurm, stages, train
+from synthgen.commands import evaluate, publish, scripted_server, slurm, stages, tools, train
 from synthgen.config.generate import GenerateSettings
 
-SETTINGS_COMMANDS = [*stages.COMMANDS, train.COMMAND, *slurm.COMMANDS]
+SETTINGS_COMMANDS = [
+    *stages.COMMANDS,
+    train.COMMAND,
+    *evaluate.COMMANDS,
+    *publish.COMMANDS,
+    scripted_server.COMMAND,
+    *tools.COMMANDS,
+    *slurm.COMMANDS,
+    slurm.WAIT_READY,
+]
 
 
 def shown(out: str) -> dict:
@@ -25,6 +34,19 @@ def test_every_flag_has_help_and_one_name(command):
     assert len(names) == len(set(names)), "a flag name is declared twice"
     for flag in flags:
         assert flag.help.strip(" .") and not flag.help.startswith("["), f"{flag.names[0]} has no help"
+
+
+def test_every_command_is_derived_from_a_settings_model():
+    """No command declares its own flags beside a model (where defaults would drift apart)."""
+
+    def leaves(command, path):
+        for name, sub in getattr(command, "commands", {}).items():
+            yield from leaves(sub, [*path, name])
+        if not getattr(command, "commands", None):
+            yield " ".join(path), command
+
+    plain = [path for path, c in leaves(command_tree(app), []) if "SettingsCommand" not in c.callback.__qualname__]
+    assert plain == []
 
 
 def test_every_field_has_a_flag_unless_it_cannot_be_typed():

@@ -158,7 +158,7 @@ def test_bad_requests_are_one_line_errors(cli, tmp_path):
     problem = EXAMPLES / "deduction" / "problem.json"
     cases = [
         (("--env", "golf"), "unknown environment 'golf'"),
-        (("--env", "deduction", "--kind", "rewrite"), "--kind must be first, mutate or chain"),
+        (("--env", "deduction", "--kind", "rewrite"), "'rewrite' is not one of 'first', 'mutate', 'chain'"),
         (("--env", "deduction", "--kind", "mutate"), "this needs a problem"),
         (("--env", "deduction", "--problem", problem), "starts from a seed"),
         (

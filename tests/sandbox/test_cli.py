@@ -11,6 +11,7 @@ import threading
 
 import pytest
 
+from synthgen.config.tools import SandboxRunSettings
 from synthgen.errors import UserError
 from synthgen.sandbox.cli import BadJobLine, parse_job, run_cli
 
@@ -19,7 +20,9 @@ def _run(lines: list[str]) -> tuple[list[dict], Exception | None]:
     out = io.StringIO()
     error = None
     try:
-        run_cli(io.StringIO("".join(line + "\n" for line in lines)), out, workers=2, isolation="bwrap")
+        run_cli(
+            io.StringIO("".join(line + "\n" for line in lines)), out, SandboxRunSettings(workers=2, isolation="bwrap")
+        )
     except UserError as exc:
         error = exc
     return [json.loads(line) for line in out.getvalue().splitlines()], error
