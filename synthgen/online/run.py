@@ -120,24 +120,24 @@ def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluat
     from synthgen.online.session import OnlineSession
     from synthgen.online.trainer import OnlineGRPOTrainer
     from synthgen.train.data import env_prompt
-    from synthgen.train.preflight import check_model
     from synthgen.train.quiet import install_progress
-    from synthgen.train.recipe import build_grpo_config, describe, load_recipe, require_learning_rate
+    from synthgen.train.recipe import build_grpo_config, describe
     from synthgen.train.rewards import EnvScorer, SandboxReward
-    from synthgen.train.run import _add_periodic_eval, grpo_overrides, output_dir, resolve_max_steps
+    from synthgen.train.run import (
+        _add_periodic_eval,
+        grpo_overrides,
+        output_dir,
+        recipe_and_model,
+        recipe_origin,
+        resolve_max_steps,
+    )
 
     started = time.time()
     for name in ("httpx", "httpx2"):  # one INFO line per LLM request otherwise
         logging.getLogger(name).setLevel(logging.WARNING)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     check_online(settings, world)
-    recipe = load_recipe(settings.recipe)
-    where = f"recipe {settings.recipe}" if settings.recipe else "no --recipe"
-    recipe["learning_rate"] = require_learning_rate(recipe, settings.learning_rate, where)
-    model = settings.model or recipe.get("model_name_or_path")
-    if not model:
-        raise UserError("no model: pass --model PATH (or model_name_or_path in the recipe)")
-    model = check_model(str(model))
+    recipe, model = recipe_and_model(settings)
     out = output_dir(settings)
     max_steps = resolve_max_steps(settings, recipe)
     prompt_fn = prompt_fn or env_prompt
@@ -147,7 +147,7 @@ def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluat
     if "dataloader_num_workers" in recipe and recipe["dataloader_num_workers"]:
         log.warning("online: dataloader_num_workers set to 0 (the pool grows in this process)")
     recipe["dataloader_num_workers"] = 0
-    args = build_grpo_config(recipe, grpo_overrides(settings, out, max_steps, recipe), where=where)
+    args = build_grpo_config(recipe, grpo_overrides(settings, out, max_steps, recipe), where=recipe_origin(settings))
     seeds = load_seeds(settings)
     own_pool = None
     if scorer is None:

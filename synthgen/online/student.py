@@ -63,31 +63,18 @@ class InProcessStudent:
         return await asyncio.to_thread(self._generate, messages, n, key)
 
     def _generate(self, messages: list[dict], n: int, key: str) -> list[Completion]:
-        import torch
-        from trl.models import unwrap_model_for_generation
+        from synthgen.train.evaluation import policy_sampler
 
-        from synthgen.train.evaluation import in_process_generate
-
-        t = self.trainer
-        with self._lock, torch.random.fork_rng(devices=[]):
-            # Seeded by the request key, in a forked RNG: the same request samples the same answers
-            # (resume), and the training run's own random stream is not moved.
-            torch.manual_seed(request_seed(key, 0) or 0)
-            with unwrap_model_for_generation(t.model_wrapped, t.accelerator) as model:
-                was_training = model.training
-                model.eval()
-                try:
-                    generate = in_process_generate(
-                        model,
-                        t.processing_class,
-                        t.eos_token_ids,
-                        temperature=self.temperature,
-                        max_new_tokens=self.max_tokens,
-                        batch_completions=n,
-                    )
-                    [answers] = generate([messages], n)
-                finally:
-                    model.train(was_training)
+        # Seeded by the request key: the same request samples the same answers (resume), and the
+        # training run's own random stream is not moved.
+        seed = request_seed(key, 0) or 0
+        with (
+            self._lock,
+            policy_sampler(
+                self.trainer, temperature=self.temperature, max_new_tokens=self.max_tokens, batch=n, seed=seed
+            ) as generate,
+        ):
+            [answers] = generate([messages], n)
         name = f"policy@step-{self.policy_step}"
         return [
             Completion("truncated" if cut else "ok", text, "", "length" if cut else "stop", 0, 0, 0.0, model=name)

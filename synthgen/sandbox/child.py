@@ -429,12 +429,17 @@ def _run_program(job):
     except BaseException as exc:
         record = (0, "exception", None, _describe(exc))
         del exc
+    _flush_prints()
+    _emit_call(*record)
+
+
+def _flush_prints():
+    """What the job printed goes out before its record, whatever state it left the streams in."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except BaseException:
             pass
-    _emit_call(*record)
 
 
 def _run_calls(job):
@@ -467,9 +472,5 @@ def _run_calls(job):
         except BaseException as exc:
             record = (i, "exception", None, _describe(exc))
             del exc
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except BaseException:
-                pass
+        _flush_prints()
         _emit_call(*record)

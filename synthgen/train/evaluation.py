@@ -25,6 +25,7 @@ each split), or returns counts on one process and nothing on the others.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -88,6 +89,36 @@ class HeldOutEvaluator:
             mine = [r for r in rewards[i * self.samples : (i + 1) * self.samples] if r is not None]
             out[b].append((len(mine), sum(1 for r in mine if float(r) >= 0.5)))
         return out
+
+
+@contextlib.contextmanager
+def policy_sampler(trainer, *, temperature: float, max_new_tokens: int, batch: int, seed: int | None = None):
+    """`generate` (as in_process_generate) on the trainer's current weights, in eval mode, inside a
+    forked RNG (seeded with `seed` when given): sampling never moves the training run's own
+    random stream, and the model goes back to training mode after."""
+    import torch
+    from trl.models import unwrap_model_for_generation
+
+    devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+    with (
+        torch.random.fork_rng(devices=devices),
+        unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator) as model,
+    ):
+        if seed is not None:
+            torch.manual_seed(seed)
+        was_training = model.training
+        model.eval()
+        try:
+            yield in_process_generate(
+                model,
+                trainer.processing_class,
+                trainer.eos_token_ids,
+                temperature=temperature,
+                max_new_tokens=max_new_tokens,
+                batch_completions=batch,
+            )
+        finally:
+            model.train(was_training)
 
 
 def in_process_generate(
@@ -177,36 +208,19 @@ class PeriodicEval(TrainerCallback):
         return control
 
     def evaluate(self, step: int) -> dict[tuple[str, str, int], tuple[float | None, int]]:
-        import torch
         from accelerate.utils import gather_object
-        from trl.models import unwrap_model_for_generation
 
         t = self.trainer
-        devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
-        # fork_rng: evaluation draws must not shift the training run's random stream.
-        with (
-            torch.random.fork_rng(devices=devices),
-            unwrap_model_for_generation(t.model_wrapped, t.accelerator) as model,
-        ):
-            was_training = model.training
-            model.eval()
-            try:
-                generate = in_process_generate(
-                    model,
-                    t.processing_class,
-                    t.eos_token_ids,
-                    temperature=self.temperature,
-                    max_new_tokens=self.max_new_tokens,
-                    batch_completions=max(t.args.per_device_train_batch_size, 1),
-                )
-                local = [
-                    (ev.name, split, n, c)
-                    for ev in self.evaluators
-                    for split, counts in ev.evaluate(generate, step).items()
-                    for n, c in counts
-                ]
-            finally:
-                model.train(was_training)
+        batch = max(t.args.per_device_train_batch_size, 1)
+        with policy_sampler(
+            t, temperature=self.temperature, max_new_tokens=self.max_new_tokens, batch=batch
+        ) as generate:
+            local = [
+                (ev.name, split, n, c)
+                for ev in self.evaluators
+                for split, counts in ev.evaluate(generate, step).items()
+                for n, c in counts
+            ]
         counts: dict[tuple[str, str], list[tuple[int, int]]] = {}
         for suite, split, n, c in gather_object(local):
             counts.setdefault((suite, split), []).append((n, c))

@@ -53,6 +53,26 @@ def check_bins(schedule: Schedule | None, counts: dict[str, int], policy: str) -
     return missing
 
 
+def recipe_origin(settings) -> str:
+    """Where the recipe came from, for error messages."""
+    return f"recipe {settings.recipe}" if settings.recipe else "no --recipe"
+
+
+def recipe_and_model(settings) -> tuple[dict[str, Any], str]:
+    """The run's recipe with an explicit learning rate, and its model, checked before anything loads."""
+    from synthgen.train.preflight import check_model
+    from synthgen.train.recipe import load_recipe, require_learning_rate
+
+    recipe = load_recipe(settings.recipe)
+    where = recipe_origin(settings)
+    # A number, never TRL's default (YAML 1.1 reads `6e-8` as a string: it is converted here).
+    recipe["learning_rate"] = require_learning_rate(recipe, settings.learning_rate, where)
+    model = settings.model or recipe.get("model_name_or_path")
+    if not model:
+        raise UserError("no model: pass --model PATH (or model_name_or_path in the recipe)")
+    return recipe, check_model(str(model))
+
+
 def resolve_max_steps(settings, recipe: dict[str, Any]) -> int:
     if settings.max_steps:
         return settings.max_steps
@@ -111,19 +131,11 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
         raise UserError("this is the offline trainer; an --online run goes through synthgen.online.run.run_online")
     from synthgen.train.data import bin_counts, env_prompt, to_dataset
     from synthgen.train.plan import plan_data
-    from synthgen.train.preflight import check_model
-    from synthgen.train.recipe import build_grpo_config, describe, load_recipe, require_learning_rate
+    from synthgen.train.recipe import build_grpo_config, describe
     from synthgen.train.rewards import EnvScorer
 
     started = time.time()
-    recipe = load_recipe(settings.recipe)
-    where = f"recipe {settings.recipe}" if settings.recipe else "no --recipe"
-    # A number, never TRL's default (YAML 1.1 reads `6e-8` as a string: it is converted here).
-    recipe["learning_rate"] = require_learning_rate(recipe, settings.learning_rate, where)
-    model = settings.model or recipe.get("model_name_or_path")
-    if not model:
-        raise UserError("no model: pass --model PATH (or model_name_or_path in the recipe)")
-    model = check_model(str(model))
+    recipe, model = recipe_and_model(settings)
     out = output_dir(settings)
     max_steps = resolve_max_steps(settings, recipe)
     spec = curriculum_spec(settings.curriculum, max_steps, settings.frontier)
@@ -147,7 +159,7 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
             missing,
             scoped,
         )
-    args = build_grpo_config(recipe, grpo_overrides(settings, out, max_steps, recipe), where=where)
+    args = build_grpo_config(recipe, grpo_overrides(settings, out, max_steps, recipe), where=recipe_origin(settings))
     _warn_about_schedule(args, max_steps)
     dataset = to_dataset(rows, prompt_fn)
     if scorer is None:
