@@ -21,15 +21,10 @@ from synthgen.config.stats import StatsSettings
 
 
 def plan(settings: PlanSettings, ctx: typer.Context) -> None:
-    """`synthgen plan [CONFIG]`: CONFIG (else --config) describes the run; its plan: section applies too."""
-    from synthgen.config.base import SECTIONS, load_config_file, resolve_settings
+    """`synthgen plan [CONFIG]`: the run's config comes as the argument or as --config."""
     from synthgen.stages.plan import run
 
-    state: AppState = ctx.find_object(AppState) or AppState()
-    if settings.config is not None and state.config_path is None:  # flags still win over the file
-        given = {name: getattr(settings, name) for name in settings.model_fields_set}
-        settings = resolve_settings(PlanSettings, load_config_file(settings.config), given, known_sections=SECTIONS)
-    run(settings, state.config_path)
+    run(settings, (ctx.find_object(AppState) or AppState()).config_path)
 
 
 COMMANDS = [

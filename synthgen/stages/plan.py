@@ -120,6 +120,11 @@ def plan(settings: PlanSettings, config_path: Path | None) -> dict:
 
 
 def run(settings: PlanSettings, config_path: Path | None = None) -> dict:
+    """`synthgen plan [CONFIG]`: CONFIG (else the global --config) describes the run, and its own
+    plan: section applies as --config's would; flags still win over the file."""
+    if settings.config is not None and config_path is None:
+        given = {name: getattr(settings, name) for name in settings.model_fields_set}
+        settings = resolve_settings(PlanSettings, load_config_file(settings.config), given, known_sections=SECTIONS)
     out = plan(settings, config_path)
     if settings.as_json:
         print(json.dumps(out, indent=1, sort_keys=True))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import deduction_rows, write_binned
+from train_helpers import deduction_rows, write_binned
 
 from synthgen import records
 from synthgen.errors import UserError

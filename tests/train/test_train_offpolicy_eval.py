@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("trl")
 
-from conftest import deduction_rows  # noqa: E402
 from grpo_worker import FakeScorer, fake_prompt  # noqa: E402
+from train_helpers import deduction_rows  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.train]
 

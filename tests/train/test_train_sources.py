@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import deduction_rows, write_binned
+from train_helpers import deduction_rows, write_binned
 
 from synthgen.curriculum import get_schedule, schedule_from_dict
 from synthgen.errors import UserError

@@ -1,0 +1,41 @@
+"""What `synthgen train` does with its settings and its action flags: print a plan or a schedule,
+write a tiny model, or train (offline curriculum, or `--online`). torch and TRL load only here."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from synthgen.errors import UserError
+
+
+def run(settings, show_schedule: str | None, make_tiny_model: Path | None, dry_run: bool) -> None:
+    if dry_run:
+        if not settings.online.enabled:
+            raise UserError("--dry-run prints the plan of an --online run; add --online")
+        from synthgen.online.plan import describe_plan
+
+        print(describe_plan(settings))
+        return
+    if show_schedule is not None:
+        from synthgen.curriculum import describe_schedule
+
+        print(describe_schedule(show_schedule, settings.max_steps))
+        return
+    from synthgen.train.preflight import require_train_extra
+
+    require_train_extra()
+    from synthgen.train.quiet import quiet_libraries
+
+    quiet_libraries()  # before anything loads: no progress bars for shards and maps, no library noise
+    if make_tiny_model is not None:
+        from synthgen.train.tiny import make_tiny_model as build
+
+        print(f"tiny model written to {build(make_tiny_model)}")
+        return
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if settings.online.enabled:
+        from synthgen.online.run import run_online as train
+    else:
+        from synthgen.train.run import run as train
+    print(f"train: checkpoints and metrics in {train(settings)}")

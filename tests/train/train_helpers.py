@@ -1,0 +1,70 @@
+"""Data for the train tests: deduction problems per bin and a binned folder, as the bin stage writes it.
+
+Tests import these from here (`from train_helpers import ...`), not from conftest: with several
+test folders, a module named `conftest` is whichever folder's was imported first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+BINS = ("easy", "easy_medium", "medium", "hard")
+PER_BIN = 4
+
+
+def deduction_rows(bin_name: str, n: int = PER_BIN) -> list[dict]:
+    """n deduction problems `f(x) = x * k + c` with gold outputs in the sandbox's encoding."""
+    from synthgen import records
+    from synthgen.sandbox.values import encode
+
+    rows = []
+    for i in range(n):
+        k, c = BINS.index(bin_name) + 2, i
+        code = f"def f(x):\n    return x * {k} + {c}\n"
+        inputs = [str(i + 1)]
+        rows.append(
+            {
+                "turn_id": f"{bin_name}/{i}",
+                "problem_id": records.problem_id("deduction", code, inputs, ""),
+                "seed_id": "seed",
+                "lineage_id": f"lin-{bin_name}-{i}",
+                "env": "deduction",
+                "mode": "multi",
+                "turn": 1,
+                "code": code,
+                "inputs": inputs,
+                "outputs": [encode((i + 1) * k + c)],
+                "valid": True,
+                "reason": "ok",
+                "pass_rate": 0.5,
+                "attempts": 32,
+                "scored": 32,
+                "correct": 16,
+                "format_failures": 0,
+                "infra_failures": 0,
+                "teacher_tokens_in": 0,
+                "teacher_tokens_out": 0,
+                "student_tokens_in": 0,
+                "student_tokens_out": 0,
+                "teacher_model": "t",
+                "student_model": "s",
+                "settings_hash": "test",
+                "difficulty": bin_name,
+            }
+        )
+    return rows
+
+
+def write_binned(root: Path, bins=BINS, n: int = PER_BIN) -> Path:
+    """`root/bin/<difficulty>/part-00000.parquet`, as the bin stage lays it out."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from synthgen import records
+
+    schema = records.with_fields(records.PROBLEMS, [pa.field("difficulty", pa.string(), nullable=False)])
+    for b in bins:
+        folder = root / "bin" / b
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(records.table_from_rows(deduction_rows(b, n), schema), folder / "part-00000.parquet")
+    return root / "bin"
