@@ -130,3 +130,15 @@ def test_each_result_comes_before_the_next_line_is_sent(needs_bwrap):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_the_command_limits_apply_to_lines_that_set_none(tmp_path, needs_bwrap):
+    """`--timeout-s` is the default of every line without its own timeout_s; a line's own wins."""
+    slow = {"code": "import time\ndef f():\n    time.sleep(1.0)\n    return 1\n", "calls": ["f()"]}
+    jobs = tmp_path / "jobs.jsonl"
+    jobs.write_text(json.dumps({"id": "cmd", **slow}) + "\n" + json.dumps({"id": "own", **slow, "timeout_s": 5}) + "\n")
+    cmd = [sys.executable, "-m", "synthgen.sandbox.cli", str(jobs), "--timeout-s", "0.3", "--workers", "1"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=os.getcwd())
+    assert done.returncode == 0, done.stderr
+    statuses = {r["id"]: r["calls"][0]["status"] for r in map(json.loads, done.stdout.splitlines())}
+    assert statuses == {"cmd": "timeout", "own": "ok"}
