@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from problem_rows import problem_row
 
 from synthgen.records import CHAIN_LINKS, PROBLEMS, SEEDS, problem_id, table_from_rows
 from synthgen.shards import StageDir, file_metadata
@@ -28,32 +29,19 @@ def problems(n: int = 3) -> pa.Table:
     for i in range(n):
         code = f"def f(x):\n    return x * {i + 2} - {i}\n"
         rows.append(
-            dict(
+            problem_row(
                 turn_id=f"s{i}/induction/l{i}/1",
                 problem_id=problem_id("induction", code, ["1"], None),
                 seed_id=f"s{i}",
                 lineage_id=f"l{i}",
                 env="induction",
-                mode="multi",
-                turn=1,
                 code=code,
                 inputs=["1"],
                 outputs=["2"],
-                valid=True,
-                reason="ok",
                 pass_rate=0.125 * (i + 1),
                 attempts=8,
                 scored=8,
                 correct=i + 1,
-                format_failures=0,
-                infra_failures=0,
-                teacher_tokens_in=1,
-                teacher_tokens_out=1,
-                student_tokens_in=1,
-                student_tokens_out=1,
-                teacher_model="t",
-                student_model="s",
-                settings_hash="g",
             )
         )
     return table_from_rows(rows, PROBLEMS)

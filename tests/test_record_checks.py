@@ -7,6 +7,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from problem_rows import problem_row
 
 from synthgen import record_checks as checks
 from synthgen.errors import UserError
@@ -14,33 +15,20 @@ from synthgen.records import PROBLEMS
 
 
 def _row(**kw) -> dict:
-    row = dict(
+    row = problem_row(
         turn_id="t",
         problem_id="p",
         seed_id="s",
         lineage_id="l",
         env="deduction",
-        mode="multi",
         turn=2,
         code="def f(x):\n    return x\n",
-        valid=True,
-        reason="ok",
-        pass_rate=0.5,
         attempts=8,
         scored=8,
         correct=4,
-        format_failures=0,
-        infra_failures=0,
-        teacher_tokens_in=1,
-        teacher_tokens_out=1,
-        student_tokens_in=1,
-        student_tokens_out=1,
-        teacher_model="t",
-        student_model="s",
         settings_hash="h",
     )
-    row.update(kw)
-    return row
+    return row | kw
 
 
 def test_a_polars_written_table_with_other_widths_reads_as_problems(tmp_path):

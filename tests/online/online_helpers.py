@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from problem_rows import problem_row
+
 from synthgen import records
 from synthgen.scripted import bank_problems as bp
 
@@ -24,34 +26,22 @@ def bank_rows(levels=(2, 3, 4), families=FAMILIES, env: str = "deduction") -> li
             p = bp.build(family, level, env, 0)
             outputs = [encode(bp.level_of(family, level).run(x)) for x in p.inputs]
             rows.append(
-                {
-                    "turn_id": f"{family}/{level}",
-                    "problem_id": records.problem_id(env, p.code, p.inputs, ""),
-                    "seed_id": "bank",
-                    "lineage_id": f"bank-{family}",
-                    "env": env,
-                    "mode": "multi",
-                    "turn": 1,
-                    "code": p.code,
-                    "inputs": p.inputs,
-                    "outputs": outputs,
-                    "valid": True,
-                    "reason": "ok",
-                    "pass_rate": bp.SOLVE_PROBABILITY[level - 1],
-                    "attempts": 32,
-                    "scored": 32,
-                    "correct": round(32 * bp.SOLVE_PROBABILITY[level - 1]),
-                    "format_failures": 0,
-                    "infra_failures": 0,
-                    "teacher_tokens_in": 0,
-                    "teacher_tokens_out": 0,
-                    "student_tokens_in": 0,
-                    "student_tokens_out": 0,
-                    "teacher_model": "scripted",
-                    "student_model": "scripted",
-                    "settings_hash": "test",
-                    "difficulty": {2: "easy", 3: "medium", 4: "hard"}.get(level, "medium"),
-                }
+                problem_row(
+                    turn_id=f"{family}/{level}",
+                    problem_id=records.problem_id(env, p.code, p.inputs, ""),
+                    seed_id="bank",
+                    lineage_id=f"bank-{family}",
+                    env=env,
+                    code=p.code,
+                    inputs=p.inputs,
+                    outputs=outputs,
+                    pass_rate=bp.SOLVE_PROBABILITY[level - 1],
+                    correct=round(32 * bp.SOLVE_PROBABILITY[level - 1]),
+                    teacher_model="scripted",
+                    student_model="scripted",
+                    settings_hash="test",
+                    difficulty={2: "easy", 3: "medium", 4: "hard"}.get(level, "medium"),
+                )
             )
     return rows
 

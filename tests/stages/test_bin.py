@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.dataset as ds
 import pytest
+from problem_rows import problem_row
 
 from synthgen import cli
 from synthgen.config.bin import SCHEMES, BinSettings
@@ -47,32 +48,17 @@ EDGES = [
 
 def make_row(i: int, p: float | None, env: str = "induction") -> dict:
     code = f"def f(x):\n    return x + {i}\n"
-    return dict(
+    return problem_row(
         turn_id=f"seed{i:04d}/{env}/lin/1",
         problem_id=problem_id(env, code, ["1"], None),
         seed_id=f"seed{i:04d}",
         lineage_id=f"lin{i}",
         env=env,
-        mode="multi",
-        turn=1,
         code=code,
         inputs=["1"],
         outputs=["2"],
-        valid=True,
-        reason="ok",
         pass_rate=p,
-        attempts=32,
-        scored=32,
         correct=0 if p is None else round(p * 32),
-        format_failures=0,
-        infra_failures=0,
-        teacher_tokens_in=1,
-        teacher_tokens_out=1,
-        student_tokens_in=1,
-        student_tokens_out=1,
-        teacher_model="t",
-        student_model="s",
-        settings_hash="g",
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from problem_rows import problem_row
 
 from synthgen import cli
 from synthgen.config.filter import FilterSettings
@@ -39,39 +40,28 @@ def make_row(i: int, **kw) -> dict:
     env = kw.pop("env", "induction")
     message = kw.pop("message", f"hint {i}")
     turn = kw.pop("turn", 1)
-    row = dict(
+    row = problem_row(
         turn_id=f"seed{i:03d}/{env}/lin{i:03d}/{turn}",
         problem_id=problem_id(env, code, ["1"], message),
         seed_id=f"seed{i:03d}",
         lineage_id=f"lin{i:03d}",
         parent_id=None,
         env=env,
-        mode="multi",
         turn=turn,
         code=code,
         inputs=["1", "2"],
         outputs=["'1'", "'2'"],
         message=message,
         visible_count=1,
-        valid=True,
         reason=R.OK,
-        pass_rate=0.5,
-        attempts=32,
-        scored=32,
-        correct=16,
-        format_failures=0,
-        infra_failures=0,
         strategy="first",
         teacher_tokens_in=100,
         teacher_tokens_out=50,
         student_tokens_in=10,
         student_tokens_out=5,
-        teacher_model="t",
-        student_model="s",
         settings_hash="gen0",
     )
-    row.update(kw)
-    return row
+    return row | kw
 
 
 def write_generate(run: Path, rows: list[dict], shard: str = SHARD) -> None:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from problem_rows import problem_row
 
 from synthgen import cli
 from synthgen.config.bin import BinSettings
@@ -26,7 +27,7 @@ def make_row(
         f"        total += i ** {seed % 3 + 1} - {mode == 'single'}\n    return total % {seed + 7 * turn + 3}\n"
     )
     lineage = f"{mode}{seed}"
-    return dict(
+    return problem_row(
         turn_id=f"s{seed}/{env}/{lineage}/{turn}",
         problem_id=problem_id(env, code, ["1"], None),
         seed_id=f"s{seed}",
@@ -40,18 +41,12 @@ def make_row(
         valid=valid,
         reason=reason,
         pass_rate=p,
-        attempts=32,
         scored=0 if p is None else 32,
         correct=0 if p is None else round(p * 32),
-        format_failures=0,
-        infra_failures=0,
         teacher_tokens_in=1000,
         teacher_tokens_out=500,
         student_tokens_in=200,
         student_tokens_out=100,
-        teacher_model="t",
-        student_model="s",
-        settings_hash="g",
     )
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from problem_rows import problem_row
+
 BINS = ("easy", "easy_medium", "medium", "hard")
 PER_BIN = 4
 
@@ -23,34 +25,18 @@ def deduction_rows(bin_name: str, n: int = PER_BIN) -> list[dict]:
         code = f"def f(x):\n    return x * {k} + {c}\n"
         inputs = [str(i + 1)]
         rows.append(
-            {
-                "turn_id": f"{bin_name}/{i}",
-                "problem_id": records.problem_id("deduction", code, inputs, ""),
-                "seed_id": "seed",
-                "lineage_id": f"lin-{bin_name}-{i}",
-                "env": "deduction",
-                "mode": "multi",
-                "turn": 1,
-                "code": code,
-                "inputs": inputs,
-                "outputs": [encode((i + 1) * k + c)],
-                "valid": True,
-                "reason": "ok",
-                "pass_rate": 0.5,
-                "attempts": 32,
-                "scored": 32,
-                "correct": 16,
-                "format_failures": 0,
-                "infra_failures": 0,
-                "teacher_tokens_in": 0,
-                "teacher_tokens_out": 0,
-                "student_tokens_in": 0,
-                "student_tokens_out": 0,
-                "teacher_model": "t",
-                "student_model": "s",
-                "settings_hash": "test",
-                "difficulty": bin_name,
-            }
+            problem_row(
+                turn_id=f"{bin_name}/{i}",
+                problem_id=records.problem_id("deduction", code, inputs, ""),
+                seed_id="seed",
+                lineage_id=f"lin-{bin_name}-{i}",
+                env="deduction",
+                code=code,
+                inputs=inputs,
+                outputs=[encode((i + 1) * k + c)],
+                settings_hash="test",
+                difficulty=bin_name,
+            )
         )
     return rows
 
