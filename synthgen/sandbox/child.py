@@ -1,7 +1,9 @@
 """The job's child: what runs between the zygote's fork and the job's exit (standard library only).
 
 Copied next to zygote.py and imported by it as `child`; it also holds the few system calls both
-need (unshare, mount, setns, prctl, capset) through ctypes. `run_child(...)` never returns:
+need (unshare, mount, setns, prctl, capset) through ctypes. The template (template.py) forks the
+child and calls `run_child_from_fd(...)`, which reads the job's JSON from the job's own memory
+file and goes on to `run_child(...)`; neither returns:
 
   set-up  (before any job code) own process group; stdin /dev/null (a program job: an anonymous
           in-memory file holding its input), stdout/stderr to capture pipes,
@@ -273,6 +275,28 @@ class Prepared:
             os.environ["TMPDIR"] = self.workdir
             os.environ["HOME"] = self.workdir
             tempfile.tempdir = None
+
+
+def run_child_from_fd(prep, job_fd, job_limits, write_fds, workdir):
+    """The child forked by the template (template.py): read this job's JSON from `job_fd` (the
+    only job data this process ever holds), close it, then `run_child`. Never returns."""
+    try:
+        size = os.fstat(job_fd).st_size
+        data = bytearray()
+        while len(data) < size:
+            chunk = os.pread(job_fd, size - len(data), len(data))
+            if not chunk:
+                raise EOFError("job file ended early")
+            data += chunk
+        os.close(job_fd)
+        job = json.loads(data)
+        del data
+    except BaseException as exc:
+        try:
+            os.write(write_fds[2], f"sandbox child could not read its job: {exc!r}\n".encode())
+        finally:
+            os._exit(EXIT_SETUP)
+    run_child(prep, job, job_limits, write_fds, workdir)
 
 
 def run_child(prep, job, job_limits, write_fds, workdir):

@@ -144,7 +144,7 @@ def usable_cpus() -> int:
 
 
 def prepare_sandbox_dir() -> str:
-    """A fresh world-readable folder with the zygote's three stdlib-only modules.
+    """A fresh world-readable folder with the zygote's stdlib-only modules.
 
     Its name carries our pid; folders left by processes that no longer exist (a host killed
     with SIGKILL cannot clean up) are removed here.
@@ -153,7 +153,7 @@ def prepare_sandbox_dir() -> str:
     _remove_stale_dirs(base)
     path = tempfile.mkdtemp(prefix=f"synthgen-sandbox-{os.getpid()}-", dir=base)
     os.chmod(path, 0o755)
-    for name in ("zygote.py", "child.py", "values.py"):
+    for name in ("zygote.py", "template.py", "child.py", "values.py"):
         shutil.copyfile(_HERE / name, os.path.join(path, name))
         os.chmod(os.path.join(path, name), 0o644)
     cache = os.path.join(path, "__pycache__")
@@ -199,9 +199,10 @@ def _remove_stale_dirs(base: str) -> None:
 
 
 def compile_modules(plan: Plan) -> None:
-    """Pre-compile child.py and values.py with the zygote's interpreter (read-only in the sandbox)."""
+    """Pre-compile the imported modules with the zygote's interpreter (read-only in the sandbox)."""
+    modules = ("template.py", "child.py", "values.py")
     subprocess.run(
-        [plan.python, "-m", "py_compile"] + [os.path.join(plan.sandbox_dir, n) for n in ("child.py", "values.py")],
+        [plan.python, "-m", "py_compile"] + [os.path.join(plan.sandbox_dir, n) for n in modules],
         env={},
         capture_output=True,
         timeout=60,

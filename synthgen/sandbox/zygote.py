@@ -1,6 +1,6 @@
-"""Sandbox zygote: a small pre-started Python that forks one child per job (standard library only).
+"""Sandbox zygote: a small pre-started Python that runs one fresh child per job (standard library only).
 
-The pool copies this file, child.py and values.py into a private folder and starts
+The pool copies this file, template.py, child.py and values.py into a private folder and starts
 
     python3 -S -s -B zygote.py MODE HASHSEED [UID GID]
 
@@ -13,13 +13,20 @@ Start-up, by mode:
           lets it give every job a fresh pid namespace and its child a fresh tmpfs /tmp.
   setuid  unshare the network and mount namespaces (no network for any job).
   every   PR_SET_DUMPABLE=0 (no job can open our /proc/<pid>/mem), common stdlib modules
-          pre-imported, then one self-test job, then "ready".
+          pre-imported, the template forked (template.py) before anything is read from the host,
+          then one self-test job through it, then "ready".
 
-Per job: the zygote forks the job's child into a new pid namespace (the child is its pid 1, so
-it cannot see or signal the zygote, and killing it ends everything it started); child.py says
-what the child does. The zygote watches the child's pipes and a pidfd, enforces the wall clock
-with SIGKILL, caps what it keeps, and forwards raw bytes to the host, which decodes and judges
-them. Nothing in here decides whether an answer is right.
+Per job: the zygote puts the job's JSON in a memory file of its own, makes the result, stdout and
+stderr pipes, and asks the template to fork the job's child with those descriptors; the child
+(pid 1 of a new pid namespace, so it cannot see or signal the zygote or the template, and killing
+it ends everything it started) reads its job from that file. Jobs pass through the zygote's
+memory but no child is ever forked from it, so no job can read another's code, calls or results
+(the template that forks them never held any). child.py says what the child does. The zygote
+watches the child's pipes and a pidfd, enforces the wall clock with SIGKILL, caps what it keeps,
+and forwards raw bytes to the host, which decodes and judges them; the template reaps the
+children and reports their exit status and CPU time. Nothing in here decides whether an answer is
+right. If the template dies (a job at the unsafe level can kill it), the zygote reports the job
+as infra and exits with status 3; the pool starts a fresh worker.
 
 Wire format (all lengths 4-byte big-endian): frames are LEN + KIND(1 byte) + BODY.
   host -> zygote  b"J" + job JSON
@@ -41,45 +48,13 @@ import tempfile
 import time
 
 import child as ch  # (the folder of this script is first on sys.path)
+import template as tp
 
-PRELOAD = [
-    "abc",
-    "array",
-    "ast",
-    "base64",
-    "bisect",
-    "calendar",
-    "cmath",
-    "collections",
-    "collections.abc",
-    "contextlib",
-    "copy",
-    "csv",
-    "dataclasses",
-    "datetime",
-    "decimal",
-    "enum",
-    "fractions",
-    "functools",
-    "heapq",
-    "io",
-    "itertools",
-    "json",
-    "keyword",
-    "math",
-    "numbers",
-    "operator",
-    "pprint",
-    "random",
-    "re",
-    "statistics",
-    "string",
-    "struct",
-    "textwrap",
-    "types",
-    "typing",
-    "unicodedata",
-]
+PRELOAD = (  # common standard-library modules, imported once here instead of in every child
+    "abc array ast base64 bisect calendar cmath collections collections.abc contextlib copy csv "
+    "dataclasses datetime decimal enum fractions functools heapq io itertools json keyword math "
+    "numbers operator pprint random re statistics string struct textwrap types typing unicodedata"
+)
 F_SETPIPE_SZ = 1031
 RESULT_POLL_S = 0.005
 MAX_EXITING = 4  # children left exiting at most; beyond, the zygote waits for the oldest
@@ -119,124 +94,115 @@ class Zygote:
     def __init__(self, mode, seed, uid, gid, chan_in, chan_out):
         self.mode, self.seed, self.uid, self.gid = mode, seed, uid, gid
         self.chan_in, self.chan_out = chan_in, chan_out
-        self.new_pid = mode in ("bwrap", "setuid")
-        self.base_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if self.new_pid else -1
         self.prep = ch.Prepared(mode, uid, gid, seed, None if mode == "unsafe" else "/tmp")
         self.prep.fixed_environment()
-        self.exiting = []  # children that finished their job and were answered for, not reaped yet
+        # Before anything from the host is read: the template's memory never holds a job.
+        self.template = tp.start(self.prep, mode in ("bwrap", "setuid"), (chan_in, chan_out))
 
     def serve(self):
+        """Run jobs until the host closes the channel (0) or the template is gone (3)."""
         while True:
             head = _read_exact(self.chan_in, 4)
             if head is None:
-                return
+                return 0
             body = _read_exact(self.chan_in, _U32.unpack(head)[0])
             if body is None or body[:1] != b"J":
-                return
+                return 0
+            gone = None
             try:
-                frame = self.run_job(json.loads(body[1:]))
+                frame = self.run_job(json.loads(body[1:]), memoryview(body)[1:])
+            except tp.TemplateGone as exc:
+                gone = exc
+                header = {"end": "infra", "error": f"the sandbox's template process ended ({exc}); restarting"}
+                frame = _frame(b"D", json.dumps(header).encode(), b"", b"", b"")
             except Exception as exc:  # the sandbox could not run it: the host reports infra
                 header = {"end": "infra", "error": f"zygote could not run the job: {exc!r}"}
                 frame = _frame(b"D", json.dumps(header).encode(), b"", b"", b"")
+            del body
             ch.write_all(self.chan_out, frame)
+            if gone is not None:
+                sys.stderr.write(f"sandbox template process ended ({gone}): this worker stops\n")
+                return 3
 
-    def run_job(self, job):
-        """Run one job in a fresh child; return the b"D" frame for the host.
+    def run_job(self, job, raw):
+        """Run one job (`raw`: its JSON) in a fresh child of the template; return the b"D" frame.
 
-        (The zygote writes to as few objects as it can between forks: after each fork every page
-        it writes to is copied or re-claimed by a page fault.)"""
+        The child gets its job through a memory file of its own and writes to fresh pipes; the
+        template forks it on a request that carries only those descriptors and three numbers."""
         t0 = time.monotonic()
-        self._reap_exited()
-        workdir = tempfile.mkdtemp(prefix="job-") if self.mode == "unsafe" else "/tmp"
-        job_limits = self.prep.for_job(job)
-        reads, writes = [], []  # results, stdout, stderr
+        self.template.reap_exited(MAX_EXITING)
+        workdir = tempfile.mkdtemp(prefix="job-") if self.mode == "unsafe" else ""
+        reads, sent, pidfd = [], [], -1
         try:
-            for _ in range(3):
+            job_fd = os.memfd_create("job")
+            sent.append(job_fd)
+            ch.write_all(job_fd, raw)
+            for _ in range(3):  # results, stdout, stderr
                 r, w = os.pipe()
                 reads.append(r)
-                writes.append(w)
+                sent.append(w)
             try:
-                fcntl.fcntl(writes[0], F_SETPIPE_SZ, 1 << 20)
+                fcntl.fcntl(sent[1], F_SETPIPE_SZ, 1 << 20)
             except OSError:
                 pass  # over this user's pipe-buffer allowance: the default size still works
-            if self.new_pid:
-                ch.unshare(ch.CLONE_NEWPID)
-            try:
-                pid = os.fork()
-                if pid == 0:
-                    ch.run_child(self.prep, job, job_limits, writes, workdir)  # never returns
-            finally:
-                if self.new_pid:  # later forks go back to our own pid namespace
-                    ch.check(ch.libc.setns(self.base_pid_ns, ch.CLONE_NEWPID), "setns pid")
-                for w in writes:
-                    os.close(w)
-                writes.clear()
-            header, res, out, err = self._supervise(pid, job, reads, t0)
-        finally:
-            for fd in reads + writes:
+            self.template.send_fork(sent, job["tmp_mb"], job["cpu"], job["mem_mb"], workdir)
+            for fd in sent:
                 os.close(fd)
-            if self.mode == "unsafe":
+            sent.clear()
+            pid, pidfd = self.template.forked()
+            try:
+                header, res, out, err = self._supervise(pid, pidfd, job, reads, t0)
+            except tp.TemplateGone:
+                self.template.kill(pid, pidfd)
+                raise
+        finally:
+            for fd in reads + sent + ([pidfd] if pidfd >= 0 else []):
+                os.close(fd)
+            if workdir:
                 shutil.rmtree(workdir, ignore_errors=True)
         return _frame(b"D", header, res, out, err)
 
-    def _reap_exited(self):
-        """Reap the children answered for earlier; wait for the oldest if too many are still exiting."""
-        still = []
-        for pid in self.exiting:
-            try:
-                if not os.waitpid(pid, os.WNOHANG)[0]:
-                    still.append(pid)
-            except ChildProcessError:
-                pass
-        while len(still) > MAX_EXITING:
-            try:
-                os.waitpid(still.pop(0), 0)
-            except ChildProcessError:
-                pass
-        self.exiting = still
+    # ---- one child ---------------------------------------------------------------------------
 
-    def _supervise(self, pid, job, fds, t0):
+    def _supervise(self, pid, pidfd, job, fds, t0):
         """Wait for the child within the wall clock, collecting its pipes; kill it if it must stop.
         Returns the header (JSON) and what the result, stdout and stderr pipes held.
 
         The result pipe is big (1 MiB) and read when the child closes it (it does after its last
         record, ["E"]), on its exit or every RESULT_POLL_S, so a short job costs one wake-up instead
         of one per call; output pipes are read as data comes. A child that ended with ["E"] has
-        reported everything: the answer goes back at once and, while jobs are queued, the child is
-        killed and reaped by the next job, so a busy zygote never waits for a process's exit and
-        namespace teardown (milliseconds, mostly waiting in the kernel).
+        reported everything: the answer goes back at once and, while jobs are queued, its exit
+        report is collected during later jobs, so a busy zygote never waits for a process's exit
+        and namespace teardown (milliseconds, mostly waiting in the kernel). The child's exit
+        shows on its pidfd, or (kernels without one) as the template's exit report.
         """
         bufs = [bytearray(), bytearray(), bytearray()]  # by index: results, stdout, stderr
         totals = [0, 0, 0]
         for fd in fds:
             os.set_blocking(fd, False)
-        try:
-            pidfd = os.pidfd_open(pid)
-        except (AttributeError, OSError):
-            pidfd = -1
         poller = select.poll()
         poller.register(fds[0], 0)  # no wake-up per record; POLLHUP once the child has closed it
         poller.register(fds[1], select.POLLIN)
         poller.register(fds[2], select.POLLIN)
+        template_fd = self.template.fileno()
+        poller.register(template_fd, select.POLLIN)
         if pidfd >= 0:
             poller.register(pidfd, select.POLLIN)
         deadline = t0 + job["timeout"]
-        wait_ms = (RESULT_POLL_S if pidfd >= 0 else 0.002) * 1000.0
-        end, reaped = None, None
+        wait_ms = RESULT_POLL_S * 1000.0
+        end = None
         while not end:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 end = "timeout"
                 break
-            if pidfd < 0:  # no pidfd on this kernel: poll for the exit
-                reaped = os.wait4(pid, os.WNOHANG)
-                if reaped[0]:
-                    break
-                reaped = None
             exited = closed = False
             for fd, _ in poller.poll(min(remaining * 1000.0, wait_ms)):
                 if fd == pidfd:
                     exited = True
+                elif fd == template_fd:
+                    self.template.file_pending()
+                    exited = exited or self.template.has_exited(pid)
                 elif fd == fds[0]:
                     closed = True
                     poller.unregister(fd)
@@ -253,16 +219,9 @@ class Zygote:
                 break
         if end == "done":
             return self._answer_now(pid, pidfd, job, fds, bufs, totals, t0)
-        if reaped is None:
-            if end:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            reaped = os.wait4(pid, 0)
-        _, status, usage = reaped
-        if pidfd >= 0:
-            os.close(pidfd)
+        if end:
+            self.template.kill(pid, pidfd)
+        status, cpu = self.template.exit_of(pid)
         for i in range(3):  # every writer is gone now: take what is left in the pipes (within the caps)
             stop = self._drain(fds[i], i, bufs, totals, job)[0]
             end = end or stop
@@ -272,7 +231,7 @@ class Zygote:
             end,
             os.WEXITSTATUS(status) if os.WIFEXITED(status) else "null",
             os.WTERMSIG(status) if os.WIFSIGNALED(status) else "null",
-            usage.ru_utime + usage.ru_stime,
+            cpu,
             time.monotonic() - t0,
             totals[1],
             totals[2],
@@ -281,22 +240,12 @@ class Zygote:
 
     def _answer_now(self, pid, pidfd, job, fds, bufs, totals, t0):
         """The header and pipes of a child that reported everything; it is killed (a job that wrote
-        ["E"] early ends there) and, while the host has the next job waiting, left for `_reap_exited`
-        (when idle, it is reaped first: no process outlives its answer then)."""
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.exiting.append(pid)
-        if not select.select([self.chan_in], [], [], 0)[0]:  # no job waiting: nothing to gain, reap now
-            for child in self.exiting:
-                try:
-                    os.waitpid(child, 0)
-                except ChildProcessError:
-                    pass
-            self.exiting = []
-        if pidfd >= 0:
-            os.close(pidfd)
+        ["E"] early ends there) and, while the host has the next job waiting, its exit report is
+        left for `_reap_exited` (when idle, it is awaited first: no process outlives its answer)."""
+        self.template.kill(pid, pidfd)
+        self.template.forget(pid)
+        if not select.select([self.chan_in], [], [], 0)[0]:  # no job waiting: nothing to gain, wait now
+            self.template.reap_exited(0)
         end = None
         for i in (1, 2):  # it flushed them before closing the result pipe: what is there is all
             end = end or self._drain(fds[i], i, bufs, totals, job)[0]
@@ -380,7 +329,7 @@ def main(argv):
         raise SystemExit(f"unknown mode {mode!r}")
     ch.prctl(ch.PR_SET_DUMPABLE, 0)
     loaded = 0
-    for name in PRELOAD:
+    for name in PRELOAD.split():
         try:
             __import__(name)
             loaded += 1
@@ -388,13 +337,16 @@ def main(argv):
             pass
     zygote = Zygote(mode, seed, uid, gid, chan_in, chan_out)
     _self_test(zygote)
-    # Everything alive now lives as long as the zygote: keep the collector from ever walking it
-    # (a walk writes to every object's header, so each page it visits is copied after a fork).
-    gc.freeze()
-    info = {"pid": os.getpid(), "mode": mode, "python": sys.version.split()[0], "preloaded": loaded}
+    gc.freeze()  # what is alive now lives as long as the zygote: no collection need walk it again
+    info = {
+        "pid": os.getpid(),
+        "template": zygote.template.pid,
+        "mode": mode,
+        "python": sys.version.split()[0],
+        "preloaded": loaded,
+    }
     ch.write_all(chan_out, _frame(b"R", json.dumps(info).encode()))
-    zygote.serve()
-    return 0
+    return zygote.serve()
 
 
 def _self_test(zygote):
@@ -410,7 +362,7 @@ def _self_test(zygote):
         "val_cap": 1 << 16,
         "res_cap": 1 << 17,
     }
-    frame = zygote.run_job(job)
+    frame = zygote.run_job(job, json.dumps(job).encode())
     expected = b'["S"]' in frame and b'[0,"ok","[2,\\"a\\",{\\"tuple\\":[{\\"float\\":\\"1.5\\"}]}]",null]' in frame
     if not expected:
         sys.stderr.write(f"zygote self-test failed: {frame[:2000]!r}\n")
