@@ -380,12 +380,15 @@ class SandboxPool:
             else:
                 self._idle(worker, now)
             pending.future.set_result(result)
+            if header.get("stop"):  # its last frame (the template died): what was sent behind never ran
+                self._retire(worker, f"sandbox worker stopped: {result.calls[0].error if result.calls else ''}", False)
             self._tend(worker.group, now)
             return
         self._retire(worker, f"sandbox worker broke the protocol (frame {kind!r} while {worker.state})")
 
-    def _retire(self, worker: _Worker, error: str) -> None:
-        """Kill and reap a worker; its job (if any) is reported as infra. A replacement follows."""
+    def _retire(self, worker: _Worker, error: str, head_ran: bool = True) -> None:
+        """Kill and reap a worker; its job (if any, and `head_ran`) is reported as infra, jobs sent
+        behind it are queued again. A replacement follows."""
         if worker.state == "dead":
             return
         was = worker.state
@@ -405,9 +408,10 @@ class SandboxPool:
         if was == "starting":
             tail = worker.err_tail.decode("utf-8", "replace").strip().splitlines()[-1:]
             self._failed_start(worker.group, error + (f" ({tail[0][:300]})" if tail and tail[0] not in error else ""))
-        if worker.inflight:  # the running job failed with the worker; the ones behind it never ran
+        if worker.inflight and head_ran:  # the running job failed with the worker; the ones behind it never ran
             head = worker.inflight.popleft()
             head.future.set_result(infra_result(head.job, self.isolation, error))
+        if worker.inflight:
             for pending in reversed(worker.inflight):  # re-queued once; lost a second time, it is infra
                 if pending.requeued:
                     pending.future.set_result(infra_result(pending.job, self.isolation, error))

@@ -30,7 +30,8 @@ as infra and exits with status 3; the pool starts a fresh worker.
 
 Wire format (all lengths 4-byte big-endian): frames are LEN + KIND(1 byte) + BODY.
   host -> zygote  b"J" + job JSON
-  zygote -> host  b"R" + info JSON (ready) | b"D" + header JSON, results, stdout, stderr (each LEN + bytes)
+  zygote -> host  b"R" + info JSON (ready) | b"D" + header JSON, results, stdout, stderr (each LEN + bytes);
+                  a header with "stop": true is the zygote's last frame (jobs sent after it never ran)
   child -> zygote (result pipe) LEN + JSON records: ["S"] once set-up is done, then one
   [index, status, encoding, error] per call in order.
 """
@@ -113,7 +114,7 @@ class Zygote:
                 frame = self.run_job(json.loads(body[1:]), memoryview(body)[1:])
             except tp.TemplateGone as exc:
                 gone = exc
-                header = {"end": "infra", "error": f"the sandbox's template process ended ({exc}); restarting"}
+                header = {"end": "infra", "error": f"the sandbox's template process ended ({exc})", "stop": True}
                 frame = _frame(b"D", json.dumps(header).encode(), b"", b"", b"")
             except Exception as exc:  # the sandbox could not run it: the host reports infra
                 header = {"end": "infra", "error": f"zygote could not run the job: {exc!r}"}
