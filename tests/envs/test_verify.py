@@ -155,3 +155,21 @@ def test_an_imported_contest_problem_without_a_solution_verifies(cli, tmp_path):
     assert rc == 0 and "reward: 1" in out, err
     rc, out, _ = cli("verify", f"{part}:0", tmp_path / "wrong.txt")
     assert rc == 0 and "reward: 0" in out
+
+
+def test_an_answer_that_reads_the_teachers_f_from_memory_scores_zero(cli, tmp_path):
+    from memory_probe import cheat_completion
+
+    problem = EXAMPLES / "induction" / "problem.json"
+    cheat = tmp_path / "cheat.txt"
+    cheat.write_text(cheat_completion())
+    for _ in range(3):  # each run validates the teacher's f in the sandbox first, then scores the answer
+        rc, out, err = cli("verify", problem, cheat)
+        assert rc == 0, err
+        assert "validation: ok" in out and out.rstrip().splitlines()[-1].startswith("reward: 0 (ok)"), out
+    # The control: the same answer carrying a copy of the teacher's f in its own text finds it and passes.
+    teacher = json.loads(problem.read_text())["code"]
+    control = tmp_path / "control.txt"
+    control.write_text(cheat_completion().replace("\n```\n", f"\n_COPY = '''{teacher}'''\n```\n"))
+    rc, out, err = cli("verify", problem, control)
+    assert rc == 0 and out.rstrip().splitlines()[-1].startswith("reward: 1 (ok)"), out

@@ -528,3 +528,42 @@ def test_an_outage_mid_run_is_exit_3_then_a_rerun_completes(seeds_run, tmp_path,
     rows = StageDir(run_dir, "generate").read().sort("turn_id")
     assert rows.select(COMPARED).equals(reference.select(COMPARED))
     assert StageDir(run_dir, "generate").done_shards()
+
+
+class _MemoryCheatStudent:
+    """The bank's teacher, and a student that always answers induction with an f that searches its
+    sandbox memory for an earlier job's `def f(` (the teacher's validation run) and returns what
+    that f returns. One request at a time: the bank parses with `ast`, which is not thread-safe."""
+
+    def __init__(self):
+        import threading
+
+        from memory_probe import cheat_completion
+
+        from synthgen.scripted.bank import BankResponder
+
+        self.bank, self.cheat, self.lock = BankResponder(0), cheat_completion(), threading.Lock()
+
+    def respond(self, messages, n, rng_seed, params):
+        from synthgen.scripted import cues
+        from synthgen.scripted.reply import ScriptedReply
+
+        found = cues.read(cues.prompt_text(messages))
+        if found.task == "solve" and found.env == "induction":
+            return [ScriptedReply(self.cheat, "searching memory") for _ in range(n)]
+        with self.lock:
+            return self.bank.respond(messages, n, rng_seed, params)
+
+
+@pytest.mark.slow
+def test_a_student_reading_the_teachers_f_from_sandbox_memory_passes_nothing(cli, seeds_run, tmp_path, serve):
+    server = serve(_MemoryCheatStudent())
+    run_dir = _copy_seeds(seeds_run, tmp_path)
+    rc, _, err = cli(
+        "generate", "--run-dir", run_dir, "--base-url", server.url, "--envs", "induction", "--attempts", "4",
+        "--turns", "1", "--lineages-per-seed", "2", "--sandbox-timeout-s", "20", "--no-progress",
+    )  # fmt: skip
+    assert rc == 0, err
+    rows = StageDir(run_dir, "generate").read().filter(pl.col("valid"))
+    assert rows.height >= 4 and (rows["env"] == "induction").all()  # validated teacher problems were there to read
+    assert rows["scored"].min() > 0 and rows["correct"].sum() == 0 and (rows["pass_rate"] == 0).all()

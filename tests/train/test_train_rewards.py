@@ -129,3 +129,28 @@ def test_a_broken_verifier_is_infra_none(scorer):
 def test_completion_text_reads_conversations_and_plain_text():
     assert completion_text("plain") == "plain"
     assert completion_text([{"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}]) == "ab"
+
+
+def test_an_answer_reading_other_completions_from_memory_scores_zero():
+    """Rollouts of one problem are scored one after another in the same pool: a completion that
+    searches its memory for a sibling's correct f (or any earlier job's) must find nothing."""
+    from memory_probe import cheat_completion
+
+    from synthgen.config.sandbox import SandboxSettings
+
+    row, _, _ = CASES["induction"]
+    explained = "    # Multiply the two numbers, then step down by one.\n" * 12  # as long as answers often are
+    good = f"```python\ndef f(a, b):\n{explained}    return a * b - 1\n```"
+    cheat = cheat_completion()
+    control = cheat.replace("\n```\n", f"\n_COPY = '''{row['code']}'''\n```\n")  # a copy in its own text
+    scorer = EnvScorer(SandboxSettings(workers=1, timeout_s=30))  # one zygote: each job follows the correct one
+    try:
+        scorer.start()
+    except Exception as exc:  # a machine where no isolation level works
+        pytest.skip(f"sandbox unavailable: {exc}")
+    try:
+        for _ in range(2):
+            rewards = asyncio.run(scorer([row] * 5, [good, cheat, cheat, cheat, control], [False] * 5))
+            assert rewards == [1.0, 0.0, 0.0, 0.0, 1.0]
+    finally:
+        scorer.close()
