@@ -11,8 +11,8 @@
 
 Layout: pool.py (workers, queue, asyncio/sync API), isolation.py (levels and how to start them),
 results.py (Job, verdicts, parsing what comes back), values.py (canonical encoding and
-comparison), cli.py (`synthgen sandbox`, JSON lines); zygote.py and child.py are the scripts that
-run inside the sandbox (standard library only, copied there with values.py).
+comparison), cli.py (`synthgen sandbox`, JSON lines); zygote.py, template.py and child.py are the
+scripts that run inside the sandbox (standard library only, copied there with values.py).
 
 Threat model
 ------------
@@ -23,11 +23,26 @@ The code under test is hostile and may do anything Python can. What holds, at le
     namespace, and a file system of read-only /usr plus the zygote's read-only folder. Each job
     gets a fresh, size-capped tmpfs /tmp as its working directory and a fresh IPC namespace;
     nothing written there outlives the job.
-  * Jobs cannot touch each other or the zygote: each job's child is pid 1 of its own pid
-    namespace (it cannot see or signal the zygote or other jobs) and has its own user, mount and
-    IPC namespaces (fresh keyrings, System V IPC and /tmp); the zygote is not dumpable (no
-    /proc/<pid>/mem); the child inherits no descriptor but its stdout/stderr capture pipes and
-    its result pipe, and it exits after the job (no module, builtin or global survives).
+  * No job sees another job's data. Every job's child is forked from the *template*, a process
+    the zygote forks before it reads anything from the host and that never receives job data:
+    per job it gets only descriptors (a memory file holding the job's JSON, the result and output
+    pipes) and three limits. The child reads its own job from that file, so the memory it
+    inherits (heap, stack, the frames of the loop that forked it, the collector's live objects)
+    holds nothing of an earlier job: not its code, calls, results or output, and not the
+    teacher's validation run of the same problem. The zygote, which every job and result passes
+    through, is never forked again. Covered, with a hostile test each
+    (tests/sandbox/test_job_isolation.py): a job reading its own mappings (/proc/self/maps and
+    the memory itself), live objects, its stack of frames, its environment, and files (a fresh
+    tmpfs /tmp per job and nothing else writable at "bwrap"; at "setuid-netns" /var/tmp and
+    /dev/shm fresh too); and the zygote's and template's memory (not dumpable: /proc/<pid>/mem
+    is refused; ptrace and process_vm_readv are refused by seccomp).
+  * Jobs cannot touch each other, the zygote or the template: each job's child is pid 1 of its
+    own pid namespace (it cannot see or signal them or other jobs) and has its own user, mount
+    and IPC namespaces (fresh keyrings, System V IPC and /tmp); the child inherits no descriptor
+    but its stdout/stderr capture pipes and its result pipe, and it exits after the job (no
+    module, builtin or global survives). Where a job could kill its template or zygote anyway
+    (only at "rlimits-only", which has no pid namespace), its result is `infra`, the worker is
+    replaced, and jobs sent behind it run on the new one.
   * Less kernel to attack: no capabilities, no_new_privs, and a seccomp filter (x86-64,
     aarch64) that refuses mount, namespace, keyring, ptrace, bpf, io_uring, perf, module and
     similar system calls.
@@ -36,11 +51,13 @@ The code under test is hostile and may do anything Python can. What holds, at le
     dumps, captured output and result sizes (a job over a cap gets `output_too_large`).
   * Program jobs (stdin/stdout solutions) get the same isolation: the input is an in-memory file
     made before any job code runs, and the answer is the stdout the zygote captured from outside.
-  * Verdicts are honest: expected values never enter the sandbox; the child returns canonical,
-    type-tagged encodings that the host decodes without evaluating and compares type-strictly. A
-    forged result record can at most claim a value, which still has to equal the hidden expected
-    value. Statuses such as timeout, killed and infra come only from what the zygote observed
-    from outside the child; `infra` (the sandbox failed) is never reported as a wrong answer.
+  * Verdicts are honest: expected values never enter the sandbox (every environment's check,
+    contest tests and the training reward send code and inputs only, and compare in the host);
+    the child returns canonical, type-tagged encodings that the host decodes without evaluating
+    and compares type-strictly. A forged result record can at most claim a value, which still
+    has to equal the hidden expected value. Statuses such as timeout, killed and infra come only
+    from what the zygote observed from outside the child; `infra` (the sandbox failed) is never
+    reported as a wrong answer.
 
 What is NOT covered:
   * Kernel exploits: all levels share the host kernel (namespaces, not a VM); the seccomp
@@ -51,6 +68,8 @@ What is NOT covered:
   * Side channels (timing, /proc of the sandbox's own processes, CPU contention) and denial of
     service against the machine as a whole beyond the limits above (memory is capped per job,
     but workers x memory_mb must fit in RAM; tmpfs /tmp counts towards host memory).
+  * HumanEval (evaluation only, never a reward) runs the benchmark's own test code, which holds
+    its expected values, in the same process as the answer, as the benchmark's harness does.
   * Code that needs threads, subprocesses, the network or site-packages: it fails (honestly, as
     an exception), it is not given those things.
   * Level "rlimits-only" isolates nothing: limits only; refused unless allow_unsafe=True.

@@ -11,7 +11,7 @@ file and goes on to `run_child(...)`; neither returns:
           with a private tmpfs /tmp as working directory (setuid mode: also /var/tmp, /dev/shm
           and a /proc of its own pid namespace); a user namespace of its own (so per-user kernel
           state such as keyrings starts empty), after setuid to the sandbox user in setuid mode;
-          every capability dropped; no_new_privs; die with the zygote; a seccomp deny-list on
+          every capability dropped; no_new_privs; die with the template; a seccomp deny-list on
           x86-64 and aarch64 (mount, namespaces, keyrings, ptrace, bpf, io_uring, modules...);
           rlimits on core dumps, open files, file size, locked memory, message queues, CPU
           time, processes (0: no fork, no threads) and address space; `random` seeded.

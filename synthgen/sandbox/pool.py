@@ -15,10 +15,12 @@ reproducible); the "alt" group, started on first use, has other seeds and serves
 determinism check. A job queued behind another is re-queued, not failed, if that worker dies.
 
 Health: a worker that dies, breaks the protocol or overruns its job's deadline by GRACE_S is killed
-and replaced, and its job is reported as `infra`. If workers keep failing to start, queued jobs get
-`infra` rather than waiting forever. close() (also on exit of a `with` block, Ctrl+C included, and
-at interpreter exit) kills every zygote and reaps it; each zygote also dies with the pool's I/O
-thread (bwrap --die-with-parent, PR_SET_PDEATHSIG), so even SIGKILL of the host leaves no orphans.
+and replaced, and its job is reported as `infra`. A zygote whose template died sends its job's
+`infra` with "stop" and exits; it is replaced, and the jobs sent behind that one run elsewhere. If
+workers keep failing to start, queued jobs get `infra` rather than waiting forever. close() (also
+on exit of a `with` block, Ctrl+C included, and at interpreter exit) kills every zygote and reaps
+it; each zygote also dies with the pool's I/O thread (bwrap --die-with-parent, PR_SET_PDEATHSIG),
+so even SIGKILL of the host leaves no orphans.
 """
 
 from __future__ import annotations
