@@ -2,26 +2,32 @@
 
 The zygote forks it once, after its preload and before it reads anything from the host, so the
 template's memory holds no job, no result and no earlier child's data, and it never receives
-any: the zygote sends it only "fork a child" requests carrying the job's descriptors (a
-read-only memory file with the job's JSON, and the result, stdout and stderr pipes) over a
-SOCK_SEQPACKET socket pair (SCM_RIGHTS), plus three small numbers (the job's /tmp size, CPU
-and memory limits) and, at the unsafe level, the job's working folder. A child forked from here
-reads its own job from its own descriptor (child.run_child_from_fd), so no process that runs
-job code ever held another job's data (the zygote, which does, is never forked again).
+any. On the zygote's request it forks a *spare* child ahead of time (into a new pid namespace)
+that waits on a socket of its own; the zygote hands each job to a spare: the job's descriptors
+(a memory file with the job's JSON, the result, stdout and stderr pipes) over SCM_RIGHTS, with
+three small numbers (the job's /tmp size, CPU and memory limits) and, at the unsafe level, the
+job's working folder. The spare reads its own job from that file (child.run_child_from_fd), so
+no process that runs job code ever held another job's data (the zygote, which does, is never
+forked again), and the fork itself is off the job's path: the next spare is forked while the
+current job runs.
 
-Messages (one datagram each; numbers big-endian):
-  zygote -> template  b"F" + >III (tmp_mb, cpu_s, mem_mb) + workdir, with 4 descriptors
+Messages (one datagram each over SOCK_SEQPACKET; numbers big-endian):
+  zygote -> template  b"F": fork a spare
                       b"K" + >i pid: SIGKILL that child (only where no pidfd could be sent)
-  template -> zygote  b"P" + >i pid, with the child's pidfd where the kernel has pidfd_open
-                      b"X" + >iid (pid, wait status, CPU seconds) once it is reaped
+  template -> zygote  b"P" + >i pid, with the spare's socket and its pidfd (where the kernel
+                      has pidfd_open)
+                      b"X" + >iid (pid, wait status, CPU seconds) once a child is reaped
                       b"E" + text: the fork failed (the zygote reports the job as infra)
+  zygote -> spare     b"J" + >III (tmp_mb, cpu_s, mem_mb) + workdir, with 4 descriptors
 
 The template is not dumpable, dies with the zygote (PR_SET_PDEATHSIG) and exits when the zygote
-closes its end; each child dies with the template (child.py sets PR_SET_PDEATHSIG too), so a
-job that kills its template ends itself, and the zygote, which sees the socket close, reports
-the job as infra and exits for the pool to start a clean worker.
+closes its end; each spare dies with the template (PR_SET_PDEATHSIG, set first thing) and exits
+if its socket closes unused, so a job that kills its template ends itself, and the zygote, which
+sees the template's socket close, reports the job as infra and exits for the pool to start a
+clean worker.
 """
 
+import collections
 import gc
 import os
 import select
@@ -31,7 +37,7 @@ import struct
 
 import child as ch
 
-FORK_REQUEST = struct.Struct(">III")
+JOB_LIMITS = struct.Struct(">III")
 PID = struct.Struct(">i")
 EXIT_REPORT = struct.Struct(">iid")
 NO_PIDFD_POLL_MS = 2  # only where the kernel has no pidfd_open: how often to look for exits
@@ -60,6 +66,8 @@ def start(prep, new_pid, keep_fds):
         if os.getppid() == 1 and not new_pid:
             os._exit(1)  # the zygote is already gone
         Template(prep, new_pid, theirs).serve()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the zygote ended first
     except BaseException as exc:  # noqa: BLE001 (the zygote sees the socket close and reports it)
         status = 1
         try:
@@ -87,7 +95,10 @@ class Template:
             timeout = NO_PIDFD_POLL_MS if self.unwatched else None
             for fd, _ in self.poller.poll(timeout):
                 if fd == sock_fd:
-                    msg, fds, _, _ = socket.recv_fds(self.sock, 4096, 4)
+                    try:
+                        msg, fds, _, _ = socket.recv_fds(self.sock, 4096, 4)
+                    except ConnectionResetError:  # the zygote ended with our messages unread
+                        return
                     if not msg:
                         return  # the zygote is gone
                     self._request(msg, fds)
@@ -99,38 +110,33 @@ class Template:
                 self._reap(pid, os.WNOHANG)
 
     def _request(self, msg, fds):
+        for fd in fds:  # no request carries descriptors
+            os.close(fd)
         kind = msg[:1]
         if kind == b"K":
             (pid,) = PID.unpack_from(msg, 1)
             if pid in self.unwatched:  # still our unreaped child: the pid cannot name another process
                 os.kill(pid, signal.SIGKILL)
             return
-        if kind != b"F" or len(fds) != 4:
-            raise RuntimeError(f"bad request {msg[:1]!r} with {len(fds)} descriptors")
-        try:
-            self._fork(msg, fds)
-        finally:
-            for fd in fds:
-                os.close(fd)
-
-    def _fork(self, msg, fds):
-        tmp_mb, cpu, mem_mb = FORK_REQUEST.unpack_from(msg, 1)
-        workdir = msg[1 + FORK_REQUEST.size :].decode() or "/tmp"
-        job_limits = self.prep.for_job({"tmp_mb": tmp_mb, "cpu": cpu, "mem_mb": mem_mb})
-        job_fd, writes = fds[0], list(fds[1:])
+        if kind != b"F":
+            raise RuntimeError(f"bad request {msg[:1]!r}")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             if self.new_pid:
                 ch.unshare(ch.CLONE_NEWPID)
             try:
                 pid = os.fork()
                 if pid == 0:
-                    ch.run_child_from_fd(self.prep, job_fd, job_limits, writes, workdir)  # never returns
+                    _spare(self.prep, theirs, (ours, self.sock))  # never returns
             finally:
                 if self.new_pid:  # later forks go back to our own pid namespace
                     ch.check(ch.libc.setns(self.base_pid_ns, ch.CLONE_NEWPID), "setns pid")
         except OSError as exc:
+            ours.close()
             self.sock.send(b"E" + f"could not fork the job's child: {exc!r}".encode())
             return
+        finally:
+            theirs.close()
         try:
             pidfd = os.pidfd_open(pid)
         except (AttributeError, OSError):
@@ -138,10 +144,10 @@ class Template:
         if pidfd >= 0:
             self.pidfds[pidfd] = pid
             self.poller.register(pidfd, select.POLLIN)
-            socket.send_fds(self.sock, [b"P" + PID.pack(pid)], [pidfd])
         else:
             self.unwatched.add(pid)
-            self.sock.send(b"P" + PID.pack(pid))
+        socket.send_fds(self.sock, [b"P" + PID.pack(pid)], [ours.fileno()] + ([pidfd] if pidfd >= 0 else []))
+        ours.close()
 
     def _reap(self, pid, flags=0):
         got, status, usage = os.wait4(pid, flags)
@@ -151,6 +157,23 @@ class Template:
         self.sock.send(b"X" + EXIT_REPORT.pack(pid, status, usage.ru_utime + usage.ru_stime))
 
 
+def _spare(prep, sock, inherited):
+    """A spare child: wait for one job's descriptors, then run it. Never returns."""
+    try:
+        ch.prctl(ch.PR_SET_PDEATHSIG, signal.SIGKILL)
+        for other in inherited:  # the template's sockets: their peers must see EOF when it ends
+            other.close()
+        msg, fds, _, _ = socket.recv_fds(sock, 4096, 4)
+        if not msg or msg[:1] != b"J" or len(fds) != 4:
+            os._exit(0)  # handed no job (the zygote or template ended)
+        tmp_mb, cpu, mem_mb = JOB_LIMITS.unpack_from(msg, 1)
+        workdir = msg[1 + JOB_LIMITS.size :].decode() or "/tmp"
+        job_limits = prep.for_job({"tmp_mb": tmp_mb, "cpu": cpu, "mem_mb": mem_mb})
+    except BaseException:
+        os._exit(ch.EXIT_SETUP)
+    ch.run_child_from_fd(prep, fds[0], job_limits, list(fds[1:]), workdir)
+
+
 class Handle:
     """The zygote's end of the template's socket: fork requests, kills, and the exit reports."""
 
@@ -158,29 +181,38 @@ class Handle:
         self.sock, self.pid = sock, pid
         self.exits = {}  # pid -> (wait status, CPU seconds) reported and not yet asked for
         self.exiting = set()  # children answered for and killed, whose exit report has not come
+        self.spares = collections.deque()  # (pid, socket fd, pidfd) of spares, or why a fork failed
 
     def fileno(self):
         return self.sock.fileno()
 
-    def send_fork(self, fds, tmp_mb, cpu, mem_mb, workdir):
-        """Ask for a child on these descriptors (job file, results, stdout, stderr)."""
-        request = b"F" + FORK_REQUEST.pack(tmp_mb, cpu, mem_mb) + workdir.encode()
+    def request_spare(self):
+        """Ask for a spare child (forked while the current job runs)."""
         try:
-            socket.send_fds(self.sock, [request], fds)
+            self.sock.send(b"F")
         except OSError as exc:
             raise TemplateGone(f"could not reach it: {exc!r}") from None
 
-    def forked(self):
-        """(pid, pidfd or -1) of the child just asked for; RuntimeError if the fork failed."""
-        while True:
-            msg, fds = self._message()
-            if msg is None:
-                continue
-            if msg[:1] == b"P":
-                return PID.unpack_from(msg, 1)[0], (fds[0] if fds else -1)
-            if msg[:1] == b"E":
-                raise RuntimeError(msg[1:].decode("utf-8", "replace"))
-            raise TemplateGone(f"unexpected message {msg[:1]!r}")
+    def spare(self):
+        """(pid, its socket, pidfd or -1) of the oldest spare asked for; RuntimeError if its fork failed."""
+        while not self.spares:
+            self._message()
+        spare = self.spares.popleft()
+        if isinstance(spare, str):
+            raise RuntimeError(spare)
+        return spare
+
+    @staticmethod
+    def hand_job(spare_fd, fds, tmp_mb, cpu, mem_mb, workdir):
+        """Give a spare its job's descriptors; False if the spare is gone."""
+        sock = socket.socket(fileno=spare_fd)
+        try:
+            socket.send_fds(sock, [b"J" + JOB_LIMITS.pack(tmp_mb, cpu, mem_mb) + workdir.encode()], fds)
+            return True
+        except OSError:
+            return False
+        finally:
+            sock.close()
 
     def kill(self, pid, pidfd):
         """SIGKILL a child (its whole pid namespace); by pidfd, so that a reused pid is never hit."""
@@ -216,25 +248,32 @@ class Handle:
             self._message()
 
     def file_pending(self):
-        """File every message the template has sent so far (between forks: exit reports only)."""
+        """File every message the template has sent so far."""
         while select.select([self.sock], [], [], 0)[0]:
-            msg, _ = self._message()
-            if msg is not None:
-                raise TemplateGone(f"unexpected message {msg[:1]!r}")
+            self._message()
 
     def _message(self):
-        """The template's next message (waits for it); exit reports are filed and give (None, [])."""
+        """Wait for the template's next message and file it: an exit report, or a spare (or why
+        the fork of one failed)."""
         try:
-            msg, fds, _, _ = socket.recv_fds(self.sock, 4096, 1)
+            msg, fds, _, _ = socket.recv_fds(self.sock, 4096, 2)
         except OSError as exc:
             raise TemplateGone(repr(exc)) from None
         if not msg:
             raise TemplateGone("its socket closed")
-        if msg[:1] != b"X":
-            return msg, fds
-        pid, status, cpu = EXIT_REPORT.unpack_from(msg, 1)
-        if pid in self.exiting:
-            self.exiting.discard(pid)
+        kind = msg[:1]
+        if kind == b"X":
+            pid, status, cpu = EXIT_REPORT.unpack_from(msg, 1)
+            if pid in self.exiting:
+                self.exiting.discard(pid)
+            else:
+                self.exits[pid] = (status, cpu)
+        elif kind == b"P" and fds:
+            self.spares.append((PID.unpack_from(msg, 1)[0], fds[0], fds[1] if len(fds) > 1 else -1))
+            return
+        elif kind == b"E":
+            self.spares.append(msg[1:].decode("utf-8", "replace"))
         else:
-            self.exits[pid] = (status, cpu)
-        return None, fds
+            raise TemplateGone(f"unexpected message {kind!r}")
+        for fd in fds:
+            os.close(fd)

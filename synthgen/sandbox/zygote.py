@@ -17,9 +17,10 @@ Start-up, by mode:
           then one self-test job through it, then "ready".
 
 Per job: the zygote puts the job's JSON in a memory file of its own, makes the result, stdout and
-stderr pipes, and asks the template to fork the job's child with those descriptors; the child
-(pid 1 of a new pid namespace, so it cannot see or signal the zygote or the template, and killing
-it ends everything it started) reads its job from that file. Jobs pass through the zygote's
+stderr pipes, and hands those descriptors to a spare child the template forked ahead of time (pid
+1 of a new pid namespace, so it cannot see or signal the zygote or the template, and killing it
+ends everything it started), which reads its job from that file; the template forks the next
+spare meanwhile. Jobs pass through the zygote's
 memory but no child is ever forked from it, so no job can read another's code, calls or results
 (the template that forks them never held any). child.py says what the child does. The zygote
 watches the child's pipes and a pidfd, enforces the wall clock with SIGKILL, caps what it keeps,
@@ -99,6 +100,7 @@ class Zygote:
         self.prep.fixed_environment()
         # Before anything from the host is read: the template's memory never holds a job.
         self.template = tp.start(self.prep, mode in ("bwrap", "setuid"), (chan_in, chan_out))
+        self.template.request_spare()  # the first job's child
 
     def serve(self):
         """Run jobs until the host closes the channel (0) or the template is gone (3)."""
@@ -126,10 +128,11 @@ class Zygote:
                 return 3
 
     def run_job(self, job, raw):
-        """Run one job (`raw`: its JSON) in a fresh child of the template; return the b"D" frame.
+        """Run one job (`raw`: its JSON) in a spare child of the template; return the b"D" frame.
 
-        The child gets its job through a memory file of its own and writes to fresh pipes; the
-        template forks it on a request that carries only those descriptors and three numbers."""
+        The child gets its job through a memory file of its own and writes to fresh pipes; what
+        it is sent is only those descriptors and three numbers. The next spare is asked for at
+        once, so the template forks it while this job runs."""
         t0 = time.monotonic()
         self.template.reap_exited(MAX_EXITING)
         workdir = tempfile.mkdtemp(prefix="job-") if self.mode == "unsafe" else ""
@@ -146,11 +149,21 @@ class Zygote:
                 fcntl.fcntl(sent[1], F_SETPIPE_SZ, 1 << 20)
             except OSError:
                 pass  # over this user's pipe-buffer allowance: the default size still works
-            self.template.send_fork(sent, job["tmp_mb"], job["cpu"], job["mem_mb"], workdir)
+            for attempt in range(3):
+                pid, spare_fd, pidfd = self.template.spare()
+                self.template.request_spare()
+                if self.template.hand_job(spare_fd, sent, job["tmp_mb"], job["cpu"], job["mem_mb"], workdir):
+                    break
+                self.template.kill(pid, pidfd)  # a spare that died waiting: take the next one
+                self.template.forget(pid)
+                if pidfd >= 0:
+                    os.close(pidfd)
+                pidfd = -1
+                if attempt == 2:
+                    raise RuntimeError("the template's spare children keep dying")
             for fd in sent:
                 os.close(fd)
             sent.clear()
-            pid, pidfd = self.template.forked()
             try:
                 header, res, out, err = self._supervise(pid, pidfd, job, reads, t0)
             except tp.TemplateGone:
@@ -185,10 +198,10 @@ class Zygote:
         poller.register(fds[0], 0)  # no wake-up per record; POLLHUP once the child has closed it
         poller.register(fds[1], select.POLLIN)
         poller.register(fds[2], select.POLLIN)
-        template_fd = self.template.fileno()
-        poller.register(template_fd, select.POLLIN)
-        if pidfd >= 0:
-            poller.register(pidfd, select.POLLIN)
+        # The exit shows on the pidfd; without one, as the template's exit report. (With a pidfd,
+        # reports of earlier children wait for the next job's start: no extra wake-up here.)
+        template_fd = -1 if pidfd >= 0 else self.template.fileno()
+        poller.register(pidfd if pidfd >= 0 else template_fd, select.POLLIN)
         deadline = t0 + job["timeout"]
         wait_ms = RESULT_POLL_S * 1000.0
         end = None
