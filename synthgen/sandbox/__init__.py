@@ -24,18 +24,18 @@ The code under test is hostile and may do anything Python can. What holds, at le
     gets a fresh, size-capped tmpfs /tmp as its working directory and a fresh IPC namespace;
     nothing written there outlives the job.
   * No job sees another job's data. Every job's child is forked from the *template*, a process
-    the zygote forks before it reads anything from the host and that never receives job data:
-    per job it gets only descriptors (a memory file holding the job's JSON, the result and output
-    pipes) and three limits. The child reads its own job from that file, so the memory it
-    inherits (heap, stack, the frames of the loop that forked it, the collector's live objects)
-    holds nothing of an earlier job: not its code, calls, results or output, and not the
-    teacher's validation run of the same problem. The zygote, which every job and result passes
-    through, is never forked again. Covered, with a hostile test each
-    (tests/sandbox/test_job_isolation.py): a job reading its own mappings (/proc/self/maps and
-    the memory itself), live objects, its stack of frames, its environment, and files (a fresh
-    tmpfs /tmp per job and nothing else writable at "bwrap"; at "setuid-netns" /var/tmp and
-    /dev/shm fresh too); and the zygote's and template's memory (not dumpable: /proc/<pid>/mem
-    is refused; ptrace and process_vm_readv are refused by seccomp).
+    the zygote forks before it reads anything from the host and that never receives job data: it
+    only forks spare children on request. A spare is then handed its job's descriptors (a memory
+    file holding the job's JSON, the result and output pipes) and three limits, and reads its
+    own job from that file, so the memory it inherits (heap, stack, the frames of the loop that
+    forked it, the collector's live objects) holds nothing of an earlier job: not its code,
+    calls, results or output, and not the teacher's validation run of the same problem. The
+    zygote, which every job and result passes through, is never forked again. Covered, with a
+    hostile test each (tests/sandbox/test_job_isolation.py): a job reading its own mappings
+    (/proc/self/maps and the memory itself), live objects, its stack of frames, its environment,
+    and files (a fresh tmpfs /tmp per job and nothing else writable at "bwrap"; at "setuid-
+    netns" /var/tmp and /dev/shm fresh too); and the zygote's and template's memory (not
+    dumpable: /proc/<pid>/mem is refused; ptrace and process_vm_readv are refused by seccomp).
   * Jobs cannot touch each other, the zygote or the template: each job's child is pid 1 of its
     own pid namespace (it cannot see or signal them or other jobs) and has its own user, mount
     and IPC namespaces (fresh keyrings, System V IPC and /tmp); the child inherits no descriptor

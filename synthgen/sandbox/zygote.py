@@ -17,17 +17,16 @@ Start-up, by mode:
           then one self-test job through it, then "ready".
 
 Per job: the zygote puts the job's JSON in a memory file of its own, makes the result, stdout and
-stderr pipes, and hands those descriptors to a spare child the template forked ahead of time (pid
-1 of a new pid namespace, so it cannot see or signal the zygote or the template, and killing it
-ends everything it started), which reads its job from that file; the template forks the next
-spare meanwhile. Jobs pass through the zygote's
-memory but no child is ever forked from it, so no job can read another's code, calls or results
-(the template that forks them never held any). child.py says what the child does. The zygote
-watches the child's pipes and a pidfd, enforces the wall clock with SIGKILL, caps what it keeps,
-and forwards raw bytes to the host, which decodes and judges them; the template reaps the
-children and reports their exit status and CPU time. Nothing in here decides whether an answer is
-right. If the template dies (a job at the unsafe level can kill it), the zygote reports the job
-as infra and exits with status 3; the pool starts a fresh worker.
+stderr pipes, and hands those descriptors to a spare child the template forked ahead of time (pid 1
+of a new pid namespace, so it cannot see or signal the zygote or the template, and killing it ends
+everything it started), which reads its job from that file; the template forks the next spare
+meanwhile. Jobs pass through the zygote's memory but no child is ever forked from it, so no job can
+read another's code, calls or results (the template that forks them never held any). child.py says
+what the child does. The zygote watches the child's pipes and a pidfd, enforces the wall clock with
+SIGKILL, caps what it keeps, and forwards raw bytes to the host, which decodes and judges them; the
+template reaps the children and reports their exit status and CPU time. Nothing in here decides
+whether an answer is right. If the template dies (a job at the unsafe level can kill it), the
+zygote reports the job as infra and exits with status 3; the pool starts a fresh worker.
 
 Wire format (all lengths 4-byte big-endian): frames are LEN + KIND(1 byte) + BODY.
   host -> zygote  b"J" + job JSON
@@ -59,7 +58,7 @@ PRELOAD = (  # common standard-library modules, imported once here instead of in
 )
 F_SETPIPE_SZ = 1031
 RESULT_POLL_S = 0.005
-MAX_EXITING = 4  # children left exiting at most; beyond, the zygote waits for the oldest
+MAX_EXITING = 4  # answered children whose exit is not yet reported, at most; beyond, the zygote waits
 _U32 = struct.Struct(">I")
 
 # ---------------------------------------------------------------------------------------------
