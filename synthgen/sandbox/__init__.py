@@ -33,8 +33,8 @@ The code under test is hostile and may do anything Python can. What holds, at le
     zygote, which every job and result passes through, is never forked again. Covered, with a
     hostile test each (tests/sandbox/test_job_isolation.py): a job reading its own mappings
     (/proc/self/maps and the memory itself), live objects, its stack of frames, its environment,
-    and files (a fresh tmpfs /tmp per job and nothing else writable at "bwrap"; at "setuid-
-    netns" /var/tmp and /dev/shm fresh too); and the zygote's and template's memory (not
+    and files (a fresh tmpfs /tmp per job and nothing else writable at "bwrap"; at
+    "setuid-netns" /var/tmp and /dev/shm fresh too); and the zygote's and template's memory (not
     dumpable: /proc/<pid>/mem is refused; ptrace and process_vm_readv are refused by seccomp).
   * Jobs cannot touch each other, the zygote or the template: each job's child is pid 1 of its
     own pid namespace (it cannot see or signal them or other jobs) and has its own user, mount
