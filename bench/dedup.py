@@ -38,7 +38,7 @@ import resource
 import sys
 import time
 
-from synthgen import dedup
+from synthgen import dedup, dedup_text
 
 LINES = 40
 MAX_SECONDS = 40.0
@@ -140,11 +140,11 @@ def mutate(text: str, rng: random.Random) -> str:
             return re.sub(r"\n( +)", lambda m: "\n" + " " * (len(m.group(1)) // 2), tok)
         if tok == ",":
             return " , "
-        if not (first.isalpha() or first == "_") or tok[-1] in "'\"" or tok in dedup._KEEP:
+        if not (first.isalpha() or first == "_") or tok[-1] in "'\"" or tok in dedup_text.KEEP:
             return tok
         return renamed.setdefault(tok, f"{tok}_{rng.randrange(10**6)}")
 
-    lines = dedup._TOKEN.sub(edit, text).splitlines()
+    lines = dedup_text.TOKEN.sub(edit, text).splitlines()
     plain = [i for i, line in enumerate(lines) if line.strip() and not re.search("[\"'#]", line)]
     if plain and rng.random() < 0.5:
         del lines[rng.choice(plain)]
