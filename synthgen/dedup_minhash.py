@@ -57,13 +57,19 @@ def minhash_of_hashes(hashes: np.ndarray, counts: np.ndarray, a: np.ndarray, b: 
     ends = np.cumsum(counts)
     starts = ends - counts
     a_col, b_col = a[:, None], b[:, None]
+    # One buffer for every block: a fresh 2 MiB array per block would be mapped and faulted in
+    # page by page each time, which cost several times the arithmetic.
+    buffer = np.empty((len(a), _GROUP_SHINGLES + 1024), dtype=np.uint32)
     doc = 0
     while doc < len(counts):
         # documents [doc, stop) whose shingles fill about one block (at least one document)
         stop = max(doc + 1, int(np.searchsorted(ends, starts[doc] + _GROUP_SHINGLES, side="right")))
         lo, hi = starts[doc], ends[stop - 1]
         if hi > lo:
-            permuted = np.multiply(a_col, hv[None, lo:hi])
+            if hi - lo > buffer.shape[1]:  # one document longer than a block
+                buffer = np.empty((len(a), hi - lo), dtype=np.uint32)
+            permuted = buffer[:, : hi - lo]
+            np.multiply(a_col, hv[None, lo:hi], out=permuted)
             permuted += b_col
             filled = doc + np.flatnonzero(counts[doc:stop])
             out[filled] = np.minimum.reduceat(permuted, starts[filled] - lo, axis=1).T

@@ -19,16 +19,19 @@ from collections.abc import Sequence
 
 # Spaces and tabs are never matched (the search steps over them, a third fewer matches than
 # matching them as tokens); a newline is, with the indentation after it, to end a logical line.
+# The alternatives are tried in order, the frequent ones first; string literals come after the
+# operators, which exclude quotes and "#" so that strings and comments still win where they start.
 TOKEN = re.compile(
-    r"""\n\s*"""  # a newline and the whitespace after it
-    r"""|[^\W\d]\w*(?![\w'"])"""  # identifier or keyword (not a string prefix)
-    r"""|[()\[\]{},;]"""  # common punctuation, early: it is frequent and starts nothing longer
+    r"""[^\W\d]\w*(?![\w'"])"""  # identifier or keyword (not a string prefix)
+    r"""|[()\[\]{},;]"""  # common punctuation: it is frequent and starts nothing longer
+    r"""|\n\s*"""  # a newline and the whitespace after it
+    r"""|\d[\w.]*|\.\d\w*"""  # numbers
+    r"""|\*\*=?|//=?|>>=?|<<=?|->|:=|[-+*/%&|^@<>=!]=|[^\s\w'"#]"""  # operators, other punctuation
     r"""|\#[^\r\n]*"""  # comment
     r"""|[rRbBuUfF]{0,2}(?:'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"""
     r'''|"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""'''
     r"""|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*")"""  # string literals
-    r"""|\d[\w.]*|\.\d\w*"""  # numbers
-    r"""|\*\*=?|//=?|>>=?|<<=?|->|:=|[-+*/%&|^@<>=!]=|[^\s\w]"""  # operators, punctuation
+    r"""|['"]"""  # a quote that opens no complete string (broken code)
 )
 WORD = re.compile(r"\w+")
 KEEP = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
