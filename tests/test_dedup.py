@@ -113,7 +113,7 @@ def test_tokens_ignore_names_whitespace_and_comments():
     assert dedup.code_tokens("a = 1\nb = c\n") == ["v0", "=", "1", "v0", "=", "v1"]
     assert dedup.code_tokens("f(a,\n  b)") == ["v0", "(", "v1", ",", "v2", ")"]
     # Broken code: a quote that opens no string is a token of its own; string prefixes stay on the string.
-    assert dedup.code_tokens("x = 'abc\ny = 1") == ["v0", "=", "'", "v0", "=", "1"]
+    assert dedup.code_tokens("x = 'abc\ny = 1") == ["v0", "=", "'", "v1", "v0", "=", "1"]
     assert dedup.code_tokens("s = rb'x' + f\"{y}\" # c") == ["v0", "=", "rb'x'", "+", 'f"{y}"']
 
 
