@@ -1,182 +1,59 @@
-"""Benchmark: synthgen.dedup against a plain single-process datasketch loop, in the same run.
+"""Benchmark: synthgen.dedup against a plain datasketch loop and against the peers (rensa,
+datatrove, datasketch by hand), in the same run.
 
     python bench/dedup.py [--docs 100000] [--baseline-docs 5000] [--workers N]
+                          [--peer-docs 20000] [--rounds 3] [--no-peers]
 
-Data: synthetic 40-line chunks of Python-like code made here from a fixed seed (the same corpus
-on every machine; its digest is printed) as distinct problems, plus planted near-duplicates (10%):
-copies of a chunk with every identifier renamed, indentation and spacing changed outside string
-literals, a comment added and, for half of them, one line of code dropped. The first
-`--baseline-docs` documents are a self-contained subsample (originals and their planted copies).
+Data (bench/dedup_corpus.py): synthetic 40-line chunks of Python-like code from a fixed seed (the
+same corpus on every machine; its digest is printed), plus 10% planted near-duplicates (renamed,
+reformatted, a comment added, half with a line dropped). The first `--baseline-docs` documents are
+a self-contained subsample (originals and their planted copies).
 
-Baseline, on the subsample only (it is slow), extrapolated by its docs/s: for every document a
-`datasketch.MinHash` updated shingle by shingle, then `MinHashLSH` insert of all and a query per
-document, keeping candidates whose `MinHash.jaccard` reaches the threshold, and union-find. Both
-sides use the same normalisation and shingles (synthgen.dedup), so they must find the SAME
-clusters. Fast path: `synthgen.dedup.signatures` + `cluster` (numpy, process pool), end to end
-from texts to cluster labels.
+Phase 1, against the plain loop, on the subsample only (it is slow), extrapolated by its docs/s:
+for every document a `datasketch.MinHash` updated shingle by shingle, then `MinHashLSH` insert of
+all and a query per document, keeping candidates whose `MinHash.jaccard` reaches the threshold,
+and union-find. Both sides use the same normalisation and shingles, so they must find the SAME
+clusters. Fast path: `synthgen.dedup.signatures` + `cluster` (default signature kind, numpy,
+process pool), end to end from texts to cluster labels, on all `--docs`. The verdict is taken
+from CPU time, which background load disturbs far less than wall time: the baseline runs in one
+process; the fast path's idle-machine wall time is projected as its workers' CPU time spread over
+the cores they get plus this process's CPU time counted serially. The baseline is timed in two
+halves, before and after the fast run, so the wall-time ratio printed beside it is biased less.
 
-Wall time and CPU time per document are printed for both. The verdict is taken from CPU time,
-which background load (other jobs on a shared machine) disturbs far less than wall time: the
-baseline runs in one process, so its idle-machine wall time is its CPU time; the fast path's is
-projected as its workers' CPU time spread over the cores they get plus this process's CPU time
-counted serially. The baseline is also timed in two halves, before and after the fast run, so
-that the measured wall-time ratio printed beside it is biased less by a change of load.
+Phase 2, the peers (bench/dedup_peers.py, each single-process, same bands and threshold) on a
+corpus of `--peer-docs` built the same way: `--rounds` paired rounds, every method once a round
+in a rotating order, each timed by this process's CPU time (threads included); the median per
+method gives docs per CPU-second. Precision and recall are pair-level against the planted groups.
+rensa and datatrove are optional (`pip install -e '.[bench]'`); a missing one is reported as
+skipped and its target not checked.
 
 Checks (exit 1 if any fails): clusters identical on the subsample; fast >= 10x the baseline's
-docs/s; the full set in <= 40 s; peak memory (main + workers) < 2 GiB. Assumes 2 or more cores
-and 2 GiB free. The last line prints the ratio.
+docs/s; the full set in <= 40 s; peak memory (main + workers) < 2 GiB; synthgen's precision and
+recall 1.0; ahead of rensa fed the same shingles in docs per CPU-second; >= 2x datatrove (its
+faster variant). Assumes 2 or more cores and 2 GiB free. The last line prints the ratios.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
-import random
-import re
 import resource
+import statistics
 import sys
 import time
+from pathlib import Path
 
-from synthgen import dedup
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-LINES = 40
+import dedup_peers  # noqa: E402
+from dedup_corpus import build, corpus_digest  # noqa: E402, F401  (tests/test_dedup.py uses build)
+
+from synthgen import dedup  # noqa: E402
+
 MAX_SECONDS = 40.0
 MIN_RATIO = 10.0
 MAX_MEMORY_MIB = 2048.0
-_IDENT = re.compile(r"[^\W\d]\w*")
-
-
-# -- the corpus: synthetic code, the same on every machine ------------------------------------------
-# Python-like 40-line chunks from a small statement grammar, driven by random.Random(seed) (whose
-# output for an int seed is fixed across platforms and Python versions). Every line carries its own
-# numbers, strings, operators and shape, so after synthgen.dedup's normalisation (identifiers become
-# placeholders) two chunks share few shingles, as two pieces of real code do.
-_SYLLABLES = ["ka", "lo", "mi", "nu", "pe", "ra", "si", "to", "ve", "xa", "yo", "zu", "bri", "cor", "dal", "fen"]
-_OPS, _CMPS = ["+", "-", "*", "//", "%", "|", "&", "^", "<<", ">>"], ["<", ">", "<=", ">=", "==", "!="]
-_CALLS = ["len", "sum", "max", "min", "sorted", "abs", "str", "int", "repr", "tuple"]
-_EXCEPTIONS = ["ValueError", "KeyError", "IndexError", "TypeError", "RuntimeError"]
-
-
-_WORDS = ["".join(_SYLLABLES[(i >> s) % 16] for s in range(0, 4 * (2 + i % 3), 4)) for i in range(4096)]
-
-
-def _statement(r: int, names: list[str]) -> tuple[str, bool]:
-    """One line of code, every choice taken from the bits of one random number; and whether it opens a block."""
-    a, b, c = names[r % len(names)], names[(r >> 4) % len(names)], names[(r >> 8) % len(names)]
-    num, word, other = (r >> 12) % 10_000, _WORDS[(r >> 26) % 4096], _WORDS[(r >> 38) % 4096]
-    op, cmp = _OPS[(r >> 50) % len(_OPS)], _CMPS[(r >> 54) % len(_CMPS)]
-    kind = (r >> 58) % 14
-    if kind == 0:
-        return f"{a} = {b} {op} {num}", False
-    if kind == 1:
-        return f"{a} = {_CALLS[num % len(_CALLS)]}({b}) {op} {c}", False
-    if kind == 2:
-        return f'{a}.{word}({b}, "{other}", {num})', False
-    if kind == 3:
-        return f"if {a} {cmp} {num}:", True
-    if kind == 4:
-        return f"for {a} in range({b}, {num}):", True
-    if kind == 5:
-        return f"while {a} {cmp} {b} {op} {num}:", True
-    if kind == 6:
-        return f"{a}[{num % 97}] = {b}.{word} {op} {c}", False
-    if kind == 7:
-        return f"{a} += {_CALLS[num % len(_CALLS)]}({b}[{num % 13}:]) * {num}", False
-    if kind == 8:
-        return f'raise {_EXCEPTIONS[num % len(_EXCEPTIONS)]}("{word} {other} {num}")', False
-    if kind == 9:
-        return f"{a} = [{c} {op} {num} for {c} in {b} if {c} {cmp} {num % 101}]", False
-    if kind == 10:
-        return f'{a} = {{"{word}": {num}, "{other}": {b}}}', False
-    if kind == 11:
-        return f"# {word} {other} {num}", False
-    if kind == 12:
-        return f"return {a} {op} {b} {cmp} {num}", False
-    return f"{a}, {b} = {b} {op} {num}, {a}", False
-
-
-def synthetic_chunk(rng: random.Random) -> str:
-    """A 40-line function of synthetic code."""
-    bits = rng.getrandbits
-    names = [_WORDS[bits(12)] for _ in range(4 + bits(3))]
-    lines = [f"def {_WORDS[bits(12)]}({', '.join(names[:3])}):"]
-    depth = 1
-    while len(lines) < LINES:
-        text, opens = _statement(bits(64), names)
-        if opens and (depth == 5 or len(lines) == LINES - 1):
-            continue  # no room for the block's body
-        lines.append("    " * depth + text)
-        if opens:
-            depth += 1
-            body, opens = _statement(bits(64), names)
-            lines.append("    " * depth + ("pass" if opens or body[0] == "#" else body))  # never an empty block
-        elif depth > 1 and bits(2) == 0:
-            depth -= 1
-    return "\n".join(lines) + "\n"
-
-
-def chunks(n: int, seed: int = 0) -> list[str]:
-    """n distinct 40-line chunks of synthetic code."""
-    rng = random.Random(seed)
-    out, seen = [], set()
-    while len(out) < n:
-        text = synthetic_chunk(rng)
-        if text not in seen:
-            seen.add(text)
-            out.append(text)
-    return out
-
-
-def mutate(text: str, rng: random.Random) -> str:
-    """A near-duplicate: identifiers renamed, indentation and spacing changed, a comment added
-    and, every other time, one line without quotes dropped (string literals are left alone)."""
-    renamed: dict[str, str] = {}
-
-    def edit(match: re.Match) -> str:
-        tok = match.group(0)
-        first = tok[0]
-        if first.isspace():
-            return re.sub(r"\n( +)", lambda m: "\n" + " " * (len(m.group(1)) // 2), tok)
-        if tok == ",":
-            return " , "
-        if not (first.isalpha() or first == "_") or tok[-1] in "'\"" or tok in dedup._KEEP:
-            return tok
-        return renamed.setdefault(tok, f"{tok}_{rng.randrange(10**6)}")
-
-    lines = dedup._TOKEN.sub(edit, text).splitlines()
-    plain = [i for i, line in enumerate(lines) if line.strip() and not re.search("[\"'#]", line)]
-    if plain and rng.random() < 0.5:
-        del lines[rng.choice(plain)]
-    return "\n".join(lines) + "\n# reviewed copy\n"
-
-
-def build(n: int, n_sub: int, seed: int = 0) -> tuple[list[str], list[tuple[int, int]]]:
-    """Documents (the subsample first) and the (original, copy) index pairs planted."""
-    rng = random.Random(seed)
-    base_sub, base_rest = int(n_sub * 0.9), int((n - n_sub) * 0.9)
-    base = chunks(base_sub + base_rest)
-    docs: list[str] = []
-    planted: list[tuple[int, int]] = []
-    for part, total in ((base[:base_sub], n_sub), (base[base_sub:], n - n_sub)):
-        items = [(text, None) for text in part]
-        for _ in range(total - len(part)):
-            j = rng.randrange(len(part))
-            items.append((mutate(part[j], rng), j))
-        order = list(range(len(items)))
-        rng.shuffle(order)
-        where = {old: len(docs) + new for new, old in enumerate(order)}
-        for old in order:
-            docs.append(items[old][0])
-        planted += [(where[items[i][1]], where[i]) for i in range(len(part), len(items))]
-    return docs, planted
-
-
-def corpus_digest(docs: list[str]) -> str:
-    digest = hashlib.sha256()
-    for doc in docs:
-        digest.update(doc.encode())
-    return digest.hexdigest()[:16]
+MIN_OVER_DATATROVE = 2.0
 
 
 def baseline_signatures(docs: list[str], params: dedup.MinHashParams) -> list:
@@ -308,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline-docs", type=int, default=5_000)
     ap.add_argument("--workers", type=int, default=None, help="default: the CPUs this process may use")
     ap.add_argument("--threshold", type=float, default=0.8)
+    ap.add_argument("--peer-docs", type=int, default=20_000, help="corpus size of the peer phase")
+    ap.add_argument("--rounds", type=int, default=3, help="paired rounds of the peer phase")
+    ap.add_argument("--no-peers", action="store_true", help="skip the peer phase")
     args = ap.parse_args(argv)
     params = dedup.MinHashParams(threshold=args.threshold)
     workers = args.workers or dedup.default_workers()
@@ -383,12 +263,62 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(docs)} docs in <= {MAX_SECONDS:.0f} s (CPU-based)": projected <= MAX_SECONDS,
         "peak memory < 2 GiB": mib < MAX_MEMORY_MIB,
     }
+    peers = "peers skipped (--no-peers)"
+    if not args.no_peers:
+        peer_checks, peers = peer_phase(args.peer_docs, args.baseline_docs, args.rounds)
+        checks.update(peer_checks)
     print("checks: " + "; ".join(f"{k}: {'ok' if v else 'MISS'}" for k, v in checks.items()))
     print(
-        f"ratio: {judged_ratio:.1f}x from CPU time ({base_us:.0f} us/doc vs {projected / len(docs) * 1e6:.0f} us/doc "
-        f"on {cores} cores); measured wall {rate / base_rate:.1f}x ({rate:.0f} vs {base_rate:.0f} docs/s)"
+        f"ratio: {judged_ratio:.1f}x the plain loop from CPU time ({base_us:.0f} us/doc vs "
+        f"{projected / len(docs) * 1e6:.0f} us/doc on {cores} cores; measured wall {rate / base_rate:.1f}x); {peers}"
     )
     return 0 if all(checks.values()) else 1
+
+
+def peer_phase(n: int, n_sub: int, rounds: int) -> tuple[dict[str, bool], str]:
+    """Every method on the same corpus, `rounds` paired rounds; prints a line per method and
+    returns the checks and the summary for the last line."""
+    docs, planted = build(n, min(n_sub, n))
+    print(f"peers: {n} docs (corpus digest {corpus_digest(docs)}), {rounds} rounds, one process each")
+    methods = dedup_peers.methods()
+    for name, fn, note in methods:
+        if fn is None:
+            print(f"  skipped: {name}: {note}")
+    runnable = [(name, fn) for name, fn, _ in methods if fn is not None]
+    cpu: dict[str, list[float]] = {name: [] for name, _ in runnable}
+    for _, fn in runnable:  # warm-up, untimed: imports, caches, the first-seen tokens
+        fn(docs[: min(500, n)])
+    scores: dict[str, tuple[float, float, int]] = {}
+    for r in range(rounds):
+        order = runnable[r % len(runnable) :] + runnable[: r % len(runnable)]
+        for name, fn in order:
+            start = time.process_time()
+            labels = fn(docs)
+            cpu[name].append(time.process_time() - start)
+            scores.setdefault(name, dedup_peers.precision_recall(labels, planted))
+    rate = {name: n / statistics.median(times) for name, times in cpu.items()}
+    notes = {name: note for name, _, note in methods}
+    for name, _ in runnable:
+        precision, recall, false_links = scores[name]
+        spread = ", ".join(f"{t:.1f}" for t in cpu[name])
+        print(
+            f"  {name:32s} {rate[name]:7.0f} docs/CPU-s (CPU s per round: {spread}); precision {precision:.3f}, "
+            f"recall {recall:.3f}, {false_links} false links; {notes[name]}"
+        )
+    ours = "synthgen token_hashes"
+    precision, recall, _ = scores[ours]
+    checks = {"synthgen precision and recall 1.0": precision == 1.0 and recall == 1.0}
+    summary = []
+    rensa = "rensa, synthgen's shingles"
+    if rensa in rate:
+        checks["ahead of rensa with the same shingles (docs/CPU-s)"] = rate[ours] > rate[rensa]
+        summary.append(f"{rate[ours] / rate[rensa]:.2f}x rensa with the same shingles")
+    trove = [rate[k] for k in ("datatrove, synthgen's shingles", "datatrove, its own shingling") if k in rate]
+    if trove:
+        checks[f">= {MIN_OVER_DATATROVE:.0f}x datatrove (docs/CPU-s)"] = rate[ours] >= MIN_OVER_DATATROVE * max(trove)
+        summary.append(f"{rate[ours] / max(trove):.2f}x datatrove")
+    summary.append(f"{rate[ours] / rate['datasketch by hand']:.2f}x datasketch by hand")
+    return checks, "peers: " + ", ".join(summary) + f" ({rate[ours]:.0f} docs/CPU-s)"
 
 
 if __name__ == "__main__":

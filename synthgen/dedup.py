@@ -1,58 +1,48 @@
 """Near-duplicate detection: MinHash signatures of normalised problem text and LSH clustering.
 
-A problem's text is its code plus its message. Code is split into tokens by one regular
-expression (Python's `tokenize` is several times slower and gives up on fragments): comments
-and whitespace are dropped, and every identifier that is not a keyword or builtin becomes a
-placeholder numbered by first occurrence within its logical line (`v0`, `v1`, ...), so renamed
-variables and reformatted code give the same tokens. The message is lower-cased words (its
-punctuation is dropped). A shingle is `ngram` consecutive tokens joined by spaces.
+Text -> tokens is synthgen.dedup_text (identifiers renamed per logical line, comments and
+whitespace dropped, the message's lower-cased words); a shingle is `ngram` consecutive tokens.
+Two signature kinds (`MinHashParams.signature`, the filter's `dedup.signature`), never mixed:
 
-Signatures are exactly datasketch's: `MinHash(num_perm, seed)` (affine32 scheme, the default
-sha1_hash32) updated with every shingle's UTF-8 bytes. We compute them without a MinHash object:
-hash every shingle once, apply the same permutations to all of a document's hashes at once
-with numpy, and spread documents over a process pool. Candidate pairs are documents that share a band, with
-the (bands, rows) that datasketch's `MinHashLSH(threshold, num_perm, weights)` picks; with
-`verify` a pair links only if its estimated Jaccard (equal slots / num_perm, as
-`MinHash.jaccard`) reaches the threshold. Clusters are the connected components of the links;
-a cluster is labelled by its smallest document index.
+- "token_hashes" (the default): each token hashed once and every shingle's hash made from its
+  tokens' hashes with numpy (synthgen.dedup_tokenhash), no shingle string built;
+- "shingle_bytes": each shingle's UTF-8 bytes hashed (xxh32 or datasketch's sha1), exactly
+  datasketch's `MinHash` (synthgen.dedup_minhash).
 
-Speed against a plain datasketch loop: `python bench/dedup.py`.
+Both are datasketch's affine32 MinHash (num_perm, seed) over 32-bit shingle hashes, computed
+with numpy over blocks of documents and spread over a process pool. Candidate pairs are
+documents that share a band, with the (bands, rows) that datasketch's
+`MinHashLSH(threshold, num_perm, weights)` picks; with `verify` a pair links only if its
+estimated Jaccard (equal slots / num_perm, as `MinHash.jaccard`) reaches the threshold. Clusters
+are the connected components of the links; a cluster is labelled by its smallest document index.
+
+Speed against datasketch, rensa and datatrove: `python bench/dedup.py`.
 """
 
 from __future__ import annotations
 
-import builtins
-import hashlib
-import itertools
-import keyword
 import multiprocessing
 import os
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-import xxhash
 
-_TOKEN = re.compile(
-    r"""\s+"""  # whitespace: matched so that it is skipped cheaply
-    r"""|[^\W\d]\w*(?![\w'"])"""  # identifier or keyword (not a string prefix)
-    r"""|[()\[\]{},;]"""  # common punctuation, early: it is frequent and starts nothing longer
-    r"""|\#[^\r\n]*"""  # comment
-    r"""|[rRbBuUfF]{0,2}(?:'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"""
-    r'''|"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""'''
-    r"""|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*")"""  # string literals
-    r"""|\d[\w.]*|\.\d\w*"""  # numbers
-    r"""|\*\*=?|//=?|>>=?|<<=?|->|:=|[-+*/%&|^@<>=!]=|[^\s\w]"""  # operators, punctuation
+from synthgen.dedup_minhash import HASHES, minhash_of_hashes, permutations, shingle_bytes_signatures
+from synthgen.dedup_minhash import hashfunc as _hashfunc
+from synthgen.dedup_text import (  # noqa: F401  (the module's public names, as before the split)
+    MESSAGE_MARK,
+    code_tokens,
+    message_tokens,
+    problem_shingles,
+    problem_tokens,
+    shingles,
 )
-_WORD = re.compile(r"\w+")
-_KEEP = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
-_SKIP = frozenset(" \t\n\r\f\v#")  # first characters of whitespace tokens and comments
-_OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
-MESSAGE_MARK = "<message>"  # separates code tokens from message tokens
-_MAX32 = np.uint32(0xFFFFFFFF)
-_GROUP_SHINGLES = 4096  # shingles per numpy block: (num_perm x 4096) uint32 = 2 MiB at 128
+from synthgen.dedup_tokenhash import problem_shingle_hashes
+
+SIGNATURES = ("token_hashes", "shingle_bytes")
+_BLOCK_DOCS = 256  # documents per numpy pass of the token_hashes kind
 
 
 @dataclass(frozen=True)
@@ -68,9 +58,10 @@ class MinHashParams:
     # at threshold 0.8 and 128 permutations, 0.9 gives 14 bands x 9 rows (a pair at Jaccard
     # 0.86 becomes a candidate 98% of the time) where datasketch's default 0.5 gives 9 x 13 (75%).
     recall_weight: float = 0.9
-    # The 32-bit shingle hash fed to MinHash. "xxh32" (xxhash, as datatrove uses) costs about a
-    # fifth of "sha1", datasketch's default; signatures equal datasketch's given the same function
-    # (`hashfunc(params)` is what to pass as datasketch's `hashfunc`).
+    signature: str = "token_hashes"
+    # The 32-bit shingle hash of the "shingle_bytes" kind: "xxh32" (xxhash, as datatrove uses)
+    # costs about a fifth of "sha1", datasketch's default; signatures equal datasketch's given
+    # the same function (`hashfunc(params)` is what to pass as datasketch's `hashfunc`).
     hash: str = "xxh32"
 
     def __post_init__(self):
@@ -80,175 +71,30 @@ class MinHashParams:
             raise ValueError(f"recall_weight must be in [0.5, 1), got {self.recall_weight}")
         if self.num_perm < 2 or self.ngram < 1:
             raise ValueError("num_perm must be >= 2 and ngram >= 1")
+        if self.signature not in SIGNATURES:
+            raise ValueError(f"signature must be one of {', '.join(SIGNATURES)}, got {self.signature!r}")
         if self.hash not in HASHES:
             raise ValueError(f"hash must be one of {', '.join(HASHES)}, got {self.hash!r}")
-
-
-# -- text -> tokens -> shingles ------------------------------------------------------------------
-# Token -> kind, per process (bounded): one dict lookup instead of several string tests per token.
-_SKIP_KIND, _NEWLINE_KIND, _NAME_KIND, _OPEN_KIND, _CLOSE_KIND, _OTHER_KIND = range(6)
-_KINDS: dict[str, int] = {}
-_KINDS_MAX = 1 << 18
-_PLACEHOLDERS = [f"v{i}" for i in range(256)]
-
-
-def _kind(tok: str) -> int:
-    first = tok[0]
-    if first in _SKIP:
-        return _SKIP_KIND if first == "#" or "\n" not in tok else _NEWLINE_KIND
-    if (first.isalpha() or first == "_") and tok[-1] not in "'\"" and tok not in _KEEP:
-        return _NAME_KIND
-    return _OPEN_KIND if tok in _OPEN else _CLOSE_KIND if tok in _CLOSE else _OTHER_KIND
-
-
-def code_tokens(code: str) -> list[str]:
-    """Tokens of (possibly broken) Python code: no comments or whitespace, identifiers renamed.
-
-    Identifiers that are not keywords or builtins become `v0`, `v1`, ... by first occurrence
-    within their logical line (numbering restarts at a newline outside brackets). Numbering per
-    line rather than per document keeps an inserted or deleted line from renumbering, and so
-    changing, every later shingle; a consistent rename still gives the same tokens.
-    """
-    names: dict[str, str] = {}
-    out: list[str] = []
-    append = out.append
-    depth = 0
-    kinds, get = _KINDS, _KINDS.get
-    for tok in _TOKEN.findall(code):
-        kind = get(tok)
-        if kind is None:
-            kind = _kind(tok)
-            if len(tok) < 40 and len(kinds) < _KINDS_MAX:  # long ones are strings and comments
-                kinds[tok] = kind
-        if kind == _SKIP_KIND:  # the most frequent: whitespace
-            continue
-        if kind == _OTHER_KIND:
-            append(tok)
-        elif kind == _NAME_KIND:
-            placeholder = names.get(tok)
-            if placeholder is None:
-                k = len(names)
-                placeholder = names[tok] = _PLACEHOLDERS[k] if k < 256 else f"v{k}"
-            append(placeholder)
-        elif kind == _NEWLINE_KIND:
-            if depth == 0:
-                names = {}
-        elif kind == _OPEN_KIND:
-            depth += 1
-            append(tok)
-        elif kind == _CLOSE_KIND:
-            depth -= depth > 0
-            append(tok)
-    return out
-
-
-def message_tokens(message: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(message)]
-
-
-def problem_tokens(code: str | None, message: str | None) -> list[str]:
-    tokens = code_tokens(code) if code else []
-    if message and message.strip():
-        tokens.append(MESSAGE_MARK)
-        tokens.extend(message_tokens(message))
-    return tokens
-
-
-def shingles(tokens: Sequence[str], n: int) -> list[bytes]:
-    """The UTF-8 bytes of every run of n tokens (one shingle of all tokens if there are fewer)."""
-    if len(tokens) < n:
-        return [" ".join(tokens).encode()] if tokens else []
-    return [" ".join(run).encode() for run in zip(*(tokens[i:] for i in range(n)))]
-
-
-def problem_shingles(code: str | None, message: str | None, n: int) -> list[bytes]:
-    return shingles(problem_tokens(code, message), n)  # what both the fast path and datasketch hash
-
-
-# -- signatures ------------------------------------------------------------------------------------
-@lru_cache(maxsize=8)
-def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """datasketch's affine32 permutation parameters (a, b) for (num_perm, seed)."""
-    from datasketch import MinHash
-
-    a, b = MinHash(num_perm=num_perm, seed=seed).permutations
-    return np.ascontiguousarray(a, dtype=np.uint32), np.ascontiguousarray(b, dtype=np.uint32)
-
-
-def _fmix32(h: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 32-bit finalizer, as datasketch applies it before permuting (wraps mod 2^32)."""
-    h = h ^ (h >> np.uint32(16))
-    h = h * np.uint32(0x85EBCA6B)
-    h = h ^ (h >> np.uint32(13))
-    h = h * np.uint32(0xC2B2AE35)
-    return h ^ (h >> np.uint32(16))
-
-
-def sha1_32(items: Sequence[bytes]) -> np.ndarray:
-    """datasketch.hashfunc.sha1_hash32 of every item: the first 4 digest bytes, little-endian."""
-    sha1 = hashlib.sha1
-    digests = b"".join([sha1(item).digest() for item in items])
-    return np.frombuffer(digests, dtype="<u4")[::5]  # the first 4 of every 20 bytes
-
-
-def xxh32(items: Sequence[bytes]) -> np.ndarray:
-    """xxhash's 32-bit digest (seed 0) of every item."""
-    digest = xxhash.xxh32_intdigest
-    return np.fromiter(map(digest, items), dtype=np.uint32, count=len(items))
-
-
-HASHES = {"sha1": sha1_32, "xxh32": xxh32}
+        if self.signature == "token_hashes" and self.hash != "xxh32":
+            raise ValueError(f"hash {self.hash!r} is for signature shingle_bytes (token_hashes hash tokens with xxh64)")
 
 
 def hashfunc(params: MinHashParams):
-    """The per-item function datasketch's MinHash must be given to produce the same signatures."""
-    if params.hash == "sha1":
-        from datasketch.hashfunc import sha1_hash32
-
-        return sha1_hash32
-    return xxhash.xxh32_intdigest
+    """The per-item function datasketch's MinHash must be given to match "shingle_bytes" signatures."""
+    return _hashfunc(params.hash)
 
 
-def signatures_of_shingles(
-    docs: Sequence[list[bytes]], a: np.ndarray, b: np.ndarray, hash_name: str = "xxh32"
-) -> np.ndarray:
-    """(len(docs), num_perm) uint32 signatures of each document's shingles.
-
-    A document without shingles stays all-max, like an empty datasketch MinHash. Works on blocks
-    of about `_GROUP_SHINGLES` shingles: their sha1 hashes in one pass, permuted as a
-    (num_perm, shingles) block that stays in cache, and one `reduceat` for the per-document
-    minimum.
-    """
-    out = np.full((len(docs), len(a)), _MAX32, dtype=np.uint32)
-    hash_all = HASHES[hash_name]
-    a_col, b_col = a[:, None], b[:, None]
-    start = 0
-    while start < len(docs):
-        stop, total = start, 0
-        while stop < len(docs) and (stop == start or total + len(docs[stop]) <= _GROUP_SHINGLES):
-            total += len(docs[stop])
-            stop += 1
-        block = docs[start:stop]
-        if total:
-            counts = np.fromiter((len(d) for d in block), dtype=np.int64, count=len(block))
-            hv = _fmix32(hash_all(list(itertools.chain.from_iterable(block))))
-            permuted = np.multiply(a_col, hv[None, :])
-            permuted += b_col
-            offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
-            filled = np.flatnonzero(counts)
-            out[start + filled] = np.minimum.reduceat(permuted, offsets[filled], axis=1).T
-        start = stop
-    return out
-
-
-def _sign_chunk(job: tuple[list[tuple[str | None, str | None]], int, np.ndarray, np.ndarray, str]) -> np.ndarray:
-    texts, n, a, b, hash_name = job
-    # A shingle seen twice changes no minimum: with the cheap xxh32 hashing the repeats costs less
-    # than finding them; with sha1 a set per document saves the repeats' share of the sha1 calls.
-    shingled = [problem_shingles(c, m, n) for c, m in texts]
-    if hash_name == "sha1":
-        shingled = [list(set(doc)) for doc in shingled]
-    return signatures_of_shingles(shingled, a, b, hash_name)
+# -- signatures ------------------------------------------------------------------------------------
+def _sign_chunk(job: tuple[list[tuple[str | None, str | None]], MinHashParams]) -> np.ndarray:
+    texts, params = job
+    a, b = permutations(params.num_perm, params.seed)
+    if params.signature == "shingle_bytes":
+        return shingle_bytes_signatures(texts, params.ngram, a, b, params.hash)
+    parts = []
+    for i in range(0, len(texts), _BLOCK_DOCS):
+        hashes, counts = problem_shingle_hashes(texts[i : i + _BLOCK_DOCS], params.ngram)
+        parts.append(minhash_of_hashes(hashes, counts, a, b))
+    return np.concatenate(parts) if parts else np.zeros((0, params.num_perm), dtype=np.uint32)
 
 
 def default_workers() -> int:
@@ -264,14 +110,14 @@ def signatures(
     workers: int | None = None,
     min_parallel: int = 4000,
 ) -> np.ndarray:
-    """Signatures of (code, message) pairs; a process pool over chunks when there are many."""
-    a, b = permutations(params.num_perm, params.seed)
+    """(len(texts), num_perm) uint32 signatures of (code, message) pairs, of `params.signature`'s
+    kind; a process pool over chunks when there are many."""
     workers = workers or default_workers()
     texts = list(texts)
     if workers <= 1 or len(texts) < min_parallel:
-        return _sign_chunk((texts, params.ngram, a, b, params.hash))
+        return _sign_chunk((texts, params))
     size = max(500, -(-len(texts) // (workers * 8)))
-    jobs = [(texts[i : i + size], params.ngram, a, b, params.hash) for i in range(0, len(texts), size)]
+    jobs = [(texts[i : i + size], params) for i in range(0, len(texts), size)]
     # spawn, not fork: the parent may hold polars/arrow threads, which fork does not copy safely.
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
         parts = pool.map(_sign_chunk, jobs, chunksize=1)

@@ -169,14 +169,21 @@ class LLMClient:
             )
         return self._clients[ident]
 
-    @contextlib.asynccontextmanager
-    async def _slot(self, priority: float = 0.0):
-        """One of max_in_flight request slots, held while one HTTP request runs."""
+    async def _take_slot(self, priority: float = 0.0) -> None:
         self.queued += 1
         try:
             await self._slots.acquire(priority)
         finally:
             self.queued -= 1
+
+    @contextlib.asynccontextmanager
+    async def _slot(self, priority: float = 0.0, taken: list | None = None):
+        """One of max_in_flight request slots, held while one HTTP request runs; `taken` holds a
+        slot the caller has already taken for it (handed over, and emptied, here)."""
+        if taken:
+            taken.clear()
+        else:
+            await self._take_slot(priority)
         self._flight(+1)
         try:
             yield
@@ -206,7 +213,10 @@ class LLMClient:
             got = await self._request(role, settings, messages, 1, request_seed(key, i), priority)
             self._store(keys, i, got[0], results)  # type: ignore[index]
 
-        await asyncio.gather(*(one(i) for i in missing))
+        if len(missing) == 1:  # most calls: no task of its own (one less task and loop turn a call)
+            await one(missing[0])
+        else:
+            await asyncio.gather(*(one(i) for i in missing))
         if len(missing) > 1 and any(results[i].status != "infra" for i in missing):  # type: ignore[union-attr]
             self._n_supported[endpoint] = False
 
@@ -238,24 +248,34 @@ class LLMClient:
         usage = self.usage.role(role)
         body = self._body(settings, messages, n, seed)
         start = time.monotonic()
+        # The first try's slot is taken before tenacity's loop is built (a tenth of a millisecond
+        # a call): thousands of calls queued at a run's start then cost a heap push each, and the
+        # first requests are not held up behind building all of their loops.
+        await self._take_slot(priority)
+        taken = [True]
         try:
             async for attempt in retry_policy(self.llm):
                 with attempt:
                     retry = attempt.retry_state.attempt_number > 1
-                    completions, prompt, total, latency = await self._attempt(usage, settings, body, n, retry, priority)
+                    completions, prompt, total, latency = await self._attempt(
+                        usage, settings, body, n, retry, priority, taken
+                    )
         except ATTEMPT_ERRORS as exc:
             if n > 1 and is_final_refusal(exc):
                 return None  # maybe n is not supported: the caller falls back to single requests
             return _give_up(usage, n, exc, time.monotonic() - start)
+        finally:
+            if taken:  # never handed to a try (cancelled in between): give it back
+                self._slots.release()
         _account(usage, completions, prompt, total, latency)
         return completions
 
-    async def _attempt(self, usage: RoleUsage, settings: RoleSettings, body: dict, n: int, retry: bool, priority):
-        """One HTTP try within a slot: (completions, prompt tokens, completion tokens, latency).
-
-        The slot is the first thing taken: thousands of calls queued at once then cost almost
-        nothing until their turn, and the first requests reach the server sooner."""
-        async with self._slot(priority):
+    async def _attempt(
+        self, usage: RoleUsage, settings: RoleSettings, body: dict, n: int, retry: bool, priority, taken=None
+    ):
+        """One HTTP try within a slot (`taken`: see `_slot`): (completions, prompt tokens,
+        completion tokens, latency)."""
+        async with self._slot(priority, taken):
             usage.requests += 1
             usage.retries += retry
             t0 = time.monotonic()

@@ -1,4 +1,5 @@
-"""synthgen.dedup: normalisation, datasketch-identical signatures, and the same clusters as datasketch."""
+"""synthgen.dedup: normalisation, both signature kinds equal to datasketch fed the same shingle
+hashes, and the same clusters as datasketch."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import xxhash
 from datasketch import MinHash, MinHashLSH
 
 from synthgen import dedup
 
 PARAMS = dedup.MinHashParams()
+BYTES = dedup.MinHashParams(signature="shingle_bytes")
+M64 = (1 << 64) - 1
 
 BASE = '''
 def f(numbers, limit):
@@ -58,8 +62,36 @@ DISTINCT = [
 ]
 
 
+def _fmix64(h: int) -> int:
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & M64
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & M64
+    return h ^ (h >> 33)
+
+
+def token_shingle_hashes(code, message, n) -> list[int]:
+    """The "token_hashes" kind spelt out in plain Python: xxh64 per token, Horner over n of them
+    with the odd multiplier, fmix64, the top 32 bits."""
+    hashes = [xxhash.xxh64_intdigest(t.encode()) for t in dedup.problem_tokens(code, message)]
+    runs = [hashes] if 0 < len(hashes) < n else [hashes[i : i + n] for i in range(len(hashes) - n + 1)]
+    out = []
+    for run in runs:
+        combined = 0
+        for h in run:
+            combined = (combined * 0x9E3779B97F4A7C15 + h) & M64
+        out.append(_fmix64(combined) >> 32)
+    return out
+
+
 def datasketch_minhash(code, message=None, params=PARAMS) -> MinHash:
-    """datasketch's MinHash, fed shingle by shingle (its default sha1 hash when params.hash is sha1)."""
+    """datasketch's MinHash, fed shingle by shingle: for "token_hashes" the 32-bit hashes above
+    (an identity hashfunc), else the shingle bytes (its default sha1 hash when params.hash is sha1)."""
+    if params.signature == "token_hashes":
+        m = MinHash(num_perm=params.num_perm, seed=params.seed, hashfunc=lambda h: h)
+        for h in token_shingle_hashes(code, message, params.ngram):
+            m.update(h)
+        return m
     if params.hash == "sha1":
         m = MinHash(num_perm=params.num_perm, seed=params.seed)
         for shingle in dedup.problem_shingles(code, message, params.ngram):
@@ -80,6 +112,9 @@ def test_tokens_ignore_names_whitespace_and_comments():
     # Numbering restarts per logical line, so a deleted line does not renumber the rest.
     assert dedup.code_tokens("a = 1\nb = c\n") == ["v0", "=", "1", "v0", "=", "v1"]
     assert dedup.code_tokens("f(a,\n  b)") == ["v0", "(", "v1", ",", "v2", ")"]
+    # Broken code: a quote that opens no string is a token of its own; string prefixes stay on the string.
+    assert dedup.code_tokens("x = 'abc\ny = 1") == ["v0", "=", "'", "v1", "v0", "=", "1"]
+    assert dedup.code_tokens("s = rb'x' + f\"{y}\" # c") == ["v0", "=", "rb'x'", "+", 'f"{y}"']
 
 
 def test_message_is_part_of_the_text():
@@ -93,14 +128,50 @@ def test_shingles_of_short_and_empty_texts():
     assert dedup.shingles(list("abcdef"), 5) == [b"a b c d e", b"b c d e f"]
 
 
+LONG = "x" * 60  # past the per-process token cache: hashed afresh in every block
+ODD_TEXTS = [
+    (BASE, "hint"),
+    (RENAMED, None),
+    ("", None),
+    ("x", None),
+    (None, "Only a message, no code"),
+    ("f(a,\n  b)\nc = a", "   "),
+    (f"{LONG} = {LONG} + '{LONG}'\n{LONG}.y = 1", "a v0 v1 word"),
+    (") ) x = (( y", None),  # unbalanced brackets: depth never goes below 0
+]
+
+
 @pytest.mark.parametrize("num_perm,seed,ngram", [(128, 1, 5), (64, 7, 3), (256, 1, 1)])
-@pytest.mark.parametrize("hash_name", ["xxh32", "sha1"])
-def test_signatures_equal_datasketch(num_perm, seed, ngram, hash_name):
-    params = dedup.MinHashParams(num_perm=num_perm, seed=seed, ngram=ngram, hash=hash_name)
-    texts = [(BASE, "hint"), (RENAMED, None), ("", None), ("x", None)] + [(d, None) for d in DISTINCT]
+@pytest.mark.parametrize(
+    "kind,hash_name", [("token_hashes", "xxh32"), ("shingle_bytes", "xxh32"), ("shingle_bytes", "sha1")]
+)
+def test_signatures_equal_datasketch(num_perm, seed, ngram, kind, hash_name):
+    params = dedup.MinHashParams(num_perm=num_perm, seed=seed, ngram=ngram, signature=kind, hash=hash_name)
+    texts = ODD_TEXTS + [(d, None) for d in DISTINCT]
     sigs = dedup.signatures(texts, params, workers=1)
     for (code, message), sig in zip(texts, sigs):
         assert np.array_equal(sig, datasketch_minhash(code, message, params).hashvalues)
+
+
+def test_token_hashes_survive_block_edges_and_a_full_cache(monkeypatch):
+    """Documents split over numpy blocks, and tokens that no longer fit the per-process table,
+    give the same signatures as one document at a time."""
+    from synthgen import dedup_tokenhash
+
+    texts = [(d + f"\nz{i} = {i} * {LONG}{i}\n", f"note {i}") for i in range(12) for d in DISTINCT[:2]]
+    expected = [datasketch_minhash(c, m).hashvalues for c, m in texts]
+    monkeypatch.setattr(dedup, "_BLOCK_DOCS", 5)
+    monkeypatch.setattr(dedup_tokenhash, "_VOCAB_MAX", 0)
+    monkeypatch.setattr(dedup_tokenhash, "_VOCABS", [])
+    for sig, want in zip(dedup.signatures(texts, PARAMS, workers=1), expected):
+        assert np.array_equal(sig, want)
+
+
+def test_signature_kind_is_checked():
+    with pytest.raises(ValueError, match="signature must be one of"):
+        dedup.MinHashParams(signature="strings")
+    with pytest.raises(ValueError, match="is for signature shingle_bytes"):
+        dedup.MinHashParams(hash="sha1")
 
 
 def test_process_pool_gives_the_same_signatures():
@@ -150,13 +221,16 @@ def test_same_clusters_as_the_plain_datasketch_loop():
     bench = _bench()
     docs, planted = bench.build(800, 400)
     sub = docs[:400]
-    expected = bench.baseline_clusters(sub, PARAMS)
-    labels = dedup.near_duplicate_labels([(d, None) for d in sub], PARAMS, workers=1)
+    expected = bench.baseline_clusters(sub, BYTES)
+    labels = dedup.near_duplicate_labels([(d, None) for d in sub], BYTES, workers=1)
     assert dedup.clusters_of(labels) == expected
+    # The token_hashes kind hashes shingles another way: the planted clusters all the same.
+    fast = dedup.near_duplicate_labels([(d, None) for d in sub], PARAMS, workers=1)
+    assert dedup.clusters_of(fast) == expected
     sub_planted = [(a, b) for a, b in planted if b < 400]
     assert sub_planted and sum(labels[a] == labels[b] for a, b in sub_planted) >= 0.9 * len(sub_planted)
     # Without verification the clusters are plain LSH buckets; datasketch's query sees the same.
-    loose = dedup.MinHashParams(verify=False)
+    loose = dedup.MinHashParams(verify=False, signature="shingle_bytes")
     sigs = dedup.signatures([(d, None) for d in sub], loose, workers=1)
     lsh = MinHashLSH(threshold=loose.threshold, num_perm=loose.num_perm, weights=dedup.lsh_weights(loose.recall_weight))
     mins = [MinHash(num_perm=128, hashvalues=s, scheme="affine32") for s in sigs]

@@ -21,7 +21,14 @@ class DedupSettings(BaseModel):
     num_perm: int = Field(128, ge=16, le=1024)
     ngram: int = Field(5, ge=1, le=64, description="tokens per shingle")
     seed: int = Field(1, ge=0, description="datasketch MinHash seed")
-    hash: Literal["xxh32", "sha1"] = Field("xxh32", description="shingle hash; sha1 is datasketch's default")
+    signature: Literal["token_hashes", "shingle_bytes"] = Field(
+        "token_hashes",
+        description="how a shingle is hashed: token_hashes combines its tokens' hashes (fast); "
+        "shingle_bytes hashes its text with --dedup-hash, exactly datasketch's MinHash",
+    )
+    hash: Literal["xxh32", "sha1"] = Field(
+        "xxh32", description="shingle hash of signature shingle_bytes; sha1 is datasketch's default"
+    )
     verify: bool = Field(True, description="link an LSH candidate pair only if its estimated Jaccard >= threshold")
     recall_weight: float = Field(
         0.9, ge=0.5, lt=1, description="LSH (bands, rows) weight on recall; see synthgen.dedup"
@@ -34,6 +41,12 @@ class DedupSettings(BaseModel):
     )
     workers: int | None = Field(None, ge=1, le=1024, description="signature processes (default: usable CPUs)")
     unhashed: ClassVar[frozenset[str]] = frozenset({"workers"})
+
+    @model_validator(mode="after")
+    def _hash_of_kind(self):
+        if self.signature == "token_hashes" and self.hash != "xxh32":
+            raise ValueError(f"hash {self.hash!r} is for signature shingle_bytes (token_hashes hash tokens with xxh64)")
+        return self
 
 
 class ContaminationSettings(BaseModel):

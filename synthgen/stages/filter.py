@@ -165,6 +165,7 @@ def dedup_reasons(
         seed=cfg.seed,
         verify=cfg.verify,
         recall_weight=cfg.recall_weight,
+        signature=cfg.signature,
         hash=cfg.hash,
     )
     labels = dedup.near_duplicate_labels(texts, params, groups=groups, workers=cfg.workers)
@@ -203,6 +204,7 @@ def dedup_reasons(
         "threshold": cfg.threshold,
         "num_perm": cfg.num_perm,
         "ngram": cfg.ngram,
+        "signature": cfg.signature,
         "lsh_bands_rows": list(dedup.lsh_shape(cfg.threshold, cfg.num_perm, cfg.recall_weight)),
         "compared": n_new,
         "earlier_run_problems": prior.height,

@@ -216,6 +216,27 @@ def test_dedup_against_an_earlier_run(tmp_path):
     assert stats["dedup"]["of_earlier_runs"] == 1 and stats["dedup"]["earlier_run_problems"] == 2
 
 
+def test_signature_kind_is_recorded_and_runs_never_mix_kinds(tmp_path, capsys):
+    run = tmp_path / "run"
+    base = code_for(1)
+    rows = [make_row(1, code=base), make_row(2, code=base.replace("values", "xs")), make_row(3)]
+    write_generate(run, rows)
+    assert _main(["filter", "--run-dir", str(run)]) == 0
+    meta = read_metadata(run / "filter" / "kept.part-00000.parquet")
+    assert json.loads(meta["settings"])["dedup"]["signature"] == "token_hashes"
+    assert json.loads((run / "filter" / "stats.json").read_text())["dedup"]["signature"] == "token_hashes"
+    kept = kept_of(run)["turn_id"].to_list()
+    assert len(kept) == 2
+    capsys.readouterr()
+    # The other kind over the same output is other settings: refused without --force.
+    assert _main(["filter", "--run-dir", str(run), "--dedup-signature", "shingle_bytes"]) == 2
+    assert "other settings" in _one_line(capsys)
+    assert _main(["filter", "--run-dir", str(run), "--dedup-signature", "shingle_bytes", "--force"]) == 0
+    meta = read_metadata(run / "filter" / "kept.part-00000.parquet")
+    assert json.loads(meta["settings"])["dedup"]["signature"] == "shingle_bytes"
+    assert kept_of(run)["turn_id"].to_list() == kept  # the same near-duplicate found either way
+
+
 def test_contamination_reference_parquet_and_columns(tmp_path):
     run = tmp_path / "run"
     ref = tmp_path / "refs.parquet"
@@ -298,6 +319,7 @@ def test_wrong_table_is_exit_2(tmp_path, capsys):
     [
         ("filter: {band_low: 0.9, band_high: 0.1}\n", "band_low"),
         ("filter: {dedup: {threshold: 1.5}}\n", "filter.dedup.threshold"),
+        ("filter: {dedup: {hash: sha1}}\n", "is for signature shingle_bytes"),
         ("filter: {colour: red}\n", "colour"),
     ],
 )
