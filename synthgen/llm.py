@@ -19,13 +19,15 @@ TeacherSettings / StudentSettings), `.llm` (LLMSettings) and `.max_in_flight`.
   Then the samples come back with status "infra" and error "<kind>: <message>": never raised,
   never a wrong answer, never cached. `timeout_s` bounds a request's whole duration.
 - `finish_reason == "length"` is status "truncated": a result (a formatting failure), not retried.
-- Student sampling asks once with `n = M`; if the server rejects n > 1 with a 400, the client
-  sends M single requests and remembers that for the endpoint.
+- Student sampling asks once with `n = M`; if the server rejects n > 1 with a 400, or answers
+  with fewer choices (it ignores n), the client keeps what came, asks for the rest one by one
+  and remembers that for the endpoint.
 - With a cache path, every ok or truncated sample is stored as soon as it arrives
   (synthgen.llm_cache); a re-run replays them with zero requests.
-- With a caller `key`, each request carries a sampling `seed` derived from (key, sample index)
-  (vLLM gives sample i of an n-request seed + i), so a request re-sent after a crash asks for
-  the same sample. Without a key no seed is sent.
+- With a caller `key`, sample i carries the sampling seed base_seed(key) + i, alone or inside an
+  n-request (vLLM gives sample j of an n-request with seed s the seed s + j), so a request
+  re-sent after a crash, whole or split, asks for the same samples. Without a key, or with the
+  role's `send_seed` off (vLLM's CPU engine crashes on seeds), no seed is sent.
 - Every string a Completion holds has passed synthgen.text.safe_text; `Completion.model` is the
   model name the server reported (the scripted stand-in says "scripted").
 - Token account: a request's prompt tokens are counted once, on its first sample (0 on the
@@ -55,7 +57,7 @@ from synthgen.llm_response import Completion, from_cache, infra, parse_completio
 from synthgen.llm_slots import PrioritySlots
 from synthgen.llm_usage import RoleUsage, Usage
 
-__all__ = ["Completion", "LLMClient", "ServerNotReady", "Usage", "check_servers", "request_seed"]
+__all__ = ["Completion", "LLMClient", "ServerNotReady", "Usage", "base_seed", "check_servers", "request_seed"]
 
 
 class LLMClient:
@@ -191,24 +193,34 @@ class LLMClient:
         self.in_flight += delta
 
     async def _fill(self, role, settings, messages, missing, keys, results, key: str = "", priority=0.0) -> None:
-        endpoint = (settings.base_url, settings.model)
-        if len(missing) > 1 and self.llm.use_n and self._n_supported.get(endpoint, True):
-            seed = request_seed(key, missing[0])
-            got = await self._request(role, settings, messages, len(missing), seed, priority)
-            if got is not None:
-                self._n_supported[endpoint] = True
-                for i, completion in zip(missing, got):
-                    self._store(keys, i, completion, results)
-                return
+        """Ask for the missing samples: each run of consecutive indices in one request (n = its
+        length, seed = its first sample's), so sample i gets seed base + i however the request was
+        split (vLLM seeds sample j of an n-request with seed + j): a re-run after a kill that left
+        a request half cached draws exactly the samples the uninterrupted run drew."""
+        base = base_seed(key) if settings.send_seed else None
+        await asyncio.gather(
+            *(self._fill_run(role, settings, messages, run, keys, results, base, priority) for run in _runs(missing))
+        )
 
-        # One request per sample (n unsupported, or rejected just now); each is cached on arrival.
+    async def _fill_run(self, role, settings, messages, run, keys, results, base, priority) -> None:
+        endpoint = (settings.base_url, settings.model)
+        rest = run
+        if len(run) > 1 and self.llm.use_n and self._n_supported.get(endpoint, True):
+            got = await self._request(role, settings, messages, len(run), _seed(base, run[0]), priority)
+            if got is not None:
+                for i, completion in zip(run, got):
+                    self._store(keys, i, completion, results)
+                if len(got) == len(run):
+                    return
+                rest = run[len(got) :]  # fewer choices than n: keep them, ask for the rest one by one
+            self._n_supported[endpoint] = False
+
+        # One request per sample (n unsupported); each is cached on arrival.
         async def one(i: int) -> None:
-            got = await self._request(role, settings, messages, 1, request_seed(key, i), priority)
+            got = await self._request(role, settings, messages, 1, _seed(base, i), priority)
             self._store(keys, i, got[0], results)  # type: ignore[index]
 
-        await asyncio.gather(*(one(i) for i in missing))
-        if len(missing) > 1 and any(results[i].status != "infra" for i in missing):  # type: ignore[union-attr]
-            self._n_supported[endpoint] = False
+        await asyncio.gather(*(one(i) for i in rest))
 
     def _store(self, keys: list[str], i: int, completion: Completion, results: list) -> None:
         results[i] = completion
@@ -269,13 +281,36 @@ class LLMClient:
         return completions, prompt, total, latency
 
 
-def request_seed(key: str, sample: int) -> int | None:
-    """A sampling seed per (caller key, first sample index): distinct turns that happen to send the
-    same messages still draw distinct samples, and a replayed request draws the same ones."""
+def base_seed(key: str) -> int | None:
+    """The seed of a caller key's sample 0 (sample i gets base + i); None without a key. Below
+    2**30, so base + i stays a non-negative 31-bit int, safe for every server."""
     if not key:
         return None
-    digest = hashlib.sha256(f"{key}#{sample}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") >> 1  # a non-negative 31-bit int, safe for every server
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:4], "big") >> 2
+
+
+def request_seed(key: str, sample: int) -> int | None:
+    """The sampling seed of sample `sample` of a caller key: base_seed(key) + sample, whether the
+    sample is asked for alone or inside an n-request (vLLM's per-sample rule), so distinct turns
+    that happen to send the same messages still draw distinct samples, and a replayed request
+    draws the same ones."""
+    return _seed(base_seed(key), sample)
+
+
+def _seed(base: int | None, sample: int) -> int | None:
+    return None if base is None else base + sample
+
+
+def _runs(indices: list[int]) -> list[list[int]]:
+    """Consecutive runs of sorted indices: [0, 1, 2, 5, 6] -> [[0, 1, 2], [5, 6]]."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
 
 
 def _account(usage: RoleUsage, completions: list[Completion], prompt: int, total: int, latency: float) -> None:

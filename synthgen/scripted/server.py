@@ -225,10 +225,11 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         request_seed = derive_seed(server.seed, digest, occurrence)
         if self._injected_fault(random.Random(request_seed)):
             return
-        replies = self._replies(body, messages, n, digest)
+        digests = self._sample_digests(body, n, digest)
+        replies = self._replies(body, messages, n, digests)
         if replies is None:
             return
-        choices, completion_tokens, latency = self._choices(replies, body, digest, occurrence)
+        choices, completion_tokens, latency = self._choices(replies, body, digests, occurrence)
         if latency > 0 and server.stopping.wait(latency):
             self.close_connection = True  # shutting down
             return
@@ -263,7 +264,23 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             self._error(500, "scripted internal error", "InternalServerError")
         return fault is not None
 
-    def _replies(self, body: dict, messages: list, n: int, digest: str) -> list[ScriptedReply] | None:
+    def _sample_digests(self, body: dict, n: int, digest: str) -> list[str]:
+        """One digest per choice, deciding its answer. With an integer `seed`, choice i is answered
+        as the same request with n = 1 and seed + i would be (vLLM's rule for n > 1 with a seed),
+        so however a client splits an n-request, each sample comes out the same. Without a seed,
+        the choices of one request are told apart by their index alone."""
+        seed = body.get("seed")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            return [digest] * n
+        single = {k: v for k, v in body.items() if k != "n"}
+        return [
+            body_digest(
+                json.dumps({**single, "seed": seed + i}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            )
+            for i in range(n)
+        ]
+
+    def _replies(self, body: dict, messages: list, n: int, digests: list[str]) -> list[ScriptedReply] | None:
         """The responder's n replies; a responder bug is answered 500 (and None returned)."""
         server = self.server
         params = {k: v for k, v in body.items() if k != "messages"}
@@ -271,7 +288,13 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             # Answers depend on the body alone (which carries the client's per-request `seed`), so a
             # request re-sent after a crash gets the answer the first one would have; only faults
             # use the occurrence count, so that a retry can draw a fresh fault.
-            replies = server.responder.respond(messages, n, derive_seed(server.seed, digest), params)
+            if len(set(digests)) > 1:  # seeded: each choice is answered as its own n = 1 request
+                replies = []
+                for i, digest in enumerate(digests):
+                    one = {**params, "n": 1, "seed": params["seed"] + i}
+                    replies.extend(server.responder.respond(messages, 1, derive_seed(server.seed, digest), one))
+            else:
+                replies = server.responder.respond(messages, n, derive_seed(server.seed, digests[0]), params)
             if len(replies) != n or not all(isinstance(r, ScriptedReply) for r in replies):
                 raise TypeError(f"responder returned {len(replies)} replies for n={n}")
         except Exception as exc:  # a responder bug: say so loudly, as a 500
@@ -281,13 +304,15 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             return None
         return replies
 
-    def _choices(self, replies, body: dict, digest: str, occurrence: int) -> tuple[list[dict], int, float]:
-        """(choices, completion tokens, latency): per-choice garbage, truncation and latency draws."""
+    def _choices(self, replies, body: dict, digests: list[str], occurrence: int) -> tuple[list[dict], int, float]:
+        """(choices, completion tokens, latency): per-choice garbage, truncation and latency draws
+        (a seeded choice draws them as its own n = 1 request would: its digest, index 0)."""
         settings, seed = self.server.settings, self.server.seed
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         choices, completion_tokens, latency = [], 0, 0.0
+        split = len(set(digests)) > 1
         for index, reply in enumerate(replies):
-            crng = random.Random(derive_seed(seed, digest, occurrence, index))
+            crng = random.Random(derive_seed(seed, digests[index], occurrence, 0 if split else index))
             latency = max(latency, draw_latency(settings, crng))
             content, reasoning, finish = reply.content, reply.reasoning, "stop"
             garbage, truncate, where = crng.random(), crng.random(), crng.random()
