@@ -42,6 +42,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -50,10 +51,20 @@ import openai
 
 from synthgen.config.llm import LLMSettings, RoleSettings
 from synthgen.llm_cache import RequestCache, cache_key
-from synthgen.llm_errors import ATTEMPT_ERRORS, describe, error_kind, is_final_refusal, retry_policy
+from synthgen.llm_errors import (
+    ATTEMPT_ERRORS,
+    ServerConfigError,
+    describe,
+    error_kind,
+    is_final_refusal,
+    is_retryable,
+    refusal_kind,
+    retry_policy,
+    server_message,
+)
 from synthgen.llm_http import make_http_client, post_chat
-from synthgen.llm_preflight import ServerNotReady, check_server
-from synthgen.llm_response import Completion, from_cache, infra, parse_completions
+from synthgen.llm_preflight import Findings, ServerNotReady, check_server, probe_server
+from synthgen.llm_response import Completion, from_cache, infra, parse_completions, refused
 from synthgen.llm_slots import PrioritySlots
 from synthgen.llm_usage import RoleUsage, Usage
 
@@ -71,10 +82,19 @@ class LLMClient:
         *,
         max_in_flight: int = 256,
         cache_path: Path | None = None,
+        labels: dict[str, str] | None = None,
+        notify=None,
     ):
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be >= 1")
         self.roles = {"teacher": teacher, "student": student}
+        # How messages and flags name each role: eval's one role is "model" (--model-max-tokens).
+        self.labels = {"teacher": "teacher", "student": "student", **(labels or {})}
+        # One line for what the operator should know as it happens (n ignored, the first retry of
+        # each kind); stderr unless the caller routes it (the turn loop prints it above progress).
+        self.notify = notify or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.notices: list[str] = []
+        self._noticed: set = set()
         self.llm = llm or LLMSettings()
         self.max_in_flight = max_in_flight
         self.usage = Usage()
@@ -88,7 +108,7 @@ class LLMClient:
         self._flight_t = time.monotonic()
 
     @classmethod
-    def from_settings(cls, settings, cache_path: Path | None = None) -> LLMClient:
+    def from_settings(cls, settings, cache_path: Path | None = None, **more) -> LLMClient:
         """From any settings with `.teacher`, `.student`, `.llm` and `.max_in_flight`."""
         return cls(
             settings.teacher,
@@ -96,6 +116,7 @@ class LLMClient:
             settings.llm,
             max_in_flight=settings.max_in_flight,
             cache_path=cache_path,
+            **more,
         )
 
     async def __aenter__(self) -> LLMClient:
@@ -123,15 +144,36 @@ class LLMClient:
         now = time.monotonic()
         return self._flight_area + self.in_flight * (now - self._flight_t)
 
-    async def preflight(self, wait_s: float = 0) -> None:
+    async def preflight(self, wait_s: float = 0, samples: dict[str, int] | None = None) -> list[Findings]:
         """Check every role's server before any work: it answers GET /models and lists the role's
-        model. With wait_s > 0, keep asking for up to wait_s seconds. ServerNotReady (a UserError)
-        with one line naming what the server serves, or that nothing answered at the URL."""
-        checked: set[tuple[str, str]] = set()
+        model (with wait_s > 0, keep asking for up to wait_s seconds); ServerNotReady (a UserError)
+        with one line naming what the server serves, or that nothing answered at the URL. Then,
+        unless `llm.probe` is off, probe each role cheaply (synthgen.llm_preflight): one line per
+        role says what the server does with n, reasoning_effort and seed and what synthgen does
+        about it; ServerConfigError (exit 2) for what cannot work. `samples` is how many samples
+        each role asks for per prompt (default 2 for the student, 1 for the teacher)."""
+        pages: dict[tuple[str, str], object] = {}
+        probed: set[int] = set()
+        findings: list[Findings] = []
+        samples = {"teacher": 1, "student": 2, **(samples or {})}
+        for name, settings in self.roles.items():  # every server up and serving before any probe
+            endpoint = (settings.base_url, settings.model)
+            if endpoint not in pages:
+                pages[endpoint] = await check_server(self._client(settings), self.labels[name], settings, wait_s)
         for name, settings in self.roles.items():
-            if (settings.base_url, settings.model) not in checked:
-                checked.add((settings.base_url, settings.model))
-                await check_server(self._client(settings), name, settings, wait_s)
+            endpoint, label = (settings.base_url, settings.model), self.labels[name]
+            if not self.llm.probe or id(settings) in probed:
+                continue
+            probed.add(id(settings))
+            found = await probe_server(
+                self._client(settings), label, settings, pages[endpoint], samples.get(name, 1), self.llm.use_n
+            )
+            if not found.n_supported:  # known up front: no request is spent finding it out again
+                self._n_supported[endpoint] = False
+                self._noticed.add(("n", endpoint))
+            self.notify(found.line())
+            findings.append(found)
+        return findings
 
     async def complete(
         self, role: str, messages: list[dict], n: int = 1, *, key: str = "", priority: float = 0.0
@@ -213,7 +255,15 @@ class LLMClient:
                 if len(got) == len(run):
                     return
                 rest = run[len(got) :]  # fewer choices than n: keep them, ask for the rest one by one
+                how = f"answered {len(got)} choice{'s' if len(got) != 1 else ''} for n={len(run)} (it ignores n)"
+            else:
+                how = "refused n > 1"
             self._n_supported[endpoint] = False
+            self._notice(
+                ("n", endpoint),
+                f"{self.labels[role]}: the server at {settings.base_url} {how}; "
+                "asking one request per sample from now on (--no-llm-use-n says so up front)",
+            )
 
         # One request per sample (n unsupported); each is cached on arrival.
         async def one(i: int) -> None:
@@ -221,6 +271,13 @@ class LLMClient:
             self._store(keys, i, got[0], results)  # type: ignore[index]
 
         await asyncio.gather(*(one(i) for i in rest))
+
+    def _notice(self, what, line: str) -> None:
+        """Say `line` once per `what` (the operator needs it once, not a thousand times)."""
+        if what not in self._noticed:
+            self._noticed.add(what)
+            self.notices.append(line)
+            self.notify(line)
 
     def _store(self, keys: list[str], i: int, completion: Completion, results: list) -> None:
         results[i] = completion
@@ -254,19 +311,36 @@ class LLMClient:
             async for attempt in retry_policy(self.llm):
                 with attempt:
                     retry = attempt.retry_state.attempt_number > 1
-                    completions, prompt, total, latency = await self._attempt(usage, settings, body, n, retry, priority)
+                    completions, prompt, total, latency = await self._attempt(role, settings, body, n, retry, priority)
         except ATTEMPT_ERRORS as exc:
+            kind = refusal_kind(exc, settings.max_tokens)
+            if kind == "config":
+                raise ServerConfigError(self._config_line(role, settings, exc)) from None
+            if kind == "prompt_too_long":  # this prompt, not the server: a result, never retried
+                usage.samples_refused += n
+                return refused(n, server_message(exc), time.monotonic() - start)
             if n > 1 and is_final_refusal(exc):
                 return None  # maybe n is not supported: the caller falls back to single requests
             return _give_up(usage, n, exc, time.monotonic() - start)
         _account(usage, completions, prompt, total, latency)
         return completions
 
-    async def _attempt(self, usage: RoleUsage, settings: RoleSettings, body: dict, n: int, retry: bool, priority):
+    def _config_line(self, role: str, settings: RoleSettings, exc: BaseException) -> str:
+        label, message = self.labels[role], server_message(exc)
+        if isinstance(exc, openai.NotFoundError):
+            flag = "--model" if label == "model" else f"--{label}-model"
+            return f"{label}: {settings.base_url} does not serve model {settings.model!r} ({message}); check {flag}"
+        return (
+            f"{label}: the server refuses max_tokens={settings.max_tokens} for every request ({message}); "
+            f"lower --{label}-max-tokens"
+        )
+
+    async def _attempt(self, role: str, settings: RoleSettings, body: dict, n: int, retry: bool, priority):
         """One HTTP try within a slot: (completions, prompt tokens, completion tokens, latency).
 
         The slot is the first thing taken: thousands of calls queued at once then cost almost
         nothing until their turn, and the first requests reach the server sooner."""
+        usage = self.usage.role(role)
         async with self._slot(priority):
             usage.requests += 1
             usage.retries += retry
@@ -276,7 +350,14 @@ class LLMClient:
                 latency = time.monotonic() - t0
                 completions, prompt, total = parse_completions(response, n, latency)
             except ATTEMPT_ERRORS as exc:
-                usage.errors_by_cause[error_kind(exc)] += 1
+                kind = error_kind(exc)
+                usage.errors_by_cause[kind] += 1
+                if is_retryable(exc) and self.llm.max_attempts > 1:
+                    self._notice(
+                        ("retry", kind),
+                        f"{self.labels[role]}: {describe(exc)}; retrying (the first retry of this kind; "
+                        f"requests keep retrying for up to --max-outage {self.llm.max_outage_s:g} s)",
+                    )
                 raise
         return completions, prompt, total, latency
 

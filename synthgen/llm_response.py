@@ -21,7 +21,7 @@ from synthgen.text import safe_text
 
 @dataclass
 class Completion:
-    status: str  # "ok" | "truncated" | "infra"
+    status: str  # "ok" | "truncated" | "infra" | "prompt_too_long" (the prompt plus max_tokens is over the context)
     content: str
     reasoning: str
     finish_reason: str | None
@@ -52,6 +52,12 @@ def from_cache(stored: dict) -> Completion:
 
 def infra(n: int, error: str, elapsed: float) -> list[Completion]:
     return [Completion("infra", "", "", None, 0, 0, elapsed, error=safe_text(error)) for _ in range(n)]
+
+
+def refused(n: int, message: str, elapsed: float) -> list[Completion]:
+    """n samples of a request the server refused for its length: a result, not a failure."""
+    error = safe_text(f"prompt_too_long: {message}")
+    return [Completion("prompt_too_long", "", "", None, 0, 0, elapsed, error=error) for _ in range(n)]
 
 
 def parse_completions(response, n: int, latency: float) -> tuple[list[Completion], int, int]:

@@ -85,6 +85,11 @@ class LLMSettings(BaseModel):
     backoff_initial_s: float = Field(1.0, ge=0, description="first retry delay, seconds")
     backoff_max_s: float = Field(60.0, ge=0, description="longest retry delay, seconds")
     use_n: bool = Field(True, description="ask for M samples in one request (n=M) where the server allows")
+    probe: bool = Field(
+        True,
+        description="before any work, probe each role's server with tiny requests (does it honour n, return "
+        "reasoning, survive a seed; its context length) and say what was found",
+    )
     wait_ready_s: float = Field(
         0.0,
         ge=0,

@@ -77,6 +77,7 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
         self.settings = settings
         self.seed = settings.seed
         self.models = settings.models
+        self.engine_dead = False  # crash_on_seed: a seeded request arrived
         self.started = int(time.time())
         self.stopping = threading.Event()
         self.lock = threading.Lock()
@@ -183,6 +184,8 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 {"id": m, "object": "model", "created": self.server.started, "owned_by": "synthgen-scripted"}
                 for m in self.server.models
             ]
+            if self.server.settings.max_model_len is not None:  # vLLM states it per model
+                data = [{**m, "max_model_len": self.server.settings.max_model_len} for m in data]
             self._send_json(200, {"object": "list", "data": data})
         elif path == "/stats":
             self._send_json(200, self.server.stats())
@@ -216,6 +219,10 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             self._count(400)
             self._error(400, str(exc), "BadRequestError")
             return
+        if self._refused(body, messages):
+            return
+        if server.settings.ignore_n:
+            n = 1  # answered as if n were not there
         digest = body_digest(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
         sampling = f"effort={body.get('reasoning_effort')} n={n} max_tokens={body.get('max_tokens')}"
         with server.lock:
@@ -245,6 +252,37 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             self._send_bytes(200, broken)
         with server.lock:
             server.overhead_sum_s += time.monotonic() - arrived - latency
+
+    def _refused(self, body: dict, messages: list) -> bool:
+        """The refusals of a real server's modes (a dead engine, the context length); True if sent."""
+        server, settings = self.server, self.server.settings
+        if settings.crash_on_seed and body.get("seed") is not None:
+            server.engine_dead = True
+        if server.engine_dead:
+            self._count(500)
+            self._error(500, "EngineCore encountered an issue (scripted --crash-on-seed)", "EngineDeadError")
+            return True
+        limit = settings.max_model_len
+        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+        if limit is None or not isinstance(max_tokens, int):
+            return False
+        prompt = prompt_tokens(messages)
+        if max_tokens > limit:
+            message = (
+                f"max_tokens={max_tokens} cannot be greater than max_model_len={limit}. "
+                "Please request fewer output tokens."
+            )
+        elif prompt + max_tokens > limit:
+            message = (
+                f"This model's maximum context length is {limit} tokens. However, you requested "
+                f"{prompt + max_tokens} tokens ({prompt} in the messages, {max_tokens} in the completion). "
+                "Please reduce the length of the messages or completion."
+            )
+        else:
+            return False
+        self._count(400)
+        self._error(400, message, "BadRequestError")
+        return True
 
     def _injected_fault(self, rng: random.Random) -> bool:
         """Hang, 429 or 500 instead of an answer, as the fault rates draw; True if one was sent."""
@@ -351,6 +389,8 @@ class ScriptedHandler(BaseHTTPRequestHandler):
     def _choice(self, index: int, content: str, reasoning: str, finish: str) -> dict:
         message: dict = {"role": "assistant", "content": content, "refusal": None, "tool_calls": []}
         field = self.server.settings.reasoning_field
+        if self.server.settings.ignore_reasoning_effort:
+            reasoning = ""
         if field in ("reasoning", "both"):
             message["reasoning"] = reasoning or None
         if field in ("reasoning_content", "both"):
