@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
 import sys
 import time
@@ -65,6 +64,7 @@ from synthgen.llm_errors import (
 from synthgen.llm_http import make_http_client, post_chat
 from synthgen.llm_preflight import Findings, ServerNotReady, check_server, probe_server
 from synthgen.llm_response import Completion, from_cache, infra, parse_completions, refused
+from synthgen.llm_seeds import base_seed, request_seed, sample_runs, seed_of
 from synthgen.llm_slots import PrioritySlots
 from synthgen.llm_usage import RoleUsage, Usage
 
@@ -241,14 +241,17 @@ class LLMClient:
         a request half cached draws exactly the samples the uninterrupted run drew."""
         base = base_seed(key) if settings.send_seed else None
         await asyncio.gather(
-            *(self._fill_run(role, settings, messages, run, keys, results, base, priority) for run in _runs(missing))
+            *(
+                self._fill_run(role, settings, messages, run, keys, results, base, priority)
+                for run in sample_runs(missing)
+            )
         )
 
     async def _fill_run(self, role, settings, messages, run, keys, results, base, priority) -> None:
         endpoint = (settings.base_url, settings.model)
         rest = run
         if len(run) > 1 and self.llm.use_n and self._n_supported.get(endpoint, True):
-            got = await self._request(role, settings, messages, len(run), _seed(base, run[0]), priority)
+            got = await self._request(role, settings, messages, len(run), seed_of(base, run[0]), priority)
             if got is not None:
                 for i, completion in zip(run, got):
                     self._store(keys, i, completion, results)
@@ -267,7 +270,7 @@ class LLMClient:
 
         # One request per sample (n unsupported); each is cached on arrival.
         async def one(i: int) -> None:
-            got = await self._request(role, settings, messages, 1, _seed(base, i), priority)
+            got = await self._request(role, settings, messages, 1, seed_of(base, i), priority)
             self._store(keys, i, got[0], results)  # type: ignore[index]
 
         await asyncio.gather(*(one(i) for i in rest))
@@ -360,38 +363,6 @@ class LLMClient:
                     )
                 raise
         return completions, prompt, total, latency
-
-
-def base_seed(key: str) -> int | None:
-    """The seed of a caller key's sample 0 (sample i gets base + i); None without a key. Below
-    2**30, so base + i stays a non-negative 31-bit int, safe for every server."""
-    if not key:
-        return None
-    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
-    return int.from_bytes(digest[:4], "big") >> 2
-
-
-def request_seed(key: str, sample: int) -> int | None:
-    """The sampling seed of sample `sample` of a caller key: base_seed(key) + sample, whether the
-    sample is asked for alone or inside an n-request (vLLM's per-sample rule), so distinct turns
-    that happen to send the same messages still draw distinct samples, and a replayed request
-    draws the same ones."""
-    return _seed(base_seed(key), sample)
-
-
-def _seed(base: int | None, sample: int) -> int | None:
-    return None if base is None else base + sample
-
-
-def _runs(indices: list[int]) -> list[list[int]]:
-    """Consecutive runs of sorted indices: [0, 1, 2, 5, 6] -> [[0, 1, 2], [5, 6]]."""
-    runs: list[list[int]] = []
-    for i in indices:
-        if runs and runs[-1][-1] == i - 1:
-            runs[-1].append(i)
-        else:
-            runs.append([i])
-    return runs
 
 
 def _account(usage: RoleUsage, completions: list[Completion], prompt: int, total: int, latency: float) -> None:

@@ -254,6 +254,7 @@ class TurnLoop:
                         total=self.writer.written + plan.turns_todo,
                         completed=self.writer.written,
                         enabled=settings.progress,
+                        every_s=settings.progress_every_s,
                     )
                     with self.progress:
                         await self._keep_running(iter(plan.items), settings.active_bound(), stop)

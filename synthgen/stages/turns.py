@@ -68,6 +68,16 @@ def infra_kind(error: str | None) -> str:
     return (error or "unknown").split(":", 1)[0].strip() or "unknown"
 
 
+RAW_ANSWER_CHARS = 8192  # an answer that did not parse is kept in its row up to this many characters
+
+
+def raw_answer(text: str) -> str:
+    """An unparsed answer as its row keeps it: safe text (the client made it so), bounded."""
+    if len(text) <= RAW_ANSWER_CHARS:
+        return text
+    return text[:RAW_ANSWER_CHARS] + f"\n[... {len(text) - RAW_ANSWER_CHARS} more characters not kept]"
+
+
 @lru_cache(maxsize=32)
 def _prompt_keywords(method) -> frozenset[str]:
     return frozenset(inspect.signature(method).parameters)
@@ -108,10 +118,12 @@ class TurnRunner:
             row["teacher_reasoning"] = completion.reasoning
         if completion.status == "truncated":
             truncated = "teacher answer truncated (finish_reason=length)"
+            row["teacher_answer"] = raw_answer(completion.content)
             return TurnOutcome(self._reject(row, reasons.FORMAT_ERROR, truncated))
         try:
             problem = req.env.parse_teacher(completion.content)
         except FormatError as exc:
+            row["teacher_answer"] = raw_answer(completion.content)  # what the model wrote, for report
             return TurnOutcome(self._reject(row, exc.reason, exc.detail))
         row.update(problem.to_fields())
         problem, verdict = await req.env.validate(problem, self.pool, self.settings.env, self.settings.sandbox)

@@ -114,3 +114,74 @@ def test_an_infra_exit_names_its_cause_in_one_line_and_in_stats_json(cli, seeds_
     assert unfinished["causes"]["http_500"] == "http_500: scripted internal error"
     rc, out, _ = cli("stats", run_dir)
     assert "http_500: scripted internal error" in " ".join(out.replace("│", " ").split())  # (the table wraps)
+
+
+def test_config_show_probe_says_what_the_preflight_finds(cli, scripted_server):
+    server = scripted_server(ignore_n=True, max_model_len=40000)
+    rc, out, err = cli("config", "show", "generate", "--base-url", server.url, "--attempts", "8", "--probe")
+    assert rc == 0, err
+    assert "#   student: " in out and "server ignores n (1 choice for n=2); sending 8 requests per problem" in out
+    assert "context 40000 tokens" in out and "seed accepted" in out
+    rc, out, err = cli("config", "show", "eval", "--base-url", server.url, "--model", "openai/gpt-oss-120b",
+                       "--model-max-tokens", "100", "--probe")  # fmt: skip
+    assert rc == 0, err
+    assert "#   model: " in out and "teacher" not in out.split("(probed):")[1]  # eval names its own role
+    rc, _, err = cli("config", "show", "generate", "--base-url", server.url.removesuffix("/v1") + "/api", "--probe")
+    assert (
+        rc == 2 and "answered HTTP 404" in err and "did you mean " + server.url.removesuffix("/v1") + "/api/v1?" in err
+    )
+
+
+def test_every_command_that_talks_to_a_server_takes_the_same_client_flags(cli, tmp_path):
+    shared = ["--max-outage", "5m", "--no-llm-use-n"]
+    for command in ("generate", "chain", "demo"):
+        rc, out, err = cli("config", "show", command, "--base-url", "http://h:1/v1", "--model", "m",
+                           "--student-url", "http://s:2/v1", *shared)  # fmt: skip
+        assert rc == 0, (command, err)
+        assert "max_outage_s: 300.0" in out and "use_n: false" in out and "model: m" in out, command
+        assert "http://s:2/v1/chat/completions model=m" in out, command  # the role's own URL wins
+    rc, out, err = cli("config", "show", "eval", "--base-url", "http://h:1/v1", "--model", "m", *shared)
+    assert rc == 0 and "base_url: http://h:1/v1" in out and "model: m" in out and "use_n: false" in out, err
+    cfg = tmp_path / "demo.yaml"
+    cfg.write_text("demo:\n  llm: {max_outage_s: 7}\n")  # the demo's config section takes the llm section
+    rc, out, err = cli("--config", cfg, "config", "show", "demo")
+    assert rc == 0 and "max_outage_s: 7.0" in out, err
+
+
+def test_list_flags_take_commas_and_repeats_alike(cli):
+    rc, out, err = cli("config", "show", "eval", "--humaneval-k", "1,5", "--humaneval-k", "10")
+    assert rc == 0, err
+    assert "k:\n  - 1\n  - 5\n  - 10" in out
+    rc, out, _ = cli("eval", "--help")
+    assert "INT,..." in out
+
+
+def test_without_a_terminal_progress_is_a_plain_line_every_few_seconds(cli, seeds_run, tmp_path, scripted_server):
+    server = scripted_server(latency="fixed", latency_s=0.3)
+    run_dir = _run_dir(seeds_run, tmp_path, "run")
+    args = [a for a in ARGS if a != "--no-progress"]
+    rc, _, err = cli("generate", "--run-dir", run_dir, "--base-url", server.url, *args, "--progress-every-s", "0.5")
+    assert rc == 0, err
+    lines = [line for line in err.splitlines() if line.startswith("generate turns ")]
+    assert len(lines) >= 3, err  # several while it ran, and the last one at the end
+    assert lines[-1].startswith("generate turns 6/6 | lineages 3/3 | attempts ")
+    assert "\x1b[" not in err  # plain text: no cursor movement for a log file
+
+
+@pytest.mark.slow
+def test_an_answer_that_did_not_parse_is_kept_in_its_row_and_shown_by_report(cli, seeds_run, tmp_path, scripted_server):
+    server = scripted_server()
+    run_dir = _run_dir(seeds_run, tmp_path, "run")
+    more = ["--max-seeds", "8", "--lineages-per-seed", "2", "--turns", "3", "--attempts", "2", "--no-progress"]
+    rc, _, err = cli("generate", "--run-dir", run_dir, "--base-url", server.url, *more)
+    assert rc == 0, err
+    rows = StageDir(run_dir, "generate").read()
+    unparsed = rows.filter(pl.col("reason") == reasons.FORMAT_ERROR)
+    assert unparsed.height > 0 and unparsed["teacher_answer"].is_not_null().all()
+    assert (unparsed["teacher_answer"].str.len_chars() <= 8192 + 64).all()
+    assert rows.filter(pl.col("valid"))["teacher_answer"].is_null().all()  # parsed answers are in their columns
+    rc, _, err = cli("report", run_dir, "--output", tmp_path / "r.html")
+    assert rc == 0, err
+    html = (tmp_path / "r.html").read_text()
+    first = sorted(unparsed["turn_id"])[0]
+    assert "Teacher answers that did not parse" in html and first in html
