@@ -185,3 +185,34 @@ def test_an_answer_that_did_not_parse_is_kept_in_its_row_and_shown_by_report(cli
     html = (tmp_path / "r.html").read_text()
     first = sorted(unparsed["turn_id"])[0]
     assert "Teacher answers that did not parse" in html and first in html
+
+
+@pytest.mark.slow
+def test_kill_9_right_after_chosen_cache_commits_then_resume_equals_an_uninterrupted_run(
+    cli, seeds_run, tmp_path, scripted_server
+):
+    import os
+    import subprocess
+    import sys
+
+    from synthgen.llm_cache import KILL_AFTER_COMMITS_ENV
+
+    server = scripted_server()
+    args = ["--base-url", server.url, *ARGS, "--max-in-flight", "2"]
+    ref_dir = _run_dir(seeds_run, tmp_path, "ref")
+    rc, _, err = cli("generate", "--run-dir", ref_dir, *args)
+    assert rc == 0, err
+    run_dir = _run_dir(seeds_run, tmp_path, "killed")
+    cmd = [sys.executable, "-m", "synthgen", "generate", "--run-dir", str(run_dir), *map(str, args)]
+    # Each process dies (SIGKILL, from inside the cache) right after its k-th commit: with n = 4
+    # answers committed one sample at a time, some of these land inside a half-stored answer.
+    for k in (3, 5, 6):
+        env = {**os.environ, KILL_AFTER_COMMITS_ENV: str(k)}
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == -9, proc.stderr
+    final = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert final.returncode == 0, final.stderr
+    reference = StageDir(ref_dir, "generate").read().sort("turn_id")
+    rows = StageDir(run_dir, "generate").read().sort("turn_id")
+    assert rows["turn_id"].n_unique() == rows.height
+    assert rows.select(COMPARED).equals(reference.select(COMPARED))
