@@ -185,6 +185,11 @@ def test_an_answer_that_did_not_parse_is_kept_in_its_row_and_shown_by_report(cli
     html = (tmp_path / "r.html").read_text()
     first = sorted(unparsed["turn_id"])[0]
     assert "Teacher answers that did not parse" in html and first in html
+    row = unparsed.filter(pl.col("turn_id") == first).row(0, named=True)
+    rc, out, err = cli("prompts", "show", "--env", row["env"], "--run-dir", run_dir, "--problem-id", first)
+    assert rc == 0, err
+    assert f"===== teacher answer of {first} (did not parse: format_error" in out
+    assert row["teacher_answer"].strip()[:200] in out
 
 
 @pytest.mark.slow
