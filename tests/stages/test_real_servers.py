@@ -142,6 +142,8 @@ def test_every_command_that_talks_to_a_server_takes_the_same_client_flags(cli, t
         assert "http://s:2/v1/chat/completions model=m" in out, command  # the role's own URL wins
     rc, out, err = cli("config", "show", "eval", "--base-url", "http://h:1/v1", "--model", "m", *shared)
     assert rc == 0 and "base_url: http://h:1/v1" in out and "model: m" in out and "use_n: false" in out, err
+    rc, out, err = cli("config", "show", "train", "--online", "--base-url", "http://h:1/v1", *shared)
+    assert rc == 0 and "base_url: http://h:1/v1" in out and "max_outage_s: 300.0" in out and "use_n: false" in out, err
     cfg = tmp_path / "demo.yaml"
     cfg.write_text("demo:\n  llm: {max_outage_s: 7}\n")  # the demo's config section takes the llm section
     rc, out, err = cli("--config", cfg, "config", "show", "demo")
