@@ -63,6 +63,7 @@ class Flag:
     envvar: str | None = None
     argument: bool = False
     metavar: str | None = None
+    split: bool = False  # a list: each value may hold several, comma-separated (`--k 1,5` = `--k 1 --k 5`)
 
     @property
     def param(self) -> str:
@@ -122,10 +123,22 @@ def option(name: str, annotation: Any, *names: str, help: str, default: Any = No
 FORCE = option(
     "force", bool, "--force", default=False, help="Redo output made with other settings (it is replaced, not mixed)."
 )
+PROBE = option(
+    "probe",
+    bool,
+    "--probe",
+    default=False,
+    help="Also probe each role's server as a run's preflight does (n, reasoning, seed, context length).",
+)
 BASE_URL = Alias(
     "--base-url",
     ("teacher.base_url", "student.base_url"),
     "One OpenAI-compatible server (e.g. vLLM) for both roles; --teacher-url/--student-url win over it.",
+)
+MODEL = Alias(
+    "--model",
+    ("teacher.model", "student.model"),
+    "One model name for both roles; --teacher-model/--student-model win over it.",
 )
 
 
@@ -150,7 +163,8 @@ class SettingsCommand:
 
     def register(self, app: typer.Typer, *, show: bool = False) -> None:
         flags, aliases = self.flags(), list(self.aliases)
-        extras = [] if show else list(self.extras)
+        talks = any(f.path[-1] == "base_url" for f in flags)  # a command that talks to a server
+        extras = ([PROBE] if talks else []) if show else list(self.extras)
         model, run = self.model, self.run
         wants_ctx = not isinstance(run, str) and "ctx" in inspect.signature(run).parameters
 
@@ -163,12 +177,20 @@ class SettingsCommand:
                         _put(overrides, target.split("."), value)
             for flag in flags:
                 value = values.pop(flag.param)
+                if value is not None and flag.split:
+                    value = [piece.strip() for v in value for piece in str(v).split(",") if piece.strip()]
                 if value is not None:
                     _put(overrides, list(flag.path), value)
             state: AppState = ctx.find_object(AppState) or AppState()
             settings = resolve_settings(model, state.config(), overrides, known_sections=SECTIONS)
             if show:
                 typer.echo(describe(self.name, settings))
+                if values.get("probe"):
+                    from synthgen.llm_preflight import probe_settings
+
+                    typer.echo("# what each role's server does (probed):")
+                    for line in probe_settings(settings):
+                        typer.echo(f"#   {line}")
                 return None
             if wants_ctx:
                 values["ctx"] = ctx
@@ -215,6 +237,10 @@ def model_flags(
         annotation = str if spec.get("as_text") else _flag_type(info.annotation)
         if annotation is None:
             continue
+        split, metavar = False, spec.get("metavar")
+        if get_origin(annotation) is list:  # parsed as text and split on commas, then validated by the model
+            item = get_args(annotation)[0]
+            split, metavar, annotation = True, metavar or f"{item.__name__.upper()},...", list[str]
         default = info.get_default(call_default_factory=True)
         help_text = _sentence(info.description or "")
         shown = _show_default(default)
@@ -229,7 +255,8 @@ def model_flags(
                 panel,
                 spec.get("envvar"),
                 bool(spec.get("argument")),
-                spec.get("metavar"),
+                metavar,
+                split,
             )
         )
     return out

@@ -19,13 +19,15 @@ TeacherSettings / StudentSettings), `.llm` (LLMSettings) and `.max_in_flight`.
   Then the samples come back with status "infra" and error "<kind>: <message>": never raised,
   never a wrong answer, never cached. `timeout_s` bounds a request's whole duration.
 - `finish_reason == "length"` is status "truncated": a result (a formatting failure), not retried.
-- Student sampling asks once with `n = M`; if the server rejects n > 1 with a 400, the client
-  sends M single requests and remembers that for the endpoint.
+- Student sampling asks once with `n = M`; if the server rejects n > 1 with a 400, or answers
+  with fewer choices (it ignores n), the client keeps what came, asks for the rest one by one
+  and remembers that for the endpoint.
 - With a cache path, every ok or truncated sample is stored as soon as it arrives
   (synthgen.llm_cache); a re-run replays them with zero requests.
-- With a caller `key`, each request carries a sampling `seed` derived from (key, sample index)
-  (vLLM gives sample i of an n-request seed + i), so a request re-sent after a crash asks for
-  the same sample. Without a key no seed is sent.
+- With a caller `key`, sample i carries the sampling seed base_seed(key) + i, alone or inside an
+  n-request (vLLM gives sample j of an n-request with seed s the seed s + j), so a request
+  re-sent after a crash, whole or split, asks for the same samples. Without a key, or with the
+  role's `send_seed` off (vLLM's CPU engine crashes on seeds), no seed is sent.
 - Every string a Completion holds has passed synthgen.text.safe_text; `Completion.model` is the
   model name the server reported (the scripted stand-in says "scripted").
 - Token account: a request's prompt tokens are counted once, on its first sample (0 on the
@@ -38,8 +40,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -48,14 +50,25 @@ import openai
 
 from synthgen.config.llm import LLMSettings, RoleSettings
 from synthgen.llm_cache import RequestCache, cache_key
-from synthgen.llm_errors import ATTEMPT_ERRORS, describe, error_kind, is_final_refusal, retry_policy
+from synthgen.llm_errors import (
+    ATTEMPT_ERRORS,
+    ServerConfigError,
+    describe,
+    error_kind,
+    is_final_refusal,
+    is_retryable,
+    refusal_kind,
+    retry_policy,
+    server_message,
+)
 from synthgen.llm_http import make_http_client, post_chat
-from synthgen.llm_preflight import ServerNotReady, check_server
-from synthgen.llm_response import Completion, from_cache, infra, parse_completions
+from synthgen.llm_preflight import Findings, ServerNotReady, check_server, probe_server
+from synthgen.llm_response import Completion, from_cache, infra, parse_completions, refused
+from synthgen.llm_seeds import base_seed, request_seed, sample_runs, seed_of
 from synthgen.llm_slots import PrioritySlots
 from synthgen.llm_usage import RoleUsage, Usage
 
-__all__ = ["Completion", "LLMClient", "ServerNotReady", "Usage", "check_servers", "request_seed"]
+__all__ = ["Completion", "LLMClient", "ServerNotReady", "Usage", "base_seed", "check_servers", "request_seed"]
 
 
 class LLMClient:
@@ -69,10 +82,19 @@ class LLMClient:
         *,
         max_in_flight: int = 256,
         cache_path: Path | None = None,
+        labels: dict[str, str] | None = None,
+        notify=None,
     ):
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be >= 1")
         self.roles = {"teacher": teacher, "student": student}
+        # How messages and flags name each role: eval's one role is "model" (--model-max-tokens).
+        self.labels = {"teacher": "teacher", "student": "student", **(labels or {})}
+        # One line for what the operator should know as it happens (n ignored, the first retry of
+        # each kind); stderr unless the caller routes it (the turn loop prints it above progress).
+        self.notify = notify or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.notices: list[str] = []
+        self._noticed: set = set()
         self.llm = llm or LLMSettings()
         self.max_in_flight = max_in_flight
         self.usage = Usage()
@@ -86,7 +108,7 @@ class LLMClient:
         self._flight_t = time.monotonic()
 
     @classmethod
-    def from_settings(cls, settings, cache_path: Path | None = None) -> LLMClient:
+    def from_settings(cls, settings, cache_path: Path | None = None, **more) -> LLMClient:
         """From any settings with `.teacher`, `.student`, `.llm` and `.max_in_flight`."""
         return cls(
             settings.teacher,
@@ -94,6 +116,7 @@ class LLMClient:
             settings.llm,
             max_in_flight=settings.max_in_flight,
             cache_path=cache_path,
+            **more,
         )
 
     async def __aenter__(self) -> LLMClient:
@@ -121,15 +144,36 @@ class LLMClient:
         now = time.monotonic()
         return self._flight_area + self.in_flight * (now - self._flight_t)
 
-    async def preflight(self, wait_s: float = 0) -> None:
+    async def preflight(self, wait_s: float = 0, samples: dict[str, int] | None = None) -> list[Findings]:
         """Check every role's server before any work: it answers GET /models and lists the role's
-        model. With wait_s > 0, keep asking for up to wait_s seconds. ServerNotReady (a UserError)
-        with one line naming what the server serves, or that nothing answered at the URL."""
-        checked: set[tuple[str, str]] = set()
+        model (with wait_s > 0, keep asking for up to wait_s seconds); ServerNotReady (a UserError)
+        with one line naming what the server serves, or that nothing answered at the URL. Then,
+        unless `llm.probe` is off, probe each role cheaply (synthgen.llm_preflight): one line per
+        role says what the server does with n, reasoning_effort and seed and what synthgen does
+        about it; ServerConfigError (exit 2) for what cannot work. `samples` is how many samples
+        each role asks for per prompt (default 2 for the student, 1 for the teacher)."""
+        pages: dict[tuple[str, str], object] = {}
+        probed: set[int] = set()
+        findings: list[Findings] = []
+        samples = {"teacher": 1, "student": 2, **(samples or {})}
+        for name, settings in self.roles.items():  # every server up and serving before any probe
+            endpoint = (settings.base_url, settings.model)
+            if endpoint not in pages:
+                pages[endpoint] = await check_server(self._client(settings), self.labels[name], settings, wait_s)
         for name, settings in self.roles.items():
-            if (settings.base_url, settings.model) not in checked:
-                checked.add((settings.base_url, settings.model))
-                await check_server(self._client(settings), name, settings, wait_s)
+            endpoint, label = (settings.base_url, settings.model), self.labels[name]
+            if not self.llm.probe or id(settings) in probed:
+                continue
+            probed.add(id(settings))
+            found = await probe_server(
+                self._client(settings), label, settings, pages[endpoint], samples.get(name, 1), self.llm.use_n
+            )
+            if not found.n_supported:  # known up front: no request is spent finding it out again
+                self._n_supported[endpoint] = False
+                self._noticed.add(("n", endpoint))
+            self.notify(found.line())
+            findings.append(found)
+        return findings
 
     async def complete(
         self, role: str, messages: list[dict], n: int = 1, *, key: str = "", priority: float = 0.0
@@ -191,24 +235,52 @@ class LLMClient:
         self.in_flight += delta
 
     async def _fill(self, role, settings, messages, missing, keys, results, key: str = "", priority=0.0) -> None:
-        endpoint = (settings.base_url, settings.model)
-        if len(missing) > 1 and self.llm.use_n and self._n_supported.get(endpoint, True):
-            seed = request_seed(key, missing[0])
-            got = await self._request(role, settings, messages, len(missing), seed, priority)
-            if got is not None:
-                self._n_supported[endpoint] = True
-                for i, completion in zip(missing, got):
-                    self._store(keys, i, completion, results)
-                return
+        """Ask for the missing samples: each run of consecutive indices in one request (n = its
+        length, seed = its first sample's), so sample i gets seed base + i however the request was
+        split (vLLM seeds sample j of an n-request with seed + j): a re-run after a kill that left
+        a request half cached draws exactly the samples the uninterrupted run drew."""
+        base = base_seed(key) if settings.send_seed else None
+        await asyncio.gather(
+            *(
+                self._fill_run(role, settings, messages, run, keys, results, base, priority)
+                for run in sample_runs(missing)
+            )
+        )
 
-        # One request per sample (n unsupported, or rejected just now); each is cached on arrival.
+    async def _fill_run(self, role, settings, messages, run, keys, results, base, priority) -> None:
+        endpoint = (settings.base_url, settings.model)
+        rest = run
+        if len(run) > 1 and self.llm.use_n and self._n_supported.get(endpoint, True):
+            got = await self._request(role, settings, messages, len(run), seed_of(base, run[0]), priority)
+            if got is not None:
+                for i, completion in zip(run, got):
+                    self._store(keys, i, completion, results)
+                if len(got) == len(run):
+                    return
+                rest = run[len(got) :]  # fewer choices than n: keep them, ask for the rest one by one
+                how = f"answered {len(got)} choice{'s' if len(got) != 1 else ''} for n={len(run)} (it ignores n)"
+            else:
+                how = "refused n > 1"
+            self._n_supported[endpoint] = False
+            self._notice(
+                ("n", endpoint),
+                f"{self.labels[role]}: the server at {settings.base_url} {how}; "
+                "asking one request per sample from now on (--no-llm-use-n says so up front)",
+            )
+
+        # One request per sample (n unsupported); each is cached on arrival.
         async def one(i: int) -> None:
-            got = await self._request(role, settings, messages, 1, request_seed(key, i), priority)
+            got = await self._request(role, settings, messages, 1, seed_of(base, i), priority)
             self._store(keys, i, got[0], results)  # type: ignore[index]
 
-        await asyncio.gather(*(one(i) for i in missing))
-        if len(missing) > 1 and any(results[i].status != "infra" for i in missing):  # type: ignore[union-attr]
-            self._n_supported[endpoint] = False
+        await asyncio.gather(*(one(i) for i in rest))
+
+    def _notice(self, what, line: str) -> None:
+        """Say `line` once per `what` (the operator needs it once, not a thousand times)."""
+        if what not in self._noticed:
+            self._noticed.add(what)
+            self.notices.append(line)
+            self.notify(line)
 
     def _store(self, keys: list[str], i: int, completion: Completion, results: list) -> None:
         results[i] = completion
@@ -242,19 +314,36 @@ class LLMClient:
             async for attempt in retry_policy(self.llm):
                 with attempt:
                     retry = attempt.retry_state.attempt_number > 1
-                    completions, prompt, total, latency = await self._attempt(usage, settings, body, n, retry, priority)
+                    completions, prompt, total, latency = await self._attempt(role, settings, body, n, retry, priority)
         except ATTEMPT_ERRORS as exc:
+            kind = refusal_kind(exc, settings.max_tokens)
+            if kind == "config":
+                raise ServerConfigError(self._config_line(role, settings, exc)) from None
+            if kind == "prompt_too_long":  # this prompt, not the server: a result, never retried
+                usage.samples_refused += n
+                return refused(n, server_message(exc), time.monotonic() - start)
             if n > 1 and is_final_refusal(exc):
                 return None  # maybe n is not supported: the caller falls back to single requests
             return _give_up(usage, n, exc, time.monotonic() - start)
         _account(usage, completions, prompt, total, latency)
         return completions
 
-    async def _attempt(self, usage: RoleUsage, settings: RoleSettings, body: dict, n: int, retry: bool, priority):
+    def _config_line(self, role: str, settings: RoleSettings, exc: BaseException) -> str:
+        label, message = self.labels[role], server_message(exc)
+        if isinstance(exc, openai.NotFoundError):
+            flag = "--model" if label == "model" else f"--{label}-model"
+            return f"{label}: {settings.base_url} does not serve model {settings.model!r} ({message}); check {flag}"
+        return (
+            f"{label}: the server refuses max_tokens={settings.max_tokens} for every request ({message}); "
+            f"lower --{label}-max-tokens"
+        )
+
+    async def _attempt(self, role: str, settings: RoleSettings, body: dict, n: int, retry: bool, priority):
         """One HTTP try within a slot: (completions, prompt tokens, completion tokens, latency).
 
         The slot is the first thing taken: thousands of calls queued at once then cost almost
         nothing until their turn, and the first requests reach the server sooner."""
+        usage = self.usage.role(role)
         async with self._slot(priority):
             usage.requests += 1
             usage.retries += retry
@@ -264,18 +353,16 @@ class LLMClient:
                 latency = time.monotonic() - t0
                 completions, prompt, total = parse_completions(response, n, latency)
             except ATTEMPT_ERRORS as exc:
-                usage.errors_by_cause[error_kind(exc)] += 1
+                kind = error_kind(exc)
+                usage.errors_by_cause[kind] += 1
+                if is_retryable(exc) and self.llm.max_attempts > 1:
+                    self._notice(
+                        ("retry", kind),
+                        f"{self.labels[role]}: {describe(exc)}; retrying (the first retry of this kind; "
+                        f"requests keep retrying for up to --max-outage {self.llm.max_outage_s:g} s)",
+                    )
                 raise
         return completions, prompt, total, latency
-
-
-def request_seed(key: str, sample: int) -> int | None:
-    """A sampling seed per (caller key, first sample index): distinct turns that happen to send the
-    same messages still draw distinct samples, and a replayed request draws the same ones."""
-    if not key:
-        return None
-    digest = hashlib.sha256(f"{key}#{sample}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") >> 1  # a non-negative 31-bit int, safe for every server
 
 
 def _account(usage: RoleUsage, completions: list[Completion], prompt: int, total: int, latency: float) -> None:

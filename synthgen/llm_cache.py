@@ -15,12 +15,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
 import sqlite3
 import threading
 import time
 from pathlib import Path
 
-CACHE_FORMAT = 1
+# 2: sample i of a caller key is drawn with seed base + i however its request was split.
+CACHE_FORMAT = 2
+# A test hook: a positive count N makes the process kill itself (SIGKILL) right after its N-th
+# commit, so a test can place a kill -9 at any chosen commit of a run deterministically.
+KILL_AFTER_COMMITS_ENV = "SYNTHGEN_TEST_KILL_AFTER_COMMITS"
 
 
 def cache_key(model: str, messages: list[dict], sampling: dict, sample: int, key: str) -> str:
@@ -48,6 +54,8 @@ class RequestCache:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS samples (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
         )
+        self._commits = 0
+        self._kill_after = int(os.environ.get(KILL_AFTER_COMMITS_ENV) or 0)
 
     def get(self, key: str) -> dict | None:
         with self._lock:
@@ -68,9 +76,12 @@ class RequestCache:
         """Store a sample; the first answer stored under a key stays (replays are stable)."""
         text = json.dumps(value)  # ASCII: any str, even a lone surrogate, is stored without error
         with self._lock:
-            self._db.execute(
+            cursor = self._db.execute(
                 "INSERT OR IGNORE INTO samples (key, value, created) VALUES (?, ?, ?)", (key, text, time.time())
             )
+            self._commits += cursor.rowcount
+            if self._kill_after and self._commits >= self._kill_after:
+                os.kill(os.getpid(), signal.SIGKILL)
 
     def __len__(self) -> int:
         with self._lock:

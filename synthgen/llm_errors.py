@@ -16,12 +16,19 @@ outage of several minutes is ridden out (with the defaults) and then reported, n
 
 from __future__ import annotations
 
+import re
+
 import openai
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential_jitter
 
 from synthgen.config.llm import LLMSettings
+from synthgen.errors import UserError
 
 _RETRY_STATUS = {408, 409, 425, 429}
+
+
+class ServerConfigError(UserError):
+    """The server refuses every request these settings make (exit 2, naming the flag to change)."""
 
 
 class BadResponse(Exception):
@@ -77,6 +84,40 @@ def is_final_refusal(exc: BaseException) -> bool:
     return isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError))
 
 
+_CONTEXT = re.compile(r"maximum context length is (\d+)|max_model_len[= ]+(\d+)|context length (?:is|of) (\d+)", re.I)
+_TOO_LONG = re.compile(r"context length|max_model_len|too long|too many tokens|input tokens", re.I)
+
+
+def refusal_kind(exc: BaseException, max_tokens: int) -> str | None:
+    """What a final 400/422 (or a 404 naming the model) says about the request, if anything:
+    "config" when no request with these settings can be answered (max_tokens at or above the
+    stated context length; a model the server does not serve), "prompt_too_long" when this
+    prompt plus max_tokens is over the context (another prompt would do), else None."""
+    if isinstance(exc, openai.NotFoundError):
+        return "config" if "model" in _first_line(exc).lower() else None
+    if not is_final_refusal(exc):
+        return None
+    text = server_message(exc)
+    if not _TOO_LONG.search(text):
+        return None
+    found = _CONTEXT.search(text)
+    context = next((int(g) for g in found.groups() if g), None) if found else None
+    if context is not None and max_tokens >= context:
+        return "config"
+    return "prompt_too_long"
+
+
+def server_message(exc: BaseException) -> str:
+    """The server's own message of an HTTP error (the body's error.message), else its text."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else inner
+        if isinstance(message, str):
+            return " ".join(message.split())[:300]
+    return _first_line(exc)
+
+
 def retry_policy(llm: LLMSettings) -> AsyncRetrying:
     """Tenacity's loop for one request: bounded by tries and by time, backoff capped and jittered."""
     return AsyncRetrying(
@@ -96,6 +137,8 @@ def _first_line(exc: BaseException) -> str:
 
 def describe(exc: BaseException) -> str:
     """ "<kind>: <message>" for Completion.error; the root cause is named when it says more."""
+    if isinstance(exc, openai.APIStatusError):  # the server's own message, not the client's wrapping
+        return f"{error_kind(exc)}: {server_message(exc)}"
     message, root = _first_line(exc), _chain(exc)[-1]
     if root is not exc and _first_line(root) not in message:
         message = f"{message} ({_first_line(root)})"

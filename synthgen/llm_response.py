@@ -1,6 +1,6 @@
 """One chat-completion answer turned into `Completion`s, checked strictly, its text made safe.
 
-Anything a 200 answer may get wrong (not a JSON object, choices missing or of the wrong count,
+Anything a 200 answer may get wrong (not a JSON object, choices missing or more than asked for,
 an index that is not the expected integer, a choice without a message, token counts that are
 not non-negative integers, text fields that are not strings) raises `BadResponse`, which the
 client retries and finally reports as infra. Every string taken from the answer passes through
@@ -21,7 +21,7 @@ from synthgen.text import safe_text
 
 @dataclass
 class Completion:
-    status: str  # "ok" | "truncated" | "infra"
+    status: str  # "ok" | "truncated" | "infra" | "prompt_too_long" (the prompt plus max_tokens is over the context)
     content: str
     reasoning: str
     finish_reason: str | None
@@ -54,8 +54,16 @@ def infra(n: int, error: str, elapsed: float) -> list[Completion]:
     return [Completion("infra", "", "", None, 0, 0, elapsed, error=safe_text(error)) for _ in range(n)]
 
 
+def refused(n: int, message: str, elapsed: float) -> list[Completion]:
+    """n samples of a request the server refused for its length: a result, not a failure."""
+    error = safe_text(f"prompt_too_long: {message}")
+    return [Completion("prompt_too_long", "", "", None, 0, 0, elapsed, error=error) for _ in range(n)]
+
+
 def parse_completions(response, n: int, latency: float) -> tuple[list[Completion], int, int]:
-    """(n Completions in sample order, prompt tokens, completion tokens) of one answer; BadResponse if malformed."""
+    """(Completions in sample order, prompt tokens, completion tokens) of one answer; BadResponse if
+    malformed. Fewer than n choices, indexed 0..k-1, are the first k samples of a server that
+    ignores n (transformers serve, llama.cpp, Ollama): they come back as they are, k < n."""
     if not isinstance(response, dict) or not isinstance(response.get("choices"), list):
         raise BadResponse(f"not a chat completion: {str(response)[:200]!r}")
     choices = _ordered_choices(response["choices"], n)
@@ -83,17 +91,17 @@ def parse_completions(response, n: int, latency: float) -> tuple[list[Completion
 
 
 def _ordered_choices(choices: list, n: int) -> list[dict]:
-    if len(choices) != n:
+    if not 1 <= len(choices) <= n:
         raise BadResponse(f"expected {n} choices, got {len(choices)}")
     by_index: dict[int, dict] = {}
     for choice in choices:
         if not isinstance(choice, dict):
             raise BadResponse("a choice that is not an object")
-        index = choice.get("index", 0 if n == 1 else None)
-        if type(index) is not int or not 0 <= index < n or index in by_index:
-            raise BadResponse(f"choice index {index!r} is not a distinct integer in [0, {n})")
+        index = choice.get("index", 0 if len(choices) == 1 else None)
+        if type(index) is not int or not 0 <= index < len(choices) or index in by_index:
+            raise BadResponse(f"choice index {index!r} is not a distinct integer in [0, {len(choices)})")
         by_index[index] = choice
-    return [by_index[i] for i in range(n)]
+    return [by_index[i] for i in range(len(choices))]
 
 
 def _usage(usage) -> tuple[int, int]:

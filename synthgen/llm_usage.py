@@ -19,6 +19,7 @@ class RoleUsage:
     samples_ok: int = 0  # completions received with finish_reason other than "length"
     samples_truncated: int = 0  # finish_reason "length": a formatting failure, not retried
     samples_infra: int = 0  # samples given up after the last attempt (or a non-retryable error)
+    samples_refused: int = 0  # refused for their length (prompt + max_tokens over the context): results
     infra_by_cause: Counter = field(default_factory=Counter)  # final infra samples by error kind
     errors_by_cause: Counter = field(default_factory=Counter)  # every failed attempt by error kind
     retries: int = 0
@@ -33,6 +34,7 @@ class RoleUsage:
             "samples_ok": self.samples_ok,
             "samples_truncated": self.samples_truncated,
             "samples_infra": self.samples_infra,
+            "samples_refused": self.samples_refused,
             "infra_by_cause": dict(sorted(self.infra_by_cause.items())),
             "errors_by_cause": dict(sorted(self.errors_by_cause.items())),
             "retries": self.retries,
@@ -48,6 +50,7 @@ class RoleUsage:
             "samples_ok",
             "samples_truncated",
             "samples_infra",
+            "samples_refused",
             "retries",
             "cache_hits",
             "prompt_tokens",

@@ -68,6 +68,9 @@ PROBLEMS = pa.schema(
         # first | easier | somewhat-easier | similar | harder | chain-medium | chain-easy
         pa.field("strategy", pa.string()),
         pa.field("teacher_reasoning", pa.string()),
+        # The teacher's raw answer when it did not parse (format_error), cut at RAW_ANSWER_CHARS:
+        # what the model wrote, for `report` and `prompts show` (null for answers that parsed).
+        pa.field("teacher_answer", pa.string()),
         pa.field("teacher_tokens_in", pa.int64(), nullable=False),
         pa.field("teacher_tokens_out", pa.int64(), nullable=False),
         pa.field("student_tokens_in", pa.int64(), nullable=False),

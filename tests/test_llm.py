@@ -568,7 +568,9 @@ def test_parse_rejects_each_malformed_shape():
     bad = [
         {"choices": None},
         "not an object",
-        answer([choice(0)]),  # one choice for n = 2
+        answer([]),  # no choice at all
+        answer([choice(0), choice(1), choice(2)]),  # more choices than asked for
+        answer([choice(1)]),  # one choice for n = 2, but not the first sample
         answer([choice(0), choice(0)]),  # duplicate index
         answer([choice("0"), choice(1)]),  # a string index
         answer([choice(0), {"index": 1, "finish_reason": "stop"}]),  # no message
@@ -583,6 +585,9 @@ def test_parse_rejects_each_malformed_shape():
     good, prompt, total = parse_completions(answer([choice(1, "bb"), choice(0, "a")]), 2, 0.1)
     assert [c.content for c in good] == ["a", "bb"] and (prompt, total) == (5, 4)
     assert [c.prompt_tokens for c in good] == [5, 0] and sum(c.completion_tokens for c in good) == 4
+    # A server that ignores n answers one choice: the first sample, kept as it is.
+    [first], _, _ = parse_completions(answer([choice(0, "only")]), 2, 0.1)
+    assert first.content == "only" and first.ok
     [c], _, _ = parse_completions(
         {"choices": [{"index": 0, "message": {"content": None, "reasoning_content": "r"}, "finish_reason": "length"}]},
         1,

@@ -1,6 +1,6 @@
 """`synthgen eval`, `synthgen import` and `synthgen serve`, each derived from its settings model.
 
-    synthgen eval --model-url http://gpu01:8000/v1 --model-name my-model --benchmarks lcb,math500
+    synthgen eval --base-url http://gpu01:8000/v1 --model my-model --benchmarks lcb,math500
     synthgen eval --checkpoints outputs/run1 --benchmarks humaneval --plot
     synthgen import data/lcb.jsonl --output data/real
     synthgen serve outputs/run1/checkpoint-100 --port 8011
@@ -10,15 +10,19 @@ The work is imported inside each command, so `synthgen --help` stays fast.
 
 from __future__ import annotations
 
-from synthgen.cli_flags import FORCE, SettingsCommand
+from synthgen.cli_flags import FORCE, Alias, SettingsCommand
 from synthgen.config.eval import EvalSettings
 from synthgen.config.importer import ImportSettings
 from synthgen.config.tools import ServeSettings
 
+# The names every command that talks to a server shares (--model-url / --model-name say the same).
+EVAL_BASE_URL = Alias("--base-url", ("model.base_url",), "The OpenAI-compatible server (the same as --model-url).")
+EVAL_MODEL = Alias("--model", ("model.model",), "The model name the server serves (the same as --model-name).")
 EVAL = SettingsCommand(
     "eval",
     EvalSettings,
     "synthgen.evals.run:run",
+    aliases=[EVAL_BASE_URL, EVAL_MODEL],
     extras=[FORCE],
     # HumanEval comes from its package's file and held-out problems from folders: no hub data set to name.
     exclude=frozenset(f"{b}.{f}" for b in ("humaneval", "heldout") for f in ("dataset", "config", "split")),

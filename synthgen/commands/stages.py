@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from synthgen.cli_flags import BASE_URL, FORCE, AppState, SettingsCommand
+from synthgen.cli_flags import BASE_URL, FORCE, MODEL, AppState, SettingsCommand
 from synthgen.config.bin import BinSettings
 from synthgen.config.chain import ChainSettings
 from synthgen.config.demo import DemoSettings
@@ -39,7 +39,7 @@ COMMANDS = [
         "generate",
         GenerateSettings,
         "synthgen.stages.generate:run",
-        aliases=[BASE_URL],
+        aliases=[BASE_URL, MODEL],
         extras=[FORCE],
         help="Run the multi-turn teacher/student loop on the seeds; resumable and shardable.",
     ),
@@ -61,7 +61,7 @@ COMMANDS = [
         "chain",
         ChainSettings,
         "synthgen.stages.chain:run",
-        aliases=[BASE_URL],
+        aliases=[BASE_URL, MODEL],
         extras=[FORCE],
         help="Build hard -> medium -> easy chains from the hard bin, each step checked by the student.",
     ),
@@ -78,12 +78,13 @@ COMMANDS = [
         help="Estimate a generate run before it starts: requests, tokens, sandbox jobs, GPU-hours, wall time "
         "and cost per kept problem, from an earlier run (--from-run) or default per-request figures.",
     ),
-    # The demo's --base-url is its own setting: without it the scripted server serves both roles.
+    # The demo's --base-url is its own setting: without it (and without --teacher-url/--student-url)
+    # the scripted server serves the roles.
     SettingsCommand(
         "demo",
         DemoSettings,
         "synthgen.stages.demo:run",
-        exclude=frozenset({"teacher.base_url", "student.base_url"}),
+        aliases=[MODEL],
         help="Run seeds -> generate -> filter -> bin -> chain end to end, small (the scripted server "
         "unless --base-url).",
     ),

@@ -7,13 +7,13 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from synthgen.config.llm import StudentSettings, TeacherSettings
+from synthgen.config.llm import LLMSettings, StudentSettings, TeacherSettings
 from synthgen.config.run import MAX_ATTEMPTS, MAX_TURNS, EnvListMixin, RunSettings
 
 
 class DemoSettings(EnvListMixin, RunSettings):
     section = "demo"
-    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "base_url", "progress"})
+    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "base_url", "progress", "llm"})
 
     run_dir: Path = Field(Path("data/runs/demo"), description="where the run's stages are written")
     seeds: int = Field(32, ge=1, le=100_000, description="seeds taken from the standard library")
@@ -22,9 +22,10 @@ class DemoSettings(EnvListMixin, RunSettings):
     seed: int = Field(0, description="random seed")
     base_url: str | None = Field(
         None,
-        description="a real OpenAI-compatible server (e.g. vLLM) for both roles; "
-        "default: start the scripted stand-in server",
+        description="a real OpenAI-compatible server (e.g. vLLM) for both roles (--teacher-url/--student-url "
+        "win over it); default: start the scripted stand-in server",
     )
     teacher: TeacherSettings = Field(default_factory=TeacherSettings)
     student: StudentSettings = Field(default_factory=StudentSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
     progress: bool = Field(True, description="show live progress")

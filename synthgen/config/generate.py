@@ -94,6 +94,12 @@ class TurnLoopSettings(BaseModel):
     keep_reasoning: bool = Field(False, description="store the teacher's reasoning text in the rows (large)")
     max_buffer_rows: int = Field(256, ge=1, le=1_000_000, description="rows held in memory before a part is written")
     progress: bool = Field(True, description="show live progress")
+    progress_every_s: float = Field(
+        60.0,
+        gt=0,
+        le=86_400,
+        description="without a terminal (a Slurm log, a pipe), print a plain progress line this often, seconds",
+    )
 
     def active_bound(self) -> int:
         """How many units the turn loop keeps going at once (`max_active`, or its default)."""
@@ -102,7 +108,17 @@ class TurnLoopSettings(BaseModel):
 
 
 TURN_LOOP_UNHASHED = frozenset(
-    {"run_dir", "shard", "num_shards", "max_in_flight", "max_active", "max_buffer_rows", "progress", "llm"}
+    {
+        "run_dir",
+        "shard",
+        "num_shards",
+        "max_in_flight",
+        "max_active",
+        "max_buffer_rows",
+        "progress",
+        "progress_every_s",
+        "llm",
+    }
 )
 
 

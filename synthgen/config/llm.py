@@ -33,9 +33,15 @@ class RoleSettings(BaseModel):
     temperature: float = Field(1.0, ge=0, le=2, description="sampling temperature")
     top_p: float = Field(1.0, gt=0, le=1, description="nucleus sampling mass")
     max_tokens: int = Field(32768, **_MAX_TOKENS)
+    send_seed: bool = Field(
+        True,
+        description="send a per-sample seed, so a re-sent request draws the same samples (turn off for servers "
+        "that fail on seeds, such as vLLM's CPU engine)",
+    )
     timeout_s: float = Field(3600.0, gt=0, description="longest one request may take, seconds (high reasoning is slow)")
     # The server address, key and timeout decide where a request goes, not what it asks for.
-    unhashed: ClassVar[frozenset[str]] = frozenset({"base_url", "api_key", "timeout_s"})
+    # send_seed too: it makes a re-sent request reproducible, it does not change what is sampled.
+    unhashed: ClassVar[frozenset[str]] = frozenset({"base_url", "api_key", "timeout_s", "send_seed"})
 
     def sampling(self) -> dict:
         """The settings that decide an answer (sent with every request; part of the cache key)."""
@@ -79,6 +85,11 @@ class LLMSettings(BaseModel):
     backoff_initial_s: float = Field(1.0, ge=0, description="first retry delay, seconds")
     backoff_max_s: float = Field(60.0, ge=0, description="longest retry delay, seconds")
     use_n: bool = Field(True, description="ask for M samples in one request (n=M) where the server allows")
+    probe: bool = Field(
+        True,
+        description="before any work, probe each role's server with tiny requests (does it honour n, return "
+        "reasoning, survive a seed; its context length) and say what was found",
+    )
     wait_ready_s: float = Field(
         0.0,
         ge=0,

@@ -68,6 +68,23 @@ class ScriptedServerSettings(Settings):
         False, description='print one access-log line per request on stderr ("POST /v1/chat/completions HTTP/1.1" 200)'
     )
     reject_n: bool = Field(False, description="answer 400 to n > 1, like servers that do not support n")
+    ignore_n: bool = Field(
+        False, description="answer one choice whatever n asks for, like transformers serve, llama.cpp and Ollama"
+    )
+    ignore_reasoning_effort: bool = Field(
+        False, description="return no reasoning text whatever reasoning_effort asks for, like transformers serve"
+    )
+    max_model_len: int | None = Field(
+        None,
+        ge=1,
+        description="a context length, stated in /v1/models as vLLM does: max_tokens above it, or prompt plus "
+        "max_tokens above it, is answered 400 with vLLM's message",
+    )
+    crash_on_seed: bool = Field(
+        False,
+        description="a request carrying a seed kills the engine: it and every later request are answered 500, "
+        "like vLLM's CPU engine",
+    )
     reasoning_field: Literal["reasoning", "reasoning_content", "both"] = Field(
         "reasoning",
         description="where the reasoning text goes: reasoning (vLLM today), reasoning_content (older), both",

@@ -18,6 +18,7 @@ OUTPUT_TOO_LARGE = "output_too_large"  # an output over the size bound
 TRIVIAL = "trivial"  # induction: too few distinct outputs, or a trivial function passes
 BAD_INPUTS = "bad_inputs"  # too few, too many, duplicate or malformed inputs
 INFRA = "infra"  # the teacher request or the sandbox failed; says nothing about the problem
+PROMPT_TOO_LONG = "prompt_too_long"  # a prompt plus max_tokens over the server's context: no server could answer
 
 GENERATION = (
     FORMAT_ERROR,
@@ -29,6 +30,7 @@ GENERATION = (
     TRIVIAL,
     BAD_INPUTS,
     INFRA,
+    PROMPT_TOO_LONG,
 )
 
 # In `filter` (on valid problems).

@@ -78,6 +78,7 @@ def run(settings, force: bool = False) -> None:
         raise UserError(f"sandbox unavailable: {str(exc).splitlines()[0]}") from None
     verifier = None
     infra = 0
+    causes: dict[str, str] = {}  # the first cause of each kind of infra failure, for the last line
     try:
         if {"math500", "aime2024"} & set(settings.benchmarks):
             from synthgen.evals.mathbench import MathVerifier
@@ -90,7 +91,7 @@ def run(settings, force: bool = False) -> None:
                 print(f"eval {target.tag}: finished earlier, nothing to do", file=sys.stderr)
                 continue
             with served(target, settings, out / target.tag) as model:
-                infra += asyncio.run(_evaluate(settings, model, target, units, items, out, shard))
+                infra += asyncio.run(_evaluate(settings, model, target, units, items, out, shard, causes))
     finally:
         pool.close()
         if verifier is not None:
@@ -98,7 +99,8 @@ def run(settings, force: bool = False) -> None:
     report(settings, out)
     if infra:
         raise InfraIncomplete(
-            f"{infra} samples failed on infrastructure (server or sandbox); their units are not marked finished, "
+            f"{infra} samples failed on infrastructure ({'; '.join(causes.values()) or 'server or sandbox'}); "
+            "their units are not marked finished, "
             "re-run to retry them (answers already received come from the cache)"
         )
 
@@ -118,17 +120,21 @@ def _finished(settings, out: Path, target: Target, benchmark: str, shard: str, f
     return False
 
 
-async def _evaluate(settings, model, target: Target, units, items, out: Path, shard: str) -> int:
+async def _evaluate(settings, model, target: Target, units, items, out: Path, shard: str, causes: dict) -> int:
     from synthgen.llm import LLMClient
 
     cache = out / "cache" / "llm.sqlite"
     infra = 0
-    async with LLMClient(model, model, settings.llm, max_in_flight=settings.max_in_flight, cache_path=cache) as llm:
-        await llm.preflight(settings.llm.wait_ready_s)
+    labels = {"teacher": "model", "student": "model"}  # eval's one role: flags --model-*, lines "model: ..."
+    async with LLMClient(
+        model, model, settings.llm, max_in_flight=settings.max_in_flight, cache_path=cache, labels=labels
+    ) as llm:
+        samples = max(settings.bench(b).samples for b in units) if units else 1
+        await llm.preflight(settings.llm.wait_ready_s, {"teacher": samples})
         for benchmark in units:
             unit = StageDir.at(out / target.tag / benchmark, "eval")
             with unit.lock(shard):
-                rows, failed = await _sample_and_score(llm, settings, target, benchmark, items[benchmark])
+                rows, failed = await _sample_and_score(llm, settings, target, benchmark, items[benchmark], causes)
                 infra += failed
                 if failed:
                     continue
@@ -150,7 +156,7 @@ async def _evaluate(settings, model, target: Target, units, items, out: Path, sh
     return infra
 
 
-async def _sample_and_score(llm, settings, target: Target, benchmark: str, items: list[EvalItem]):
+async def _sample_and_score(llm, settings, target: Target, benchmark: str, items: list[EvalItem], causes: dict):
     bench = settings.bench(benchmark)
     digest = unit_hash(settings, benchmark)
     rows: list[dict] = []
@@ -164,10 +170,13 @@ async def _sample_and_score(llm, settings, target: Target, benchmark: str, items
         async def judge(index: int, completion) -> None:
             if completion.status == "infra":
                 state["infra"] += 1
+                cause = completion.error or "server: unknown"
+                causes.setdefault(cause.split(":", 1)[0], cause)
                 return
             reward = await item.score(completion.content, completion.status == "truncated")
             if reward.value is None:
                 state["infra"] += 1
+                causes.setdefault("sandbox", f"sandbox: {reward.detail or 'unknown'}")
                 return
             correct = reward.value >= 0.5
             state["scored"] += 1

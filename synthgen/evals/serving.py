@@ -132,7 +132,8 @@ def _wait_ready(proc: subprocess.Popen, role, settings, target: Target, log_path
             )
 
         async def ask() -> None:
-            async with LLMClient(role, role, settings.llm) as llm:
+            quiet = settings.llm.model_copy(update={"probe": False})  # polled until up: the run probes once
+            async with LLMClient(role, role, quiet, labels={"teacher": "model", "student": "model"}) as llm:
                 await llm.preflight(0)
 
         try:

@@ -61,6 +61,7 @@ FIELD_TEXT: dict[str, str] = {
     "failed_examples": "a few of this problem's failed student answers",
     "strategy": "how the teacher was asked to change the previous problem (first, easier, harder, similar, ...)",
     "teacher_reasoning": "the teacher's reasoning text, when the run kept it",
+    "teacher_answer": "the teacher's raw answer when it could not be parsed (at most 8 KiB; empty here)",
     "teacher_tokens_in": "prompt tokens of the teacher request",
     "teacher_tokens_out": "completion tokens of the teacher answer (reasoning included)",
     "student_tokens_in": "prompt tokens of the student request (once per request)",

@@ -60,6 +60,7 @@ class ReportData:
     models: dict[str, dict[str, int]]
     examples: list[dict[str, Any]] = field(default_factory=list)
     chains: list[list[dict[str, Any]]] = field(default_factory=list)
+    unparsed: list[dict[str, Any]] = field(default_factory=list)  # teacher answers that did not parse
 
     @property
     def scripted(self) -> bool:
@@ -89,7 +90,18 @@ def collect_report(settings: ReportSettings) -> ReportData:
     )
     data.examples = pick_examples(binned if binned is not None else None, settings.examples, settings.seed)
     data.chains = pick_chains(run, settings.chains, settings.seed)
+    data.unparsed = unparsed_answers(run, settings.examples)
     return data
+
+
+def unparsed_answers(run: Path, count: int) -> list[dict[str, Any]]:
+    """Up to `count` teacher answers that did not parse, as their rows keep them (what the model wrote)."""
+    columns = ("turn_id", "env", "reason", "reason_detail", "teacher_answer")
+    gen = read_columns(StageDir.of(run, "generate"), columns)
+    if gen is None or count == 0:
+        return []
+    found = gen.filter(pl.col("teacher_answer").is_not_null()).sort("turn_id").head(count)
+    return found.to_dicts()
 
 
 def _band(info: StageInfo | None) -> tuple[float, float] | None:

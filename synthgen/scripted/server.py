@@ -77,6 +77,7 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
         self.settings = settings
         self.seed = settings.seed
         self.models = settings.models
+        self.engine_dead = False  # crash_on_seed: a seeded request arrived
         self.started = int(time.time())
         self.stopping = threading.Event()
         self.lock = threading.Lock()
@@ -186,6 +187,8 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 {"id": m, "object": "model", "created": self.server.started, "owned_by": "synthgen-scripted"}
                 for m in self.server.models
             ]
+            if self.server.settings.max_model_len is not None:  # vLLM states it per model
+                data = [{**m, "max_model_len": self.server.settings.max_model_len} for m in data]
             self._send_json(200, {"object": "list", "data": data})
         elif path == "/stats":
             self._send_json(200, self.server.stats())
@@ -219,6 +222,10 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             self._count(400)
             self._error(400, str(exc), "BadRequestError")
             return
+        if self._refused(body, messages):
+            return
+        if server.settings.ignore_n:
+            n = 1  # answered as if n were not there
         digest = body_digest(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
         sampling = f"effort={body.get('reasoning_effort')} n={n} max_tokens={body.get('max_tokens')}"
         with server.lock:
@@ -228,10 +235,11 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         request_seed = derive_seed(server.seed, digest, occurrence)
         if self._injected_fault(random.Random(request_seed)):
             return
-        replies = self._replies(body, messages, n, digest)
+        digests = self._sample_digests(body, n, digest)
+        replies = self._replies(body, messages, n, digests)
         if replies is None:
             return
-        choices, completion_tokens, latency = self._choices(replies, body, digest, occurrence)
+        choices, completion_tokens, latency = self._choices(replies, body, digests, occurrence)
         if latency > 0 and server.stopping.wait(latency):
             self.close_connection = True  # shutting down
             return
@@ -247,6 +255,37 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             self._send_bytes(200, broken)
         with server.lock:
             server.overhead_sum_s += time.monotonic() - arrived - latency
+
+    def _refused(self, body: dict, messages: list) -> bool:
+        """The refusals of a real server's modes (a dead engine, the context length); True if sent."""
+        server, settings = self.server, self.server.settings
+        if settings.crash_on_seed and body.get("seed") is not None:
+            server.engine_dead = True
+        if server.engine_dead:
+            self._count(500)
+            self._error(500, "EngineCore encountered an issue (scripted --crash-on-seed)", "EngineDeadError")
+            return True
+        limit = settings.max_model_len
+        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+        if limit is None or not isinstance(max_tokens, int):
+            return False
+        prompt = prompt_tokens(messages)
+        if max_tokens > limit:
+            message = (
+                f"max_tokens={max_tokens} cannot be greater than max_model_len={limit}. "
+                "Please request fewer output tokens."
+            )
+        elif prompt + max_tokens > limit:
+            message = (
+                f"This model's maximum context length is {limit} tokens. However, you requested "
+                f"{prompt + max_tokens} tokens ({prompt} in the messages, {max_tokens} in the completion). "
+                "Please reduce the length of the messages or completion."
+            )
+        else:
+            return False
+        self._count(400)
+        self._error(400, message, "BadRequestError")
+        return True
 
     def _injected_fault(self, rng: random.Random) -> bool:
         """Hang, 429 or 500 instead of an answer, as the fault rates draw; True if one was sent."""
@@ -266,7 +305,23 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             self._error(500, "scripted internal error", "InternalServerError")
         return fault is not None
 
-    def _replies(self, body: dict, messages: list, n: int, digest: str) -> list[ScriptedReply] | None:
+    def _sample_digests(self, body: dict, n: int, digest: str) -> list[str]:
+        """One digest per choice, deciding its answer. With an integer `seed`, choice i is answered
+        as the same request with n = 1 and seed + i would be (vLLM's rule for n > 1 with a seed),
+        so however a client splits an n-request, each sample comes out the same. Without a seed,
+        the choices of one request are told apart by their index alone."""
+        seed = body.get("seed")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            return [digest] * n
+        single = {k: v for k, v in body.items() if k != "n"}
+        return [
+            body_digest(
+                json.dumps({**single, "seed": seed + i}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            )
+            for i in range(n)
+        ]
+
+    def _replies(self, body: dict, messages: list, n: int, digests: list[str]) -> list[ScriptedReply] | None:
         """The responder's n replies; a responder bug is answered 500 (and None returned)."""
         server = self.server
         params = {k: v for k, v in body.items() if k != "messages"}
@@ -274,7 +329,13 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             # Answers depend on the body alone (which carries the client's per-request `seed`), so a
             # request re-sent after a crash gets the answer the first one would have; only faults
             # use the occurrence count, so that a retry can draw a fresh fault.
-            replies = server.responder.respond(messages, n, derive_seed(server.seed, digest), params)
+            if len(set(digests)) > 1:  # seeded: each choice is answered as its own n = 1 request
+                replies = []
+                for i, digest in enumerate(digests):
+                    one = {**params, "n": 1, "seed": params["seed"] + i}
+                    replies.extend(server.responder.respond(messages, 1, derive_seed(server.seed, digest), one))
+            else:
+                replies = server.responder.respond(messages, n, derive_seed(server.seed, digests[0]), params)
             if len(replies) != n or not all(isinstance(r, ScriptedReply) for r in replies):
                 raise TypeError(f"responder returned {len(replies)} replies for n={n}")
         except Exception as exc:  # a responder bug: say so loudly, as a 500
@@ -284,13 +345,15 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             return None
         return replies
 
-    def _choices(self, replies, body: dict, digest: str, occurrence: int) -> tuple[list[dict], int, float]:
-        """(choices, completion tokens, latency): per-choice garbage, truncation and latency draws."""
+    def _choices(self, replies, body: dict, digests: list[str], occurrence: int) -> tuple[list[dict], int, float]:
+        """(choices, completion tokens, latency): per-choice garbage, truncation and latency draws
+        (a seeded choice draws them as its own n = 1 request would: its digest, index 0)."""
         settings, seed = self.server.settings, self.server.seed
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         choices, completion_tokens, latency = [], 0, 0.0
+        split = len(set(digests)) > 1
         for index, reply in enumerate(replies):
-            crng = random.Random(derive_seed(seed, digest, occurrence, index))
+            crng = random.Random(derive_seed(seed, digests[index], occurrence, 0 if split else index))
             latency = max(latency, draw_latency(settings, crng))
             content, reasoning, finish = reply.content, reply.reasoning, "stop"
             garbage, truncate, where = crng.random(), crng.random(), crng.random()
@@ -329,6 +392,8 @@ class ScriptedHandler(BaseHTTPRequestHandler):
     def _choice(self, index: int, content: str, reasoning: str, finish: str) -> dict:
         message: dict = {"role": "assistant", "content": content, "refusal": None, "tool_calls": []}
         field = self.server.settings.reasoning_field
+        if self.server.settings.ignore_reasoning_effort:
+            reasoning = ""
         if field in ("reasoning", "both"):
             message["reasoning"] = reasoning or None
         if field in ("reasoning_content", "both"):

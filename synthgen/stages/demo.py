@@ -22,12 +22,22 @@ from synthgen.config.generate import GenerateSettings
 from synthgen.config.seeds import SeedsSettings
 
 
-def _roles(settings: DemoSettings, base_url: str) -> dict:
-    """The demo's roles, each keeping its own defaults (teacher high effort, student low), on one server."""
-    return {
-        "teacher": settings.teacher.model_dump() | {"base_url": base_url},
-        "student": settings.student.model_dump() | {"base_url": base_url},
-    }
+def _roles(settings: DemoSettings, base_url: str | None) -> dict:
+    """The demo's roles, each keeping its own defaults (teacher high effort, student low), on the
+    demo's server unless the role names its own URL; the client settings (llm) go with them."""
+    roles = {}
+    for name in ("teacher", "student"):
+        role = getattr(settings, name)
+        own = "base_url" in role.model_fields_set
+        roles[name] = role.model_dump() | ({} if own or base_url is None else {"base_url": base_url})
+    return {**roles, "llm": settings.llm.model_dump()}
+
+
+def needs_server(settings: DemoSettings) -> bool:
+    """True when some role has neither the demo's --base-url nor a URL of its own."""
+    return settings.base_url is None and not all(
+        "base_url" in getattr(settings, name).model_fields_set for name in ("teacher", "student")
+    )
 
 
 def generate_settings(settings: DemoSettings, base_url: str) -> GenerateSettings:
@@ -83,7 +93,7 @@ def run(settings: DemoSettings, console: Console | None = None) -> Path:
     run_dir = Path(settings.run_dir)
     with contextlib.ExitStack() as stack:
         base_url = settings.base_url
-        if base_url is None:
+        if needs_server(settings):
             from synthgen.scripted.launch import start_scripted_server
 
             server = stack.enter_context(start_scripted_server(seed=settings.seed, mode="process"))

@@ -31,6 +31,7 @@ from typing import Any
 
 import polars as pl
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from synthgen.config.stats import StatsSettings
@@ -129,6 +130,7 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
             per_bin.setdefault(part.parent.name, []).append(part)
         stages["bin"] = {name: bin_stage.count_rows(parts) for name, parts in sorted(per_bin.items())} or None
     stages["chain"], chain_tokens = _chain(run)
+    out["infra"] = _infra(run)
     if not any(stages.values()):
         raise UserError(f"{run} holds no stage output (seeds/, generate/, filter/, bin/ or chain/)")
 
@@ -261,6 +263,24 @@ def _table(
     return table
 
 
+def _infra(run: Path) -> list[dict[str, Any]]:
+    """The shards that the last run left unfinished on infrastructure, with the cause of each kind."""
+    found = []
+    for stage in ("generate", "chain"):
+        for path in sorted((run / stage).glob("stats-*.json")):
+            info = _json(path) or {}
+            if info.get("infra_failures"):
+                found.append(
+                    {
+                        "stage": stage,
+                        "shard": info.get("shard") or path.stem.removeprefix("stats-"),
+                        "turns": info["infra_failures"],
+                        "causes": info.get("infra_causes", {}),
+                    }
+                )
+    return found
+
+
 def show(data: dict[str, Any], console: Console) -> None:
     stages = data["stages"]
     console.print(f"[bold]run[/bold] {data['run_dir']}")
@@ -282,6 +302,14 @@ def show(data: dict[str, Any], console: Console) -> None:
                 ],
             )
         )
+    infra = [
+        [f["stage"], f["shard"], kind, count, escape(f["causes"].get(kind, ""))]
+        for f in data.get("infra", [])
+        for kind, count in f["turns"].items()
+    ]
+    if infra:
+        title = "turns left unfinished by infrastructure (re-run the stage to retry them)"
+        console.print(_table(title, ["stage", "shard", "kind", "turns", "cause"], infra, left=(0, 1, 2, 4), wrap=(4,)))
     reasons = [["generation", k, v] for k, v in data["reasons"]["generation"].items()]
     reasons += [["filter", k, v] for k, v in data["reasons"]["filter"].items()]
     if reasons:

@@ -134,6 +134,7 @@ class TurnLoop:
         self.shard = StageDir.shard_name(self.settings.shard, self.settings.num_shards)
         self.digest = self.settings.settings_hash()
         self.failures: Counter = Counter()  # infra failures of this run, by kind
+        self.causes: dict[str, str] = {}  # the first "<kind>: <message>" of each kind: why it failed
         self.stats = TurnStats(units=stage.units)
         self.runner: TurnRunner | None = None
         self.progress: LiveProgress | None = None
@@ -145,6 +146,7 @@ class TurnLoop:
         outcome = await self.runner.run(req, completion)
         if not outcome.finished:
             self.failures[outcome.infra] += 1
+            self.causes.setdefault(outcome.infra, outcome.cause or outcome.infra)
             _UNIT_FAILED.get([False])[0] = True
             return None
         if self.writer.add(outcome.row):  # False: the row was on disk already (a resumed unit)
@@ -201,6 +203,7 @@ class TurnLoop:
             "isolation": self._isolation,
             "finished": not caught and not self.failures,
             "infra_failures": dict(sorted(self.failures.items())),
+            "infra_causes": dict(sorted(self.causes.items())),
         }
         write_stats(stage.stats_path(self.shard), whole, self._usage, info)
         if caught:
@@ -214,7 +217,10 @@ class TurnLoop:
 
     def failure_line(self) -> str:
         n = sum(self.failures.values())
-        kinds = ", ".join(f"{kind} x{count}" for kind, count in self.failures.most_common())
+        kinds = "; ".join(
+            f"{kind} x{count}: {_reason(self.causes.get(kind, kind), kind)}"
+            for kind, count in self.failures.most_common()
+        )
         return (
             f"{n} turn{'s' if n != 1 else ''} failed on infrastructure ({kinds}); "
             "finished rows are saved, re-run to retry them"
@@ -232,8 +238,11 @@ class TurnLoop:
         cache = Path(settings.run_dir) / "cache" / f"{self.stage.name}-{self.shard}.sqlite"
         self._isolation, self._usage, self._usage_line = None, {}, ""
         try:
-            async with LLMClient.from_settings(settings, cache_path=cache) as llm:
-                await llm.preflight(settings.llm.wait_ready_s)  # a wrong URL or model: exit 2 before any work
+            say = lambda line: self.console.print(line, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
+            async with LLMClient.from_settings(settings, cache_path=cache, notify=say) as llm:
+                # A wrong URL or model, max_tokens over the context: exit 2 before any work.
+                samples = {"teacher": getattr(settings, "single_turn", 0) or 1, "student": settings.attempts}
+                await llm.preflight(settings.llm.wait_ready_s, samples)
                 with SandboxPool(workers=settings.sandbox.workers, allow_unsafe=settings.sandbox.allow_unsafe) as pool:
                     self._isolation = pool.isolation
                     self.runner = TurnRunner(llm, pool, settings, self.digest)
@@ -245,6 +254,7 @@ class TurnLoop:
                         total=self.writer.written + plan.turns_todo,
                         completed=self.writer.written,
                         enabled=settings.progress,
+                        every_s=settings.progress_every_s,
                     )
                     with self.progress:
                         await self._keep_running(iter(plan.items), settings.active_bound(), stop)
@@ -315,6 +325,12 @@ class TurnLoop:
             for row in pl.read_parquet(part, columns=columns).iter_rows(named=True):
                 whole.record(row)
         return whole
+
+
+def _reason(cause: str, kind: str) -> str:
+    """The message of a "<kind>: <message>" cause (the kind is said already)."""
+    head, _, rest = cause.partition(": ")
+    return rest if head == kind and rest else cause
 
 
 def read_rows(parts: list[Path], columns: list[str]) -> pl.DataFrame | None:

@@ -119,8 +119,12 @@ class LiveProgress:
         completed: int = 0,
         enabled: bool = True,
         label: str = "generate",
+        every_s: float = 60.0,
     ):
         self.stats, self.llm, self.console, self.enabled = stats, llm, console, enabled
+        # Without a terminal, a live display writes nothing readable: a plain line every `every_s`.
+        self.plain = enabled and not console.is_terminal
+        self.label, self.every_s, self.last_line = label, every_s, time.monotonic()
         self.total, self.completed = total, completed
         self.progress = Progress(
             TextColumn(f"[bold]{label}[/bold] turns"),
@@ -135,16 +139,16 @@ class LiveProgress:
         self.live = Live(Group(self.progress, self.line), console=console, refresh_per_second=4, transient=False)
 
     def __enter__(self):
-        if self.enabled:
+        if self.enabled and not self.plain:
             self.live.__enter__()
         return self
 
     def __exit__(self, *exc):
         self.refresh()
-        if self.enabled:
+        if self.plain:
+            self.print_line()
+        elif self.enabled:
             self.live.__exit__(*exc)
-            if not self.console.is_terminal:  # rich leaves the last line of a file/pipe unterminated
-                self.console.line()
 
     def advance(self, turns: int = 1) -> None:
         self.completed += turns
@@ -171,6 +175,21 @@ class LiveProgress:
         units = f"{s.units} {s.units_done}/{s.units_total} | attempts {s.attempts:,}"
         self.progress.update(self.task, completed=self.completed, total=self.total, units=units)
         self.line.plain = "  " + self.figures()
+        if self.plain and time.monotonic() - self.last_line >= self.every_s:
+            self.print_line()
+
+    def print_line(self) -> None:
+        """One plain progress line (no terminal: a Slurm log reads it as it grows)."""
+        self.last_line = time.monotonic()
+        s = self.stats
+        elapsed = time.monotonic() - s.started
+        self.console.print(
+            f"{self.label} turns {self.completed}/{self.total} | {s.units} {s.units_done}/{s.units_total} | "
+            f"attempts {s.attempts:,} | {elapsed:.0f} s | {self.figures()}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def summary_table(stats: TurnStats, usage_line: str, title: str) -> Group:

@@ -56,6 +56,7 @@ class TurnOutcome:
     summary: Summary | None = None  # set when the student was evaluated
     rewards: list[Reward] = field(default_factory=list)
     infra: str | None = None  # the kind of infrastructure failure that stopped the turn; no row then
+    cause: str | None = None  # its "<kind>: <message>", for the summary and the stats file
 
     @property
     def finished(self) -> bool:
@@ -65,6 +66,16 @@ class TurnOutcome:
 def infra_kind(error: str | None) -> str:
     """The kind of an infra failure from the client's "<kind>: <message>" text."""
     return (error or "unknown").split(":", 1)[0].strip() or "unknown"
+
+
+RAW_ANSWER_CHARS = 8192  # an answer that did not parse is kept in its row up to this many characters
+
+
+def raw_answer(text: str) -> str:
+    """An unparsed answer as its row keeps it: safe text (the client made it so), bounded."""
+    if len(text) <= RAW_ANSWER_CHARS:
+        return text
+    return text[:RAW_ANSWER_CHARS] + f"\n[... {len(text) - RAW_ANSWER_CHARS} more characters not kept]"
 
 
 @lru_cache(maxsize=32)
@@ -97,7 +108,9 @@ class TurnRunner:
             messages = self.teacher_messages(req)
             [completion] = await self.llm.complete("teacher", messages, 1, key=req.turn_id, priority=req.priority)
         if completion.status == "infra":
-            return TurnOutcome(row, infra=infra_kind(completion.error))
+            return TurnOutcome(row, infra=infra_kind(completion.error), cause=completion.error)
+        if completion.status == "prompt_too_long":  # the server's context cannot hold this prompt
+            return TurnOutcome(self._reject(row, reasons.PROMPT_TOO_LONG, f"teacher {completion.error}"))
         row["teacher_model"] = getattr(completion, "model", None) or self.settings.teacher.model
         row["teacher_tokens_in"] = completion.prompt_tokens
         row["teacher_tokens_out"] = completion.completion_tokens
@@ -105,16 +118,18 @@ class TurnRunner:
             row["teacher_reasoning"] = completion.reasoning
         if completion.status == "truncated":
             truncated = "teacher answer truncated (finish_reason=length)"
+            row["teacher_answer"] = raw_answer(completion.content)
             return TurnOutcome(self._reject(row, reasons.FORMAT_ERROR, truncated))
         try:
             problem = req.env.parse_teacher(completion.content)
         except FormatError as exc:
+            row["teacher_answer"] = raw_answer(completion.content)  # what the model wrote, for report
             return TurnOutcome(self._reject(row, exc.reason, exc.detail))
         row.update(problem.to_fields())
         problem, verdict = await req.env.validate(problem, self.pool, self.settings.env, self.settings.sandbox)
         row.update(problem.to_fields())
         if verdict.reason == reasons.INFRA:
-            return TurnOutcome(row, infra="sandbox")
+            return TurnOutcome(row, infra="sandbox", cause=f"sandbox: {verdict.detail}" if verdict.detail else None)
         if not verdict.valid:
             return TurnOutcome(self._reject(row, verdict.reason, verdict.detail))
         return await self._evaluate(row, req, problem)
@@ -125,7 +140,10 @@ class TurnRunner:
         answers = await self.llm.complete("student", messages, m, key=req.turn_id, priority=req.priority - 1)
         failed = next((a for a in answers if a.status == "infra"), None)
         if failed is not None:  # the ok answers are cached; a re-run asks only for the missing ones
-            return TurnOutcome(row, infra=infra_kind(failed.error))
+            return TurnOutcome(row, infra=infra_kind(failed.error), cause=failed.error)
+        too_long = next((a for a in answers if a.status == "prompt_too_long"), None)
+        if too_long is not None:  # no student answer can be had for this problem on this server
+            return TurnOutcome(self._reject(row, reasons.PROMPT_TOO_LONG, f"student {too_long.error}"))
         served = next((a.model for a in answers if getattr(a, "model", None)), None)
         row["student_model"] = served or self.settings.student.model
         # Prompt tokens sit on the first sample of each request, completion tokens on every sample.
@@ -140,7 +158,7 @@ class TurnRunner:
         )
         broken = next((r for r in rewards if r.status == "infra"), None)
         if broken is not None:
-            return TurnOutcome(row, infra="sandbox")
+            return TurnOutcome(row, infra="sandbox", cause=f"sandbox: {broken.detail}" if broken.detail else None)
         summary = summarize(problem, rewards, self.settings.progression)
         row.update(
             valid=True,
