@@ -45,7 +45,9 @@ _ACCESS = re.compile(r'"POST /v1/chat/completions HTTP/1\.[01]" (\d{3})')
 def _server_python(venv: str) -> Path:
     """The interpreter of a server's own venv, where .ci/vllm-setup.sh puts it."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return Path(os.environ.get("SYNTHGEN_TEST_SERVERS") or cache / "synthgen" / "test-servers") / venv / "bin" / "python"
+    return (
+        Path(os.environ.get("SYNTHGEN_TEST_SERVERS") or cache / "synthgen" / "test-servers") / venv / "bin" / "python"
+    )
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class ServerKind:
     needs: Path | None = None  # the interpreter it runs under, when not this one
     setup_hint: str = ""
     model_is_path: bool = False  # lists the model under its folder's absolute path, answers 400 to others
+    honours_n: bool = True  # False: answers one choice whatever n asks
     # Flags every command that talks to it needs, by role prefix ("teacher", "student", "model").
     role_flags: tuple[str, ...] = ()
 
@@ -98,6 +101,7 @@ def _kinds() -> dict[str, ServerKind]:
                 needs=tfserve,
                 setup_hint=SETUP_HINT,
                 model_is_path=True,
+                honours_n=False,
             ),
             ServerKind(
                 "vllm",

@@ -49,12 +49,21 @@ def llm_stats(stage_dir: Path) -> dict:
     return json.loads(stats.read_text())
 
 
-def assert_requests_match(server, stats: dict, seen) -> None:
-    """The server logged exactly the chat requests synthgen counted, every one answered 200."""
+def assert_requests_match(server, stats: dict, seen, roles: int = 2) -> None:
+    """The server logged the chat requests synthgen counted, plus preflight's probes (at most two
+    tiny ones per role: n, then a seed where one is sent), every one answered 200, none retried."""
     total = stats["llm_this_run"]["total"]
     assert total["retries"] == 0 and not total["infra_by_cause"], total
-    assert seen() == {200: total["requests"]}, (seen(), total, server.log_tail())
+    assert set(seen()) == {200}, (seen(), server.log_tail())
+    assert 0 <= seen()[200] - total["requests"] <= 2 * roles, (seen(), total)
     assert server.alive(), server.log_tail()
+
+
+def assert_preflight_found(server, output: str, label: str = "student") -> None:
+    """Preflight's line for a role that asks for several samples says what the server does with n."""
+    (line,) = [line for line in output.splitlines() if line.startswith(f"{label}: {server.url}")]
+    assert ("n honoured" in line) == server.kind.honours_n, line
+    assert ("ignores n" in line) == (not server.kind.honours_n), line
 
 
 def assert_turn_rows(server, rows: pl.DataFrame, expected: int) -> None:
@@ -91,6 +100,7 @@ def test_generate(cli, server, requests_during, tmp_path):
     assert stats["finished"] and not stats["infra_failures"], stats
     assert stats["llm_this_run"]["teacher"]["requests"] >= SEEDS * TURNS
     assert_requests_match(server, stats, seen)
+    assert_preflight_found(server, out + err)
 
 
 def test_chain(cli, server, requests_during, demo_run, tmp_path):
@@ -182,8 +192,10 @@ def test_eval_humaneval(cli, server, requests_during, tmp_path):
     (tag,) = [p for p in out.iterdir() if p.is_dir() and p.name != "cache"]
     assert StageDir(tag, "humaneval").done_shards()
     assert StageDir(tag, "humaneval").read().height == 2 * 2  # problems x samples, each scored
-    # One request per problem (n = samples), or one per sample where the server ignores n.
-    assert set(seen()) == {200} and 2 <= seen()[200] <= 2 * 2, seen()
+    # One request per problem (n = samples), or one per sample where the server ignores n; and
+    # preflight's probes (two at most).
+    assert set(seen()) == {200} and 2 <= seen()[200] <= 2 * 2 + 2, seen()
+    assert_preflight_found(server, stdout + err, "model")
     assert server.alive(), server.log_tail()
 
 
@@ -211,4 +223,4 @@ def test_eval_checkpoints_serves_each_with_the_serve_command(cli, server, tiny_c
     assert rc == 0, err
     assert_humaneval_summary(out, {1})
     seen = server_matrix.chat_statuses(out / "step-000001" / "serve.log")
-    assert set(seen) == {200} and 2 <= seen[200] <= 2 * 2, seen
+    assert set(seen) == {200} and 2 <= seen[200] <= 2 * 2 + 4, seen  # probes: waiting for it, then the run
