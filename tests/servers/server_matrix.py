@@ -182,8 +182,14 @@ def start(kind: ServerKind, checkpoint: Path, log: Path) -> RunningServer:
     return server
 
 
+class CannotRunHere(RuntimeError):
+    """The server cannot run on this machine at all (its tests skip with this reason)."""
+
+
 def _wait_listed(server: RunningServer, began: float) -> None:
     while True:
+        if server.proc.poll() == -signal.SIGILL:
+            raise CannotRunHere(f"{server.kind.name} died of SIGILL: this CPU lacks an instruction set its build needs")
         if not server.alive():
             raise RuntimeError(
                 f"{server.kind.name} exited ({server.proc.returncode}) before serving:\n{server.log_tail()}"
