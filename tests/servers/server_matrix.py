@@ -96,7 +96,8 @@ def _kinds() -> dict[str, ServerKind]:
             ),
             ServerKind(
                 "transformers-serve",
-                f"{shlex.quote(str(tfserve))} serve {{checkpoint}} --device cpu --host 127.0.0.1 --port {{port}}",
+                f"{shlex.quote(str(tfserve))} -m transformers.cli.transformers serve {{checkpoint}} "
+                "--device cpu --host 127.0.0.1 --port {port}",
                 env={"OMP_NUM_THREADS": "1"},
                 needs=tfserve,
                 setup_hint=SETUP_HINT,
