@@ -106,7 +106,10 @@ class Alias:
         return "alias__" + self.name.lstrip("-").replace("-", "_")
 
     def parameter(self) -> inspect.Parameter:
-        info = typer.Option(None, self.name, help=self.help, show_default=False)
+        names = f"{self.name}/--no-{self.name[2:]}" if self.annotation is bool else self.name
+        info = typer.Option(
+            None, names, help=self.help, show_default=False, metavar="" if self.annotation is bool else None
+        )
         return inspect.Parameter(
             self.param, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=self.annotation | None
         )

@@ -87,3 +87,37 @@ async def test_resume_is_exact_also_against_a_server_that_ignores_n(serve, tmp_p
         killed = tmp_path / f"k{commit}.sqlite"
         _killed_at(cache, commit, killed)
         assert await _run(honours, killed, GENERATE) == reference
+
+
+@pytest.mark.parametrize("backend", ["httpx", "auto"])
+async def test_a_timed_out_request_closes_its_connection_so_the_server_can_stop(backend):
+    """A server that never answers sees the connection closed once the client's timeout passes
+    (vLLM aborts a request whose client went away)."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    closed = threading.Event()
+
+    def never_answer() -> None:
+        conn, _ = listener.accept()
+        conn.settimeout(20)
+        try:
+            while conn.recv(65536):  # the request, then nothing: b"" once the client closes
+                pass
+            closed.set()
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    thread = threading.Thread(target=never_answer, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}/v1"
+    async with client(url, timeout_s=0.5, max_attempts=1, http_backend=backend) as llm:
+        [answer] = await llm.complete("teacher", msgs("x"), key="k")
+        assert answer.status == "infra" and answer.error.startswith("timeout: no complete answer within 0.5 s")
+        await asyncio.to_thread(closed.wait, 10)  # before the client itself is closed
+        assert closed.is_set()
+    listener.close()

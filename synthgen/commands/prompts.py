@@ -46,6 +46,12 @@ def show(settings: PromptsShowSettings, ctx: typer.Context) -> None:
     except ValueError as exc:
         raise UserError(str(exc)) from None
     row = problem_row(s.env, s.stored_in, s.problem_id, s.problem)
+    if row is not None and row.get("problem_id") is None and row.get("teacher_answer") is not None:
+        # A turn whose answer did not parse: no problem to build a prompt from; show what was written.
+        detail = f"{row['reason']}: {row.get('reason_detail') or ''}".rstrip(": ")
+        typer.echo(f"===== teacher answer of {row['turn_id']} (did not parse: {detail}) =====")
+        typer.echo(row["teacher_answer"].rstrip("\n"))
+        return
     seed = read_text(s.seed_file) if s.seed_file else None
     messages = preview(
         environment,

@@ -15,13 +15,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from synthgen.cli_flags import SettingsCommand, option
+from synthgen.cli_flags import Alias, SettingsCommand, option
 from synthgen.config.train import TrainSettings
 
+# The client flags every command that talks to a server shares (online: the teacher's server; the
+# student is the policy, whose server --online-student-url names).
+ONLINE_CLIENT = [
+    Alias("--base-url", ("online.teacher.base_url",), "With --online: the teacher's server (as --online-teacher-url)."),
+    Alias("--llm-use-n", ("online.llm.use_n",), "With --online: as --online-llm-use-n.", bool),
+]
 COMMAND = SettingsCommand(
     "train",
     TrainSettings,
     "synthgen.train.command:run",
+    aliases=ONLINE_CLIENT,
     help="Train with GRPO (TRL) on binned problems, drawing bins by a curriculum schedule (or, with --online, "
     "from a problem pool that a teacher keeps at the policy's frontier).",
     extras=[

@@ -57,7 +57,10 @@ class PromptsShowSettings(Settings):
     stored_in: Path | None = Field(
         None, json_schema_extra=cli("--run-dir"), description="run directory holding the stored problem"
     )
-    problem_id: str | None = Field(None, description="the stored problem's problem_id (with --run-dir)")
+    problem_id: str | None = Field(
+        None,
+        description="the stored problem's problem_id, or a turn_id (with --run-dir; an unparsed turn shows its answer)",
+    )
     problem: str | None = Field(
         None, description="a problem as a JSON file with its fields (as verify reads them), or FILE.parquet:ROW"
     )

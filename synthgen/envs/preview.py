@@ -109,7 +109,8 @@ def problem_row(env: str, run_dir, problem_id, problem_file) -> dict | None:
 
 
 def find_stored_problem(run_dir: Path, problem_id: str) -> dict:
-    """The row of `problem_id` in a run's generate, filter, bin or chain folders (valid rows first)."""
+    """The row of `problem_id` (or of a turn id: a turn whose answer did not parse has no problem id)
+    in a run's generate, filter, bin or chain folders (valid rows first)."""
     import polars as pl
 
     from synthgen.errors import UserError
@@ -123,7 +124,7 @@ def find_stored_problem(run_dir: Path, problem_id: str) -> dict:
     for stage in stages:
         if not stage.exists():
             continue
-        rows = stage.read().filter(pl.col("problem_id") == problem_id)
+        rows = stage.read().filter((pl.col("problem_id") == problem_id) | (pl.col("turn_id") == problem_id))
         if rows.height:
             if "valid" in rows.columns:
                 rows = rows.sort("valid", descending=True)

@@ -53,6 +53,8 @@ def pick(seq, *parts: object):
 class BankResponder:
     """`respond(messages, n, rng_seed, params)` -> n ScriptedReply, as synthgen.scripted.responder expects."""
 
+    seeded_per_sample = True  # a seeded sample is answered alike whether asked alone or in an n-request
+
     def __init__(self, seed: int = 0, learning_curve: float = 0.0):
         self.seed, self.learning_curve = seed, learning_curve
 

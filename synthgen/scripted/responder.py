@@ -26,6 +26,10 @@ __all__ = [
 
 @runtime_checkable
 class Responder(Protocol):
+    """A responder with `seeded_per_sample = True` is asked for a seeded n-request's samples one at
+    a time (n = 1, seed + i), so its answers do not depend on how a client split the request (vLLM's
+    rule); without it, `respond` gets the whole request and may answer by index within it."""
+
     def respond(self, messages: list[dict], n: int, rng_seed: int, params: dict) -> list[ScriptedReply]:
         """Return exactly `n` replies. `rng_seed` is derived by the server from (server seed,
         request body), so the same request gets the same replies (the client puts a per-sample
@@ -47,6 +51,8 @@ def last_user_text(messages: list[dict]) -> str:
 
 class EchoResponder:
     """Answers each sample with the last user message and a seeded tag that tells samples apart."""
+
+    seeded_per_sample = True
 
     def respond(self, messages: list[dict], n: int, rng_seed: int, params: dict) -> list[ScriptedReply]:
         text = last_user_text(messages)

