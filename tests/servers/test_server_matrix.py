@@ -185,7 +185,7 @@ def test_eval_humaneval(cli, server, requests_during, tmp_path):
             "--output",
             out,
             *HUMANEVAL,
-            *eval_flags(server),
+            *eval_flags(server.kind),
         )
     assert rc == 0, err + server.log_tail()
     assert_humaneval_summary(out, {None})
