@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # System packages the tests need: bubblewrap for the sandbox, a one-node Slurm on localhost, and
-# Debian's chromium (the report test opens the HTML report in it, headless).
+# Debian's chromium (the report test opens the HTML report in it, headless); and, from PyPI, the
+# real OpenAI-compatible servers the slow tests run against (vLLM on CPU, `transformers serve`).
 # Idempotent and quick when everything is already there. Needs root (apt-get); without root it
 # only reports what is missing, and the affected tests skip with a reason.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+bash "$here/vllm-setup.sh"  # its own venvs, no root needed; a failure only warns
 if [ "$(id -u)" != 0 ]; then
   command -v bwrap >/dev/null || echo "system-deps: bubblewrap missing (sandbox tests will use a weaker isolation or skip)"
   command -v chromium >/dev/null || echo "system-deps: chromium missing (the report's browser test will skip)"

@@ -12,6 +12,7 @@ with `messages`, `n`, `temperature` (0 = greedy), `top_p`, `max_tokens`, `seed` 
 gives the same samples), answered in the usual shape: choices with `message.content` and
 `finish_reason` ("length" when max_tokens ran out, else "stop") and `usage` token counts. The
 prompt is the checkpoint's chat template. Anything else is a 400 or 404 with a JSON error.
+Each request leaves one access-log line on stderr (`"POST /v1/chat/completions HTTP/1.1" 200 -`).
 """
 
 from __future__ import annotations
@@ -95,9 +96,6 @@ class ChatModel:
 def make_handler(model: ChatModel):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
-
-        def log_message(self, fmt, *args):  # one quiet line per request on stderr is enough
-            pass
 
         def _send(self, status: int, payload: dict) -> None:
             data = json.dumps(payload).encode()

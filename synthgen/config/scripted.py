@@ -64,6 +64,9 @@ class ScriptedServerSettings(Settings):
     truncated_body_rate: Rate = Field(0.0, description="share of 200 answers whose JSON body is cut in the middle")
     bad_usage_rate: Rate = Field(0.0, description="share of 200 answers whose usage token counts are not numbers")
     bad_index_rate: Rate = Field(0.0, description="share of 200 answers whose choice index is a string")
+    log_requests: bool = Field(
+        False, description='print one access-log line per request on stderr ("POST /v1/chat/completions HTTP/1.1" 200)'
+    )
     reject_n: bool = Field(False, description="answer 400 to n > 1, like servers that do not support n")
     ignore_n: bool = Field(
         False, description="answer one choice whatever n asks for, like transformers serve, llama.cpp and Ollama"

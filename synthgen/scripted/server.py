@@ -146,14 +146,17 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
-    def log_message(self, format, *args) -> None:  # noqa: A002 - quiet: one line a request is noise
-        pass
+    def log_message(self, format, *args) -> None:  # noqa: A002 - quiet unless asked: one line a request is noise
+        if self.server.settings.log_requests:
+            super().log_message(format, *args)
 
     # -- plumbing -------------------------------------------------------------------------------
     def _send_json(self, status: int, payload: object, headers: dict | None = None) -> None:
         self._send_bytes(status, json.dumps(payload).encode(), headers)
 
     def _send_bytes(self, status: int, body: bytes, headers: dict | None = None) -> None:
+        if self.server.settings.log_requests:
+            self.log_request(status)
         try:
             self.send_response_only(status)
             self.send_header("Content-Type", "application/json")

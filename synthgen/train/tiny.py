@@ -36,7 +36,7 @@ _CORPUS = [
 ]
 
 
-def build_tokenizer(vocab_size: int = 384):
+def build_tokenizer(vocab_size: int = 384, context: int = 2048):
     """A byte-level BPE tokenizer trained in-process, wrapped for transformers, with a chat template."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -58,18 +58,23 @@ def build_tokenizer(vocab_size: int = 384):
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
         chat_template=CHAT_TEMPLATE,
-        model_max_length=2048,
+        model_max_length=context,
     )
 
 
-def make_tiny_model(path: str | Path, *, hidden_size: int = 64, layers: int = 2, seed: int = 0) -> Path:
-    """Write a random tiny Qwen2ForCausalLM and its tokenizer to `path`; return the path."""
+def make_tiny_model(
+    path: str | Path, *, hidden_size: int = 64, layers: int = 2, seed: int = 0, context: int = 2048
+) -> Path:
+    """Write a random tiny Qwen2ForCausalLM and its tokenizer to `path`; return the path.
+
+    Four attention heads: hidden_size 256 gives head_dim 64, which vLLM's CPU attention kernels
+    need (they refuse 16). `context` is the longest prompt plus answer, in tokens."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    tokenizer = build_tokenizer()
+    tokenizer = build_tokenizer(context=context)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
@@ -77,7 +82,7 @@ def make_tiny_model(path: str | Path, *, hidden_size: int = 64, layers: int = 2,
         num_hidden_layers=layers,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=2048,
+        max_position_embeddings=context,
         tie_word_embeddings=True,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
