@@ -119,6 +119,9 @@ class TurnStage(ABC):
         """Extra figures for the rows' `.done` marker."""
         return {}
 
+    def complete_finished(self, loop: TurnLoop) -> None:  # noqa: B027 (an optional hook)
+        """The shard was finished by an earlier run: write what that run was killed before writing."""
+
     def finish(self, loop: TurnLoop) -> str:
         """After every unit finished and the rows are marked: write other outputs; return a title."""
         return f"{self.name} {loop.shard}: {loop.writer.written} rows in {self.rows_dir().path}"
@@ -173,6 +176,7 @@ class TurnLoop:
         stage, settings = self.stage, self.settings
         if check_finished(done_dir, self.shard, self.digest, self.force):
             self.console.print(f"{stage.name}: {self.shard} already finished in {done_dir.path}; skipping")
+            stage.complete_finished(self)
             return done_dir
         stage.prepare()
         self.writer = ShardWriter(
