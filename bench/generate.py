@@ -23,7 +23,8 @@ stopped with SIGTERM after a bounded number of requests, then resumed (the resum
 disk) and stopped again. The peak resident memory (VmHWM) of each process must stay under 1 GiB.
 
 Targets (exit 1 on a miss): >= 95% of the bound in flight and <= 1.10x the ideal for both latency
-models; peak RSS < 1024 MiB in both memory runs. The last line holds the ratios.
+models; peak RSS < 1024 MiB in both memory runs, each ending with exit 143 within 10 s of its
+SIGTERM. The last line holds the ratios.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +60,7 @@ from synthgen.stages.generate import GenerateStage  # noqa: E402
 from synthgen.stages.turn_loop import TurnLoop  # noqa: E402
 
 IN_FLIGHT_TARGET, WALL_TARGET, RSS_TARGET_MIB = 0.95, 1.10, 1024.0
+STOP_TARGET_S = 10.0  # SIGTERM to exit (Slurm preemption gives a grace period; the README promises seconds)
 SHARD = StageDir.shard_name(0, 1)
 
 # Seed snippets: a few shapes of 25-50 lines, numbered so that every seed is distinct.
@@ -227,17 +230,24 @@ def peak_rss_mib(pid: int) -> float:
     return 0.0
 
 
-def stopped_run(cmd: list[str], server, requests: int, timeout_s: float) -> tuple[float, int, float]:
-    """Start generate, SIGTERM it once the server answered `requests` more; (peak RSS MiB, exit code, s)."""
+def stopped_run(cmd: list[str], server, requests: int, timeout_s: float) -> tuple[float, int, float, float]:
+    """Start generate, SIGTERM it once the server answered `requests` more.
+
+    Returns (peak RSS MiB, exit code, seconds in all, seconds from the signal to the exit). Its
+    stderr is read as it comes (a full pipe would stall the child, which is not what is measured)."""
     start = server.stats()["requests"]
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    peak = 0.0
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)
+    reader.start()
+    peak, signalled = 0.0, None
     try:
         while proc.poll() is None and time.monotonic() - t0 < timeout_s:
             peak = max(peak, peak_rss_mib(proc.pid))
             if server.stats()["requests"] - start >= requests:
                 peak = max(peak, peak_rss_mib(proc.pid))
+                signalled = time.monotonic()
                 proc.send_signal(signal.SIGTERM)
                 break
             time.sleep(0.05)
@@ -248,10 +258,12 @@ def stopped_run(cmd: list[str], server, requests: int, timeout_s: float) -> tupl
     finally:
         if proc.poll() is None:
             proc.kill()
-        _, err = proc.communicate()
+        proc.wait()
+        reader.join(timeout=10)
+    stop_s = time.monotonic() - signalled if signalled is not None else float("nan")
     if proc.returncode not in (143, 0):
-        print(f"warning: generate exited {proc.returncode}: {err.strip().splitlines()[-1:]}", file=sys.stderr)
-    return peak, proc.returncode, time.monotonic() - t0
+        print(f"warning: generate exited {proc.returncode}: {''.join(err).strip().splitlines()[-1:]}", file=sys.stderr)
+    return peak, proc.returncode, time.monotonic() - t0, stop_s
 
 
 def memory_part(args) -> list[tuple[str, float]]:
@@ -266,13 +278,14 @@ def memory_part(args) -> list[tuple[str, float]]:
             cmd = [sys.executable, "-m", "synthgen", "generate", "--run-dir", str(run_dir), "--base-url", server.url]
             cmd += ["--attempts", "2", "--turns", "6", "--max-in-flight", "256", "--no-progress"]
             for phase in ("fresh", "resumed"):
-                peak, code, secs = stopped_run(cmd, server, args.big_requests, timeout_s=900)
+                peak, code, secs, stop_s = stopped_run(cmd, server, args.big_requests, timeout_s=900)
                 rows = sum(pq.ParquetFile(p).metadata.num_rows for p in StageDir.of(run_dir, "generate").parts())
                 print(
                     f"memory: {phase} run over {args.big_seeds:,} seeds stopped after {args.big_requests} requests "
-                    f"(exit {code}, {secs:.0f} s, {rows} rows on disk): peak RSS {peak:.0f} MiB"
+                    f"(exit {code} {stop_s:.1f} s after SIGTERM, {secs:.0f} s, {rows} rows on disk): "
+                    f"peak RSS {peak:.0f} MiB"
                 )
-                out.append((phase, peak))
+                out.append((phase, peak, code, stop_s))
         return out
 
 
@@ -333,9 +346,11 @@ def main(argv: list[str] | None = None) -> int:
             summary.append(f"{name} {new.ratio:.3f}x ideal, {new.in_flight_share:.1%} in flight")
     print(f"load average after part 1: {os.getloadavg()[0]:.1f}")
     if not args.skip_memory and args.only in (None, "memory"):
-        for phase, peak in memory_part(args):
+        for phase, peak, code, stop_s in memory_part(args):
             if peak >= RSS_TARGET_MIB:
                 failures.append(f"memory: {phase} run peaked at {peak:.0f} MiB >= {RSS_TARGET_MIB:.0f}")
+            if code != 143 or not stop_s <= STOP_TARGET_S:
+                failures.append(f"memory: {phase} run exited {code} {stop_s:.1f} s after SIGTERM (143 within 10 s)")
             summary.append(f"{phase} 1M-seed RSS {peak:.0f} MiB")
     print("targets missed: " + "; ".join(failures) if failures else "all targets met")
     print("; ".join(summary))

@@ -16,7 +16,7 @@ import typer
 from synthgen import __version__
 from synthgen.cli_flags import AppState
 from synthgen.commands import register_all
-from synthgen.errors import EXIT_BAD_INPUT, EXIT_INFRA, InfraIncomplete, Interrupted, UserError
+from synthgen.errors import EXIT_BAD_INPUT, EXIT_INFRA, InfraIncomplete, Interrupted, UserError, stop_on_sigterm
 
 app = typer.Typer(
     name="synthgen",
@@ -115,6 +115,7 @@ def run_guarded(app: typer.Typer, argv: list[str] | None) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the app with one-line errors instead of tracebacks."""
+    stop_on_sigterm()
     sys.exit(run_guarded(app, argv))
 
 

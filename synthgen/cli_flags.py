@@ -185,7 +185,8 @@ class SettingsCommand:
                 if value is not None:
                     _put(overrides, list(flag.path), value)
             state: AppState = ctx.find_object(AppState) or AppState()
-            settings = resolve_settings(model, state.config(), overrides, known_sections=SECTIONS)
+            names = {".".join(f.path): f.names[0] for f in flags if not f.argument}
+            settings = resolve_settings(model, state.config(), overrides, known_sections=SECTIONS, flag_names=names)
             if show:
                 typer.echo(describe(self.name, settings))
                 if values.get("probe"):

@@ -6,7 +6,9 @@
   retries exactly the failed part: one line on stderr, exit code 3, so that a Slurm dependency
   (`afterok`) does not start the next stage on incomplete data.
 - Interrupted: SIGTERM (Slurm preemption) or Ctrl+C stopped the work after saving what was done;
-  exit code 128 + the signal number, as a shell reports it.
+  exit code 128 + the signal number, as a shell reports it. `stop_on_sigterm` makes SIGTERM
+  raise it anywhere in the main thread (the CLI installs it first thing), so that a signal before
+  or after a stage's own handling (start-up, the last writes) still exits 143, not by the signal.
 - Anything else is a bug: a traceback and exit code 1.
 """
 
@@ -30,3 +32,16 @@ class Interrupted(Exception):
 
         super().__init__(f"{what} stopped by {signal.Signals(signum).name}; finished work is saved, re-run to continue")
         self.signum = signum
+
+
+def _raise_interrupted(signum: int, frame) -> None:
+    raise Interrupted(signum, "synthgen")
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM raises Interrupted in the main thread (as Ctrl+C raises KeyboardInterrupt)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_interrupted)

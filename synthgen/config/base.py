@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
 from synthgen.envs import DEFAULT_ENVIRONMENTS, env_names
 from synthgen.errors import UserError
@@ -46,6 +47,44 @@ SECTIONS: frozenset[str] = frozenset(
 
 S = TypeVar("S", bound="Settings")
 
+# Every number a setting holds is finite and at most this large (so no product of settings, no
+# conversion to a C integer and no sleep overflows); a field named `*_s` holds seconds and is at
+# most MAX_SECONDS (about 115 days: past that, a wait is a hang). Fields may set tighter bounds.
+MAX_MAGNITUDE = 10**15
+MAX_SECONDS = 10**7
+
+
+def check_number(value: Any, name: str) -> Any:
+    """`value` (or each number inside a list, tuple or mapping) finite and in range, else ValueError."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            check_number(item, name)
+    elif isinstance(value, dict):
+        for item in value.values():
+            check_number(item, name)
+    elif isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        seconds = name.endswith("_s") and not name.endswith("_per_s")
+        limit = MAX_SECONDS if seconds else MAX_MAGNITUDE
+        if abs(value) > limit:
+            raise ValueError(f"must be at most {limit:g}{' seconds' if seconds else ''} in size")
+    return value
+
+
+class Section(BaseModel):
+    """Base of every settings model and nested section: unknown keys are errors, and every number
+    is finite and in range (`check_number`), checked once here for every field of every model."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _numbers_in_range(cls, value: Any, info: ValidationInfo) -> Any:
+        return check_number(value, info.field_name or "")
+
 
 def cli(
     flag: str | None = None,
@@ -76,7 +115,7 @@ def cli(
     return {"cli": {k: v for k, v in spec.items() if v not in (None, False)}}
 
 
-class Settings(BaseModel):
+class Settings(Section):
     """Base of every stage's settings: unknown keys are errors, values are validated on assignment.
 
     `unhashed` names fields that change how a run executes but not what it produces (worker
@@ -159,11 +198,13 @@ def resolve_settings(
     overrides: dict[str, Any],
     *,
     known_sections: frozenset[str] = frozenset(),
+    flag_names: dict[str, str] | None = None,
 ) -> S:
     """Build `model` from the config file's shared keys and section, then explicit flag values.
 
     Flags override the file; the file overrides the model's defaults. Nested mappings (such as
     `teacher:`) merge key by key, so a flag like `--teacher-url` keeps the file's teacher model.
+    `flag_names` (a field's dotted path -> its flag) lets an error name the flag too.
     """
     stray = [k for k in file_data if k not in SHARED_KEYS and k not in known_sections]
     if stray:
@@ -182,7 +223,7 @@ def resolve_settings(
     try:
         return model.model_validate(merged)
     except ValidationError as exc:
-        raise UserError(describe_validation_error(exc, model.section)) from None
+        raise UserError(describe_validation_error(exc, model.section, flag_names)) from None
 
 
 def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -195,14 +236,15 @@ def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def describe_validation_error(exc: ValidationError, section: str = "") -> str:
-    """The first validation problem as one line: which setting, what is wrong, what was given."""
+def describe_validation_error(exc: ValidationError, section: str = "", flag_names: dict[str, str] | None = None) -> str:
+    """The first validation problem as one line: which setting (and flag), what is wrong, what was given."""
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err.get("loc", ()))
     name = f"{section}.{where}" if section and where else (where or section or "settings")
+    flag = (flag_names or {}).get(where)
     message = err.get("msg", "invalid value")
     if err.get("type") == "extra_forbidden":
         return f"unknown setting {name!r}"
     given = err.get("input")
     shown = "" if isinstance(given, dict) else f" (got {given!r})"
-    return f"invalid setting {name!r}: {message}{shown}"
+    return f"invalid setting {name!r}{f' ({flag})' if flag else ''}: {message}{shown}"

@@ -12,9 +12,9 @@ import datetime as dt
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from synthgen.config.base import cli
+from synthgen.config.base import Section, cli
 from synthgen.config.llm import LLMSettings, RoleSettings
 from synthgen.config.run import MAX_IN_FLIGHT, ShardedSettings, seconds, split_commas
 from synthgen.config.sandbox import SandboxSettings
@@ -37,7 +37,7 @@ class EvalModelSettings(RoleSettings):
     max_tokens: int = Field(32768, ge=1, le=1_000_000, description="completion tokens per answer, reasoning included")
 
 
-class BenchSettings(BaseModel):
+class BenchSettings(Section):
     """How one benchmark is sampled and where its data comes from."""
 
     model_config = ConfigDict(extra="forbid")

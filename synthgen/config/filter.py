@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from synthgen.config.base import cli
+from synthgen.config.base import Section, cli
 from synthgen.config.run import InputSettings, RunSettings
 
 
-class DedupSettings(BaseModel):
+class DedupSettings(Section):
     """MinHash near-duplicate removal (synthgen.dedup); within a cluster the problem whose pass
     rate is closest to 0.5 stays (ties: the earliest turn, then the smallest turn_id)."""
 
@@ -49,7 +49,7 @@ class DedupSettings(BaseModel):
         return self
 
 
-class ContaminationSettings(BaseModel):
+class ContaminationSettings(Section):
     """Word n-gram overlap with reference texts (benchmark problems and solutions)."""
 
     model_config = ConfigDict(extra="forbid")

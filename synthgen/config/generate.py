@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from synthgen.config.base import Section
 from synthgen.config.llm import LLMSettings, StudentSettings, TeacherSettings
 from synthgen.config.run import MAX_ATTEMPTS, MAX_IN_FLIGHT, MAX_TURNS, EnvListMixin, InputSettings, ShardedSettings
 from synthgen.config.sandbox import SandboxSettings
@@ -19,7 +20,7 @@ DEFAULT_MAX_ACTIVE = 4096
 MAX_ACTIVE = 1 << 20
 
 
-class ProgressionSettings(BaseModel):
+class ProgressionSettings(Section):
     """How the student's pass rate p picks the next turn's strategy (paper Section 3.3; our reading
     of the cases it leaves open, see synthgen.envs.summary):
 
@@ -54,7 +55,7 @@ class ProgressionSettings(BaseModel):
         return self
 
 
-class EnvSettings(BaseModel):
+class EnvSettings(Section):
     """Knobs the environments share when they render, validate and score problems."""
 
     model_config = ConfigDict(extra="forbid")
@@ -70,7 +71,7 @@ class EnvSettings(BaseModel):
     )
 
 
-class TurnLoopSettings(BaseModel):
+class TurnLoopSettings(Section):
     """What every stage that runs teacher turns needs: roles, attempts, sandbox, progression."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)

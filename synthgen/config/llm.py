@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
-from synthgen.config.base import cli
+from synthgen.config.base import Section, cli
 from synthgen.config.run import seconds
 
 _EFFORT = {"description": "gpt-oss reasoning effort sent with every request", "json_schema_extra": cli("effort")}
 _MAX_TOKENS = {"ge": 1, "le": 1_000_000, "description": "completion tokens per answer, reasoning included"}
 
 
-class RoleSettings(BaseModel):
+class RoleSettings(Section):
     """One LLM role on an OpenAI-compatible server such as vLLM. Each role is its own subclass with
     its own defaults, so a partial override (a URL, a model) never resets the rest of the role."""
 
@@ -67,7 +67,7 @@ class StudentSettings(RoleSettings):
     max_tokens: int = Field(16384, **_MAX_TOKENS)
 
 
-class LLMSettings(BaseModel):
+class LLMSettings(Section):
     """How hard the client pushes and retries; none of it changes what a request asks for."""
 
     model_config = ConfigDict(extra="forbid")

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from synthgen.config.base import cli
+from synthgen.config.base import Section, cli
 from synthgen.config.generate import EnvSettings
 from synthgen.config.llm import LLMSettings, TeacherSettings
 from synthgen.config.run import MAX_ATTEMPTS, MAX_IN_FLIGHT, MAX_TURNS, check_env_names, split_commas
@@ -29,7 +29,7 @@ from synthgen.config.run import MAX_ATTEMPTS, MAX_IN_FLIGHT, MAX_TURNS, check_en
 _PROB = {"ge": 0.0, "le": 1.0}
 
 
-class AcceptSettings(BaseModel):
+class AcceptSettings(Section):
     """SvS's acceptance band: a candidate problem is kept only inside it (too easy leaks its answer)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -54,7 +54,7 @@ class AcceptSettings(BaseModel):
         return self
 
 
-class BufferSettings(BaseModel):
+class BufferSettings(Section):
     """Frontier Learning's level buffer, with one problem per level (see synthgen.online.buffer)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -92,7 +92,7 @@ class BufferSettings(BaseModel):
         return self
 
 
-class ControllerSettings(BaseModel):
+class ControllerSettings(Section):
     """SCALER's per-environment difficulty controller and environment curation (synthgen.online.controller)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -115,7 +115,7 @@ class ControllerSettings(BaseModel):
     )
 
 
-class PolicyStudentSettings(BaseModel):
+class PolicyStudentSettings(Section):
     """Who answers as the student of the generation loop: the policy being trained."""
 
     model_config = ConfigDict(extra="forbid")
@@ -146,7 +146,7 @@ class PolicyStudentSettings(BaseModel):
     unhashed: ClassVar[frozenset[str]] = frozenset({"base_url", "timeout_s"})
 
 
-class WorkerSettings(BaseModel):
+class WorkerSettings(Section):
     """How the generation loop interleaves with training, and what it may spend."""
 
     model_config = ConfigDict(extra="forbid")
@@ -183,7 +183,7 @@ class WorkerSettings(BaseModel):
     unhashed: ClassVar[frozenset[str]] = frozenset({"drain_s", "log_every"})
 
 
-class OnlineSettings(BaseModel):
+class OnlineSettings(Section):
     """`synthgen train --online`: a generation worker keeps the problem pool at the policy's frontier."""
 
     model_config = ConfigDict(extra="forbid")

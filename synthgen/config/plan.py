@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from synthgen.config.base import Settings, cli
+from synthgen.config.base import Section, Settings, cli
 
 
-class ThroughputSettings(BaseModel):
+class ThroughputSettings(Section):
     """What a GPU does per second: turns token counts into GPU-hours and wall time."""
 
     gpus: int = Field(8, ge=1, le=1_000_000, description="GPUs serving the teacher and the student together")
@@ -29,7 +29,7 @@ class ThroughputSettings(BaseModel):
     prompt_tokens_per_s: float = Field(20000.0, gt=0, description="prompt tokens prefilled per second per GPU")
 
 
-class RequestFigures(BaseModel):
+class RequestFigures(Section):
     """Per-request figures used when no earlier run is given (`--from-run` measures them instead)."""
 
     teacher_prompt_tokens: float = Field(1500.0, ge=0, description="prompt tokens of one teacher request")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from synthgen.config.base import DEFAULT_ENV_NAMES, ENV_NAMES, Settings, cli
+from synthgen.config.base import DEFAULT_ENV_NAMES, ENV_NAMES, Section, Settings, cli
 
 DEFAULT_RUN_DIR = Path("data/runs/default")
 # Upper bounds that keep one process within a machine's means (a typo of 10^8 attempts would
@@ -24,7 +24,7 @@ class RunSettings(Settings):
     unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir"})
 
 
-class InputSettings(BaseModel):
+class InputSettings(Section):
     """A stage that reads another stage's folder, which must be finished unless said otherwise."""
 
     allow_partial: bool = Field(
@@ -80,7 +80,7 @@ def check_env_names(names: list[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-class EnvListMixin(BaseModel):
+class EnvListMixin(Section):
     envs: list[str] = Field(
         default_factory=lambda: list(DEFAULT_ENV_NAMES),
         description="environments, comma-separated or repeated (contest only when named)",

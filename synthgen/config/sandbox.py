@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from synthgen.config.base import Section
 
 MAX_WORKERS = 1024
 # A job's limits when nothing sets them (synthgen.sandbox.results.Job reads these too).
@@ -12,7 +14,7 @@ JOB_TIMEOUT_S = 2.0
 JOB_MEMORY_MB = 512
 
 
-class SandboxSettings(BaseModel):
+class SandboxSettings(Section):
     """How untrusted code runs: see synthgen.sandbox for the isolation levels."""
 
     model_config = ConfigDict(extra="forbid")

@@ -22,9 +22,9 @@ import sys
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
-from synthgen.config.base import Settings, cli
+from synthgen.config.base import Section, Settings, cli
 from synthgen.config.run import RunSettings
 
 _TIME_HELP = "Slurm time limit: MM, HH:MM:SS or D-HH:MM:SS"
@@ -33,7 +33,7 @@ _TIME_HELP = "Slurm time limit: MM, HH:MM:SS or D-HH:MM:SS"
 READY_TIMEOUT_S = 1800.0
 
 
-class JobResources(BaseModel):
+class JobResources(Section):
     """What one kind of job asks Slurm for; None leaves the cluster's default."""
 
     model_config = ConfigDict(extra="forbid")
@@ -51,7 +51,7 @@ class JobResources(BaseModel):
         return [_check_option(v) for v in value]
 
 
-class VLLMServerSettings(BaseModel):
+class VLLMServerSettings(Section):
     """The vLLM server each generate task starts on its node (unless `shared_url` is set)."""
 
     model_config = ConfigDict(extra="forbid")

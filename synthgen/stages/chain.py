@@ -222,11 +222,21 @@ class ChainStage(TurnStage):
             )
         if dropped:
             loop.console.print(f"chain: left out {dropped} chain(s) sharing a problem with an earlier chain")
+        self._write_disjoint(loop)
+        return f"chain {loop.shard}: {self.report['chains']} chains from {self.starts.height} hard problems"
+
+    def complete_finished(self, loop: TurnLoop) -> None:
+        """A run killed while it built the disjoint baseline left the chains finished and no baseline."""
+        from synthgen.stages.chain_disjoint import disjoint_finished
+
+        if not disjoint_finished(self.settings):
+            self._write_disjoint(loop)
+
+    def _write_disjoint(self, loop: TurnLoop) -> None:
         if self.settings.disjoint and self.settings.num_shards == 1:
             from synthgen.stages.chain_disjoint import write_disjoint
 
             write_disjoint(self.settings, loop.console)
-        return f"chain {loop.shard}: {self.report['chains']} chains from {self.starts.height} hard problems"
 
 
 def assemble(starts, tried: dict, tries: int, bands: dict[str, Bin]) -> tuple[list[dict], list[dict], int]:

@@ -67,6 +67,14 @@ def level_range(level: str, targets: list[float]) -> tuple[float, float]:
     return min([lo, *targets]), max([hi, *targets])
 
 
+def disjoint_finished(settings: ChainSettings) -> bool:
+    """`chain/disjoint/` is marked finished with these settings (a killed build leaves no marker)."""
+    run_dir = Path(settings.run_dir)
+    out = StageDir.of(run_dir, "chain/disjoint")
+    marked = (out.done_info(out.whole_shard) or {}).get("settings_hash") == settings.settings_hash()
+    return marked and (run_dir / "chain" / "disjoint.json").is_file()
+
+
 def write_disjoint(settings: ChainSettings, console: Console) -> dict:
     run_dir = Path(settings.run_dir)
     links = StageDir.of(run_dir, "chain/links").status()

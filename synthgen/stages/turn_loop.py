@@ -119,6 +119,9 @@ class TurnStage(ABC):
         """Extra figures for the rows' `.done` marker."""
         return {}
 
+    def complete_finished(self, loop: TurnLoop) -> None:  # noqa: B027 (an optional hook)
+        """The shard was finished by an earlier run: write what that run was killed before writing."""
+
     def finish(self, loop: TurnLoop) -> str:
         """After every unit finished and the rows are marked: write other outputs; return a title."""
         return f"{self.name} {loop.shard}: {loop.writer.written} rows in {self.rows_dir().path}"
@@ -175,6 +178,7 @@ class TurnLoop:
         stage, settings = self.stage, self.settings
         if check_finished(done_dir, self.shard, self.digest, self.force):
             self.console.print(f"{stage.name}: {self.shard} already finished in {done_dir.path}; skipping")
+            stage.complete_finished(self)
             return done_dir
         stage.prepare()
         self.writer = ShardWriter(
@@ -260,8 +264,9 @@ class TurnLoop:
                         await self._keep_running(iter(plan.items), settings.active_bound(), stop)
                 self._usage, self._usage_line = llm.usage.as_dict(), llm.usage.summary()
         finally:
-            for signum in handled:
+            for signum, previous in handled.items():
                 asyncio.get_running_loop().remove_signal_handler(signum)
+                signal.signal(signum, previous)  # asyncio leaves the default; keep the CLI's handler
             self.writer.flush()  # finished rows reach disk on any exit, a bug included
         return caught
 
@@ -340,19 +345,21 @@ def read_rows(parts: list[Path], columns: list[str]) -> pl.DataFrame | None:
     return pl.concat([pl.read_parquet(part, columns=columns) for part in parts], how="vertical_relaxed")
 
 
-def _catch_signals(stop: asyncio.Event, caught: list[int]) -> list[int]:
-    """SIGTERM/SIGINT set `stop` instead of killing the process; returns the signals handled."""
+def _catch_signals(stop: asyncio.Event, caught: list[int]) -> dict[int, Any]:
+    """SIGTERM/SIGINT set `stop` instead of killing the process; returns the signals handled,
+    each with the handler it had before."""
     loop = asyncio.get_running_loop()
 
     def on_signal(signum: int) -> None:
         caught.append(signum)
         stop.set()
 
-    handled = []
+    handled = {}
     for signum in STOP_SIGNALS:
+        previous = signal.getsignal(signum)
         try:
             loop.add_signal_handler(signum, on_signal, signum)
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
             continue
-        handled.append(signum)
+        handled[signum] = previous
     return handled
