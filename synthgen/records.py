@@ -75,6 +75,17 @@ PROBLEMS = pa.schema(
         pa.field("teacher_model", pa.string(), nullable=False),
         pa.field("student_model", pa.string(), nullable=False),
         pa.field("settings_hash", pa.string(), nullable=False),
+        # How sure the pass rate is and how it was measured (synthgen.measurement): the 95% Wilson
+        # interval over the scored attempts, and the student's provenance. Null on rows without a
+        # pass rate and on rows of older runs.
+        pa.field("pass_rate_low", pa.float64()),
+        pa.field("pass_rate_high", pa.float64()),
+        pa.field("student_endpoint", pa.string()),  # the server URL (recorded, not part of measured_by)
+        pa.field("student_effort", pa.string()),  # reasoning effort
+        pa.field("student_temperature", pa.float64()),
+        pa.field("sandbox_isolation", pa.string()),  # the sandbox's isolation level that scored the attempts
+        pa.field("synthgen_version", pa.string()),
+        pa.field("measured_by", pa.string()),  # hash of model, sampling, M, isolation, version
     ]
 )
 

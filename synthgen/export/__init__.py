@@ -26,6 +26,7 @@ from synthgen.config.export import ExportSettings
 from synthgen.errors import UserError
 from synthgen.export import tables
 from synthgen.export.card import CardFacts, card
+from synthgen.measurement import evidence
 from synthgen.run_info import REASON_TEXT, bins_of, check_run_dir, filter_reasons, is_scripted, models, read_json
 from synthgen.run_info import stages as stage_infos
 from synthgen.shards import StageDir, file_metadata, write_text_atomic
@@ -130,6 +131,7 @@ def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins) -> Car
         version=__version__,
         repo_id=settings.push_to_hub,
         outside=int(outside or 0),
+        measurement=evidence(binned),
     )
 
 
@@ -150,6 +152,7 @@ def _provenance(facts: CardFacts) -> dict:
             for name, s in facts.stages.items()
         },
         "drop_reasons": {code: n for code, n, _ in facts.drop_reasons},
+        "measurement": facts.measurement,
     }
 
 

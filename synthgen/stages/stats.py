@@ -36,6 +36,7 @@ from rich.table import Table
 from synthgen.config.stats import StatsSettings
 from synthgen.envs import reasons as R
 from synthgen.errors import UserError
+from synthgen.measurement import EVIDENCE_COLUMNS, evidence
 from synthgen.shards import StageDir
 from synthgen.stages import cost as costs
 from synthgen.stages.bin import histogram, sparkline
@@ -152,6 +153,11 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         }
     if filter_stats:
         out["reasons"]["filter"] = {k: v for k, v in filter_stats.get("reasons", {}).items() if k in R.FILTER and v}
+    # Who measured the pass rates and how sure they are (synthgen.measurement).
+    out["measurement"] = {
+        "generated": evidence(read_columns(generate, EVIDENCE_COLUMNS)),
+        "straddling": (bin_summary or {}).get("straddling"),
+    }
     if kept_frame is not None:
         out.setdefault("pass_rate_histograms", {})["kept"] = {
             env: _hist(kept_frame.filter(pl.col("env") == env)["pass_rate"].to_list(), b)
@@ -295,6 +301,17 @@ def show(data: dict[str, Any], console: Console) -> None:
                 left=(0, 2),
             )
         )
+    measured = (data.get("measurement") or {}).get("generated")
+    if measured and measured["rows"]:
+        for m in measured["measurements"]:
+            console.print(f"pass rates measured against {m['described']}: {m['rows']} rows [{m['measured_by']}]")
+        console.print(
+            f"95% Wilson interval width: mean {measured['interval_width_mean']}, max {measured['interval_width_max']}"
+        )
+    straddling = (data.get("measurement") or {}).get("straddling")
+    if straddling and any(straddling.values()):
+        each = ", ".join(f"{k} {v}" for k, v in straddling.items() if v)
+        console.print(f"binned problems whose interval straddles a bin boundary: {each}")
     modes = data.get("modes")
     if modes:
         console.print(

@@ -19,6 +19,7 @@ from typing import Any
 
 from synthgen.envs import reasons
 from synthgen.envs.base import Environment, FormatError, Problem, Reward, Summary, summarize
+from synthgen.measurement import provenance, wilson
 
 
 @dataclass
@@ -77,6 +78,7 @@ class TurnRunner:
 
     def __init__(self, llm, pool, settings, settings_hash: str):
         self.llm, self.pool, self.settings, self.settings_hash = llm, pool, settings, settings_hash
+        self._isolation = getattr(pool, "isolation", None)
 
     def teacher_messages(self, req: TurnRequest) -> list[dict]:
         extra = {"feedback": req.feedback, "target": req.target}
@@ -142,6 +144,9 @@ class TurnRunner:
         if broken is not None:
             return TurnOutcome(row, infra="sandbox")
         summary = summarize(problem, rewards, self.settings.progression)
+        low, high = wilson(summary.correct, summary.scored)
+        row.update(pass_rate_low=low, pass_rate_high=high)
+        row.update(provenance(self.settings.student, self.settings.attempts, row["student_model"], self._isolation))
         row.update(
             valid=True,
             reason=reasons.OK,
