@@ -181,3 +181,36 @@ def evidence(frame: pl.DataFrame | None) -> dict[str, Any] | None:
         "interval_width_mean": round(float(width.mean()), 4) if len(width) else None,
         "interval_width_max": round(float(width.max()), 4) if len(width) else None,
     }
+
+
+MUTATION_COLUMNS = ("env", "turn", "valid", "mutation_score", "surviving_mutants")
+
+
+def mutation_summary(frame: pl.DataFrame | None, buckets: int = 10) -> dict[str, Any] | None:
+    """The mutation scores of valid rows (synthgen.envs.mutation): distribution, per environment
+    and turn, and the kinds of near misses that survived most; None without any score."""
+    if frame is None:
+        return None
+    if "valid" in frame.columns:
+        frame = frame.filter(pl.col("valid"))
+    frame = frame.filter(pl.col("mutation_score").is_not_null())
+    if frame.height == 0:
+        return None
+    scores = frame["mutation_score"]
+    counts = [0] * buckets
+    for v in scores.to_list():
+        counts[min(buckets - 1, int(v * buckets))] += 1
+    per = (
+        frame.group_by("env", "turn")
+        .agg(pl.len().alias("n"), pl.col("mutation_score").mean().round(4).alias("mean"))
+        .sort("env", "turn")
+    )
+    kinds = frame["surviving_mutants"].explode().drop_nulls().value_counts(sort=True)
+    return {
+        "rows": frame.height,
+        "mean": round(float(scores.mean()), 4),
+        "quantiles": {f"p{q}": round(float(scores.quantile(q / 100, "nearest")), 4) for q in (10, 25, 50, 75, 90)},
+        "histogram": counts,
+        "by_env_turn": per.to_dicts(),
+        "surviving_kinds": {k: int(n) for k, n in kinds.iter_rows()},
+    }

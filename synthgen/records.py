@@ -86,6 +86,20 @@ PROBLEMS = pa.schema(
         pa.field("sandbox_isolation", pa.string()),  # the sandbox's isolation level that scored the attempts
         pa.field("synthgen_version", pa.string()),
         pa.field("measured_by", pa.string()),  # hash of model, sampling, M, isolation, version
+        # Do the inputs pin the problem down? (synthgen.envs.mutation) Share of mutants of f and
+        # baselines whose outputs differ from f's on the inputs; null when not measured.
+        pa.field("mutation_score", pa.float64()),
+        pa.field("mutants", pa.int32()),  # mutants and baselines scored
+        pa.field("mutants_caught", pa.int32()),
+        pa.field("surviving_mutants", pa.list_(pa.string())),  # kinds of the survivors, one per survivor
+        # `synthgen calibrate` re-measured the pass rate above with another student; these hold the
+        # measurement it replaced (null on rows never calibrated).
+        pa.field("prior_pass_rate", pa.float64()),
+        pa.field("prior_pass_rate_low", pa.float64()),
+        pa.field("prior_pass_rate_high", pa.float64()),
+        pa.field("prior_student_model", pa.string()),
+        pa.field("prior_measured_by", pa.string()),
+        pa.field("prior_difficulty", pa.string()),  # the bin the problem was in, when the set was binned
     ]
 )
 

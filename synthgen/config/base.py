@@ -27,6 +27,7 @@ SECTIONS: frozenset[str] = frozenset(
         "filter",
         "bin",
         "chain",
+        "calibrate",
         "train",
         "eval",
         "import",

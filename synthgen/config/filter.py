@@ -65,6 +65,13 @@ class FilterSettings(InputSettings, RunSettings):
     band_high: float = Field(0.97, ge=0, le=1, description="highest pass rate kept (inclusive; the paper: 0.97)")
     rejects: bool = Field(True, description="write rejected rows with their reason to RUN_DIR/filter/rejects/")
     rows_per_part: int = Field(100_000, ge=1, description="rows per output Parquet part")
+    min_mutation_score: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="reject problems whose mutation score (share of near misses of f their inputs catch) "
+        "is below this, or was not measured",
+    )
     dedup: DedupSettings = Field(default_factory=DedupSettings)
     contamination: ContaminationSettings = Field(default_factory=ContaminationSettings)
 

@@ -8,6 +8,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from synthgen.config.llm import LLMSettings, StudentSettings, TeacherSettings
+from synthgen.config.mutation import MutationSettings
 from synthgen.config.run import MAX_ATTEMPTS, MAX_IN_FLIGHT, MAX_TURNS, EnvListMixin, InputSettings, ShardedSettings
 from synthgen.config.sandbox import SandboxSettings
 
@@ -91,6 +92,7 @@ class TurnLoopSettings(BaseModel):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     progression: ProgressionSettings = Field(default_factory=ProgressionSettings)
     env: EnvSettings = Field(default_factory=EnvSettings)
+    mutation: MutationSettings = Field(default_factory=MutationSettings)
     keep_reasoning: bool = Field(False, description="store the teacher's reasoning text in the rows (large)")
     max_buffer_rows: int = Field(256, ge=1, le=1_000_000, description="rows held in memory before a part is written")
     progress: bool = Field(True, description="show live progress")

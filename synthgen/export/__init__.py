@@ -26,7 +26,8 @@ from synthgen.config.export import ExportSettings
 from synthgen.errors import UserError
 from synthgen.export import tables
 from synthgen.export.card import CardFacts, card
-from synthgen.measurement import evidence
+from synthgen.export.lineage import lineage_summary
+from synthgen.measurement import evidence, mutation_summary
 from synthgen.run_info import REASON_TEXT, bins_of, check_run_dir, filter_reasons, is_scripted, models, read_json
 from synthgen.run_info import stages as stage_infos
 from synthgen.shards import StageDir, file_metadata, write_text_atomic
@@ -132,6 +133,8 @@ def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins) -> Car
         repo_id=settings.push_to_hub,
         outside=int(outside or 0),
         measurement=evidence(binned),
+        mutation=mutation_summary(binned),
+        lineage=lineage_summary(run_dir, binned),
     )
 
 
@@ -153,6 +156,8 @@ def _provenance(facts: CardFacts) -> dict:
         },
         "drop_reasons": {code: n for code, n, _ in facts.drop_reasons},
         "measurement": facts.measurement,
+        "mutation": facts.mutation,
+        "lineage": facts.lineage,
     }
 
 

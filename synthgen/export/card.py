@@ -79,6 +79,11 @@ FIELD_TEXT: dict[str, str] = {
     "synthgen_version": "the synthgen version that measured the pass rate",
     "measured_by": "hash of student model, sampling, M, sandbox isolation and synthgen version: "
     "equal ids were measured the same way",
+    "mutation_score": "share of near misses of f (and simple baselines) whose outputs on the inputs differ "
+    "from f's; fuzzing: share of trivial inputs the checker keeps from earning the reward",
+    "mutants": "mutants and baselines scored",
+    "mutants_caught": "mutants and baselines the inputs caught",
+    "surviving_mutants": "kinds of the near misses that passed (arithmetic, comparison, boundary, constant, ...)",
 }
 
 _SIZES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
@@ -111,6 +116,8 @@ class CardFacts:
     partial: list[str] = field(default_factory=list)  # stages read with --allow-partial
     repo_id: str | None = None
     measurement: dict[str, Any] | None = None  # synthgen.measurement.evidence of the binned rows
+    mutation: dict[str, Any] | None = None  # synthgen.measurement.mutation_summary of the binned rows
+    lineage: dict[str, Any] | None = None  # synthgen.export.lineage.lineage_summary
 
     @property
     def binned_rows(self) -> int:

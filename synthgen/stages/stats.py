@@ -36,7 +36,7 @@ from rich.table import Table
 from synthgen.config.stats import StatsSettings
 from synthgen.envs import reasons as R
 from synthgen.errors import UserError
-from synthgen.measurement import EVIDENCE_COLUMNS, evidence
+from synthgen.measurement import EVIDENCE_COLUMNS, MUTATION_COLUMNS, evidence, mutation_summary
 from synthgen.shards import StageDir
 from synthgen.stages import cost as costs
 from synthgen.stages.bin import histogram, sparkline
@@ -157,6 +157,7 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
     out["measurement"] = {
         "generated": evidence(read_columns(generate, EVIDENCE_COLUMNS)),
         "straddling": (bin_summary or {}).get("straddling"),
+        "mutation": mutation_summary(read_columns(generate, MUTATION_COLUMNS)),
     }
     if kept_frame is not None:
         out.setdefault("pass_rate_histograms", {})["kept"] = {
@@ -307,6 +308,13 @@ def show(data: dict[str, Any], console: Console) -> None:
             console.print(f"pass rates measured against {m['described']}: {m['rows']} rows [{m['measured_by']}]")
         console.print(
             f"95% Wilson interval width: mean {measured['interval_width_mean']}, max {measured['interval_width_max']}"
+        )
+    mutation = (data.get("measurement") or {}).get("mutation")
+    if mutation:
+        q = mutation["quantiles"]
+        console.print(
+            f"mutation score of {mutation['rows']} valid problems: mean {mutation['mean']}, "
+            f"median {q['p50']}, p10 {q['p10']}, p90 {q['p90']}"
         )
     straddling = (data.get("measurement") or {}).get("straddling")
     if straddling and any(straddling.values()):

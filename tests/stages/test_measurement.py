@@ -141,3 +141,10 @@ def test_generated_rows_carry_their_interval_and_provenance(cli, seeds_run, tmp_
     assert valid["measured_by"].n_unique() == 1 and valid["measured_by"].null_count() == 0
     invalid = rows.filter(~pl.col("valid"))
     assert invalid["pass_rate_low"].null_count() == invalid.height
+    # Every valid problem also got its mutation score (synthgen.envs.mutation), and the stats file
+    # says what it cost in the sandbox.
+    assert valid["mutation_score"].null_count() == 0 and (valid["mutants"] > 0).all()
+    assert (valid["mutants_caught"] <= valid["mutants"]).all()
+    assert invalid["mutation_score"].null_count() == invalid.height
+    stats = json.loads(next((run / "generate").glob("stats-*.json")).read_text())
+    assert 0 < stats["mutation_sandbox_s"] < stats["sandbox_busy_s"]
