@@ -102,3 +102,20 @@ def test_kill_9_then_resume_matches_an_uninterrupted_calibration(cli, demo_copy,
     resumed = StageDir(run, "calibrate").read().sort("turn_id")
     assert resumed["turn_id"].n_unique() == resumed.height
     assert resumed.select(COMPARED).equals(reference.select(COMPARED))
+
+
+def test_plan_prints_what_calibrating_one_problem_costs(cli, tmp_path):
+    import json
+
+    from synthgen.config.plan import PlanSettings
+
+    config = tmp_path / "run.yaml"
+    config.write_text(f"run_dir: {tmp_path}\nseeds: {{n: 10}}\n")
+    rc, out, err = cli("plan", config, "--json")
+    assert rc == 0, err
+    per = json.loads(out)["calibrate_per_problem"]
+    d = PlanSettings()
+    assert per["requests"] == {"student": 1, "teacher": 0, "total": 1} and per["sandbox_jobs"] == 32
+    assert per["tokens"]["total"] == d.student_prompt_tokens + 32 * d.student_completion_tokens
+    rc, out, _ = cli("plan", config)
+    assert "synthgen calibrate, per problem (M = 32): 1 student request" in out
