@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from synthgen.config.base import cli
-from synthgen.config.run import InputSettings, RunSettings
+from synthgen.config.run import InputSettings, RunSettings, split_commas
 
 
 class DedupSettings(BaseModel):
@@ -47,6 +47,35 @@ class ContaminationSettings(BaseModel):
     columns: list[str] = Field(default_factory=lambda: ["text"], description="text columns of the reference files")
     ngram: int = Field(13, ge=3, le=64, description="words per n-gram")
     min_matches: int = Field(1, ge=1, description="shared n-grams that make a problem contaminated")
+    benchmarks: list[str] = Field(
+        default_factory=list,
+        description="evaluation benchmarks to check against, as `synthgen eval` loads them (LCB in its date "
+        "window): lcb, humaneval, math500, aime2024, comma-separated or repeated",
+    )
+    data_dir: str | None = Field(
+        None, description="local copies of the benchmarks (DATA_DIR/<benchmark>.jsonl or .parquet), as eval's"
+    )
+    minhash_threshold: float = Field(
+        0.7,
+        gt=0,
+        le=1,
+        description="estimated Jaccard with a benchmark text (MinHash) that makes a problem contaminated",
+    )
+    unhashed: ClassVar[frozenset[str]] = frozenset({"data_dir"})
+
+    @field_validator("benchmarks", mode="before")
+    @classmethod
+    def _split(cls, value):
+        return split_commas(value)
+
+    @field_validator("benchmarks")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        known = ("lcb", "humaneval", "math500", "aime2024")
+        unknown = [b for b in value if b not in known]
+        if unknown:
+            raise ValueError(f"unknown benchmark {unknown[0]!r}; choose from {', '.join(known)}")
+        return list(dict.fromkeys(value))
 
     @field_validator("columns")
     @classmethod

@@ -123,12 +123,14 @@ def mutation_reasons(df: pl.DataFrame, alive: np.ndarray, minimum: float | None)
 def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings) -> tuple[dict[int, str], dict]:
     """Rule 4: {row: detail} for contaminated rows among `alive`, and a summary."""
     from synthgen import contamination as C
+    from synthgen.benchmark_refs import benchmark_references
 
     cfg = settings.contamination
-    if not cfg.references:
-        return {}, {"references": [], "contaminated": 0}
-    refs = C.load_references(cfg.references, cfg.columns)
-    index = C.ReferenceIndex(refs, cfg.ngram)
+    if not cfg.references and not cfg.benchmarks:
+        return {}, {"references": [], "benchmarks": {}, "contaminated": 0}
+    refs = C.load_references(cfg.references, cfg.columns) if cfg.references else []
+    bench_refs, versions = benchmark_references(cfg.benchmarks, cfg.data_dir)
+    index = C.ReferenceIndex(refs + bench_refs, cfg.ngram)
     hits: dict[int, str] = {}
     cols = ["code", "message", "inputs", "pre_test_code", "test_code"]
     for i, row in enumerate(df.select(cols).iter_rows()):
@@ -136,14 +138,61 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
             detail = index.check(C.problem_text(*row), cfg.min_matches)
             if detail:
                 hits[i] = detail
+    by_minhash = minhash_hits(df, alive, bench_refs, settings) if bench_refs else {}
+    for i, detail in by_minhash.items():
+        hits.setdefault(i, detail)
+    matched = dict.fromkeys(versions, 0)
+    for detail in hits.values():
+        for name in versions:
+            if f" {name}:" in detail:
+                matched[name] += 1
     summary = {
         "references": [str(r) for r in cfg.references],
-        "reference_texts": len(refs),
+        "reference_texts": len(refs) + len(bench_refs),
         "reference_ngrams": len(index),
         "ngram": cfg.ngram,
+        "benchmarks": {name: {**v, "matched": matched[name]} for name, v in versions.items()},
+        "minhash_threshold": cfg.minhash_threshold if bench_refs else None,
+        "minhash_matches": len(by_minhash),
         "contaminated": len(hits),
     }
     return hits, summary
+
+
+def minhash_hits(df: pl.DataFrame, alive: np.ndarray, refs, settings: FilterSettings) -> dict[int, str]:
+    """{row: detail} for alive rows whose estimated Jaccard with a benchmark text reaches the threshold
+    (MinHash signatures of synthgen.dedup; texts without a shingle are never matched)."""
+    from synthgen import dedup
+
+    cfg = settings.contamination
+    params = dedup.MinHashParams(num_perm=settings.dedup.num_perm, ngram=settings.dedup.ngram, seed=1)
+    rows = np.flatnonzero(alive)
+    if len(rows) == 0:
+        return {}
+    sub = df[rows.tolist()]
+    empty = np.uint32(0xFFFFFFFF)
+    best = np.zeros(len(rows))
+    which = np.zeros(len(rows), dtype=np.int64)
+    # Code is compared with code and prose with prose (synthgen.dedup shingles them differently): a
+    # benchmark text is signed both ways, a problem's code and message each one way; the larger wins.
+    for side in (0, 1):
+        mine = [(c, None) if side == 0 else (None, m) for c, m in zip(sub["code"].to_list(), sub["message"].to_list())]
+        problems = dedup.signatures(mine, params, workers=1)
+        theirs = dedup.signatures([(r.text, None) if side == 0 else (None, r.text) for r in refs], params, workers=1)
+        void = (theirs == empty).all(axis=1)
+        for start in range(0, len(rows), 256):
+            block = problems[start : start + 256]
+            similar = (block[:, None, :] == theirs[None, :, :]).mean(axis=2)
+            similar[:, void] = 0.0
+            similar[(block == empty).all(axis=1), :] = 0.0
+            top, arg = similar.max(axis=1), similar.argmax(axis=1)
+            better = top > best[start : start + 256]
+            best[start : start + 256][better] = top[better]
+            which[start : start + 256][better] = arg[better]
+    return {
+        int(rows[k]): f"MinHash Jaccard {best[k]:.2f} with {refs[which[k]].source} (threshold {cfg.minhash_threshold})"
+        for k in np.flatnonzero(best >= cfg.minhash_threshold)
+    }
 
 
 def _distance(p: float | None) -> float:
