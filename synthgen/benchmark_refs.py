@@ -65,3 +65,38 @@ def benchmark_references(names, data_dir: Path | None) -> tuple[list[Reference],
         versions[name] = version
         refs += [Reference(f"{name}:{key}", i, text) for i, (key, text) in enumerate(texts) if text.strip()]
     return refs, versions
+
+
+def minhash_matches(texts, refs: list[Reference], params, threshold: float) -> dict[int, str]:
+    """{index: detail} for (code, message) `texts` whose estimated Jaccard (MinHash signatures of
+    synthgen.dedup) with a reference text reaches `threshold`. Code is compared with code and prose
+    with prose (synthgen.dedup shingles them differently): each reference is signed both ways, a
+    problem's code and message each one way, and the larger similarity wins. Texts without a
+    shingle never match."""
+    import numpy as np
+
+    from synthgen import dedup
+
+    if not texts or not refs:
+        return {}
+    empty = np.uint32(0xFFFFFFFF)
+    best = np.zeros(len(texts))
+    which = np.zeros(len(texts), dtype=np.int64)
+    for side in (0, 1):
+        mine = [(c, None) if side == 0 else (None, m) for c, m in texts]
+        problems = dedup.signatures(mine, params, workers=1)
+        theirs = dedup.signatures([(r.text, None) if side == 0 else (None, r.text) for r in refs], params, workers=1)
+        void = (theirs == empty).all(axis=1)
+        for start in range(0, len(texts), 256):
+            block = problems[start : start + 256]
+            similar = (block[:, None, :] == theirs[None, :, :]).mean(axis=2)
+            similar[:, void] = 0.0
+            similar[(block == empty).all(axis=1), :] = 0.0
+            top, arg = similar.max(axis=1), similar.argmax(axis=1)
+            better = top > best[start : start + 256]
+            best[start : start + 256][better] = top[better]
+            which[start : start + 256][better] = arg[better]
+    return {
+        int(k): f"MinHash Jaccard {best[k]:.2f} with {refs[which[k]].source} (threshold {threshold})"
+        for k in np.flatnonzero(best >= threshold)
+    }

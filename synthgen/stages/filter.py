@@ -123,7 +123,8 @@ def mutation_reasons(df: pl.DataFrame, alive: np.ndarray, minimum: float | None)
 def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings) -> tuple[dict[int, str], dict]:
     """Rule 4: {row: detail} for contaminated rows among `alive`, and a summary."""
     from synthgen import contamination as C
-    from synthgen.benchmark_refs import benchmark_references
+    from synthgen.benchmark_refs import benchmark_references, minhash_matches
+    from synthgen.dedup import MinHashParams
 
     cfg = settings.contamination
     if not cfg.references and not cfg.benchmarks:
@@ -138,7 +139,14 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
             detail = index.check(C.problem_text(*row), cfg.min_matches)
             if detail:
                 hits[i] = detail
-    by_minhash = minhash_hits(df, alive, bench_refs, settings) if bench_refs else {}
+    by_minhash = {}
+    if bench_refs:
+        rows = np.flatnonzero(alive)
+        sub = df[rows.tolist()]
+        texts = list(zip(sub["code"].to_list(), sub["message"].to_list()))
+        params = MinHashParams(num_perm=settings.dedup.num_perm, ngram=settings.dedup.ngram, seed=1)
+        found = minhash_matches(texts, bench_refs, params, cfg.minhash_threshold)
+        by_minhash = {int(rows[k]): detail for k, detail in found.items()}
     for i, detail in by_minhash.items():
         hits.setdefault(i, detail)
     matched = dict.fromkeys(versions, 0)
@@ -157,42 +165,6 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
         "contaminated": len(hits),
     }
     return hits, summary
-
-
-def minhash_hits(df: pl.DataFrame, alive: np.ndarray, refs, settings: FilterSettings) -> dict[int, str]:
-    """{row: detail} for alive rows whose estimated Jaccard with a benchmark text reaches the threshold
-    (MinHash signatures of synthgen.dedup; texts without a shingle are never matched)."""
-    from synthgen import dedup
-
-    cfg = settings.contamination
-    params = dedup.MinHashParams(num_perm=settings.dedup.num_perm, ngram=settings.dedup.ngram, seed=1)
-    rows = np.flatnonzero(alive)
-    if len(rows) == 0:
-        return {}
-    sub = df[rows.tolist()]
-    empty = np.uint32(0xFFFFFFFF)
-    best = np.zeros(len(rows))
-    which = np.zeros(len(rows), dtype=np.int64)
-    # Code is compared with code and prose with prose (synthgen.dedup shingles them differently): a
-    # benchmark text is signed both ways, a problem's code and message each one way; the larger wins.
-    for side in (0, 1):
-        mine = [(c, None) if side == 0 else (None, m) for c, m in zip(sub["code"].to_list(), sub["message"].to_list())]
-        problems = dedup.signatures(mine, params, workers=1)
-        theirs = dedup.signatures([(r.text, None) if side == 0 else (None, r.text) for r in refs], params, workers=1)
-        void = (theirs == empty).all(axis=1)
-        for start in range(0, len(rows), 256):
-            block = problems[start : start + 256]
-            similar = (block[:, None, :] == theirs[None, :, :]).mean(axis=2)
-            similar[:, void] = 0.0
-            similar[(block == empty).all(axis=1), :] = 0.0
-            top, arg = similar.max(axis=1), similar.argmax(axis=1)
-            better = top > best[start : start + 256]
-            best[start : start + 256][better] = top[better]
-            which[start : start + 256][better] = arg[better]
-    return {
-        int(rows[k]): f"MinHash Jaccard {best[k]:.2f} with {refs[which[k]].source} (threshold {cfg.minhash_threshold})"
-        for k in np.flatnonzero(best >= cfg.minhash_threshold)
-    }
 
 
 def _distance(p: float | None) -> float:
