@@ -70,7 +70,7 @@ def problems_like(name: str, schema: pa.Schema) -> TableSpec:
         schema,
         also_required=("problem_id", "code", "pass_rate"),
         enums={"env": ENV_NAMES},
-        fractions=("pass_rate",),
+        fractions=("pass_rate", "pass_rate_low", "pass_rate_high", "mutation_score", "prior_pass_rate"),
     )
 
 

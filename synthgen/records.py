@@ -78,6 +78,31 @@ PROBLEMS = pa.schema(
         pa.field("teacher_model", pa.string(), nullable=False),
         pa.field("student_model", pa.string(), nullable=False),
         pa.field("settings_hash", pa.string(), nullable=False),
+        # How sure the pass rate is and how it was measured (synthgen.measurement): the 95% Wilson
+        # interval over the scored attempts, and the student's provenance. Null on rows without a
+        # pass rate and on rows of older runs.
+        pa.field("pass_rate_low", pa.float64()),
+        pa.field("pass_rate_high", pa.float64()),
+        pa.field("student_endpoint", pa.string()),  # the server URL (recorded, not part of measured_by)
+        pa.field("student_effort", pa.string()),  # reasoning effort
+        pa.field("student_temperature", pa.float64()),
+        pa.field("sandbox_isolation", pa.string()),  # the sandbox's isolation level that scored the attempts
+        pa.field("synthgen_version", pa.string()),
+        pa.field("measured_by", pa.string()),  # hash of model, sampling, M, isolation, version
+        # Do the inputs pin the problem down? (synthgen.envs.mutation) Share of mutants of f and
+        # baselines whose outputs differ from f's on the inputs; null when not measured.
+        pa.field("mutation_score", pa.float64()),
+        pa.field("mutants", pa.int32()),  # mutants and baselines scored
+        pa.field("mutants_caught", pa.int32()),
+        pa.field("surviving_mutants", pa.list_(pa.string())),  # kinds of the survivors, one per survivor
+        # `synthgen calibrate` re-measured the pass rate above with another student; these hold the
+        # measurement it replaced (null on rows never calibrated).
+        pa.field("prior_pass_rate", pa.float64()),
+        pa.field("prior_pass_rate_low", pa.float64()),
+        pa.field("prior_pass_rate_high", pa.float64()),
+        pa.field("prior_student_model", pa.string()),
+        pa.field("prior_measured_by", pa.string()),
+        pa.field("prior_difficulty", pa.string()),  # the bin the problem was in, when the set was binned
     ]
 )
 

@@ -49,6 +49,7 @@ REASON_TEXT: dict[str, str] = {
     R.NO_EVIDENCE: "no attempt could be scored",
     R.NEAR_DUPLICATE: "a near-duplicate (MinHash) of a problem that was kept",
     R.CONTAMINATED: "overlaps a reference text (e.g. a benchmark)",
+    R.WEAK_TESTS: "its inputs do not tell f from near misses (mutation score below the minimum)",
 }
 
 

@@ -11,6 +11,7 @@ import typer
 
 from synthgen.cli_flags import BASE_URL, FORCE, MODEL, AppState, SettingsCommand
 from synthgen.config.bin import BinSettings
+from synthgen.config.calibrate import CalibrateSettings
 from synthgen.config.chain import ChainSettings
 from synthgen.config.demo import DemoSettings
 from synthgen.config.filter import FilterSettings
@@ -64,6 +65,15 @@ COMMANDS = [
         aliases=[BASE_URL, MODEL],
         extras=[FORCE],
         help="Build hard -> medium -> easy chains from the hard bin, each step checked by the student.",
+    ),
+    SettingsCommand(
+        "calibrate",
+        CalibrateSettings,
+        "synthgen.stages.calibrate:run",
+        exclude=frozenset({"teacher", "mutation", "progression", "keep_reasoning"}),
+        extras=[FORCE],
+        help="Re-measure the pass rates of a problem set (a bin, chains, a filter output, an export) with "
+        "another student; resumable and shardable.",
     ),
     SettingsCommand(
         "stats",

@@ -28,6 +28,7 @@ SECTIONS: frozenset[str] = frozenset(
         "filter",
         "bin",
         "chain",
+        "calibrate",
         "train",
         "eval",
         "import",

@@ -87,6 +87,16 @@ class BinSettings(InputSettings, RunSettings):
     seed: int = Field(0, description="which rows --balance keeps")
     write_outside: bool = Field(False, description="also write problems outside every bin to RUN_DIR/bin_outside/")
     plot: str | None = Field(None, description="draw the pass-rate histograms to this PNG (needs the plot extra)")
+    confident: bool = Field(
+        False,
+        description="keep only problems whose 95% Wilson interval of the pass rate lies inside their bin "
+        "(the summary counts those that straddle a boundary either way)",
+    )
+    mix_measurements: bool = Field(
+        False,
+        description="allow one bin to hold pass rates measured differently (another student, effort, "
+        "temperature, M, sandbox or synthgen version: the measured_by column)",
+    )
 
     @field_validator("bins", mode="before")
     @classmethod

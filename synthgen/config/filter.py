@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from synthgen.config.base import Section, cli
-from synthgen.config.run import InputSettings, RunSettings
+from synthgen.config.run import InputSettings, RunSettings, split_commas
 
 
 class DedupSettings(Section):
@@ -60,6 +60,35 @@ class ContaminationSettings(Section):
     columns: list[str] = Field(default_factory=lambda: ["text"], description="text columns of the reference files")
     ngram: int = Field(13, ge=3, le=64, description="words per n-gram")
     min_matches: int = Field(1, ge=1, description="shared n-grams that make a problem contaminated")
+    benchmarks: list[str] = Field(
+        default_factory=list,
+        description="evaluation benchmarks to check against, as `synthgen eval` loads them (LCB in its date "
+        "window): lcb, humaneval, math500, aime2024, comma-separated or repeated",
+    )
+    data_dir: str | None = Field(
+        None, description="local copies of the benchmarks (DATA_DIR/<benchmark>.jsonl or .parquet), as eval's"
+    )
+    minhash_threshold: float = Field(
+        0.7,
+        gt=0,
+        le=1,
+        description="estimated Jaccard with a benchmark text (MinHash) that makes a problem contaminated",
+    )
+    unhashed: ClassVar[frozenset[str]] = frozenset({"data_dir"})
+
+    @field_validator("benchmarks", mode="before")
+    @classmethod
+    def _split(cls, value):
+        return split_commas(value)
+
+    @field_validator("benchmarks")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        known = ("lcb", "humaneval", "math500", "aime2024")
+        unknown = [b for b in value if b not in known]
+        if unknown:
+            raise ValueError(f"unknown benchmark {unknown[0]!r}; choose from {', '.join(known)}")
+        return list(dict.fromkeys(value))
 
     @field_validator("columns")
     @classmethod
@@ -78,6 +107,13 @@ class FilterSettings(InputSettings, RunSettings):
     band_high: float = Field(0.97, ge=0, le=1, description="highest pass rate kept (inclusive; the paper: 0.97)")
     rejects: bool = Field(True, description="write rejected rows with their reason to RUN_DIR/filter/rejects/")
     rows_per_part: int = Field(100_000, ge=1, description="rows per output Parquet part")
+    min_mutation_score: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="reject problems whose mutation score (share of near misses of f their inputs catch) "
+        "is below this, or was not measured",
+    )
     dedup: DedupSettings = Field(default_factory=DedupSettings)
     contamination: ContaminationSettings = Field(default_factory=ContaminationSettings)
 

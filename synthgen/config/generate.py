@@ -9,6 +9,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from synthgen.config.base import Section
 from synthgen.config.llm import LLMSettings, StudentSettings, TeacherSettings
+from synthgen.config.mutation import MutationSettings
 from synthgen.config.run import MAX_ATTEMPTS, MAX_IN_FLIGHT, MAX_TURNS, EnvListMixin, InputSettings, ShardedSettings
 from synthgen.config.sandbox import SandboxSettings
 
@@ -92,6 +93,7 @@ class TurnLoopSettings(Section):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     progression: ProgressionSettings = Field(default_factory=ProgressionSettings)
     env: EnvSettings = Field(default_factory=EnvSettings)
+    mutation: MutationSettings = Field(default_factory=MutationSettings)
     keep_reasoning: bool = Field(False, description="store the teacher's reasoning text in the rows (large)")
     max_buffer_rows: int = Field(256, ge=1, le=1_000_000, description="rows held in memory before a part is written")
     progress: bool = Field(True, description="show live progress")

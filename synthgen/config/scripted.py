@@ -43,6 +43,14 @@ class ScriptedServerSettings(Settings):
         description="the bank student's gain in difficulty levels per 100 policy steps: a request whose body "
         "names a `policy_step` is answered as if its problem were that much easier (0: no learning)",
     )
+    student_strength: float = Field(
+        0.0,
+        ge=-5,
+        le=5,
+        description="the bank student's strength in difficulty levels: every problem is answered as if it "
+        "were this many levels easier (negative: harder); a second server with another strength is another "
+        "student for `synthgen calibrate`",
+    )
     latency: Literal["fixed", "lognormal"] = Field(
         "fixed", description="latency distribution: fixed, or lognormal (heavy-tailed)"
     )

@@ -150,6 +150,15 @@ class Environment(ABC):
     async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:
         """Reward a parsed answer."""
 
+    # -- how well the inputs pin the problem down (synthgen.envs.mutation) ----------------------
+    async def mutation_score(self, problem: Problem, pool, sandbox, limit: int = 32):
+        """A valid problem's mutation score (a MutationResult): mutants of f and baselines on its inputs."""
+        from synthgen.envs import mutation
+
+        if not self.needs_code:
+            return mutation.MutationResult(None)
+        return await mutation.score_function(problem, pool, sandbox, limit)
+
     # -- `synthgen verify` -----------------------------------------------------------------
     def call_labels(self, problem: Problem, answer: str) -> list[str]:
         """How `verify` names the sandbox calls behind one scored answer, in order."""

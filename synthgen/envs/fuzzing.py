@@ -142,6 +142,13 @@ class Fuzzing(Environment):
         del problem
         return [f"pre_test_f({answer})", f"test_f({answer})"]
 
+    async def mutation_score(self, problem: Problem, pool, sandbox, limit: int = 32):
+        """Here: does the checker keep trivial inputs from earning the reward? (no gold f to mutate)."""
+        from synthgen.envs import mutation
+
+        del limit
+        return await mutation.score_checker(problem, pool, sandbox)
+
 
 def test_fails(verdict) -> bool:
     """The documented rule: an exception or exactly False is a failure; limits are not."""

@@ -40,7 +40,8 @@ OUT_OF_BAND = "out_of_band"  # pass rate outside the band but neither 0 nor 1
 NO_EVIDENCE = "no_evidence"  # no attempt was scored (all infra or formatting failures)
 NEAR_DUPLICATE = "near_duplicate"
 CONTAMINATED = "contaminated"
+WEAK_TESTS = "weak_tests"  # mutation score below --min-mutation-score: near misses of f also pass
 
-FILTER = (NEVER_SOLVED, ALWAYS_SOLVED, OUT_OF_BAND, NO_EVIDENCE, NEAR_DUPLICATE, CONTAMINATED)
+FILTER = (NEVER_SOLVED, ALWAYS_SOLVED, OUT_OF_BAND, NO_EVIDENCE, NEAR_DUPLICATE, CONTAMINATED, WEAK_TESTS)
 
 ALL = (OK,) + GENERATION + FILTER

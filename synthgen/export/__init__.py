@@ -26,6 +26,8 @@ from synthgen.config.export import ExportSettings
 from synthgen.errors import UserError
 from synthgen.export import tables
 from synthgen.export.card import CardFacts, card
+from synthgen.export.lineage import lineage_summary
+from synthgen.measurement import evidence, mutation_summary
 from synthgen.run_info import REASON_TEXT, bins_of, check_run_dir, filter_reasons, is_scripted, models, read_json
 from synthgen.run_info import stages as stage_infos
 from synthgen.shards import StageDir, file_metadata, write_text_atomic
@@ -130,6 +132,9 @@ def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins) -> Car
         version=__version__,
         repo_id=settings.push_to_hub,
         outside=int(outside or 0),
+        measurement=evidence(binned),
+        mutation=mutation_summary(binned),
+        lineage=lineage_summary(run_dir, binned),
     )
 
 
@@ -150,6 +155,9 @@ def _provenance(facts: CardFacts) -> dict:
             for name, s in facts.stages.items()
         },
         "drop_reasons": {code: n for code, n, _ in facts.drop_reasons},
+        "measurement": facts.measurement,
+        "mutation": facts.mutation,
+        "lineage": facts.lineage,
     }
 
 

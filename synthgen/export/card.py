@@ -70,6 +70,21 @@ FIELD_TEXT: dict[str, str] = {
     "student_model": "the model whose pass rate is recorded, as the server named it",
     "settings_hash": "hash of the generate settings that made the row",
     "difficulty": "the bin the pass rate falls in (hard, medium, easy_medium, easy or custom names)",
+    # How sure each pass rate is and who measured it (synthgen.measurement).
+    "pass_rate_low": "lower end of the 95% Wilson interval of the pass rate over the scored attempts",
+    "pass_rate_high": "upper end of the 95% Wilson interval of the pass rate over the scored attempts",
+    "student_endpoint": "the server the student ran on (recorded; not part of measured_by)",
+    "student_effort": "the student's reasoning effort",
+    "student_temperature": "the student's sampling temperature",
+    "sandbox_isolation": "the sandbox isolation level that scored the attempts",
+    "synthgen_version": "the synthgen version that measured the pass rate",
+    "measured_by": "hash of student model, sampling, M, sandbox isolation and synthgen version: "
+    "equal ids were measured the same way",
+    "mutation_score": "share of near misses of f (and simple baselines) whose outputs on the inputs differ "
+    "from f's; fuzzing: share of trivial inputs the checker keeps from earning the reward",
+    "mutants": "mutants and baselines scored",
+    "mutants_caught": "mutants and baselines the inputs caught",
+    "surviving_mutants": "kinds of the near misses that passed (arithmetic, comparison, boundary, constant, ...)",
 }
 
 _SIZES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
@@ -101,6 +116,9 @@ class CardFacts:
     outside: int = 0  # kept problems outside every bin (not exported)
     partial: list[str] = field(default_factory=list)  # stages read with --allow-partial
     repo_id: str | None = None
+    measurement: dict[str, Any] | None = None  # synthgen.measurement.evidence of the binned rows
+    mutation: dict[str, Any] | None = None  # synthgen.measurement.mutation_summary of the binned rows
+    lineage: dict[str, Any] | None = None  # synthgen.export.lineage.lineage_summary
 
     @property
     def binned_rows(self) -> int:

@@ -32,6 +32,8 @@ EXAMPLE_COLUMNS = (
     "turn",
     "strategy",
     "pass_rate",
+    "pass_rate_low",
+    "pass_rate_high",
     "scored",
     "correct",
     "code",

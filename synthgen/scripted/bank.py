@@ -55,8 +55,9 @@ class BankResponder:
 
     seeded_per_sample = True  # a seeded sample is answered alike whether asked alone or in an n-request
 
-    def __init__(self, seed: int = 0, learning_curve: float = 0.0):
-        self.seed, self.learning_curve = seed, learning_curve
+    def __init__(self, seed: int = 0, learning_curve: float = 0.0, strength: float = 0.0):
+        # strength: how many levels easier every problem is for this student (negative: harder).
+        self.seed, self.learning_curve, self.strength = seed, learning_curve, strength
 
     def respond(self, messages: list[dict], n: int, rng_seed: int, params: dict) -> list[ScriptedReply]:
         text = cues.prompt_text(messages)
@@ -121,7 +122,7 @@ class BankResponder:
         else:
             # A request from online training names the policy's step: the curve moves the level.
             step = policy_step if isinstance(policy_step, (int, float)) and self.learning_curve else 0
-            p = solve_probability(found[1], step, self.learning_curve)
+            p = solve_probability(found[1] - self.strength, step, self.learning_curve)
             outcome = "correct" if u < p else ("unreadable" if u > 1 - UNREADABLE_RATE else "wrong")
         content, reasoning = student_reply(env, text, found, outcome, draw)
         return ScriptedReply(content, reasoning)

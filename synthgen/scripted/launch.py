@@ -110,7 +110,7 @@ def start_scripted_server(
     if mode != "thread":
         raise ValueError(f"mode must be 'thread' or 'process', not {mode!r}")
     if responder is None or isinstance(responder, str):
-        responder = make_responder(config.responder, config.seed, config.learning_curve)
+        responder = make_responder(config.responder, config.seed, config.learning_curve, config.student_strength)
     server = ScriptedHTTPServer(responder, config)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
@@ -148,7 +148,9 @@ def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
 
 def serve(settings: ScriptedServerSettings, responder: Responder | None = None) -> None:
     """Serve in the foreground until Ctrl+C or SIGTERM, then close connections and return."""
-    responder = responder or make_responder(settings.responder, settings.seed, settings.learning_curve)
+    responder = responder or make_responder(
+        settings.responder, settings.seed, settings.learning_curve, settings.student_strength
+    )
     server = ScriptedHTTPServer(responder, settings)
     url = _url(settings.host, server.server_address[1])
     if threading.current_thread() is threading.main_thread():

@@ -69,7 +69,7 @@ class EchoResponder:
         return replies
 
 
-def default_responder(seed: int = 0, learning_curve: float = 0.0) -> Responder:
+def default_responder(seed: int = 0, learning_curve: float = 0.0, strength: float = 0.0) -> Responder:
     """`BankResponder(seed)` when synthgen.scripted.bank exists, else `EchoResponder()`.
 
     Only a missing bank module falls back; an import error inside the bank is raised, so a broken
@@ -81,21 +81,26 @@ def default_responder(seed: int = 0, learning_curve: float = 0.0) -> Responder:
         if exc.name not in ("synthgen.scripted.bank",):
             raise
         return EchoResponder()
-    return BankResponder(seed, learning_curve) if learning_curve else BankResponder(seed)
+    return _bank(BankResponder, seed, learning_curve, strength)
+
+
+def _bank(cls, seed: int, learning_curve: float, strength: float) -> Responder:
+    extra = {"learning_curve": learning_curve} if learning_curve else {}
+    return cls(seed, strength=strength, **extra) if strength else cls(seed, **extra)
 
 
 RESPONDER_NAMES = ("auto", "bank", "echo")
 
 
-def make_responder(name: str, seed: int = 0, learning_curve: float = 0.0) -> Responder:
+def make_responder(name: str, seed: int = 0, learning_curve: float = 0.0, strength: float = 0.0) -> Responder:
     """By name: "auto" (the bank when installed, else echo), "bank" or "echo"; the bank's student
     may follow a learning curve (synthgen.scripted.curve)."""
     if name == "auto":
-        return default_responder(seed, learning_curve)
+        return default_responder(seed, learning_curve, strength)
     if name == "echo":
         return EchoResponder()
     if name == "bank":
         from synthgen.scripted.bank import BankResponder  # type: ignore[import-not-found]
 
-        return BankResponder(seed, learning_curve) if learning_curve else BankResponder(seed)
+        return _bank(BankResponder, seed, learning_curve, strength)
     raise ValueError(f"responder must be one of {RESPONDER_NAMES}, not {name!r}")

@@ -34,6 +34,7 @@ from rich.table import Table
 
 from synthgen.config.bin import Bin, BinSettings
 from synthgen.errors import UserError
+from synthgen.measurement import INTERVAL_COLUMNS, describe, measurements, with_intervals
 from synthgen.record_checks import BINNED_SPEC
 from synthgen.shards import StageDir, file_metadata, write_parquet_atomic, write_text_atomic
 from synthgen.stages.readiness import read_input
@@ -98,6 +99,31 @@ def balance(df: pl.DataFrame, bins: list[Bin], seed: int) -> tuple[pl.DataFrame,
     kept = kept.with_columns(pl.col("difficulty").replace_strict(order, return_dtype=pl.Int32).alias("_bin"))
     within = ["_row"] if "_row" in kept.columns else ["_rank"]
     return kept.sort(["_bin", *within]).drop("_bin", "_rank"), target
+
+
+# -- how sure, and measured how -------------------------------------------------------------------
+def straddling(df: pl.DataFrame, bins: list[Bin]) -> pl.Series:
+    """Per row of `df` (with `difficulty` and the interval columns): does its pass-rate interval
+    reach past its bin's edges? False outside every bin."""
+    out = pl.lit(False)
+    for b in bins:
+        reaches = (pl.col("pass_rate_low") < b.low) | (pl.col("pass_rate_high") > b.high)
+        out = pl.when(pl.col("difficulty") == b.name).then(reaches.fill_null(True)).otherwise(out)
+    return df.select(out.alias("straddles"))["straddles"]
+
+
+def check_measurements(df: pl.DataFrame, allow_mixed: bool) -> None:
+    """One line (exit 2) when a bin would hold pass rates measured in more than one way."""
+    if allow_mixed or df.height == 0:
+        return
+    for (name,), part in df.group_by(["difficulty"], maintain_order=True):
+        found = measurements(part)
+        if len(found) > 1:
+            ways = "; ".join(f"{m['rows']} by {describe(m)} [{m['measured_by']}]" for m in found[:3])
+            raise UserError(
+                f"bin {name!r} would mix pass rates measured {len(found)} ways ({ways}); "
+                "bin each measurement on its own, calibrate them with one student, or pass --mix-measurements"
+            )
 
 
 # -- histograms -------------------------------------------------------------------------------------
@@ -179,6 +205,9 @@ def plot(df: pl.DataFrame, bins: list[Bin], path: Path) -> None:
 def _rows_of(table: pa.Table, df: pl.DataFrame) -> pa.Table:
     """The rows of `table` listed by df's `_row` column, in that order, with `difficulty` added."""
     taken = table.take(pa.array(df["_row"].to_list(), pa.int64()))
+    for name in INTERVAL_COLUMNS:  # filled in where the input had none (rows of older runs)
+        at = taken.schema.get_field_index(name)
+        taken = taken.set_column(at, name, pa.array(df[name].to_list(), pa.float64()))
     taken = taken.append_column("difficulty", pa.array(df["difficulty"].to_list(), pa.string()))
     return taken.cast(BINNED)
 
@@ -210,8 +239,16 @@ def run(
                     f"use --force or another --run-dir"
                 )
         table = found.read_table()
-        df = assign(pl.from_arrow(table.select(["turn_id", "env", "pass_rate"])).with_row_index("_row"), bins)
+        columns = ["turn_id", "env", "pass_rate", "scored", "pass_rate_low", "pass_rate_high"]
+        columns += ["measured_by", "student_model", "student_effort", "student_temperature", "attempts"]
+        columns += ["sandbox_isolation", "synthgen_version", "student_endpoint"]
+        df = assign(with_intervals(pl.from_arrow(table.select(columns))).with_row_index("_row"), bins)
+        df = df.with_columns(straddling(df, bins))
         inside = df.filter(pl.col("difficulty").is_not_null())
+        straddle = dict(inside.filter(pl.col("straddles")).group_by("difficulty").len().iter_rows())
+        if settings.confident:
+            inside = inside.filter(~pl.col("straddles"))
+        check_measurements(inside, settings.mix_measurements)
         written, target = balance(inside, bins, settings.seed) if settings.balance else (inside, None)
         outside = where_outside(df, bins)
         meta = file_metadata(
@@ -230,12 +267,18 @@ def run(
             "bins": {
                 b.name: {
                     "range": b.label(),
-                    "matched": counts_in.get(b.name, 0),
+                    "matched": counts_in.get(b.name, 0) + (straddle.get(b.name, 0) if settings.confident else 0),
                     "written": written.filter(pl.col("difficulty") == b.name).height,
                 }
                 for b in bins
             },
             "balanced_to": target,
+            "confident": settings.confident,
+            # Problems in a bin whose 95% Wilson interval reaches past the bin's edges (with
+            # --confident they are left out of the bins).
+            "straddling": {b.name: straddle.get(b.name, 0) for b in bins},
+            "straddling_total": sum(straddle.values()),
+            "measurements": measurements(inside),
             "outside": outside,
             "outside_written": settings.write_outside,
             "by_env": {
@@ -280,6 +323,12 @@ def run(
             f"{bins[0].low:g}, {outside['between']} in gaps, {outside['above']} above "
             f"{max(b.high for b in bins):g}, {outside['no_pass_rate']} without a pass rate)"
             + (f"; written to {out.parent / OUTSIDE}" if settings.write_outside else "; --write-outside keeps them")
+        )
+    if summary["straddling_total"]:
+        each = ", ".join(f"{name} {n}" for name, n in summary["straddling"].items() if n)
+        console.print(
+            f"bin: {summary['straddling_total']} problems straddle a bin boundary (95% interval: {each})"
+            + ("; left out (--confident)" if settings.confident else "; --confident leaves them out")
         )
     empty = [b.name for b in bins if not summary["bins"][b.name]["written"]]
     if empty:

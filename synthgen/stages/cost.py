@@ -192,3 +192,18 @@ def estimate(lineages: int, turns: int, attempts: int, single_turn: int, figures
         sandbox_jobs=checked * figures.validation_jobs + valid * attempts * figures.scored_share,
         kept=None if figures.kept_share is None else rows * figures.kept_share,
     )
+
+
+def calibration(attempts: int, figures: PerTurn) -> Cost:
+    """What `synthgen calibrate` spends on one problem: one student request of n = M, M scored attempts."""
+    return Cost(
+        turns=0,
+        teacher_requests=0,
+        student_requests=1,
+        student_attempts=attempts,
+        teacher_prompt_tokens=0,
+        teacher_completion_tokens=0,
+        student_prompt_tokens=figures.student_prompt_tokens,
+        student_completion_tokens=attempts * figures.student_completion_tokens,
+        sandbox_jobs=attempts * figures.scored_share,
+    )

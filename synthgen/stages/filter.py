@@ -9,6 +9,8 @@ rules below in order; the first rule that fires is the row's one reject reason
                                 row says nothing about difficulty)
 3. pass rate outside the band   never_solved (0), always_solved (1), else out_of_band; the band
                                 [band_low, band_high] is closed, default [0.01, 0.97] (the paper's Section 4.1)
+3b. weak tests                  weak_tests: mutation score below --min-mutation-score, or none
+                                measured (only with that flag; synthgen.envs.mutation)
 4. benchmark overlap            contaminated (synthgen.contamination), only with --reference
 5. near-duplicate               near_duplicate (synthgen.dedup) among the rows still standing,
                                 across all shards, and against earlier runs' kept sets
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -100,15 +103,35 @@ def rule_reasons(df: pl.DataFrame, settings: FilterSettings) -> tuple[list[str |
     return reasons, details
 
 
+def mutation_reasons(df: pl.DataFrame, alive: np.ndarray, minimum: float | None) -> dict[int, str]:
+    """Rule 3b: {row: detail} for rows among `alive` whose mutation score is below `minimum` or missing."""
+    if minimum is None:
+        return {}
+    hits: dict[int, str] = {}
+    cols = ["mutation_score", "mutants", "mutants_caught", "surviving_mutants"]
+    for i, (score, total, caught, surviving) in enumerate(df.select(cols).iter_rows()):
+        if not alive[i]:
+            continue
+        if score is None:
+            hits[i] = "no mutation score was measured (generated with --no-mutation-score, or by an older synthgen)"
+        elif score < minimum:
+            kinds = ", ".join(f"{k} x{n}" for k, n in Counter(surviving or []).most_common())
+            hits[i] = f"mutation score {score:.3g} ({caught}/{total} caught) below {minimum}; surviving: {kinds}"
+    return hits
+
+
 def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings) -> tuple[dict[int, str], dict]:
     """Rule 4: {row: detail} for contaminated rows among `alive`, and a summary."""
     from synthgen import contamination as C
+    from synthgen.benchmark_refs import benchmark_references, minhash_matches
+    from synthgen.dedup import MinHashParams
 
     cfg = settings.contamination
-    if not cfg.references:
-        return {}, {"references": [], "contaminated": 0}
-    refs = C.load_references(cfg.references, cfg.columns)
-    index = C.ReferenceIndex(refs, cfg.ngram)
+    if not cfg.references and not cfg.benchmarks:
+        return {}, {"references": [], "benchmarks": {}, "contaminated": 0}
+    refs = C.load_references(cfg.references, cfg.columns) if cfg.references else []
+    bench_refs, versions = benchmark_references(cfg.benchmarks, cfg.data_dir)
+    index = C.ReferenceIndex(refs + bench_refs, cfg.ngram)
     hits: dict[int, str] = {}
     cols = ["code", "message", "inputs", "pre_test_code", "test_code"]
     for i, row in enumerate(df.select(cols).iter_rows()):
@@ -116,11 +139,29 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
             detail = index.check(C.problem_text(*row), cfg.min_matches)
             if detail:
                 hits[i] = detail
+    by_minhash = {}
+    if bench_refs:
+        rows = np.flatnonzero(alive)
+        sub = df[rows.tolist()]
+        texts = list(zip(sub["code"].to_list(), sub["message"].to_list()))
+        params = MinHashParams(num_perm=settings.dedup.num_perm, ngram=settings.dedup.ngram, seed=1)
+        found = minhash_matches(texts, bench_refs, params, cfg.minhash_threshold)
+        by_minhash = {int(rows[k]): detail for k, detail in found.items()}
+    for i, detail in by_minhash.items():
+        hits.setdefault(i, detail)
+    matched = dict.fromkeys(versions, 0)
+    for detail in hits.values():
+        for name in versions:
+            if f" {name}:" in detail:
+                matched[name] += 1
     summary = {
         "references": [str(r) for r in cfg.references],
-        "reference_texts": len(refs),
+        "reference_texts": len(refs) + len(bench_refs),
         "reference_ngrams": len(index),
         "ngram": cfg.ngram,
+        "benchmarks": {name: {**v, "matched": matched[name]} for name, v in versions.items()},
+        "minhash_threshold": cfg.minhash_threshold if bench_refs else None,
+        "minhash_matches": len(by_minhash),
         "contaminated": len(hits),
     }
     return hits, summary
@@ -222,6 +263,8 @@ def decide(
     """Every row's reject reason (None = kept) and detail, plus the rule summaries."""
     reasons, details = rule_reasons(df, settings)
     alive = np.array([r is None for r in reasons], dtype=bool)
+    for i, detail in mutation_reasons(df, alive, settings.min_mutation_score).items():
+        reasons[i], details[i], alive[i] = R.WEAK_TESTS, detail, False
     hits, contamination = contamination_reasons(df, alive, settings)
     for i, detail in hits.items():
         reasons[i], details[i], alive[i] = R.CONTAMINATED, detail, False

@@ -116,6 +116,8 @@ def plan(settings: PlanSettings, config_path: Path | None) -> dict:
         "figures": source,
         "figures_missing_for": sorted(set(envs) - set(per_env)) if per_env else [],
         "estimate": total.as_dict(settings),
+        # Re-measuring one problem with another student (`synthgen calibrate`, same M and figures).
+        "calibrate_per_problem": costs.calibration(generate.attempts, overall).as_dict(settings),
     }
 
 
@@ -173,3 +175,9 @@ def show(out: dict, console: Console) -> None:
         f"completion tokens/s, prompt {tp['prompt_tokens_per_s']:g} tokens/s per GPU"
     )
     console.print(cost_table("estimate", out["estimate"]))
+    per = out["calibrate_per_problem"]
+    console.print(
+        f"synthgen calibrate, per problem (M = {out['attempts']}): 1 student request, "
+        f"{per['tokens']['total']:,.0f} tokens, {per['gpu_hours']['total'] * 3600:,.1f} GPU-seconds, "
+        f"{per['sandbox_jobs']:,} sandbox jobs"
+    )

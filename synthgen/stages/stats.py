@@ -37,6 +37,7 @@ from rich.table import Table
 from synthgen.config.stats import StatsSettings
 from synthgen.envs import reasons as R
 from synthgen.errors import UserError
+from synthgen.measurement import EVIDENCE_COLUMNS, MUTATION_COLUMNS, evidence, mutation_summary
 from synthgen.shards import StageDir
 from synthgen.stages import cost as costs
 from synthgen.stages.bin import histogram, sparkline
@@ -154,6 +155,12 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         }
     if filter_stats:
         out["reasons"]["filter"] = {k: v for k, v in filter_stats.get("reasons", {}).items() if k in R.FILTER and v}
+    # Who measured the pass rates and how sure they are (synthgen.measurement).
+    out["measurement"] = {
+        "generated": evidence(read_columns(generate, EVIDENCE_COLUMNS)),
+        "straddling": (bin_summary or {}).get("straddling"),
+        "mutation": mutation_summary(read_columns(generate, MUTATION_COLUMNS)),
+    }
     if kept_frame is not None:
         out.setdefault("pass_rate_histograms", {})["kept"] = {
             env: _hist(kept_frame.filter(pl.col("env") == env)["pass_rate"].to_list(), b)
@@ -323,6 +330,24 @@ def show(data: dict[str, Any], console: Console) -> None:
                 left=(0, 2),
             )
         )
+    measured = (data.get("measurement") or {}).get("generated")
+    if measured and measured["rows"]:
+        for m in measured["measurements"]:
+            console.print(f"pass rates measured against {m['described']}: {m['rows']} rows [{m['measured_by']}]")
+        console.print(
+            f"95% Wilson interval width: mean {measured['interval_width_mean']}, max {measured['interval_width_max']}"
+        )
+    mutation = (data.get("measurement") or {}).get("mutation")
+    if mutation:
+        q = mutation["quantiles"]
+        console.print(
+            f"mutation score of {mutation['rows']} valid problems: mean {mutation['mean']}, "
+            f"median {q['p50']}, p10 {q['p10']}, p90 {q['p90']}"
+        )
+    straddling = (data.get("measurement") or {}).get("straddling")
+    if straddling and any(straddling.values()):
+        each = ", ".join(f"{k} {v}" for k, v in straddling.items() if v)
+        console.print(f"binned problems whose interval straddles a bin boundary: {each}")
     modes = data.get("modes")
     if modes:
         console.print(

@@ -146,7 +146,14 @@ class TurnLoop:
     # -- what a stage calls from run_unit -----------------------------------------------------
     async def turn(self, req: TurnRequest, completion=None) -> TurnOutcome | None:
         """Run one turn and keep its row; None when it failed on infrastructure (stop the unit)."""
-        outcome = await self.runner.run(req, completion)
+        return await self._keep(await self.runner.run(req, completion))
+
+    async def measure(self, req: TurnRequest, row: dict[str, Any], problem) -> TurnOutcome | None:
+        """The student part of a turn on an existing problem (calibrate); keeps its row like `turn`."""
+        outcome = await self.runner.measure(req, row, problem)
+        return await self._keep(outcome)
+
+    async def _keep(self, outcome: TurnOutcome) -> TurnOutcome | None:
         if not outcome.finished:
             self.failures[outcome.infra] += 1
             self.causes.setdefault(outcome.infra, outcome.cause or outcome.infra)
@@ -205,6 +212,9 @@ class TurnLoop:
             "num_shards": settings.num_shards,
             "settings_hash": self.digest,
             "isolation": self._isolation,
+            # Worker-seconds the sandbox was busy in this run, and the mutation scores' share of it.
+            "sandbox_busy_s": self._sandbox_s[0],
+            "mutation_sandbox_s": self._sandbox_s[1],
             "finished": not caught and not self.failures,
             "infra_failures": dict(sorted(self.failures.items())),
             "infra_causes": dict(sorted(self.causes.items())),
@@ -241,6 +251,7 @@ class TurnLoop:
         handled = _catch_signals(stop, caught)
         cache = Path(settings.run_dir) / "cache" / f"{self.stage.name}-{self.shard}.sqlite"
         self._isolation, self._usage, self._usage_line = None, {}, ""
+        self._sandbox_s = (None, None)
         try:
             say = lambda line: self.console.print(line, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
             async with LLMClient.from_settings(settings, cache_path=cache, notify=say) as llm:
@@ -262,6 +273,7 @@ class TurnLoop:
                     )
                     with self.progress:
                         await self._keep_running(iter(plan.items), settings.active_bound(), stop)
+                    self._sandbox_s = (round(pool.busy_seconds(), 3), round(self.runner.mutation_sandbox_s, 3))
                 self._usage, self._usage_line = llm.usage.as_dict(), llm.usage.summary()
         finally:
             for signum, previous in handled.items():

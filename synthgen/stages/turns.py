@@ -12,6 +12,7 @@ kept. Such a turn says nothing about the problem; a re-run retries it.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -19,6 +20,7 @@ from typing import Any
 
 from synthgen.envs import reasons
 from synthgen.envs.base import Environment, FormatError, Problem, Reward, Summary, summarize
+from synthgen.measurement import provenance, wilson
 
 
 @dataclass
@@ -88,6 +90,8 @@ class TurnRunner:
 
     def __init__(self, llm, pool, settings, settings_hash: str):
         self.llm, self.pool, self.settings, self.settings_hash = llm, pool, settings, settings_hash
+        self._isolation = getattr(pool, "isolation", None)
+        self.mutation_sandbox_s = 0.0  # sandbox wall time the mutation scores took (bench/mutation.py)
 
     def teacher_messages(self, req: TurnRequest) -> list[dict]:
         extra = {"feedback": req.feedback, "target": req.target}
@@ -132,7 +136,32 @@ class TurnRunner:
             return TurnOutcome(row, infra="sandbox", cause=f"sandbox: {verdict.detail}" if verdict.detail else None)
         if not verdict.valid:
             return TurnOutcome(self._reject(row, verdict.reason, verdict.detail))
+        # The mutation score runs in the sandbox while the student's request is out.
+        scoring = asyncio.ensure_future(self._mutation_score(req, problem))
+        try:
+            outcome = await self._evaluate(row, req, problem)
+        except BaseException:
+            scoring.cancel()
+            raise
+        result = await scoring
+        if result is not None and result.infra and outcome.finished:
+            return TurnOutcome(row, infra="sandbox")
+        if result is not None and outcome.finished:
+            row.update(result.to_fields())
+            self.mutation_sandbox_s += result.sandbox_s
+        return outcome
+
+    async def measure(self, req: TurnRequest, row: dict[str, Any], problem: Problem) -> TurnOutcome:
+        """Only the student part of a turn, on a problem that exists (`synthgen calibrate`): M attempts
+        scored in the sandbox; `row` (the problem's own row) gets the new measurement."""
+        row = dict(row, attempts=self.settings.attempts, student_tokens_in=0, student_tokens_out=0)
         return await self._evaluate(row, req, problem)
+
+    async def _mutation_score(self, req: TurnRequest, problem: Problem):
+        cfg = getattr(self.settings, "mutation", None)
+        if cfg is None or not cfg.enabled:
+            return None
+        return await req.env.mutation_score(problem, self.pool, self.settings.sandbox, cfg.max_mutants)
 
     async def _evaluate(self, row: dict[str, Any], req: TurnRequest, problem: Problem) -> TurnOutcome:
         m = self.settings.attempts
@@ -160,6 +189,9 @@ class TurnRunner:
         if broken is not None:
             return TurnOutcome(row, infra="sandbox", cause=f"sandbox: {broken.detail}" if broken.detail else None)
         summary = summarize(problem, rewards, self.settings.progression)
+        low, high = wilson(summary.correct, summary.scored)
+        row.update(pass_rate_low=low, pass_rate_high=high)
+        row.update(provenance(self.settings.student, self.settings.attempts, row["student_model"], self._isolation))
         row.update(
             valid=True,
             reason=reasons.OK,

@@ -60,6 +60,10 @@ def make_row(i: int, **kw) -> dict:
         student_tokens_in=10,
         student_tokens_out=5,
         settings_hash="gen0",
+        mutation_score=0.9,
+        mutants=10,
+        mutants_caught=9,
+        surviving_mutants=["constant"],
     )
     return row | kw
 
@@ -95,6 +99,7 @@ def crafted_rows(reference_text: str) -> dict[str, dict]:
     # Same problem as "kept" with renamed identifiers and other spacing, farther from 0.5.
     twin = code_for(n + 6).replace("acc_", "total_").replace("item", "elem").replace("    ", "  ")
     rows[R.NEAR_DUPLICATE] = make_row(n + 7, code=twin, message=rows["kept"]["message"], pass_rate=0.25, correct=8)
+    rows[R.WEAK_TESTS] = make_row(n + 8, mutation_score=0.2, mutants_caught=2, surviving_mutants=["constant"] * 8)
     return rows
 
 
@@ -119,7 +124,8 @@ def test_every_reason_from_a_crafted_row(tmp_path, reference_file):
     run = tmp_path / "run"
     rows = crafted_rows("# " + REFERENCE)
     write_generate(run, list(rows.values()))
-    rc = _main(["filter", "--run-dir", str(run), "--contamination-references", str(reference_file)])
+    argv = ["filter", "--run-dir", str(run), "--contamination-references", str(reference_file)]
+    rc = _main([*argv, "--min-mutation-score", "0.5"])
     assert rc == 0
     got = dict(rejects_of(run).select("turn_id", "reject_reason").iter_rows())
     expected = {row["turn_id"]: reason for reason, row in rows.items() if reason != "kept"}
