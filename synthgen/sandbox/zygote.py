@@ -68,6 +68,7 @@ PRELOAD = [
     "keyword",
     "math",
     "numbers",
+    "numpy",  # (where sandbox.libraries makes it importable: contest solutions use it)
     "operator",
     "pprint",
     "random",
@@ -384,7 +385,7 @@ def main(argv):
         try:
             __import__(name)
             loaded += 1
-        except ImportError:
+        except Exception:  # noqa: BLE001 (a library that cannot load here is simply not preloaded)
             pass
     zygote = Zygote(mode, seed, uid, gid, chan_in, chan_out)
     _self_test(zygote)

@@ -234,7 +234,7 @@ class TurnLoop:
         try:
             async with LLMClient.from_settings(settings, cache_path=cache) as llm:
                 await llm.preflight(settings.llm.wait_ready_s)  # a wrong URL or model: exit 2 before any work
-                with SandboxPool(workers=settings.sandbox.workers, allow_unsafe=settings.sandbox.allow_unsafe) as pool:
+                with SandboxPool.from_settings(settings.sandbox) as pool:
                     self._isolation = pool.isolation
                     self.runner = TurnRunner(llm, pool, settings, self.digest)
                     self.progress = LiveProgress(
