@@ -12,11 +12,11 @@ holds one verdict per test that ran: the run stops after the first test that did
 `ok`, so a shorter list means the last one failed. Judging answers stays with the caller
 (synthgen.envs.contest_tests), in the host: expected outputs are never sent.
 
-Each test has its own limit: `test_timeout_s` of CPU time (time spent waiting for a core is not
-counted, so a loaded machine gives the same verdicts), and a wall clock of WALL_FACTOR times that
-plus WALL_EXTRA_S (a program that sleeps or blocks). A test cut by the wall clock says so in its
-error, and its `cpu_s` stays under the limit; the job as a whole has a backstop wall clock
-(`job_timeout`) for code that never returns to Python.
+Each test has its own limit: `test_timeout_s` of CPU time, and a wall clock of WALL_FACTOR times
+that plus WALL_EXTRA_S (a program that sleeps or blocks), from which the time the process waited
+for a core is taken out: a loaded machine gives the same verdicts. A test cut by the wall clock
+says so in its error; the job as a whole has a generous backstop wall clock (`job_timeout`) for
+code that never returns to Python, and RLIMIT_CPU kills code that spins in C past its limit.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from synthgen.sandbox.verdicts import CallVerdict, Status, parse_records
 from synthgen.text import safe_text
 
 MODES = ("stdin", "call", "expr")
-WALL_FACTOR, WALL_EXTRA_S = 3.0, 1.0
+WALL_FACTOR, WALL_EXTRA_S = 1.5, 0.5
+BACKSTOP_FACTOR = 10.0  # the whole job's wall clock, over its tests' own (which exclude waiting for a core)
 _TEST_STATUSES = frozenset({"ok", "exception", "memory", "output_too_large", "timeout"})
 
 
@@ -38,7 +39,7 @@ def test_wall_s(test_timeout_s: float) -> float:
 
 def job_timeout(tests: int, test_timeout_s: float) -> float:
     """The whole job's backstop: every test and the load at their wall clocks, within the sandbox's 600 s."""
-    return min(600.0, (tests + 1) * test_wall_s(test_timeout_s) + 1.0)
+    return min(600.0, BACKSTOP_FACTOR * (tests + 1) * test_wall_s(test_timeout_s) + 10.0)
 
 
 def check_tests_job(job, max_tests: int, max_chars: int) -> None:

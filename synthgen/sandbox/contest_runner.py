@@ -16,9 +16,10 @@ The semantics are LiveCodeBench's grader's (lcb_runner/evaluation/testing_util.p
     Python numbers, Fraction exactly);
   * mode "expr": each test is an expression evaluated in the module's namespace;
   * int/str conversion up to 50000 digits; threads allowed (new processes are not: seccomp);
-  * each test, and the load, has its own limit: `test_cpu` seconds of CPU time (what waiting
-    for a core does not count) and `test_wall` seconds of wall clock; the run stops after the
-    first test that did not end "ok".
+  * each test, and the load, has its own limit: `test_cpu` seconds of CPU time and `test_wall`
+    seconds of wall clock less the time the process waited for a core (the kernel's run-queue
+    delay, /proc/self/schedstat), so a busy machine neither cuts a test nor lets one run
+    longer; the run stops after the first test that did not end "ok".
 Nothing here compares: expected outputs never get here. Records on the result pipe, after the
 child's ["S"]: [index, status, text, error, cpu_s, wall_s] per test that ran (status ok |
 exception | memory | output_too_large | timeout), then ["E"].
@@ -50,7 +51,7 @@ INT_DIGITS = 50000
 _U32 = struct.Struct(">I")
 _END = _U32.pack(5) + b'["E"]'
 _escape = json.encoder.encode_basestring_ascii
-_now = {"index": 0, "cpu": 0.0, "wall": 0.0, "sent": 0, "cap": 0}
+_now = {"index": 0, "cpu": 0.0, "wall": 0.0, "waited": 0.0, "limit": 0.0, "sent": 0, "cap": 0}
 
 
 def _write(data):
@@ -98,6 +99,8 @@ def _arm(index, limits):
     _now["index"] = index
     _now["cpu"] = time.process_time()
     _now["wall"] = time.monotonic()
+    _now["waited"] = _run_queue_s()
+    _now["limit"] = wall_limit
     soft = math.ceil(_now["cpu"] + cpu_limit) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (min(soft, hard), hard))
     signal.setitimer(signal.ITIMER_PROF, cpu_limit)
@@ -110,9 +113,28 @@ def _disarm():
     return time.process_time() - _now["cpu"], time.monotonic() - _now["wall"]
 
 
+def _run_queue_s():
+    """Seconds this process's main thread has spent runnable but waiting for a core (0 if unknown)."""
+    try:
+        with open("/proc/self/schedstat", "rb") as fh:
+            return int(fh.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _own_wall(wall):
+    """A test's wall clock less its waiting for a core."""
+    return wall - max(0.0, _run_queue_s() - _now["waited"])
+
+
 def _out_of_time(signum, frame):
     """A test ran past a limit: report it and end the job (the program cannot catch this)."""
     del frame
+    if signum == signal.SIGALRM:
+        left = _now["limit"] - _own_wall(time.monotonic() - _now["wall"])
+        if left > 0.005:  # part of it was waiting for a core: that time is not the program's
+            signal.setitimer(signal.ITIMER_REAL, left)
+            return
     cpu, wall = _disarm()
     what = "CPU-time" if signum == signal.SIGPROF else "wall-clock"
     _record(_now["index"], "timeout", None, f"{what} limit of the test reached", cpu, wall)
@@ -300,7 +322,7 @@ def run(job):
             status, error = "exception", _describe(exc)
             del exc
         cpu, wall = _disarm()
-        if status == "ok" and (cpu > limits[0] or wall > limits[1]):  # the program stopped our clocks
+        if status == "ok" and (cpu > limits[0] or _own_wall(wall) > limits[1]):  # it stopped our clocks
             status, error = "timeout", "time limit of the test reached"
         out = None
         if status == "ok":
