@@ -230,13 +230,14 @@ def _wrapped(code):
 def _load(job, scope):
     """Run the module once; return what one test calls with its input."""
     mode, code = job["mode"], job["code"]
+    tree = _wrapped(code) if mode == "stdin" else ast.parse(code, "<solution>")
     if job.get("preamble"):
+        _no_future_import(tree)
         exec(compile(PREAMBLE, "<preamble>", "exec"), scope)
+    exec(compile(tree, "<solution>", "exec"), scope)
     if mode == "stdin":
-        exec(compile(_wrapped(code), "<solution>", "exec"), scope)
         main = scope["wrapped_function"]
         return lambda text: _as_script(main)
-    exec(compile(code, "<solution>", "exec"), scope)
     if mode == "expr":
         return lambda text: eval(compile(text, "<test>", "eval"), scope)
     owner = scope["Solution"]() if "class Solution" in code else None
@@ -245,6 +246,14 @@ def _load(job, scope):
     if method is None:
         raise NameError(f"the program defines no function {entry!r}")
     return lambda text: method(*values.decode(text))
+
+
+def _no_future_import(tree):
+    """The grader puts its preamble before the program, so a `from __future__` import is no
+    longer at the start of the file there: the same SyntaxError here."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            raise SyntaxError("from __future__ imports must occur at the beginning of the file")
 
 
 def _as_script(main):

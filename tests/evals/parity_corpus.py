@@ -248,6 +248,11 @@ DIFFERENCES = {
         False,
         "LiveCodeBench's stand-in sys.stdin.buffer.readline returns the first line every time",
     ),
+    "read_after_readline": (
+        True,
+        False,
+        "LiveCodeBench's stand-in sys.stdin.read() returns the whole input, also after readline()",
+    ),
     "quit_after": (True, False, "LiveCodeBench sets quit = None, so quit() raises"),
     "os_write": (True, False, "LiveCodeBench captures print and sys.stdout only, not file descriptor 1"),
     "stdout_buffer": (True, False, "LiveCodeBench's captured stdout has no .buffer"),
