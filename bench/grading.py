@@ -1,6 +1,6 @@
 """Grading benchmark: synthgen's contest scorer against LiveCodeBench's official grader, same samples.
 
-    python bench/grading.py [--samples 400] [--timeout-share 0.01] [--workers 2]
+    python bench/grading.py [--samples 200] [--timeout-share 0.01] [--workers 2]
 
 It builds its own data: LiveCodeBench-shaped problems (stdin/stdout and call-based, half each)
 with 1, 10 and 50 tests a sample, and one candidate program per sample (most right, some wrong,
@@ -78,7 +78,7 @@ def samples(count: int, tests: int, timeout_share: float, seed: int) -> list[tup
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--samples", type=int, default=400, help="samples per test count (halved at 50 tests)")
+    parser.add_argument("--samples", type=int, default=200, help="samples per test count (halved at 50 tests)")
     parser.add_argument("--timeout-share", type=float, default=0.01, help="share of samples that loop forever")
     parser.add_argument("--workers", type=int, default=2, help="sandbox zygotes, and the grader's processes")
     parser.add_argument("--seed", type=int, default=0)

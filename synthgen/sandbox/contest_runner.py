@@ -164,7 +164,8 @@ class _Streams:
     @staticmethod
     def _new_stdin():
         raw = io.BufferedReader(io.FileIO(0, "rb", closefd=False))
-        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+        # Lines end at "\n" only and "\r" is kept, as the grader's in-memory input has them.
+        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="\n")
 
     def start(self, text):
         """Before a test: its input on fd 0, an empty fd 1, the original streams back in place."""

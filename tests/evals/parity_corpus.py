@@ -23,6 +23,7 @@ PROBLEMS = {
     "pow2": (None, [("10\n", "1024\n"), ("20000\n", None)]),
     "lines": (None, [("3\n", "1\n2\n3\n"), ("1\n", "1\n")]),
     "count": (None, [("a\n", "1\n"), ("b\n", "1\n")]),
+    "crlf": (None, [("ab\r\ncd\r\n", "3\n"), ("x\r\n", "2\n")]),
     "biggest": ("biggest", [("[1, 5, 3]", "5"), ("[-4, -2]", "-2"), ("[7]", "7")]),
     "halve": ("halve", [("5", "2.5"), ("8", "4.0")]),
     "tick": ("tick", [("1", "1"), ("2", "2"), ("3", "3")]),
@@ -91,6 +92,8 @@ STDIN = [
         "from_sys_stdin",
         "from sys import stdin\nn = int(stdin.readline())\nprint(sum(map(int, stdin.readline().split())))\n",
     ),
+    ("sum", "preamble_stdin", "n = int(stdin.readline())\nprint(sum(map(int, stdin.readline().split())))\n"),
+    ("sum", "preamble_stdout", "n = int(input())\nstdout.write(str(sum(map(int, input().split()))) + '\\n')\n"),
     ("sum", "quit_after", SUM_OK + "quit()\n"),
     (
         "sum",
@@ -252,6 +255,11 @@ DIFFERENCES = {
         True,
         False,
         "LiveCodeBench's stand-in sys.stdin.read() returns the whole input, also after readline()",
+    ),
+    "preamble_stdout": (
+        True,
+        False,
+        "LiveCodeBench's preamble binds `stdout` (from sys import *) before it captures output",
     ),
     "quit_after": (True, False, "LiveCodeBench sets quit = None, so quit() raises"),
     "os_write": (True, False, "LiveCodeBench captures print and sys.stdout only, not file descriptor 1"),
