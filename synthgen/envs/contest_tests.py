@@ -1,34 +1,25 @@
 """Running a contest solution on its tests in the sandbox, and judging what it printed or returned.
 
-A stdin/stdout test is a program job (`synthgen.sandbox.Job.program`): the solution runs as a
-script with the test's input on stdin, under the per-test wall clock (`sandbox.timeout_s`). A
-call-based test is a call (`Solution().name(args)` or `name(args)`) in a call job. Tests run in
-order in growing batches (1, 1, 2, 4, ...; a batch's tests run concurrently) and stop at the
-first failed test: a wrong answer already decides the reward, so a solution that times out
-does not hold the sandbox for every remaining test.
+All of a sample's tests are one contest-tests job (synthgen.sandbox.contest_results): the
+program is compiled once and its tests run in order in one process, with LiveCodeBench's
+semantics (its preamble of imports, stdin programs wrapped in a function called once per test,
+call-based tests on one `Solution()` instance or the module-level function, 50000-digit ints,
+threads), each test with its own limit of `timeout_s` CPU seconds; the run stops at the first
+test that fails there. A sample cut by a wall clock (not by its CPU time, so possibly by a busy
+machine) is run once more before its timeout counts.
 
 Judging follows LiveCodeBench's rules, in the host, never inside the sandbox:
   * stdout: the whole text and each line are stripped of surrounding whitespace; the line counts
     must match; a line matches when equal, or when both parse as the same whitespace-separated
     decimal numbers (so `0.50` matches `0.5`, but `1e-9` tolerance is not granted).
   * return values: a tuple counts as the list of its items, then Python's `==` decides (so 2 and
-    2.0 match, as they do there).
+    2.0 match, and a Fraction equals the float it is exactly, as they do there).
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-
-# Imports every solution gets for free, on one line so that error line numbers move by one only;
-# LiveCodeBench's harness gives solutions the same names (LeetCode starter code uses `List` unimported).
-PREAMBLE = (
-    "import sys, math, heapq, bisect, itertools, functools, collections, string, re, random, statistics, operator; "
-    "from typing import *; from collections import *; from heapq import *; from bisect import *; "
-    "from itertools import *; from functools import *; from math import *; sys.setrecursionlimit(60000)\n"
-)
-MAX_JOB_S = 600.0  # the sandbox's longest job
 
 
 @dataclass
@@ -39,6 +30,8 @@ class TestOutcome:
     passed: bool  # every test passed
     infra: str = ""  # a sandbox infrastructure failure (the answer is then not scored)
     detail: str = ""  # the first failure, for people
+    timed_out: bool = False  # the first failure was a time limit
+    cut_by_wall_clock: bool = False  # ... its wall clock, not its CPU time
 
 
 def stdin_of(argument_list: str) -> str:
@@ -87,52 +80,58 @@ def same_value(got_encoded: str | None, want_encoded: str) -> bool:
         return False
 
 
-def batches(n: int) -> list[range]:
-    """Test index ranges run one after another: 1, 1, 2, 4, 8, ... tests."""
-    out, start, size = [], 0, 1
-    while start < n:
-        out.append(range(start, min(n, start + size)))
-        start += size
-        size = size if len(out) == 1 else size * 2
-    return out
+def job_tests(inputs: list[str], call: str | None) -> tuple[str, list[str]]:
+    """(mode, tests) of the sandbox job: stdin texts, or each call's arguments as an encoded list."""
+    from synthgen.sandbox import values
+
+    if call is None:
+        return "stdin", [stdin_of(x) for x in inputs]
+    return "call", [values.from_literal(f"[{x}]") for x in inputs]
 
 
 async def run_tests(program: str, inputs: list[str], outputs: list[str], call: str | None, pool, sandbox):
     """Run `program` on every test (see the module docstring); `call` is the call-based entry
-    (`Solution().name` or `name`), None for stdin/stdout tests."""
-    from synthgen.sandbox import Job
+    (`Solution().name` or `name`: the method or function name), None for stdin/stdout tests."""
+    from synthgen.sandbox import contest_job
 
-    program = PREAMBLE + program
-    per_test = float(sandbox.timeout_s)
-    verdicts: list = []
-    for chunk in batches(len(inputs)):
-        if call is None:
-            jobs = [
-                Job.program(program, stdin_of(inputs[i]), timeout_s=per_test, memory_mb=sandbox.memory_mb)
-                for i in chunk
-            ]
-            results = await asyncio.gather(*(pool.run(job) for job in jobs))
-            found = [result.calls[0] for result in results]
-        else:
-            calls = tuple(f"{call}({inputs[i]})" for i in chunk)
-            timeout = min(MAX_JOB_S, per_test * len(calls))
-            result = await pool.run(Job(program, calls, timeout_s=timeout, memory_mb=sandbox.memory_mb))
-            found = list(result.calls)
-        for i, verdict in zip(chunk, found):
-            verdicts.append(verdict)
-            status = str(verdict.status)
-            if status == "infra":
-                return TestOutcome(verdicts, False, infra=verdict.error or "sandbox failure")
-            if status != "ok":
-                return TestOutcome(verdicts, False, detail=f"test {i + 1}: {status}: {(verdict.error or '')[:160]}")
-            right = (
-                same_stdout(verdict.value or "", _text(outputs[i]))
-                if call is None
-                else same_value(verdict.encoded, outputs[i])
+    mode, tests = job_tests(inputs, call)
+    job = contest_job(
+        program,
+        tests,
+        mode=mode,
+        entry="" if call is None else call.rsplit(".", 1)[-1],
+        test_timeout_s=float(sandbox.timeout_s),
+        memory_mb=int(sandbox.memory_mb),
+    )
+    outcome = judge((await pool.run(job)).calls, outputs, mode)
+    if outcome.cut_by_wall_clock:  # maybe only a busy machine: once more before it counts
+        outcome = judge((await pool.run(job)).calls, outputs, mode)
+    return outcome
+
+
+def judge(verdicts: list, outputs: list[str], mode: str) -> TestOutcome:
+    """The outcome of the tests that ran: the first failure decides, in test order."""
+    for i, verdict in enumerate(verdicts):
+        status = str(verdict.status)
+        if status == "infra":
+            return TestOutcome(verdicts, False, infra=verdict.error or "sandbox failure")
+        if status != "ok":
+            outcome = TestOutcome(
+                verdicts[: i + 1], False, detail=f"test {i + 1}: {status}: {(verdict.error or '')[:160]}"
             )
-            if not right:
-                return TestOutcome(verdicts, False, detail=f"test {i + 1}: wrong answer")
-    return TestOutcome(verdicts, bool(inputs))
+            outcome.timed_out = status == "timeout"
+            outcome.cut_by_wall_clock = outcome.timed_out and "wall-clock" in (verdict.error or "")
+            return outcome
+        right = (
+            same_stdout(verdict.value or "", _text(outputs[i]))
+            if mode == "stdin"
+            else same_value(verdict.encoded, outputs[i])
+        )
+        if not right:  # (the tests after it ran too: the sandbox never knows what is right)
+            return TestOutcome(verdicts[: i + 1], False, detail=f"test {i + 1}: wrong answer")
+    if len(verdicts) < len(outputs):
+        return TestOutcome(verdicts, False, infra="the sandbox reported fewer tests than it ran")
+    return TestOutcome(verdicts, bool(outputs))
 
 
 def _text(encoded: str) -> str:

@@ -111,7 +111,7 @@ async def verify(problem: Problem, answer_text: str, env_settings, sandbox, trun
 
     env = get_env(problem.env, env_settings)
     try:
-        pool = SandboxPool(workers=min(2, sandbox.workers or 2), allow_unsafe=sandbox.allow_unsafe)
+        pool = SandboxPool.from_settings(sandbox, min(2, sandbox.workers or 2))
     except SandboxUnavailable as exc:
         raise UserError(f"no sandbox available: {exc}") from None
     try:

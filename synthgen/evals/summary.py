@@ -4,7 +4,10 @@
 
 pass@k is the unbiased estimator (synthgen.pass_at_k) averaged over a split's problems that have
 at least k scored samples; `samples` is the scored samples per problem (the mean, when
-infrastructure failures left some out of a re-run that was never finished).
+infrastructure failures left some out of a re-run that was never finished); `timeouts` is how
+many of the split's samples were wrong because a test ran past its time limit (when it is a
+large share, the limits shape the score). Problems a benchmark could not read are listed with
+their reason in summary.md and skipped.json (they count in no split).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import pyarrow.parquet as pq
 from synthgen.pass_at_k import split_pass_at_k
 from synthgen.shards import StageDir, write_text_atomic
 
-COLUMNS = ("tag", "step", "benchmark", "split", "problems", "samples", "k", "pass_at_k")
+COLUMNS = ("tag", "step", "benchmark", "split", "problems", "samples", "k", "pass_at_k", "timeouts")
 
 
 def finished_units(out: Path) -> list[tuple[dict, list[Path]]]:
@@ -42,13 +45,17 @@ def table(settings, out: Path) -> list[dict]:
     for info, parts in finished_units(out):
         benchmark = info.get("benchmark") or parts[0].parent.name
         per_split: dict[str, dict[str, list[int]]] = defaultdict(dict)
+        timeouts: dict[str, int] = defaultdict(int)
         for part in parts:
-            data = pq.read_table(part, columns=["problem_id", "splits", "correct"]).to_pylist()
+            names = set(pq.read_schema(part).names)
+            wanted = ["problem_id", "splits", "correct"] + (["timed_out"] if "timed_out" in names else [])
+            data = pq.read_table(part, columns=wanted).to_pylist()
             for row in data:
                 for split in row["splits"]:
                     n_c = per_split[split].setdefault(row["problem_id"], [0, 0])
                     n_c[0] += 1
                     n_c[1] += bool(row["correct"])
+                    timeouts[split] += bool(row.get("timed_out"))
         ks = settings.bench(benchmark).k if benchmark in type(settings).model_fields else [1]
         for split in sorted(per_split):
             counts = [tuple(v) for v in per_split[split].values()]
@@ -65,29 +72,43 @@ def table(settings, out: Path) -> list[dict]:
                         "samples": round(mean_n, 2),
                         "k": k,
                         "pass_at_k": None if value is None else round(value, 6),
+                        "timeouts": timeouts[split],
                     }
                 )
     rows.sort(key=lambda r: (r["step"] is None, r["step"] or 0, r["tag"], r["benchmark"], r["split"], r["k"]))
     return rows
 
 
-def markdown(rows: list[dict]) -> str:
+def skipped_problems(out: Path) -> list[dict]:
+    """The problems finished units left out as unreadable: benchmark, id, reason (once each)."""
+    seen: dict[tuple[str, str], dict] = {}
+    for info, parts in finished_units(out):
+        benchmark = info.get("benchmark") or parts[0].parent.name
+        for ident, why in info.get("skipped") or []:
+            seen.setdefault((benchmark, ident), {"benchmark": benchmark, "problem_id": ident, "reason": why})
+    return list(seen.values())
+
+
+def markdown(rows: list[dict], skipped: list[dict] = ()) -> str:
     lines = [
-        "| model | step | benchmark | split | problems | samples | k | pass@k |",
-        "|---|---|---|---|---|---|---|---|",
+        "| model | step | benchmark | split | problems | samples | k | pass@k | timeouts |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         value = "n/a" if r["pass_at_k"] is None else f"{r['pass_at_k']:.4f}"
         step = "" if r["step"] is None else r["step"]
         lines.append(
             f"| {r['tag']} | {step} | {r['benchmark']} | {r['split']} | {r['problems']} | {r['samples']:g} "
-            f"| {r['k']} | {value} |"
+            f"| {r['k']} | {value} | {r.get('timeouts', 0)} |"
         )
+    if skipped:
+        lines += ["", "Skipped (unreadable) problems:", ""]
+        lines += [f"- {s['benchmark']} {s['problem_id']}: {s['reason']}" for s in skipped]
     return "\n".join(lines) + "\n"
 
 
 def terminal(rows: list[dict]) -> str:
-    head = ["model", "step", "benchmark", "split", "problems", "samples", "k", "pass@k"]
+    head = ["model", "step", "benchmark", "split", "problems", "samples", "k", "pass@k", "timeouts"]
     body = [
         [
             r["tag"],
@@ -98,6 +119,7 @@ def terminal(rows: list[dict]) -> str:
             f"{r['samples']:g}",
             str(r["k"]),
             "n/a" if r["pass_at_k"] is None else f"{r['pass_at_k']:.4f}",
+            str(r.get("timeouts", 0)),
         ]
         for r in rows
     ]
@@ -110,9 +132,13 @@ def report(settings, out: Path) -> list[dict]:
     if not rows:
         print("eval: no finished results yet")
         return rows
+    skipped = skipped_problems(out)
     write_text_atomic(out / "summary.json", json.dumps(rows, indent=1) + "\n")
-    write_text_atomic(out / "summary.md", markdown(rows))
+    write_text_atomic(out / "skipped.json", json.dumps(skipped, indent=1) + "\n")
+    write_text_atomic(out / "summary.md", markdown(rows, skipped))
     print(terminal(rows))
+    for s in skipped:
+        print(f"eval: skipped {s['benchmark']} problem {s['problem_id']}: {s['reason']}")
     steps = {r["step"] for r in rows if r["step"] is not None}
     if settings.plot and len(steps) >= 2:
         from synthgen.evals.plot import plot_over_steps

@@ -76,7 +76,7 @@ def benchmark_evaluators(ev, sandbox, *, max_tokens: int, rank: int = 0, world: 
     from synthgen.evals.items import choose
     from synthgen.sandbox import SandboxPool
 
-    pool = SandboxPool(workers=sandbox.workers, allow_unsafe=sandbox.allow_unsafe)
+    pool = SandboxPool.from_settings(sandbox)
     generate = None
     if ev.benchmark_url:
         generate = server_generate(ev.benchmark_url, ev.benchmark_model, ev.temperature, max_tokens)
@@ -87,7 +87,8 @@ def benchmark_evaluators(ev, sandbox, *, max_tokens: int, rank: int = 0, world: 
             items = lcb.items(benchmark_rows("lcb", bench, ev.benchmark_data_dir), bench, pool, sandbox)
         else:
             bench = HumanEvalSettings()
-            items = humaneval.items(humaneval.rows(ev.benchmark_data_dir), pool, sandbox)
+            limited = sandbox.model_copy(update={"timeout_s": bench.timeout_s})
+            items = humaneval.items(humaneval.rows(ev.benchmark_data_dir), pool, limited)
         items = choose(items, ev.max_problems, 0)
         out.append(BenchmarkEvaluator(name, items, ev.samples, generate=generate, rank=rank, world=world))
     return out

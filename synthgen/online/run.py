@@ -157,9 +157,7 @@ def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluat
         from synthgen.sandbox import SandboxPool, SandboxUnavailable
 
         try:
-            sandbox = own_pool = SandboxPool(
-                workers=settings.sandbox.workers, allow_unsafe=settings.sandbox.allow_unsafe
-            )
+            sandbox = own_pool = SandboxPool.from_settings(settings.sandbox)
         except SandboxUnavailable as exc:
             raise UserError(f"sandbox unavailable: {str(exc).splitlines()[0]}") from None
     reward = SandboxReward(scorer, max_completion_length=args.max_completion_length)

@@ -10,8 +10,10 @@
         p.calls[0].status, p.calls[0].value                      # ok "42\n" (its whole stdout)
 
 Layout: pool.py (workers, queue, asyncio/sync API), isolation.py (levels and how to start them),
-results.py (Job, verdicts, parsing what comes back), values.py (canonical encoding and
-comparison), cli.py (`synthgen sandbox`, JSON lines); zygote.py, template.py and child.py are the
+libraries.py (numpy and the like, bound in read-only), results.py (Job, parsing what comes back),
+verdicts.py (statuses and verdicts), contest_results.py (contest-tests jobs: a sample's tests in
+one process with LiveCodeBench's semantics), values.py (canonical encoding and comparison),
+cli.py (`synthgen sandbox`, JSON lines); zygote.py, template.py, child.py and contest_runner.py are the
 scripts that run inside the sandbox (standard library only, copied there with values.py).
 
 Threat model
@@ -47,8 +49,9 @@ The code under test is hostile and may do anything Python can. What holds, at le
     aarch64) that refuses mount, namespace, keyring, ptrace, bpf, io_uring, perf, module and
     similar system calls.
   * Resources are bounded: wall clock (SIGKILL of the child's whole pid namespace), CPU time,
-    address space, file size, open files, no new processes or threads (RLIMIT_NPROC=0), no core
-    dumps, captured output and result sizes (a job over a cap gets `output_too_large`).
+    address space, file size, open files, no new processes (seccomp refuses fork, vfork and
+    clone without CLONE_THREAD; threads may start and die with the job), no core dumps, captured
+    output and result sizes (a job over a cap gets `output_too_large`).
   * Program jobs (stdin/stdout solutions) get the same isolation: the input is an in-memory file
     made before any job code runs, and the answer is the stdout the zygote captured from outside.
   * Verdicts are honest: expected values never enter the sandbox (every environment's check,
@@ -70,14 +73,25 @@ What is NOT covered:
     but workers x memory_mb must fit in RAM; tmpfs /tmp counts towards host memory).
   * HumanEval (evaluation only, never a reward) runs the benchmark's own test code, which holds
     its expected values, in the same process as the answer, as the benchmark's harness does.
-  * Code that needs threads, subprocesses, the network or site-packages: it fails (honestly, as
-    an exception), it is not given those things.
+  * Code that needs subprocesses, the network or site-packages other than the libraries the
+    settings name (`sandbox.libraries`, numpy by default, bound read-only): it fails (honestly,
+    as an exception), it is not given those things.
   * Level "rlimits-only" isolates nothing: limits only; refused unless allow_unsafe=True.
 """
 
 from synthgen.sandbox import values
 from synthgen.sandbox.isolation import SandboxUnavailable
 from synthgen.sandbox.pool import SandboxPool
-from synthgen.sandbox.results import CallVerdict, Job, JobResult, Limits, Status
+from synthgen.sandbox.results import CallVerdict, Job, JobResult, Limits, Status, contest_job
 
-__all__ = ["SandboxPool", "Job", "JobResult", "CallVerdict", "Status", "Limits", "SandboxUnavailable", "values"]
+__all__ = [
+    "SandboxPool",
+    "Job",
+    "JobResult",
+    "CallVerdict",
+    "Status",
+    "Limits",
+    "SandboxUnavailable",
+    "values",
+    "contest_job",
+]

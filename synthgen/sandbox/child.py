@@ -14,7 +14,8 @@ file and goes on to `run_child(...)`; neither returns:
           every capability dropped; no_new_privs; die with the template; a seccomp deny-list on
           x86-64 and aarch64 (mount, namespaces, keyrings, ptrace, bpf, io_uring, modules...);
           rlimits on core dumps, open files, file size, locked memory, message queues, CPU
-          time, processes (0: no fork, no threads) and address space; `random` seeded.
+          time and address space; threads may start but no new process (seccomp: fork, vfork
+          and clone without CLONE_THREAD fail); `random` seeded.
   record  ["S"] on the result pipe: set-up is done. Without it the host reports `infra`.
   run     exec the code, then evaluate each call; one record per call, written at once:
           [index, "ok", encoding, null] | [index, "exception" | "memory" | "output_too_large",
@@ -22,6 +23,7 @@ file and goes on to `run_child(...)`; neither returns:
           values: expected values never get here. A program job instead runs the code once as
           `__main__` and writes one record, [0, "ok" | "exception" | "memory", null, message], then
           ["E"]; its answer is its stdout, which the zygote captures from outside.
+          A contest-tests job (a "tests" field) is run by contest_runner.py instead.
 """
 
 import builtins
@@ -37,6 +39,7 @@ import struct
 import sys
 import tempfile
 
+import contest_runner
 import values
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
@@ -152,6 +155,12 @@ _NOT_AVAILABLE = {
     "io_uring_enter": (426, 426),
     "io_uring_register": (427, 427),
 }
+# New processes are refused while threads are allowed: fork and vfork (x86-64 only; aarch64 has
+# neither) fail, and clone only passes with CLONE_THREAD and no namespace flag (clone3 hides its
+# flags in memory a filter cannot read, hence ENOSYS above: libc then falls back to clone).
+_FORKS = {"fork": (57, None), "vfork": (58, None)}
+_CLONE = (56, 220)
+CLONE_THREAD, CLONE_NEW_ANY = 0x00010000, 0x7E020080  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
 _ARCHES = {"x86_64": (0, 0xC000003E), "aarch64": (1, 0xC00000B7)}
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 
@@ -175,9 +184,11 @@ def seccomp_code(column, audit_arch):
     which makes the program the kernel checks, translates and JITs at every job's install
     cheaper than a linear chain, and so is its per-syscall emulation when it caches allowed calls.
     """
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     action = {nums[column]: SECCOMP_RET_ENOSYS for nums in _NOT_AVAILABLE.values()}
-    action.update({nums[column]: SECCOMP_RET_EPERM for nums in _DENIED.values()})
+    action.update({nums[column]: SECCOMP_RET_EPERM for nums in (*_DENIED.values(), *_FORKS.values())})
+    action.pop(None, None)
+    action[_CLONE[column]] = "CLONE"
     items = sorted(action.items())
     code = []  # (code, jt, jf, k); a jt/jf that is a str names a label resolved below
     labels = {}
@@ -185,7 +196,8 @@ def seccomp_code(column, audit_arch):
     def emit(seg):
         if len(seg) <= 4:
             for nr, act in seg:
-                code.append((jeq, "EPERM" if act == SECCOMP_RET_EPERM else "ENOSYS", 0, nr))
+                label = act if isinstance(act, str) else "EPERM" if act == SECCOMP_RET_EPERM else "ENOSYS"
+                code.append((jeq, label, 0, nr))
             code.append((ret, 0, 0, SECCOMP_RET_ALLOW))
             return
         mid = len(seg) // 2
@@ -204,6 +216,11 @@ def seccomp_code(column, audit_arch):
     code.append((ret, 0, 0, SECCOMP_RET_EPERM))
     labels["ENOSYS"] = len(code)
     code.append((ret, 0, 0, SECCOMP_RET_ENOSYS))
+    labels["CLONE"] = len(code)  # clone(flags, ...): the low word of flags is seccomp_data.args[0] at offset 16
+    code += [(ld, 0, 0, 16), (jset, "NO_CLONE", 0, CLONE_NEW_ANY), (jset, 0, "NO_CLONE", CLONE_THREAD)]
+    code.append((ret, 0, 0, SECCOMP_RET_ALLOW))
+    labels["NO_CLONE"] = len(code)  # (jumps only go forward: the clone block has its own EPERM)
+    code.append((ret, 0, 0, SECCOMP_RET_EPERM))
     out = []
     for pc, (op, jt, jf, k) in enumerate(code):
         jt, jf = (labels[x] - pc - 1 if isinstance(x, str) else x for x in (jt, jf))
@@ -259,7 +276,6 @@ class Prepared:
                     ("RLIMIT_MEMLOCK", 0),
                     ("RLIMIT_MSGQUEUE", 0),
                     ("RLIMIT_CPU", job["cpu"]),
-                    ("RLIMIT_NPROC", 0),
                     ("RLIMIT_AS", job["mem_mb"] * mib),
                 )
             )
@@ -310,7 +326,9 @@ def run_child(prep, job, job_limits, write_fds, workdir):
         finally:
             os._exit(EXIT_SETUP)
     try:
-        if job.get("stdin") is None:
+        if job.get("tests") is not None:
+            contest_runner.run(job)
+        elif job.get("stdin") is None:
             _run_calls(job)
         else:
             _run_program(job)

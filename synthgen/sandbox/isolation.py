@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synthgen.errors import UserError
+from synthgen.sandbox.libraries import THREADS_ENV, Libraries, find_libraries
 
 LEVELS = ("bwrap", "setuid-netns", "rlimits-only")
 ZYGOTE_MODE = {"bwrap": "bwrap", "setuid-netns": "setuid", "rlimits-only": "unsafe"}
@@ -38,7 +39,8 @@ SANDBOX_UID = SANDBOX_GID = 65534  # nobody / nogroup
 PROBE_TIMEOUT_S = 30.0
 _HERE = Path(__file__).resolve().parent
 _log = logging.getLogger("synthgen.sandbox")
-_probe_cache: dict[tuple[str, str], None] = {}  # levels that worked in this process
+_probe_cache: dict[tuple, None] = {}  # levels that worked in this process
+SANDBOX_MODULES = ("zygote.py", "template.py", "child.py", "contest_runner.py", "values.py")  # what the zygote's folder holds
 
 
 class SandboxUnavailable(UserError, RuntimeError):
@@ -56,24 +58,27 @@ class Plan:
     python: str
     sandbox_dir: str
     extra_binds: list[str] = field(default_factory=list)
+    libraries: Libraries | None = None  # packages importable in the sandbox (see find_libraries)
 
     def command(self, seed: int) -> tuple[list[str], dict]:
         """argv and extra Popen keyword arguments for one zygote with this hash seed."""
         mode = ZYGOTE_MODE[self.level]
         popen: dict = {"env": {}, "cwd": "/"}
+        env = self.libraries.env() if self.libraries else dict(THREADS_ENV)
         if self.level == "bwrap":
-            argv = _bwrap_argv(self.python, self.sandbox_dir, seed, self.extra_binds)
+            binds = self.extra_binds + (self.libraries.binds if self.libraries else [])
+            argv = _bwrap_argv(self.python, self.sandbox_dir, seed, binds, env)
             if os.geteuid() == 0:  # bwrap started as root would keep capabilities: drop to nobody
                 popen.update(user=SANDBOX_UID, group=SANDBOX_GID, extra_groups=[])
             return argv, popen
-        popen["env"] = {"PYTHONHASHSEED": str(seed), "PYTHONUTF8": "1"}
+        popen["env"] = {"PYTHONHASHSEED": str(seed), "PYTHONUTF8": "1", **env}
         argv = [self.python, "-S", "-s", "-B", os.path.join(self.sandbox_dir, "zygote.py"), mode, str(seed)]
         if self.level == "setuid-netns":
             argv += [str(SANDBOX_UID), str(SANDBOX_GID)]
         return argv, popen
 
 
-def _bwrap_argv(python: str, sandbox_dir: str, seed: int, extra_binds: list[str]) -> list[str]:
+def _bwrap_argv(python: str, sandbox_dir: str, seed: int, extra_binds: list[str], env: dict) -> list[str]:
     argv = [
         shutil.which("bwrap") or "bwrap",
         "--unshare-all",
@@ -111,6 +116,7 @@ def _bwrap_argv(python: str, sandbox_dir: str, seed: int, extra_binds: list[str]
         "--setenv",
         "PYTHONUTF8",
         "1",
+        *[part for name, value in env.items() for part in ("--setenv", name, value)],
         "--remount-ro",
         "/dev",
         "--remount-ro",
@@ -144,7 +150,7 @@ def usable_cpus() -> int:
 
 
 def prepare_sandbox_dir() -> str:
-    """A fresh world-readable folder with the zygote's stdlib-only modules.
+    """A fresh world-readable folder with the zygote's stdlib-only modules (SANDBOX_MODULES).
 
     Its name carries our pid; folders left by processes that no longer exist (a host killed
     with SIGKILL cannot clean up) are removed here.
@@ -153,7 +159,7 @@ def prepare_sandbox_dir() -> str:
     _remove_stale_dirs(base)
     path = tempfile.mkdtemp(prefix=f"synthgen-sandbox-{os.getpid()}-", dir=base)
     os.chmod(path, 0o755)
-    for name in ("zygote.py", "template.py", "child.py", "values.py"):
+    for name in SANDBOX_MODULES:
         shutil.copyfile(_HERE / name, os.path.join(path, name))
         os.chmod(os.path.join(path, name), 0o644)
     cache = os.path.join(path, "__pycache__")
@@ -200,9 +206,8 @@ def _remove_stale_dirs(base: str) -> None:
 
 def compile_modules(plan: Plan) -> None:
     """Pre-compile the imported modules with the zygote's interpreter (read-only in the sandbox)."""
-    modules = ("template.py", "child.py", "values.py")
     subprocess.run(
-        [plan.python, "-m", "py_compile"] + [os.path.join(plan.sandbox_dir, n) for n in modules],
+        [plan.python, "-m", "py_compile"] + [os.path.join(plan.sandbox_dir, n) for n in SANDBOX_MODULES[1:]],
         env={},
         capture_output=True,
         timeout=60,
@@ -221,9 +226,10 @@ def candidates(isolation: str) -> list[str]:
     return [isolation]
 
 
-def choose(isolation: str, allow_unsafe: bool, python: str | None = None) -> Plan:
+def choose(isolation: str, allow_unsafe: bool, python: str | None = None, libraries=("numpy",)) -> Plan:
     """Probe the candidate levels and return a Plan for the strongest that works."""
     python = python or default_python()
+    found = find_libraries(python, tuple(libraries))
     reasons: list[str] = []
     sandbox_dir = prepare_sandbox_dir()
     try:
@@ -231,7 +237,7 @@ def choose(isolation: str, allow_unsafe: bool, python: str | None = None) -> Pla
             if level == "rlimits-only" and not allow_unsafe:
                 reasons.append("rlimits-only: refused (no isolation; pass allow_unsafe=True to accept it)")
                 continue
-            plan = Plan(level, python, sandbox_dir, _extra_binds(python) if level == "bwrap" else [])
+            plan = Plan(level, python, sandbox_dir, _extra_binds(python) if level == "bwrap" else [], found)
             why = _unsupported(plan)
             if why:
                 reasons.append(f"{level}: {why}")
@@ -280,7 +286,7 @@ def _unsupported(plan: Plan) -> str | None:
 
 def probe(plan: Plan) -> str | None:
     """Start one zygote and wait for it to pass its self-test; None if it did, else why not."""
-    key = (plan.level, plan.python)
+    key = (plan.level, plan.python, plan.libraries.key() if plan.libraries else ())
     if key in _probe_cache:
         return _probe_cache[key]
     argv, popen = plan.command(seed=0)

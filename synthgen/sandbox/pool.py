@@ -38,6 +38,7 @@ import threading
 import time
 import weakref
 
+from synthgen.config.sandbox import SANDBOX_LIBRARIES
 from synthgen.sandbox import isolation as iso
 from synthgen.sandbox.results import Job, JobResult, Limits, build_result, infra_result, split_done_frame
 
@@ -95,10 +96,12 @@ class SandboxPool:
         python: str | None = None,
         hash_seed: int = 0,
         limits: Limits | None = None,
+        libraries: tuple[str, ...] | list[str] = SANDBOX_LIBRARIES,
     ):
         self.workers = max(1, workers or iso.usable_cpus())
         self.limits = limits or Limits()
-        self._plan = iso.choose(isolation, allow_unsafe, python)
+        self._plan = iso.choose(isolation, allow_unsafe, python, tuple(libraries))
+        self.libraries = self._plan.libraries
         self.isolation = self._plan.level
         self._groups = {
             "main": _Group("main", hash_seed, self.workers, True),
@@ -117,6 +120,17 @@ class SandboxPool:
         ref = weakref.ref(self)
         self._atexit = lambda: (p := ref()) is not None and p.close()
         atexit.register(self._atexit)
+
+    @classmethod
+    def from_settings(cls, sandbox, workers: int | None = None, **kwargs) -> SandboxPool:
+        """A pool as `sandbox` (SandboxSettings) says: workers, unsafe fallback, interpreter, libraries."""
+        return cls(
+            workers=workers if workers is not None else sandbox.workers,
+            allow_unsafe=sandbox.allow_unsafe,
+            python=getattr(sandbox, "python", None),
+            libraries=tuple(getattr(sandbox, "libraries", SANDBOX_LIBRARIES)),
+            **kwargs,
+        )
 
     # ---- public API ------------------------------------------------------------------------
 

@@ -14,10 +14,10 @@ import json
 import signal
 import struct
 from dataclasses import dataclass, field
-from enum import Enum
 
 from synthgen.config.sandbox import JOB_MEMORY_MB, JOB_TIMEOUT_S
-from synthgen.sandbox import values
+from synthgen.sandbox import contest_results, values
+from synthgen.sandbox.verdicts import CallVerdict, Status, parse_records
 from synthgen.text import safe_text
 
 _U32 = struct.Struct(">I")
@@ -26,19 +26,6 @@ MAX_CODE_CHARS = 4 << 20
 MAX_CALLS = 10_000
 MAX_STDIN_CHARS = 64 << 20
 _CHILD_STATUSES = frozenset({"ok", "exception", "memory", "output_too_large"})
-
-
-class Status(str, Enum):
-    OK = "ok"
-    EXCEPTION = "exception"
-    TIMEOUT = "timeout"
-    MEMORY = "memory"
-    OUTPUT_TOO_LARGE = "output_too_large"
-    KILLED = "killed"
-    INFRA = "infra"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
@@ -62,6 +49,11 @@ class Job:
     timeout_s: float = JOB_TIMEOUT_S
     memory_mb: int = JOB_MEMORY_MB
     stdin: str | None = None
+    tests: tuple[str, ...] | None = None  # a contest-tests job (see contest_job)
+    mode: str = ""
+    entry: str = ""
+    preamble: bool = False
+    test_timeout_s: float = 0.0
     _expected_forms: tuple = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -78,6 +70,8 @@ class Job:
                 raise ValueError(f"stdin must be a str of at most {MAX_STDIN_CHARS} characters")
             if self.calls or self.expected is not None:
                 raise ValueError("a program job (stdin given) takes no calls and no expected values")
+        if self.tests is not None:
+            contest_results.check_tests_job(self, MAX_CALLS, MAX_STDIN_CHARS)
         if not (isinstance(self.timeout_s, (int, float)) and 0 < self.timeout_s <= 600):
             raise ValueError("timeout_s must be a number in (0, 600]")
         if not (isinstance(self.memory_mb, int) and 32 <= self.memory_mb <= 65536):
@@ -103,30 +97,10 @@ class Job:
 
     @property
     def runs(self) -> int:
-        """How many verdicts the job's result holds: one per call, or one for a program."""
+        """How many verdicts the job's result holds: one per call or test, or one for a program."""
+        if self.tests is not None:
+            return len(self.tests)
         return 1 if self.stdin is not None else len(self.calls)
-
-
-@dataclass(frozen=True)
-class CallVerdict:
-    status: Status
-    value: str | None = None  # repr of the returned value, for people
-    encoded: str | None = None  # canonical encoding (the gold-value form)
-    match: bool | None = None  # only when an expected value was given and status is ok
-    error: str | None = None
-
-    @property
-    def passed(self) -> bool:
-        return self.status is Status.OK and self.match is True
-
-    def to_dict(self) -> dict:
-        return {
-            "status": self.status.value,
-            "value": self.value,
-            "encoded": self.encoded,
-            "match": self.match,
-            "error": self.error,
-        }
 
 
 @dataclass
@@ -177,8 +151,12 @@ class Limits:
     max_output_bytes: int = 1 << 20  # stdout + stderr together (the child is stopped past it)
     keep_output_bytes: int = 64 << 10  # of each stream, kept and reported
     tmp_mb: int = 64
+    max_test_output_bytes: int = 4 << 20  # a contest test's stdout or value encoding
+    max_tests_result_bytes: int = 32 << 20  # all tests' answers of one contest-tests job
 
     def result_cap(self, job: Job) -> int:
+        if job.tests is not None:
+            return min(job.runs * (self.max_test_output_bytes + 4096) + 4096, self.max_tests_result_bytes)
         return min(job.runs * (self.max_value_bytes + 4096) + 4096, self.max_result_bytes)
 
     def job_payload(self, job: Job) -> bytes:
@@ -199,8 +177,22 @@ class Limits:
             "val_cap": self.max_value_bytes,
             "res_cap": self.result_cap(job),
         }
+        if job.tests is not None:
+            body.update(contest_results.payload_fields(job, self))
         data = b"J" + json.dumps(body).encode()
         return _U32.pack(len(data)) + data
+
+
+def contest_job(
+    code: str, tests, *, mode: str, entry: str = "", preamble: bool = True, test_timeout_s: float, memory_mb: int
+) -> Job:
+    """A contest-tests job (synthgen.sandbox.contest_results says what it runs and returns).
+    `tests`: stdin texts (mode "stdin"), value encodings of argument lists (mode "call", calling
+    `entry`) or expressions (mode "expr"); `preamble`: LiveCodeBench's imports first."""
+    tests = tuple(tests)
+    timeout = contest_results.job_timeout(len(tests), test_timeout_s)
+    return Job(code, (), timeout_s=timeout, memory_mb=memory_mb, tests=tests, mode=mode, entry=entry,
+               preamble=preamble, test_timeout_s=float(test_timeout_s))  # fmt: skip
 
 
 def cpu_limit_s(job: Job) -> int:
@@ -263,11 +255,14 @@ def build_result(job: Job, header: dict, blobs: list[bytes], isolation: str, lim
         result = infra_result(job, isolation, "sandbox child set-up failed: " + detail[0][:500])
         result.stdout, result.stderr, result.elapsed_s = stdout, stderr, wall
         return result
+    if job.tests is not None:
+        verdicts = contest_results.test_verdicts(job, header, records[1:], limits, _unfinished(job, header))
+        return JobResult(isolation, verdicts, stdout, stderr, wall)
     if job.stdin is not None:
         verdict = _program_verdict(job, header, records[1:2], out_blob, limits)
         return JobResult(isolation, [verdict], stdout, stderr, wall)
     verdicts: list[CallVerdict] = []
-    for i, rec in enumerate(_parse_records(records[1 : len(job.calls) + 1])):
+    for i, rec in enumerate(parse_records(records[1 : len(job.calls) + 1])):
         verdict = _call_verdict(job, i, rec, limits)
         if verdict is None:
             break
@@ -281,24 +276,6 @@ def build_result(job: Job, header: dict, blobs: list[bytes], isolation: str, lim
         )
         verdicts += [filler] * (len(job.calls) - len(verdicts))
     return JobResult(isolation, verdicts, stdout, stderr, wall)
-
-
-def _parse_records(raws: list[bytes]) -> list:
-    """JSON-decode the call records (all at once when they are all well-formed, which is the
-    common case); a record that does not parse ends the list."""
-    try:
-        parsed = json.loads(b"[" + b",".join(raws) + b"]")
-        if len(parsed) == len(raws):
-            return parsed
-    except (ValueError, RecursionError):
-        pass
-    out = []
-    for raw in raws:
-        try:
-            out.append(json.loads(raw))
-        except (ValueError, RecursionError):
-            break
-    return out + [None]  # None: the first record that did not parse
 
 
 def _call_verdict(job: Job, i: int, rec, limits: Limits) -> CallVerdict | None:
@@ -333,7 +310,7 @@ def _program_verdict(job: Job, header: dict, records: list[bytes], out_blob: byt
 
     A program that exited with status 0 without its end record (`os._exit(0)`) finished too."""
     if records:
-        rec = _parse_records(records)[0]
+        rec = parse_records(records)[0]
         well_formed = type(rec) is list and len(rec) == 4 and rec[0] == 0 and rec[1] in _CHILD_STATUSES
         if not well_formed or rec[2] is not None or (rec[3] is not None and type(rec[3]) is not str):
             return CallVerdict(Status.EXCEPTION, error="the job corrupted its result stream")

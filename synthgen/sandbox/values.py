@@ -6,15 +6,15 @@
     from_literal(text) -> str     in the host: a Python literal repr ("[1, (2, 'a')]") -> encoding,
                                   parsed with `ast`, never evaluated
 
-Supported: None, bool, int (any size), float (NaN and infinities too), str, bytes, list, tuple,
-dict, set, frozenset, nested up to MAX_DEPTH. `collections.Counter`, `OrderedDict` and
+Supported: None, bool, int (any size), float (NaN and infinities too), fractions.Fraction, str,
+bytes, list, tuple, dict, set, frozenset, nested up to MAX_DEPTH. `collections.Counter`, `OrderedDict` and
 `defaultdict` are encoded as dict. Anything else (a class with a custom `__eq__`, a subclass of
 int, a generator) is refused with TypeError, so no object chosen by the code under test survives
 the trip out of the sandbox.
 
 The JSON form: null, true/false, integers, strings and lists stand for themselves; every other
 type is a one-key object: {"float": "nan"}, {"int": "0x..."} (integers too long for decimal JSON),
-{"bytes": "00ff"}, {"tuple": [...]}, {"set": [...]}, {"frozenset": [...]},
+{"bytes": "00ff"}, {"fraction": "0x1/0x3"}, {"tuple": [...]}, {"set": [...]}, {"frozenset": [...]},
 {"dict": [[key, value], ...]}. Set elements and dict pairs are sorted by their own encoding, so
 one value has exactly one encoding.
 
@@ -31,6 +31,7 @@ import ast
 import json
 import re
 from collections import Counter, OrderedDict, defaultdict
+from fractions import Fraction
 
 __all__ = ["MAX_DEPTH", "encode", "decode", "equal", "from_literal", "normalize", "display"]
 
@@ -42,6 +43,7 @@ _DECIMAL_BITS = 12000
 _DICT_TYPES = (dict, Counter, OrderedDict, defaultdict)
 _FLOAT_TEXT = re.compile(r"-?(?:nan|inf|\d+(?:\.\d+)?(?:e[+-]?\d+)?)\Z")
 _HEX_INT = re.compile(r"-?0x[0-9a-f]+\Z")
+_FRACTION = re.compile(r"(-?0x[0-9a-f]+)/(0x[0-9a-f]+)\Z")
 _HEX_BYTES = re.compile(r"(?:[0-9a-f]{2})*\Z")
 _dump_str = json.encoder.encode_basestring_ascii  # = json.dumps of a str: ASCII-only, lone surrogates survive
 
@@ -71,6 +73,8 @@ def _enc(v, depth: int) -> str:
         return '{"float":"%s"}' % float.__repr__(v)
     if t is bytes:
         return '{"bytes":"%s"}' % v.hex()
+    if t is Fraction:
+        return '{"fraction":"%s/%s"}' % (hex(v.numerator), hex(v.denominator))
     if depth >= MAX_DEPTH:
         raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
     d = depth + 1
@@ -131,6 +135,12 @@ def _dec(x, depth: int):
         return int(body, 16)
     if tag == "bytes" and type(body) is str and _HEX_BYTES.match(body):
         return bytes.fromhex(body)
+    if tag == "fraction" and type(body) is str and _FRACTION.match(body):
+        num, den = (int(x, 16) for x in _FRACTION.match(body).groups())
+        value = Fraction(num, den) if den else None
+        if value is None or (value.numerator, value.denominator) != (num, den):
+            raise ValueError("a fraction must be in lowest terms with a positive denominator")
+        return value
     if type(body) is not list:
         raise ValueError(f"bad body for type tag {tag!r}")
     if tag == "tuple":
@@ -163,7 +173,7 @@ def normalize(value):
     t = type(value)
     if t is float:
         return ("float", "nan") if value != value else ("float", value)
-    if t in (int, bool, str, bytes) or value is None:
+    if t in (int, bool, str, bytes, Fraction) or value is None:
         return (t.__name__, value)
     if t is list or t is tuple:
         return (t.__name__, tuple(normalize(x) for x in value))

@@ -51,10 +51,10 @@ import time
 import child as ch  # (the folder of this script is first on sys.path)
 import template as tp
 
-PRELOAD = (  # common standard-library modules, imported once here instead of in every child
+PRELOAD = (  # common modules (numpy where sandbox.libraries binds it), imported once here, not per child
     "abc array ast base64 bisect calendar cmath collections collections.abc contextlib copy csv "
     "dataclasses datetime decimal enum fractions functools heapq io itertools json keyword math "
-    "numbers operator pprint random re statistics string struct textwrap types typing unicodedata"
+    "numbers numpy operator pprint random re statistics string struct textwrap types typing unicodedata"
 )
 F_SETPIPE_SZ = 1031
 RESULT_POLL_S = 0.005
@@ -346,7 +346,7 @@ def main(argv):
         try:
             __import__(name)
             loaded += 1
-        except ImportError:
+        except Exception:  # noqa: BLE001 (a library that cannot load here is simply not preloaded)
             pass
     zygote = Zygote(mode, seed, uid, gid, chan_in, chan_out)
     _self_test(zygote)

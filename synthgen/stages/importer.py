@@ -138,7 +138,7 @@ async def _import(settings, rows: list[dict], name: str, digest: str):
     why: list[str | None] = [None] * len(checkable)
     if checkable:
         try:
-            pool = SandboxPool(workers=settings.sandbox.workers, allow_unsafe=settings.sandbox.allow_unsafe)
+            pool = SandboxPool.from_settings(settings.sandbox)
         except SandboxUnavailable as exc:
             raise UserError(f"sandbox unavailable: {str(exc).splitlines()[0]}") from None
         try:

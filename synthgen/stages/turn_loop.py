@@ -258,7 +258,7 @@ class TurnLoop:
                 # A wrong URL or model, max_tokens over the context: exit 2 before any work.
                 samples = {"teacher": getattr(settings, "single_turn", 0) or 1, "student": settings.attempts}
                 await llm.preflight(settings.llm.wait_ready_s, samples)
-                with SandboxPool(workers=settings.sandbox.workers, allow_unsafe=settings.sandbox.allow_unsafe) as pool:
+                with SandboxPool.from_settings(settings.sandbox) as pool:
                     self._isolation = pool.isolation
                     self.runner = TurnRunner(llm, pool, settings, self.digest)
                     self.progress = LiveProgress(

@@ -80,7 +80,7 @@ class EnvScorer:
                 1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
             )
             try:
-                self._pool = SandboxPool(workers=workers, allow_unsafe=self.sandbox.allow_unsafe)
+                self._pool = SandboxPool.from_settings(self.sandbox, workers)
             except SandboxUnavailable as exc:
                 from synthgen.errors import UserError
 

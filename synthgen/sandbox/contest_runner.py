@@ -1,0 +1,364 @@
+"""A contest-tests job inside the sandbox's child: one process, the program compiled once, a
+sample's tests run in order (standard library only; copied next to zygote.py with child.py).
+
+The semantics are LiveCodeBench's grader's (lcb_runner/evaluation/testing_util.py):
+  * its preamble of imports (`from string import *` ... `from builtins import *`, the modules
+    themselves, a recursion limit of 50000) runs first, in the program's namespace (mode
+    "expr", HumanEval's, runs the program bare: `preamble` false);
+  * mode "stdin": a trailing `if __name__ == '__main__':` is unwrapped, top-level imports are
+    hoisted, everything else becomes the body of one function, called once per test with the
+    test's input on standard input (a real in-memory file on fd 0, so `input()`, `sys.stdin`,
+    `open(0)` and `sys.stdin.buffer` all read it); what it printed (fd 1, an in-memory file
+    per test) is reported; `exit()` ends a test normally, its status ignored;
+  * mode "call": the module runs once; with `class Solution` in the code one `Solution()`
+    instance serves every test, else the module-level function; each test's arguments are a
+    value encoding (a list), the returned value is reported as an encoding (numpy scalars as
+    Python numbers, Fraction exactly);
+  * mode "expr": each test is an expression evaluated in the module's namespace;
+  * int/str conversion up to 50000 digits; threads allowed (new processes are not: seccomp);
+  * each test, and the load, has its own limit: `test_cpu` seconds of CPU time and `test_wall`
+    seconds of wall clock less the time the process waited for a core (the kernel's run-queue
+    delay, /proc/self/schedstat), so a busy machine neither cuts a test nor lets one run
+    longer; the run stops after the first test that did not end "ok".
+Nothing here compares: expected outputs never get here. Records on the result pipe, after the
+child's ["S"]: [index, status, text, error, cpu_s, wall_s] per test that ran (status ok |
+exception | memory | output_too_large | timeout), then ["E"].
+"""
+
+import ast
+import builtins
+import io
+import json
+import math
+import os
+import resource
+import signal
+import struct
+import sys
+import time
+
+import values
+
+_STAR = (
+    "string re datetime collections heapq bisect copy math random statistics itertools functools operator io sys json"
+)
+PREAMBLE = (
+    "".join(f"from {name} import *\n" for name in _STAR.split() + ["builtins", "typing"])
+    + "".join(f"import {name}\n" for name in _STAR.split())
+    + "sys.setrecursionlimit(50000)\n"
+)
+INT_DIGITS = 50000
+_U32 = struct.Struct(">I")
+_END = _U32.pack(5) + b'["E"]'
+_escape = json.encoder.encode_basestring_ascii
+_now = {"index": 0, "cpu": 0.0, "wall": 0.0, "waited": 0.0, "limit": 0.0, "sent": 0, "cap": 0}
+
+
+def _write(data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(3, view) :]
+
+
+def _record(i, status, text, error, cpu, wall):
+    body = '[%d,"%s",%s,%s,%.6f,%.6f]' % (
+        i,
+        status,
+        "null" if text is None else _escape(text),
+        "null" if error is None else _escape(error[:2000]),
+        cpu,
+        wall,
+    )
+    data = body.encode()
+    _now["sent"] += len(data) + 4
+    _write(_U32.pack(len(data)) + data)
+
+
+def _describe(exc):
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+    except BaseException:
+        message = "<unprintable>"
+    line, tb = None, exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<solution>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    text = (f"{name}: {message}" if message else name)[:2000]
+    return text if line is None else f"{text} (line {line})"
+
+
+# ---- limits ---------------------------------------------------------------------------------
+
+
+def _arm(index, limits):
+    """Start test `index`'s clocks: SIGPROF after its CPU time, SIGALRM after its wall clock, and a
+    soft RLIMIT_CPU a second later (SIGXCPU kills even code that never returns to Python)."""
+    cpu_limit, wall_limit, hard = limits
+    _now["index"] = index
+    _now["cpu"] = time.process_time()
+    _now["wall"] = time.monotonic()
+    _now["waited"] = _run_queue_s()
+    _now["limit"] = wall_limit
+    soft = math.ceil(_now["cpu"] + cpu_limit) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (min(soft, hard), hard))
+    signal.setitimer(signal.ITIMER_PROF, cpu_limit)
+    signal.setitimer(signal.ITIMER_REAL, wall_limit)
+
+
+def _disarm():
+    signal.setitimer(signal.ITIMER_PROF, 0)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    return time.process_time() - _now["cpu"], time.monotonic() - _now["wall"]
+
+
+def _run_queue_s():
+    """Seconds this process's main thread has spent runnable but waiting for a core (0 if unknown)."""
+    try:
+        with open("/proc/self/schedstat", "rb") as fh:
+            return int(fh.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _own_wall(wall):
+    """A test's wall clock less its waiting for a core."""
+    return wall - max(0.0, _run_queue_s() - _now["waited"])
+
+
+def _out_of_time(signum, frame):
+    """A test ran past a limit: report it and end the job (the program cannot catch this)."""
+    del frame
+    if signum == signal.SIGALRM:
+        left = _now["limit"] - _own_wall(time.monotonic() - _now["wall"])
+        if left > 0.005:  # part of it was waiting for a core: that time is not the program's
+            signal.setitimer(signal.ITIMER_REAL, left)
+            return
+    cpu, wall = _disarm()
+    what = "CPU-time" if signum == signal.SIGPROF else "wall-clock"
+    _record(_now["index"], "timeout", None, f"{what} limit of the test reached", cpu, wall)
+    _write(_END)
+    os._exit(0)
+
+
+# ---- standard streams -----------------------------------------------------------------------
+
+
+class _Streams:
+    """fd 0 and fd 1 as in-memory files renewed per test, and the text streams over them."""
+
+    def __init__(self, with_stdin):
+        self.out_fd = os.memfd_create("stdout", 0)
+        self.in_fd = os.memfd_create("stdin", 0) if with_stdin else -1
+        if with_stdin:
+            os.dup2(self.in_fd, 0)
+        os.dup2(self.out_fd, 1)
+        self.stdin = self._new_stdin()
+        self.stdout = io.TextIOWrapper(
+            io.BufferedWriter(io.FileIO(1, "wb", closefd=False), 1 << 16), encoding="utf-8", errors="replace"
+        )
+        sys.stdin = sys.__stdin__ = self.stdin
+        sys.stdout = sys.__stdout__ = self.stdout
+
+    @staticmethod
+    def _new_stdin():
+        raw = io.BufferedReader(io.FileIO(0, "rb", closefd=False))
+        # Lines end at "\n" only and "\r" is kept, as the grader's in-memory input has them.
+        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="\n")
+
+    def start(self, text):
+        """Before a test: its input on fd 0, an empty fd 1, the original streams back in place."""
+        if self.in_fd >= 0:
+            os.ftruncate(self.in_fd, 0)
+            data = text.encode("utf-8", "surrogatepass")
+            done = 0
+            while done < len(data):
+                done += os.pwrite(self.in_fd, data[done:], done)
+            os.lseek(self.in_fd, 0, os.SEEK_SET)
+            os.dup2(self.in_fd, 0)
+            try:
+                self.stdin.seek(0)  # drop what an earlier test left in its buffers
+            except (ValueError, OSError):
+                self.stdin = self._new_stdin()  # the program closed it
+        os.ftruncate(self.out_fd, 0)
+        os.lseek(self.out_fd, 0, os.SEEK_SET)
+        os.dup2(self.out_fd, 1)
+        sys.stdin = sys.__stdin__ = self.stdin
+        if sys.stdout is not self.stdout:
+            _flush(sys.stdout)
+        sys.stdout = sys.__stdout__ = self.stdout
+
+    def printed(self, cap):
+        """What the test wrote to fd 1 (None when over `cap` bytes)."""
+        for stream in {id(s): s for s in (sys.stdout, self.stdout, sys.stderr)}.values():
+            _flush(stream)
+        size = os.fstat(self.out_fd).st_size
+        if size > cap:
+            return None
+        return os.pread(self.out_fd, size, 0).decode("utf-8", "replace")
+
+
+def _flush(stream):
+    try:
+        stream.flush()
+    except BaseException:
+        pass
+
+
+# ---- loading the program --------------------------------------------------------------------
+
+
+def _wrapped(code):
+    """LiveCodeBench's shape of a stdin program: imports on top, the rest one function's body."""
+    body = ast.parse(code, "<solution>").body
+    last = body[-1] if body else None
+    if isinstance(last, ast.If) and ast.unparse(last.test).strip() == "__name__ == '__main__'":
+        body = body[:-1] + last.body
+    imports = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    rest = [s for s in body if not isinstance(s, (ast.Import, ast.ImportFrom))] or [ast.Pass()]
+    fields = {"name": "wrapped_function", "body": rest, "decorator_list": [], "returns": None, "type_comment": None}
+    fields["args"] = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+    if "type_params" in ast.FunctionDef._fields:
+        fields["type_params"] = []
+    first, last = rest[0], rest[-1]
+    where = {"lineno": getattr(first, "lineno", 1), "col_offset": 0}
+    where |= {"end_lineno": getattr(last, "end_lineno", where["lineno"]), "end_col_offset": 0}
+    func = ast.FunctionDef(**fields, **where)
+    return ast.fix_missing_locations(ast.Module(body=imports + [func], type_ignores=[]))
+
+
+def _load(job, scope):
+    """Run the module once; return what one test calls with its input."""
+    mode, code = job["mode"], job["code"]
+    tree = _wrapped(code) if mode == "stdin" else ast.parse(code, "<solution>")
+    if job.get("preamble"):
+        _no_future_import(tree)
+        exec(compile(PREAMBLE, "<preamble>", "exec"), scope)
+    exec(compile(tree, "<solution>", "exec"), scope)
+    if mode == "stdin":
+        main = scope["wrapped_function"]
+        return lambda text: _as_script(main)
+    if mode == "expr":
+        return lambda text: eval(compile(text, "<test>", "eval"), scope)
+    owner = scope["Solution"]() if "class Solution" in code else None
+    entry = job["entry"]
+    method = getattr(owner, entry) if owner is not None else scope.get(entry)
+    if method is None:
+        raise NameError(f"the program defines no function {entry!r}")
+    return lambda text: method(*values.decode(text))
+
+
+def _no_future_import(tree):
+    """The grader puts its preamble before the program, so a `from __future__` import is no
+    longer at the start of the file there: the same SyntaxError here."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            raise SyntaxError("from __future__ imports must occur at the beginning of the file")
+
+
+def _as_script(main):
+    try:
+        main()
+    except SystemExit:
+        pass  # exit() ends the program; what it printed is its answer
+
+
+# ---- returned values ------------------------------------------------------------------------
+
+
+def _plain(value, depth=0):
+    """numpy scalars as the Python numbers they equal, inside containers too (what the grader's
+    `==` accepts); anything else is left for values.encode to take or refuse."""
+    t = type(value)
+    if depth > values.MAX_DEPTH:
+        return value
+    if t is list:
+        return [_plain(x, depth + 1) for x in value]
+    if t is tuple:
+        return tuple(_plain(x, depth + 1) for x in value)
+    if t is dict:
+        return {_plain(k, depth + 1): _plain(x, depth + 1) for k, x in value.items()}
+    if t is set or t is frozenset:
+        return t(_plain(x, depth + 1) for x in value)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.generic):
+        return value.item()
+    return value
+
+
+def _encoded(value):
+    try:
+        return values.encode(value)
+    except TypeError:
+        return values.encode(_plain(value))
+
+
+# ---- the run --------------------------------------------------------------------------------
+
+
+def run(job):
+    """Run every test of `job` in order (see the module docstring); the caller writes ["E"]."""
+    sys.set_int_max_str_digits(INT_DIGITS)
+    builtins.exit = builtins.quit = sys.exit  # no `site` in the sandbox: scripts use them
+    mode, tests = job["mode"], job["tests"]
+    limits = (float(job["test_cpu"]), float(job["test_wall"]), resource.getrlimit(resource.RLIMIT_CPU)[1])
+    cap, _now["cap"] = job["val_cap"], job["res_cap"] - 4096
+    streams = _Streams(mode == "stdin")
+    signal.signal(signal.SIGPROF, _out_of_time)
+    signal.signal(signal.SIGALRM, _out_of_time)
+    scope = {"__name__": "solution", "__builtins__": builtins}
+    _arm(0, limits)
+    try:
+        test = _load(job, scope)
+    except MemoryError:
+        cpu, wall = _disarm()
+        return _record(0, "memory", None, "MemoryError while loading the program", cpu, wall)
+    except BaseException as exc:
+        cpu, wall = _disarm()
+        error = "while loading the program: " + _describe(exc)
+        del exc
+        return _record(0, "exception", None, error, cpu, wall)
+    _disarm()
+    for i, text in enumerate(tests):
+        streams.start(text if mode == "stdin" else "")
+        status, value, error = "ok", None, None
+        _arm(i, limits)
+        try:
+            value = test(text)
+        except MemoryError:
+            status, error = "memory", "MemoryError"
+        except BaseException as exc:
+            status, error = "exception", _describe(exc)
+            del exc
+        cpu, wall = _disarm()
+        if status == "ok" and (cpu > limits[0] or _own_wall(wall) > limits[1]):  # it stopped our clocks
+            status, error = "timeout", "time limit of the test reached"
+        out = None
+        if status == "ok":
+            status, out, error = _answer(mode, value, streams, cap)
+        del value
+        if status == "ok" and _now["sent"] + len(out or "") > _now["cap"]:
+            status, out, error = "output_too_large", None, "the tests' answers together are over the size limit"
+        _record(i, status, out, error, cpu, wall)
+        if status != "ok":
+            return None
+    return None
+
+
+def _answer(mode, value, streams, cap):
+    """(status, text, error) of a test that returned: its stdout, or its value's encoding."""
+    printed = streams.printed(cap)
+    if mode == "stdin":
+        if printed is None:
+            return "output_too_large", None, f"printed over {cap} bytes"
+        return "ok", printed, None
+    try:
+        text = _encoded(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        if mode == "expr":
+            return "ok", None, None  # only its completing counts
+        return "exception", None, f"the returned value cannot be reported: {exc}"
+    if len(text) > cap:
+        return "output_too_large", None, f"the value's encoding is {len(text)} bytes; the limit is {cap}"
+    return "ok", text, None

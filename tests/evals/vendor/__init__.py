@@ -1,0 +1,1 @@
+"""Code vendored for tests (each folder says where it comes from and under which licence)."""

@@ -1,0 +1,50 @@
+"""Contest-tests jobs (synthgen.sandbox.contest_job): one process for a sample's tests, in order,
+stopping at the first failure; each test's own limits hold even against a program that tries to
+switch them off; the answers are reported, never judged, inside the sandbox."""
+
+from __future__ import annotations
+
+from synthgen.sandbox import Status, contest_job, values
+
+
+def run(pool, code, tests, mode="stdin", entry="", limit=1.0):
+    job = contest_job(code, tests, mode=mode, entry=entry, test_timeout_s=limit, memory_mb=256)
+    result = pool.run_sync(job)
+    assert not result.infra, result.calls
+    return result.calls
+
+
+def test_tests_share_one_process_and_one_instance(pool):
+    code = (
+        "class Solution:\n    def __init__(self):\n        self.n = 0\n"
+        "    def f(self, x):\n        self.n += x\n        return self.n\n"
+    )
+    calls = run(pool, code, [values.encode([1]), values.encode([2]), values.encode([3])], mode="call", entry="f")
+    assert [c.encoded for c in calls] == ["1", "3", "6"]
+
+
+def test_the_run_stops_at_the_first_failure(pool):
+    code = "n = int(input())\nprint(10 // n)\n"
+    calls = run(pool, code, ["5\n", "0\n", "2\n"])
+    assert [c.status for c in calls] == [Status.OK, Status.EXCEPTION] and calls[0].value == "2\n"
+    assert "ZeroDivisionError" in calls[1].error
+
+
+def test_limits_hold_when_the_program_switches_the_timers_off(pool):
+    code = (
+        "import signal\nsignal.setitimer(signal.ITIMER_PROF, 0)\n"
+        "signal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n"
+    )
+    calls = run(pool, code, ["", ""], limit=0.5)
+    assert [c.status for c in calls] == [Status.TIMEOUT]  # RLIMIT_CPU ends it a second later
+
+
+def test_a_sleeper_is_cut_by_the_wall_clock(pool):
+    calls = run(pool, "import time\ntime.sleep(60)\n", [""], limit=0.3)
+    assert calls[0].status is Status.TIMEOUT and "wall-clock" in calls[0].error and calls[0].cpu_s < 0.3
+
+
+def test_each_test_reads_its_own_input_and_prints_its_own_output(pool):
+    code = "import sys\nprint(sys.stdin.read().upper(), end='')\n"
+    calls = run(pool, code, ["a\n", "b\n", "c\n"])
+    assert [c.value for c in calls] == ["A\n", "B\n", "C\n"]
