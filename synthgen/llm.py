@@ -358,9 +358,7 @@ class LLMClient:
             f"lower --{label}-max-tokens"
         )
 
-    async def _attempt(
-        self, role: str, settings: RoleSettings, body: dict, n: int, retry: bool, priority, taken=None
-    ):
+    async def _attempt(self, role: str, settings: RoleSettings, body: dict, n: int, retry: bool, priority, taken=None):
         """One HTTP try within a slot (`taken`: see `_slot`): (completions, prompt tokens,
         completion tokens, latency)."""
         usage = self.usage.role(role)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from synthgen.config.base import cli
+from synthgen.config.base import Section, cli
 
 
-class MutationSettings(BaseModel):
+class MutationSettings(Section):
     """Mutants of the teacher's f (and simple baselines) run on each valid problem's inputs, in the sandbox."""
 
     model_config = ConfigDict(extra="forbid")

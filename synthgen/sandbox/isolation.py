@@ -40,7 +40,8 @@ PROBE_TIMEOUT_S = 30.0
 _HERE = Path(__file__).resolve().parent
 _log = logging.getLogger("synthgen.sandbox")
 _probe_cache: dict[tuple, None] = {}  # levels that worked in this process
-SANDBOX_MODULES = ("zygote.py", "template.py", "child.py", "contest_runner.py", "values.py")  # what the zygote's folder holds
+# What the zygote's folder holds (the zygote first: the rest are imported, so compiled beforehand).
+SANDBOX_MODULES = ("zygote.py", "template.py", "child.py", "contest_runner.py", "values.py")
 
 
 class SandboxUnavailable(UserError, RuntimeError):
