@@ -85,6 +85,13 @@ FIELD_TEXT: dict[str, str] = {
     "mutants": "mutants and baselines scored",
     "mutants_caught": "mutants and baselines the inputs caught",
     "surviving_mutants": "kinds of the near misses that passed (arithmetic, comparison, boundary, constant, ...)",
+    # `synthgen calibrate`: the measurement a re-measured pass rate replaced (empty otherwise).
+    "prior_pass_rate": "the pass rate before `synthgen calibrate` re-measured it with another student",
+    "prior_pass_rate_low": "lower end of the prior pass rate's 95% Wilson interval",
+    "prior_pass_rate_high": "upper end of the prior pass rate's 95% Wilson interval",
+    "prior_student_model": "the student that measured the prior pass rate",
+    "prior_measured_by": "the measured_by id of the prior pass rate",
+    "prior_difficulty": "the bin the problem was in before calibration",
 }
 
 _SIZES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
