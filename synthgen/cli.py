@@ -16,7 +16,16 @@ import typer
 from synthgen import __version__
 from synthgen.cli_flags import AppState
 from synthgen.commands import register_all
-from synthgen.errors import EXIT_BAD_INPUT, EXIT_INFRA, InfraIncomplete, Interrupted, UserError, stop_on_sigterm
+from synthgen.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INFRA,
+    InfraIncomplete,
+    Interrupted,
+    OutOfSpace,
+    UserError,
+    is_out_of_space,
+    stop_on_sigterm,
+)
 
 app = typer.Typer(
     name="synthgen",
@@ -87,7 +96,8 @@ def run_guarded(app: typer.Typer, argv: list[str] | None) -> int:
         print(f"synthgen: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except InfraIncomplete as exc:
-        print(f"synthgen: incomplete: {exc}", file=sys.stderr)
+        name = _command_name(argv) if isinstance(exc, OutOfSpace) else ""
+        print(f"synthgen: incomplete: {name + ': ' if name else ''}{exc}", file=sys.stderr)
         return EXIT_INFRA
     except Interrupted as exc:
         print(f"synthgen: {exc}", file=sys.stderr)
@@ -104,7 +114,11 @@ def run_guarded(app: typer.Typer, argv: list[str] | None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception:
+    except Exception as exc:
+        if is_out_of_space(exc):  # a full disk anywhere else (SQLite, a library's own files): infrastructure
+            print(f"synthgen: incomplete: {_command_name(argv)}: {OutOfSpace(_written(exc), exc)}", file=sys.stderr)
+            return EXIT_INFRA
+
         import traceback
 
         traceback.print_exc()
@@ -113,10 +127,39 @@ def run_guarded(app: typer.Typer, argv: list[str] | None) -> int:
     return rc if isinstance(rc, int) else 0
 
 
+def _command_name(argv: list[str] | None) -> str:
+    """The command a command line runs (`generate`), for messages that have no other context."""
+    names = set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    return next((a for a in (sys.argv[1:] if argv is None else argv) if a in names), "")
+
+
+def _written(exc: BaseException) -> str:
+    """The file a failed write named, where the error says (SQLite's does not)."""
+    return str(getattr(exc, "filename", None) or "a file")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the app with one-line errors instead of tracebacks."""
     stop_on_sigterm()
-    sys.exit(run_guarded(app, argv))
+    rc = run_guarded(app, argv)
+    if rc > 128:  # stopped by a signal, everything saved: leave now, not after tearing down every object
+        _exit_now(rc)
+    sys.exit(rc)
+
+
+def _exit_now(rc: int) -> None:
+    """Exit without the interpreter's teardown, which frees a big run's objects one by one (tens of
+    seconds on a busy machine, past a preemption's grace period). Streams and logs are flushed first."""
+    import logging
+    import os
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(rc)
 
 
 if __name__ == "__main__":

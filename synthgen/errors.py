@@ -2,9 +2,9 @@
 
 - UserError: bad input (paths, config, flags, data): one line on stderr, exit code 2.
 - InfraIncomplete: the work ran, but some of it failed on infrastructure (an LLM server that was
-  down, a sandbox that crashed). What succeeded is saved, nothing is marked finished, and a re-run
-  retries exactly the failed part: one line on stderr, exit code 3, so that a Slurm dependency
-  (`afterok`) does not start the next stage on incomplete data.
+  down, a sandbox that crashed, a full disk: `OutOfSpace`). What succeeded is saved, nothing is
+  marked finished, and a re-run retries exactly the failed part: one line on stderr, exit code 3,
+  so that a Slurm dependency (`afterok`) does not start the next stage on incomplete data.
 - Interrupted: SIGTERM (Slurm preemption) or Ctrl+C stopped the work after saving what was done;
   exit code 128 + the signal number, as a shell reports it. `stop_on_sigterm` makes SIGTERM
   raise it anywhere in the main thread (the CLI installs it first thing), so that a signal before
@@ -22,6 +22,29 @@ class UserError(Exception):
 
 class InfraIncomplete(Exception):
     """Work left unfinished by infrastructure failures; a re-run retries it (exit code 3)."""
+
+
+class OutOfSpace(InfraIncomplete):
+    """The disk (or quota) filled up while writing `path`: infrastructure, exit 3. Files are written
+    atomically and markers last, so nothing half-written is kept and nothing more is marked finished."""
+
+    def __init__(self, path, cause: BaseException | str = ""):
+        why = str(cause).strip().splitlines()[0] if str(cause).strip() else "no space left on the device"
+        super().__init__(
+            f"out of space writing {path} ({why}); nothing more was marked finished: free space and re-run"
+        )
+        self.path = path
+
+
+def is_out_of_space(exc: BaseException) -> bool:
+    """A full disk or quota, as the OS, pyarrow (an OSError naming errno 28) or SQLite reports it."""
+    import errno
+    import sqlite3
+
+    if isinstance(exc, OSError):
+        text = str(exc).lower()
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT) or "no space left" in text or "quota exceeded" in text
+    return isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc).lower()
 
 
 class Interrupted(Exception):

@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 from synthgen import __version__
 from synthgen import record_checks as checks
-from synthgen.errors import UserError
+from synthgen.errors import OutOfSpace, UserError, is_out_of_space
 from synthgen.records import SCHEMA_VERSION
 from synthgen.stage_lock import exclusive
 from synthgen.stage_status import StageStatus, require, survey
@@ -105,6 +105,10 @@ def write_parquet_atomic(path: Path, table: pa.Table, metadata: dict[str, str] |
         _fsync(tmp)
         os.replace(tmp, path)
         _fsync_dir(path.parent)
+    except OSError as exc:
+        if is_out_of_space(exc):
+            raise OutOfSpace(path, exc) from None
+        raise
     finally:
         tmp.unlink(missing_ok=True)
     return path
@@ -121,6 +125,10 @@ def write_text_atomic(path: Path, text: str) -> Path:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
         _fsync_dir(path.parent)
+    except OSError as exc:
+        if is_out_of_space(exc):
+            raise OutOfSpace(path, exc) from None
+        raise
     finally:
         tmp.unlink(missing_ok=True)
     return path

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from synthgen.errors import UserError
+from synthgen.errors import OutOfSpace, UserError, is_out_of_space
 
 # Locks this process holds, by path, with a depth: taking one again inside itself is allowed
 # (flock would refuse it, since a second open() is a second open file).
@@ -71,6 +71,8 @@ def _acquire(path: Path, what: str, where: Path | str) -> int | None:
     except NotADirectoryError:
         raise UserError(f"cannot lock {path}: a path above it is a file, not a folder") from None
     except OSError as exc:
+        if is_out_of_space(exc):
+            raise OutOfSpace(path, exc) from None
         raise UserError(f"cannot create the lock file {path}: {exc.strerror}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -90,8 +92,14 @@ def _acquire(path: Path, what: str, where: Path | str) -> int | None:
         os.close(fd)
         raise
     record = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S")}
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
+    except OSError as exc:
+        _release(fd)
+        if is_out_of_space(exc):  # the stage could write nothing either: stop before any work
+            raise OutOfSpace(path, exc) from None
+        raise
     return fd
 
 

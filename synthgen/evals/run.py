@@ -30,6 +30,7 @@ from synthgen import records
 from synthgen.errors import InfraIncomplete, UserError
 from synthgen.evals.items import EvalItem, choose
 from synthgen.evals.serving import Target, served, targets
+from synthgen.paths import output_folder
 from synthgen.shards import StageDir, file_metadata
 
 PROGRESS_S = 10.0
@@ -76,7 +77,7 @@ def run(settings, force: bool = False) -> None:
     from synthgen.evals.summary import report
     from synthgen.sandbox import SandboxPool, SandboxUnavailable
 
-    out = settings.output_dir()
+    out = output_folder(settings.output_dir(), "--output" if settings.output else "--run-dir")
     shard = StageDir.shard_name(settings.shard, settings.num_shards)
     todo = targets(settings)
     try:

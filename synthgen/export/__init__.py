@@ -28,6 +28,7 @@ from synthgen.export import tables
 from synthgen.export.card import CardFacts, card
 from synthgen.export.lineage import lineage_summary
 from synthgen.measurement import evidence, mutation_summary
+from synthgen.paths import output_folder
 from synthgen.run_info import REASON_TEXT, bins_of, check_run_dir, filter_reasons, is_scripted, models, read_json
 from synthgen.run_info import stages as stage_infos
 from synthgen.shards import StageDir, file_metadata, write_text_atomic
@@ -46,9 +47,7 @@ def require_libraries() -> None:
 
 def check_out(out: Path, run_dir: Path) -> Path:
     """OUT may be new, empty, or an earlier export; never the run itself or a folder above it."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{out} is a file, not a folder")
+    out = output_folder(out, "export OUT")
     resolved, run = out.resolve(), run_dir.resolve()
     if run == resolved or run.is_relative_to(resolved):
         raise UserError(f"{out} holds the run directory {run_dir}; export to a folder of its own")

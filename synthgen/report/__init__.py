@@ -22,6 +22,7 @@ from rich.console import Console
 from synthgen import __version__
 from synthgen.config.report import ReportSettings
 from synthgen.errors import UserError
+from synthgen.paths import output_file
 from synthgen.report import plots
 from synthgen.report.data import ReportData, collect_report
 from synthgen.run_info import REASON_TEXT, STAGES
@@ -40,10 +41,10 @@ def run(settings: ReportSettings, console: Console | None = None) -> Path:
         import matplotlib  # noqa: F401 (checked before any reading; the plots import it when drawing)
     except ImportError:
         raise UserError("synthgen report needs matplotlib: pip install 'synthgen[plot]'") from None
+    if settings.output:
+        output_file(settings.output, "--output")  # before any reading
     data = collect_report(settings)
-    output = Path(settings.output) if settings.output else data.run_dir / "report.html"
-    if output.is_dir():
-        raise UserError(f"--output {output} is a folder; name the HTML file to write")
+    output = output_file(Path(settings.output) if settings.output else data.run_dir / "report.html", "--output")
     html = render(data)
     write_text_atomic(output, html)
     console.print(f"report: {output} ({len(html.encode()) / 1024:.0f} KiB); open it in a browser")

@@ -35,6 +35,7 @@ from rich.table import Table
 from synthgen.config.bin import Bin, BinSettings
 from synthgen.errors import UserError
 from synthgen.measurement import INTERVAL_COLUMNS, describe, measurements, with_intervals
+from synthgen.paths import output_folder
 from synthgen.record_checks import BINNED_SPEC
 from synthgen.shards import StageDir, file_metadata, write_parquet_atomic, write_text_atomic
 from synthgen.stages.readiness import read_input
@@ -224,6 +225,7 @@ def run(
     console = console or Console(stderr=True, soft_wrap=True)
     out_console = out_console or Console(soft_wrap=True)
     bins = settings.resolved()
+    output_folder(settings.run_dir, "--run-dir")
     if plot_path is not None:
         pyplot()  # fail before any work when matplotlib is missing
     found = read_input(settings, "filter", console, STAGE, hint=", or pass --input-dir")

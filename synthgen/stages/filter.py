@@ -44,6 +44,7 @@ from rich.console import Console
 from synthgen.config.filter import FilterSettings
 from synthgen.envs import reasons as R
 from synthgen.errors import UserError
+from synthgen.paths import output_folder
 from synthgen.records import PROBLEMS, REJECTS_EXTRA, with_fields
 from synthgen.shards import StageDir, file_metadata, write_text_atomic
 from synthgen.stages.readiness import read_input
@@ -316,6 +317,7 @@ def _write_parts(stage: StageDir, shard: str, table: pa.Table, rows_per_part: in
 
 def run(settings: FilterSettings, *, force: bool = False, console: Console | None = None) -> dict:
     console = console or Console(stderr=True, soft_wrap=True)
+    output_folder(settings.run_dir, "--run-dir")
     found = read_input(settings, "generate", console, STAGE, hint=", or pass --input-dir")
     stage = StageDir.of(settings.run_dir, STAGE)
     digest = settings.settings_hash()

@@ -24,6 +24,7 @@ from synthgen import records
 from synthgen.envs.problem import Problem
 from synthgen.errors import UserError
 from synthgen.evals.data import read_local
+from synthgen.paths import output_folder
 from synthgen.shards import StageDir, file_metadata, write_text_atomic
 from synthgen.stages import import_formats as formats
 
@@ -160,6 +161,7 @@ async def _import(settings, rows: list[dict], name: str, digest: str):
 
 def run(settings, force: bool = False) -> None:
     del force  # the output is always rebuilt whole
+    output_folder(settings.output_dir(), "--output" if settings.output else "--run-dir")
     files = input_files(settings.paths)
     rows = read_local(files)
     if settings.max_problems is not None:

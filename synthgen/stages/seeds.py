@@ -24,6 +24,7 @@ from rich.console import Console
 
 from synthgen.config.seeds import SeedsSettings
 from synthgen.errors import UserError
+from synthgen.paths import output_folder
 from synthgen.records import SEEDS, seed_id, table_from_rows
 from synthgen.shards import StageDir, file_metadata
 from synthgen.stages import seed_sources
@@ -161,6 +162,7 @@ def to_row(sid: str, window: Window, source: str) -> dict:
 
 def run(settings: SeedsSettings, *, force: bool = False, console: Console | None = None) -> StageDir:
     console = console or Console(stderr=True)
+    output_folder(settings.run_dir, "--run-dir")
     stage = StageDir.of(settings.run_dir, STAGE)
     shard = stage.shard_name(settings.shard, settings.num_shards)
     digest = settings.settings_hash()

@@ -51,7 +51,8 @@ import polars as pl
 from rich.console import Console
 
 from synthgen import errors
-from synthgen.errors import InfraIncomplete
+from synthgen.errors import InfraIncomplete, is_out_of_space
+from synthgen.paths import output_folder
 from synthgen.records import PROBLEMS
 from synthgen.shards import StageDir
 from synthgen.stages.readiness import check_finished
@@ -142,6 +143,7 @@ class TurnLoop:
         self.runner: TurnRunner | None = None
         self.progress: LiveProgress | None = None
         self.writer: ShardWriter | None = None
+        self._active: set[asyncio.Task] = set()  # the units running now
 
     # -- what a stage calls from run_unit -----------------------------------------------------
     async def turn(self, req: TurnRequest, completion=None) -> TurnOutcome | None:
@@ -177,6 +179,7 @@ class TurnLoop:
         return asyncio.run(self.run_async())
 
     async def run_async(self) -> StageDir:
+        output_folder(self.settings.run_dir, "--run-dir")
         done_dir = self.stage.finished_dir()
         with done_dir.lock(self.shard):  # one writer per shard: a second process gets exit 2
             return await self._run_locked(done_dir)
@@ -242,39 +245,19 @@ class TurnLoop:
 
     async def _run_plan(self, plan: Plan) -> list[int]:
         """Run the plan's units; returns the stop signals caught (empty when it ran to the end)."""
-        from synthgen.llm import LLMClient
-        from synthgen.sandbox import SandboxPool
-
         settings = self.settings
         stop = asyncio.Event()
         caught: list[int] = []
-        handled = _catch_signals(stop, caught)
+        handled = _catch_signals(stop, caught, self._cancel_units)
         cache = Path(settings.run_dir) / "cache" / f"{self.stage.name}-{self.shard}.sqlite"
         self._isolation, self._usage, self._usage_line = None, {}, ""
         self._sandbox_s = (None, None)
         try:
-            say = lambda line: self.console.print(line, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
-            async with LLMClient.from_settings(settings, cache_path=cache, notify=say) as llm:
-                # A wrong URL or model, max_tokens over the context: exit 2 before any work.
-                samples = {"teacher": getattr(settings, "single_turn", 0) or 1, "student": settings.attempts}
-                await llm.preflight(settings.llm.wait_ready_s, samples)
-                with SandboxPool.from_settings(settings.sandbox) as pool:
-                    self._isolation = pool.isolation
-                    self.runner = TurnRunner(llm, pool, settings, self.digest)
-                    self.progress = LiveProgress(
-                        self.stats,
-                        llm,
-                        self.console,
-                        label=self.stage.name,
-                        total=self.writer.written + plan.turns_todo,
-                        completed=self.writer.written,
-                        enabled=settings.progress,
-                        every_s=settings.progress_every_s,
-                    )
-                    with self.progress:
-                        await self._keep_running(iter(plan.items), settings.active_bound(), stop)
-                    self._sandbox_s = (round(pool.busy_seconds(), 3), round(self.runner.mutation_sandbox_s, 3))
-                self._usage, self._usage_line = llm.usage.as_dict(), llm.usage.summary()
+            await self._serve(plan, cache, stop)
+        except Exception as exc:
+            if is_out_of_space(exc) and not isinstance(exc, errors.OutOfSpace):  # the request cache (SQLite)
+                raise errors.OutOfSpace(cache, exc) from None
+            raise
         finally:
             for signum, previous in handled.items():
                 asyncio.get_running_loop().remove_signal_handler(signum)
@@ -282,13 +265,42 @@ class TurnLoop:
             self.writer.flush()  # finished rows reach disk on any exit, a bug included
         return caught
 
+    async def _serve(self, plan: Plan, cache: Path, stop: asyncio.Event) -> None:
+        """Open the LLM client (its request cache) and the sandbox, and run the plan's units."""
+        from synthgen.llm import LLMClient
+        from synthgen.sandbox import SandboxPool
+
+        settings = self.settings
+        say = lambda line: self.console.print(line, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
+        async with LLMClient.from_settings(settings, cache_path=cache, notify=say) as llm:
+            # A wrong URL or model, max_tokens over the context: exit 2 before any work.
+            samples = {"teacher": getattr(settings, "single_turn", 0) or 1, "student": settings.attempts}
+            await llm.preflight(settings.llm.wait_ready_s, samples)
+            with SandboxPool.from_settings(settings.sandbox) as pool:
+                self._isolation = pool.isolation
+                self.runner = TurnRunner(llm, pool, settings, self.digest)
+                self.progress = LiveProgress(
+                    self.stats,
+                    llm,
+                    self.console,
+                    label=self.stage.name,
+                    total=self.writer.written + plan.turns_todo,
+                    completed=self.writer.written,
+                    enabled=settings.progress,
+                    every_s=settings.progress_every_s,
+                )
+                with self.progress:
+                    await self._keep_running(iter(plan.items), settings.active_bound(), stop)
+                self._sandbox_s = (round(pool.busy_seconds(), 3), round(self.runner.mutation_sandbox_s, 3))
+            self._usage, self._usage_line = llm.usage.as_dict(), llm.usage.summary()
+
     async def _keep_running(self, pending, max_active: int, stop: asyncio.Event) -> None:
         """Keep up to `max_active` units running; start no new one once `stop` is set.
 
         Finished units report through a queue (not `asyncio.wait` over all of them), so a loop
         over thousands of units costs the same per unit as one over a few."""
         finished: asyncio.Queue[asyncio.Task] = asyncio.Queue()
-        active: set[asyncio.Task] = set()
+        active = self._active
         stopper = asyncio.create_task(stop.wait())
         stopper.add_done_callback(finished.put_nowait)
         exhausted = False
@@ -313,7 +325,8 @@ class TurnLoop:
                 for task in done:
                     if task is not stopper:
                         active.discard(task)
-                        task.result()  # a bug in one unit should fail the run loudly, not vanish
+                        if not task.cancelled():  # (a signal cancels the units at once)
+                            task.result()  # a bug in one unit should fail the run loudly, not vanish
                 self.progress.refresh()
                 if stop.is_set():
                     for task in active:
@@ -322,6 +335,12 @@ class TurnLoop:
                     return
         finally:
             stopper.cancel()
+
+    def _cancel_units(self) -> None:
+        """Stop every running unit now (a signal): on a busy loop, waiting for `_keep_running` to
+        notice the stop would let thousands of units keep working for many loop iterations."""
+        for task in self._active:
+            task.cancel()
 
     async def _unit(self, item: Any) -> None:
         failed = [False]
@@ -357,14 +376,15 @@ def read_rows(parts: list[Path], columns: list[str]) -> pl.DataFrame | None:
     return pl.concat([pl.read_parquet(part, columns=columns) for part in parts], how="vertical_relaxed")
 
 
-def _catch_signals(stop: asyncio.Event, caught: list[int]) -> dict[int, Any]:
-    """SIGTERM/SIGINT set `stop` instead of killing the process; returns the signals handled,
-    each with the handler it had before."""
+def _catch_signals(stop: asyncio.Event, caught: list[int], cancel) -> dict[int, Any]:
+    """SIGTERM/SIGINT set `stop` and `cancel()` the running work instead of killing the process;
+    returns the signals handled, each with the handler it had before."""
     loop = asyncio.get_running_loop()
 
     def on_signal(signum: int) -> None:
         caught.append(signum)
         stop.set()
+        cancel()
 
     handled = {}
     for signum in STOP_SIGNALS:

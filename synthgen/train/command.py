@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 from synthgen.errors import UserError
+from synthgen.paths import output_folder
 
 
 def run(settings, show_schedule: str | None, make_tiny_model: Path | None, dry_run: bool) -> None:
@@ -22,6 +23,12 @@ def run(settings, show_schedule: str | None, make_tiny_model: Path | None, dry_r
 
         print(describe_schedule(show_schedule, settings.max_steps))
         return
+    if make_tiny_model is not None:
+        output_folder(make_tiny_model, "--make-tiny-model")
+    else:
+        from synthgen.train.run import output_dir
+
+        output_folder(output_dir(settings), "--output" if settings.output else "--run-dir")
     from synthgen.train.preflight import require_train_extra
 
     require_train_extra()
