@@ -63,7 +63,8 @@ COMMANDS = [
         "synthgen.stages.chain:run",
         aliases=[BASE_URL],
         extras=[FORCE],
-        help="Build hard -> medium -> easy chains from the hard bin, each step checked by the student.",
+        help="Build hard -> medium -> easy chains from kept problems in --start-band (default 0.05-0.16), "
+        "each step checked by the student.",
     ),
     SettingsCommand(
         "stats",

@@ -1,0 +1,77 @@
+"""`train --data RUN/filter`: the filter's kept set as one split, the paper's "all synthetic" set."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from grpo_worker import fake_prompt
+from train_helpers import write_generated
+
+from synthgen.shards import StageDir
+from synthgen.train.data import KEPT_SPLIT, bin_counts, load_problem_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def filtered(tmp_path_factory):
+    from synthgen.cli import app, run_guarded
+
+    run_dir = tmp_path_factory.mktemp("filtered")
+    write_generated(run_dir)
+    assert run_guarded(app, ["filter", "--run-dir", str(run_dir), "--no-dedup"]) == 0
+    return run_dir
+
+
+def test_a_filter_folder_is_one_split_of_every_kept_problem(filtered):
+    kept = StageDir.of(filtered, "filter").read()
+    rows = load_problem_rows([filtered / "filter"])
+    assert bin_counts(rows) == {KEPT_SPLIT: kept.height} and kept.height == 7
+    assert {r["problem_id"] for r in rows} == set(kept["problem_id"])
+    # 1-3 of 32 solved: kept by the filter, below every broad bin, and in the training set.
+    assert sum(r["pass_rate"] < 0.10 for r in rows) == 3
+    # The rejects beside the kept rows never train.
+    assert not {r["problem_id"] for r in rows} & set(StageDir.of(filtered, "filter/rejects").read()["problem_id"])
+
+
+def test_an_unfinished_filter_folder_is_refused(filtered, tmp_path, cli):
+    import shutil
+
+    from synthgen.errors import UserError
+
+    copy = tmp_path / "run"
+    shutil.copytree(filtered, copy)
+    (copy / "filter" / "kept.done").unlink()
+    with pytest.raises(UserError, match="not finished|no finished"):
+        load_problem_rows([copy / "filter"])
+
+
+@pytest.mark.slow
+@pytest.mark.train
+def test_grpo_trains_on_every_kept_problem(filtered, tiny_model, tmp_path):
+    pytest.importorskip("trl")
+    from synthgen.config.train import TrainSettings
+    from synthgen.train.run import run
+
+    drawn: list[str] = []
+
+    def scorer(rows, completions, truncated):
+        drawn.extend(r["problem_id"] for r in rows)
+        assert {r["difficulty"] for r in rows} == {KEPT_SPLIT}
+        return [float(i % 2) for i in range(len(rows))]
+
+    out = tmp_path / "out"
+    settings = TrainSettings(
+        data=[str(filtered / "filter")],
+        model=str(tiny_model),
+        output=str(out),
+        recipe=str(ROOT / "recipes" / "tiny-cpu.yaml"),
+        max_steps=4,
+    )
+    run(settings, scorer=scorer, prompt_fn=fake_prompt)
+    kept = set(StageDir.of(filtered, "filter").read()["problem_id"])
+    summary = json.loads((out / "train_summary.json").read_text())
+    assert summary["bins"] == {KEPT_SPLIT: len(kept)}
+    assert set(drawn) <= kept and len(set(drawn)) > 1
