@@ -41,6 +41,7 @@ SECTIONS: frozenset[str] = frozenset(
         "sandbox",
         "prompts",
         "serve",
+        "match",
     }
 )
 

@@ -110,6 +110,11 @@ def load_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
     linked problems with their chain level (easy/medium/hard) as difficulty, for the soft and
     hard curricula. The same problem in two folders is kept once.
     """
+    return scorable(read_problem_rows(dirs), dirs, KEEP)
+
+
+def read_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """Every row of the folders with all its columns and a `difficulty`, before any is left out."""
     raw: list[dict[str, Any]] = []
     for d in dirs:
         d = Path(d)
@@ -123,6 +128,12 @@ def load_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
             raw.extend(_folder_rows(d))
         else:
             raise UserError(f"training data not found: {d}")
+    return raw
+
+
+def scorable(raw: list[dict[str, Any]], dirs: Sequence[str | Path], keep: Sequence[str] | None) -> list[dict[str, Any]]:
+    """The rows that can be scored (valid, with gold outputs), each problem once, sorted by problem id;
+    `keep` names the columns kept (None: all)."""
     rows: dict[str, dict[str, Any]] = {}
     skipped: dict[str, int] = {}
     for row in raw:
@@ -140,7 +151,7 @@ def load_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
         if why:
             skipped[why] = skipped.get(why, 0) + 1
             continue
-        rows[row["problem_id"]] = {k: row.get(k) for k in KEEP}
+        rows[row["problem_id"]] = row if keep is None else {k: row.get(k) for k in keep}
     if skipped:
         log.info("training data: skipped %s", ", ".join(f"{n} {why}" for why, n in sorted(skipped.items())))
     if not rows:
