@@ -138,6 +138,7 @@ class TrainSettings(RunSettings):
             "use_vllm",
             "vllm_mode",
             "vllm_server_base_url",
+            "save_completions",
         }
     )
 
@@ -178,6 +179,11 @@ class TrainSettings(RunSettings):
         "llama3.1-8b-instruct, qwen2.5-32b-base, tiny-cpu, ...) or a YAML file",
     )
     seed: int = Field(0, description="seeds the curriculum draws and TRL")
+    save_completions: Literal["none", "solved", "all"] = Field(
+        "none",
+        description="write each round's training completions with their rewards to OUTPUT/completions/: "
+        "solved (reward 1, what `synthgen seeds completions OUTPUT` reads) or all",
+    )
     num_generations: int | None = Field(None, ge=2, le=1024, description="G, completions per prompt (the paper: 8)")
     per_device_train_batch_size: int | None = Field(
         None, ge=1, description="completions per device per step", json_schema_extra=cli("--per-device-batch")

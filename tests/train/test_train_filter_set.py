@@ -50,15 +50,17 @@ def test_an_unfinished_filter_folder_is_refused(filtered, tmp_path, cli):
 
 @pytest.mark.slow
 @pytest.mark.train
-def test_grpo_trains_on_every_kept_problem(filtered, tiny_model, tmp_path):
+def test_grpo_trains_on_every_kept_problem_and_logs_its_solved_completions(filtered, tiny_model, tmp_path):
     pytest.importorskip("trl")
     from synthgen.config.train import TrainSettings
     from synthgen.train.run import run
 
     drawn: list[str] = []
+    solved: list[tuple[str, str]] = []
 
     def scorer(rows, completions, truncated):
         drawn.extend(r["problem_id"] for r in rows)
+        solved.extend((r["problem_id"], c) for i, (r, c) in enumerate(zip(rows, completions)) if i % 2)
         assert {r["difficulty"] for r in rows} == {KEPT_SPLIT}
         return [float(i % 2) for i in range(len(rows))]
 
@@ -69,9 +71,17 @@ def test_grpo_trains_on_every_kept_problem(filtered, tiny_model, tmp_path):
         output=str(out),
         recipe=str(ROOT / "recipes" / "tiny-cpu.yaml"),
         max_steps=4,
+        save_completions="solved",
     )
     run(settings, scorer=scorer, prompt_fn=fake_prompt)
     kept = set(StageDir.of(filtered, "filter").read()["problem_id"])
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["bins"] == {KEPT_SPLIT: len(kept)}
     assert set(drawn) <= kept and len(set(drawn)) > 1
+    # Every solved completion (reward 1) is logged with its problem and reward, per round.
+    import polars as pl
+
+    logged = pl.read_parquet(out / "completions" / "*.parquet")
+    assert (logged["reward"] == 1.0).all() and set(logged["difficulty"]) == {KEPT_SPLIT}
+    assert sorted(zip(logged["problem_id"], logged["completion"])) == sorted(solved)
+    assert sorted(set(logged["round"])) == [0, 1, 2, 3]
