@@ -118,6 +118,19 @@ CHAIN_LINKS = pa.schema(
     ]
 )
 
+# `train --save-completions`: one row per kept training completion (synthgen.train.completions).
+COMPLETIONS = pa.schema(
+    [
+        pa.field("round", pa.int32(), nullable=False),  # generation round
+        pa.field("step", pa.int32(), nullable=False),  # optimizer step the round trains
+        pa.field("problem_id", pa.string()),
+        pa.field("env", pa.string()),
+        pa.field("difficulty", pa.string()),  # the problem's split
+        pa.field("completion", pa.string(), nullable=False),
+        pa.field("reward", pa.float64()),  # null: an infrastructure failure
+    ]
+)
+
 # `synthgen eval`: one row per scored sample (infrastructure failures are never rows).
 EVAL_SAMPLES = pa.schema(
     [

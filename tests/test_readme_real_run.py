@@ -6,7 +6,7 @@ seed count (small), the server address, the upload to the Hub, and the training 
 model from the Hub; the README test resolves its settings instead). Every synthgen command runs as
 its own process, flags as written. Then what a real server would have been sent, and what the rows
 record, must be the paper's settings: the teacher at high reasoning effort, the student at low
-effort with n = 32 attempts, six turns per seed.
+effort with n = 32 attempts, six turns per seed; and the chains must start in the paper's hard band.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 ROOT = Path(__file__).resolve().parents[1]
 SYNTHGEN = str(Path(sys.executable).parent / "synthgen")
 MODEL = "openai/gpt-oss-120b"
+# One seed per file: enough seeds that a few kept problems land in the chains' hard band.
+FILES_PER_SHARD = 12
 
 
 def real_run_commands() -> list[str]:
@@ -55,11 +57,11 @@ def _starcoder_shards(folder: Path) -> list[str]:
     paths = []
     for part in range(2):
         files = []
-        for i in range(6):
+        for i in range(FILES_PER_SHARD):
             body = [f"def step_{part}_{i}_{k}(x, y):\n    return (x * {k} + y) % {i + 7}" for k in range(20)]
             files.append("\n\n".join(body) + "\n")
         path = folder / f"train-{part:05d}-of-00002.parquet"
-        pq.write_table(pa.table({"content": files, "max_stars_repo_name": [f"org/r{part}"] * 6}), path)
+        pq.write_table(pa.table({"content": files, "max_stars_repo_name": [f"org/r{part}"] * FILES_PER_SHARD}), path)
         paths.append(str(path))
     return paths
 
@@ -81,7 +83,7 @@ def _adapt(words: list[str], url: str, shards: list[str]) -> list[str] | None:
         elif "*" in word and word.endswith(".parquet"):
             out.extend(shards)
         elif word == "--n":
-            out += ["--n", "4"]
+            out += ["--n", "24"]
             skip = True
         elif word == "--push-to-hub":  # the upload needs a login and the network; the folder is still written
             skip = True
@@ -122,3 +124,9 @@ def test_the_real_run_section_sends_and_records_the_papers_settings(tmp_path):
     assert set(rows["env"]) == {"induction", "abduction", "deduction", "fuzzing"}
     assert rows.group_by("lineage_id").len()["len"].to_list() == [6] * rows["lineage_id"].n_unique()
     assert (rows["attempts"] == 32).all() and set(rows["teacher_model"]) == {"scripted"}
+
+    # The paper's chain set: bin ran with the broad scheme (hard 0.10-0.26), yet every chain starts
+    # in the chains scheme's hard band, 0.05-0.16 (the paper's Appendix B).
+    links = StageDir.of(run_dir, "chain/links").read()
+    starts = links.filter(links["level"] == "hard")["pass_rate"].to_list()
+    assert starts and all(0.05 <= rate <= 0.16 for rate in starts), starts

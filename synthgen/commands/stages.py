@@ -1,4 +1,4 @@
-"""The pipeline's stage commands: seeds, generate, filter, bin, chain, stats, demo.
+"""The pipeline's stage commands: seeds, generate, filter, bin, chain, stats, match, plan, demo.
 
 Each is a settings model (synthgen/config/) plus the stage's `run(settings, ...)`, imported only
 when the command runs so that `synthgen --help` stays fast; every flag, its help and its default
@@ -16,6 +16,7 @@ from synthgen.config.chain import ChainSettings
 from synthgen.config.demo import DemoSettings
 from synthgen.config.filter import FilterSettings
 from synthgen.config.generate import GenerateSettings
+from synthgen.config.match import MatchSettings
 from synthgen.config.plan import PlanSettings
 from synthgen.config.seeds import SeedsSettings
 from synthgen.config.stats import StatsSettings
@@ -64,7 +65,8 @@ COMMANDS = [
         "synthgen.stages.chain:run",
         aliases=[BASE_URL, MODEL],
         extras=[FORCE],
-        help="Build hard -> medium -> easy chains from the hard bin, each step checked by the student.",
+        help="Build hard -> medium -> easy chains from kept problems in --start-band (default 0.05-0.16), "
+        "each step checked by the student.",
     ),
     SettingsCommand(
         "calibrate",
@@ -80,6 +82,12 @@ COMMANDS = [
         StatsSettings,
         "synthgen.stages.stats:print_stats",
         help="Summarise a run from whatever stages it has: counts, yield per turn, reasons, pass rates, tokens.",
+    ),
+    SettingsCommand(
+        "match",
+        MatchSettings,
+        "synthgen.stages.match:run",
+        help="Subsample a problem set to another's pass-rate histogram, per environment (matched difficulty).",
     ),
     SettingsCommand(
         "plan",

@@ -43,6 +43,7 @@ SECTIONS: frozenset[str] = frozenset(
         "sandbox",
         "prompts",
         "serve",
+        "match",
     }
 )
 

@@ -13,12 +13,12 @@ from synthgen.config.run import ShardedSettings
 class SeedsSettings(ShardedSettings):
     section = "seeds"
 
-    source: Literal["dir", "starcoder", "solutions"] = Field(
+    source: Literal["dir", "starcoder", "solutions", "completions"] = Field(
         "dir",
         json_schema_extra=cli(argument=True),
-        description="where snippets come from: dir (source trees), starcoder (Parquet with a text column) or "
-        "solutions (JSONL/Parquet, "
-        "whole solutions)",
+        description="where snippets come from: dir (source trees), starcoder (Parquet with a text column), "
+        "solutions (JSONL/Parquet, whole solutions) or completions (a training output's solved completions, "
+        "whole: train with --save-completions solved)",
     )
     paths: list[str] = Field(
         default_factory=list,

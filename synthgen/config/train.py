@@ -12,9 +12,14 @@ from typing import ClassVar, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from synthgen.config.base import Section, cli
+from synthgen.config.eval import BENCHMARKS
 from synthgen.config.online import OnlineSettings
 from synthgen.config.run import RunSettings, split_commas
 from synthgen.config.sandbox import SandboxSettings
+
+# What training-time evaluation can add to its held-out splits: every benchmark of `synthgen eval`
+# (its held-out one is training's own --eval-heldout).
+TRAIN_BENCHMARKS = tuple(b for b in BENCHMARKS if b != "heldout")
 
 
 class FrontierSettings(Section):
@@ -61,7 +66,14 @@ class EvalSettings(Section):
     benchmarks: list[str] = Field(
         default_factory=list,
         description="benchmarks of `synthgen eval` added to each evaluation: lcb (its date window and "
-        "v5 splits), humaneval; repeatable",
+        "v5 splits), humaneval, math500 (all, level-1..5), aime2024; repeatable",
+    )
+    benchmark_samples: dict[str, int] = Field(
+        default_factory=dict,
+        json_schema_extra=cli(as_text=True, metavar="NAME=N,..."),
+        description="completions per problem of a benchmark (default: the paper's, as `synthgen eval`: lcb 20, "
+        "humaneval 20, math500 10, aime2024 64), e.g. 'math500=2,aime2024=4' for a CPU run; each benchmark's "
+        "pass@k are its own k (lcb 1,10; math 1,5) that fit",
     )
     benchmark_data_dir: str | None = Field(
         None, description="local copies of the benchmarks' data sets (as `synthgen eval --data-dir`)"
@@ -75,10 +87,28 @@ class EvalSettings(Section):
 
     @field_validator("benchmarks")
     @classmethod
-    def _code_benchmarks(cls, value: list[str]) -> list[str]:
-        unknown = [b for b in value if b not in ("lcb", "humaneval")]
+    def _known_benchmarks(cls, value: list[str]) -> list[str]:
+        unknown = [b for b in value if b not in TRAIN_BENCHMARKS]
         if unknown:
-            raise ValueError(f"unknown training benchmark {unknown[0]!r}; choose from lcb, humaneval")
+            raise ValueError(f"unknown training benchmark {unknown[0]!r}; choose from {', '.join(TRAIN_BENCHMARKS)}")
+        return list(dict.fromkeys(value))
+
+    @field_validator("benchmark_samples", mode="before")
+    @classmethod
+    def _parse_samples(cls, value):
+        """Accept `math500=2,aime2024=4` (the flag) as well as a mapping; names must be benchmarks."""
+        if isinstance(value, str):
+            out = {}
+            for item in filter(None, (v.strip() for v in value.split(","))):
+                name, _, n = item.partition("=")
+                try:
+                    out[name.strip()] = int(n)
+                except ValueError:
+                    raise ValueError(f"cannot read {item!r}; write NAME=N, e.g. math500=2") from None
+            value = out
+        for name, n in dict(value).items():
+            if name not in TRAIN_BENCHMARKS or int(n) < 1:
+                raise ValueError(f"{name}={n}: needs a benchmark ({', '.join(TRAIN_BENCHMARKS)}) and N >= 1")
         return value
 
     @field_validator("heldout", "k", "benchmarks", mode="before")
@@ -108,6 +138,7 @@ class TrainSettings(RunSettings):
             "use_vllm",
             "vllm_mode",
             "vllm_server_base_url",
+            "save_completions",
         }
     )
 
@@ -148,6 +179,11 @@ class TrainSettings(RunSettings):
         "llama3.1-8b-instruct, qwen2.5-32b-base, tiny-cpu, ...) or a YAML file",
     )
     seed: int = Field(0, description="seeds the curriculum draws and TRL")
+    save_completions: Literal["none", "solved", "all"] = Field(
+        "none",
+        description="write each round's training completions with their rewards to OUTPUT/completions/: "
+        "solved (reward 1, what `synthgen seeds completions OUTPUT` reads) or all",
+    )
     num_generations: int | None = Field(None, ge=2, le=1024, description="G, completions per prompt (the paper: 8)")
     per_device_train_batch_size: int | None = Field(
         None, ge=1, description="completions per device per step", json_schema_extra=cli("--per-device-batch")

@@ -65,10 +65,16 @@ class Summary:
                 if len(answer) > EXAMPLE_CHARS:  # one huge answer must not crowd out the prompt
                     answer = answer[:EXAMPLE_CHARS] + f"\n[... {len(answer) - EXAMPLE_CHARS} more characters]"
                 lines += ["", f"{title} {i}:", "```", answer.strip("\n"), "```"]
-        if not self.solved:
+        # The closing lines follow the counts, never only the examples: a summary without example
+        # answers (a preview, or a row whose wrong answers were all unreadable) must not contradict them.
+        if not self.correct:
             lines += ["", "No attempt was correct."]
-        if not self.failed:
+        elif not self.solved:
+            lines += ["", "No correct answer is shown."]
+        if self.scored and self.correct == self.scored:
             lines += ["", "No attempt was wrong."]
+        elif not self.failed:
+            lines += ["", "No wrong answer is shown."]
         return "\n".join(lines)
 
     @classmethod

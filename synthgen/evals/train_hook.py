@@ -1,7 +1,13 @@
-"""LiveCodeBench (and HumanEval) as `train --eval-every` suites: the Evaluator of synthgen.train.evaluation.
+"""Every benchmark of `synthgen eval` as `train --eval-every` suites: the Evaluator of synthgen.train.evaluation.
 
-    synthgen train ... --eval-every 500 --eval-benchmarks lcb --eval-benchmark-data-dir data/bench
+    synthgen train ... --eval-every 500 --eval-benchmarks lcb,math500,aime2024 --eval-benchmark-data-dir data/bench
     synthgen train ... --eval-every 500 --eval-benchmarks lcb --eval-benchmark-url http://gpu07:8000/v1
+
+LiveCodeBench and HumanEval are scored in the sandbox, Math500 and AIME2024 by Math-Verify in a
+few worker processes (synthgen.evals.mathbench), each with the sample count and k of pass@k that
+`synthgen eval` uses (the paper's: LCB 20 samples, pass@1 and @10; Math500 10 and AIME2024 64,
+pass@1 and @5), unless `--eval-benchmark-samples math500=2,...` sets a smaller budget; then the k
+that fit are kept. `--eval-max-problems` bounds the problems of each benchmark (a seeded choice).
 
 Each evaluation samples the benchmark's prompts from the policy being trained, in-process through
 the `generate` the trainer hands over, or, with a server URL (a vLLM server that holds the
@@ -19,15 +25,36 @@ from collections.abc import Sequence
 from synthgen.evals.items import EvalItem
 
 CODE_BENCHMARKS = ("lcb", "humaneval")
+MATH_BENCHMARKS = ("math500", "aime2024")
 
 
 class BenchmarkEvaluator:
-    """An evaluation suite over eval items: `evaluate(generate, step) -> {split: [(n, c), ...]}`."""
+    """An evaluation suite over eval items: `evaluate(generate, step) -> {split: [(n, c), ...]}`.
 
-    def __init__(self, name: str, items: Sequence[EvalItem], samples: int, *, generate=None, rank=0, world=1):
+    `ks` (the k of pass@k this suite reports) default to the trainer's."""
+
+    def __init__(
+        self,
+        name: str,
+        items: Sequence[EvalItem],
+        samples: int,
+        *,
+        ks: Sequence[int] | None = None,
+        generate=None,
+        rank=0,
+        world=1,
+        closer=None,
+    ):
         self.name, self.samples = name, samples
+        self.ks = list(ks) if ks is not None else None
         self.items = list(items)[rank::world]
         self._generate = generate
+        self._closer = closer
+
+    def close(self) -> None:
+        if self._closer is not None:
+            self._closer()
+            self._closer = None
 
     def evaluate(self, generate, step: int) -> dict[str, list[tuple[int, int]]]:
         out: dict[str, list[tuple[int, int]]] = {s: [] for item in self.items for s in item.splits}
@@ -68,27 +95,53 @@ def server_generate(url: str, model: str, temperature: float, max_tokens: int):
     return generate
 
 
+def bench_settings(name: str):
+    """`synthgen eval`'s settings of benchmark `name` (samples, k, data set), at their defaults."""
+    from synthgen.config.eval import AIMESettings, HumanEvalSettings, LCBSettings, Math500Settings
+
+    return {"lcb": LCBSettings, "humaneval": HumanEvalSettings, "math500": Math500Settings, "aime2024": AIMESettings}[
+        name
+    ]()
+
+
+def budget(name: str, ev) -> tuple[int, list[int]]:
+    """(completions per problem, k of pass@k) of benchmark `name` in training: eval's, or the user's budget."""
+    bench = bench_settings(name)
+    samples = int(ev.benchmark_samples.get(name, bench.samples))
+    ks = [k for k in bench.k if k <= samples] or [1]
+    return samples, ks
+
+
 def benchmark_evaluators(ev, sandbox, *, max_tokens: int, rank: int = 0, world: int = 1) -> list[BenchmarkEvaluator]:
-    """The suites `train`'s eval settings ask for (`ev`: synthgen.config.train.EvalSettings)."""
-    from synthgen.config.eval import HumanEvalSettings, LCBSettings
-    from synthgen.evals import humaneval, lcb
+    """The suites `train`'s eval settings ask for (`ev`: synthgen.config.train.EvalSettings).
+
+    The math suites share one Math-Verify pool, closed by the first suite's `close()`."""
+    from synthgen.evals import humaneval, lcb, mathbench
     from synthgen.evals.data import benchmark_rows
     from synthgen.evals.items import choose
     from synthgen.sandbox import SandboxPool
 
     pool = SandboxPool.from_settings(sandbox)
+    verifier = mathbench.MathVerifier() if set(MATH_BENCHMARKS) & set(ev.benchmarks) else None
     generate = None
     if ev.benchmark_url:
         generate = server_generate(ev.benchmark_url, ev.benchmark_model, ev.temperature, max_tokens)
     out = []
     for name in ev.benchmarks:
+        bench = bench_settings(name)
         if name == "lcb":
-            bench = LCBSettings()
             items = lcb.items(benchmark_rows("lcb", bench, ev.benchmark_data_dir), bench, pool, sandbox)
-        else:
-            bench = HumanEvalSettings()
+        elif name == "humaneval":
             limited = sandbox.model_copy(update={"timeout_s": bench.timeout_s})
             items = humaneval.items(humaneval.rows(ev.benchmark_data_dir), pool, limited)
+        else:
+            items = mathbench.items(name, benchmark_rows(name, bench, ev.benchmark_data_dir), verifier)
         items = choose(items, ev.max_problems, 0)
-        out.append(BenchmarkEvaluator(name, items, ev.samples, generate=generate, rank=rank, world=world))
+        samples, ks = budget(name, ev)
+        # The first math suite owns the verifier pool and closes it.
+        owns = verifier is not None and name in MATH_BENCHMARKS and not any(e.name in MATH_BENCHMARKS for e in out)
+        closer = verifier.close if owns else None
+        out.append(
+            BenchmarkEvaluator(name, items, samples, ks=ks, generate=generate, rank=rank, world=world, closer=closer)
+        )
     return out

@@ -3,7 +3,8 @@
     synthgen export data/runs/exp1 data/exports/exp1
     synthgen export data/runs/exp1 data/exports/exp1 --push-to-hub my-org/synthgen-exp1 --license apache-2.0
 
-OUT holds one Parquet config per (environment, bin) and one for the chains (synthgen.export.tables),
+OUT holds one Parquet config per (environment, bin), one for the chains and one, `kept`, of every
+problem the filter kept (synthgen.export.tables),
 README.md (the dataset card: synthgen.export.card) and synthgen_export.json (the same facts for
 scripts). `datasets.load_dataset(OUT, name="induction-hard")` loads a config; without a name, the
 `all` config. Only finished stages are read (bin, and chain when the run has one); --allow-partial
@@ -77,6 +78,9 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
     chains = tables.read_chains(run_dir, settings.allow_partial)
     if chains is not None:
         configs.append(chains)
+    kept = tables.read_kept(run_dir, settings.allow_partial)
+    if kept is not None:
+        configs.append(kept)
     facts = _facts(settings, run_dir, configs, infos, bins)
     read_partially = ["bin"] if bin_status.partial else []
     facts.partial = read_partially + [name for name, info in infos.items() if info.partial_input]

@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 import yaml
 
-from synthgen.export.tables import DEFAULT_CONFIG, SPLIT, ConfigTable
+from synthgen.export.tables import CHAINS_CONFIG, DEFAULT_CONFIG, SPLIT, ConfigTable
 from synthgen.run_info import StageInfo
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -133,7 +133,7 @@ class CardFacts:
 
     @property
     def chains(self) -> int:
-        chain = next((c for c in self.configs if not c.env), None)
+        chain = next((c for c in self.configs if c.name == CHAINS_CONFIG), None)
         return len(set(chain.table.column("chain_id").to_pylist())) if chain else 0
 
 

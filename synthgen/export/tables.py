@@ -6,6 +6,8 @@ each file checked against its schema on the way in. A config is a folder of Parq
     data/<env>/<bin>/train-00000-of-00001.parquet   config "<env>-<bin>" (e.g. induction-hard)
     chains/train-00000-of-00001.parquet             config "chains": every problem of every chain
                                                     with chain_id, level and position
+    kept/train-00000-of-00001.parquet               config "kept": every problem the filter kept
+                                                    (the paper's "all synthetic" set, binned or not)
     all                                             config "all" (the default): data/*/*/*.parquet
 
 Rows are sorted by problem id (chains by chain and position) so that an export of the same run
@@ -29,6 +31,7 @@ from synthgen.stage_status import StageStatus
 SPLIT = "train"
 DEFAULT_CONFIG = "all"
 CHAINS_CONFIG = "chains"
+KEPT_CONFIG = "kept"
 CHAIN_COLUMNS = ("chain_id", "level", "position")
 
 
@@ -125,3 +128,13 @@ def read_chains(run_dir: Path, allow_partial: bool) -> ConfigTable | None:
     if not problems.parts() and not links.parts():
         return None
     return chain_config(problems.require_complete(allow_partial), links.require_complete(allow_partial))
+
+
+def read_kept(run_dir: Path, allow_partial: bool) -> ConfigTable | None:
+    """Every problem the filter kept, sorted by problem id, when the run has a filter stage."""
+    stage = StageDir.of(run_dir, "filter")
+    if not stage.parts():
+        return None
+    table = stage.require_complete(allow_partial).read_table()
+    frame = pl.from_arrow(table).with_row_index("_row").sort("problem_id")
+    return ConfigTable(name=KEPT_CONFIG, folder=KEPT_CONFIG, table=_take(table, frame["_row"]), difficulty=KEPT_CONFIG)

@@ -22,14 +22,19 @@ Curricula") generate offline against a fixed student. Here a generation worker r
 What each paper states, and where synthgen departs from it (every number is a setting):
 
 SvS (Liang et al., self-play with variational problem synthesis). States: the policy (G = 8)
-synthesises variants of problems it solves 12.5%-50% of the time, from its own correct solutions,
-and a variant is rewarded (kept) only when the policy's group accuracy on it is in
-[12.5%, 62.5%]; too easy usually means the answer leaked. Here: the [12.5%, 62.5%] gate over
-`accept.attempts` = 8 policy answers is kept exactly; the variants are written by the separate
-teacher (the paper's multi-turn loop), not by the policy, and from the problem and the policy's
-answers (solved and failed) rather than from one correct solution, because the teacher here is
-a stronger model writing executable problems whose gold outputs come from running its code. Which
-problems get variants is Frontier Learning's mutation rule below, not SvS's [12.5%, 50%] filter;
+synthesises variants of problems it solves 12.5%-50% of the time, from its own correct solutions;
+the band [12.5%, 62.5%] of the policy's group accuracy on a variant is the *synthesizer's* reward
+(1 inside, 0 outside: too easy usually means the answer leaked into the text), while the variants
+themselves join the solver's training whenever 0 < accuracy < 1 (the only ones with a GRPO
+signal). Here: the band is an *admission gate* (our reading, not SvS's rule): a candidate joins
+the pool only when its pass rate over `accept.attempts` = 8 policy answers lies in [12.5%, 62.5%],
+so the pool holds none of the problems SvS would train on at 62.5%-87.5%; `accept.high` 0.875
+(with 8 answers, every accuracy strictly between 0 and 1) gives SvS's training rule instead. No synthesizer is
+rewarded: the variants are written by the separate teacher (the paper's multi-turn loop), not by
+the policy, and from the problem and the policy's answers (solved and failed) rather than from
+one correct solution, because the teacher here is a stronger model writing executable problems
+whose gold outputs come from running its code. Which problems get variants is Frontier
+Learning's mutation rule below, not SvS's [12.5%, 50%] filter;
 a candidate that misses the band is mutated again (up to `accept.max_turns` turns) rather than
 dropped, since the paper's loop showed that the teacher lands more problems when told how the
 student did.

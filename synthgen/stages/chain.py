@@ -1,6 +1,12 @@
 """`synthgen chain`: hard -> medium -> easy chains built in reverse, as the paper's Section 4.2 describes.
 
-Chains start from the bin stage's hard problems (`RUN_DIR/bin/hard/`). For each one the teacher
+Chains start from the kept problems (the filter's output, `RUN_DIR/filter/`) whose pass rate lies
+in the start band (`--start-band`, by default the `chains` scheme's hard band 0.05-0.16, the
+paper's Appendix B). Chain picks its starts itself rather than reading `bin/hard/` because bin's
+hard band depends on the scheme bin ran with (`broad`'s hard is 0.10-0.26: starts at 0.16-0.26
+would get in and those at 0.05-0.10 would be lost); reading the kept set gives the paper's chain
+set whatever `bin` did, and how many kept problems lay outside the band is reported (the summary
+line, the `links/` marker and the stats file). For each start the teacher
 is shown the problem, the student's results on it and the pass-rate band to land in, and asked
 for an easier variant of the same core task; the student attempts the variant M times and it is
 accepted as the medium step only if it is a new problem (not its parent nor any level of its
@@ -37,14 +43,23 @@ from synthgen.config.bin import SCHEMES, Bin, make_bins
 from synthgen.config.chain import ChainSettings
 from synthgen.envs import get_env
 from synthgen.envs.base import Problem, Summary
-from synthgen.record_checks import read_parts
 from synthgen.records import CHAIN_LINKS, PROBLEMS, table_from_rows
 from synthgen.shards import StageDir, file_metadata
 from synthgen.stages.readiness import read_input
 from synthgen.stages.turn_loop import Interrupted, Plan, TurnLoop, TurnStage, read_rows
 from synthgen.stages.turns import TurnRequest
 
-__all__ = ["ChainStage", "Interrupted", "accepts", "assemble", "chain_bands", "load_start_problems", "replay", "run"]
+__all__ = [
+    "ChainStage",
+    "Interrupted",
+    "accepts",
+    "assemble",
+    "chain_bands",
+    "load_start_problems",
+    "replay",
+    "run",
+    "select_starts",
+]
 
 STAGE = "chain"
 STEPS = ("medium", "easy")  # position 1 and 2; the hard start is position 0
@@ -65,19 +80,36 @@ def chain_id(start_problem_id: str) -> str:
     return f"chain:{start_problem_id}"
 
 
-def load_start_problems(settings: ChainSettings, console: Console | None = None) -> tuple[pl.DataFrame, dict]:
-    """This shard's hard problems (the finished bin stage's `hard` bin), and the partial-input metadata.
+def start_band(settings: ChainSettings) -> Bin:
+    low, high = settings.start_band
+    return Bin("hard", low, high, closed_high=True)
 
-    A finished bin stage whose hard bin is empty gives no chains, not an error."""
-    found = read_input(settings, "bin", console or Console(stderr=True), STAGE, hint=", or pass --input-dir")
-    parts = [p for p in found.parts if p.parent.name == "hard"]
-    if not parts:
-        return pl.from_arrow(PROBLEMS.empty_table()), found.metadata()
-    frame = pl.from_arrow(read_parts(parts, found.stage.layout.spec, None))
-    hard = frame.filter(pl.col("valid")).unique("problem_id", keep="first").sort("problem_id")
+
+def select_starts(kept: pl.DataFrame, band: Bin) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """The valid kept problems whose pass rate lies in `band` (by problem id), and what was left out."""
+    valid = kept.filter(pl.col("valid")).unique("problem_id", keep="first")
+    p = pl.col("pass_rate")
+    inside = valid.filter(p.is_not_null() & (p >= band.low) & (p <= band.high)).sort("problem_id")
+    report = {
+        "start_band": [band.low, band.high],
+        "candidates": valid.height,
+        "outside_band": valid.height - inside.height,
+        "below_band": valid.filter(p < band.low).height,
+        "above_band": valid.filter(p > band.high).height,
+    }
+    return inside, report
+
+
+def load_start_problems(settings: ChainSettings, console: Console | None = None) -> tuple[pl.DataFrame, dict, dict]:
+    """This shard's chain starts (kept problems in the start band), the partial-input metadata, and
+    the start report (band, candidates, how many lay outside it). No start in the band gives no
+    chains, not an error."""
+    found = read_input(settings, "filter", console or Console(stderr=True), STAGE, hint=", or pass --input-dir")
+    kept = pl.from_arrow(found.read_table()) if found.parts else pl.from_arrow(PROBLEMS.empty_table())
+    hard, report = select_starts(kept, start_band(settings))
     if settings.max_chains:
         hard = hard.head(settings.max_chains)
-    return hard[settings.shard :: settings.num_shards], found.metadata()
+    return hard[settings.shard :: settings.num_shards], found.metadata(), report
 
 
 def summary_from_row(row: dict[str, Any], progression) -> Summary:
@@ -128,7 +160,8 @@ class ChainStage(TurnStage):
         super().__init__(settings)
         self.bands = chain_bands()
         self.starts: pl.DataFrame | None = None
-        self.report: dict[str, int] = {}
+        self.report: dict[str, Any] = {}
+        self.start_report: dict[str, Any] = {}
 
     def _dir(self, name: str) -> StageDir:
         return StageDir.of(self.settings.run_dir, f"{STAGE}/{name}")
@@ -143,7 +176,7 @@ class ChainStage(TurnStage):
         return Path(self.settings.run_dir) / STAGE / f"stats-{shard}.json"
 
     def prepare(self) -> None:
-        self.starts, self.input_meta = load_start_problems(self.settings)
+        self.starts, self.input_meta, self.start_report = load_start_problems(self.settings)
 
     def plan(self, parts: list[Path]) -> Plan:
         tried = tries_by_chain(read_rows(parts, ["turn_id", "valid", "pass_rate", "problem_id"]))
@@ -200,14 +233,19 @@ class ChainStage(TurnStage):
             previous, summary = found.problem, found.summary
 
     def marker_info(self) -> dict:
-        return {"starts": self.starts.height}
+        return {"starts": self.starts.height, **self.start_report}
 
     def finish(self, loop: TurnLoop) -> str:
         """Assemble the accepted chains from the tries on disk; write problems/ and links/."""
         tries = self.rows_dir()
         tried = tries_by_chain(pl.from_arrow(tries.read_shard(loop.shard)) if tries.shard_parts(loop.shard) else None)
         problems, links, dropped = assemble(self.starts.iter_rows(named=True), tried, self.settings.tries, self.bands)
-        self.report = {"chains": len(links) // 3, "starts": self.starts.height, "dropped_shared": dropped}
+        self.report = {
+            "chains": len(links) // 3,
+            "starts": self.starts.height,
+            "dropped_shared": dropped,
+            **self.start_report,
+        }
         outputs = ((self._dir("problems"), PROBLEMS, problems), (self._dir("links"), CHAIN_LINKS, links))
         for out, schema, data in outputs:
             meta = file_metadata(
@@ -223,6 +261,13 @@ class ChainStage(TurnStage):
         if dropped:
             loop.console.print(f"chain: left out {dropped} chain(s) sharing a problem with an earlier chain")
         self._write_disjoint(loop)
+        low, high = self.start_report["start_band"]
+        loop.console.print(
+            f"chain: starts from kept problems with pass rate in {low:g}-{high:g} (start band {low:g}-{high:g}; "
+            f"{self.start_report['outside_band']} of {self.start_report['candidates']} kept problems outside it: "
+            f"{self.start_report['below_band']} below, {self.start_report['above_band']} above)",
+            soft_wrap=True,
+        )
         return f"chain {loop.shard}: {self.report['chains']} chains from {self.starts.height} hard problems"
 
     def complete_finished(self, loop: TurnLoop) -> None:

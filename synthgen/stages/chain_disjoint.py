@@ -62,7 +62,7 @@ def match_level(targets: list[float], candidates: pl.DataFrame, used_lineages: s
 
 def level_range(level: str, targets: list[float]) -> tuple[float, float]:
     """Where a level's partners may come from: its `chains` band, widened to the chained pass rates
-    (the hard starts come from the bin stage, whose scheme may have a wider hard band)."""
+    (the hard starts come from `--start-band`, which may be wider)."""
     lo, hi = SCHEMES["chains"][level]
     return min([lo, *targets]), max([hi, *targets])
 

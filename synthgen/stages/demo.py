@@ -58,7 +58,8 @@ def generate_settings(settings: DemoSettings, base_url: str) -> GenerateSettings
 
 
 def chain_settings(settings: DemoSettings, base_url: str) -> ChainSettings:
-    """Chains from the demo's hard bin, with the disjoint baseline beside them."""
+    """Chains from the kept problems in the chains scheme's hard band (the default start band), with the
+    disjoint baseline beside them."""
     return resolve_settings(
         ChainSettings,
         {},

@@ -1,4 +1,5 @@
-"""Where seed snippets come from: source trees, starcoderdata-style Parquet, solution files.
+"""Where seed snippets come from: source trees, starcoderdata-style Parquet, solution files, and the
+solved completions a training run logged (`train --save-completions`).
 
 Each source yields `Document`s (an origin plus its text); `stages.seeds` cuts windows from them.
 Every problem with a path or a file is a one-line UserError naming it.
@@ -6,8 +7,10 @@ Every problem with a path or a file is a one-line UserError naming it.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import sysconfig
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -161,3 +164,52 @@ def iter_solutions(files: list[str], code_column: str) -> Iterator[Document]:
             yield from iter_jsonl([name], code_column)
         else:
             yield from iter_parquet([name], code_column, id_columns=ID_COLUMNS)
+
+
+_FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)```", re.S)
+
+
+def solution_code(text: str) -> str | None:
+    """The last fenced code block of a completion that parses as Python (parsed, never run), else None."""
+    for block in reversed(_FENCE.findall(text or "")):
+        try:
+            ast.parse(block)
+        except (SyntaxError, ValueError):
+            continue
+        if block.strip():
+            return block
+    return None
+
+
+def completion_files(paths: list[str]) -> list[Path]:
+    """The completion files of training runs: OUTPUT/completions/*.parquet (or such a folder, or files)."""
+    files: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_file():
+            files.append(path)
+        elif (path / "completions").is_dir():
+            files += sorted((path / "completions").glob("*.parquet"))
+        elif path.is_dir():
+            files += sorted(path.glob("*.parquet"))
+        else:
+            raise UserError(f"training output not found: {path}")
+    if not files:
+        raise UserError(
+            f"no logged completions under {', '.join(paths)}; train with --save-completions solved (or all)"
+        )
+    return files
+
+
+def iter_completions(paths: list[str]) -> Iterator[Document]:
+    """The solved completions (reward 1) of training runs, as their code: one whole solution each."""
+    if not paths:
+        raise UserError("no training output given (the folder `synthgen train --output` wrote)")
+    for file in completion_files(paths):
+        table = _open_parquet(file).read(columns=["problem_id", "round", "completion", "reward"])
+        for i, row in enumerate(table.to_pylist()):
+            if row["reward"] is None or float(row["reward"]) < 1.0:
+                continue
+            code = solution_code(row["completion"])
+            if code is not None:
+                yield Document(origin=f"{file}#{row['problem_id']}:{row['round']}:{i}", text=code, path=str(file))

@@ -2,7 +2,9 @@
 
 Source trees and starcoderdata-style shards give random windows of `min_lines`-`max_lines`
 consecutive lines (the paper's 25-50); solutions are used whole, as the paper does with real
-solutions (a short one is still a seed), up to `max_lines`.
+solutions (a short one is still a seed), up to `max_lines`; the solved completions of a training
+run (`seeds completions OUTPUT`, from `train --save-completions`) are used whole, at any length:
+the code of each completion whose reward was 1.
 
 Sampling is order-independent: every candidate window gets a priority from a hash of (seed,
 window text), and the n windows with the smallest priorities win. So the result depends only on
@@ -81,9 +83,11 @@ def candidate_windows(doc: seed_sources.Document, settings: SeedsSettings) -> It
     lines = doc.text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
-    if settings.source == "solutions":
+    if settings.source in ("solutions", "completions"):
         start = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
-        if start < len(lines) and len(lines) - start <= settings.max_lines:
+        # Solved completions are used whole, however long (the paper's solved-solution seeds).
+        whole = settings.source == "completions" or len(lines) - start <= settings.max_lines
+        if start < len(lines) and whole:
             yield Window(doc=doc, start=start, lines=tuple(lines[start:]))
         return
     if len(lines) < settings.min_lines:
@@ -118,6 +122,8 @@ def documents(settings: SeedsSettings) -> Iterator[seed_sources.Document]:
         return seed_sources.iter_dir(settings.paths, settings.extensions)
     if settings.source == "starcoder":
         return seed_sources.iter_parquet(settings.paths, settings.content_column)
+    if settings.source == "completions":
+        return seed_sources.iter_completions(settings.paths)
     return seed_sources.iter_solutions(settings.paths, settings.code_column)
 
 

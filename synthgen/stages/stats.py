@@ -14,6 +14,9 @@ is counted as far as it is written (`shards_done` says how far). Numbers:
 - multi-turn against single-turn yield (kept problems per seed) when both modes are present;
 - token use per role (teacher, student: in and out) and tokens per kept problem; the chain
   stage's own tokens separately;
+- the sets the run offers for `train --data` and export (synthgen.stages.training_sets): the
+  filter's kept set, the bins together and one by one, the chains and their disjoint baseline,
+  each with its folder and counts per split;
 - the generate stage's cost in the keys `synthgen plan` estimates: requests, prompt and completion
   tokens, sandbox jobs, GPU-hours and wall time (at the throughput flags), and per kept problem.
   The count is the rows' token columns, as the generate stage's
@@ -41,6 +44,7 @@ from synthgen.measurement import EVIDENCE_COLUMNS, MUTATION_COLUMNS, evidence, m
 from synthgen.shards import StageDir
 from synthgen.stages import cost as costs
 from synthgen.stages.bin import histogram, sparkline
+from synthgen.stages.training_sets import training_sets
 from synthgen.stages.turn_report import TOKEN_COLUMNS as TOKENS
 from synthgen.stages.turn_report import TOKEN_RULE
 
@@ -135,6 +139,7 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
     if not any(stages.values()):
         raise UserError(f"{run} holds no stage output (seeds/, generate/, filter/, bin/ or chain/)")
 
+    out["sets"] = training_sets(run)
     out["reasons"] = {"generation": {}, "filter": {}}
     if gen is not None:
         gen = gen.with_columns(pl.col("turn_id").is_in(list(kept_ids or ())).alias("kept"))
@@ -298,6 +303,23 @@ def show(data: dict[str, Any], console: Console) -> None:
         else:
             rows.append([name, ", ".join(f"{k} {v}" for k, v in info.items() if v is not None)])
     console.print(_table("stages", ["stage", "rows"], rows, left=(0, 1), wrap=(1,)))
+    if data.get("sets"):
+        console.print(
+            _table(
+                "sets to train on (train --data RUN_DIR/SET)",
+                ["set", "problems", "splits"],
+                [
+                    [
+                        t["name"] + ("" if t["finished"] else " (unfinished)"),
+                        t["problems"],
+                        ", ".join(f"{k} {v}" for k, v in t["splits"].items()),
+                    ]
+                    for t in data["sets"]
+                ],
+                left=(0, 2),
+                wrap=(2,),
+            )
+        )
     if data.get("turns"):
         console.print(
             _table(

@@ -3,10 +3,11 @@
 Reads every `*.parquet` under each `--data` folder (the bin stage writes
 `<run_dir>/bin/<difficulty>/*.parquet`; real problems in the same PROBLEMS schema can be mixed
 in; a chain folder gives the three levels of its chains, hard start included, each with its
-level). A synthgen stage folder must be finished; every problems table is checked against the
-schema (synthgen.record_checks). It keeps the problems that can be scored, and renders each
-one's student prompt with its
-environment's template (`env.student_messages`). The environment name and the gold columns
+level; a filter stage folder gives everything the filter kept, pass rate in [0.01, 0.97] by
+default, as one split named `kept`: the paper's "all synthetic" training set). A synthgen stage
+folder must be finished; every problems table is checked against the schema
+(synthgen.record_checks). It keeps the problems that can be scored, and renders each one's
+student prompt with its environment's template (`env.student_messages`). The environment name and the gold columns
 (code, inputs, outputs, fuzzing checkers, visible count) stay as columns: TRL passes every column
 to the reward function, which rebuilds the problem from them.
 
@@ -25,11 +26,12 @@ from typing import Any
 from synthgen import record_checks as checks
 from synthgen import records
 from synthgen.errors import UserError
-from synthgen.shards import StageDir
+from synthgen.shards import MARKER_SUFFIX, StageDir
 
 log = logging.getLogger(__name__)
 
 KEEP = (*records.SCORING_COLUMNS, "pass_rate")
+KEPT_SPLIT = "kept"  # the split of a filter folder's rows: every kept problem, as one
 
 PromptFn = Callable[[dict], list]
 
@@ -71,6 +73,20 @@ def _chain_rows(folder: Path) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
+def is_filter_folder(folder: Path) -> bool:
+    """A filter stage's output (its `kept` marker or parts), as opposed to a bin or problems folder."""
+    whole = StageDir.at(folder, "filter").layout.whole
+    return (folder / f"{whole}{MARKER_SUFFIX}").is_file() or any(folder.glob(f"{whole}.part-*.parquet"))
+
+
+def _kept_rows(folder: Path) -> list[dict[str, Any]]:
+    """A filter stage folder: every kept problem (never its rejects/), all in the `kept` split."""
+    rows: list[dict[str, Any]] = []
+    for path in _finished_parts(folder, "filter"):
+        rows += [{**row, "difficulty": KEPT_SPLIT} for row in _problems(path) or []]
+    return rows
+
+
 def _folder_rows(folder: Path) -> list[dict[str, Any]]:
     """Every problems table under `folder`; a row without a difficulty takes its folder's name."""
     rows: list[dict[str, Any]] = []
@@ -89,10 +105,16 @@ def load_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
     """Scorable problem rows from the folders, each with a `difficulty` (sorted, deduplicated).
 
     A folder is read recursively (bin stage output, or any problems tables with a `difficulty`
-    column or one folder per bin); a chain stage folder (with `links/` and `problems/`) gives the
+    column or one folder per bin); a filter stage folder gives its kept problems as one split,
+    `kept`; a chain stage folder (with `links/` and `problems/`) gives the
     linked problems with their chain level (easy/medium/hard) as difficulty, for the soft and
     hard curricula. The same problem in two folders is kept once.
     """
+    return scorable(read_problem_rows(dirs), dirs, KEEP)
+
+
+def read_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """Every row of the folders with all its columns and a `difficulty`, before any is left out."""
     raw: list[dict[str, Any]] = []
     for d in dirs:
         d = Path(d)
@@ -100,10 +122,18 @@ def load_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
             raw.extend(_folder_rows_of_file(d))
         elif (d / "links").is_dir() and (d / "problems").is_dir():
             raw.extend(_chain_rows(d))
+        elif d.is_dir() and is_filter_folder(d):
+            raw.extend(_kept_rows(d))
         elif d.is_dir():
             raw.extend(_folder_rows(d))
         else:
             raise UserError(f"training data not found: {d}")
+    return raw
+
+
+def scorable(raw: list[dict[str, Any]], dirs: Sequence[str | Path], keep: Sequence[str] | None) -> list[dict[str, Any]]:
+    """The rows that can be scored (valid, with gold outputs), each problem once, sorted by problem id;
+    `keep` names the columns kept (None: all)."""
     rows: dict[str, dict[str, Any]] = {}
     skipped: dict[str, int] = {}
     for row in raw:
@@ -121,7 +151,7 @@ def load_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
         if why:
             skipped[why] = skipped.get(why, 0) + 1
             continue
-        rows[row["problem_id"]] = {k: row.get(k) for k in KEEP}
+        rows[row["problem_id"]] = row if keep is None else {k: row.get(k) for k in keep}
     if skipped:
         log.info("training data: skipped %s", ", ".join(f"{n} {why}" for why, n in sorted(skipped.items())))
     if not rows:

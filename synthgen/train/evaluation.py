@@ -225,8 +225,21 @@ class PeriodicEval(TrainerCallback):
         for suite, split, n, c in gather_object(local):
             counts.setdefault((suite, split), []).append((n, c))
         return {
-            (suite, split, k): split_pass_at_k(v, k) for (suite, split), v in sorted(counts.items()) for k in self.ks
+            (suite, split, k): split_pass_at_k(v, k)
+            for (suite, split), v in sorted(counts.items())
+            for k in self._ks(suite)
         }
+
+    def _ks(self, suite: str) -> list[int]:
+        """The k of pass@k a suite reports: its own (a benchmark's, e.g. math500 1 and 5), else the trainer's."""
+        ev = next((e for e in self.evaluators if e.name == suite), None)
+        return list(getattr(ev, "ks", None) or self.ks)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        for ev in self.evaluators:  # worker pools (the math verifier) end with the run
+            if hasattr(ev, "close"):
+                ev.close()
+        return control
 
     def _write(self, out: Path, step: int, figures) -> None:
         from synthgen.train.solve_rates import append_csv

@@ -219,13 +219,20 @@ def _step_seconds(trainer) -> float | None:
 
 
 def _train(settings, args, model, dataset, spec, scorer, callbacks, out, suites):
+    from synthgen.train.completions import CompletionLog
     from synthgen.train.recipe import describe
     from synthgen.train.rewards import SandboxReward
     from synthgen.train.trainer import CurriculumGRPOTrainer
 
     reward = SandboxReward(scorer, max_completion_length=args.max_completion_length)
     trainer = CurriculumGRPOTrainer(
-        model=model, reward_funcs=[reward], args=args, train_dataset=dataset, curriculum=spec, callbacks=callbacks
+        model=model,
+        reward_funcs=[reward],
+        args=args,
+        train_dataset=dataset,
+        curriculum=spec,
+        callbacks=callbacks,
+        completion_log=CompletionLog(out, settings.save_completions),
     )
     reward.eos_token_id = getattr(trainer.processing_class, "eos_token_id", None)
     launched = int(os.environ.get("WORLD_SIZE", "1"))

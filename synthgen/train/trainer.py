@@ -14,6 +14,8 @@ What it changes in TRL, and only this:
   * checkpoints also hold `curriculum_state.json` (the frontier's per-round stats and the
     cumulative solve record), read back on resume so that the replayed schedule is the one the
     interrupted run drew.
+  * with `--save-completions solved|all`, each round's completions and rewards go to
+    `<output>/completions/` (synthgen.train.completions).
 TRL's own log lines go to `<output>/trainer_log.jsonl` as well.
 """
 
@@ -61,8 +63,9 @@ class CurriculumSpec:
 
 
 class CurriculumGRPOTrainer(GRPOTrainer):
-    def __init__(self, *args, curriculum: CurriculumSpec, **kwargs):
+    def __init__(self, *args, curriculum: CurriculumSpec, completion_log=None, **kwargs):
         self.curriculum = curriculum
+        self.completion_log = completion_log  # synthgen.train.completions.CompletionLog, or None
         self.curriculum_sampler: CurriculumSampler | None = None
         self.frontier: FrontierPolicy | None = None
         self._next_round = 0
@@ -129,8 +132,24 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             # Every process gets the same gathered rewards and bins, so every process's frontier
             # state stays identical without further communication.
             keys = gather_object([(str(x.get("difficulty")), str(x.get("problem_id"))) for x in inputs])
-            self._record_round(keys, self._combined(rewards_per_func))
+            rewards = self._combined(rewards_per_func)
+            self._record_round(keys, rewards)
+            if self.completion_log is not None and self.completion_log.enabled:
+                self._log_completions(inputs, completions, rewards)  # rewards: already every process's
         return rewards_per_func
+
+    def _log_completions(self, inputs, completions, rewards: list[float | None]) -> None:
+        """This round's completions with their rewards, gathered, written by the main process."""
+        from accelerate.utils import gather_object
+
+        from synthgen.train.completions import completion_text
+
+        rows = gather_object([{k: x.get(k) for k in ("problem_id", "env", "difficulty")} for x in inputs])
+        texts = gather_object([completion_text(c) for c in completions])
+        if self.accelerator.is_main_process:
+            round_ = self._next_round - 1
+            step = self.curriculum_sampler.step_of_round(round_) if self.curriculum_sampler else self.state.global_step
+            self.completion_log.write(round_, step, rows, texts, rewards)
 
     def _combined(self, rewards_per_func: torch.Tensor) -> list[float | None]:
         r = rewards_per_func.detach().float().cpu()
@@ -265,6 +284,8 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             os.replace(tmp, path)
         for name in (PER_ROUND_FILE, CUMULATIVE_FILE):
             truncate_csv(self.out_dir / name, from_round)
+        if self.completion_log is not None:
+            self.completion_log.drop_after(from_round - 1)
 
     def _save_checkpoint(self, model, trial):
         super()._save_checkpoint(model, trial)

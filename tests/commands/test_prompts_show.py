@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 from synthgen.records import PROBLEMS
 from synthgen.shards import StageDir
@@ -200,3 +201,27 @@ def test_a_parquet_row_given_as_problem_keeps_its_summary(cli, tmp_path):
     rc, out, err = cli("prompts", "show", "--env", "abduction", "--kind", "mutate", "--problem", f"{part}:{pid}")
     assert rc == 0, err
     assert "solved it 8 of 32 times, a pass rate of 0.250" in out and "Solved example 1:\n```\n[7, 4]\n```" in out
+
+
+@pytest.mark.parametrize(
+    "rate, says, never",
+    [
+        (
+            "1.0",
+            ["32 of those were correct", "No attempt was wrong.", "No correct answer is shown."],
+            "No attempt was correct",
+        ),
+        (
+            "0",
+            ["0 of those were correct", "No attempt was correct.", "No wrong answer is shown."],
+            "No attempt was wrong",
+        ),
+    ],
+)
+def test_a_made_up_pass_rate_reads_consistently(cli, rate, says, never):
+    problem = EXAMPLES / "deduction" / "problem.json"
+    rc, out, err = cli(
+        "prompts", "show", "--env", "deduction", "--kind", "mutate", "--problem", problem, "--pass-rate", rate
+    )
+    assert rc == 0, err
+    assert all(words in out for words in says) and never not in out

@@ -43,7 +43,7 @@ def test_every_config_loads_with_datasets_and_holds_its_env_and_bin(demo_run, ex
     binned = StageDir.of(demo_run, "bin").read()
     expected = {f"{env}-{difficulty}": n for env, difficulty, n in binned.group_by("env", "difficulty").len().rows()}
     names = set(datasets.get_dataset_config_names(str(exported)))
-    assert names == {*expected, "all", "chains"}
+    assert names == {*expected, "all", "chains", "kept"}
     for name, rows in expected.items():
         ds = _load(exported, name)
         env, difficulty = name.split("-", 1)
@@ -51,6 +51,14 @@ def test_every_config_loads_with_datasets_and_holds_its_env_and_bin(demo_run, ex
     everything = _load(exported)  # the default config
     assert sorted(everything["problem_id"]) == sorted(binned["problem_id"].to_list())
     assert everything.features["inputs"].feature.dtype == "string"
+
+
+def test_kept_config_is_every_problem_the_filter_kept(demo_run, exported):
+    kept = StageDir.of(demo_run, "filter").read()
+    ds = _load(exported, "kept")
+    assert sorted(ds["problem_id"]) == sorted(kept["problem_id"].to_list()) and ds.num_rows > 0
+    _, prose = _card(exported)
+    assert "| `kept` | all | every kept problem | [0.01, 0.97] |" in prose
 
 
 def test_chains_config_holds_each_chain_hard_to_easy(demo_run, exported):

@@ -1,5 +1,6 @@
-"""`synthgen chain`: from the bin stage's hard problems, hard -> medium -> easy in reverse, with the
-bin stage's bands, all three levels written, infra failures retried, and the disjoint baseline."""
+"""`synthgen chain`: from the kept problems in the start band (the chains scheme's hard band, whatever
+scheme bin used), hard -> medium -> easy in reverse, with the chains scheme's bands, all three levels
+written, infra failures retried, and the disjoint baseline."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ COMPARED = ["turn_id", "problem_id", "parent_id", "env", "turn", "valid", "reaso
 
 @pytest.fixture(scope="module")
 def binned(tmp_path_factory, seeds_run):
-    """generate -> filter -> bin on the scripted server: a run whose bin/hard/ holds chain starts."""
+    """generate -> filter -> bin (broad) on the scripted server: a run whose kept set holds chain starts."""
     from synthgen.cli import app, run_guarded
     from synthgen.scripted.launch import start_scripted_server
 
@@ -50,7 +51,6 @@ def binned(tmp_path_factory, seeds_run):
     assert rc == 0
     assert run_guarded(app, ["filter", "--run-dir", str(run_dir)]) == 0
     assert run_guarded(app, ["bin", "--run-dir", str(run_dir)]) == 0
-    assert StageDir(run_dir / "bin", "hard").exists()
     return run_dir
 
 
@@ -64,20 +64,30 @@ def _chain(cli, run_dir, url, *extra):
     return cli("chain", "--run-dir", run_dir, "--base-url", url, "--no-progress", *extra)
 
 
-def test_chains_start_from_bin_hard_and_step_down_through_the_bands(cli, binned, tmp_path, scripted_server):
+def test_chains_start_from_the_chains_hard_band_and_step_down_through_the_bands(cli, binned, tmp_path, scripted_server):
     run_dir = _copy(binned, tmp_path)
     server = scripted_server(seed=3)
     rc, _, err = _chain(cli, run_dir, server.url, "--disjoint")
     assert rc == 0, err
     chain = run_dir / "chain"
     links, problems, tries = (StageDir(chain, name).read() for name in ("links", "problems", "tries"))
-    hard = StageDir(run_dir / "bin", "hard").read()
+    kept = StageDir(run_dir, "filter").read().filter(pl.col("valid"))
+    low, high = SCHEMES["chains"]["hard"]
+    hard = kept.filter(pl.col("pass_rate").is_between(low, high))
     assert links.height > 0 and links.height % 3 == 0
+    # bin ran with the broad scheme (hard 0.10-0.26); the starts are still the chains' 0.05-0.16.
+    assert SCHEMES["broad"]["hard"] != (low, high)
+    starts = links.filter(pl.col("level") == "hard")
+    assert all(low <= rate <= high for rate in starts["pass_rate"]), starts["pass_rate"].to_list()
+    # The summary names the band and what lay outside it; the marker keeps the figures.
+    outside = kept.height - hard.height
+    assert f"start band {low:g}-{high:g}; {outside} of {kept.height} kept problems outside it" in err
+    marker = StageDir(chain, "links").done_info("shard-00000-of-00001")
+    assert marker["start_band"] == [low, high] and marker["outside_band"] == outside
     # All three levels of every chain are in problems/, each problem once, the hard start included.
     assert problems.height == links.height and problems["problem_id"].n_unique() == problems.height
     assert set(problems["problem_id"]) == set(links["problem_id"]) and set(problems["mode"]) == {"chain"}
-    starts = links.filter(pl.col("level") == "hard")
-    assert set(starts["problem_id"]) <= set(hard["problem_id"])  # chains start where bin put "hard"
+    assert set(starts["problem_id"]) <= set(hard["problem_id"])
     bands = SCHEMES["chains"]
     by_id = {row["problem_id"]: row for row in problems.iter_rows(named=True)}
     for group in links.partition_by("chain_id"):
@@ -163,17 +173,22 @@ def test_infra_failures_leave_chains_unfinished_and_reruns_end_equal(cli, binned
     assert StageDir(run_dir / "chain", "tries").read().height == reference.height
 
 
-def test_missing_bin_stage_is_a_one_line_error_and_an_empty_hard_bin_makes_no_chains(
+def test_missing_filter_stage_is_a_one_line_error_and_an_empty_start_band_makes_no_chains(
     cli, binned, tmp_path, scripted_server
 ):
     rc, _, err = cli("chain", "--run-dir", tmp_path / "empty")
-    assert rc == 2 and "no binned problems found" in err and "synthgen bin" in err and err.count("\n") == 1
+    assert rc == 2 and "no problems found" in err and "synthgen filter" in err and err.count("\n") == 1
     run_dir = _copy(binned, tmp_path)
-    shutil.rmtree(run_dir / "bin" / "hard")  # as bin leaves it when no problem is hard
-    rc, _, err = _chain(cli, run_dir, scripted_server(seed=3).url)
+    shutil.rmtree(run_dir / "bin")  # chain reads the kept set, not bin's folders
+    rc, _, err = _chain(cli, run_dir, scripted_server(seed=3).url, "--start-band", "0.98:1")
     assert rc == 0, err
     links = StageDir(run_dir / "chain", "links")
     assert links.done_shards() and links.read().height == 0
+    kept = StageDir(run_dir, "filter").read().filter(pl.col("valid")).height
+    assert f"start band 0.98-1; {kept} of {kept} kept problems outside it: {kept} below, 0 above" in err
+    for bad in ("0.2:0.1", "0.05", "a:b"):
+        rc, _, err = _chain(cli, run_dir, scripted_server(seed=3).url, "--start-band", bad)
+        assert rc == 2 and "start" in err and err.count("\n") == 1, err
 
 
 def _row(problem_id, level=None, pass_rate=0.5, valid=True):

@@ -28,7 +28,8 @@ def test_demo_runs_every_stage_its_chains_train_on_three_levels_and_a_rerun_skip
     chained = load_problem_rows([tmp_path / "chain"])
     counts = bin_counts(chained)
     assert set(counts) == {"easy", "medium", "hard"} and len(set(counts.values())) == 1, counts
-    hard_starts = set(StageDir(tmp_path / "bin", "hard").read()["problem_id"])
+    kept = StageDir(tmp_path, "filter").read()
+    hard_starts = set(kept.filter(pl.col("pass_rate").is_between(0.05, 0.16))["problem_id"])
     assert {r["problem_id"] for r in chained if r["difficulty"] == "hard"} <= hard_starts
     assert check_bins(get_schedule("hard"), counts, "error") == []
     rc, _, err = cli(*args)

@@ -130,11 +130,20 @@ def test_full_run_numbers(tmp_path, capsys):
     assert data["tokens"]["kept_problems"] == 4
     assert data["tokens"]["student"]["per_kept"] == 12 * 300 / 4
     assert sum(data["pass_rate_histograms"]["kept"]["deduction"]) == 3
+    # The sets a run offers to `train --data`, each a folder the training loader reads as listed.
+    from synthgen.train.data import bin_counts, load_problem_rows
+
+    sets = {t["name"]: t for t in data["sets"]}
+    assert list(sets) == ["filter", "bin", "bin/medium"]
+    assert sets["filter"]["splits"] == {"kept": 4} and sets["bin"]["splits"] == {"medium": 4}
+    for t in sets.values():
+        assert bin_counts(load_problem_rows([t["data"]])) == t["splits"] and t["finished"]
     # The terminal view shows the same sections.
     assert _main(["stats", str(run)]) == 0
     out = capsys.readouterr().out
     for words in ("yield per turn", "reject reasons", "multi-turn vs single-turn", "tokens", "never_solved"):
         assert words in out
+    assert "sets to train on" in out and "bin/medium" in out
 
 
 def test_missing_and_empty_run_dirs_are_exit_2(tmp_path, capsys):
@@ -198,3 +207,4 @@ def test_chain_stage_counts_and_tokens(tmp_path):
     assert data["stages"]["chain"] == {"files": 3, "links": 3, "chains": 1, "problems": 3, "tries": 2}
     assert data["tokens"]["chain"] == {"teacher": {"in": 2000, "out": 1000}, "student": {"in": 400, "out": 200}}
     assert "once per request" in data["tokens"]["counting"]
+    assert [(t["name"], t["splits"]) for t in data["sets"]][-1] == ("chain", {"easy": 1, "hard": 1, "medium": 1})

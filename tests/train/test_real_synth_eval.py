@@ -88,6 +88,8 @@ def test_real_plus_synth_training_then_eval_of_every_checkpoint(cli, tmp_path, b
         "2",
         "--eval-k",
         "1",
+        "--eval-benchmark-samples",
+        "lcb=2",
     ]
     proc = subprocess.run(train, capture_output=True, text=True, env=env, timeout=400)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -54,3 +54,68 @@ def write_binned(root: Path, bins=BINS, n: int = PER_BIN) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         pq.write_table(records.table_from_rows(deduction_rows(b, n), schema), folder / "part-00000.parquet")
     return root / "bin"
+
+
+# Pass rates over 32 attempts: 0 and 1 fall outside the filter's [0.01, 0.97]; 1-3 of 32 are kept by
+# the filter but lie below the broad scheme's lowest bin (0.10), so only a filter folder trains on them.
+FILTER_RATES = (0.0, 1 / 32, 2 / 32, 3 / 32, 0.25, 0.5, 0.75, 31 / 32, 1.0)
+
+
+def write_generated(run_dir: Path, rates=FILTER_RATES) -> Path:
+    """`run_dir/generate/`, one finished shard of deduction problems with these pass rates."""
+    from synthgen import records
+    from synthgen.sandbox.values import encode
+    from synthgen.shards import StageDir, file_metadata
+
+    rows = []
+    for i, rate in enumerate(rates):
+        code = f"def f(x):\n    return x * {i + 2} + {i * 7 % 5}\n" + "".join(f"# {w}\n" for w in range(i))
+        inputs = [str(i + 1)]
+        rows.append(
+            problem_row(
+                turn_id=f"s{i}/deduction/l{i}/1",
+                problem_id=records.problem_id("deduction", code, inputs, ""),
+                seed_id=f"s{i}",
+                lineage_id=f"l{i}",
+                env="deduction",
+                code=code,
+                inputs=inputs,
+                outputs=[encode((i + 1) * (i + 2) + i * 7 % 5)],
+                pass_rate=rate,
+                correct=round(rate * 32),
+            )
+        )
+    stage = StageDir.of(run_dir, "generate")
+    shard = stage.shard_name(0, 1)
+    stage.write_part(shard, 0, records.table_from_rows(rows, records.PROBLEMS), file_metadata("generate", "g"))
+    stage.mark_done(shard, {"settings_hash": "g", "rows": len(rows)})
+    return stage.path
+
+
+def write_benchmarks(folder: Path) -> Path:
+    """Local copies of LiveCodeBench (one stdin problem), Math500 (two levels) and AIME2024 (one),
+    as `--eval-benchmark-data-dir` reads them."""
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    lcb = {
+        "question_title": "sum",
+        "question_content": "Print the sum of A and B.",
+        "platform": "atcoder",
+        "question_id": "abc999_a",
+        "contest_id": "abc999",
+        "contest_date": "2024-10-05T00:00:00",
+        "starter_code": "",
+        "difficulty": "easy",
+        "public_test_cases": json.dumps([{"input": "1 2\n", "output": "3\n", "testtype": "stdin"}]),
+        "private_test_cases": json.dumps([{"input": "4 4\n", "output": "8\n", "testtype": "stdin"}]),
+        "metadata": "{}",
+    }
+    math = [
+        {"problem": "What is one half?", "answer": "\\frac{1}{2}", "level": 1, "unique_id": "a/1.json"},
+        {"problem": "What is 6 times 7?", "answer": "42", "level": 2, "unique_id": "b/2.json"},
+    ]
+    aime = [{"id": "2024-I-1", "problem": "What is 2 + 2?", "answer": "4"}]
+    for name, rows in (("lcb", [lcb]), ("math500", math), ("aime2024", aime)):
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder

@@ -1,0 +1,70 @@
+"""The training completions a run keeps, with their rewards: `train --save-completions solved|all`.
+
+One Parquet file per generation round, `<output>/completions/round-000042.parquet` (COMPLETIONS
+schema in synthgen.records: round, step, problem, environment, split, the completion's text and
+its reward; null reward = an infrastructure failure, never counted wrong), written by the main
+process from every process's completions. `solved` keeps the completions whose reward is 1 (what
+`synthgen seeds completions OUTPUT` turns into seeds: the paper's "real solution" seeds are the
+solutions its policy solved during RL), `all` every completion. A resumed run rewrites the rounds
+after its checkpoint, so a file is always one round as trained.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+FOLDER = "completions"
+MODES = ("none", "solved", "all")
+
+
+def completion_text(completion: Any) -> str:
+    """The text of a TRL completion: a string, or conversational messages (their contents joined)."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list):
+        return "".join(str(m.get("content", "")) for m in completion if isinstance(m, dict))
+    return str(completion)
+
+
+class CompletionLog:
+    """Writes the rounds' completions (see the module docstring); `mode` is one of MODES."""
+
+    def __init__(self, output_dir: Path | str, mode: str):
+        if mode not in MODES:
+            raise ValueError(f"save_completions must be one of {', '.join(MODES)}, got {mode!r}")
+        self.folder = Path(output_dir) / FOLDER
+        self.mode = mode
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode != "none"
+
+    def path(self, round_: int) -> Path:
+        return self.folder / f"round-{round_:06d}.parquet"
+
+    def write(self, round_: int, step: int, rows: list[dict], texts: list[str], rewards: list[float | None]) -> None:
+        """One round: `rows` (problem_id, env, difficulty per completion), their texts and rewards."""
+        from synthgen.records import COMPLETIONS, table_from_rows
+        from synthgen.shards import file_metadata, write_parquet_atomic
+
+        keep = [i for i, r in enumerate(rewards) if self.mode == "all" or (r is not None and float(r) >= 1.0)]
+        records = [
+            {
+                "round": round_,
+                "step": step,
+                "problem_id": rows[i].get("problem_id"),
+                "env": rows[i].get("env"),
+                "difficulty": rows[i].get("difficulty"),
+                "completion": texts[i],
+                "reward": rewards[i],
+            }
+            for i in keep
+        ]
+        write_parquet_atomic(self.path(round_), table_from_rows(records, COMPLETIONS), file_metadata("train", ""))
+
+    def drop_after(self, round_: int) -> None:
+        """Remove the files of rounds after `round_` (a resumed run redoes them)."""
+        for path in self.folder.glob("round-*.parquet") if self.folder.is_dir() else []:
+            if int(path.stem.split("-")[1]) > round_:
+                path.unlink()
