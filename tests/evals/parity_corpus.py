@@ -304,8 +304,12 @@ def lcb_cases() -> list[tuple[str, tuple[dict, str]]]:
 
 def official_lcb(cases, timeout: int, processes: int = 2) -> list[bool]:
     """LiveCodeBench's own verdicts (its codegen_metrics: a process per sample, `processes` at once)."""
+    import sys
+
+    digits = sys.get_int_max_str_digits()
     from vendor.lcb_grader.compute_code_generation_metrics import codegen_metrics
 
+    sys.set_int_max_str_digits(digits)  # its import raises the limit for the whole process: not ours to keep
     samples, generations = [], []
     for row, code in cases:
         tests = json.loads(row["public_test_cases"]) + json.loads(row["private_test_cases"])

@@ -72,8 +72,10 @@ async def test_a_mastered_parent_is_mutated_harder_and_the_student_follows_the_p
     assert summary.strategy == "harder"
     results = {}
     for step in (0, 30):  # the curve: 10 levels per 100 steps, so level 3 reads as level 0 at step 30
+        # (The scripted teacher's deliberate flaws, one answer in ten, are drawn from the request's
+        # per-sample seed: these request ids draw a clean answer at both steps.)
         job = Job(
-            Request(f"m{step}", MUTATE, 0, env="deduction", parent=0),
+            Request(f"mut{step}", MUTATE, 0, env="deduction", parent=0),
             "deduction",
             (0.125, 0.625),
             "bank-digits",
@@ -87,7 +89,7 @@ async def test_a_mastered_parent_is_mutated_harder_and_the_student_follows_the_p
     for step, out in results.items():
         [turn] = out.turns
         assert turn["strategy"] == "harder" and turn["policy_step"] == step
-        assert bank_level(turn) == 3  # the scripted teacher made the level-2 problem one level harder
+        assert bank_level(turn) == 3, turn["reason"]  # the scripted teacher made the level-2 problem one level harder
     assert solve_probability(3, 30, 10.0) == 1.0
     assert results[30].turns[0]["pass_rate"] == 1.0
     assert results[30].status == TOO_EASY

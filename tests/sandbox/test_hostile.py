@@ -57,6 +57,9 @@ def test_subprocess_cannot_start(pool):
 
 
 def test_threads_start_but_none_outlive_the_job(pool):
+    from synthgen.sandbox import Job
+
+    pool.run_many([Job("import time\ntime.sleep(0.3)\n", ("1",), timeout_s=5.0)] * (2 * pool.workers))
     before = _descendants(pool)
     code = (
         "import threading, time\ndef f():\n    threading.Thread(target=time.sleep, args=(100,)).start()\n"
@@ -64,7 +67,8 @@ def test_threads_start_but_none_outlive_the_job(pool):
     )
     r = run(pool, code, "f()", "1 + 1")
     assert statuses(r) == ["ok", "ok"] and r.calls[0].encoded == "2"
-    assert _descendants(pool) == before
+    # Counted, not compared by pid: each template's idle spare child is a new process after every job.
+    assert len(_descendants(pool)) <= len(before)
 
 
 def test_no_new_process_by_any_clone(pool):

@@ -38,6 +38,8 @@ def _data_dir(root: Path) -> Path:
         "task_id": "HumanEval/0",
         "prompt": "def has_close_elements(numbers, threshold):\n",
         "canonical_solution": HE_SOLUTION,
+        "test": "def check(candidate):\n    assert candidate([1.0, 2.0], 0.5) is False\n",
+        "entry_point": "has_close_elements",
     }
     (root / "humaneval.jsonl").write_text(json.dumps(he) + "\n")
     lcb = [
