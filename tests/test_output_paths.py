@@ -44,10 +44,11 @@ def _commands(tmp_path):
     data = tmp_path / "data"
     data.mkdir(exist_ok=True)
     url = "http://127.0.0.1:9/v1"
+    evaluate = ["eval", "--benchmarks", "math500", "--data-dir", data, "--model-url", url]
     return {
         "report --output": ["report", run, "--output", "{}/report.html"],
-        "eval --output": ["eval", "--benchmarks", "math500", "--data-dir", data, "--model-url", url, "--output", "{}"],
-        "eval --run-dir": ["eval", "--benchmarks", "math500", "--data-dir", data, "--model-url", url, "--run-dir", "{}"],
+        "eval --output": [*evaluate, "--output", "{}"],
+        "eval --run-dir": [*evaluate, "--run-dir", "{}"],
         "train --output": ["train", "--model", "m", "--output", "{}"],
         "train --make-tiny-model": ["train", "--make-tiny-model", "{}"],
         "export": ["export", run, "{}"],
@@ -89,7 +90,8 @@ def test_a_bad_output_path_is_one_line_and_exit_2(cli, tmp_path, bad, command, k
 def test_report_output_that_is_a_folder_or_a_loop_is_refused(cli, tmp_path, bad):
     run = tmp_path / "run"
     run.mkdir()
-    for target, words in ((tmp_path, "is a folder"), (bad["loop"], "symlink loop"), (bad["nowhere"], "link to nothing")):
+    cases = ((tmp_path, "is a folder"), (bad["loop"], "symlink loop"), (bad["nowhere"], "link to nothing"))
+    for target, words in cases:
         rc, _, err = cli("report", run, "--output", target)
         assert rc == 2 and err.count("\n") == 1 and words in err, err
 
