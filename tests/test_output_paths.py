@@ -44,12 +44,11 @@ def _commands(tmp_path):
     data = tmp_path / "data"
     data.mkdir(exist_ok=True)
     url = "http://127.0.0.1:9/v1"
+    evaluate = ["eval", "--benchmarks", "math500", "--data-dir", data, "--model-url", url]
     return {
         "report --output": ["report", run, "--output", "{}/report.html"],
-        "eval --output": ["eval", "--benchmarks", "math500", "--data-dir", data, "--model-url", url, "--output", "{}"],
-        "eval --run-dir": [
-            *("eval", "--benchmarks", "math500", "--data-dir", data, "--model-url", url, "--run-dir", "{}"),
-        ],
+        "eval --output": [*evaluate, "--output", "{}"],
+        "eval --run-dir": [*evaluate, "--run-dir", "{}"],
         "train --output": ["train", "--model", "m", "--output", "{}"],
         "train --make-tiny-model": ["train", "--make-tiny-model", "{}"],
         "export": ["export", run, "{}"],

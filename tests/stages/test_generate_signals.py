@@ -76,10 +76,14 @@ def test_a_signal_at_any_point_stops_generate_and_the_rerun_equals_an_uninterrup
             run_dir = tmp_path / f"run-{runs}"
             shutil.copytree(seeds_run / "seeds", run_dir / "seeds")
         code, waited, err = _stopped(_command(run_dir, server.url), delay, signum)
+        stage = StageDir(run_dir, "generate")
+        if code == -signum and stage.done_shards():
+            # The run had finished and was exiting: the interpreter's teardown restores the default
+            # handlers, so the signal ends it (a shell reports that as 128 + N too). Nothing is lost.
+            code = 0
         assert code in (expected, 0), f"exit {code} after a signal at {delay} s: {err[-2000:]}"
         assert waited < 10, f"{waited:.1f} s from the signal at {delay} s to the exit"
         assert "Traceback" not in err and "BlockingIOError" not in err, err[-2000:]
-        stage = StageDir(run_dir, "generate")
         if code == expected:
             stopped += 1
             assert not stage.done_shards()  # stopped work is never marked finished
