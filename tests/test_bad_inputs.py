@@ -146,22 +146,6 @@ def kept(*changes: Change, **kw) -> Callable[[Path], None]:
     return stage_part("filter", "kept", apply(problems(), changes), **kw)
 
 
-def binned(*changes: Change) -> Callable[[Path], None]:
-    """A finished bin stage whose hard bin holds the changed problems (what chain reads)."""
-
-    def setup(run: Path) -> None:
-        from synthgen.record_checks import BINNED_SPEC
-        from synthgen.shards import write_parquet_atomic
-
-        table = apply(problems(), changes)
-        table = table.append_column("difficulty", pa.array(["hard"] * table.num_rows, pa.string()))
-        target = StageDir.of(run, "bin")
-        write_parquet_atomic(target.group_part_path("hard"), table.cast(BINNED_SPEC.schema), file_metadata("bin", "g"))
-        target.mark_done(target.whole_shard, {"settings_hash": "g"})
-
-    return setup
-
-
 def seeds(*changes: Change, **kw) -> Callable[[Path], None]:
     return stage_part("seeds", GEN, apply(seeds_table(), changes), **kw)
 
@@ -299,8 +283,8 @@ CASES = [
     ("seeds text as int", seeds(retype("text", [5], pa.int64())), GENERATE, "column 'text' is int64, expected string"),
     ("seeds without text", seeds(drop("text")), GENERATE, "has no column 'text'"),
     ("unfinished seeds shard", seeds(done=False), GENERATE, f"have no completion marker ({GEN})"),
-    ("chain: NaN pass rate", binned(put("pass_rate", float("nan"))), CHAIN, "column 'pass_rate' is NaN"),
-    ("chain: unknown env", binned(put("env", "astrology")), CHAIN, "column 'env' holds unknown value 'astrology'"),
+    ("chain: NaN pass rate", kept(put("pass_rate", float("nan"))), CHAIN, "column 'pass_rate' is NaN"),
+    ("chain: unknown env", kept(put("env", "astrology")), CHAIN, "column 'env' holds unknown value 'astrology'"),
     # config files and flags: at any depth, for every stage
     (
         "config not UTF-8",
