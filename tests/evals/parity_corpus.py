@@ -309,7 +309,8 @@ def official_lcb(cases, timeout: int, processes: int = 2) -> list[bool]:
     digits = sys.get_int_max_str_digits()
     from vendor.lcb_grader.compute_code_generation_metrics import codegen_metrics
 
-    sys.set_int_max_str_digits(digits)  # its import raises the limit for the whole process: not ours to keep
+    # Its import raises the limit for the whole process (its workers inherit it): only while it grades.
+    sys.set_int_max_str_digits(50000)
     samples, generations = [], []
     for row, code in cases:
         tests = json.loads(row["public_test_cases"]) + json.loads(row["private_test_cases"])
@@ -319,7 +320,12 @@ def official_lcb(cases, timeout: int, processes: int = 2) -> list[bool]:
             io["fn_name"] = func
         samples.append({"input_output": json.dumps(io)})
         generations.append([code])
-    _, results, _ = codegen_metrics(samples, generations, k_list=[1], num_process_evaluate=processes, timeout=timeout)
+    try:
+        _, results, _ = codegen_metrics(
+            samples, generations, k_list=[1], num_process_evaluate=processes, timeout=timeout
+        )
+    finally:
+        sys.set_int_max_str_digits(digits)
     return [all(r is True or (not isinstance(r, bool) and r > 0) for r in results[i][0]) for i in range(len(cases))]
 
 
