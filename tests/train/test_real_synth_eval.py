@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from train_helpers import LCB_ROW
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.train]
@@ -26,21 +27,7 @@ REAL = [
     }
     for i in range(4)
 ]
-LCB = [
-    {
-        "question_title": "sum",
-        "question_content": "Print the sum of A and B.",
-        "platform": "atcoder",
-        "question_id": "abc999_a",
-        "contest_id": "abc999",
-        "contest_date": "2024-10-05T00:00:00",
-        "starter_code": "",
-        "difficulty": "easy",
-        "public_test_cases": json.dumps([{"input": "1 2\n", "output": "3\n", "testtype": "stdin"}]),
-        "private_test_cases": json.dumps([{"input": "4 4\n", "output": "8\n", "testtype": "stdin"}]),
-        "metadata": "{}",
-    }
-]
+LCB = [LCB_ROW]
 
 
 def test_real_plus_synth_training_then_eval_of_every_checkpoint(cli, tmp_path, binned_dir, tiny_model):
