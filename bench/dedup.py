@@ -1,4 +1,4 @@
-"""Benchmark: synthgen.dedup against a plain datasketch loop and against the peers (rensa,
+"""Benchmark: synthgen.stages.filter.dedup against a plain datasketch loop and against the peers (rensa,
 datatrove, datasketch by hand), in the same run.
 
     python bench/dedup.py [--docs 100000] [--baseline-docs 5000] [--workers N]
@@ -13,7 +13,7 @@ Phase 1, against the plain loop, on the subsample only (it is slow), extrapolate
 for every document a `datasketch.MinHash` updated shingle by shingle, then `MinHashLSH` insert of
 all and a query per document, keeping candidates whose `MinHash.jaccard` reaches the threshold,
 and union-find. Both sides use the same normalisation and shingles, so they must find the SAME
-clusters. Fast path: `synthgen.dedup.signatures` + `cluster` (default signature kind, numpy,
+clusters. Fast path: `synthgen.stages.filter.dedup.signatures` + `cluster` (default signature kind, numpy,
 process pool), end to end from texts to cluster labels, on all `--docs`. The verdict is taken
 from CPU time, which background load disturbs far less than wall time: the baseline runs in one
 process; the fast path's idle-machine wall time is projected as its workers' CPU time spread over

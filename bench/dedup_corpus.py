@@ -9,14 +9,14 @@ import hashlib
 import random
 import re
 
-from synthgen import dedup_text
+from synthgen.stages.filter import dedup_text
 
 LINES = 40
 
 # -- the corpus: synthetic code, the same on every machine ------------------------------------------
 # Python-like 40-line chunks from a small statement grammar, driven by random.Random(seed) (whose
 # output for an int seed is fixed across platforms and Python versions). Every line carries its own
-# numbers, strings, operators and shape, so after synthgen.dedup's normalisation (identifiers become
+# numbers, strings, operators and shape, so after synthgen.stages.filter.dedup's normalisation (identifiers become
 # placeholders) two chunks share few shingles, as two pieces of real code do.
 _SYLLABLES = ["ka", "lo", "mi", "nu", "pe", "ra", "si", "to", "ve", "xa", "yo", "zu", "bri", "cor", "dal", "fen"]
 _OPS, _CMPS = ["+", "-", "*", "//", "%", "|", "&", "^", "<<", ">>"], ["<", ">", "<=", ">=", "==", "!="]

@@ -1,4 +1,4 @@
-"""The tools a user would pick instead of synthgen.dedup, run the way each is meant to be run, for
+"""The tools a user would pick instead of synthgen.stages.filter.dedup, run the way each is meant to be run, for
 bench/dedup.py's peer phase. Every method takes the documents and returns a cluster label per
 document (equal labels: one cluster), single-process, at the same LSH shape (14 bands x 9 rows
 at threshold 0.8) wherever the tool lets it be set:
@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from synthgen import dedup
-from synthgen.dedup_tokenhash import problem_shingle_hashes
+from synthgen.stages.filter import dedup
+from synthgen.stages.filter.dedup_tokenhash import problem_shingle_hashes
 
 THRESHOLD, BANDS, ROWS, SEED, NGRAM = 0.8, 14, 9, 1, 5
 os.environ.setdefault("TQDM_DISABLE", "1")  # datatrove's cluster step draws a progress bar

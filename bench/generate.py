@@ -52,12 +52,12 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from rich.console import Console  # noqa: E402
 
-from synthgen.config.generate import GenerateSettings  # noqa: E402
-from synthgen.records import SEEDS, seed_id  # noqa: E402
-from synthgen.scripted import start_scripted_server  # noqa: E402
-from synthgen.shards import StageDir, file_metadata  # noqa: E402
-from synthgen.stages.generate import GenerateStage  # noqa: E402
-from synthgen.stages.turn_loop import TurnLoop  # noqa: E402
+from synthgen.demo.scripted import start_scripted_server  # noqa: E402
+from synthgen.stages.generate.run import GenerateStage  # noqa: E402
+from synthgen.stages.generate.settings import GenerateSettings  # noqa: E402
+from synthgen.store.layout import StageDir, file_metadata  # noqa: E402
+from synthgen.store.records import SEEDS, seed_id  # noqa: E402
+from synthgen.turns.loop import TurnLoop  # noqa: E402
 
 IN_FLIGHT_TARGET, WALL_TARGET, RSS_TARGET_MIB = 0.95, 1.10, 1024.0
 STOP_TARGET_S = 10.0  # SIGTERM to exit (Slurm preemption gives a grace period; the README promises seconds)

@@ -32,9 +32,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from synthgen.config.llm import LLMSettings, StudentSettings  # noqa: E402
-from synthgen.llm import LLMClient  # noqa: E402
-from synthgen.scripted import start_scripted_server  # noqa: E402
+from synthgen.demo.scripted import start_scripted_server  # noqa: E402
+from synthgen.llm.client import LLMClient  # noqa: E402
+from synthgen.llm.settings import LLMSettings, StudentSettings  # noqa: E402
 
 IN_FLIGHT_TARGET = 0.95
 WALL_TARGET = 1.10

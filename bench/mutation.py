@@ -33,11 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import polars as pl  # noqa: E402
 
-from synthgen.cli import app, run_guarded  # noqa: E402
-from synthgen.config.seeds import SeedsSettings  # noqa: E402
-from synthgen.scripted import start_scripted_server  # noqa: E402
-from synthgen.shards import StageDir  # noqa: E402
+from synthgen.cli.app import app, run_guarded  # noqa: E402
+from synthgen.demo.scripted import start_scripted_server  # noqa: E402
 from synthgen.stages import seeds  # noqa: E402
+from synthgen.stages.seeds.settings import SeedsSettings  # noqa: E402
+from synthgen.store.layout import StageDir  # noqa: E402
 
 TARGET = 0.20
 

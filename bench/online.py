@@ -4,7 +4,7 @@
     python bench/online.py --steps 60 --gain 3
 
 Against the scripted server (a bank of problems, NOT a model), whose student follows a learning
-curve (it gains `--gain` bank levels per 100 policy steps; synthgen.scripted.curve), and a tiny
+curve (it gains `--gain` bank levels per 100 policy steps; synthgen.demo.scripted.curve), and a tiny
 random model as the policy being trained (GRPO on TRL, CPU), the reward being the same curve
 (CurveScorer), so the pass rates move as if the policy learned and the bench needs no real
 learning:
@@ -38,13 +38,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rich.console import Console  # noqa: E402
 
-from synthgen.config.bin import BinSettings  # noqa: E402
-from synthgen.config.filter import FilterSettings  # noqa: E402
-from synthgen.config.generate import GenerateSettings  # noqa: E402
-from synthgen.config.seeds import SeedsSettings  # noqa: E402
-from synthgen.config.train import TrainSettings  # noqa: E402
-from synthgen.scripted.curve import CurveScorer  # noqa: E402
-from synthgen.scripted.launch import start_scripted_server  # noqa: E402
+from synthgen.demo.scripted.curve import CurveScorer  # noqa: E402
+from synthgen.demo.scripted.launch import start_scripted_server  # noqa: E402
+from synthgen.stages.bin.settings import BinSettings  # noqa: E402
+from synthgen.stages.filter.settings import FilterSettings  # noqa: E402
+from synthgen.stages.generate.settings import GenerateSettings  # noqa: E402
+from synthgen.stages.seeds.settings import SeedsSettings  # noqa: E402
+from synthgen.train.settings import TrainSettings  # noqa: E402
 
 BAND = (0.125, 0.625)
 ONLINE_TARGET, RATIO_TARGET = 0.5, 1.5
@@ -52,10 +52,10 @@ ONLINE_TARGET, RATIO_TARGET = 0.5, 1.5
 
 def offline_pool(run_dir: Path, url: str, seeds: int) -> Path:
     """The paper's pipeline against the scripted student at step 0: RUN_DIR/bin."""
-    from synthgen.stages import bin as bin_stage
-    from synthgen.stages import filter as filter_stage
-    from synthgen.stages import generate
-    from synthgen.stages import seeds as seeds_stage
+    from synthgen.stages.bin import run as bin_stage
+    from synthgen.stages.filter import run as filter_stage
+    from synthgen.stages.generate import run as generate
+    from synthgen.stages.seeds import run as seeds_stage
 
     quiet = Console(stderr=True, quiet=True)
     roles = {"teacher": {"base_url": url}, "student": {"base_url": url}}

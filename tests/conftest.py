@@ -13,7 +13,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 @pytest.fixture
 def cli(capsys):
     """Run `synthgen ARGS...` in-process; returns (exit code, stdout, stderr)."""
-    from synthgen.cli import app, run_guarded
+    from synthgen.cli.app import app, run_guarded
 
     def invoke(*args: str):
         rc = run_guarded(app, [str(a) for a in args])
@@ -26,8 +26,8 @@ def cli(capsys):
 @pytest.fixture
 def serve():
     """Start thread-mode scripted servers (echo responder unless given); all stopped at teardown."""
-    from synthgen.scripted.launch import start_scripted_server
-    from synthgen.scripted.responder import EchoResponder
+    from synthgen.demo.scripted.launch import start_scripted_server
+    from synthgen.demo.scripted.responder import EchoResponder
 
     handles = []
 
@@ -60,8 +60,8 @@ def demo_run(tmp_path_factory):
     made once per session and shared: copy it (shutil.copytree) before changing anything in it."""
     from rich.console import Console
 
-    from synthgen.config.demo import DemoSettings
-    from synthgen.stages import demo
+    from synthgen.demo import run as demo
+    from synthgen.demo.settings import DemoSettings
 
     run_dir = tmp_path_factory.mktemp("demo-run") / "run"
     settings = DemoSettings(run_dir=run_dir, seeds=24, turns=5, attempts=8, progress=False)

@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 from problem_rows import problem_row
 
-from synthgen.records import CHAIN_LINKS, PROBLEMS, SEEDS, problem_id, table_from_rows
-from synthgen.shards import StageDir, file_metadata
+from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.records import CHAIN_LINKS, PROBLEMS, SEEDS, problem_id, table_from_rows
 
 Change = Callable[[pa.Table], pa.Table]
 
@@ -348,7 +348,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def url():
-    from synthgen.scripted.launch import start_scripted_server
+    from synthgen.demo.scripted.launch import start_scripted_server
 
     with start_scripted_server(seed=0) as server:
         yield server.url

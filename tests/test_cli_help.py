@@ -9,7 +9,7 @@ import click
 import pytest
 import typer
 
-from synthgen.cli import app, command_tree
+from synthgen.cli.app import app, command_tree
 
 
 def _paths(command, prefix=()):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from synthgen.config.base import load_config_file, resolve_settings
-from synthgen.config.generate import GenerateSettings
-from synthgen.config.seeds import SeedsSettings
 from synthgen.errors import UserError
+from synthgen.settings.base import load_config_file, resolve_settings
+from synthgen.stages.generate.settings import GenerateSettings
+from synthgen.stages.seeds.settings import SeedsSettings
 
 SECTIONS = frozenset({"seeds", "generate"})
 

@@ -1,4 +1,4 @@
-"""synthgen.dedup: normalisation, both signature kinds equal to datasketch fed the same shingle
+"""synthgen.stages.filter.dedup: normalisation, both signature kinds equal to datasketch fed the same shingle
 hashes, and the same clusters as datasketch."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import xxhash
 from datasketch import MinHash, MinHashLSH
 
-from synthgen import dedup
+from synthgen.stages.filter import dedup
 
 PARAMS = dedup.MinHashParams()
 BYTES = dedup.MinHashParams(signature="shingle_bytes")
@@ -156,7 +156,7 @@ def test_signatures_equal_datasketch(num_perm, seed, ngram, kind, hash_name):
 def test_token_hashes_survive_block_edges_and_a_full_cache(monkeypatch):
     """Documents split over numpy blocks, and tokens that no longer fit the per-process table,
     give the same signatures as one document at a time."""
-    from synthgen import dedup_tokenhash
+    from synthgen.stages.filter import dedup_tokenhash
 
     texts = [(d + f"\nz{i} = {i} * {LONG}{i}\n", f"note {i}") for i in range(12) for d in DISTINCT[:2]]
     expected = [datasketch_minhash(c, m).hashvalues for c, m in texts]

@@ -12,10 +12,10 @@ from types import SimpleNamespace
 import pytest
 from pydantic import ValidationError
 
-from synthgen.config.llm import LLMSettings, RoleSettings, StudentSettings, TeacherSettings
-from synthgen.llm import Completion, LLMClient, ServerNotReady
-from synthgen.scripted import EchoResponder
-from synthgen.scripted.responder import last_user_text
+from synthgen.demo.scripted import EchoResponder
+from synthgen.demo.scripted.responder import last_user_text
+from synthgen.llm.client import Completion, LLMClient, ServerNotReady
+from synthgen.llm.settings import LLMSettings, RoleSettings, StudentSettings, TeacherSettings
 
 HAVE_AIOHTTP = importlib.util.find_spec("aiohttp") is not None
 BACKENDS = ["httpx", pytest.param("aiohttp", marks=pytest.mark.skipif(not HAVE_AIOHTTP, reason="no aiohttp"))]
@@ -292,7 +292,7 @@ async def test_a_slow_request_does_not_hold_back_fast_ones(serve):
 async def test_a_queued_call_cancelled_gives_its_slot_back(serve, monkeypatch):
     """A call cancelled while it waits for a slot, or while it holds one not yet handed to its
     first try, leaves the bound as it was: the next calls still get every slot."""
-    import synthgen.llm as llm_module
+    import synthgen.llm.client as llm_module
 
     policy = llm_module.retry_policy
 
@@ -475,7 +475,7 @@ class _Canned:
         self.content, self.reasoning = content, reasoning
 
     def respond(self, messages, n, rng_seed, params):
-        from synthgen.scripted import ScriptedReply
+        from synthgen.demo.scripted import ScriptedReply
 
         return [ScriptedReply(self.content, self.reasoning) for _ in range(n)]
 
@@ -547,7 +547,7 @@ async def test_lone_surrogates_come_back_escaped_and_cache_cleanly(serve, tmp_pa
 
 
 async def test_cache_entries_from_before_are_read_safely(serve, tmp_path):
-    from synthgen.llm_cache import RequestCache, cache_key
+    from synthgen.llm.cache import RequestCache, cache_key
 
     server = serve()
     cache = tmp_path / "c.sqlite"
@@ -591,8 +591,8 @@ async def test_single_requests_each_carry_their_own_prompt(serve):
 
 
 def test_parse_rejects_each_malformed_shape():
-    from synthgen.llm_errors import BadResponse
-    from synthgen.llm_response import parse_completions
+    from synthgen.llm.errors import BadResponse
+    from synthgen.llm.response import parse_completions
 
     def answer(choices, usage=None):
         return {"model": "m", "choices": choices, "usage": usage or {"prompt_tokens": 5, "completion_tokens": 4}}

@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from synthgen.llm import base_seed, request_seed
+from synthgen.llm.client import base_seed, request_seed
 from tests.test_llm import client, msgs, requests_made
 
 # A generate-like and a chain-like workload: per turn one teacher answer, then M student answers

@@ -97,7 +97,7 @@ def test_report_output_that_is_a_folder_or_a_loop_is_refused(cli, tmp_path, bad)
 
 
 def test_a_good_new_output_folder_is_not_created_by_the_check(tmp_path):
-    from synthgen.paths import output_folder
+    from synthgen.store.paths import output_folder
 
     target = tmp_path / "new" / "deeper"
     assert output_folder(target, "--output") == target and not (tmp_path / "new").exists()

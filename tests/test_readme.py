@@ -87,7 +87,7 @@ def test_every_config_example_in_the_readme_is_valid(cli, tmp_path):
     """The README's YAML blocks are config files: each section resolves with `config show`."""
     import yaml
 
-    from synthgen.config.base import SECTIONS
+    from synthgen.settings.base import SECTIONS
 
     text = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)

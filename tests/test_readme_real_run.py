@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from synthgen.shards import StageDir, read_metadata
+from synthgen.store.layout import StageDir, read_metadata
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -93,7 +93,7 @@ def _adapt(words: list[str], url: str, shards: list[str]) -> list[str] | None:
 
 
 def test_the_real_run_section_sends_and_records_the_papers_settings(tmp_path):
-    from synthgen.scripted.launch import start_scripted_server
+    from synthgen.demo.scripted.launch import start_scripted_server
 
     shards = _starcoder_shards(tmp_path / "starcoder")
     ran = []

@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 from problem_rows import problem_row
 
-from synthgen import record_checks as checks
 from synthgen.errors import UserError
-from synthgen.records import PROBLEMS
+from synthgen.store import record_checks as checks
+from synthgen.store.records import PROBLEMS
 
 
 def _row(**kw) -> dict:

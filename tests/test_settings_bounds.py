@@ -12,17 +12,28 @@ import typing
 import pytest
 from pydantic import BaseModel, ValidationError
 
-import synthgen.config as config_package
-from synthgen.config.base import MAX_MAGNITUDE, MAX_SECONDS
+import synthgen
+from synthgen.settings.base import MAX_MAGNITUDE, MAX_SECONDS
+
+
+def _settings_modules() -> list[str]:
+    """Every module that declares settings: `settings.py` (or `*_settings.py`) beside its owner,
+    and the shared pieces in synthgen.settings."""
+    names = []
+    for info in pkgutil.walk_packages(synthgen.__path__, "synthgen."):
+        leaf = info.name.rsplit(".", 1)[-1]
+        if leaf == "settings" or leaf.endswith("_settings") or info.name.startswith("synthgen.settings."):
+            names.append(info.name)
+    return names
 
 
 def _models() -> list[type[BaseModel]]:
     found = {}
-    for info in pkgutil.iter_modules(config_package.__path__):
-        module = importlib.import_module(f"synthgen.config.{info.name}")
+    for name in _settings_modules():
+        module = importlib.import_module(name)
         for obj in vars(module).values():
             if inspect.isclass(obj) and issubclass(obj, BaseModel) and obj.__module__ == module.__name__:
-                found[f"{info.name}.{obj.__qualname__}"] = obj
+                found[f"{name}.{obj.__qualname__}"] = obj
     return [found[k] for k in sorted(found)]
 
 

@@ -12,9 +12,9 @@ import pyarrow as pa
 import pytest
 
 from synthgen.errors import UserError
-from synthgen.record_checks import SEEDS_SPEC
-from synthgen.records import SCHEMA_VERSION, SEEDS, table_from_rows
-from synthgen.shards import StageDir, file_metadata, read_metadata
+from synthgen.store.layout import StageDir, file_metadata, read_metadata
+from synthgen.store.record_checks import SEEDS_SPEC
+from synthgen.store.records import SCHEMA_VERSION, SEEDS, table_from_rows
 
 
 def _rows(n):
@@ -52,8 +52,7 @@ def test_writer_killed_mid_file_leaves_nothing_finished(tmp_path, hook):
         f"""
         import os, sys, time
         import pyarrow as pa
-        from synthgen import shards
-
+        from synthgen.store import layout as shards
         def stall(*args, **kwargs):
             print("stalled", flush=True)
             time.sleep(60)
@@ -149,7 +148,7 @@ def test_foreign_parquet_needs_no_marker_but_our_nested_parts_do(tmp_path):
     pq.write_table(table_from_rows(_rows(2), SEEDS), own / "hard" / "p.parquet")  # written by someone else
     assert StageDir.at(own, "bin").require_complete().parts == [own / "hard" / "p.parquet"]
     ours = StageDir.of(tmp_path / "run", "bin")
-    from synthgen.shards import write_parquet_atomic
+    from synthgen.store.layout import write_parquet_atomic
 
     write_parquet_atomic(
         ours.path / "hard" / "part-00000.parquet", table_from_rows(_rows(1), SEEDS), file_metadata("bin", "abc")
@@ -200,7 +199,7 @@ def test_stage_reads_check_the_schema(tmp_path):
 
 @pytest.mark.parametrize("exchange", [True, False])
 def test_swap_with_and_without_an_atomic_exchange(tmp_path, monkeypatch, exchange):
-    from synthgen import shards
+    from synthgen.store import layout as shards
 
     if not exchange:
         monkeypatch.setattr(shards, "_exchange", lambda a, b: False)  # filesystems without RENAME_EXCHANGE

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from synthgen.errors import UserError
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 SHARD = StageDir.shard_name(3, 8)
 
@@ -22,7 +22,7 @@ def hold(run_dir, shard: str | None) -> subprocess.Popen:
     """A separate process that takes the lock, says "locked", and keeps it until stdin closes."""
     script = textwrap.dedent(f"""
         import sys
-        from synthgen.shards import StageDir
+        from synthgen.store.layout import StageDir
         with StageDir.of({str(run_dir)!r}, "generate").lock({shard!r}):
             print("locked", flush=True)
             sys.stdin.read()

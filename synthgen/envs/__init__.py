@@ -16,14 +16,14 @@ Adding an environment touches three places and nothing else:
    `validate`, `student_pairs` (which of the problem's input/output pairs the student sees),
    `parse_student` and `check`; override `call_labels` / `verify_notes` for `synthgen verify`.
 2. `ENVIRONMENTS` below: `"<name>": "synthgen.envs.<name>:<Class>"`. The settings read their list
-   of environment names from here (`synthgen.config.base.ENV_NAMES`).
+   of environment names from here (`synthgen.settings.base.ENV_NAMES`).
 3. `prompts/<name>/`: `task.j2` (what the puzzle is), `format.j2` (the teacher's answer format),
    `previous_pairs.j2` (how the previous problem's inputs are shown to the teacher) and
    `student.j2` (what the student reads). The shared teacher prompt in `prompts/_shared/`
    includes them; nothing shared switches on an environment's name.
 
 A wheel ships the templates as data files listed per folder in pyproject.toml (a test checks the
-list covers every registered environment). The scripted server (synthgen.scripted) only knows
+list covers every registered environment). The scripted server (synthgen.demo.scripted) only knows
 the four built-in environments; a new one gets its "unrecognised prompt" reply there.
 
 Importing this package is cheap and imports nothing: the modules load on first use.

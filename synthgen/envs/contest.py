@@ -29,11 +29,11 @@ running `f` (twice, two hash seeds). The student never sees `f` and answers with
 
 from __future__ import annotations
 
-from synthgen.config.generate import EnvSettings
 from synthgen.envs import contest_tests, parsing, reasons, validation
 from synthgen.envs.base import Environment
 from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward, Verdict
+from synthgen.stages.generate.settings import EnvSettings
 
 EXAMPLE_LIMIT = 2000  # characters of one example input or output shown in a prompt
 

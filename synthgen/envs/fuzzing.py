@@ -20,11 +20,11 @@ value is not gold here, and on a bug input f may legitimately raise instead of r
 
 from __future__ import annotations
 
-from synthgen.config.generate import EnvSettings
 from synthgen.envs import parsing, reasons, validation
 from synthgen.envs.base import Environment
 from synthgen.envs.parsing import short
 from synthgen.envs.problem import Problem, Reward, Verdict
+from synthgen.stages.generate.settings import EnvSettings
 
 HELPERS = ("pre_test_f", "test_f")
 

@@ -4,7 +4,7 @@
     result = await score_checker(problem, pool, sandbox)              # fuzzing
     result.score, result.caught, result.total, result.surviving       # 0.93, 28, 30, ["constant", ...]
 
-For a problem with a function `f` and inputs, the near misses of `f` (synthgen.mutants) and two
+For a problem with a function `f` and inputs, the near misses of `f` (synthgen.envs.mutants) and two
 baselines run on the problem's inputs; a mutant is *caught* when some output differs from the
 gold one (or it raises, times out, ...), as a student answer would fail. The baselines are
 `baseline:identity` (returns its first argument, run in the sandbox) and `baseline:constant`
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synthgen.envs import validation
+from synthgen.envs.mutants import mutants
 from synthgen.envs.problem import Problem
-from synthgen.mutants import mutants
 
 MAX_JOBS = 4
 MAX_CALLS_PER_JOB = 9000  # under the sandbox's 10,000

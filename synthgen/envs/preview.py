@@ -70,7 +70,7 @@ def _messages(environment, kind, row, settings, pass_rate, strategy, feedback, s
             )
         return _teacher(environment, kind, previous=problem, summary=summary, feedback=feedback, strategy=strategy)
     strategy = strategy or "chain-medium"
-    from synthgen.stages.chain import chain_bands
+    from synthgen.stages.chain.run import chain_bands
 
     level = chain_bands().get(CHAIN_TARGETS.get(strategy, ""))
     band = (level.low, level.high) if level else None
@@ -114,7 +114,7 @@ def find_stored_problem(run_dir: Path, problem_id: str) -> dict:
     import polars as pl
 
     from synthgen.errors import UserError
-    from synthgen.shards import StageDir
+    from synthgen.store.layout import StageDir
 
     if not run_dir.is_dir():
         raise UserError(f"run directory not found: {run_dir}")

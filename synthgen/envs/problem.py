@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from synthgen import records
+from synthgen.store import records
 
 _FIELDS = ("code", "inputs", "outputs", "message", "pre_test_code", "test_code", "visible_count")
 

@@ -8,11 +8,11 @@ print in decimal, are the practical exception and are rejected as output_too_lar
 
 from __future__ import annotations
 
-from synthgen.config.generate import EnvSettings
 from synthgen.envs import parsing, reasons, validation
 from synthgen.envs.base import Environment
 from synthgen.envs.parsing import short
 from synthgen.envs.problem import Problem, Verdict
+from synthgen.stages.generate.settings import EnvSettings
 
 
 class SingleInput(Environment):

@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from synthgen.config.generate import ProgressionSettings
 from synthgen.envs.problem import Reward
+from synthgen.stages.generate.settings import ProgressionSettings
 
 MUTATE_STRATEGIES = ("easier", "somewhat-easier", "similar", "harder")
 CHAIN_STRATEGIES = ("chain-medium", "chain-easy")

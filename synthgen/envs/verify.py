@@ -148,8 +148,8 @@ async def verify(problem: Problem, answer_text: str, env_settings, sandbox, trun
 
 
 def run(settings) -> int:
-    """`synthgen verify` with its settings (synthgen.config.tools.VerifySettings)."""
-    from synthgen.config.base import ENV_NAMES
+    """`synthgen verify` with its settings (synthgen.envs.tool_settings.VerifySettings)."""
+    from synthgen.settings.base import ENV_NAMES
 
     if settings.env_name is not None and settings.env_name not in ENV_NAMES:
         raise UserError(f"unknown environment {settings.env_name!r}; choose from {', '.join(ENV_NAMES)}")

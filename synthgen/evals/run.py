@@ -26,12 +26,12 @@ import sys
 import time
 from pathlib import Path
 
-from synthgen import records
 from synthgen.errors import InfraIncomplete, UserError
 from synthgen.evals.items import EvalItem, choose
 from synthgen.evals.serving import Target, served, targets
-from synthgen.paths import output_folder
-from synthgen.shards import StageDir, file_metadata
+from synthgen.store import records
+from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.paths import output_folder
 
 PROGRESS_S = 10.0
 
@@ -132,7 +132,7 @@ def _finished(settings, out: Path, target: Target, benchmark: str, shard: str, f
 async def _evaluate(
     settings, model, target: Target, units, items, out: Path, shard: str, causes: dict, skipped: dict
 ) -> int:
-    from synthgen.llm import LLMClient
+    from synthgen.llm.client import LLMClient
 
     cache = out / "cache" / "llm.sqlite"
     infra = 0

@@ -121,7 +121,7 @@ def served(target: Target, settings, log_dir: Path) -> Iterator:
 
 
 def _wait_ready(proc: subprocess.Popen, role, settings, target: Target, log_path: Path) -> None:
-    from synthgen.llm import LLMClient, ServerNotReady
+    from synthgen.llm.client import LLMClient, ServerNotReady
 
     deadline = time.monotonic() + settings.serve_wait_s
     while True:

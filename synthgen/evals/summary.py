@@ -2,7 +2,7 @@
 
     report(settings, out)     # prints the table; writes summary.json, summary.md and (several steps) the plot
 
-pass@k is the unbiased estimator (synthgen.pass_at_k) averaged over a split's problems that have
+pass@k is the unbiased estimator (synthgen.evals.pass_at_k) averaged over a split's problems that have
 at least k scored samples; `samples` is the scored samples per problem (the mean, when
 infrastructure failures left some out of a re-run that was never finished); `timeouts` is how
 many of the split's samples were wrong because a test ran past its time limit (when it is a
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from synthgen.pass_at_k import split_pass_at_k
-from synthgen.shards import StageDir, write_text_atomic
+from synthgen.evals.pass_at_k import split_pass_at_k
+from synthgen.store.layout import StageDir, write_text_atomic
 
 COLUMNS = ("tag", "step", "benchmark", "split", "problems", "samples", "k", "pass_at_k", "timeouts")
 

@@ -79,8 +79,8 @@ class BenchmarkEvaluator:
 
 def server_generate(url: str, model: str, temperature: float, max_tokens: int):
     """A `Generate` that samples from an OpenAI-compatible server (the policy's weights served there)."""
-    from synthgen.config.eval import EvalModelSettings
-    from synthgen.llm import LLMClient
+    from synthgen.evals.settings import EvalModelSettings
+    from synthgen.llm.client import LLMClient
 
     role = EvalModelSettings(base_url=url, model=model, temperature=temperature, max_tokens=max_tokens)
 
@@ -97,7 +97,7 @@ def server_generate(url: str, model: str, temperature: float, max_tokens: int):
 
 def bench_settings(name: str):
     """`synthgen eval`'s settings of benchmark `name` (samples, k, data set), at their defaults."""
-    from synthgen.config.eval import AIMESettings, HumanEvalSettings, LCBSettings, Math500Settings
+    from synthgen.evals.settings import AIMESettings, HumanEvalSettings, LCBSettings, Math500Settings
 
     return {"lcb": LCBSettings, "humaneval": HumanEvalSettings, "math500": Math500Settings, "aime2024": AIMESettings}[
         name
@@ -113,7 +113,7 @@ def budget(name: str, ev) -> tuple[int, list[int]]:
 
 
 def benchmark_evaluators(ev, sandbox, *, max_tokens: int, rank: int = 0, world: int = 1) -> list[BenchmarkEvaluator]:
-    """The suites `train`'s eval settings ask for (`ev`: synthgen.config.train.EvalSettings).
+    """The suites `train`'s eval settings ask for (`ev`: synthgen.train.settings.EvalSettings).
 
     The math suites share one Math-Verify pool, closed by the first suite's `close()`."""
     from synthgen.evals import humaneval, lcb, mathbench

@@ -23,16 +23,16 @@ from rich.console import Console
 from rich.table import Table
 
 from synthgen import __version__
-from synthgen.config.export import ExportSettings
 from synthgen.errors import UserError
 from synthgen.export import tables
 from synthgen.export.card import CardFacts, card
 from synthgen.export.lineage import lineage_summary
-from synthgen.measurement import evidence, mutation_summary
-from synthgen.paths import output_folder
-from synthgen.run_info import REASON_TEXT, bins_of, check_run_dir, filter_reasons, is_scripted, models, read_json
-from synthgen.run_info import stages as stage_infos
-from synthgen.shards import StageDir, file_metadata, write_text_atomic
+from synthgen.export.settings import ExportSettings
+from synthgen.store.layout import StageDir, file_metadata, write_text_atomic
+from synthgen.store.measurement import evidence, mutation_summary
+from synthgen.store.paths import output_folder
+from synthgen.store.run_info import REASON_TEXT, bins_of, check_run_dir, filter_reasons, is_scripted, models, read_json
+from synthgen.store.run_info import stages as stage_infos
 
 PROVENANCE = "synthgen_export.json"
 

@@ -18,7 +18,7 @@ import jinja2
 import yaml
 
 from synthgen.export.tables import CHAINS_CONFIG, DEFAULT_CONFIG, SPLIT, ConfigTable
-from synthgen.run_info import StageInfo
+from synthgen.store.run_info import StageInfo
 
 TEMPLATES = Path(__file__).parent / "templates"
 PAPER = (
@@ -27,7 +27,7 @@ PAPER = (
 )
 TAGS = ["code", "synthetic", "reinforcement-learning", "verifiable-rewards", "curriculum-learning", "synthgen"]
 
-# What each exported column holds (synthgen/records.py defines the types).
+# What each exported column holds (synthgen/store/records.py defines the types).
 FIELD_TEXT: dict[str, str] = {
     "chain_id": "the chain this problem belongs to (chains config)",
     "level": "hard, medium or easy: the problem's place in its chain (chains config)",
@@ -70,7 +70,7 @@ FIELD_TEXT: dict[str, str] = {
     "student_model": "the model whose pass rate is recorded, as the server named it",
     "settings_hash": "hash of the generate settings that made the row",
     "difficulty": "the bin the pass rate falls in (hard, medium, easy_medium, easy or custom names)",
-    # How sure each pass rate is and who measured it (synthgen.measurement).
+    # How sure each pass rate is and who measured it (synthgen.store.measurement).
     "pass_rate_low": "lower end of the 95% Wilson interval of the pass rate over the scored attempts",
     "pass_rate_high": "upper end of the 95% Wilson interval of the pass rate over the scored attempts",
     "student_endpoint": "the server the student ran on (recorded; not part of measured_by)",
@@ -113,7 +113,7 @@ class CardFacts:
     stages: dict[str, StageInfo]
     models: dict[str, dict[str, int]]
     scripted: bool
-    bins: list[Any]  # synthgen.config.bin.Bin, hard first
+    bins: list[Any]  # synthgen.stages.bin.settings.Bin, hard first
     env_bin_counts: dict[str, dict[str, int]]
     filter_stats: dict[str, Any]
     drop_reasons: list[tuple[str, int, str]]  # (code, rows, words)
@@ -123,8 +123,8 @@ class CardFacts:
     outside: int = 0  # kept problems outside every bin (not exported)
     partial: list[str] = field(default_factory=list)  # stages read with --allow-partial
     repo_id: str | None = None
-    measurement: dict[str, Any] | None = None  # synthgen.measurement.evidence of the binned rows
-    mutation: dict[str, Any] | None = None  # synthgen.measurement.mutation_summary of the binned rows
+    measurement: dict[str, Any] | None = None  # synthgen.store.measurement.evidence of the binned rows
+    mutation: dict[str, Any] | None = None  # synthgen.store.measurement.mutation_summary of the binned rows
     lineage: dict[str, Any] | None = None  # synthgen.export.lineage.lineage_summary
 
     @property

@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 GENERATED = ("turn_id", "turn", "strategy", "valid")
 

@@ -22,11 +22,11 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from synthgen.config.base import ENV_NAMES
-from synthgen.config.bin import Bin
 from synthgen.errors import UserError
-from synthgen.shards import StageDir, write_parquet_atomic
-from synthgen.stage_status import StageStatus
+from synthgen.settings.base import ENV_NAMES
+from synthgen.stages.bin.settings import Bin
+from synthgen.store.layout import StageDir, write_parquet_atomic
+from synthgen.store.status import StageStatus
 
 SPLIT = "train"
 DEFAULT_CONFIG = "all"

@@ -13,10 +13,10 @@ Curricula") generate offline against a fixed student. Here a generation worker r
     controller.py SCALER's controller and environment curation
     requests.py   explore / mutate / respawn requests and their bounded queue
     jobs.py       a request resolved into a job (environment, target slice, seed or parent, summary)
-    worker.py     one job: the paper's multi-turn loop (synthgen.stages.turns) with SvS's band as the gate
+    worker.py     one job: the paper's multi-turn loop (synthgen.turns.turn) with SvS's band as the gate
     student.py    the policy as student: in-process, or an OpenAI-compatible server that serves it
     drivers.py    sync (at step boundaries) or thread (beside training)
-    log.py        the Parquet log (synthgen.records.ONLINE_*)
+    log.py        the Parquet log (synthgen.store.records.ONLINE_*)
     plan.py       `--dry-run`
 
 What each paper states, and where synthgen departs from it (every number is a setting):

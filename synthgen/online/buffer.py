@@ -61,7 +61,7 @@ class Entry:
 
 
 class FrontierBuffer:
-    """The buffer of active problems; `settings` is a synthgen.config.online.BufferSettings."""
+    """The buffer of active problems; `settings` is a synthgen.online.settings.BufferSettings."""
 
     def __init__(self, settings):
         self.s = settings

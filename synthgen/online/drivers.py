@@ -34,9 +34,9 @@ class WorkerFactory:
 
     @asynccontextmanager
     async def open(self):
-        from synthgen.llm import LLMClient
+        from synthgen.llm.client import LLMClient
         from synthgen.online.student import PolicyLLM
-        from synthgen.stages.turns import TurnRunner
+        from synthgen.turns.turn import TurnRunner
 
         o = self.online
         teacher = LLMClient(

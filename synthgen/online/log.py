@@ -7,7 +7,7 @@
     OUTPUT/online/buffer/...                     ranked snapshots of the buffer (priority, regret, success)
     OUTPUT/online/controller/...                 SCALER's d, accuracy and active set per environment
 
-Schemas are explicit (synthgen.records.ONLINE_*); each part carries the schema version and the
+Schemas are explicit (synthgen.store.records.ONLINE_*); each part carries the schema version and the
 settings hash in its metadata and is written atomically. Rows are buffered and flushed every
 `log_every` steps, before every checkpoint and at the end, so a checkpoint never refers to rows
 that are not on disk. A resumed run first cuts every table back to the rows of steps up to its
@@ -28,8 +28,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from synthgen import records
-from synthgen.shards import file_metadata, write_parquet_atomic
+from synthgen.store import records
+from synthgen.store.layout import file_metadata, write_parquet_atomic
 
 TABLES: dict[str, pa.Schema] = {
     "problems": records.ONLINE_PROBLEMS,

@@ -29,7 +29,7 @@ from synthgen.online.controller import Curation
 from synthgen.online.jobs import JobMaker
 from synthgen.online.requests import EXPLORE, MUTATE, RESPAWN, Request, RequestQueue
 from synthgen.online.worker import ACCEPTED, INFRA, Outcome
-from synthgen.records import SCORING_COLUMNS
+from synthgen.store.records import SCORING_COLUMNS
 
 logger = logging.getLogger(__name__)
 

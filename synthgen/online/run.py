@@ -77,7 +77,7 @@ def online_checkpoint(settings, out: Path) -> Path | None:
 
 def load_seeds(settings) -> dict[str, str]:
     """seed_id -> snippet of the finished seeds stage the explorations draw from."""
-    from synthgen.shards import StageDir
+    from synthgen.store.layout import StageDir
 
     folder = settings.online.worker.seeds_dir
     stage = StageDir.at(folder, "seeds") if folder else StageDir.of(settings.run_dir, "seeds")
@@ -224,10 +224,10 @@ def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluat
 
 def make_driver(settings, trainer, sandbox, out: Path):
     """The worker driver (sync or thread) with its student: the trainer's model or the policy's server."""
-    from synthgen.config.generate import TurnLoopSettings
-    from synthgen.config.llm import RoleSettings, StudentSettings
+    from synthgen.llm.settings import RoleSettings, StudentSettings
     from synthgen.online.drivers import SyncDriver, ThreadDriver, WorkerFactory
     from synthgen.online.student import InProcessStudent, ServerStudent
+    from synthgen.stages.generate.settings import TurnLoopSettings
 
     o = settings.online
     max_tokens = o.student.max_tokens or trainer.args.max_completion_length

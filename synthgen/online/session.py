@@ -17,12 +17,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from synthgen.config.base import DEFAULT_ENV_NAMES
 from synthgen.errors import InfraIncomplete, UserError
 from synthgen.online.log import OnlineLog
 from synthgen.online.pool import OnlinePool
 from synthgen.online.requests import EXPLORE, Request
-from synthgen.shards import write_text_atomic
+from synthgen.settings.base import DEFAULT_ENV_NAMES
+from synthgen.store.layout import write_text_atomic
 
 log = logging.getLogger(__name__)
 

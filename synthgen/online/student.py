@@ -1,8 +1,8 @@
 """The policy as the student of the generation loop: the trainer's own model, or a server that serves it.
 
-TurnRunner (synthgen.stages.turns) asks `llm.complete(role, messages, n, key=...)`; `PolicyLLM` is
+TurnRunner (synthgen.turns.turn) asks `llm.complete(role, messages, n, key=...)`; `PolicyLLM` is
 that `llm` for online training: teacher requests go to the teacher's OpenAI-compatible server
-(synthgen.llm.LLMClient, with its retries and request cache), student requests to the policy:
+(synthgen.llm.client.LLMClient, with its retries and request cache), student requests to the policy:
 
 * `InProcessStudent`: samples with the model being trained, in this process, between optimizer
   steps (the sync worker calls it while training waits). No server, CPU or GPU; one process only.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from synthgen.llm import Completion, LLMClient, request_seed
+from synthgen.llm.client import Completion, LLMClient, request_seed
 
 
 class PolicyLLM:

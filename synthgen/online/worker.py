@@ -4,7 +4,7 @@ A `Job` is a request with everything it needs resolved beforehand (environment, 
 slice, the seed snippet or the parent problem and the policy's summary on it), so the worker
 never reads the live buffer: it can run beside training in another thread.
 
-The loop (synthgen.stages.turns.TurnRunner runs each turn: teacher answer, validation in the
+The loop (synthgen.turns.turn.TurnRunner runs each turn: teacher answer, validation in the
 sandbox, the policy's `attempts` answers, scoring):
 
     turn 1: from the seed (explore) or as a mutation of the parent (mutate, respawn)
@@ -24,12 +24,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from synthgen.config.generate import ProgressionSettings
 from synthgen.envs import get_env
 from synthgen.envs.base import Problem, Summary, choose_strategy
 from synthgen.online.requests import Request
-from synthgen.stages.generate import feedback_of
-from synthgen.stages.turns import TurnRequest, TurnRunner
+from synthgen.stages.generate.run import feedback_of
+from synthgen.stages.generate.settings import ProgressionSettings
+from synthgen.turns.turn import TurnRequest, TurnRunner
 
 ACCEPTED, TOO_EASY, TOO_HARD, INVALID, INFRA = "accepted", "too_easy", "too_hard", "invalid", "infra"
 

@@ -20,13 +20,13 @@ import jinja2
 from rich.console import Console
 
 from synthgen import __version__
-from synthgen.config.report import ReportSettings
 from synthgen.errors import UserError
-from synthgen.paths import output_file
 from synthgen.report import plots
 from synthgen.report.data import ReportData, collect_report
-from synthgen.run_info import REASON_TEXT, STAGES
-from synthgen.shards import write_text_atomic
+from synthgen.report.settings import ReportSettings
+from synthgen.store.layout import write_text_atomic
+from synthgen.store.paths import output_file
+from synthgen.store.run_info import REASON_TEXT, STAGES
 
 TEMPLATES = Path(__file__).parent / "templates"
 PAPER = (

@@ -1,6 +1,6 @@
 """What `synthgen report` shows, read from a run's stage folders.
 
-The numbers are `synthgen stats`' (synthgen.stages.stats.collect); the frames behind the plots and
+The numbers are `synthgen stats`' (synthgen.stages.stats.run.collect); the frames behind the plots and
 the example problems are read here, each file checked against its schema. Like `stats`, a report
 reads whatever the run holds: an unfinished stage is shown as far as it is written and marked as
 unfinished, so a report can follow a run in progress.
@@ -15,14 +15,14 @@ from typing import Any
 
 import polars as pl
 
-from synthgen.config.bin import Bin
-from synthgen.config.report import ReportSettings
-from synthgen.config.stats import StatsSettings
-from synthgen.run_info import StageInfo, bins_of, check_run_dir, filter_reasons, is_scripted, models, stages
+from synthgen.report.settings import ReportSettings
 from synthgen.sandbox import values
-from synthgen.shards import StageDir
-from synthgen.stages.stats import collect, read_columns
-from synthgen.stages.turn_report import TOKEN_COLUMNS
+from synthgen.stages.bin.settings import Bin
+from synthgen.stages.stats.run import collect, read_columns
+from synthgen.stages.stats.settings import StatsSettings
+from synthgen.store.layout import StageDir
+from synthgen.store.run_info import StageInfo, bins_of, check_run_dir, filter_reasons, is_scripted, models, stages
+from synthgen.turns.report import TOKEN_COLUMNS
 
 GENERATE_COLUMNS = ("env", "mode", "turn", "strategy", "valid", "pass_rate", "reason", "turn_id", *TOKEN_COLUMNS)
 GENERATE_COLUMNS += ("teacher_model", "student_model", "scored")

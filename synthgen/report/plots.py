@@ -13,10 +13,10 @@ from typing import Any
 
 import polars as pl
 
-from synthgen.config.base import ENV_NAMES
-from synthgen.config.bin import Bin
-from synthgen.stages.bin import pyplot
-from synthgen.stages.turn_report import TOKEN_COLUMNS
+from synthgen.settings.base import ENV_NAMES
+from synthgen.stages.bin.run import pyplot
+from synthgen.stages.bin.settings import Bin
+from synthgen.turns.report import TOKEN_COLUMNS
 
 STRATEGIES = ("first", "easier", "somewhat-easier", "similar", "harder", "chain-medium", "chain-easy")
 WIDE, TALL = (9.0, 3.3), (9.0, 5.2)

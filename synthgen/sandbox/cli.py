@@ -15,7 +15,7 @@ and each job's output and results are capped in total (sandbox.results.Limits), 
 flat whatever the jobs return. A reader that goes away (`synthgen sandbox - | head -1`) ends the
 run quietly with exit code 0. A malformed line stops the run
 after the results of the lines before it: one line on stderr, exit code 2. `run(settings)` is
-what the command runs (its flags derive from synthgen.config.tools.SandboxRunSettings); `run_cli`
+what the command runs (its flags derive from synthgen.envs.tool_settings.SandboxRunSettings); `run_cli`
 serves any pair of streams; `main` is `synthgen sandbox` itself, for `python -m`.
 """
 
@@ -30,13 +30,13 @@ import sys
 import threading
 from typing import IO
 
-from synthgen.config.sandbox import SandboxSettings
-from synthgen.config.tools import SandboxRunSettings
+from synthgen.envs.tool_settings import SandboxRunSettings
 from synthgen.errors import UserError
 from synthgen.sandbox import values
 from synthgen.sandbox.isolation import SandboxUnavailable
 from synthgen.sandbox.pool import SandboxPool
 from synthgen.sandbox.results import Job
+from synthgen.sandbox.settings import SandboxSettings
 from synthgen.text import safe_text
 
 _KEYS = {"id", "code", "calls", "expected", "timeout_s", "memory_mb"}
@@ -212,7 +212,7 @@ def _sigterm_as_exit():
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m synthgen.sandbox.cli ARGS` is `synthgen sandbox ARGS`: the same flags, errors and exit codes."""
-    from synthgen.cli import app, run_guarded
+    from synthgen.cli.app import app, run_guarded
 
     return run_guarded(app, ["sandbox", *(sys.argv[1:] if argv is None else argv)])
 

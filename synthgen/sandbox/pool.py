@@ -38,9 +38,9 @@ import threading
 import time
 import weakref
 
-from synthgen.config.sandbox import SANDBOX_LIBRARIES
 from synthgen.sandbox import isolation as iso
 from synthgen.sandbox.results import Job, JobResult, Limits, build_result, infra_result, split_done_frame
+from synthgen.sandbox.settings import SANDBOX_LIBRARIES
 
 GRACE_S = 5.0  # how long past a job's timeout the zygote has to report before it is replaced
 PIPELINE_DEPTH = 2  # jobs sent ahead to a zygote, so it never waits for the host between jobs

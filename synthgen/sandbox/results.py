@@ -15,8 +15,8 @@ import signal
 import struct
 from dataclasses import dataclass, field
 
-from synthgen.config.sandbox import JOB_MEMORY_MB, JOB_TIMEOUT_S
 from synthgen.sandbox import contest_results, values
+from synthgen.sandbox.settings import JOB_MEMORY_MB, JOB_TIMEOUT_S
 from synthgen.sandbox.verdicts import CallVerdict, Status, parse_records
 from synthgen.text import safe_text
 

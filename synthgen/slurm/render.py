@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synthgen.config.slurm import JobResources, SlurmSettings
 from synthgen.errors import UserError
+from synthgen.slurm.settings import JobResources, SlurmSettings
 
 STAGE_GENERATE = "generate"
 CURATE_STEPS = ("filter", "bin", "chain")
@@ -98,13 +98,13 @@ def _absolute(path: Path, base: Path) -> Path:
 # -- shards -------------------------------------------------------------------------------------
 def pending_shards(run_dir: Path, num_shards: int, stage: str = STAGE_GENERATE) -> list[int]:
     """Shard indices of `stage` that have no completion marker yet."""
-    from synthgen.shards import StageDir
+    from synthgen.store.layout import StageDir
 
     return StageDir.of(run_dir, stage).pending(num_shards)
 
 
 def _marker_printf() -> str:
-    from synthgen.shards import StageDir
+    from synthgen.store.layout import StageDir
 
     return StageDir.marker_printf()
 

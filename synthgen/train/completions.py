@@ -1,7 +1,7 @@
 """The training completions a run keeps, with their rewards: `train --save-completions solved|all`.
 
 One Parquet file per generation round, `<output>/completions/round-000042.parquet` (COMPLETIONS
-schema in synthgen.records: round, step, problem, environment, split, the completion's text and
+schema in synthgen.store.records: round, step, problem, environment, split, the completion's text and
 its reward; null reward = an infrastructure failure, never counted wrong), written by the main
 process from every process's completions. `solved` keeps the completions whose reward is 1 (what
 `synthgen seeds completions OUTPUT` turns into seeds: the paper's "real solution" seeds are the
@@ -45,8 +45,8 @@ class CompletionLog:
 
     def write(self, round_: int, step: int, rows: list[dict], texts: list[str], rewards: list[float | None]) -> None:
         """One round: `rows` (problem_id, env, difficulty per completion), their texts and rewards."""
-        from synthgen.records import COMPLETIONS, table_from_rows
-        from synthgen.shards import file_metadata, write_parquet_atomic
+        from synthgen.store.layout import file_metadata, write_parquet_atomic
+        from synthgen.store.records import COMPLETIONS, table_from_rows
 
         keep = [i for i, r in enumerate(rewards) if self.mode == "all" or (r is not None and float(r) >= 1.0)]
         records = [

@@ -6,7 +6,7 @@ in; a chain folder gives the three levels of its chains, hard start included, ea
 level; a filter stage folder gives everything the filter kept, pass rate in [0.01, 0.97] by
 default, as one split named `kept`: the paper's "all synthetic" training set). A synthgen stage
 folder must be finished; every problems table is checked against the schema
-(synthgen.record_checks). It keeps the problems that can be scored, and renders each one's
+(synthgen.store.record_checks). It keeps the problems that can be scored, and renders each one's
 student prompt with its environment's template (`env.student_messages`). The environment name and the gold columns
 (code, inputs, outputs, fuzzing checkers, visible count) stay as columns: TRL passes every column
 to the reward function, which rebuilds the problem from them.
@@ -23,10 +23,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from synthgen import record_checks as checks
-from synthgen import records
 from synthgen.errors import UserError
-from synthgen.shards import MARKER_SUFFIX, StageDir
+from synthgen.store import record_checks as checks
+from synthgen.store import records
+from synthgen.store.layout import MARKER_SUFFIX, StageDir
 
 log = logging.getLogger(__name__)
 

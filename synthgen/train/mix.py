@@ -9,7 +9,7 @@ a stratum is `source/bin` and its weight is
 
 so the curriculum acts inside the sources it is scoped to (`--curriculum-sources synth`), or inside
 every source (the default), while the mix between sources stays what was asked for. A source's
-bins the curriculum does not name share out its weight (synthgen.curriculum.resolve_weights).
+bins the curriculum does not name share out its weight (synthgen.train.curriculum.resolve_weights).
 Pure Python, no torch.
 
     mix = SourceMix(sources, bins, {"real": 0.55, "synth": 0.45}, scope={"synth"})
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from synthgen.curriculum import ALL_PROBLEMS, resolve_weights
+from synthgen.train.curriculum import ALL_PROBLEMS, resolve_weights
 
 
 class SourceMix:

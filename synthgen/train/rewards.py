@@ -20,7 +20,7 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from synthgen.records import SCORING_COLUMNS
+from synthgen.store.records import SCORING_COLUMNS
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class EnvScorer:
     """
 
     def __init__(self, sandbox_settings=None, env_settings=None, pool=None):
-        from synthgen.config.sandbox import SandboxSettings
+        from synthgen.sandbox.settings import SandboxSettings
 
         self.sandbox = sandbox_settings or SandboxSettings()
         self.env_settings = env_settings

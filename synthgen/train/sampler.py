@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from torch.utils.data import Sampler
 
-from synthgen.curriculum import resolve_weights
+from synthgen.train.curriculum import resolve_weights
 
 WeightsFn = Callable[[int, int], Mapping[str, float]]  # (round, step) -> weights over data bins
 

@@ -32,7 +32,7 @@ import torch
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
-from synthgen.curriculum import FrontierPolicy, FrontierSettingsData, Schedule, group_regret
+from synthgen.train.curriculum import FrontierPolicy, FrontierSettingsData, Schedule, group_regret
 from synthgen.train.mix import SourceMix
 from synthgen.train.sampler import CurriculumSampler
 from synthgen.train.solve_rates import (

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from synthgen.cli import app, command_tree
-from synthgen.cli_flags import model_flags
-from synthgen.commands import evaluate, publish, scripted_server, slurm, stages, tools, train
-from synthgen.config.generate import GenerateSettings
+from synthgen.cli import evaluate, publish, scripted_server, slurm, stages, tools, train
+from synthgen.cli.app import app, command_tree
+from synthgen.cli.flags import model_flags
+from synthgen.stages.generate.settings import GenerateSettings
 
 SETTINGS_COMMANDS = [
     *stages.COMMANDS,

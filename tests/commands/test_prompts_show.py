@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from synthgen.records import PROBLEMS
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
+from synthgen.store.records import PROBLEMS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "seeds" / "examples"
 CODE = "def f(xs):\n    return sorted(set(xs))[-2]"

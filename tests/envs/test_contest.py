@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from synthgen.config.sandbox import SandboxSettings
 from synthgen.envs import get_env
 from synthgen.envs.contest_tests import same_stdout, same_value
 from synthgen.envs.problem import Problem
 from synthgen.sandbox import JobResult, Status, values
 from synthgen.sandbox.results import CallVerdict
+from synthgen.sandbox.settings import SandboxSettings
 
 SANDBOX = SandboxSettings(timeout_s=1.0)
 
@@ -121,7 +121,7 @@ def test_value_comparison():
 
 @pytest.mark.parametrize("bad", ["3", "1, 2"])
 async def test_teacher_inputs_must_be_whole_stdin_strings(pool, bad):
-    from synthgen.config.generate import EnvSettings
+    from synthgen.stages.generate.settings import EnvSettings
 
     env = get_env("contest")
     problem = Problem("contest", "def f(text):\n    return text.upper()\n", ["'a\\n'", bad, "'c'"], "Shout.")

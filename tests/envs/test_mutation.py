@@ -1,4 +1,4 @@
-"""Mutation scores: near misses of f (synthgen.mutants) and baselines run in the sandbox on a
+"""Mutation scores: near misses of f (synthgen.envs.mutants) and baselines run in the sandbox on a
 problem's inputs; weak problems score low and `filter --min-mutation-score` drops them."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import polars as pl
 import pytest
 from problem_rows import problem_row
 
-from synthgen.config.generate import EnvSettings
-from synthgen.config.sandbox import SandboxSettings
 from synthgen.envs import get_env
+from synthgen.envs.mutants import KINDS, mutants
 from synthgen.envs.mutation import TRIVIAL_INPUTS
 from synthgen.envs.problem import Problem
-from synthgen.mutants import KINDS, mutants
-from synthgen.records import PROBLEMS, table_from_rows
-from synthgen.shards import StageDir, file_metadata
+from synthgen.sandbox.settings import SandboxSettings
+from synthgen.stages.generate.settings import EnvSettings
+from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.records import PROBLEMS, table_from_rows
 
 STRONG = Problem(
     env="induction",

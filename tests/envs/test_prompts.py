@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from synthgen.config.base import ENV_NAMES
-from synthgen.config.generate import ProgressionSettings
 from synthgen.envs import get_env, prompts
 from synthgen.envs.problem import Problem
 from synthgen.envs.summary import Summary
 from synthgen.sandbox import values
+from synthgen.settings.base import ENV_NAMES
+from synthgen.stages.generate.settings import ProgressionSettings
 
 PROBLEMS = {
     "induction": Problem(

@@ -84,7 +84,7 @@ HOSTILE_CODE = [
 
 
 async def test_induction_hostile_answers_score_zero(pool, env_settings):
-    from synthgen.config.sandbox import SandboxSettings
+    from synthgen.sandbox.settings import SandboxSettings
 
     sandbox = SandboxSettings(timeout_s=1.0)
     problem = await valid(pool, env_settings, sandbox, INDUCTION)
@@ -157,7 +157,7 @@ FUZZING = Problem(
 
 
 async def test_fuzzing(pool, env_settings):
-    from synthgen.config.sandbox import SandboxSettings
+    from synthgen.sandbox.settings import SandboxSettings
 
     sandbox = SandboxSettings(timeout_s=1.0)
     env = get_env("fuzzing")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from synthgen.config.generate import ProgressionSettings
 from synthgen.envs.problem import Problem, Reward
 from synthgen.envs.summary import Summary, choose_strategy, summarize
 from synthgen.errors import UserError
+from synthgen.stages.generate.settings import ProgressionSettings
 
 PROBLEM = Problem("induction", "def f(x):\n    return x * 3 + 1", ["1", "2", "5", "9"], "Triple it and add one.")
 
@@ -42,8 +42,8 @@ def test_every_boundary_is_a_setting():
 
 
 def test_boundaries_must_be_ordered():
-    from synthgen.config.base import resolve_settings
-    from synthgen.config.generate import GenerateSettings
+    from synthgen.settings.base import resolve_settings
+    from synthgen.stages.generate.settings import GenerateSettings
 
     with pytest.raises(UserError, match="easier_at <= target_low <= target_high"):
         resolve_settings(GenerateSettings, {}, {"progression": {"target_low": 0.7}})

@@ -126,7 +126,7 @@ def answer(f=F, pre=PRE, test=TEST, inputs=("[1, 3, 2]", "[4, 1, 2]")) -> str:
     ],
 )
 async def test_validation_reasons(pool, env_settings, text, reason, fragment):
-    from synthgen.config.sandbox import SandboxSettings
+    from synthgen.sandbox.settings import SandboxSettings
 
     _, verdict = await get_env("fuzzing").validate(parse(text), pool, env_settings, SandboxSettings(timeout_s=0.5))
     assert (verdict.valid, verdict.reason) == (False, reason), verdict

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from synthgen.config.sandbox import SandboxSettings
 from synthgen.envs import get_env, reasons
 from synthgen.envs.parsing import FormatError
+from synthgen.sandbox.settings import SandboxSettings
 
 WELL_FORMED = '''I'll build on the snippet's idea of bucketing values.
 

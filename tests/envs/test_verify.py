@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from synthgen.config.base import ENV_NAMES
+from synthgen.settings.base import ENV_NAMES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "seeds" / "examples"
 

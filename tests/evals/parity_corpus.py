@@ -331,9 +331,9 @@ def official_lcb(cases, timeout: int, processes: int = 2) -> list[bool]:
 
 def synthgen_lcb(cases, pool, timeout: float) -> list[bool]:
     """synthgen's verdicts: each row read by the LCB loader and scored by the contest environment."""
-    from synthgen.config.sandbox import SandboxSettings
     from synthgen.envs import get_env
     from synthgen.evals.lcb import to_problem
+    from synthgen.sandbox.settings import SandboxSettings
 
     env, sandbox = get_env("contest"), SandboxSettings(timeout_s=timeout)
 
@@ -364,8 +364,8 @@ def official_humaneval(cases, timeout: float) -> list[bool]:
 
 
 def synthgen_humaneval(cases, pool, timeout: float) -> list[bool]:
-    from synthgen.config.sandbox import SandboxSettings
     from synthgen.evals.humaneval import scorer
+    from synthgen.sandbox.settings import SandboxSettings
 
     sandbox = SandboxSettings(timeout_s=timeout)
 

@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 import yaml
 
-from synthgen.run_info import stage_info
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
+from synthgen.store.run_info import stage_info
 
 datasets = pytest.importorskip("datasets", reason="export needs the hub extra (datasets)")
 pytest.importorskip("huggingface_hub", reason="export needs the hub extra (huggingface_hub)")
@@ -32,7 +32,7 @@ def _load(out, name=None):
 
 @pytest.fixture(scope="module")
 def exported(demo_run, tmp_path_factory):
-    from synthgen.cli import app, run_guarded
+    from synthgen.cli.app import app, run_guarded
 
     out = tmp_path_factory.mktemp("export") / "dataset"
     assert run_guarded(app, ["export", str(demo_run), str(out)]) == 0

@@ -59,7 +59,7 @@ def test_card_stats_and_report_name_the_student_behind_every_pass_rate(demo_run,
 def test_lineage_columns_load_and_the_card_summarises_them(demo_run, cli, tmp_path):
     import polars as pl
 
-    from synthgen.shards import StageDir
+    from synthgen.store.layout import StageDir
 
     out = tmp_path / "dataset"
     rc, _, err = cli("export", demo_run, out)

@@ -9,8 +9,8 @@ from online_helpers import bank_rows, write_bin
 @pytest.fixture(scope="session")
 def online_run_dir(tmp_path_factory):
     """A run directory with a finished seeds stage (8 stdlib snippets) and bank problems under bin/."""
-    from synthgen.config.seeds import SeedsSettings
-    from synthgen.stages import seeds
+    from synthgen.stages.seeds import run as seeds
+    from synthgen.stages.seeds.settings import SeedsSettings
 
     run_dir = tmp_path_factory.mktemp("online-run")
     seeds.run(SeedsSettings(run_dir=run_dir, n=8, seed=7))
@@ -21,7 +21,7 @@ def online_run_dir(tmp_path_factory):
 @pytest.fixture(scope="session")
 def curve_server():
     """A scripted server (not a model) whose student gains 10 levels per 100 policy steps."""
-    from synthgen.scripted.launch import start_scripted_server
+    from synthgen.demo.scripted.launch import start_scripted_server
 
     handle = start_scripted_server(seed=0, learning_curve=10.0)
     yield handle

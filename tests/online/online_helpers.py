@@ -10,8 +10,8 @@ from pathlib import Path
 
 from problem_rows import problem_row
 
-from synthgen import records
-from synthgen.scripted import bank_problems as bp
+from synthgen.demo.scripted import bank_problems as bp
+from synthgen.store import records
 
 FAMILIES = ("digits", "runs", "text", "brackets", "primes", "ops")
 

@@ -8,10 +8,10 @@ from collections import Counter
 
 import pytest
 
-from synthgen.config.online import BufferSettings, OnlineSettings
 from synthgen.online.buffer import EASY, HARD, INFORMATIVE, UNSEEN, Entry, FrontierBuffer, group_regret
 from synthgen.online.log import OnlineLog
 from synthgen.online.pool import OnlinePool
+from synthgen.online.settings import BufferSettings, OnlineSettings
 
 
 def chi2_sf(x: float, dof: int) -> float:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from synthgen.config.online import ControllerSettings
 from synthgen.online.controller import Curation, slope
 from synthgen.online.requests import EXPLORE, MUTATE, RESPAWN, Request, RequestQueue
+from synthgen.online.settings import ControllerSettings
 
 
 def curation(envs=("induction", "deduction"), **settings) -> Curation:

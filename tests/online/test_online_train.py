@@ -18,9 +18,9 @@ GAIN = 10.0  # levels per 100 steps: a level-3 problem (0.5 at step 0) is master
 
 
 def train(settings: dict, gain: float = GAIN):
-    from synthgen.config.train import TrainSettings
+    from synthgen.demo.scripted.curve import CurveScorer
     from synthgen.online.run import run_online
-    from synthgen.scripted.curve import CurveScorer
+    from synthgen.train.settings import TrainSettings
 
     scorer = CurveScorer(gain)
     out = run_online(TrainSettings(**settings), scorer=scorer, callbacks=[scorer.callback()])

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from synthgen.config.generate import TurnLoopSettings
-from synthgen.config.llm import RoleSettings, StudentSettings, TeacherSettings
-from synthgen.config.online import AcceptSettings, LLMSettings
+from synthgen.demo.scripted import bank_problems as bp
+from synthgen.demo.scripted.curve import bank_level, solve_probability
 from synthgen.envs.base import Problem
-from synthgen.llm import LLMClient
+from synthgen.llm.client import LLMClient
+from synthgen.llm.settings import RoleSettings, StudentSettings, TeacherSettings
 from synthgen.online.jobs import policy_summary
 from synthgen.online.requests import EXPLORE, MUTATE, Request
+from synthgen.online.settings import AcceptSettings, LLMSettings
 from synthgen.online.student import PolicyLLM, ServerStudent
 from synthgen.online.worker import ACCEPTED, TOO_EASY, TOO_HARD, Job, Worker, retarget
-from synthgen.scripted import bank_problems as bp
-from synthgen.scripted.curve import bank_level, solve_probability
-from synthgen.stages.turns import TurnRunner
+from synthgen.stages.generate.settings import TurnLoopSettings
+from synthgen.turns.turn import TurnRunner
 
 SNIPPET = "def total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n"
 

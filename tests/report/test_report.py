@@ -18,7 +18,7 @@ FIGURES = 6  # yield, pass rates, bins, drop reasons, per environment, tokens
 
 @pytest.fixture(scope="module")
 def report(demo_run, tmp_path_factory):
-    from synthgen.cli import app, run_guarded
+    from synthgen.cli.app import app, run_guarded
 
     path = tmp_path_factory.mktemp("report") / "demo.html"
     assert run_guarded(app, ["report", str(demo_run), "--output", str(path), "--examples", "4", "--chains", "2"]) == 0
@@ -26,7 +26,7 @@ def report(demo_run, tmp_path_factory):
 
 
 def test_report_is_one_self_contained_file(report, demo_run):
-    from synthgen.shards import StageDir
+    from synthgen.store.layout import StageDir
 
     html = report.read_text()
     chains = min(2, StageDir(demo_run / "chain", "links").read()["chain_id"].n_unique())  # --chains 2, as many as made

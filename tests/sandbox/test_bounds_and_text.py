@@ -18,7 +18,7 @@ from sandbox_helpers import run
 
 from synthgen.sandbox import Status
 
-SYNTHGEN = [sys.executable, "-c", "from synthgen.cli import main; main()"]
+SYNTHGEN = [sys.executable, "-c", "from synthgen.cli.app import main; main()"]
 SURROGATES = "def f(x):\n    if x < 0:\n        raise ValueError('\\ud800')\n    return '\\ud800' * x\n"
 
 

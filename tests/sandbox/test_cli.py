@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from synthgen.config.tools import SandboxRunSettings
+from synthgen.envs.tool_settings import SandboxRunSettings
 from synthgen.errors import UserError
 from synthgen.sandbox.cli import BadJobLine, parse_job, run_cli
 

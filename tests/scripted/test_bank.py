@@ -1,19 +1,19 @@
-"""The scripted brain (synthgen.scripted.bank): deterministic, follows the progression, and its
+"""The scripted brain (synthgen.demo.scripted.bank): deterministic, follows the progression, and its
 problems and answers hold up in the real environments and sandbox."""
 
 from __future__ import annotations
 
 import pytest
 
-from synthgen.config.generate import EnvSettings, ProgressionSettings
-from synthgen.config.sandbox import SandboxSettings
+from synthgen.demo.scripted import bank_problems as bp
+from synthgen.demo.scripted import cues
+from synthgen.demo.scripted.bank import UNRECOGNISED, BankResponder, unit
+from synthgen.demo.scripted.bank_text import STYLES, teacher_reply
 from synthgen.envs import get_env, reasons
 from synthgen.envs.problem import Problem, Reward
 from synthgen.envs.summary import summarize
-from synthgen.scripted import bank_problems as bp
-from synthgen.scripted import cues
-from synthgen.scripted.bank import UNRECOGNISED, BankResponder, unit
-from synthgen.scripted.bank_text import STYLES, teacher_reply
+from synthgen.sandbox.settings import SandboxSettings
+from synthgen.stages.generate.settings import EnvSettings, ProgressionSettings
 
 ENVS = ("induction", "abduction", "deduction", "fuzzing")
 
@@ -152,7 +152,7 @@ def test_every_style_parses(env, style):
 
 
 def _u(i):
-    from synthgen.scripted.bank_text import _unit
+    from synthgen.demo.scripted.bank_text import _unit
 
     return _unit(i, "style")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from synthgen.demo.scripted import bank_problems as bp
+from synthgen.demo.scripted.bank import BankResponder
+from synthgen.demo.scripted.curve import CurveScorer, bank_level, solve_probability
 from synthgen.envs import get_env
 from synthgen.envs.base import Problem
-from synthgen.scripted import bank_problems as bp
-from synthgen.scripted.bank import BankResponder
-from synthgen.scripted.curve import CurveScorer, bank_level, solve_probability
 
 
 def test_the_curve_is_the_bank_table_at_step_0_and_rises_with_the_step():
@@ -29,7 +29,7 @@ def problem(family: str, level: int) -> Problem:
 
 
 async def test_the_bank_student_answers_as_the_policy_at_the_requested_step(pool):
-    from synthgen.config.sandbox import SandboxSettings
+    from synthgen.sandbox.settings import SandboxSettings
 
     env, prob = get_env("deduction"), problem("digits", 3)
     messages = env.student_messages(prob)

@@ -13,8 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from synthgen.errors import UserError
-from synthgen.scripted import (
+from synthgen.demo.scripted import (
     EchoResponder,
     ScriptedReply,
     ScriptedServerSettings,
@@ -22,7 +21,8 @@ from synthgen.scripted import (
     scripted_server_command,
     start_scripted_server,
 )
-from synthgen.scripted.faults import derive_seed, draw_latency
+from synthgen.demo.scripted.faults import derive_seed, draw_latency
+from synthgen.errors import UserError
 
 
 def call(handle, method="POST", path="/v1/chat/completions", body=None, timeout=10):
@@ -225,17 +225,17 @@ def test_responder_sees_params_and_a_per_request_seed(serve):
 
 
 def test_default_responder_prefers_the_bank(monkeypatch):
-    fake = types.ModuleType("synthgen.scripted.bank")
+    fake = types.ModuleType("synthgen.demo.scripted.bank")
 
     class BankResponder:
         def __init__(self, seed):
             self.seed = seed
 
     fake.BankResponder = BankResponder
-    monkeypatch.setitem(sys.modules, "synthgen.scripted.bank", fake)
+    monkeypatch.setitem(sys.modules, "synthgen.demo.scripted.bank", fake)
     responder = default_responder(11)
     assert isinstance(responder, BankResponder) and responder.seed == 11
-    monkeypatch.setitem(sys.modules, "synthgen.scripted.bank", None)  # import fails: echo
+    monkeypatch.setitem(sys.modules, "synthgen.demo.scripted.bank", None)  # import fails: echo
     assert isinstance(default_responder(11), EchoResponder)
 
 
@@ -246,7 +246,9 @@ def test_process_mode_and_cli_help():
         assert handle.stats()["requests"] == 1
     with pytest.raises(ValueError):
         start_scripted_server(EchoResponder(), mode="process")
-    out = subprocess.run([sys.executable, "-m", "synthgen.scripted", '{"port": "x"}'], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "synthgen.demo.scripted", '{"port": "x"}'], capture_output=True, text=True
+    )
     assert out.returncode == 2 and "port" in out.stderr
 
 
@@ -256,7 +258,7 @@ def test_a_bad_flag_value_is_one_line(cli):
 
 
 def test_make_responder_by_name():
-    from synthgen.scripted import make_responder
+    from synthgen.demo.scripted import make_responder
 
     assert isinstance(make_responder("echo"), EchoResponder)
     with pytest.raises(ValueError):

@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 import server_matrix
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 pytestmark = pytest.mark.slow
 

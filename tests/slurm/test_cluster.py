@@ -25,7 +25,7 @@ import pytest
 from slurm_helpers import SYNTHGEN
 from slurm_helpers import wait_finished as _wait_finished
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -61,7 +61,7 @@ def _assert_same_rows(got, want) -> None:
 
 # -- the real generate ------------------------------------------------------------------------------
 def test_generate_array_matches_one_process_and_resubmits_only_the_cancelled_shard(cli, cluster, tmp_path, monkeypatch):
-    from synthgen.scripted.launch import start_scripted_server
+    from synthgen.demo.scripted.launch import start_scripted_server
 
     monkeypatch.chdir(tmp_path)
     config = tmp_path / "run.yaml"

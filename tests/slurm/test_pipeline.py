@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from slurm_helpers import SYNTHGEN, wait_finished
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -108,7 +108,7 @@ def test_a_chain_step_without_a_server_fails_and_training_never_starts(cli, clus
     config = _config(tmp_path, _script(tmp_path, "broken-vllm", BROKEN_VLLM), port=18400)
     assert cli("--config", config, "seeds")[0] == 0
     # generate ran elsewhere (here, against a scripted server in this process); only curation is left
-    from synthgen.scripted.launch import start_scripted_server
+    from synthgen.demo.scripted.launch import start_scripted_server
 
     with start_scripted_server(seed=0) as server:
         for shard in range(2):

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from synthgen.shards import StageDir
 from synthgen.slurm.render import array_spec, pending_shards
+from synthgen.store.layout import StageDir
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "synthgen" / "slurm" / "templates"
 

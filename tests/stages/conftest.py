@@ -8,8 +8,8 @@ import pytest
 @pytest.fixture(scope="session")
 def seeds_run(tmp_path_factory):
     """A run directory whose seeds stage holds 8 standard-library snippets."""
-    from synthgen.config.seeds import SeedsSettings
-    from synthgen.stages import seeds
+    from synthgen.stages.seeds import run as seeds
+    from synthgen.stages.seeds.settings import SeedsSettings
 
     run_dir = tmp_path_factory.mktemp("seeds-run")
     seeds.run(SeedsSettings(run_dir=run_dir, n=8, seed=7))
@@ -23,7 +23,7 @@ def scripted_server():
     In its own process: its problem bank parses Python with `ast` in its request threads, and
     CPython 3.11's ast module keeps a recursion counter per interpreter, not per thread, so two
     threads parsing at once can fail ("AST constructor recursion depth mismatch")."""
-    from synthgen.scripted.launch import start_scripted_server
+    from synthgen.demo.scripted.launch import start_scripted_server
 
     handles = []
 

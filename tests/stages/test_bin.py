@@ -12,11 +12,11 @@ import pyarrow.dataset as ds
 import pytest
 from problem_rows import problem_row
 
-from synthgen import cli
-from synthgen.config.bin import SCHEMES, BinSettings
-from synthgen.records import PROBLEMS, SCHEMA_VERSION, problem_id, table_from_rows
-from synthgen.shards import StageDir, file_metadata, read_metadata
-from synthgen.stages import bin as stage
+from synthgen.cli import app as cli
+from synthgen.stages.bin import run as stage
+from synthgen.stages.bin.settings import SCHEMES, BinSettings
+from synthgen.store.layout import StageDir, file_metadata, read_metadata
+from synthgen.store.records import PROBLEMS, SCHEMA_VERSION, problem_id, table_from_rows
 
 # (pass rate, broad bin, chains bin); None = outside every bin.
 EDGES = [

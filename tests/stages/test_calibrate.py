@@ -13,8 +13,8 @@ import time
 import polars as pl
 import pytest
 
-from synthgen.config.bin import SCHEMES
-from synthgen.shards import StageDir
+from synthgen.stages.bin.settings import SCHEMES
+from synthgen.store.layout import StageDir
 
 COMPARED = ["turn_id", "problem_id", "pass_rate", "scored", "correct", "pass_rate_low", "measured_by"]
 COMPARED += ["prior_pass_rate", "prior_difficulty", "student_model"]
@@ -107,7 +107,7 @@ def test_kill_9_then_resume_matches_an_uninterrupted_calibration(cli, demo_copy,
 def test_plan_prints_what_calibrating_one_problem_costs(cli, tmp_path):
     import json
 
-    from synthgen.config.plan import PlanSettings
+    from synthgen.stages.plan.settings import PlanSettings
 
     config = tmp_path / "run.yaml"
     config.write_text(f"run_dir: {tmp_path}\nseeds: {{n: 10}}\n")

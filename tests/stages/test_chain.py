@@ -11,12 +11,12 @@ import shutil
 import polars as pl
 import pytest
 
-from synthgen.config.bin import SCHEMES
-from synthgen.config.generate import ProgressionSettings
 from synthgen.envs.base import Summary
-from synthgen.shards import StageDir
-from synthgen.stages.chain import accepts, assemble, chain_bands, replay, summary_from_row
-from synthgen.stages.chain_disjoint import histogram_distance, match_level
+from synthgen.stages.bin.settings import SCHEMES
+from synthgen.stages.chain.disjoint import histogram_distance, match_level
+from synthgen.stages.chain.run import accepts, assemble, chain_bands, replay, summary_from_row
+from synthgen.stages.generate.settings import ProgressionSettings
+from synthgen.store.layout import StageDir
 
 # Columns that must match row for row between two runs of the same settings.
 COMPARED = ["turn_id", "problem_id", "parent_id", "env", "turn", "valid", "reason", "pass_rate", "strategy", "summary"]
@@ -25,8 +25,8 @@ COMPARED = ["turn_id", "problem_id", "parent_id", "env", "turn", "valid", "reaso
 @pytest.fixture(scope="module")
 def binned(tmp_path_factory, seeds_run):
     """generate -> filter -> bin (broad) on the scripted server: a run whose kept set holds chain starts."""
-    from synthgen.cli import app, run_guarded
-    from synthgen.scripted.launch import start_scripted_server
+    from synthgen.cli.app import app, run_guarded
+    from synthgen.demo.scripted.launch import start_scripted_server
 
     run_dir = tmp_path_factory.mktemp("chain-run")
     shutil.copytree(seeds_run / "seeds", run_dir / "seeds")

@@ -10,13 +10,13 @@ import subprocess
 import sys
 import textwrap
 
-from synthgen.run_info import stage_info
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
+from synthgen.store.run_info import stage_info
 
 # Runs `synthgen ARGS` and stops it for good while the disjoint baseline's part is being written.
 STALL_IN_BASELINE = textwrap.dedent("""
     import sys, time
-    from synthgen import shards
+    from synthgen.store import layout as shards
     real = shards.StageDir.write_part
 
     def write_part(self, *args, **kwargs):
@@ -26,7 +26,7 @@ STALL_IN_BASELINE = textwrap.dedent("""
         return real(self, *args, **kwargs)
 
     shards.StageDir.write_part = write_part
-    from synthgen.cli import main
+    from synthgen.cli.app import main
     main(sys.argv[1:])
 """)
 

@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 from problem_rows import problem_row
 
-from synthgen.records import PROBLEMS, problem_id, table_from_rows
-from synthgen.shards import StageDir, file_metadata
+from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.records import PROBLEMS, problem_id, table_from_rows
 
 HE_SOLUTION = (
     "    result = []\n    for index in range(len(numbers)):\n        for other in range(index + 1, len(numbers)):\n"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import polars as pl
 import pyarrow.parquet as pq
 
-from synthgen.curriculum import get_schedule
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
+from synthgen.train.curriculum import get_schedule
 from synthgen.train.data import bin_counts, load_problem_rows
 from synthgen.train.run import check_bins
 

@@ -10,12 +10,12 @@ import pyarrow.parquet as pq
 import pytest
 from problem_rows import problem_row
 
-from synthgen import cli
-from synthgen.config.filter import FilterSettings
+from synthgen.cli import app as cli
 from synthgen.envs import reasons as R
-from synthgen.records import PROBLEMS, REJECTS_EXTRA, SCHEMA_VERSION, problem_id, table_from_rows, with_fields
-from synthgen.shards import StageDir, file_metadata, read_metadata
-from synthgen.stages import filter as stage
+from synthgen.stages.filter import run as stage
+from synthgen.stages.filter.settings import FilterSettings
+from synthgen.store.layout import StageDir, file_metadata, read_metadata
+from synthgen.store.records import PROBLEMS, REJECTS_EXTRA, SCHEMA_VERSION, problem_id, table_from_rows, with_fields
 
 SHARD = "shard-00000-of-00001"
 

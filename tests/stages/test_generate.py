@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from synthgen.envs import reasons
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 # Columns that must match row for row between two runs of the same settings.
 COMPARED = [
@@ -127,7 +127,7 @@ def test_progress_stats_file_and_stats_command_count_turns_and_tokens_alike(cli,
 
 def test_an_invalid_turn_is_fed_back_to_the_next_teacher_prompt(cli, seeds_run, tmp_path, scripted_server, monkeypatch):
     from synthgen.envs.base import Environment
-    from synthgen.stages.generate import feedback_of
+    from synthgen.stages.generate.run import feedback_of
 
     original, seen = Environment.teacher_messages, []
 
@@ -168,16 +168,16 @@ def test_shards_partition_the_work(cli, seeds_run, tmp_path, scripted_server):
 def test_many_lineages_share_few_request_slots_longest_remaining_first_and_rows_do_not_change(
     cli, seeds_run, tmp_path, scripted_server, monkeypatch
 ):
-    import synthgen.llm
-    from synthgen.llm import request_seed
+    import synthgen.llm.client
+    from synthgen.llm.client import request_seed
 
-    sent, post = [], synthgen.llm.post_chat
+    sent, post = [], synthgen.llm.client.post_chat
 
     async def recording_post(client, body, timeout):  # inside a request slot: the order the server sees
         sent.append((body.get("seed"), body.get("n", 1)))
         return await post(client, body, timeout)
 
-    monkeypatch.setattr(synthgen.llm, "post_chat", recording_post)
+    monkeypatch.setattr(synthgen.llm.client, "post_chat", recording_post)
     runs = {}
     for active in (1, 6):
         server = scripted_server(latency_s=0.02)
@@ -208,10 +208,10 @@ def test_the_plan_reads_seeds_lazily_and_matches_the_sorted_seed_order(tmp_path)
     environment), the finished and the started ones, as the sorted, deduplicated seed list says."""
     import pyarrow as pa
 
-    from synthgen.config.generate import GenerateSettings
-    from synthgen.records import PROBLEMS, SEEDS, table_from_rows
-    from synthgen.shards import file_metadata
-    from synthgen.stages.generate_plan import plan_shard, stream_lineages
+    from synthgen.stages.generate.plan import plan_shard, stream_lineages
+    from synthgen.stages.generate.settings import GenerateSettings
+    from synthgen.store.layout import file_metadata
+    from synthgen.store.records import PROBLEMS, SEEDS, table_from_rows
 
     texts = [f"def f{i}(x):\n    return x + {i}\n" for i in range(9)]
     seed_rows = [
@@ -399,8 +399,8 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def reference(seeds_run, tmp_path_factory):
     """The rows of an uninterrupted run on a healthy scripted server (seed 0)."""
-    from synthgen.cli import app, run_guarded
-    from synthgen.scripted.launch import start_scripted_server
+    from synthgen.cli.app import app, run_guarded
+    from synthgen.demo.scripted.launch import start_scripted_server
 
     run_dir = _copy_seeds(seeds_run, tmp_path_factory.mktemp("reference"))
     with start_scripted_server(seed=0, mode="process") as server:
@@ -492,7 +492,7 @@ def test_reruns_after_failures_keep_every_good_row_and_end_equal_to_an_uninterru
 
 @pytest.mark.slow
 def test_an_outage_mid_run_is_exit_3_then_a_rerun_completes(seeds_run, tmp_path, reference):
-    from synthgen.scripted.launch import start_scripted_server
+    from synthgen.demo.scripted.launch import start_scripted_server
 
     port = _free_port()
     server = start_scripted_server(seed=0, port=port, latency="fixed", latency_s=0.1, mode="process")
@@ -540,13 +540,13 @@ class _MemoryCheatStudent:
 
         from memory_probe import cheat_completion
 
-        from synthgen.scripted.bank import BankResponder
+        from synthgen.demo.scripted.bank import BankResponder
 
         self.bank, self.cheat, self.lock = BankResponder(0), cheat_completion(), threading.Lock()
 
     def respond(self, messages, n, rng_seed, params):
-        from synthgen.scripted import cues
-        from synthgen.scripted.reply import ScriptedReply
+        from synthgen.demo.scripted import cues
+        from synthgen.demo.scripted.reply import ScriptedReply
 
         found = cues.read(cues.prompt_text(messages))
         if found.task == "solve" and found.env == "induction":

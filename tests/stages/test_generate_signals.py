@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 COMPARED = ["turn_id", "problem_id", "parent_id", "env", "turn", "code", "inputs", "outputs", "valid", "reason"]
 COMPARED += ["pass_rate", "scored", "correct", "strategy", "summary"]

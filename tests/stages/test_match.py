@@ -9,8 +9,8 @@ from collections import Counter
 import pyarrow.parquet as pq
 from problem_rows import problem_row
 
-from synthgen import records
-from synthgen.stages.match import bucket, distance, fit
+from synthgen.stages.match.run import bucket, distance, fit
+from synthgen.store import records
 from synthgen.train.data import bin_counts, load_problem_rows
 
 

@@ -13,9 +13,9 @@ import pytest
 from problem_rows import problem_row
 
 from synthgen import __version__
-from synthgen.measurement import describe, measurements, wilson, wilson_exprs, with_intervals
-from synthgen.records import PROBLEMS, problem_id, table_from_rows
-from synthgen.shards import StageDir, file_metadata
+from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.measurement import describe, measurements, wilson, wilson_exprs, with_intervals
+from synthgen.store.records import PROBLEMS, problem_id, table_from_rows
 
 
 def test_wilson_matches_its_closed_form_at_the_ends_and_in_the_middle():

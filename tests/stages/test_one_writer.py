@@ -14,14 +14,14 @@ import polars as pl
 import pytest
 from test_filter import make_row, write_generate
 
-from synthgen.records import PROBLEMS, table_from_rows
-from synthgen.shards import StageDir, file_metadata, read_metadata
+from synthgen.store.layout import StageDir, file_metadata, read_metadata
+from synthgen.store.records import PROBLEMS, table_from_rows
 
 # Runs `synthgen ARGS` in its own process and stops it for good right after its second part file,
 # in the middle of writing its output (the test kills it there).
 STALLING_CLI = textwrap.dedent("""
     import sys, time
-    from synthgen import shards
+    from synthgen.store import layout as shards
     real, written = shards.StageDir.write_part, []
 
     def write_part(self, *args, **kwargs):
@@ -33,7 +33,7 @@ STALLING_CLI = textwrap.dedent("""
         return out
 
     shards.StageDir.write_part = write_part
-    from synthgen.cli import main
+    from synthgen.cli.app import main
     main(sys.argv[1:])
 """)
 
@@ -150,7 +150,7 @@ def test_two_seeds_writers_on_one_shard(tmp_path, cli):
             "-c",
             textwrap.dedent(f"""
         import sys
-        from synthgen.shards import StageDir
+        from synthgen.store.layout import StageDir
         with StageDir.of({str(tmp_path / "run")!r}, "seeds").lock({shard!r}):
             print("locked", flush=True)
             sys.stdin.read()

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 GENERATE = ["--attempts", "4", "--turns", "2", "--lineages-per-seed", "1", "--max-in-flight", "8", "--no-progress"]
 COMPARED = ["turn_id", "problem_id", "env", "turn", "code", "inputs", "outputs", "valid", "reason", "pass_rate"]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 # A plan measured on a run and applied to that run's own config must give back its counts: the
 # figures are the run's averages, so requests and tokens match up to rounding (tolerance 1%).

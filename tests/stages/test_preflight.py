@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import socket
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 
 def _dead_url() -> str:

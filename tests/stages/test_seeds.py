@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from synthgen.shards import StageDir, read_metadata
+from synthgen.store.layout import StageDir, read_metadata
 
 
 def _code_file(i: int, lines: int = 80) -> str:

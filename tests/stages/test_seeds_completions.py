@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 from synthgen.train.completions import CompletionLog
 
 LONG = "def f(xs):\n" + "".join(f"    x{i} = sum(xs) + {i}\n" for i in range(80)) + "    return x79\n"

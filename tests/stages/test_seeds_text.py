@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 
 def test_surrogate_escapes_in_a_solutions_file_are_stored_escaped(cli, tmp_path):

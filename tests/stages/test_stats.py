@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from problem_rows import problem_row
 
-from synthgen import cli
-from synthgen.config.bin import BinSettings
-from synthgen.config.filter import FilterSettings
-from synthgen.config.stats import StatsSettings
-from synthgen.records import PROBLEMS, SEEDS, problem_id, table_from_rows
-from synthgen.shards import StageDir, file_metadata
-from synthgen.stages import bin as bin_stage
-from synthgen.stages import filter as filter_stage
-from synthgen.stages import stats as stage
+from synthgen.cli import app as cli
+from synthgen.stages.bin import run as bin_stage
+from synthgen.stages.bin.settings import BinSettings
+from synthgen.stages.filter import run as filter_stage
+from synthgen.stages.filter.settings import FilterSettings
+from synthgen.stages.stats import run as stage
+from synthgen.stages.stats.settings import StatsSettings
+from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.records import PROBLEMS, SEEDS, problem_id, table_from_rows
 
 
 def make_row(
@@ -172,7 +172,7 @@ def test_bad_config_is_exit_2(tmp_path, capsys):
 
 
 def test_chain_stage_counts_and_tokens(tmp_path):
-    from synthgen.records import CHAIN_LINKS
+    from synthgen.store.records import CHAIN_LINKS
 
     run = tmp_path / "run"
     write_generate(run, generate_rows())

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from synthgen.config.generate import GenerateSettings
+from synthgen.demo.scripted.bank import BankResponder
 from synthgen.envs import get_env
 from synthgen.envs.deduction import Deduction
-from synthgen.llm import Completion
-from synthgen.scripted.bank import BankResponder
-from synthgen.stages.turns import TurnRequest, TurnRunner
+from synthgen.llm.client import Completion
+from synthgen.stages.generate.settings import GenerateSettings
+from synthgen.turns.turn import TurnRequest, TurnRunner
 
 SEED = "def total(values):\n    out = 0\n    for v in values:\n        out += v\n    return out\n"
 

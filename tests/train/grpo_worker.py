@@ -36,8 +36,8 @@ def main(argv: list[str]) -> int:
     import logging
     import os
 
-    from synthgen.config.train import TrainSettings
     from synthgen.train.run import run
+    from synthgen.train.settings import TrainSettings
 
     logging.basicConfig(level=logging.WARNING)
     settings = TrainSettings(**json.loads(Path(argv[0]).read_text()))

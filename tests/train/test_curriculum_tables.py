@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from synthgen.curriculum import (
+from synthgen.errors import UserError
+from synthgen.train.curriculum import (
     NAMES,
     FrontierPolicy,
     FrontierSettingsData,
@@ -16,9 +17,8 @@ from synthgen.curriculum import (
     resolve_weights,
     schedule_from_dict,
 )
-from synthgen.errors import UserError
 
-# The paper's Tables 2 and 4, transcribed independently of synthgen/curriculum.py: (start, end, easy, medium, hard).
+# The paper's Tables 2 and 4, transcribed independently of synthgen/train/curriculum.py: (start, end, easy, medium, hard).
 PAPER_TABLES = {
     "soft": [
         (0, 7500, 0.80, 0.15, 0.05),
@@ -148,7 +148,7 @@ def test_frontier_moves_weight_to_the_bin_with_regret_and_lags():
 
 def test_show_schedule_does_not_import_torch():
     code = (
-        "import sys; from synthgen.curriculum import describe_schedule; "
+        "import sys; from synthgen.train.curriculum import describe_schedule; "
         "print(describe_schedule('reverse-medium', 400)); assert 'torch' not in sys.modules"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

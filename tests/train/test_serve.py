@@ -15,7 +15,7 @@ pytestmark = pytest.mark.train
 
 @pytest.fixture(scope="module")
 def server(tiny_model):
-    from synthgen.serve import ChatModel, make_handler
+    from synthgen.evals.serve import ChatModel, make_handler
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(ChatModel(str(tiny_model), "tiny", 64)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -55,8 +55,8 @@ def test_models_samples_and_seeds(server):
 
 
 async def test_the_project_client_talks_to_it(server):
-    from synthgen.config.eval import EvalModelSettings
-    from synthgen.llm import LLMClient
+    from synthgen.evals.settings import EvalModelSettings
+    from synthgen.llm.client import LLMClient
 
     role = EvalModelSettings(base_url=server, model="tiny", max_tokens=4)
     async with LLMClient(role, role) as llm:

@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_budget_is_the_papers_unless_the_user_sets_one():
-    from synthgen.config.train import EvalSettings
     from synthgen.evals.train_hook import budget
+    from synthgen.train.settings import EvalSettings
 
     paper = EvalSettings(benchmarks="lcb,math500,aime2024")
     assert [budget(b, paper) for b in paper.benchmarks] == [(20, [1, 10]), (10, [1, 5]), (64, [1, 5])]

@@ -7,8 +7,8 @@ import pyarrow.parquet as pq
 import pytest
 from train_helpers import deduction_rows, write_binned
 
-from synthgen import records
 from synthgen.errors import UserError
+from synthgen.store import records
 from synthgen.train.data import bin_counts, load_problem_rows
 
 

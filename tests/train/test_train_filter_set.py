@@ -9,7 +9,7 @@ import pytest
 from grpo_worker import fake_prompt
 from train_helpers import write_generated
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 from synthgen.train.data import KEPT_SPLIT, bin_counts, load_problem_rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def filtered(tmp_path_factory):
-    from synthgen.cli import app, run_guarded
+    from synthgen.cli.app import app, run_guarded
 
     run_dir = tmp_path_factory.mktemp("filtered")
     write_generated(run_dir)
@@ -52,8 +52,8 @@ def test_an_unfinished_filter_folder_is_refused(filtered, tmp_path, cli):
 @pytest.mark.train
 def test_grpo_trains_on_every_kept_problem_and_logs_its_solved_completions(filtered, tiny_model, tmp_path):
     pytest.importorskip("trl")
-    from synthgen.config.train import TrainSettings
     from synthgen.train.run import run
+    from synthgen.train.settings import TrainSettings
 
     drawn: list[str] = []
     solved: list[tuple[str, str]] = []

@@ -37,8 +37,8 @@ def settings(out: Path, data: Path, model: Path, curriculum: str, **extra) -> di
 
 
 def train(cfg: dict) -> tuple[Path, FakeScorer]:
-    from synthgen.config.train import TrainSettings
     from synthgen.train.run import run
+    from synthgen.train.settings import TrainSettings
 
     scorer = FakeScorer()
     out = run(TrainSettings(**cfg), scorer=scorer, prompt_fn=fake_prompt)

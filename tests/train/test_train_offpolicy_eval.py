@@ -17,8 +17,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.train]
 
 
 def train(evaluators=None, **cfg) -> tuple[Path, FakeScorer]:
-    from synthgen.config.train import TrainSettings
     from synthgen.train.run import run
+    from synthgen.train.settings import TrainSettings
 
     scorer = FakeScorer()
     out = run(
@@ -82,7 +82,7 @@ def test_periodic_eval_writes_pass_at_k_per_split_and_sources_mix(tmp_path, binn
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from synthgen import records
+    from synthgen.store import records
 
     real = tmp_path / "real"
     real.mkdir()

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from synthgen import records
 from synthgen.sandbox.values import encode
+from synthgen.store import records
 from synthgen.train.rewards import EnvScorer, SandboxReward, completion_text
 
 
@@ -68,7 +68,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def scorer():
-    from synthgen.config.sandbox import SandboxSettings
+    from synthgen.sandbox.settings import SandboxSettings
 
     s = EnvScorer(SandboxSettings(workers=2))
     try:
@@ -136,7 +136,7 @@ def test_an_answer_reading_other_completions_from_memory_scores_zero():
     searches its memory for a sibling's correct f (or any earlier job's) must find nothing."""
     from memory_probe import cheat_completion
 
-    from synthgen.config.sandbox import SandboxSettings
+    from synthgen.sandbox.settings import SandboxSettings
 
     row, _, _ = CASES["induction"]
     explained = "    # Multiply the two numbers, then step down by one.\n" * 12  # as long as answers often are

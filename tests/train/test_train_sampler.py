@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 trl_utils = pytest.importorskip("trl.trainer.utils")
 
-from synthgen.curriculum import get_schedule, schedule_from_dict  # noqa: E402
+from synthgen.train.curriculum import get_schedule, schedule_from_dict  # noqa: E402
 from synthgen.train.sampler import CurriculumSampler  # noqa: E402
 
 ROWS = ["easy"] * 6 + ["medium"] * 5 + ["hard"] * 7  # row i's bin

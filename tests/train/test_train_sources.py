@@ -7,8 +7,8 @@ import random
 import pytest
 from train_helpers import deduction_rows, write_binned
 
-from synthgen.curriculum import get_schedule, schedule_from_dict
 from synthgen.errors import UserError
+from synthgen.train.curriculum import get_schedule, schedule_from_dict
 from synthgen.train.mix import SourceMix
 from synthgen.train.selection import counts, per_env_budget, split_heldout
 from synthgen.train.sources import parse_sources, source_weights
@@ -124,9 +124,9 @@ def test_plan_applies_envs_heldout_and_budget_in_order(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from synthgen import records
-    from synthgen.config.train import TrainSettings
+    from synthgen.store import records
     from synthgen.train.plan import plan_data
+    from synthgen.train.settings import TrainSettings
 
     schema = records.with_fields(records.PROBLEMS, [pa.field("difficulty", pa.string(), nullable=False)])
     folder = tmp_path / "mixed" / "easy"

@@ -1,0 +1,339 @@
+"""Commands whose flags are derived from a settings model: one declaration per knob.
+
+    GENERATE = SettingsCommand("generate", GenerateSettings, run, aliases=[BASE_URL], extras=[FORCE])
+    GENERATE.register(app)              # synthgen generate --turns 6 --teacher-url http://... --force
+    GENERATE.register(show, show=True)  # synthgen config show generate --teacher-url http://...
+
+Every field of the model, nested sections included, becomes a flag: the name from the field
+(`max_in_flight` -> `--max-in-flight`, `dedup.threshold` -> `--dedup-threshold`) unless the
+field renames it with `cli(...)` (synthgen.settings.base), the help from `Field(description=...)`,
+the default shown from the model. Fields whose type has no flag form (mappings, nested lists)
+are config-file only unless they declare `cli(as_text=True)`. Like TRL's `TrlParser` over its
+config dataclasses, but with pydantic doing the validation and Typer the parsing.
+
+A flag counts only when the user typed it (or set its environment variable): every option's
+default is None, and resolution is defaults < config file < flags (synthgen.settings.base).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+import typer
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from synthgen.settings.base import SECTIONS, Settings, load_config_file, resolve_settings
+
+
+@dataclass
+class AppState:
+    config_path: Path | None = None
+    _data: dict[str, Any] | None = field(default=None, repr=False)
+
+    def config(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = load_config_file(self.config_path)
+        return self._data
+
+
+def config_settings(ctx: typer.Context, model: type[Settings]) -> Settings:
+    """`model` as the config file (`--config`) sets it, for commands that only read settings."""
+    state: AppState = ctx.find_object(AppState) or AppState()
+    return resolve_settings(model, state.config(), {}, known_sections=SECTIONS)
+
+
+_SIMPLE = (bool, int, float, str, Path)
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One settings field as a command-line parameter."""
+
+    path: tuple[str, ...]  # ("teacher", "base_url")
+    names: tuple[str, ...]  # ("--teacher-url",)
+    annotation: Any  # the Python type Typer parses
+    help: str
+    panel: str | None = None
+    envvar: str | None = None
+    argument: bool = False
+    metavar: str | None = None
+    split: bool = False  # a list: each value may hold several, comma-separated (`--k 1,5` = `--k 1 --k 5`)
+
+    @property
+    def param(self) -> str:
+        return "__".join(self.path)
+
+    def parameter(self) -> inspect.Parameter:
+        if self.argument:
+            info = typer.Argument(None, help=self.help, show_default=False, metavar=self.metavar)
+        else:
+            names = self.names
+            metavar = self.metavar
+            if self.annotation is bool:
+                names = (f"{names[0]}/--no-{names[0][2:]}",)
+                metavar = ""  # a flag takes no value; Typer would print <bool>
+            info = typer.Option(
+                None,
+                *names,
+                help=self.help,
+                show_default=False,
+                envvar=self.envvar,
+                rich_help_panel=self.panel,
+                metavar=metavar,
+            )
+        return inspect.Parameter(
+            self.param, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=self.annotation | None
+        )
+
+
+@dataclass(frozen=True)
+class Alias:
+    """One flag that sets several settings at once (`--base-url` for both roles); fields win over it."""
+
+    name: str
+    targets: tuple[str, ...]
+    help: str
+    annotation: Any = str
+
+    @property
+    def param(self) -> str:
+        return "alias__" + self.name.lstrip("-").replace("-", "_")
+
+    def parameter(self) -> inspect.Parameter:
+        names = f"{self.name}/--no-{self.name[2:]}" if self.annotation is bool else self.name
+        info = typer.Option(
+            None, names, help=self.help, show_default=False, metavar="" if self.annotation is bool else None
+        )
+        return inspect.Parameter(
+            self.param, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=self.annotation | None
+        )
+
+
+def option(name: str, annotation: Any, *names: str, help: str, default: Any = None, **more: Any) -> inspect.Parameter:
+    """An extra parameter that is not a setting (`--force`, `--dry-run`): passed to the command's run."""
+    if annotation is bool and default is False and not more.get("metavar"):
+        more["metavar"] = ""
+    info = typer.Option(default, *names, help=help, **more)
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
+
+
+FORCE = option(
+    "force", bool, "--force", default=False, help="Redo output made with other settings (it is replaced, not mixed)."
+)
+PROBE = option(
+    "probe",
+    bool,
+    "--probe",
+    default=False,
+    help="Also probe each role's server as a run's preflight does (n, reasoning, seed, context length).",
+)
+BASE_URL = Alias(
+    "--base-url",
+    ("teacher.base_url", "student.base_url"),
+    "One OpenAI-compatible server (e.g. vLLM) for both roles; --teacher-url/--student-url win over it.",
+)
+MODEL = Alias(
+    "--model",
+    ("teacher.model", "student.model"),
+    "One model name for both roles; --teacher-model/--student-model win over it.",
+)
+
+
+@dataclass
+class SettingsCommand:
+    """A command: a settings model, the function that runs it, and flags that are not settings."""
+
+    name: str
+    model: type[Settings]
+    run: Callable[..., Any] | str  # or "module:function", imported when the command runs (fast --help)
+    help: str | None = None
+    aliases: list[Alias] = field(default_factory=list)
+    extras: list[inspect.Parameter] = field(default_factory=list)
+    exclude: frozenset[str] = frozenset()  # fields (or whole sections) without a flag in this command
+
+    def flags(self) -> list[Flag]:
+        return [
+            f
+            for f in model_flags(self.model)
+            if not any(f.path[: len(e.split("."))] == tuple(e.split(".")) for e in self.exclude)
+        ]
+
+    def register(self, app: typer.Typer, *, show: bool = False) -> None:
+        flags, aliases = self.flags(), list(self.aliases)
+        talks = any(f.path[-1] == "base_url" for f in flags)  # a command that talks to a server
+        extras = ([PROBE] if talks else []) if show else list(self.extras)
+        model, run = self.model, self.run
+        wants_ctx = not isinstance(run, str) and "ctx" in inspect.signature(run).parameters
+
+        def command(ctx: typer.Context, **values: Any) -> Any:
+            overrides: dict[str, Any] = {}
+            for alias in aliases:
+                value = values.pop(alias.param)
+                if value is not None:
+                    for target in alias.targets:
+                        _put(overrides, target.split("."), value)
+            for flag in flags:
+                value = values.pop(flag.param)
+                if value is not None and flag.split:
+                    value = [piece.strip() for v in value for piece in str(v).split(",") if piece.strip()]
+                if value is not None:
+                    _put(overrides, list(flag.path), value)
+            state: AppState = ctx.find_object(AppState) or AppState()
+            names = {".".join(f.path): f.names[0] for f in flags if not f.argument}
+            settings = resolve_settings(model, state.config(), overrides, known_sections=SECTIONS, flag_names=names)
+            if show:
+                typer.echo(describe(self.name, settings))
+                if values.get("probe"):
+                    from synthgen.llm.probe import probe_settings
+
+                    typer.echo("# what each role's server does (probed):")
+                    for line in probe_settings(settings):
+                        typer.echo(f"#   {line}")
+                return None
+            if wants_ctx:
+                values["ctx"] = ctx
+            return _resolve(run)(settings, **values)
+
+        ctx_param = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+        arguments = [f.parameter() for f in flags if f.argument]
+        options = [f.parameter() for f in flags if not f.argument]
+        params = [ctx_param, *arguments, *options, *(a.parameter() for a in aliases), *extras]
+        command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        doc = self.help or (inspect.getdoc(run) or "").split("\n\n")[0] if not isinstance(run, str) else self.help
+        if show:
+            doc = f"Print the settings `synthgen {self.name}` would run with, and what each LLM role is sent."
+        app.command(self.name, help=doc)(command)
+
+
+def _resolve(run: Callable[..., Any] | str) -> Callable[..., Any]:
+    if not isinstance(run, str):
+        return run
+    import importlib
+
+    module, _, function = run.partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def model_flags(
+    model: type[BaseModel], prefix: tuple[str, ...] = (), flag_prefix: str = "", panel: str | None = None
+) -> list[Flag]:
+    """The flags of every field of `model`, depth first; fields with no flag form are skipped."""
+    out: list[Flag] = []
+    for name, info in model.model_fields.items():
+        spec = (info.json_schema_extra or {}).get("cli", {}) if isinstance(info.json_schema_extra, dict) else {}
+        if spec.get("hidden"):
+            continue
+        path = (*prefix, name)
+        own = spec.get("flag") or name.replace("_", "-")
+        flag_name = own if own.startswith("--") else f"--{flag_prefix}{own}"
+        nested = _nested_model(info.annotation)
+        if nested is not None:
+            section = getattr(nested, "cli_panel", None) or name.replace("_", " ").capitalize()
+            out.extend(model_flags(nested, path, f"{flag_name[2:]}-", section))
+            continue
+        annotation = str if spec.get("as_text") else _flag_type(info.annotation)
+        if annotation is None:
+            continue
+        split, metavar = False, spec.get("metavar")
+        if get_origin(annotation) is list:  # parsed as text and split on commas, then validated by the model
+            item = get_args(annotation)[0]
+            split, metavar, annotation = True, metavar or f"{item.__name__.upper()},...", list[str]
+        default = info.get_default(call_default_factory=True)
+        help_text = _sentence(info.description or "")
+        shown = _show_default(default)
+        if shown is not None:  # escaped: Typer's help is Rich markup, where [default: ...] would vanish
+            help_text = f"{help_text} \\[default: {shown}]".strip()
+        out.append(
+            Flag(
+                path,
+                (flag_name,),
+                annotation,
+                help_text,
+                panel,
+                spec.get("envvar"),
+                bool(spec.get("argument")),
+                metavar,
+                split,
+            )
+        )
+    return out
+
+
+def _nested_model(annotation: Any) -> type[BaseModel] | None:
+    inner = _without_none(annotation)
+    if isinstance(inner, type) and issubclass(inner, BaseModel):
+        return inner
+    return None
+
+
+def _without_none(annotation: Any) -> Any:
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        return args[0] if len(args) == 1 else annotation
+    return annotation
+
+
+def _flag_type(annotation: Any) -> Any:
+    """The type Typer parses for a field, or None when the field has no flag form."""
+    inner = _without_none(annotation)
+    if inner in _SIMPLE or get_origin(inner) is Literal:
+        return inner
+    args = [a for a in get_args(inner) if a is not Ellipsis]
+    if get_origin(inner) in (list, tuple) and len(args) == 1 and args[0] in _SIMPLE:
+        return list[args[0]]  # repeatable flag
+    return None
+
+
+def _sentence(text: str) -> str:
+    """A description as help: first letter up (unless it starts a name such as gpt-oss), a full stop."""
+    text = text.strip().rstrip(".")
+    if not text:
+        return ""
+    first = text.split()[0]
+    if "-" not in first and not any(c.isdigit() for c in first):
+        text = text[0].upper() + text[1:]
+    return text + "."
+
+
+def _show_default(value: Any) -> str | None:
+    if value is None or value is PydanticUndefined or value == [] or value == {}:  # required: no default
+        return None
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def _put(target: dict[str, Any], path: list[str], value: Any) -> None:
+    for key in path[:-1]:
+        target = target.setdefault(key, {})
+    target[path[-1]] = value
+
+
+def describe(command: str, settings: Settings) -> str:
+    """The resolved settings as YAML, the hash, and what each LLM role will be sent."""
+    import yaml
+
+    lines = [
+        f"# synthgen {command}: resolved settings (model defaults < config file < flags)",
+        f"# settings hash: {settings.settings_hash()} (where a run goes, e.g. URLs and workers, is not hashed)",
+    ]
+    lines.append(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False, width=110).rstrip())
+    roles = [(n, getattr(settings, n)) for n in ("teacher", "student") if hasattr(settings, n)]
+    if roles:
+        lines.append("# each request sends:")
+    for name, role in roles:
+        n = getattr(settings, "attempts", 1) if name == "student" else 1
+        sampling = " ".join(f"{k}={v}" for k, v in role.sampling().items())
+        lines.append(
+            f"#   {name}: POST {role.base_url.rstrip('/')}/chat/completions model={role.model} {sampling} n={n}"
+        )
+    return "\n".join(lines)

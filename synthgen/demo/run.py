@@ -1,0 +1,109 @@
+"""`synthgen demo`: seeds -> generate -> filter -> bin -> chain on built-in defaults, end to end.
+
+With no `--base-url` it starts the scripted server (a bank of problems we wrote, not a model) on
+a free local port, so the whole pipeline runs on a laptop with no GPU; with `--base-url` the
+same run goes to a real OpenAI-compatible server such as vLLM serving gpt-oss. The stages'
+demo settings live here, so that no stage module carries glue for the demo.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from rich.console import Console
+
+from synthgen.demo.settings import DemoSettings
+from synthgen.settings.base import resolve_settings
+from synthgen.stages.bin.settings import BinSettings
+from synthgen.stages.chain.settings import ChainSettings
+from synthgen.stages.filter.settings import FilterSettings
+from synthgen.stages.generate.settings import GenerateSettings
+from synthgen.stages.seeds.settings import SeedsSettings
+
+
+def _roles(settings: DemoSettings, base_url: str | None) -> dict:
+    """The demo's roles, each keeping its own defaults (teacher high effort, student low), on the
+    demo's server unless the role names its own URL; the client settings (llm) go with them."""
+    roles = {}
+    for name in ("teacher", "student"):
+        role = getattr(settings, name)
+        own = "base_url" in role.model_fields_set
+        roles[name] = role.model_dump() | ({} if own or base_url is None else {"base_url": base_url})
+    return {**roles, "llm": settings.llm.model_dump()}
+
+
+def needs_server(settings: DemoSettings) -> bool:
+    """True when some role has neither the demo's --base-url nor a URL of its own."""
+    return settings.base_url is None and not all(
+        "base_url" in getattr(settings, name).model_fields_set for name in ("teacher", "student")
+    )
+
+
+def generate_settings(settings: DemoSettings, base_url: str) -> GenerateSettings:
+    return resolve_settings(
+        GenerateSettings,
+        {},
+        {
+            "run_dir": settings.run_dir,
+            "envs": settings.envs,
+            "turns": settings.turns,
+            "attempts": settings.attempts,
+            "seed": settings.seed,
+            "progress": settings.progress,
+            "lineages_per_seed": 1,
+            **_roles(settings, base_url),
+        },
+    )
+
+
+def chain_settings(settings: DemoSettings, base_url: str) -> ChainSettings:
+    """Chains from the kept problems in the chains scheme's hard band (the default start band), with the
+    disjoint baseline beside them."""
+    return resolve_settings(
+        ChainSettings,
+        {},
+        {
+            "run_dir": settings.run_dir,
+            "seed": settings.seed,
+            "attempts": settings.attempts,
+            "disjoint": True,
+            "progress": settings.progress,
+            **_roles(settings, base_url),
+        },
+    )
+
+
+def curate(settings: DemoSettings, base_url: str, console: Console) -> None:
+    """filter (default band, dedup) -> bin (the broad scheme) -> chain, on the demo's run directory."""
+    from synthgen.stages.bin import run as bin_stage
+    from synthgen.stages.chain import run as chain
+    from synthgen.stages.filter import run as filter_stage
+
+    run_dir = Path(settings.run_dir)
+    filter_stage.run(FilterSettings(run_dir=run_dir), force=True, console=console)
+    bin_stage.run(BinSettings(run_dir=run_dir), force=True, console=console, out_console=console)
+    chain.run(chain_settings(settings, base_url), console=console)
+
+
+def run(settings: DemoSettings, console: Console | None = None) -> Path:
+    from synthgen.llm.client import check_servers
+    from synthgen.stages.generate import run as generate
+    from synthgen.stages.seeds import run as seeds
+
+    console = console or Console(stderr=True)
+    run_dir = Path(settings.run_dir)
+    with contextlib.ExitStack() as stack:
+        base_url = settings.base_url
+        if needs_server(settings):
+            from synthgen.demo.scripted.launch import start_scripted_server
+
+            server = stack.enter_context(start_scripted_server(seed=settings.seed, mode="process"))
+            base_url = server.url
+            console.print(f"demo: scripted server (not a model) at {base_url}")
+        check_servers(generate_settings(settings, base_url))  # a wrong URL or model stops here
+        seeds.run(SeedsSettings(run_dir=run_dir, n=settings.seeds, seed=settings.seed), console=console)
+        generate.run(generate_settings(settings, base_url), console=console)
+        curate(settings, base_url, console)
+    console.print(f"demo: outputs in {run_dir}/ (open with polars: pl.read_parquet('{run_dir}/generate/*.parquet'))")
+    return run_dir

@@ -1,0 +1,189 @@
+"""Start and stop the scripted server: in a background thread, in a subprocess, or in the foreground.
+
+    handle = start_scripted_server(EchoResponder(), error_rate=0.1)   # thread, any responder
+    handle = start_scripted_server(mode="process", latency="lognormal", latency_s=0.3)  # own GIL
+    handle.url      # "http://127.0.0.1:<port>/v1", what a role's base_url wants
+    handle.stats()  # GET /stats
+    handle.stop()
+
+Keyword arguments are fields of ScriptedServerSettings (synthgen.demo.scripted.settings), the one
+declaration of every knob; a process-mode server gets the settings as JSON on its command line.
+`serve()` blocks until Ctrl+C or SIGTERM; `scripted_server_command()` is what the CLI calls.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from synthgen.demo.scripted.responder import Responder, make_responder
+from synthgen.demo.scripted.server import ScriptedHTTPServer
+from synthgen.demo.scripted.settings import ScriptedServerSettings
+from synthgen.errors import UserError
+from synthgen.settings.base import describe_validation_error
+
+SCRIPTED_SERVER_HELP = (
+    "Run the scripted OpenAI-compatible server. It is scripted, NOT a language model: answers come "
+    "from a bank of problems the project wrote itself (or echo when no bank is installed), with "
+    "seeded solve probabilities and optional injected faults (latency, 500/429 errors, hangs, "
+    "truncated, garbage or malformed answers). Use it to run the pipeline and its tests without a "
+    "GPU; point the teacher and student base_url at http://HOST:PORT/v1."
+)
+
+
+@dataclass
+class ServerHandle:
+    url: str  # base URL including /v1
+    port: int
+    host: str
+    _stop: Callable[[], None] = field(repr=False)
+    _stopped: bool = field(default=False, repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return self.url
+
+    @property
+    def root(self) -> str:
+        return self.url[: -len("/v1")]
+
+    def stats(self) -> dict:
+        with urllib.request.urlopen(f"{self.root}/stats", timeout=10) as response:
+            return json.loads(response.read())
+
+    def stop(self) -> None:
+        if not self._stopped:
+            self._stopped = True
+            self._stop()
+
+    def __enter__(self) -> ServerHandle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/v1"
+
+
+def scripted_settings(settings: ScriptedServerSettings | None = None, **fields: Any) -> ScriptedServerSettings:
+    """`settings` (default: the defaults) with `fields` replaced; ValueError on a bad value."""
+    base = settings.model_dump() if settings is not None else {}
+    return ScriptedServerSettings.model_validate({**base, **fields})  # ValidationError is a ValueError
+
+
+def start_scripted_server(
+    responder: Responder | str | None = None,
+    settings: ScriptedServerSettings | None = None,
+    *,
+    mode: str = "thread",
+    **fields: Any,
+) -> ServerHandle:
+    """Start a scripted server and return once it accepts connections.
+
+    `fields` are ScriptedServerSettings fields overriding `settings`; the port defaults to 0 (a
+    free one) here. `responder` is a Responder object or a name ("auto": the bank when installed,
+    else echo; "bank"; "echo"); None means the settings' responder. mode "thread" serves from
+    this process; mode "process" runs `python -m synthgen.demo.scripted` in a subprocess with its own
+    interpreter lock (responder by name only), which is what a benchmark of the client wants.
+    """
+    if settings is None:
+        fields.setdefault("port", 0)
+    if isinstance(responder, str):
+        fields["responder"] = responder
+    config = scripted_settings(settings, **fields)
+    if mode == "process":
+        if responder is not None and not isinstance(responder, str):
+            raise ValueError("mode='process' takes a responder name, not an object; use mode='thread'")
+        return _start_process(config)
+    if mode != "thread":
+        raise ValueError(f"mode must be 'thread' or 'process', not {mode!r}")
+    if responder is None or isinstance(responder, str):
+        responder = make_responder(config.responder, config.seed, config.learning_curve, config.student_strength)
+    server = ScriptedHTTPServer(responder, config)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        server.stop()
+        thread.join(timeout=10)
+
+    actual_port = server.server_address[1]
+    return ServerHandle(_url(config.host, actual_port), actual_port, config.host, stop)
+
+
+def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
+    cmd = [sys.executable, "-m", "synthgen.demo.scripted", settings.model_dump_json()]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    if "listening on" not in line:
+        proc.kill()
+        raise RuntimeError(f"scripted server subprocess did not start (exit {proc.wait()}): {line!r}")
+    url = line.strip().rsplit(" ", 1)[-1]
+    actual_port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+
+    def stop() -> None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+
+    return ServerHandle(url, actual_port, settings.host, stop)
+
+
+def serve(settings: ScriptedServerSettings, responder: Responder | None = None) -> None:
+    """Serve in the foreground until Ctrl+C or SIGTERM, then close connections and return."""
+    responder = responder or make_responder(
+        settings.responder, settings.seed, settings.learning_curve, settings.student_strength
+    )
+    server = ScriptedHTTPServer(responder, settings)
+    url = _url(settings.host, server.server_address[1])
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM -> KeyboardInterrupt
+    print(f"scripted server (not a model; responder {type(responder).__name__}) listening on {url}", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+def scripted_server_command(settings: ScriptedServerSettings | None = None, **fields: Any) -> None:
+    """Run the scripted OpenAI-compatible server (scripted, NOT a model); see SCRIPTED_SERVER_HELP.
+
+    Bad settings and an address that cannot be bound raise UserError (exit code 2)."""
+    try:
+        config = scripted_settings(settings, **fields)
+    except ValidationError as exc:
+        raise UserError(f"scripted server: {describe_validation_error(exc)}") from None
+    try:
+        serve(config)
+    except OSError as exc:
+        raise UserError(f"scripted server: cannot listen on {config.host}:{config.port}: {exc}") from exc
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m synthgen.demo.scripted SETTINGS_JSON`: how a process-mode server starts (no CLI import)."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        scripted_server_command(ScriptedServerSettings.model_validate_json(args[0]) if args else None)
+    except (UserError, ValidationError, IndexError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,403 @@
+"""The scripted OpenAI-compatible server: real HTTP, scripted answers, injectable faults. NOT a model.
+
+It speaks the subset of vLLM's API that synthgen uses: POST /v1/chat/completions (with `n`),
+GET /v1/models, GET /health, with the response shape vLLM gives for gpt-oss (the reasoning text
+in `message.reasoning`, or `reasoning_content` for older versions, `finish_reason`, `usage`).
+GET /stats is scripted-only: request counts by status, in-flight peak, summed latency (tests and
+the benchmark read it). The answers come from a Responder (synthgen.demo.scripted.responder).
+
+    python -m synthgen.demo.scripted --port 8000 --seed 0 --latency lognormal --latency-s 0.5
+    # or, wired by the CLI: synthgen scripted-server ...
+
+Every knob is a field of synthgen.demo.scripted.settings.ScriptedServerSettings. In-process use (tests):
+
+    with start_scripted_server(EchoResponder(), error_rate=0.2) as server:
+        ... TeacherSettings(base_url=server.url) ...   # server.url ends in /v1
+
+Each answer reports `"model": "scripted"` (rows record what answered), while /v1/models lists the
+names it was started with, so a client configured for gpt-oss passes its preflight.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from synthgen.demo.scripted.faults import (
+    body_digest,
+    cut,
+    derive_seed,
+    draw_latency,
+    draw_request_fault,
+    estimate_tokens,
+    garbage_text,
+    malform,
+    prompt_tokens,
+)
+from synthgen.demo.scripted.responder import Responder, ScriptedReply
+from synthgen.demo.scripted.settings import ScriptedServerSettings
+
+MAX_N = 1024
+
+
+def parse_chat_body(raw: bytes, reject_n: bool = False) -> tuple[dict, list, int]:
+    """(body, messages, n) of a chat request; ValueError says why it is a 400."""
+    body = json.loads(raw or b"null")
+    if not isinstance(body, dict):
+        raise ValueError("the body must be a JSON object")
+    messages, n = body.get("messages"), body.get("n")
+    n = 1 if n is None else n
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("messages must be a non-empty list")
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_N:
+        raise ValueError(f"n must be an integer in [1, {MAX_N}]")
+    if body.get("stream"):
+        raise ValueError("the scripted server does not stream")
+    if reject_n and n > 1:
+        raise ValueError("n > 1 is not supported by this server (scripted --reject-n)")
+    return body, messages, n
+
+
+class ScriptedHTTPServer(ThreadingHTTPServer):
+    """One thread per connection (HTTP/1.1 keep-alive); the state below is shared under a lock."""
+
+    daemon_threads = True
+    request_queue_size = 2048  # a burst of hundreds of new connections must not overflow the backlog
+
+    def __init__(self, responder: Responder, settings: ScriptedServerSettings):
+        super().__init__((settings.host, settings.port), ScriptedHandler)
+        self.responder = responder
+        self.settings = settings
+        self.seed = settings.seed
+        self.models = settings.models
+        self.engine_dead = False  # crash_on_seed: a seeded request arrived
+        self.started = int(time.time())
+        self.stopping = threading.Event()
+        self.lock = threading.Lock()
+        self.connections: set[socket.socket] = set()
+        self.occurrences: Counter[str] = Counter()
+        self.by_status: Counter[str] = Counter()
+        # What the requests asked for, so a test can check what a real run would send a real server.
+        self.by_sampling: Counter[str] = Counter()
+        self.requests = 0
+        self.choices = 0
+        self.hangs = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.latency_sum_s = 0.0
+        self.overhead_sum_s = 0.0  # time in the handler beyond the injected latency, 200s only
+
+    def stats(self) -> dict:
+        with self.lock:
+            return {
+                "requests": self.requests,
+                "by_status": dict(self.by_status),
+                "by_sampling": dict(self.by_sampling),
+                "choices": self.choices,
+                "hangs": self.hangs,
+                "in_flight": self.in_flight,
+                "peak_in_flight": self.peak_in_flight,
+                "latency_sum_s": self.latency_sum_s,
+                "overhead_sum_s": self.overhead_sum_s,
+            }
+
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return  # a client that went away (killed, timed out) is not the server's error
+        super().handle_error(request, client_address)
+
+    def stop(self) -> None:
+        """Stop accepting, wake sleeping handlers, close open connections."""
+        self.stopping.set()
+        self.shutdown()
+        with self.lock:
+            conns = list(self.connections)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.server_close()
+
+
+class ScriptedHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    timeout = 30  # idle keep-alive connections are closed after this (uvicorn uses 5 s)
+    server: ScriptedHTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.lock:
+            self.server.connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server.lock:
+            self.server.connections.discard(self.connection)
+        try:
+            super().finish()
+        except OSError:
+            pass
+
+    def log_message(self, format, *args) -> None:  # noqa: A002 - quiet unless asked: one line a request is noise
+        if self.server.settings.log_requests:
+            super().log_message(format, *args)
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _send_json(self, status: int, payload: object, headers: dict | None = None) -> None:
+        self._send_bytes(status, json.dumps(payload).encode(), headers)
+
+    def _send_bytes(self, status: int, body: bytes, headers: dict | None = None) -> None:
+        if self.server.settings.log_requests:
+            self.log_request(status)
+        try:
+            self.send_response_only(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+        except OSError:  # the client went away (timed out): nothing to tell it
+            self.close_connection = True
+
+    def _error(self, status: int, message: str, kind: str, headers: dict | None = None) -> None:
+        payload = {"error": {"message": message, "type": kind, "param": None, "code": status}}
+        self._send_json(status, payload, headers)
+
+    def _count(self, status: int | str) -> None:
+        with self.server.lock:
+            self.server.by_status[str(status)] += 1
+
+    # -- routes ---------------------------------------------------------------------------------
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path == "/health":
+            self._send_json(200, {})
+        elif path in ("/v1/models", "/models"):
+            data = [
+                {"id": m, "object": "model", "created": self.server.started, "owned_by": "synthgen-scripted"}
+                for m in self.server.models
+            ]
+            if self.server.settings.max_model_len is not None:  # vLLM states it per model
+                data = [{**m, "max_model_len": self.server.settings.max_model_len} for m in data]
+            self._send_json(200, {"object": "list", "data": data})
+        elif path == "/stats":
+            self._send_json(200, self.server.stats())
+        else:
+            self._error(404, f"no route {self.path}", "NotFoundError")
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if self.path.split("?", 1)[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            self._error(404, f"no route {self.path}", "NotFoundError")
+            return
+        server = self.server
+        with server.lock:
+            server.requests += 1
+            server.in_flight += 1
+            server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
+        try:
+            self._chat(raw)
+        finally:
+            with server.lock:
+                server.in_flight -= 1
+
+    def _chat(self, raw: bytes) -> None:
+        """Answer one chat request: check it, maybe inject a fault, answer (maybe malformed)."""
+        arrived = time.monotonic()
+        server = self.server
+        try:
+            body, messages, n = parse_chat_body(raw, server.settings.reject_n)
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError
+            self._count(400)
+            self._error(400, str(exc), "BadRequestError")
+            return
+        if self._refused(body, messages):
+            return
+        if server.settings.ignore_n:
+            n = 1  # answered as if n were not there
+        digest = body_digest(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+        sampling = f"effort={body.get('reasoning_effort')} n={n} max_tokens={body.get('max_tokens')}"
+        with server.lock:
+            server.by_sampling[sampling] += 1
+            occurrence = server.occurrences[digest]
+            server.occurrences[digest] += 1
+        request_seed = derive_seed(server.seed, digest, occurrence)
+        if self._injected_fault(random.Random(request_seed)):
+            return
+        digests = self._sample_digests(body, n, digest)
+        replies = self._replies(body, messages, n, digests)
+        if replies is None:
+            return
+        choices, completion_tokens, latency = self._choices(replies, body, digests, occurrence)
+        if latency > 0 and server.stopping.wait(latency):
+            self.close_connection = True  # shutting down
+            return
+        response = self._response(body, messages, choices, completion_tokens, request_seed, occurrence)
+        broken = malform(server.settings, random.Random(derive_seed(request_seed, "malform")), response)
+        with server.lock:  # counted before the answer leaves, so a client never sees stale stats
+            server.choices += n
+            server.latency_sum_s += latency
+            server.by_status["200" if broken is None else "200-malformed"] += 1
+        if broken is None:
+            self._send_json(200, response)
+        else:
+            self._send_bytes(200, broken)
+        with server.lock:
+            server.overhead_sum_s += time.monotonic() - arrived - latency
+
+    def _refused(self, body: dict, messages: list) -> bool:
+        """The refusals of a real server's modes (a dead engine, the context length); True if sent."""
+        server, settings = self.server, self.server.settings
+        if settings.crash_on_seed and body.get("seed") is not None:
+            server.engine_dead = True
+        if server.engine_dead:
+            self._count(500)
+            self._error(500, "EngineCore encountered an issue (scripted --crash-on-seed)", "EngineDeadError")
+            return True
+        limit = settings.max_model_len
+        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+        if limit is None or not isinstance(max_tokens, int):
+            return False
+        prompt = prompt_tokens(messages)
+        if max_tokens > limit:
+            message = (
+                f"max_tokens={max_tokens} cannot be greater than max_model_len={limit}. "
+                "Please request fewer output tokens."
+            )
+        elif prompt + max_tokens > limit:
+            message = (
+                f"This model's maximum context length is {limit} tokens. However, you requested "
+                f"{prompt + max_tokens} tokens ({prompt} in the messages, {max_tokens} in the completion). "
+                "Please reduce the length of the messages or completion."
+            )
+        else:
+            return False
+        self._count(400)
+        self._error(400, message, "BadRequestError")
+        return True
+
+    def _injected_fault(self, rng: random.Random) -> bool:
+        """Hang, 429 or 500 instead of an answer, as the fault rates draw; True if one was sent."""
+        server = self.server
+        fault = draw_request_fault(server.settings, rng)
+        if fault == "hang":
+            with server.lock:
+                server.hangs += 1
+            server.stopping.wait(server.settings.hang_s)
+            self._count("hang")
+            self.close_connection = True  # drop the connection without an answer
+        elif fault == "429":
+            self._count(429)
+            self._error(429, "scripted rate limit", "RateLimitError", {"Retry-After": "1"})
+        elif fault == "500":
+            self._count(500)
+            self._error(500, "scripted internal error", "InternalServerError")
+        return fault is not None
+
+    def _sample_digests(self, body: dict, n: int, digest: str) -> list[str]:
+        """One digest per choice, deciding its answer. With an integer `seed`, choice i is answered
+        as the same request with n = 1 and seed + i would be (vLLM's rule for n > 1 with a seed),
+        so however a client splits an n-request, each sample comes out the same. Without a seed, or
+        for a responder that answers by index within the request (`seeded_per_sample` not set: a
+        test's fixed rule), the choices of one request are told apart by their index alone."""
+        seed = body.get("seed")
+        per_sample = getattr(self.server.responder, "seeded_per_sample", False)
+        if not per_sample or not isinstance(seed, int) or isinstance(seed, bool):
+            return [digest] * n
+        single = {k: v for k, v in body.items() if k != "n"}
+        return [
+            body_digest(
+                json.dumps({**single, "seed": seed + i}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            )
+            for i in range(n)
+        ]
+
+    def _replies(self, body: dict, messages: list, n: int, digests: list[str]) -> list[ScriptedReply] | None:
+        """The responder's n replies; a responder bug is answered 500 (and None returned)."""
+        server = self.server
+        params = {k: v for k, v in body.items() if k != "messages"}
+        try:
+            # Answers depend on the body alone (which carries the client's per-request `seed`), so a
+            # request re-sent after a crash gets the answer the first one would have; only faults
+            # use the occurrence count, so that a retry can draw a fresh fault.
+            if len(set(digests)) > 1:  # seeded: each choice is answered as its own n = 1 request
+                replies = []
+                for i, digest in enumerate(digests):
+                    one = {**params, "n": 1, "seed": params["seed"] + i}
+                    replies.extend(server.responder.respond(messages, 1, derive_seed(server.seed, digest), one))
+            else:
+                replies = server.responder.respond(messages, n, derive_seed(server.seed, digests[0]), params)
+            if len(replies) != n or not all(isinstance(r, ScriptedReply) for r in replies):
+                raise TypeError(f"responder returned {len(replies)} replies for n={n}")
+        except Exception as exc:  # a responder bug: say so loudly, as a 500
+            print(f"scripted server: responder failed: {exc!r}", file=sys.stderr)
+            self._count(500)
+            self._error(500, f"responder failed: {exc!r}", "InternalServerError")
+            return None
+        return replies
+
+    def _choices(self, replies, body: dict, digests: list[str], occurrence: int) -> tuple[list[dict], int, float]:
+        """(choices, completion tokens, latency): per-choice garbage, truncation and latency draws
+        (a seeded choice draws them as its own n = 1 request would: its digest, index 0)."""
+        settings, seed = self.server.settings, self.server.seed
+        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+        choices, completion_tokens, latency = [], 0, 0.0
+        split = len(set(digests)) > 1
+        for index, reply in enumerate(replies):
+            crng = random.Random(derive_seed(seed, digests[index], occurrence, 0 if split else index))
+            latency = max(latency, draw_latency(settings, crng))
+            content, reasoning, finish = reply.content, reply.reasoning, "stop"
+            garbage, truncate, where = crng.random(), crng.random(), crng.random()
+            if garbage < settings.garbage_rate:
+                content = garbage_text(crng)
+            if truncate < settings.truncation_rate:
+                total = len(content) + len(reasoning)
+                content, reasoning = cut(content, reasoning, int(total * where * 0.9))
+                finish = "length"
+            if max_tokens and estimate_tokens(reasoning) + estimate_tokens(content) > max_tokens:
+                content, reasoning = cut(content, reasoning, 4 * int(max_tokens))
+                finish = "length"
+            completion_tokens += max(1, estimate_tokens(reasoning) + estimate_tokens(content))
+            choices.append(self._choice(index, content, reasoning, finish))
+        latency *= 1.0 + settings.latency_per_choice * (len(replies) - 1)
+        return choices, completion_tokens, latency
+
+    def _response(self, body, messages, choices, completion_tokens: int, request_seed: int, occurrence: int) -> dict:
+        """The chat.completion object; its `model` says what answered: the scripted server."""
+        prompt = prompt_tokens(messages)
+        return {
+            "id": f"chatcmpl-{uuid.UUID(int=derive_seed(request_seed, 'id') << 64 | occurrence).hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.server.settings.response_model,
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt + completion_tokens,
+                "prompt_tokens_details": None,
+            },
+            "prompt_logprobs": None,
+        }
+
+    def _choice(self, index: int, content: str, reasoning: str, finish: str) -> dict:
+        message: dict = {"role": "assistant", "content": content, "refusal": None, "tool_calls": []}
+        field = self.server.settings.reasoning_field
+        if self.server.settings.ignore_reasoning_effort:
+            reasoning = ""
+        if field in ("reasoning", "both"):
+            message["reasoning"] = reasoning or None
+        if field in ("reasoning_content", "both"):
+            message["reasoning_content"] = reasoning or None
+        return {"index": index, "message": message, "logprobs": None, "finish_reason": finish, "stop_reason": None}

@@ -1,0 +1,411 @@
+"""The project's only OpenAI-compatible client: keeps a vLLM server full and never pays twice.
+
+    async with LLMClient.from_settings(settings, cache_path=run_dir / "cache" / "llm.sqlite") as llm:
+        await llm.preflight(settings.llm.wait_ready_s)   # every role's server up, serving its model
+        [answer] = await llm.complete("teacher", messages, key=problem_id)
+        attempts = await llm.complete("student", messages, n=8, key=problem_id)
+
+`settings` is any settings object with `.teacher` and `.student` (synthgen.settings.shared's
+TeacherSettings / StudentSettings), `.llm` (LLMSettings) and `.max_in_flight`.
+
+- `max_in_flight` slots bound requests in flight; each call takes a slot only while its HTTP
+  request runs, so a slow request never holds back fast ones (no batch barriers), and a retry's
+  backoff sleep gives the slot back. Waiting calls get a free slot by `priority` (higher first,
+  then in arrival order; synthgen.llm.slots): the turn loop passes the requests its unit still
+  has ahead, so a run's tail drains with the server full.
+- Failures are labelled by kind (connection_refused, connection, timeout, http_<status>,
+  bad_response; see synthgen.llm.errors) and retried with capped exponential backoff and jitter
+  until `max_attempts` tries or `max_outage_s` seconds, so an outage of minutes is ridden out.
+  Then the samples come back with status "infra" and error "<kind>: <message>": never raised,
+  never a wrong answer, never cached. `timeout_s` bounds a request's whole duration.
+- `finish_reason == "length"` is status "truncated": a result (a formatting failure), not retried.
+- Student sampling asks once with `n = M`; if the server rejects n > 1 with a 400, or answers
+  with fewer choices (it ignores n), the client keeps what came, asks for the rest one by one
+  and remembers that for the endpoint.
+- With a cache path, every ok or truncated sample is stored as soon as it arrives
+  (synthgen.llm.cache); a re-run replays them with zero requests.
+- With a caller `key`, sample i carries the sampling seed base_seed(key) + i, alone or inside an
+  n-request (vLLM gives sample j of an n-request with seed s the seed s + j), so a request
+  re-sent after a crash, whole or split, asks for the same samples. Without a key, or with the
+  role's `send_seed` off (vLLM's CPU engine crashes on seeds), no seed is sent.
+- Every string a Completion holds has passed synthgen.text.safe_text; `Completion.model` is the
+  model name the server reported (the scripted stand-in says "scripted").
+- Token account: a request's prompt tokens are counted once, on its first sample (0 on the
+  others); its completion tokens are shared among its samples by length. Summing any field over
+  samples gives the per-request truth; `llm.usage` counts the same way.
+- One LLMClient per process and event loop: it holds one AsyncOpenAI per (base_url, api key).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import openai
+
+from synthgen.llm.cache import RequestCache, cache_key
+from synthgen.llm.errors import (
+    ATTEMPT_ERRORS,
+    ServerConfigError,
+    describe,
+    error_kind,
+    is_final_refusal,
+    is_retryable,
+    refusal_kind,
+    retry_policy,
+    server_message,
+)
+from synthgen.llm.http import make_http_client, post_chat
+from synthgen.llm.preflight import Findings, ServerNotReady, check_server, probe_server
+from synthgen.llm.response import Completion, from_cache, infra, parse_completions, refused
+from synthgen.llm.seeds import base_seed, request_seed, sample_runs, seed_of
+from synthgen.llm.settings import LLMSettings, RoleSettings
+from synthgen.llm.slots import PrioritySlots
+from synthgen.llm.usage import RoleUsage, Usage
+
+__all__ = ["Completion", "LLMClient", "ServerNotReady", "Usage", "base_seed", "check_servers", "request_seed"]
+
+
+class LLMClient:
+    """Async client for the teacher and student roles; use as `async with LLMClient.from_settings(...) as llm`."""
+
+    def __init__(
+        self,
+        teacher: RoleSettings,
+        student: RoleSettings,
+        llm: LLMSettings | None = None,
+        *,
+        max_in_flight: int = 256,
+        cache_path: Path | None = None,
+        labels: dict[str, str] | None = None,
+        notify=None,
+    ):
+        if max_in_flight < 1:
+            raise ValueError("max_in_flight must be >= 1")
+        self.roles = {"teacher": teacher, "student": student}
+        # How messages and flags name each role: eval's one role is "model" (--model-max-tokens).
+        self.labels = {"teacher": "teacher", "student": "student", **(labels or {})}
+        # One line for what the operator should know as it happens (n ignored, the first retry of
+        # each kind); stderr unless the caller routes it (the turn loop prints it above progress).
+        self.notify = notify or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.notices: list[str] = []
+        self._noticed: set = set()
+        self.llm = llm or LLMSettings()
+        self.max_in_flight = max_in_flight
+        self.usage = Usage()
+        self.in_flight = 0  # HTTP requests running now
+        self.queued = 0  # requests waiting for a slot
+        self._slots = PrioritySlots(max_in_flight)
+        self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
+        self._n_supported: dict[tuple[str, str], bool] = {}
+        self._cache = RequestCache(cache_path) if cache_path is not None else None
+        self._flight_area = 0.0
+        self._flight_t = time.monotonic()
+
+    @classmethod
+    def from_settings(cls, settings, cache_path: Path | None = None, **more) -> LLMClient:
+        """From any settings with `.teacher`, `.student`, `.llm` and `.max_in_flight`."""
+        return cls(
+            settings.teacher,
+            settings.student,
+            settings.llm,
+            max_in_flight=settings.max_in_flight,
+            cache_path=cache_path,
+            **more,
+        )
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.close()
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+    # -- public ---------------------------------------------------------------------------------
+    def role(self, name: str) -> RoleSettings:
+        if name not in self.roles:
+            raise ValueError(f"unknown role {name!r} (teacher or student)")
+        return self.roles[name]
+
+    def in_flight_area(self) -> float:
+        """Integral of in_flight over time (request-seconds) since the client was made."""
+        now = time.monotonic()
+        return self._flight_area + self.in_flight * (now - self._flight_t)
+
+    async def preflight(self, wait_s: float = 0, samples: dict[str, int] | None = None) -> list[Findings]:
+        """Check every role's server before any work: it answers GET /models and lists the role's
+        model (with wait_s > 0, keep asking for up to wait_s seconds); ServerNotReady (a UserError)
+        with one line naming what the server serves, or that nothing answered at the URL. Then,
+        unless `llm.probe` is off, probe each role cheaply (synthgen.llm.preflight): one line per
+        role says what the server does with n, reasoning_effort and seed and what synthgen does
+        about it; ServerConfigError (exit 2) for what cannot work. `samples` is how many samples
+        each role asks for per prompt (default 2 for the student, 1 for the teacher)."""
+        pages: dict[tuple[str, str], object] = {}
+        probed: set[int] = set()
+        findings: list[Findings] = []
+        samples = {"teacher": 1, "student": 2, **(samples or {})}
+        for name, settings in self.roles.items():  # every server up and serving before any probe
+            endpoint = (settings.base_url, settings.model)
+            if endpoint not in pages:
+                pages[endpoint] = await check_server(self._client(settings), self.labels[name], settings, wait_s)
+        for name, settings in self.roles.items():
+            endpoint, label = (settings.base_url, settings.model), self.labels[name]
+            if not self.llm.probe or id(settings) in probed:
+                continue
+            probed.add(id(settings))
+            found = await probe_server(
+                self._client(settings), label, settings, pages[endpoint], samples.get(name, 1), self.llm.use_n
+            )
+            if not found.n_supported:  # known up front: no request is spent finding it out again
+                self._n_supported[endpoint] = False
+                self._noticed.add(("n", endpoint))
+            self.notify(found.line())
+            findings.append(found)
+        return findings
+
+    async def complete(
+        self, role: str, messages: list[dict], n: int = 1, *, key: str = "", priority: float = 0.0
+    ) -> list[Completion]:
+        """`n` samples for one prompt, in sample order; failures come back as status "infra".
+        While every slot is taken, the waiting call with the highest `priority` goes next."""
+        if n < 0:
+            raise ValueError("n must be >= 0")
+        settings = self.role(role)
+        usage = self.usage.role(role)
+        results: list[Completion | None] = [None] * n
+        keys: list[str] = []
+        if self._cache is not None:
+            sampling = settings.sampling()
+            keys = [cache_key(settings.model, messages, sampling, i, key) for i in range(n)]
+            hits = self._cache.get_many(keys)
+            for i, k in enumerate(keys):
+                if k in hits:
+                    results[i] = from_cache(hits[k])
+                    usage.cache_hits += 1
+        missing = [i for i in range(n) if results[i] is None]
+        if missing:
+            await self._fill(role, settings, messages, missing, keys, results, key, priority)
+        return results  # type: ignore[return-value]
+
+    # -- internals ------------------------------------------------------------------------------
+    def _client(self, settings: RoleSettings) -> openai.AsyncOpenAI:
+        api_key = settings.api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
+        ident = (settings.base_url, api_key)
+        if ident not in self._clients:
+            self._clients[ident] = openai.AsyncOpenAI(
+                base_url=settings.base_url,
+                api_key=api_key,
+                max_retries=0,  # tenacity retries, with our accounting
+                timeout=openai.Timeout(settings.timeout_s, connect=min(settings.timeout_s, 30.0)),
+                http_client=make_http_client(self.max_in_flight, self.llm.http_backend),
+            )
+        return self._clients[ident]
+
+    async def _take_slot(self, priority: float = 0.0) -> None:
+        self.queued += 1
+        try:
+            await self._slots.acquire(priority)
+        finally:
+            self.queued -= 1
+
+    @contextlib.asynccontextmanager
+    async def _slot(self, priority: float = 0.0, taken: list | None = None):
+        """One of max_in_flight request slots, held while one HTTP request runs; `taken` holds a
+        slot the caller has already taken for it (handed over, and emptied, here)."""
+        if taken:
+            taken.clear()
+        else:
+            await self._take_slot(priority)
+        self._flight(+1)
+        try:
+            yield
+        finally:
+            self._flight(-1)
+            self._slots.release()
+
+    def _flight(self, delta: int) -> None:
+        now = time.monotonic()
+        self._flight_area += self.in_flight * (now - self._flight_t)
+        self._flight_t = now
+        self.in_flight += delta
+
+    async def _fill(self, role, settings, messages, missing, keys, results, key: str = "", priority=0.0) -> None:
+        """Ask for the missing samples: each run of consecutive indices in one request (n = its
+        length, seed = its first sample's), so sample i gets seed base + i however the request was
+        split (vLLM seeds sample j of an n-request with seed + j): a re-run after a kill that left
+        a request half cached draws exactly the samples the uninterrupted run drew."""
+        base = base_seed(key) if settings.send_seed else None
+        await asyncio.gather(
+            *(
+                self._fill_run(role, settings, messages, run, keys, results, base, priority)
+                for run in sample_runs(missing)
+            )
+        )
+
+    async def _fill_run(self, role, settings, messages, run, keys, results, base, priority) -> None:
+        endpoint = (settings.base_url, settings.model)
+        rest = run
+        if len(run) > 1 and self.llm.use_n and self._n_supported.get(endpoint, True):
+            got = await self._request(role, settings, messages, len(run), seed_of(base, run[0]), priority)
+            if got is not None:
+                for i, completion in zip(run, got):
+                    self._store(keys, i, completion, results)
+                if len(got) == len(run):
+                    return
+                rest = run[len(got) :]  # fewer choices than n: keep them, ask for the rest one by one
+                how = f"answered {len(got)} choice{'s' if len(got) != 1 else ''} for n={len(run)} (it ignores n)"
+            else:
+                how = "refused n > 1"
+            self._n_supported[endpoint] = False
+            self._notice(
+                ("n", endpoint),
+                f"{self.labels[role]}: the server at {settings.base_url} {how}; "
+                "asking one request per sample from now on (--no-llm-use-n says so up front)",
+            )
+
+        # One request per sample (n unsupported); each is cached on arrival.
+        async def one(i: int) -> None:
+            got = await self._request(role, settings, messages, 1, seed_of(base, i), priority)
+            self._store(keys, i, got[0], results)  # type: ignore[index]
+
+        if len(rest) == 1:  # most calls: no task of its own (one less task and loop turn a call)
+            await one(rest[0])
+        else:
+            await asyncio.gather(*(one(i) for i in rest))
+
+    def _notice(self, what, line: str) -> None:
+        """Say `line` once per `what` (the operator needs it once, not a thousand times)."""
+        if what not in self._noticed:
+            self._noticed.add(what)
+            self.notices.append(line)
+            self.notify(line)
+
+    def _store(self, keys: list[str], i: int, completion: Completion, results: list) -> None:
+        results[i] = completion
+        if self._cache is not None and completion.status != "infra":
+            self._cache.put(keys[i], asdict(completion) | {"cached": False})
+
+    def _body(self, settings: RoleSettings, messages: list[dict], n: int, seed: int | None = None) -> dict:
+        body: dict = {
+            "model": settings.model,
+            "messages": messages,
+            "temperature": settings.temperature,
+            "top_p": settings.top_p,
+            "max_tokens": settings.max_tokens,
+        }
+        if n > 1:
+            body["n"] = n
+        if settings.reasoning_effort is not None:
+            body["reasoning_effort"] = settings.reasoning_effort  # vLLM: harmony reasoning effort for gpt-oss
+        if seed is not None:
+            body["seed"] = seed  # vLLM seeds the request's sampler: the same key samples the same text
+        return body
+
+    async def _request(
+        self, role: str, settings: RoleSettings, messages: list[dict], n: int, seed: int | None = None, priority=0.0
+    ) -> list[Completion] | None:
+        """One chat request for n samples, retried; None when the server refuses n > 1 (a 400)."""
+        usage = self.usage.role(role)
+        body = self._body(settings, messages, n, seed)
+        start = time.monotonic()
+        # The first try's slot is taken before tenacity's loop is built (a tenth of a millisecond
+        # a call): thousands of calls queued at a run's start then cost a heap push each, and the
+        # first requests are not held up behind building all of their loops.
+        await self._take_slot(priority)
+        taken = [True]
+        try:
+            async for attempt in retry_policy(self.llm):
+                with attempt:
+                    retry = attempt.retry_state.attempt_number > 1
+                    completions, prompt, total, latency = await self._attempt(
+                        role, settings, body, n, retry, priority, taken
+                    )
+        except ATTEMPT_ERRORS as exc:
+            kind = refusal_kind(exc, settings.max_tokens)
+            if kind == "config":
+                raise ServerConfigError(self._config_line(role, settings, exc)) from None
+            if kind == "prompt_too_long":  # this prompt, not the server: a result, never retried
+                usage.samples_refused += n
+                return refused(n, server_message(exc), time.monotonic() - start)
+            if n > 1 and is_final_refusal(exc):
+                return None  # maybe n is not supported: the caller falls back to single requests
+            return _give_up(usage, n, exc, time.monotonic() - start)
+        finally:
+            if taken:  # never handed to a try (cancelled in between): give it back
+                self._slots.release()
+        _account(usage, completions, prompt, total, latency)
+        return completions
+
+    def _config_line(self, role: str, settings: RoleSettings, exc: BaseException) -> str:
+        label, message = self.labels[role], server_message(exc)
+        if isinstance(exc, openai.NotFoundError):
+            flag = "--model" if label == "model" else f"--{label}-model"
+            return f"{label}: {settings.base_url} does not serve model {settings.model!r} ({message}); check {flag}"
+        return (
+            f"{label}: the server refuses max_tokens={settings.max_tokens} for every request ({message}); "
+            f"lower --{label}-max-tokens"
+        )
+
+    async def _attempt(self, role: str, settings: RoleSettings, body: dict, n: int, retry: bool, priority, taken=None):
+        """One HTTP try within a slot (`taken`: see `_slot`): (completions, prompt tokens,
+        completion tokens, latency)."""
+        usage = self.usage.role(role)
+        async with self._slot(priority, taken):
+            usage.requests += 1
+            usage.retries += retry
+            t0 = time.monotonic()
+            try:
+                response = await post_chat(self._client(settings), body, settings.timeout_s)
+                latency = time.monotonic() - t0
+                completions, prompt, total = parse_completions(response, n, latency)
+            except ATTEMPT_ERRORS as exc:
+                kind = error_kind(exc)
+                usage.errors_by_cause[kind] += 1
+                if is_retryable(exc) and self.llm.max_attempts > 1:
+                    self._notice(
+                        ("retry", kind),
+                        f"{self.labels[role]}: {describe(exc)}; retrying (the first retry of this kind; "
+                        f"requests keep retrying for up to --max-outage {self.llm.max_outage_s:g} s)",
+                    )
+                raise
+        return completions, prompt, total, latency
+
+
+def _account(usage: RoleUsage, completions: list[Completion], prompt: int, total: int, latency: float) -> None:
+    usage.prompt_tokens += prompt
+    usage.completion_tokens += total
+    usage.latency_s += latency
+    for completion in completions:
+        if completion.status == "truncated":
+            usage.samples_truncated += 1
+        else:
+            usage.samples_ok += 1
+
+
+def _give_up(usage: RoleUsage, n: int, exc: BaseException, elapsed: float) -> list[Completion]:
+    kind = error_kind(exc)
+    usage.samples_infra += n
+    usage.infra_by_cause[kind] += n
+    return infra(n, describe(exc), elapsed)
+
+
+def check_servers(settings) -> None:
+    """`preflight` for a settings object (as for `from_settings`), from synchronous code."""
+
+    async def check() -> None:
+        async with LLMClient.from_settings(settings) as llm:
+            await llm.preflight(settings.llm.wait_ready_s)
+
+    asyncio.run(check())

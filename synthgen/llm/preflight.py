@@ -1,0 +1,207 @@
+"""Before any work: is each role's server up, does it serve the role's model, and what does it do?
+
+`check_server` asks GET {base_url}/models once, or keeps asking for up to `wait_s` seconds (for
+jobs that start their own server). A wrong URL, a server that never comes up, or a model the
+server does not serve is a `ServerNotReady` (a UserError: one line, exit code 2) that names what
+the server does serve, or says that nothing answered at that address (a URL without /v1 that
+answers 404 gets the hint).
+
+`probe_server` then learns, with requests of at most 8 tokens, what real OpenAI-compatible
+servers bend: does it honour `n` (transformers serve, llama.cpp and Ollama answer one choice),
+return reasoning when `reasoning_effort` is sent, survive a `seed` (vLLM's CPU engine crashes),
+and what is its context length (`max_model_len`, which vLLM states in /models). Its `Findings`
+say it in one line per role, with what synthgen does about it; what cannot work (max_tokens not
+below the context, seeds that kill the server) is a ServerConfigError (exit 2) naming the flag.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+import openai
+
+from synthgen.errors import UserError
+from synthgen.llm.errors import ATTEMPT_ERRORS, BadResponse, ServerConfigError, describe, error_kind, is_final_refusal
+from synthgen.llm.http import get_json, post_chat
+from synthgen.llm.settings import RoleSettings
+
+POLL_S = 2.0
+ASK_TIMEOUT_S = 10.0
+
+
+class ServerNotReady(UserError):
+    """The server did not answer /models in time, or does not serve the configured model."""
+
+
+def served_models(page: object) -> list[str] | None:
+    """Model ids of a /models answer; None if it is not a model list."""
+    data = page.get("data") if isinstance(page, dict) else None
+    if not isinstance(data, list):
+        return None
+    ids = [m.get("id") for m in data if isinstance(m, dict)]
+    return [str(i) for i in ids if i is not None]
+
+
+def _still_starting(exc: BaseException) -> bool:
+    """A failure that a server still starting up gives (worth waiting through)."""
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in (404, 408, 425, 429) or exc.status_code >= 500
+    return True  # refused, dropped, timed out, half-written answers
+
+
+async def check_server(client: openai.AsyncOpenAI, role: str, settings: RoleSettings, wait_s: float = 0) -> object:
+    """Return the /models answer once `settings.base_url` lists `settings.model`; ServerNotReady otherwise."""
+    url = settings.base_url.rstrip("/")
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            page = await get_json(client, "/models", min(ASK_TIMEOUT_S, max(1.0, wait_s)))
+        except ATTEMPT_ERRORS as exc:
+            if not _still_starting(exc) or time.monotonic() + POLL_S > deadline:
+                raise ServerNotReady(_unreachable(role, url, exc, wait_s)) from None
+            await asyncio.sleep(POLL_S)
+            continue
+        served = served_models(page)
+        if served is None:
+            raise ServerNotReady(
+                f"{role}: {url}/models did not answer with a model list; is it an OpenAI-compatible server?"
+            )
+        if settings.model not in served:
+            listed = ", ".join(repr(m) for m in served) or "no model"
+            raise ServerNotReady(f"{role}: {url} serves {listed}, not the configured model {settings.model!r}")
+        return page
+
+
+def _unreachable(role: str, url: str, exc: BaseException, wait_s: float) -> str:
+    waited = f" within {wait_s:g} s" if wait_s > 0 else ""
+    if isinstance(exc, openai.APIStatusError):
+        hint = ""
+        if exc.status_code == 404 and not url.endswith("/v1"):
+            hint = f"; did you mean {url}/v1?"
+        return f"{role}: {url}/models answered HTTP {exc.status_code}{waited} ({describe(exc)}){hint}"
+    if error_kind(exc) == "connection_refused":
+        return f"{role}: nothing answered at {url}{waited} (connection refused); is the server running?"
+    return f"{role}: nothing answered at {url}/models{waited} ({describe(exc)})"
+
+
+# -- the probe: what the server does with n, reasoning_effort, seed and long requests -------------
+PROBE_MESSAGES = [{"role": "user", "content": "Say OK."}]
+PROBE_TIMEOUT_S = 120.0
+
+
+@dataclass
+class Findings:
+    """What one role's server did with the probe's tiny requests, and what synthgen does about it."""
+
+    label: str
+    url: str
+    model: str
+    samples: int = 1  # samples the role asks for per prompt (n)
+    context: int | None = None  # max_model_len, where /models states it
+    n: str | None = None  # "honoured" | "ignored" | "refused"; None: not probed (n = 1 or --no-llm-use-n)
+    reasoning: str | None = None  # "returned" | "missing"; None: no reasoning_effort sent
+    seed: str = "not sent"  # "accepted" | "failed: ..." | "not sent"
+    trouble: list[str] = field(default_factory=list)  # probe requests that failed (the run retries)
+
+    @property
+    def n_supported(self) -> bool:
+        return self.n in (None, "honoured")
+
+    def line(self) -> str:
+        parts = []
+        if self.n == "honoured":
+            parts.append(f"n honoured ({self.samples} samples in one request)")
+        elif self.n is not None:
+            how = "ignores n (1 choice for n=2)" if self.n == "ignored" else "refuses n > 1"
+            parts.append(f"server {how}; sending {self.samples} requests per problem")
+        if self.reasoning == "missing":
+            parts.append("reasoning_effort not honoured (no reasoning returned)")
+        elif self.reasoning == "returned":
+            parts.append("reasoning returned")
+        parts.append(f"seed {self.seed}")
+        parts.append(f"context {self.context} tokens" if self.context else "context length not stated")
+        parts.extend(f"probe failed: {t}" for t in self.trouble)
+        return f"{self.label}: {self.url} {self.model!r}: " + "; ".join(parts)
+
+
+def context_length(page: object, model: str) -> int | None:
+    """`max_model_len` of `model` in a /models answer (vLLM states it), else None."""
+    for entry in page.get("data", []) if isinstance(page, dict) else []:
+        if isinstance(entry, dict) and entry.get("id") == model:
+            value = entry.get("max_model_len")
+            return value if type(value) is int and value > 0 else None
+    return None
+
+
+async def probe_server(client, label: str, settings: RoleSettings, page: object, samples: int, use_n: bool) -> Findings:
+    """Probe one role's server cheaply (requests of at most 8 tokens, no seed unless the role sends
+    seeds); ServerConfigError for what cannot work (max_tokens over the context, seeds that fail)."""
+    found = Findings(
+        label, settings.base_url.rstrip("/"), settings.model, samples, context_length(page, settings.model)
+    )
+    if found.context is not None and settings.max_tokens >= found.context:
+        raise ServerConfigError(
+            f"{label}: --{label}-max-tokens {settings.max_tokens} is not below the server's context length "
+            f"({found.context} tokens, stated by {found.url}/models); lower it"
+        )
+    base = {"model": settings.model, "messages": PROBE_MESSAGES, "max_tokens": 8, "temperature": settings.temperature}
+    if settings.reasoning_effort is not None:
+        base["reasoning_effort"] = settings.reasoning_effort
+    answer = None
+    if samples > 1 and use_n:
+        try:
+            answer = await _ask(client, {**base, "n": 2})
+            found.n = "honoured" if len(answer["choices"]) >= 2 else "ignored"
+        except ATTEMPT_ERRORS as exc:
+            if not is_final_refusal(exc):
+                found.trouble.append(describe(exc))
+            else:
+                found.n = "refused"
+    if answer is None and not found.trouble:
+        try:
+            answer = await _ask(client, base)
+        except ATTEMPT_ERRORS as exc:
+            found.trouble.append(describe(exc))
+    if answer is not None and settings.reasoning_effort is not None:
+        found.reasoning = "returned" if any(_reasoning(c) for c in answer["choices"]) else "missing"
+    if settings.send_seed:  # only a server that answered without a seed can be judged on one
+        found.seed = await _probe_seed(client, label, base) if answer is not None else "not probed"
+    return found
+
+
+async def _ask(client, body: dict) -> dict:
+    answer = await post_chat(client, body, PROBE_TIMEOUT_S)
+    if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list) or not answer["choices"]:
+        raise BadResponse(f"not a chat completion: {str(answer)[:100]!r}")
+    return answer
+
+
+def _reasoning(choice) -> bool:
+    message = choice.get("message") if isinstance(choice, dict) else None
+    return isinstance(message, dict) and bool(message.get("reasoning") or message.get("reasoning_content"))
+
+
+async def _probe_seed(client, label: str, base: dict) -> str:
+    """ "accepted", or ServerConfigError when the server refuses seeds or stops answering after one."""
+    flag = f"--no-{label}-send-seed"
+    try:
+        await _ask(client, {**base, "max_tokens": 1, "seed": 1})
+        return "accepted"
+    except ATTEMPT_ERRORS as exc:
+        failed = describe(exc)
+        if is_final_refusal(exc):
+            raise ServerConfigError(
+                f"{label}: the server refuses requests with a seed ({failed}); pass {flag}"
+            ) from None
+    for _ in range(3):  # it answered without a seed a moment ago: does it still?
+        try:
+            await _ask(client, {**base, "max_tokens": 1})
+            return f"failed once ({failed}); the run retries"
+        except ATTEMPT_ERRORS:
+            await asyncio.sleep(0.2)
+    raise ServerConfigError(
+        f"{label}: the server stopped answering after a request with a seed ({failed}; vLLM's CPU engine "
+        f"crashes on seeds); restart it and pass {flag}"
+    )

@@ -1,0 +1,133 @@
+"""One chat-completion answer turned into `Completion`s, checked strictly, its text made safe.
+
+Anything a 200 answer may get wrong (not a JSON object, choices missing or more than asked for,
+an index that is not the expected integer, a choice without a message, token counts that are
+not non-negative integers, text fields that are not strings) raises `BadResponse`, which the
+client retries and finally reports as infra. Every string taken from the answer passes through
+`safe_text`, so no lone surrogate ever leaves the client.
+
+Token account (one rule, so that summing over samples gives the per-request truth): a request
+for n samples pays its prompt once, so its `prompt_tokens` go on the request's first sample and
+0 on the others; its `completion_tokens` are shared among the samples by answer length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from synthgen.llm.errors import BadResponse
+from synthgen.text import safe_text
+
+
+@dataclass
+class Completion:
+    status: str  # "ok" | "truncated" | "infra" | "prompt_too_long" (the prompt plus max_tokens is over the context)
+    content: str
+    reasoning: str
+    finish_reason: str | None
+    prompt_tokens: int  # the request's prompt tokens on its first sample, 0 on the others
+    completion_tokens: int  # for n > 1, the request's total apportioned by answer length
+    latency_s: float
+    cached: bool = False
+    error: str | None = None  # "<kind>: <message>" for infra (kinds: synthgen.llm.errors)
+    model: str = ""  # the model name the server reported in its answer
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+_FIELDS = frozenset(f.name for f in fields(Completion))
+_TEXT_FIELDS = ("content", "reasoning", "finish_reason", "error", "model")
+
+
+def from_cache(stored: dict) -> Completion:
+    """A cached sample as a Completion (older cache entries may lack newer fields)."""
+    values = {k: v for k, v in stored.items() if k in _FIELDS}
+    for name in _TEXT_FIELDS:  # entries written before text was sanitised may hold surrogates
+        if isinstance(values.get(name), str):
+            values[name] = safe_text(values[name])
+    return Completion(**{**values, "cached": True})
+
+
+def infra(n: int, error: str, elapsed: float) -> list[Completion]:
+    return [Completion("infra", "", "", None, 0, 0, elapsed, error=safe_text(error)) for _ in range(n)]
+
+
+def refused(n: int, message: str, elapsed: float) -> list[Completion]:
+    """n samples of a request the server refused for its length: a result, not a failure."""
+    error = safe_text(f"prompt_too_long: {message}")
+    return [Completion("prompt_too_long", "", "", None, 0, 0, elapsed, error=error) for _ in range(n)]
+
+
+def parse_completions(response, n: int, latency: float) -> tuple[list[Completion], int, int]:
+    """(Completions in sample order, prompt tokens, completion tokens) of one answer; BadResponse if
+    malformed. Fewer than n choices, indexed 0..k-1, are the first k samples of a server that
+    ignores n (transformers serve, llama.cpp, Ollama): they come back as they are, k < n."""
+    if not isinstance(response, dict) or not isinstance(response.get("choices"), list):
+        raise BadResponse(f"not a chat completion: {str(response)[:200]!r}")
+    choices = _ordered_choices(response["choices"], n)
+    prompt, total = _usage(response.get("usage"))
+    texts = [_choice_text(choice) for choice in choices]
+    model = response.get("model")
+    model = safe_text(model) if isinstance(model, str) else ""
+    weights = [max(1, len(c) + len(r)) for c, r, _ in texts]
+    shares = [total * w // sum(weights) for w in weights]
+    shares[weights.index(max(weights))] += total - sum(shares)
+    completions = [
+        Completion(
+            status="truncated" if finish == "length" else "ok",
+            content=content,
+            reasoning=reasoning,
+            finish_reason=finish,
+            prompt_tokens=prompt if i == 0 else 0,
+            completion_tokens=share,
+            latency_s=latency,
+            model=model,
+        )
+        for i, ((content, reasoning, finish), share) in enumerate(zip(texts, shares))
+    ]
+    return completions, prompt, total
+
+
+def _ordered_choices(choices: list, n: int) -> list[dict]:
+    if not 1 <= len(choices) <= n:
+        raise BadResponse(f"expected {n} choices, got {len(choices)}")
+    by_index: dict[int, dict] = {}
+    for choice in choices:
+        if not isinstance(choice, dict):
+            raise BadResponse("a choice that is not an object")
+        index = choice.get("index", 0 if len(choices) == 1 else None)
+        if type(index) is not int or not 0 <= index < len(choices) or index in by_index:
+            raise BadResponse(f"choice index {index!r} is not a distinct integer in [0, {len(choices)})")
+        by_index[index] = choice
+    return [by_index[i] for i in range(len(choices))]
+
+
+def _usage(usage) -> tuple[int, int]:
+    if usage is None:
+        return 0, 0
+    if not isinstance(usage, dict):
+        raise BadResponse(f"usage is not an object: {usage!r:.100}")
+    counts = []
+    for name in ("prompt_tokens", "completion_tokens"):
+        value = usage.get(name)
+        value = 0 if value is None else value
+        if type(value) is not int or value < 0:
+            raise BadResponse(f"usage.{name} is not a token count: {value!r:.100}")
+        counts.append(value)
+    return counts[0], counts[1]
+
+
+def _choice_text(choice: dict) -> tuple[str, str, str | None]:
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise BadResponse("a choice without a message")
+    content = message.get("content")
+    # vLLM's reasoning parser: "reasoning" today, "reasoning_content" in older versions.
+    reasoning = message.get("reasoning") or message.get("reasoning_content")
+    finish = choice.get("finish_reason")
+    for name, value in (("content", content), ("reasoning", reasoning), ("finish_reason", finish)):
+        if value is not None and not isinstance(value, str):
+            raise BadResponse(f"{name} is not a string: {value!r:.100}")
+    return safe_text(content or ""), safe_text(reasoning or ""), (safe_text(finish) if finish is not None else None)

@@ -1,0 +1,27 @@
+"""Settings of `synthgen report`: one self-contained HTML page about a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field
+
+from synthgen.settings.base import cli
+from synthgen.settings.shared import RunSettings
+
+
+class ReportSettings(RunSettings):
+    section = "report"
+    unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "output"})
+
+    run_dir: Path = Field(
+        ...,
+        description="the run directory (the one holding seeds/, generate/, filter/, ...); unfinished stages "
+        "are shown as far as they are written, and marked so",
+        json_schema_extra=cli(argument=True),
+    )
+    output: Path | None = Field(None, description="the HTML file to write (default: RUN_DIR/report.html)")
+    examples: int = Field(6, ge=0, le=100, description="example problems shown, spread over bins and environments")
+    chains: int = Field(3, ge=0, le=50, description="example chains shown (hard -> medium -> easy)")
+    seed: int = Field(0, description="which examples are picked")

@@ -1,0 +1,43 @@
+"""How untrusted code runs: the sandbox's settings (synthgen.sandbox has the isolation levels)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import ConfigDict, Field, field_validator
+
+from synthgen.settings.base import Section
+
+MAX_WORKERS = 1024
+# A job's limits when nothing sets them (synthgen.sandbox.results.Job reads these too).
+JOB_TIMEOUT_S = 2.0
+JOB_MEMORY_MB = 512
+SANDBOX_LIBRARIES = ("numpy",)  # what contest solutions import (see synthgen.sandbox.libraries)
+
+
+class SandboxSettings(Section):
+    """How untrusted code runs: see synthgen.sandbox for the isolation levels."""
+
+    model_config = ConfigDict(extra="forbid")
+    workers: int | None = Field(None, ge=1, le=MAX_WORKERS, description="sandbox worker processes (default: CPU count)")
+    timeout_s: float = Field(
+        JOB_TIMEOUT_S, gt=0, le=600, description="the wall-clock limit of one sandbox job, seconds"
+    )
+    memory_mb: int = Field(JOB_MEMORY_MB, ge=32, le=65536, description="memory limit of one sandbox job, MiB")
+    allow_unsafe: bool = Field(False, description="accept the rlimits-only sandbox where no real isolation works")
+    python: str | None = Field(
+        None, description="the interpreter that runs untrusted code (default: /usr/bin/python3, else this one)"
+    )
+    libraries: list[str] = Field(
+        default_factory=lambda: list(SANDBOX_LIBRARIES),
+        description="packages importable in the sandbox, bound read-only from this environment "
+        "(or the sandbox interpreter's own copy)",
+    )
+    unhashed: ClassVar[frozenset[str]] = frozenset({"workers", "allow_unsafe", "python"})
+
+    @field_validator("libraries", mode="before")
+    @classmethod
+    def _split(cls, value):
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value

@@ -1,9 +1,0 @@
-"""`python -m synthgen.scripted SETTINGS_JSON`: a process-mode scripted server (NOT a model); people use
-`synthgen scripted-server`."""
-
-import sys
-
-from synthgen.scripted.launch import main
-
-if __name__ == "__main__":
-    sys.exit(main())

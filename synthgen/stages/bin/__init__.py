@@ -1,0 +1,1 @@
+"""`synthgen bin`: kept problems split into difficulty bins by pass rate."""

@@ -1,0 +1,338 @@
+"""`synthgen bin`: sort kept problems into difficulty bins by pass rate (the paper's Appendix B and Table 3).
+
+Reads the filter's kept rows (`<run_dir>/filter/`, or `--input DIR`), adds a `difficulty`
+column and writes one folder per non-empty bin, `<run_dir>/bin/<difficulty>/part-00000.parquet`.
+Each folder reads on its own with `polars.read_parquet`, `pyarrow.dataset` or
+`datasets.load_dataset("parquet", data_files=".../bin/hard/*.parquet")`, and `bin/*/*.parquet`
+is exactly the binned problems. An empty bin gets no folder (`datasets` cannot read a Parquet
+file without rows); summary.json lists it with 0.
+
+Problems outside every bin (below the lowest, in a gap, above the highest, no pass rate) are
+counted and reported, never silently kept; `--write-outside` writes them, difficulty null, to
+`<run_dir>/bin_outside/` (beside `bin/`, so that no glob over `bin/` picks them up). `--balance`
+downsamples every non-empty bin to the smallest one's count, keeping the rows whose
+sha256(seed, turn_id) is smallest, so the choice depends only on the seed and the rows.
+`bin/summary.json` holds the counts; a terminal histogram shows pass rates per environment and
+per bin; `--plot FILE.png` draws them (matplotlib, the `plot` extra). See config/bin.py for the
+boundary rule.
+
+The filter output must be finished (`--allow-partial` reads what is, and says so). `bin/` is
+built beside the old folder and swapped in under a lock, with `bin/bin.done` inside it, so a
+killed bin leaves the old bins or none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+from rich.console import Console
+from rich.table import Table
+
+from synthgen.errors import UserError
+from synthgen.stages.bin.settings import Bin, BinSettings
+from synthgen.store.layout import StageDir, file_metadata, write_parquet_atomic, write_text_atomic
+from synthgen.store.measurement import INTERVAL_COLUMNS, describe, measurements, with_intervals
+from synthgen.store.paths import output_folder
+from synthgen.store.readiness import read_input
+from synthgen.store.record_checks import BINNED_SPEC
+
+STAGE = "bin"
+OUTSIDE = "bin_outside"  # a sibling of bin/
+SUMMARY = "summary.json"
+BINNED = BINNED_SPEC.schema  # PROBLEMS plus `difficulty`
+SPARK = "·▁▂▃▄▅▆▇█"  # first: an empty bucket
+
+
+def classify(p: float | None, bins: list[Bin]) -> str | None:
+    """The bin holding pass rate p, or None (for one value; `assign` does whole tables)."""
+    for b in bins:
+        if b.holds(p):
+            return b.name
+    return None
+
+
+def assign(df: pl.DataFrame, bins: list[Bin]) -> pl.DataFrame:
+    """`df` with a `difficulty` column (null outside every bin)."""
+    p = pl.col("pass_rate")
+    expr = pl.lit(None, dtype=pl.String)
+    for b in reversed(bins):
+        upper = (p <= b.high) if b.closed_high else (p < b.high)
+        expr = pl.when((p >= b.low) & upper).then(pl.lit(b.name)).otherwise(expr)
+    return df.with_columns(expr.alias("difficulty"))
+
+
+def where_outside(df: pl.DataFrame, bins: list[Bin]) -> dict[str, int]:
+    out = df.filter(pl.col("difficulty").is_null())
+    low, high = bins[0].low, max(b.high for b in bins)
+    p = pl.col("pass_rate")
+    return {
+        "total": out.height,
+        "no_pass_rate": out.filter(p.is_null()).height,
+        "below": out.filter(p < low).height,
+        "between": out.filter((p >= low) & (p <= high)).height,
+        "above": out.filter(p > high).height,
+    }
+
+
+def _rank(seed: int, key: str) -> bytes:
+    return hashlib.sha256(f"{seed}:{key}".encode()).digest()
+
+
+def balance(df: pl.DataFrame, bins: list[Bin], seed: int) -> tuple[pl.DataFrame, int]:
+    """Every non-empty bin cut to the smallest non-empty bin's count; (rows, target per bin)."""
+    counts = {name: n for name, n in df.group_by("difficulty").len().iter_rows() if name is not None}
+    if not counts:
+        return df.clear(), 0
+    target = min(counts.values())
+    ranked = df.with_columns(pl.Series("_rank", [_rank(seed, t) for t in df["turn_id"].to_list()], dtype=pl.Binary))
+    kept = (
+        ranked.filter(pl.col("difficulty").is_not_null())
+        .sort("_rank")
+        .group_by("difficulty", maintain_order=True)
+        .head(target)
+    )
+    # Back to input order within each bin (bins in scheme order), so balancing only removes rows.
+    order = {b.name: i for i, b in enumerate(bins)}
+    kept = kept.with_columns(pl.col("difficulty").replace_strict(order, return_dtype=pl.Int32).alias("_bin"))
+    within = ["_row"] if "_row" in kept.columns else ["_rank"]
+    return kept.sort(["_bin", *within]).drop("_bin", "_rank"), target
+
+
+# -- how sure, and measured how -------------------------------------------------------------------
+def straddling(df: pl.DataFrame, bins: list[Bin]) -> pl.Series:
+    """Per row of `df` (with `difficulty` and the interval columns): does its pass-rate interval
+    reach past its bin's edges? False outside every bin."""
+    out = pl.lit(False)
+    for b in bins:
+        reaches = (pl.col("pass_rate_low") < b.low) | (pl.col("pass_rate_high") > b.high)
+        out = pl.when(pl.col("difficulty") == b.name).then(reaches.fill_null(True)).otherwise(out)
+    return df.select(out.alias("straddles"))["straddles"]
+
+
+def check_measurements(df: pl.DataFrame, allow_mixed: bool) -> None:
+    """One line (exit 2) when a bin would hold pass rates measured in more than one way."""
+    if allow_mixed or df.height == 0:
+        return
+    for (name,), part in df.group_by(["difficulty"], maintain_order=True):
+        found = measurements(part)
+        if len(found) > 1:
+            ways = "; ".join(f"{m['rows']} by {describe(m)} [{m['measured_by']}]" for m in found[:3])
+            raise UserError(
+                f"bin {name!r} would mix pass rates measured {len(found)} ways ({ways}); "
+                "bin each measurement on its own, calibrate them with one student, or pass --mix-measurements"
+            )
+
+
+# -- histograms -------------------------------------------------------------------------------------
+def histogram(values: list[float], buckets: int = 20) -> list[int]:
+    """Counts of values in `buckets` equal slices of [0, 1] (1.0 goes to the last)."""
+    counts = [0] * buckets
+    for v in values:
+        if v is not None:
+            counts[min(buckets - 1, max(0, int(v * buckets)))] += 1
+    return counts
+
+
+def sparkline(counts: list[int]) -> str:
+    top = max(counts) if counts else 0
+    if not top:
+        return SPARK[0] * len(counts)
+    return "".join(SPARK[0] if c == 0 else SPARK[max(1, round(c / top * (len(SPARK) - 1)))] for c in counts)
+
+
+def histogram_table(title: str, groups: dict[str, list[float]], buckets: int = 20) -> Table:
+    table = Table(title=title, title_justify="left", show_edge=False)
+    table.add_column("group")
+    table.add_column("n", justify="right")
+    table.add_column("mean", justify="right")
+    table.add_column("0" + "·" * (buckets - 2) + "1", no_wrap=True)  # one character per bucket
+    for name, values in groups.items():
+        vals = [v for v in values if v is not None]
+        mean = f"{sum(vals) / len(vals):.3f}" if vals else "-"
+        table.add_row(name, str(len(vals)), mean, sparkline(histogram(vals, buckets)))
+    return table
+
+
+def show(df: pl.DataFrame, written: pl.DataFrame, bins: list[Bin], console: Console) -> None:
+    by_env = {env: df.filter(pl.col("env") == env)["pass_rate"].to_list() for env in sorted(df["env"].unique())}
+    console.print(histogram_table("pass rates per environment (all kept problems)", by_env))
+    by_bin = {
+        f"{b.name} {b.label()}": written.filter(pl.col("difficulty") == b.name)["pass_rate"].to_list() for b in bins
+    }
+    console.print(histogram_table("pass rates per bin (as written)", by_bin))
+
+
+def pyplot():
+    """matplotlib.pyplot on the file-only Agg backend, or a one-line UserError."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UserError("--plot needs matplotlib: pip install 'synthgen[plot]'") from None
+    return plt
+
+
+def plot(df: pl.DataFrame, bins: list[Bin], path: Path) -> None:
+    """Histograms of pass rates per environment with the bins shaded; needs matplotlib."""
+    plt = pyplot()
+    envs = sorted(df["env"].unique().to_list())
+    fig, axes = plt.subplots(len(envs) or 1, 1, figsize=(8, 2.2 * max(1, len(envs))), sharex=True, squeeze=False)
+    for ax, env in zip(axes[:, 0], envs or ["(none)"]):
+        values = [v for v in df.filter(pl.col("env") == env)["pass_rate"].to_list() if v is not None]
+        for i, b in enumerate(bins):
+            ax.axvspan(b.low, b.high, alpha=0.15, color=f"C{i + 1}", label=b.name)
+        ax.hist(values, bins=33, range=(0, 1), color="C0")
+        ax.set_ylabel(f"{env}\n(n={len(values)})")
+    axes[0, 0].legend(loc="upper right", fontsize="small")
+    axes[-1, 0].set_xlabel("student pass rate")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fig.savefig(path, dpi=120)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot write plot {path}: {exc}") from None
+    finally:
+        plt.close(fig)
+
+
+# -- the stage --------------------------------------------------------------------------------------
+def _rows_of(table: pa.Table, df: pl.DataFrame) -> pa.Table:
+    """The rows of `table` listed by df's `_row` column, in that order, with `difficulty` added."""
+    taken = table.take(pa.array(df["_row"].to_list(), pa.int64()))
+    for name in INTERVAL_COLUMNS:  # filled in where the input had none (rows of older runs)
+        at = taken.schema.get_field_index(name)
+        taken = taken.set_column(at, name, pa.array(df[name].to_list(), pa.float64()))
+    taken = taken.append_column("difficulty", pa.array(df["difficulty"].to_list(), pa.string()))
+    return taken.cast(BINNED)
+
+
+def run(
+    settings: BinSettings,
+    *,
+    force: bool = False,
+    plot_path: Path | None = None,
+    console: Console | None = None,
+    out_console: Console | None = None,
+) -> dict:
+    plot_path = plot_path or (Path(settings.plot) if settings.plot else None)
+    console = console or Console(stderr=True, soft_wrap=True)
+    out_console = out_console or Console(soft_wrap=True)
+    bins = settings.resolved()
+    output_folder(settings.run_dir, "--run-dir")
+    if plot_path is not None:
+        pyplot()  # fail before any work when matplotlib is missing
+    found = read_input(settings, "filter", console, STAGE, hint=", or pass --input-dir")
+    stage = StageDir.of(settings.run_dir, STAGE)
+    out = stage.path
+    digest = settings.settings_hash()
+    with stage.lock():
+        if stage.is_done(stage.whole_shard) and not force:
+            previous = (stage.done_info(stage.whole_shard) or {}).get("settings_hash")
+            if previous != digest:
+                raise UserError(
+                    f"{out} was binned with other settings (hash {previous} vs {digest}); "
+                    f"use --force or another --run-dir"
+                )
+        table = found.read_table()
+        columns = ["turn_id", "env", "pass_rate", "scored", "pass_rate_low", "pass_rate_high"]
+        columns += ["measured_by", "student_model", "student_effort", "student_temperature", "attempts"]
+        columns += ["sandbox_isolation", "synthgen_version", "student_endpoint"]
+        df = assign(with_intervals(pl.from_arrow(table.select(columns))).with_row_index("_row"), bins)
+        df = df.with_columns(straddling(df, bins))
+        inside = df.filter(pl.col("difficulty").is_not_null())
+        straddle = dict(inside.filter(pl.col("straddles")).group_by("difficulty").len().iter_rows())
+        if settings.confident:
+            inside = inside.filter(~pl.col("straddles"))
+        check_measurements(inside, settings.mix_measurements)
+        written, target = balance(inside, bins, settings.seed) if settings.balance else (inside, None)
+        outside = where_outside(df, bins)
+        meta = file_metadata(
+            STAGE,
+            digest,
+            {"settings": settings.hashed_view(), "bins": {b.name: b.label() for b in bins}, **found.metadata()},
+        )
+        counts_in = dict(inside.group_by("difficulty").len().iter_rows())
+        summary = {
+            "stage": STAGE,
+            "settings_hash": digest,
+            "settings": settings.hashed_view(),
+            "input": str(found.stage.path),
+            **found.metadata(),
+            "input_rows": df.height,
+            "bins": {
+                b.name: {
+                    "range": b.label(),
+                    "matched": counts_in.get(b.name, 0) + (straddle.get(b.name, 0) if settings.confident else 0),
+                    "written": written.filter(pl.col("difficulty") == b.name).height,
+                }
+                for b in bins
+            },
+            "balanced_to": target,
+            "confident": settings.confident,
+            # Problems in a bin whose 95% Wilson interval reaches past the bin's edges (with
+            # --confident they are left out of the bins).
+            "straddling": {b.name: straddle.get(b.name, 0) for b in bins},
+            "straddling_total": sum(straddle.values()),
+            "measurements": measurements(inside),
+            "outside": outside,
+            "outside_written": settings.write_outside,
+            "by_env": {
+                env: dict(
+                    sorted(
+                        ((k or "outside"), n)
+                        for k, n in df.filter(pl.col("env") == env).group_by("difficulty").len().iter_rows()
+                    )
+                )
+                for env in sorted(df["env"].unique().to_list())
+            },
+        }
+        # Built beside the old bins and swapped in: a killed bin leaves the old bins or none.
+        with stage.rebuild() as build:
+            for b in bins:
+                rows = written.filter(pl.col("difficulty") == b.name)
+                if rows.height:
+                    write_parquet_atomic(build.group_part_path(b.name), _rows_of(table, rows), meta)
+            write_text_atomic(build.path / SUMMARY, json.dumps(summary, indent=1, sort_keys=True) + "\n")
+            build.mark_done(
+                stage.whole_shard, {"settings_hash": digest, "input": found.fingerprint(), **found.metadata()}
+            )
+        outside_stage = StageDir.of(settings.run_dir, OUTSIDE)
+        rows = df.filter(pl.col("difficulty").is_null())
+        if settings.write_outside and rows.height:
+            with outside_stage.rebuild() as build:
+                write_parquet_atomic(build.group_part_path(), _rows_of(table, rows), meta)
+        else:
+            outside_stage.remove()
+    show(df, written, bins, out_console)
+    if plot_path is not None:
+        plot(df, bins, plot_path)
+        console.print(f"bin: plot written to {plot_path}")
+    parts = ", ".join(f"{b.name} {summary['bins'][b.name]['written']}" for b in bins)
+    console.print(
+        f"bin: wrote {written.height} of {df.height} problems to {out} ({settings.scheme}: {parts})"
+        + (f", balanced to {target} per bin" if settings.balance else "")
+    )
+    if outside["total"]:
+        console.print(
+            f"bin: {outside['total']} problems fall outside every bin ({outside['below']} below "
+            f"{bins[0].low:g}, {outside['between']} in gaps, {outside['above']} above "
+            f"{max(b.high for b in bins):g}, {outside['no_pass_rate']} without a pass rate)"
+            + (f"; written to {out.parent / OUTSIDE}" if settings.write_outside else "; --write-outside keeps them")
+        )
+    if summary["straddling_total"]:
+        each = ", ".join(f"{name} {n}" for name, n in summary["straddling"].items() if n)
+        console.print(
+            f"bin: {summary['straddling_total']} problems straddle a bin boundary (95% interval: {each})"
+            + ("; left out (--confident)" if settings.confident else "; --confident leaves them out")
+        )
+    empty = [b.name for b in bins if not summary["bins"][b.name]["written"]]
+    if empty:
+        console.print(f"bin: empty, so no folder: {', '.join(empty)}")
+    return summary

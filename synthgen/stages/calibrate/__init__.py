@@ -1,0 +1,1 @@
+"""`synthgen calibrate`: a problem set's pass rates re-measured with another student."""

@@ -1,0 +1,1 @@
+"""`synthgen chain`: hard -> medium -> easy stepping-stone chains, and the disjoint baseline."""

@@ -1,0 +1,320 @@
+"""`synthgen chain`: hard -> medium -> easy chains built in reverse, as the paper's Section 4.2 describes.
+
+Chains start from the kept problems (the filter's output, `RUN_DIR/filter/`) whose pass rate lies
+in the start band (`--start-band`, by default the `chains` scheme's hard band 0.05-0.16, the
+paper's Appendix B). Chain picks its starts itself rather than reading `bin/hard/` because bin's
+hard band depends on the scheme bin ran with (`broad`'s hard is 0.10-0.26: starts at 0.16-0.26
+would get in and those at 0.05-0.10 would be lost); reading the kept set gives the paper's chain
+set whatever `bin` did, and how many kept problems lay outside the band is reported (the summary
+line, the `links/` marker and the stats file). For each start the teacher
+is shown the problem, the student's results on it and the pass-rate band to land in, and asked
+for an easier variant of the same core task; the student attempts the variant M times and it is
+accepted as the medium step only if it is a new problem (not its parent nor any level of its
+chain) whose pass rate lands in the medium band; then the same from medium to easy. The bands are
+the bin stage's `chains` scheme (synthgen.stages.bin.settings.SCHEMES), the one definition of both. Each
+step gets `tries` teacher tries.
+
+Outputs under `RUN_DIR/chain/`:
+- `tries/`: every tried variant, one PROBLEMS row (mode `chain`, strategy `chain-medium` or
+  `chain-easy`) per teacher turn, valid or not: the audit trail, written as turns finish;
+- `problems/`: the three levels of every accepted chain, the hard start included (its bin row
+  with mode `chain`), each problem_id once: what training on chains reads;
+- `links/`: (chain id, level, position, problem id, pass rate) for each level of each chain.
+If two chains of a shard share a problem, the one whose hard start sorts first keeps it and the
+other is left out, so every problem trains at one level only.
+
+How the turns run (resume, SIGTERM, infrastructure failures, progress, stats) is the turn loop's
+business: synthgen.turns.loop. A chain whose try failed on infrastructure stops there and
+is redone by the next run; `problems/` and `links/` are written once every chain is finished.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from rich.console import Console
+
+from synthgen.envs import get_env
+from synthgen.envs.base import Problem, Summary
+from synthgen.stages.bin.settings import SCHEMES, Bin, make_bins
+from synthgen.stages.chain.settings import ChainSettings
+from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.readiness import read_input
+from synthgen.store.records import CHAIN_LINKS, PROBLEMS, table_from_rows
+from synthgen.turns.loop import Interrupted, Plan, TurnLoop, TurnStage, read_rows
+from synthgen.turns.turn import TurnRequest
+
+__all__ = [
+    "ChainStage",
+    "Interrupted",
+    "accepts",
+    "assemble",
+    "chain_bands",
+    "load_start_problems",
+    "replay",
+    "run",
+    "select_starts",
+]
+
+STAGE = "chain"
+STEPS = ("medium", "easy")  # position 1 and 2; the hard start is position 0
+_TRY = re.compile(r"^(?P<chain>.+):(?P<level>medium|easy):try(?P<attempt>\d+):t\d+$")
+
+
+def chain_bands() -> dict[str, Bin]:
+    """The bins of the `chains` scheme by name: the same bands `synthgen bin --scheme chains` uses."""
+    return {b.name: b for b in make_bins(SCHEMES["chains"])}
+
+
+def accepts(row: dict[str, Any], members: set[str], band: Bin) -> bool:
+    """A tried variant becomes the chain's next level: valid, new to its chain, in the band."""
+    return bool(row["valid"]) and row["problem_id"] not in members and band.holds(row["pass_rate"])
+
+
+def chain_id(start_problem_id: str) -> str:
+    return f"chain:{start_problem_id}"
+
+
+def start_band(settings: ChainSettings) -> Bin:
+    low, high = settings.start_band
+    return Bin("hard", low, high, closed_high=True)
+
+
+def select_starts(kept: pl.DataFrame, band: Bin) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """The valid kept problems whose pass rate lies in `band` (by problem id), and what was left out."""
+    valid = kept.filter(pl.col("valid")).unique("problem_id", keep="first")
+    p = pl.col("pass_rate")
+    inside = valid.filter(p.is_not_null() & (p >= band.low) & (p <= band.high)).sort("problem_id")
+    report = {
+        "start_band": [band.low, band.high],
+        "candidates": valid.height,
+        "outside_band": valid.height - inside.height,
+        "below_band": valid.filter(p < band.low).height,
+        "above_band": valid.filter(p > band.high).height,
+    }
+    return inside, report
+
+
+def load_start_problems(settings: ChainSettings, console: Console | None = None) -> tuple[pl.DataFrame, dict, dict]:
+    """This shard's chain starts (kept problems in the start band), the partial-input metadata, and
+    the start report (band, candidates, how many lay outside it). No start in the band gives no
+    chains, not an error."""
+    found = read_input(settings, "filter", console or Console(stderr=True), STAGE, hint=", or pass --input-dir")
+    kept = pl.from_arrow(found.read_table()) if found.parts else pl.from_arrow(PROBLEMS.empty_table())
+    hard, report = select_starts(kept, start_band(settings))
+    if settings.max_chains:
+        hard = hard.head(settings.max_chains)
+    return hard[settings.shard :: settings.num_shards], found.metadata(), report
+
+
+def summary_from_row(row: dict[str, Any], progression) -> Summary:
+    """The student's results on a stored problem, as the teacher is shown them."""
+    return Summary.from_row(row, progression)
+
+
+@dataclass
+class ChainState:
+    """A chain as its tries on disk tell it: finished or not, and its accepted levels."""
+
+    finished: bool
+    levels: list[dict[str, Any]] = field(default_factory=list)  # accepted medium, easy rows (complete chains)
+
+
+def replay(start_id: str, steps: dict[str, list[dict]], tries: int, bands: dict[str, Bin]) -> ChainState:
+    """Decide a chain from its tried rows (per level, in try order) by the rule the live run used."""
+    members, levels = {start_id}, []
+    for level in STEPS:
+        tried = steps.get(level, [])
+        hit = next((row for row in tried if accepts(row, members, bands[level])), None)
+        if hit is None:
+            return ChainState(finished=len(tried) >= tries)  # gave up, or stopped early by a failure
+        members.add(hit["problem_id"])
+        levels.append(hit)
+    return ChainState(finished=True, levels=levels)
+
+
+def tries_by_chain(rows: pl.DataFrame | None) -> dict[str, dict[str, list[dict]]]:
+    """{chain id: {level: rows in try order}} of tried rows."""
+    out: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    if rows is None:
+        return out
+    keyed = []
+    for row in rows.iter_rows(named=True):
+        m = _TRY.match(row["turn_id"])
+        if m:
+            keyed.append((m["chain"], m["level"], int(m["attempt"]), row))
+    for chain, level, _, row in sorted(keyed, key=lambda k: k[:3]):
+        out[chain][level].append(row)
+    return out
+
+
+class ChainStage(TurnStage):
+    name, units = STAGE, "chains"
+
+    def __init__(self, settings: ChainSettings):
+        super().__init__(settings)
+        self.bands = chain_bands()
+        self.starts: pl.DataFrame | None = None
+        self.report: dict[str, Any] = {}
+        self.start_report: dict[str, Any] = {}
+
+    def _dir(self, name: str) -> StageDir:
+        return StageDir.of(self.settings.run_dir, f"{STAGE}/{name}")
+
+    def rows_dir(self) -> StageDir:
+        return self._dir("tries")
+
+    def finished_dir(self) -> StageDir:
+        return self._dir("links")
+
+    def stats_path(self, shard: str) -> Path:
+        return Path(self.settings.run_dir) / STAGE / f"stats-{shard}.json"
+
+    def prepare(self) -> None:
+        self.starts, self.input_meta, self.start_report = load_start_problems(self.settings)
+
+    def plan(self, parts: list[Path]) -> Plan:
+        tried = tries_by_chain(read_rows(parts, ["turn_id", "valid", "pass_rate", "problem_id"]))
+        finished, rows_left, redo = set(), 0, set()
+        for start in self.starts["problem_id"].to_list():
+            steps = tried.get(chain_id(start), {})
+            if replay(start, steps, self.settings.tries, self.bands).finished:
+                finished.add(start)
+            else:
+                rows_left += sum(len(rows) for rows in steps.values())
+                redo.update(row["turn_id"] for rows in steps.values() for row in rows)
+        todo = (row for row in self.starts.iter_rows(named=True) if row["problem_id"] not in finished)
+        left = self.starts.height - len(finished)
+        turns_todo = max(0, len(STEPS) * left - rows_left)
+        return Plan(todo, self.starts.height, len(finished), turns_todo=turns_todo, resumed_keys=redo)
+
+    async def run_unit(self, start: dict, loop: TurnLoop) -> None:
+        env = get_env(start["env"])
+        chain = chain_id(start["problem_id"])
+        members = {start["problem_id"]}
+        previous = Problem.from_fields(start)
+        summary = summary_from_row(start, self.settings.progression)
+        for position, level in enumerate(STEPS, 1):
+            band = self.bands[level]
+            found = None
+            for attempt in range(1, self.settings.tries + 1):
+                if attempt > 1:
+                    loop.expect_turns(+1)
+                req = TurnRequest(
+                    start["lineage_id"],
+                    start["seed_id"],
+                    env,
+                    "chain",
+                    position,
+                    "chain",
+                    f"chain-{level}",
+                    previous=previous,
+                    summary=summary,
+                    target=(band.low, band.high),
+                    key=f"{chain}:{level}:try{attempt}",
+                    turns_left=len(STEPS) - position + 1,
+                )
+                outcome = await loop.turn(req)
+                if outcome is None:  # the next step would build on a try that never finished
+                    loop.expect_turns(-(len(STEPS) - position + 1))
+                    return
+                if accepts(outcome.row, members, band):
+                    found = outcome
+                    break
+            if found is None:
+                loop.expect_turns(-(len(STEPS) - position))
+                return
+            members.add(found.problem.problem_id)
+            previous, summary = found.problem, found.summary
+
+    def marker_info(self) -> dict:
+        return {"starts": self.starts.height, **self.start_report}
+
+    def finish(self, loop: TurnLoop) -> str:
+        """Assemble the accepted chains from the tries on disk; write problems/ and links/."""
+        tries = self.rows_dir()
+        tried = tries_by_chain(pl.from_arrow(tries.read_shard(loop.shard)) if tries.shard_parts(loop.shard) else None)
+        problems, links, dropped = assemble(self.starts.iter_rows(named=True), tried, self.settings.tries, self.bands)
+        self.report = {
+            "chains": len(links) // 3,
+            "starts": self.starts.height,
+            "dropped_shared": dropped,
+            **self.start_report,
+        }
+        outputs = ((self._dir("problems"), PROBLEMS, problems), (self._dir("links"), CHAIN_LINKS, links))
+        for out, schema, data in outputs:
+            meta = file_metadata(
+                out.stage,
+                loop.digest,
+                {"shard": loop.shard, "settings": self.settings.hashed_view(), **self.input_meta},
+            )
+            out.clear_shard(loop.shard)
+            out.write_part(loop.shard, 0, table_from_rows(data, schema), meta)
+            out.mark_done(
+                loop.shard, {"rows": len(data), "settings_hash": loop.digest, **self.report, **self.input_meta}
+            )
+        if dropped:
+            loop.console.print(f"chain: left out {dropped} chain(s) sharing a problem with an earlier chain")
+        self._write_disjoint(loop)
+        low, high = self.start_report["start_band"]
+        loop.console.print(
+            f"chain: starts from kept problems with pass rate in {low:g}-{high:g} (start band {low:g}-{high:g}; "
+            f"{self.start_report['outside_band']} of {self.start_report['candidates']} kept problems outside it: "
+            f"{self.start_report['below_band']} below, {self.start_report['above_band']} above)",
+            soft_wrap=True,
+        )
+        return f"chain {loop.shard}: {self.report['chains']} chains from {self.starts.height} hard problems"
+
+    def complete_finished(self, loop: TurnLoop) -> None:
+        """A run killed while it built the disjoint baseline left the chains finished and no baseline."""
+        from synthgen.stages.chain.disjoint import disjoint_finished
+
+        if not disjoint_finished(self.settings):
+            self._write_disjoint(loop)
+
+    def _write_disjoint(self, loop: TurnLoop) -> None:
+        if self.settings.disjoint and self.settings.num_shards == 1:
+            from synthgen.stages.chain.disjoint import write_disjoint
+
+            write_disjoint(self.settings, loop.console)
+
+
+def assemble(starts, tried: dict, tries: int, bands: dict[str, Bin]) -> tuple[list[dict], list[dict], int]:
+    """(problem rows, link rows, chains left out) of the accepted chains, in the starts' order.
+
+    Every problem_id appears once: a chain sharing a problem with an earlier one is left out."""
+    problems, links, dropped, used = [], [], 0, set()
+    for start in starts:
+        chain = chain_id(start["problem_id"])
+        state = replay(start["problem_id"], tried.get(chain, {}), tries, bands)
+        if not state.levels:
+            continue
+        rows = [{**{k: start.get(k) for k in PROBLEMS.names}, "mode": "chain"}, *state.levels]
+        ids = [row["problem_id"] for row in rows]
+        if used & set(ids):
+            dropped += 1
+            continue
+        used.update(ids)
+        problems += rows
+        links += [
+            {
+                "link_id": f"{chain}:{position}",
+                "chain_id": chain,
+                "level": level,
+                "position": position,
+                "problem_id": row["problem_id"],
+                "pass_rate": row["pass_rate"],
+                "env": row["env"],
+            }
+            for position, (level, row) in enumerate(zip(("hard", *STEPS), rows))
+        ]
+    return problems, links, dropped
+
+
+def run(settings: ChainSettings, *, force: bool = False, console: Console | None = None) -> StageDir:
+    return TurnLoop(ChainStage(settings), force=force, console=console).run()

@@ -1,0 +1,376 @@
+"""`synthgen filter`: keep the problems worth training on, and say why every other one went.
+
+Reads every turn that `generate` wrote (`<run_dir>/generate/`, or `--input DIR`) and applies the
+rules below in order; the first rule that fires is the row's one reject reason
+(synthgen.envs.reasons):
+
+1. invalid at generation        the row's own generation reason (format_error, trivial, ...)
+2. no scored attempt            no_evidence (every attempt hit an infrastructure failure, so the
+                                row says nothing about difficulty)
+3. pass rate outside the band   never_solved (0), always_solved (1), else out_of_band; the band
+                                [band_low, band_high] is closed, default [0.01, 0.97] (the paper's Section 4.1)
+3b. weak tests                  weak_tests: mutation score below --min-mutation-score, or none
+                                measured (only with that flag; synthgen.envs.mutation)
+4. benchmark overlap            contaminated (synthgen.stages.filter.contamination), only with --reference
+5. near-duplicate               near_duplicate (synthgen.stages.filter.dedup) among the rows still standing,
+                                across all shards, and against earlier runs' kept sets
+
+Contamination runs before dedup so a contaminated problem never wins a duplicate cluster and
+takes its clean twins down with it. Kept rows pass through unchanged (PROBLEMS schema) to
+`<run_dir>/filter/kept.part-*.parquet`; rejected rows, with `reject_reason` and
+`reject_detail`, to `<run_dir>/filter/rejects/`; counts to `<run_dir>/filter/stats.json`.
+A re-run with the same settings and the same input does nothing; with other settings it needs
+--force.
+
+The input must be finished (every generate shard marked; `--allow-partial` reads the finished
+ones and records that in the output). One filter writes a run at a time (a lock); the output is
+built beside the old folder and swapped in, so a killed filter leaves the old output or none.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+from rich.console import Console
+
+from synthgen.envs import reasons as R
+from synthgen.errors import UserError
+from synthgen.stages.filter.settings import FilterSettings
+from synthgen.store.layout import StageDir, file_metadata, write_text_atomic
+from synthgen.store.paths import output_folder
+from synthgen.store.readiness import read_input
+from synthgen.store.records import PROBLEMS, REJECTS_EXTRA, with_fields
+
+STAGE = "filter"
+KEPT = "kept"
+REJECTS_SHARD = "rejects"
+REJECTS = with_fields(PROBLEMS, REJECTS_EXTRA)
+STATS_FILE = "stats.json"
+
+
+# -- reading ----------------------------------------------------------------------------------------
+def prior_kept(paths: list[str]) -> pl.DataFrame:
+    """Earlier runs' kept problems (run dir -> its filter/ folder, or a folder of Parquet)."""
+    frames = []
+    for raw in paths:
+        path = Path(raw)
+        folder = path / STAGE if (path / STAGE).is_dir() else path
+        found = StageDir.at(folder, STAGE).require_complete(hint=" in that run")
+        table = found.read_table(["problem_id", "env", "code", "message"])
+        frames.append(pl.from_arrow(table))
+    return pl.concat(frames) if frames else pl.DataFrame()
+
+
+# -- the rules --------------------------------------------------------------------------------------
+def rule_reasons(df: pl.DataFrame, settings: FilterSettings) -> tuple[list[str | None], list[str | None]]:
+    """Rules 1-3 per row: (reason or None, detail)."""
+    low, high = settings.band_low, settings.band_high
+    reasons: list[str | None] = []
+    details: list[str | None] = []
+    cols = [
+        "turn_id",
+        "valid",
+        "reason",
+        "reason_detail",
+        "pass_rate",
+        "attempts",
+        "scored",
+        "correct",
+        "infra_failures",
+    ]
+    for turn_id, valid, reason, detail, p, attempts, scored, correct, infra in df.select(cols).iter_rows():
+        if not valid:
+            if reason not in R.GENERATION:
+                raise UserError(f"row {turn_id} is invalid with reason {reason!r}, not a generation reason code")
+            reasons.append(reason)
+            details.append(detail)
+        elif not scored or p is None:
+            reasons.append(R.NO_EVIDENCE)
+            details.append(f"no scored attempt: {infra} of {attempts} failed on infrastructure")
+        elif p < low or p > high:
+            reasons.append(R.NEVER_SOLVED if p == 0 else R.ALWAYS_SOLVED if p == 1 else R.OUT_OF_BAND)
+            details.append(f"pass rate {p:.4g} ({correct}/{scored}) outside [{low}, {high}]")
+        else:
+            reasons.append(None)
+            details.append(None)
+    return reasons, details
+
+
+def mutation_reasons(df: pl.DataFrame, alive: np.ndarray, minimum: float | None) -> dict[int, str]:
+    """Rule 3b: {row: detail} for rows among `alive` whose mutation score is below `minimum` or missing."""
+    if minimum is None:
+        return {}
+    hits: dict[int, str] = {}
+    cols = ["mutation_score", "mutants", "mutants_caught", "surviving_mutants"]
+    for i, (score, total, caught, surviving) in enumerate(df.select(cols).iter_rows()):
+        if not alive[i]:
+            continue
+        if score is None:
+            hits[i] = "no mutation score was measured (generated with --no-mutation-score, or by an older synthgen)"
+        elif score < minimum:
+            kinds = ", ".join(f"{k} x{n}" for k, n in Counter(surviving or []).most_common())
+            hits[i] = f"mutation score {score:.3g} ({caught}/{total} caught) below {minimum}; surviving: {kinds}"
+    return hits
+
+
+def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings) -> tuple[dict[int, str], dict]:
+    """Rule 4: {row: detail} for contaminated rows among `alive`, and a summary."""
+    from synthgen.stages.filter import contamination as C
+    from synthgen.stages.filter.benchmark_refs import benchmark_references, minhash_matches
+    from synthgen.stages.filter.dedup import MinHashParams
+
+    cfg = settings.contamination
+    if not cfg.references and not cfg.benchmarks:
+        return {}, {"references": [], "benchmarks": {}, "contaminated": 0}
+    refs = C.load_references(cfg.references, cfg.columns) if cfg.references else []
+    bench_refs, versions = benchmark_references(cfg.benchmarks, cfg.data_dir)
+    index = C.ReferenceIndex(refs + bench_refs, cfg.ngram)
+    hits: dict[int, str] = {}
+    cols = ["code", "message", "inputs", "pre_test_code", "test_code"]
+    for i, row in enumerate(df.select(cols).iter_rows()):
+        if alive[i]:
+            detail = index.check(C.problem_text(*row), cfg.min_matches)
+            if detail:
+                hits[i] = detail
+    by_minhash = {}
+    if bench_refs:
+        rows = np.flatnonzero(alive)
+        sub = df[rows.tolist()]
+        texts = list(zip(sub["code"].to_list(), sub["message"].to_list()))
+        params = MinHashParams(num_perm=settings.dedup.num_perm, ngram=settings.dedup.ngram, seed=1)
+        found = minhash_matches(texts, bench_refs, params, cfg.minhash_threshold)
+        by_minhash = {int(rows[k]): detail for k, detail in found.items()}
+    for i, detail in by_minhash.items():
+        hits.setdefault(i, detail)
+    matched = dict.fromkeys(versions, 0)
+    for detail in hits.values():
+        for name in versions:
+            if f" {name}:" in detail:
+                matched[name] += 1
+    summary = {
+        "references": [str(r) for r in cfg.references],
+        "reference_texts": len(refs) + len(bench_refs),
+        "reference_ngrams": len(index),
+        "ngram": cfg.ngram,
+        "benchmarks": {name: {**v, "matched": matched[name]} for name, v in versions.items()},
+        "minhash_threshold": cfg.minhash_threshold if bench_refs else None,
+        "minhash_matches": len(by_minhash),
+        "contaminated": len(hits),
+    }
+    return hits, summary
+
+
+def _distance(p: float | None) -> float:
+    return round(abs((p if p is not None else 0.0) - 0.5), 9)
+
+
+def dedup_reasons(
+    df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings, prior: pl.DataFrame | None = None
+) -> tuple[dict[int, str], dict]:
+    """Rule 5: {row: detail} for near-duplicates among `alive` rows, and a summary.
+
+    Per cluster the row with pass rate closest to 0.5 stays (ties: lowest turn, then turn_id);
+    a cluster that holds an earlier run's kept problem keeps none of the new rows.
+    """
+    from synthgen.stages.filter import dedup
+
+    cfg = settings.dedup
+    rows = np.flatnonzero(alive)
+    prior = (
+        prior
+        if prior is not None and prior.height
+        else pl.DataFrame(schema={"problem_id": pl.String, "env": pl.String, "code": pl.String, "message": pl.String})
+    )
+    if not cfg.enabled or len(rows) == 0:
+        return {}, {"enabled": cfg.enabled, "clusters": 0, "near_duplicates": 0}
+    started = time.perf_counter()
+    sub = df[rows.tolist()]
+    texts = list(zip(sub["code"].to_list(), sub["message"].to_list()))
+    texts += list(zip(prior["code"].to_list(), prior["message"].to_list()))
+    envs = sub["env"].to_list() + prior["env"].to_list()
+    groups = None
+    if cfg.per_env:
+        codes = {e: k for k, e in enumerate(sorted(set(envs)))}
+        groups = np.array([codes[e] for e in envs], dtype=np.int64)
+    params = dedup.MinHashParams(
+        threshold=cfg.threshold,
+        num_perm=cfg.num_perm,
+        ngram=cfg.ngram,
+        seed=cfg.seed,
+        verify=cfg.verify,
+        recall_weight=cfg.recall_weight,
+        signature=cfg.signature,
+        hash=cfg.hash,
+    )
+    labels = dedup.near_duplicate_labels(texts, params, groups=groups, workers=cfg.workers)
+    n_new = len(rows)
+    members: dict[int, list[int]] = {}
+    for k, label in enumerate(labels.tolist()):
+        members.setdefault(label, []).append(k)
+    pass_rates = sub["pass_rate"].to_list()
+    turns = sub["turn"].to_list()
+    turn_ids = sub["turn_id"].to_list()
+    pids = sub["problem_id"].to_list()
+    prior_ids = prior["problem_id"].to_list()
+    hits: dict[int, str] = {}
+    clusters = against = 0
+    for group in members.values():
+        if len(group) < 2:
+            continue
+        clusters += 1
+        new = [k for k in group if k < n_new]
+        old = [k for k in group if k >= n_new]
+        if old:
+            first = prior_ids[old[0] - n_new]
+            for k in new:
+                hits[int(rows[k])] = f"near-duplicate of earlier-run problem {first}"
+                against += 1
+            continue
+        keep = min(new, key=lambda k: (_distance(pass_rates[k]), turns[k], turn_ids[k]))
+        for k in new:
+            if k != keep:
+                hits[int(rows[k])] = (
+                    f"near-duplicate of problem {pids[keep]} (turn {turn_ids[keep]}, "
+                    f"pass rate {pass_rates[keep]:.4g}; cluster of {len(new)})"
+                )
+    summary = {
+        "enabled": True,
+        "threshold": cfg.threshold,
+        "num_perm": cfg.num_perm,
+        "ngram": cfg.ngram,
+        "signature": cfg.signature,
+        "lsh_bands_rows": list(dedup.lsh_shape(cfg.threshold, cfg.num_perm, cfg.recall_weight)),
+        "compared": n_new,
+        "earlier_run_problems": prior.height,
+        "clusters": clusters,
+        "near_duplicates": len(hits),
+        "of_earlier_runs": against,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    return hits, summary
+
+
+def decide(
+    df: pl.DataFrame, settings: FilterSettings, prior: pl.DataFrame | None = None
+) -> tuple[list[str | None], list[str | None], dict[str, Any]]:
+    """Every row's reject reason (None = kept) and detail, plus the rule summaries."""
+    reasons, details = rule_reasons(df, settings)
+    alive = np.array([r is None for r in reasons], dtype=bool)
+    for i, detail in mutation_reasons(df, alive, settings.min_mutation_score).items():
+        reasons[i], details[i], alive[i] = R.WEAK_TESTS, detail, False
+    hits, contamination = contamination_reasons(df, alive, settings)
+    for i, detail in hits.items():
+        reasons[i], details[i], alive[i] = R.CONTAMINATED, detail, False
+    hits, near = dedup_reasons(df, alive, settings, prior)
+    for i, detail in hits.items():
+        reasons[i], details[i] = R.NEAR_DUPLICATE, detail
+    return reasons, details, {"contamination": contamination, "dedup": near}
+
+
+# -- the stage --------------------------------------------------------------------------------------
+def summarize(df: pl.DataFrame, reasons: list[str | None], settings: FilterSettings, extra: dict) -> dict:
+    frame = df.select("env", "turn", "mode").with_columns(pl.Series("reject", reasons, dtype=pl.String))
+    kept = frame.filter(pl.col("reject").is_null())
+    counts = dict.fromkeys(R.GENERATION + R.FILTER, 0)
+    for code, n in frame.drop_nulls("reject").group_by("reject").len().iter_rows():
+        counts[code] = n
+    by_env = {}
+    for env in sorted(frame["env"].unique().to_list()):
+        part = frame.filter(pl.col("env") == env)
+        by_env[env] = {
+            "input": part.height,
+            "kept": part["reject"].null_count(),
+            "reasons": dict(sorted(part.drop_nulls("reject").group_by("reject").len().iter_rows())),
+        }
+    by_turn = {
+        str(t): {"input": n, "kept": kept.filter(pl.col("turn") == t).height}
+        for t, n in sorted(frame.group_by("turn").len().iter_rows())
+    }
+    return {
+        "stage": STAGE,
+        "settings_hash": settings.settings_hash(),
+        "settings": settings.hashed_view(),
+        "input_rows": df.height,
+        "kept": kept.height,
+        "rejected": df.height - kept.height,
+        "reasons": counts,
+        "by_env": by_env,
+        "by_turn": by_turn,
+        **extra,
+    }
+
+
+def _write_parts(stage: StageDir, shard: str, table: pa.Table, rows_per_part: int, meta: dict) -> int:
+    parts = max(1, -(-table.num_rows // rows_per_part))
+    for i in range(parts):
+        stage.write_part(shard, i, table.slice(i * rows_per_part, rows_per_part), meta)
+    return parts
+
+
+def run(settings: FilterSettings, *, force: bool = False, console: Console | None = None) -> dict:
+    console = console or Console(stderr=True, soft_wrap=True)
+    output_folder(settings.run_dir, "--run-dir")
+    found = read_input(settings, "generate", console, STAGE, hint=", or pass --input-dir")
+    stage = StageDir.of(settings.run_dir, STAGE)
+    digest = settings.settings_hash()
+    with stage.lock():
+        print_ = found.fingerprint()
+        info = stage.done_info(KEPT)
+        if info is not None and not force:
+            if info.get("settings_hash") != digest:
+                raise UserError(
+                    f"{stage.path} was filtered with other settings (hash {info.get('settings_hash')} "
+                    f"vs {digest}); use --force or another --run-dir"
+                )
+            if info.get("input") == print_ and (stage.path / STATS_FILE).is_file():
+                console.print(f"filter: {stage.path} is up to date with {found.stage.path}; nothing to do")
+                return json.loads((stage.path / STATS_FILE).read_text())
+        table = found.read_table()
+        prior = prior_kept(settings.dedup.against) if settings.dedup.enabled and settings.dedup.against else None
+        df = pl.from_arrow(table)
+        reasons, details, extra = decide(df, settings, prior)
+        keep = pa.array([r is None for r in reasons], type=pa.bool_())
+        stats = summarize(df, reasons, settings, {"input": str(found.stage.path), **found.metadata(), **extra})
+        meta = file_metadata(STAGE, digest, {"settings": settings.hashed_view(), **found.metadata()})
+        kept_table = table.filter(keep)
+        # Built beside the old output and swapped in: a killed filter leaves the old one or none.
+        with stage.rebuild() as build:
+            n_parts = _write_parts(build, KEPT, kept_table, settings.rows_per_part, meta)
+            if settings.rejects:
+                rejects = build.sub(REJECTS_SHARD)
+                dropped = table.filter(pc.invert(keep))
+                mask = [r is not None for r in reasons]
+                dropped = dropped.append_column(
+                    REJECTS_EXTRA[0], pa.array([r for r, m in zip(reasons, mask) if m], pa.string())
+                )
+                dropped = dropped.append_column(
+                    REJECTS_EXTRA[1], pa.array([d for d, m in zip(details, mask) if m], pa.string())
+                )
+                _write_parts(rejects, REJECTS_SHARD, dropped.cast(REJECTS), settings.rows_per_part, meta)
+                rejects.mark_done(REJECTS_SHARD, {"settings_hash": digest, "rows": dropped.num_rows})
+            write_text_atomic(build.path / STATS_FILE, json.dumps(stats, indent=1, sort_keys=True) + "\n")
+            build.mark_done(
+                KEPT,
+                {
+                    "settings_hash": digest,
+                    "input": print_,
+                    "rows": kept_table.num_rows,
+                    "parts": n_parts,
+                    **found.metadata(),
+                },
+            )
+    report(stats, console)
+    return stats
+
+
+def report(stats: dict, console: Console) -> None:
+    reasons = ", ".join(f"{k} {v}" for k, v in stats["reasons"].items() if v) or "none"
+    console.print(f"filter: kept {stats['kept']} of {stats['input_rows']} rows; rejected: {reasons}")

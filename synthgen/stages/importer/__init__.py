@@ -1,0 +1,1 @@
+"""`synthgen import`: real code-contest problem sets turned into a problems folder `train` reads."""

@@ -1,0 +1,208 @@
+"""`synthgen import`: real code-contest problem sets -> a finished problems folder for `train`.
+
+    synthgen import data/lcb/test6.jsonl --run-dir data/runs/exp1           # -> data/runs/exp1/real/
+    synthgen import taco/train.parquet --format apps --output data/real
+    synthgen train --data real=data/real:0.55 --data synth=data/runs/exp1/bin:0.45 --curriculum-sources synth ...
+
+Every row becomes a `contest` problem (synthgen.envs.contest documents the columns). A problem is
+rejected, with its reason, when its tests cannot be read, it has none, or no statement; and, when
+the set gives reference solutions (APPS, TACO, CodeContests), when none of the first few Python
+solutions passes all of its own tests in the sandbox (LiveCodeBench gives none: nothing to run).
+The output is laid out like `bin`'s (`<difficulty>/part-00000.parquet` plus a marker, rebuilt
+beside the old folder and swapped in), so `train --data` reads it as a finished source.
+Rejects go to `<output>/rejects.jsonl` (key, reason), counts to `<output>/import_summary.json`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from pathlib import Path
+
+from synthgen.envs.problem import Problem
+from synthgen.errors import UserError
+from synthgen.evals.data import read_local
+from synthgen.stages.importer import formats
+from synthgen.store import records
+from synthgen.store.layout import StageDir, file_metadata, write_text_atomic
+from synthgen.store.paths import output_folder
+
+SUFFIXES = (".parquet", ".jsonl", ".jsonl.gz", ".json")
+
+
+def input_files(paths: list[str]) -> list[Path]:
+    if not paths:
+        raise UserError("give the problem-set files to import (JSON, JSONL or Parquet), or folders of them")
+    files: list[Path] = []
+    for entry in map(Path, paths):
+        if entry.is_dir():
+            files += sorted(p for p in entry.rglob("*") if p.is_file() and p.name.endswith(SUFFIXES))
+        elif entry.is_file():
+            files.append(entry)
+        else:
+            raise UserError(f"not found: {entry}")
+    if not files:
+        raise UserError(f"no JSON, JSONL or Parquet files in {', '.join(paths)}")
+    return files
+
+
+def read_problem(row: dict, index: int, settings) -> formats.RealProblem:
+    kind = settings.format if settings.format != "auto" else formats.detect(row)
+    if kind is None:
+        raise ValueError(f"unknown layout (columns: {', '.join(sorted(row))[:200]}); pass --format")
+    if kind == "lcb":
+        found = formats.read_lcb(row, index)
+    elif kind == "apps":
+        found = formats.read_apps(row, index)
+    else:
+        found = formats.read_codecontests(row, index, settings.include_generated)
+    if settings.max_tests is not None:
+        p = found.problem
+        p.inputs, p.outputs = p.inputs[: settings.max_tests], p.outputs[: settings.max_tests]
+        p.visible_count = min(p.visible_count or 0, settings.max_tests)
+        found.wrapped_outputs = found.wrapped_outputs[: settings.max_tests]
+    return found
+
+
+async def check_solutions(real: formats.RealProblem, env, pool, settings) -> str | None:
+    """None when a reference solution passes every test (it becomes the row's `code`), else why not."""
+    tried = real.solutions[: settings.solutions_tried]
+    alternative = None
+    if any(w is not None for w in real.wrapped_outputs):
+        alternative = [w if w is not None else o for w, o in zip(real.wrapped_outputs, real.problem.outputs)]
+    last = ""
+    for solution in tried:
+        for outputs in [real.problem.outputs] + ([alternative] if alternative else []):
+            candidate = Problem(**{**real.problem.__dict__, "outputs": outputs})
+            reward = await env.check(candidate, solution, pool, settings.sandbox)
+            if reward.status == "infra":
+                return f"infra: {reward.detail}"
+            if reward.value == 1.0:
+                real.problem.outputs, real.problem.code = outputs, solution
+                return None
+            last = reward.detail
+    return f"reference solution fails its own tests ({len(tried)} tried; last: {last})"
+
+
+def _row(real: formats.RealProblem, name: str, digest: str) -> dict:
+    problem = real.problem
+    fields = problem.to_fields()
+    return {
+        **fields,
+        "turn_id": f"import/{name}/{real.key}",
+        "seed_id": "",
+        "lineage_id": fields["problem_id"],
+        "mode": "import",
+        "turn": 1,
+        "valid": True,
+        "reason": "ok",
+        "attempts": 0,
+        "scored": 0,
+        "correct": 0,
+        "format_failures": 0,
+        "infra_failures": 0,
+        "teacher_tokens_in": 0,
+        "teacher_tokens_out": 0,
+        "student_tokens_in": 0,
+        "student_tokens_out": 0,
+        "teacher_model": "",
+        "student_model": "",
+        "settings_hash": digest,
+        "difficulty": real.difficulty,
+    }
+
+
+async def _import(settings, rows: list[dict], name: str, digest: str):
+    from synthgen.envs import get_env
+    from synthgen.envs.contest import _check_imported
+    from synthgen.sandbox import SandboxPool, SandboxUnavailable
+
+    env = get_env("contest")
+    kept: list[dict] = []
+    rejects: list[dict] = []
+    reals: list[formats.RealProblem] = []
+    for index, row in enumerate(rows):
+        try:
+            real = read_problem(row, index, settings)
+        except (ValueError, KeyError, TypeError) as exc:
+            rejects.append(
+                {"key": str(row.get("question_id") or row.get("name") or index), "reason": f"unreadable: {exc}"}
+            )
+            continue
+        verdict = _check_imported(real.problem)
+        if not verdict.valid:
+            rejects.append({"key": real.key, "reason": f"{verdict.reason}: {verdict.detail}"})
+            continue
+        reals.append(real)
+    checkable = [r for r in reals if r.solutions and settings.check_solutions]
+    why: list[str | None] = [None] * len(checkable)
+    if checkable:
+        try:
+            pool = SandboxPool.from_settings(settings.sandbox)
+        except SandboxUnavailable as exc:
+            raise UserError(f"sandbox unavailable: {str(exc).splitlines()[0]}") from None
+        try:
+            why = list(await asyncio.gather(*(check_solutions(r, env, pool, settings) for r in checkable)))
+        finally:
+            pool.close()
+    failed = {id(r): w for r, w in zip(checkable, why) if w}
+    if any(w.startswith("infra:") for w in failed.values()):
+        from synthgen.errors import InfraIncomplete
+
+        raise InfraIncomplete("the sandbox failed while checking reference solutions; nothing written, re-run")
+    for real in reals:
+        if id(real) in failed:
+            rejects.append({"key": real.key, "reason": failed[id(real)]})
+        else:
+            kept.append(_row(real, name, digest))
+    return kept, rejects
+
+
+def run(settings, force: bool = False) -> None:
+    del force  # the output is always rebuilt whole
+    output_folder(settings.output_dir(), "--output" if settings.output else "--run-dir")
+    files = input_files(settings.paths)
+    rows = read_local(files)
+    if settings.max_problems is not None:
+        rows = rows[: settings.max_problems]
+    if not rows:
+        raise UserError(f"no problems in {', '.join(map(str, files))}")
+    name = settings.name or files[0].name.split(".")[0]
+    digest = settings.settings_hash()
+    kept, rejects = asyncio.run(_import(settings, rows, name, digest))
+    out = settings.output_dir()
+    if not kept:
+        first = rejects[0]["reason"] if rejects else "no rows"
+        raise UserError(f"no problem of {len(rows)} could be imported (first reason: {first})")
+    by_level: dict[str, list[dict]] = {}
+    for row in kept:
+        by_level.setdefault(row["difficulty"], []).append(row)
+    schema = records.with_fields(records.PROBLEMS, [records.pa.field("difficulty", records.pa.string())])
+    stage = StageDir.at(out, "bin")
+    with stage.rebuild() as build:
+        meta = file_metadata("import", digest, {"source": name})
+        for level, level_rows in sorted(by_level.items()):
+            from synthgen.store.layout import write_parquet_atomic
+
+            write_parquet_atomic(build.group_part_path(level), records.table_from_rows(level_rows, schema), meta)
+        tests = [len(r["inputs"]) for r in kept]
+        summary = {
+            "files": [str(f) for f in files],
+            "rows": len(rows),
+            "kept": len(kept),
+            "rejected": len(rejects),
+            "reject_reasons": dict(Counter(r["reason"].split(":")[0].split(" (")[0] for r in rejects)),
+            "by_difficulty": {k: len(v) for k, v in sorted(by_level.items())},
+            "tests_per_problem": {"min": min(tests), "mean": round(sum(tests) / len(tests), 2), "max": max(tests)},
+            "call_based": sum(1 for r in kept if r.get("test_code")),
+            "checked_by_solution": sum(1 for r in kept if r.get("code")),
+        }
+        write_text_atomic(build.path / "import_summary.json", json.dumps(summary, indent=1) + "\n")
+        write_text_atomic(build.path / "rejects.jsonl", "".join(json.dumps(r) + "\n" for r in rejects))
+        build.mark_done(build.whole_shard, {"rows": len(kept), "settings_hash": digest})
+    print(
+        f"import: {len(kept)} of {len(rows)} problems -> {out} ({summary['tests_per_problem']['mean']} tests each "
+        f"on average, {summary['checked_by_solution']} checked by a reference solution); {len(rejects)} rejected"
+        + (f": {summary['reject_reasons']}" if rejects else "")
+    )

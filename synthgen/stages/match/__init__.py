@@ -1,0 +1,1 @@
+"""`synthgen match`: one problem set subsampled to another's pass-rate histogram."""

@@ -1,0 +1,1 @@
+"""`synthgen plan`: what a generate run will cost before it starts."""

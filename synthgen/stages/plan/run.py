@@ -1,0 +1,183 @@
+"""`synthgen plan [CONFIG]`: what a generate run will cost, before it starts.
+
+From the run's config (its seeds and generate sections: seeds, lineages per seed, turns, M,
+environments) and per-request figures, it estimates the teacher and student requests, prompt and
+completion tokens, sandbox jobs, GPU-hours and wall time, and the problems filter will keep.
+The figures are measured on an earlier run (`--from-run RUN_DIR`: the averages of its generate
+rows, per environment where it has that environment) or the defaults of synthgen.stages.plan.settings,
+which a `plan:` config section or flags override. `synthgen stats RUN_DIR` prints the same keys
+for a finished run (its `cost` section), so estimate and outcome compare line by line.
+
+The seeds counted are the seeds stage's rows when RUN_DIR/seeds (or `input_dir`) exists, else the
+seeds section's `n`; `max_seeds` caps them. The chain stage is not included.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+from rich.console import Console
+from rich.table import Table
+
+from synthgen.errors import UserError
+from synthgen.settings.base import SECTIONS, load_config_file, resolve_settings
+from synthgen.stages.generate.settings import GenerateSettings
+from synthgen.stages.plan import cost as costs
+from synthgen.stages.plan.settings import PlanSettings
+from synthgen.stages.seeds.settings import SeedsSettings
+from synthgen.store.layout import StageDir
+
+
+def lineages_per_env(seeds: int, per_seed: int, envs: list[str]) -> dict[str, int]:
+    """How generate spreads lineages over environments: seed i's lineage j gets env (i + j) mod E."""
+    n, e = seeds, len(envs)
+    counts = dict.fromkeys(envs, 0)
+    for j in range(per_seed):
+        for k, env in enumerate(envs):
+            counts[env] += n // e + (1 if (k - j) % e < n % e else 0)
+    return counts
+
+
+def count_seeds(generate: GenerateSettings, seeds: SeedsSettings) -> tuple[int, str]:
+    """(seeds the run will use, where that number comes from)."""
+    stage = StageDir.input_of(generate, "seeds")
+    if stage.parts():
+        found = stage.read(["seed_id"])["seed_id"].n_unique()
+        where = f"{found} seeds in {stage.path}"
+    else:
+        found, where = seeds.n, f"seeds.n = {seeds.n} (no seeds stage yet)"
+    if generate.max_seeds and generate.max_seeds < found:
+        return generate.max_seeds, f"{where}, max_seeds {generate.max_seeds}"
+    return found, where
+
+
+def figures_from_run(run_dir: Path, validation_jobs: float) -> tuple[costs.PerTurn, dict[str, costs.PerTurn]]:
+    """Per-request figures of an earlier run: overall and per environment."""
+    stage = StageDir.of(run_dir, "generate")
+    if not stage.parts():
+        raise UserError(f"--from-run: no generate rows in {stage.path}")
+    stage.check_schema()
+    rows = stage.read(list(costs.COST_COLUMNS) + ["turn_id"])
+    kept_dir = StageDir.of(run_dir, "filter")
+    kept = kept_dir.read(["turn_id"]) if kept_dir.parts() else None
+    if kept is not None:
+        rows = rows.with_columns(pl.col("turn_id").is_in(kept["turn_id"].implode()).alias("kept"))
+
+    def figures(frame: pl.DataFrame) -> costs.PerTurn:
+        n_kept = int(frame["kept"].sum()) if kept is not None else None
+        return costs.measured(frame, n_kept, validation_jobs)
+
+    per_env = {env: figures(part) for (env,), part in rows.group_by("env")}
+    return figures(rows), per_env
+
+
+def default_figures(settings: PlanSettings) -> costs.PerTurn:
+    return costs.PerTurn(
+        teacher_prompt_tokens=settings.teacher_prompt_tokens,
+        teacher_completion_tokens=settings.teacher_completion_tokens,
+        student_prompt_tokens=settings.student_prompt_tokens,
+        student_completion_tokens=settings.student_completion_tokens,
+        valid_share=settings.valid_share,
+        kept_share=settings.kept_share,
+        validation_jobs=settings.validation_jobs,
+    )
+
+
+def plan(settings: PlanSettings, config_path: Path | None) -> dict:
+    """The estimate and what it was made from, as a JSON-ready dict."""
+    path = settings.config or config_path
+    data = load_config_file(path) if path else {}
+    generate = resolve_settings(GenerateSettings, data, {}, known_sections=SECTIONS)
+    seed_settings = resolve_settings(SeedsSettings, data, {}, known_sections=SECTIONS)
+    seeds, seeds_from = count_seeds(generate, seed_settings)
+    if settings.from_run is not None:
+        overall, per_env = figures_from_run(settings.from_run, settings.validation_jobs)
+        source = f"measured on {settings.from_run}"
+    else:
+        overall, per_env = default_figures(settings), {}
+        source = "defaults (synthgen plan --help; set them in a plan: section or with flags)"
+    envs = lineages_per_env(seeds, generate.lineages_per_seed, generate.envs)
+    total = None
+    for env, lineages in envs.items():
+        part = costs.estimate(
+            lineages, generate.turns, generate.attempts, generate.single_turn, per_env.get(env, overall)
+        )
+        total = part if total is None else total + part
+    return {
+        "config": str(path) if path else None,
+        "seeds": seeds,
+        "seeds_from": seeds_from,
+        "lineages": dict(envs),
+        "turns": generate.turns,
+        "single_turn": generate.single_turn,
+        "attempts": generate.attempts,
+        "figures": source,
+        "figures_missing_for": sorted(set(envs) - set(per_env)) if per_env else [],
+        "estimate": total.as_dict(settings),
+        # Re-measuring one problem with another student (`synthgen calibrate`, same M and figures).
+        "calibrate_per_problem": costs.calibration(generate.attempts, overall).as_dict(settings),
+    }
+
+
+def run(settings: PlanSettings, config_path: Path | None = None) -> dict:
+    """`synthgen plan [CONFIG]`: CONFIG (else the global --config) describes the run, and its own
+    plan: section applies as --config's would; flags still win over the file."""
+    if settings.config is not None and config_path is None:
+        given = {name: getattr(settings, name) for name in settings.model_fields_set}
+        settings = resolve_settings(PlanSettings, load_config_file(settings.config), given, known_sections=SECTIONS)
+    out = plan(settings, config_path)
+    if settings.as_json:
+        print(json.dumps(out, indent=1, sort_keys=True))
+    else:
+        show(out, Console(soft_wrap=True))
+    return out
+
+
+def cost_table(title: str, cost: dict) -> Table:
+    """The cost keys as a table: the same for `plan` (an estimate) and `stats` (a count)."""
+    table = Table(title=title, title_justify="left", show_edge=False)
+    table.add_column("", justify="left", no_wrap=True)
+    for column in ("teacher", "student", "total"):
+        table.add_column(column, justify="right")
+    tokens, gpu = cost["tokens"], cost["gpu_hours"]
+    table.add_row("requests", *(f"{cost['requests'][k]:,}" for k in ("teacher", "student", "total")))
+    table.add_row("prompt tokens", f"{tokens['teacher']['prompt']:,}", f"{tokens['student']['prompt']:,}", "")
+    table.add_row(
+        "completion tokens", f"{tokens['teacher']['completion']:,}", f"{tokens['student']['completion']:,}", ""
+    )
+    table.add_row("all tokens", "", "", f"{tokens['total']:,}")
+    table.add_row("GPU-hours", f"{gpu['teacher']:,.2f}", f"{gpu['student']:,.2f}", f"{gpu['total']:,.2f}")
+    tp = cost["throughput"]
+    table.add_row(f"wall hours on {tp['gpus']} GPUs", "", "", f"{cost['wall_hours']:,.2f}")
+    table.add_row("sandbox jobs (about)", "", "", f"{cost['sandbox_jobs']:,}")
+    table.add_row("teacher turns", "", "", f"{cost['turns']:,}")
+    if cost["kept"] is not None:
+        table.add_row("kept problems", "", "", f"{cost['kept']:,}")
+    per = cost.get("per_kept")
+    if per:
+        table.add_row("per kept problem", "", "", f"{per['tokens']:,.0f} tokens, {per['gpu_hours'] * 60:,.3f} GPU-min")
+    return table
+
+
+def show(out: dict, console: Console) -> None:
+    envs = ", ".join(f"{env} {n}" for env, n in out["lineages"].items())
+    console.print(f"[bold]plan[/bold] {out['config'] or '(no config: the defaults)'}: {out['seeds_from']}")
+    mode = f"{out['single_turn']} single-turn samples" if out["single_turn"] else f"{out['turns']} turns"
+    console.print(f"lineages per environment: {envs}; {mode}; M = {out['attempts']}")
+    console.print(f"per-request figures: {out['figures']}")
+    if out["figures_missing_for"]:
+        console.print(f"(the earlier run has no {', '.join(out['figures_missing_for'])}: its overall figures are used)")
+    tp = out["estimate"]["throughput"]
+    console.print(
+        f"GPU throughput: teacher {tp['teacher_tokens_per_s']:g}, student {tp['student_tokens_per_s']:g} "
+        f"completion tokens/s, prompt {tp['prompt_tokens_per_s']:g} tokens/s per GPU"
+    )
+    console.print(cost_table("estimate", out["estimate"]))
+    per = out["calibrate_per_problem"]
+    console.print(
+        f"synthgen calibrate, per problem (M = {out['attempts']}): 1 student request, "
+        f"{per['tokens']['total']:,.0f} tokens, {per['gpu_hours']['total'] * 3600:,.1f} GPU-seconds, "
+        f"{per['sandbox_jobs']:,} sandbox jobs"
+    )

@@ -1,0 +1,426 @@
+"""The run layout: where every stage's files live, how they are written, locked, checked and read.
+
+A run directory holds one folder per stage. Each stage is one of two kinds:
+
+    sharded (seeds, generate, chain/problems, chain/links): a Slurm array writes it piece by piece
+        <stage>/<shard>.part-00000.parquet   rows, written atomically (temp file + fsync + rename)
+        <stage>/<shard>.done                 JSON marker: the shard finished (rows, settings hash)
+        <stage>/.<shard>.lock                held by the one process writing the shard
+    whole (filter, bin, chain/disjoint): rewritten as a whole, built beside the old folder and
+    swapped in, so a killed run leaves the old complete output or none
+        <stage>/kept.part-00000.parquet ... <stage>/kept.done
+        .<stage>.lock                        beside the folder, held by its one writer
+        .<stage>.new-<pid>/                  a build in progress (removed by the next writer)
+
+A shard's name is `shard-00003-of-00008` (`StageDir.shard_name`); a part file exists only once
+complete; a shard is finished only when its marker exists. A stage is finished when every shard
+it should have is marked with one settings hash; readers check that (`require_complete`) and read
+the parts through `synthgen.store.record_checks`, which checks each file against its schema.
+Parquet files that synthgen did not write (no `.part-` name, no synthgen metadata) are read as
+they are: a folder of your own problems works as an input.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from synthgen import __version__
+from synthgen.errors import OutOfSpace, UserError, is_out_of_space
+from synthgen.store import record_checks as checks
+from synthgen.store.lock import exclusive
+from synthgen.store.records import SCHEMA_VERSION
+from synthgen.store.status import StageStatus, require, survey
+
+META_PREFIX = checks.META_PREFIX
+SHARD_FORMAT = "shard-{index:05d}-of-{count:05d}"
+SHARD_PRINTF = "shard-%05d-of-%05d"  # the same name for shell scripts (the Slurm array)
+_SHARD = re.compile(r"shard-(\d+)-of-(\d+)\Z")
+_PART = re.compile(r"(?P<shard>.+)\.part-(?P<index>\d+)\.parquet\Z")
+MARKER_SUFFIX = ".done"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a stage folder holds: its table, whether it is one whole, and who makes it."""
+
+    spec: checks.TableSpec | None
+    noun: str  # "no <noun> found in ..."
+    made_by: str  # the command that writes it
+    whole: str | None = None  # the one marker of a whole-folder stage; None: one marker per shard
+    nested: bool = False  # parts sit in sub-folders (bin/<difficulty>/part-00000.parquet)
+
+
+LAYOUTS: dict[str, Layout] = {
+    "seeds": Layout(checks.SEEDS_SPEC, "seeds", "seeds"),
+    "generate": Layout(checks.PROBLEMS_SPEC, "generated problems", "generate"),
+    "filter": Layout(checks.PROBLEMS_SPEC, "problems", "filter", whole="kept"),
+    "filter/rejects": Layout(checks.REJECTS_SPEC, "rejected problems", "filter", whole="rejects"),
+    "bin": Layout(checks.BINNED_SPEC, "binned problems", "bin", whole="bin", nested=True),
+    "bin_outside": Layout(checks.BINNED_SPEC, "problems outside every bin", "bin --write-outside"),
+    "chain/tries": Layout(checks.PROBLEMS_SPEC, "chain tries", "chain"),
+    "chain/problems": Layout(checks.PROBLEMS_SPEC, "chain problems", "chain"),
+    "chain/links": Layout(checks.CHAIN_LINKS_SPEC, "chain links", "chain"),
+    "chain/disjoint": Layout(checks.DISJOINT_SPEC, "disjoint baseline problems", "chain --disjoint", whole="disjoint"),
+}
+
+
+# -- atomic files -----------------------------------------------------------------------------------
+def file_metadata(stage: str, settings_hash: str, extra: dict[str, Any] | None = None) -> dict[str, str]:
+    meta = {
+        "schema_version": SCHEMA_VERSION,
+        "settings_hash": settings_hash,
+        "stage": stage,
+        "version": __version__,
+    }
+    for key, value in (extra or {}).items():
+        meta[key] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return {META_PREFIX + k: v for k, v in meta.items()}
+
+
+def write_parquet_atomic(path: Path, table: pa.Table, metadata: dict[str, str] | None = None) -> Path:
+    """Write `table` to `path` so that `path` either does not exist or is complete."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if metadata:
+        merged = dict(table.schema.metadata or {})
+        merged.update({k.encode(): v.encode() for k, v in metadata.items()})
+        table = table.replace_schema_metadata(merged)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        _fsync(tmp)
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    except OSError as exc:
+        if is_out_of_space(exc):
+            raise OutOfSpace(path, exc) from None
+        raise
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    except OSError as exc:
+        if is_out_of_space(exc):
+            raise OutOfSpace(path, exc) from None
+        raise
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def read_metadata(path: Path) -> dict[str, str]:
+    """The synthgen.* metadata of a Parquet file, without the prefix."""
+    return checks.file_metadata_of(checks.read_schema(Path(path)))
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False where not supported."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def list_parquet(folder: Path, *, recursive: bool = False) -> list[Path]:
+    """Finished Parquet files in `folder`: never temp files or anything under a dot-folder."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    found = folder.rglob("*.parquet") if recursive else folder.glob("*.parquet")
+    return sorted(
+        p for p in found if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+
+
+# -- one stage folder -------------------------------------------------------------------------------
+class StageDir:
+    """One stage's folder in a run: its parts, markers, lock, completeness and validated reads.
+
+    `StageDir.of(run_dir, "generate")` is a stage of a run; `StageDir.at(folder, "filter")` is a
+    folder anywhere that holds a stage's kind of output; `StageDir.input_of(settings, "filter")`
+    is what a stage reads (its `input_dir` setting, else RUN_DIR/<upstream>).
+    """
+
+    def __init__(self, run_dir: Path, stage: str, *, path: Path | None = None):
+        self.run_dir = Path(run_dir)
+        self.stage = stage
+        self.path = Path(path) if path is not None else self.run_dir / stage
+        self.layout = LAYOUTS.get(stage) or Layout(None, f"{stage} output", stage)
+        if self.run_dir.exists() and not self.run_dir.is_dir():
+            raise UserError(f"run directory {self.run_dir} is a file, not a folder")
+
+    def __repr__(self) -> str:
+        return f"StageDir({self.stage!r} at {str(self.path)!r})"
+
+    @classmethod
+    def of(cls, run_dir: Path | str, stage: str) -> StageDir:
+        return cls(Path(run_dir), stage)
+
+    @classmethod
+    def at(cls, folder: Path | str, stage: str) -> StageDir:
+        folder = Path(folder)
+        return cls(folder.parent, stage, path=folder)
+
+    @classmethod
+    def input_of(cls, settings: Any, upstream: str) -> StageDir:
+        """The folder a stage reads: `settings.input_dir` when set, else RUN_DIR/<upstream>."""
+        given = getattr(settings, "input_dir", None)
+        return cls.at(given, upstream) if given else cls.of(settings.run_dir, upstream)
+
+    def sub(self, name: str) -> StageDir:
+        """A stage nested in this one's folder (filter/rejects inside filter/)."""
+        return StageDir(self.run_dir, f"{self.stage}/{name}", path=self.path / name)
+
+    # -- names ---------------------------------------------------------------------------------
+    @staticmethod
+    def shard_name(index: int, count: int) -> str:
+        """`shard-00003-of-00008`: shard 3 of an 8-way split."""
+        return SHARD_FORMAT.format(index=index, count=count)
+
+    @staticmethod
+    def shard_index(name: str) -> tuple[int, int] | None:
+        """(index, count) of a shard name, or None for a name that is not `shard-i-of-n`."""
+        m = _SHARD.match(name)
+        return (int(m.group(1)), int(m.group(2))) if m else None
+
+    @staticmethod
+    def marker_printf() -> str:
+        """The marker file name as a printf format of (index, count), for shell scripts."""
+        return SHARD_PRINTF + MARKER_SUFFIX
+
+    @staticmethod
+    def part_shard(path: Path) -> str | None:
+        """The shard a part file belongs to (`<shard>.part-00000.parquet`), or None."""
+        m = _PART.match(Path(path).name)
+        return m.group("shard") if m else None
+
+    @property
+    def whole_shard(self) -> str:
+        """The one shard (and marker) name of a whole-folder stage."""
+        if not self.layout.whole:
+            raise ValueError(f"{self.stage} is written shard by shard, not as a whole")
+        return self.layout.whole
+
+    # -- writing -------------------------------------------------------------------------------
+    def part_path(self, shard: str, index: int) -> Path:
+        return self.path / f"{shard}.part-{index:05d}.parquet"
+
+    def group_part_path(self, group: str | None = None, index: int = 0) -> Path:
+        """A part in a sub-folder of a nested stage (bin/<group>/part-00000.parquet), or at its top."""
+        return (self.path / group if group else self.path) / f"part-{index:05d}.parquet"
+
+    def write_part(self, shard: str, index: int, table: pa.Table, metadata: dict[str, str]) -> Path:
+        return write_parquet_atomic(self.part_path(shard, index), table, metadata)
+
+    def marker_path(self, shard: str) -> Path:
+        return self.path / f"{shard}{MARKER_SUFFIX}"
+
+    def mark_done(self, shard: str, info: dict[str, Any]) -> None:
+        write_text_atomic(self.marker_path(shard), json.dumps(info, sort_keys=True, indent=1) + "\n")
+
+    def is_done(self, shard: str) -> bool:
+        return self.marker_path(shard).is_file()
+
+    def done_info(self, shard: str) -> dict[str, Any] | None:
+        try:
+            info = json.loads(self.marker_path(shard).read_text())
+        except (OSError, ValueError):
+            return None
+        return info if isinstance(info, dict) else {}
+
+    def shard_parts(self, shard: str) -> list[Path]:
+        return sorted(p for p in self.path.glob(f"{glob_escape(shard)}.part-*.parquet") if _PART.match(p.name))
+
+    def clear_shard(self, shard: str) -> None:
+        """Remove a shard's parts, marker and stale temp files (before rewriting it whole)."""
+        for p in self.shard_parts(shard):
+            p.unlink(missing_ok=True)
+        self.marker_path(shard).unlink(missing_ok=True)
+        self.remove_stale_temps(shard)
+
+    def remove_stale_temps(self, shard: str) -> None:
+        """Temp files a killed writer of `shard` left behind (other shards' writers may be live)."""
+        if self.path.is_dir():
+            for p in self.path.glob(f".{glob_escape(shard)}.*.tmp-*"):
+                p.unlink(missing_ok=True)
+
+    def lock(self, shard: str | None = None) -> contextlib.AbstractContextManager[None]:
+        """Be the one writer of `shard` (or of the whole folder); a second one gets exit 2.
+
+        `with stage.lock(shard): ...` for a shard of a sharded stage, `with stage.lock(): ...`
+        for a whole-folder stage. Re-entrant within a process; released on any exit.
+        """
+        top = self.stage.split("/")[0]
+        if shard is None:
+            return exclusive(self.path.parent / f".{self.path.name}.lock", self.stage, self.path)
+        pos = self.shard_index(shard)
+        what = f"shard {pos[0]} of {top}" if pos else f"shard {shard} of {top}"
+        return exclusive(self.path / f".{shard}.lock", what, self.path)
+
+    @contextlib.contextmanager
+    def rebuild(self) -> Iterator[StageDir]:
+        """Build a whole-folder stage beside the old one and swap it in when the block ends.
+
+        Yields the build (a StageDir to write parts, markers and files into). On an exception
+        the build is dropped and the old output stays; a killed process leaves the old
+        complete output or none, never a mix. Holds the folder's lock throughout.
+        """
+        with self.lock():
+            parent, name = self.path.parent, self.path.name
+            if self.path.exists() and not self.path.is_dir():
+                raise UserError(f"{self.path} is a file, not a folder")
+            parent.mkdir(parents=True, exist_ok=True)
+            for kind in ("new", "old"):
+                for stale in parent.glob(f".{glob_escape(name)}.{kind}-*"):
+                    shutil.rmtree(stale, ignore_errors=True)  # we hold the lock: their writers are gone
+            build_path = parent / f".{name}.new-{os.getpid()}"
+            build_path.mkdir()
+            try:
+                yield StageDir(self.run_dir, self.stage, path=build_path)
+            except BaseException:
+                shutil.rmtree(build_path, ignore_errors=True)
+                raise
+            self._swap_in(build_path)
+
+    def _swap_in(self, build_path: Path) -> None:
+        for folder in [build_path, *[p for p in build_path.rglob("*") if p.is_dir()]]:
+            _fsync_dir(folder)
+        if not self.path.exists():
+            os.replace(build_path, self.path)
+        elif _exchange(build_path, self.path):
+            shutil.rmtree(build_path)  # now the old output
+        else:
+            old = self.path.parent / f".{self.path.name}.old-{os.getpid()}"
+            os.replace(self.path, old)
+            os.replace(build_path, self.path)
+            shutil.rmtree(old)
+        _fsync_dir(self.path.parent)
+
+    def remove(self) -> None:
+        """Delete this whole-folder stage's output (under its lock)."""
+        with self.lock():
+            if self.path.is_dir():
+                shutil.rmtree(self.path)
+
+    # -- listing -------------------------------------------------------------------------------
+    def parts(self) -> list[Path]:
+        """Every finished Parquet file of the stage (sub-folders too for nested layouts)."""
+        return list_parquet(self.path, recursive=self.layout.nested)
+
+    def top_parts(self) -> list[Path]:
+        """Parquet files directly in the folder."""
+        return list_parquet(self.path)
+
+    def nested_parts(self) -> list[Path]:
+        """Parquet files in sub-folders, for nested layouts (bin/<difficulty>/); else none."""
+        if not self.layout.nested:
+            return []
+        return [p for p in list_parquet(self.path, recursive=True) if p.parent != self.path]
+
+    def done_shards(self) -> list[str]:
+        if not self.path.is_dir():
+            return []
+        return sorted(p.name[: -len(MARKER_SUFFIX)] for p in self.path.glob(f"*{MARKER_SUFFIX}") if p.is_file())
+
+    def exists(self) -> bool:
+        return bool(self.parts())
+
+    def pending(self, num_shards: int) -> list[int]:
+        """Indices of an n-way split that have no completion marker yet."""
+        return [i for i in range(num_shards) if not self.is_done(self.shard_name(i, num_shards))]
+
+    # -- completeness --------------------------------------------------------------------------
+    def status(self) -> StageStatus:
+        """What is finished and what is missing, without refusing anything."""
+        return survey(self)
+
+    def require_complete(self, allow_partial: bool = False, *, hint: str = "") -> StageStatus:
+        """The stage's status if it is finished; else a one-line UserError naming what is missing.
+
+        With `allow_partial` an unfinished stage is read as far as it is finished: the status
+        says so (`.partial`, `.note()`, `.metadata()`) so the reader can report and record it.
+        `hint` is appended to the "nothing found" message (", or pass --input").
+        """
+        return require(self, allow_partial, hint)
+
+    # -- reading (no completeness check: stats, tests, a writer's own shard) -------------------
+    def read_table(self, columns: Sequence[str] | None = None, *, spec: checks.TableSpec | None = None) -> pa.Table:
+        parts = self.parts()
+        if not parts:
+            raise UserError(f"no Parquet files found for stage {self.stage!r} in {self.path}")
+        return checks.read_parts(parts, spec or self.layout.spec, columns)
+
+    def read(self, columns: Sequence[str] | None = None, *, spec: checks.TableSpec | None = None) -> pl.DataFrame:
+        return pl.from_arrow(self.read_table(columns, spec=spec))
+
+    def read_shard(self, shard: str, columns: Sequence[str] | None = None) -> pa.Table:
+        """One shard's parts (finished or not: a writer resuming it), checked against the schema."""
+        return checks.read_parts(self.shard_parts(shard), self.layout.spec, columns)
+
+    def check_schema(self, parts: Sequence[Path] | None = None) -> None:
+        """Every part's columns and types against the stage's schema, from the footers only."""
+        if self.layout.spec is not None:
+            for path in self.parts() if parts is None else parts:
+                checks.check_schema(checks.read_schema(path), self.layout.spec, path)
+
+    def count_rows(self, parts: Sequence[Path] | None = None) -> int:
+        """Rows in the stage's parts, from their footers, each file's schema checked."""
+        return checks.count_rows(self.parts() if parts is None else parts, self.layout.spec)
+
+
+def glob_escape(name: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", name)

@@ -1,0 +1,441 @@
+"""Curriculum schedules over difficulty bins: the paper's tables as data, custom files, `frontier`.
+
+A schedule says, for each RL (optimizer) step, with which weights a training prompt is drawn
+from each difficulty bin. The paper's schedules (Sancaktar et al., Tables 2 and 4) are written
+below over 40,000 steps and over three named slots, easy / medium / hard; a schedule maps each
+slot to a data bin (the `difficulty` column the bin stage writes), e.g. reverse-medium maps its
+"easy" slot to the `easy_medium` bin.
+
+Scaling rule (stated by `synthgen train --show-schedule`): a run of N steps shorter than the
+schedule's length L has every phase boundary b moved to round(b * N / L) (halves round up); a
+phase left with no steps is dropped. A run as long or longer than L keeps the boundaries and the
+last phase holds to the end. A custom file without a `length` is in absolute steps: never scaled.
+
+`frontier` is not a table but an adaptive rule (see `FrontierPolicy`). Pure Python, no torch:
+
+    python -c "from synthgen.train.curriculum import get_schedule; print(get_schedule('soft').render())"
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from synthgen.errors import UserError
+
+PAPER_STEPS = 40_000
+SLOTS = ("easy", "medium", "hard")
+ALL_BINS = "*"  # a weight key meaning "every bin in the data, equally"
+ALL_PROBLEMS = "**"  # a weight key meaning "every problem in the data, equally" (bins weighted by their size)
+EVERYTHING = (ALL_BINS, ALL_PROBLEMS)
+
+
+@dataclass(frozen=True)
+class Phase:
+    start: int  # first step, inclusive
+    end: int | None  # last step, exclusive; None: open-ended (the last phase of an unscaled file)
+    weights: Mapping[str, float]  # slot or bin name -> weight (need not sum to 1)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    name: str
+    phases: tuple[Phase, ...]
+    length: int | None  # the step count the boundaries refer to (40,000 for the paper's); None: absolute
+    bin_map: Mapping[str, str] = field(default_factory=dict)  # slot -> data bin; unmapped names are bins
+    source: str = ""  # where the numbers come from, for --show-schedule
+    scale_note: str = ""
+
+    def data_bin(self, name: str) -> str:
+        return self.bin_map.get(name, name)
+
+    def phase_at(self, step: int) -> Phase:
+        for phase in self.phases:
+            if phase.end is None or step < phase.end:
+                return phase
+        return self.phases[-1]  # past the schedule's length the last phase holds
+
+    def weights_at(self, step: int) -> dict[str, float]:
+        """Normalised weights over data bins at `step` (ALL_BINS / ALL_PROBLEMS are left for the sampler)."""
+        raw = self.phase_at(step).weights
+        out: dict[str, float] = {}
+        for name, w in raw.items():
+            if w > 0:
+                key = name if name in EVERYTHING else self.data_bin(name)
+                out[key] = out.get(key, 0.0) + float(w)
+        total = sum(out.values())
+        return {k: v / total for k, v in out.items()}
+
+    def bins_used(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for phase in self.phases:
+            for name, w in phase.weights.items():
+                if w > 0:
+                    seen[name if name in EVERYTHING else self.data_bin(name)] = None
+        return list(seen)
+
+    def scaled(self, steps: int | None) -> Schedule:
+        """This schedule fitted to a run of `steps` steps (see the module's scaling rule)."""
+        if self.length is None:
+            note = "not scaled: the file gives absolute steps (no length); the last phase holds to the end"
+            return Schedule(self.name, self.phases, None, self.bin_map, self.source, note)
+        if steps is None or steps >= self.length:
+            note = (
+                f"not scaled: the run ({steps if steps else 'unbounded'} steps) is not shorter than the schedule "
+                f"({self.length} steps); the last phase holds to the end"
+            )
+            return Schedule(self.name, self.phases, self.length, self.bin_map, self.source, note)
+        if steps < 1:
+            raise UserError(f"cannot fit a schedule to {steps} steps")
+        scale = steps / self.length
+
+        def move(b: int) -> int:
+            # round(b * N / L) with halves up, in integers: floats put 20000 * 3 / 40000 below 1.5.
+            return min(steps, (2 * b * steps + self.length) // (2 * self.length))
+
+        kept, dropped = [], []
+        for i, p in enumerate(self.phases):
+            start = move(p.start)
+            end = steps if i == len(self.phases) - 1 else move(p.end)
+            if end > start:
+                kept.append(Phase(start, end, p.weights))
+            else:
+                dropped.append(p)
+        if not kept:  # cannot happen for steps >= 1, kept as a guard
+            raise UserError(f"schedule {self.name!r} leaves no phase in {steps} steps")
+        note = (
+            f"scaled x{scale:.6g} ({self.length} -> {steps} steps): each boundary b -> "
+            f"round(b * {steps} / {self.length})"
+        )
+        if dropped:
+            note += "; dropped (no steps left): " + ", ".join(f"{p.start}-{p.end}" for p in dropped)
+        return Schedule(self.name, tuple(kept), steps, self.bin_map, self.source, note)
+
+    def render(self) -> str:
+        """A table: step range, weights per slot, data bin used for each slot."""
+        names: list[str] = []
+        for p in self.phases:
+            for n in p.weights:
+                if n not in names:
+                    names.append(n)
+        order = [s for s in SLOTS if s in names] + [n for n in names if n not in SLOTS]
+        span = f"over {self.length} steps" if self.length else "in absolute steps"
+        lines = [
+            f"schedule {self.name}: {len(self.phases)} phase(s) {span} (from step, inclusive - to step, exclusive)"
+        ]
+        if self.source:
+            lines.append(f"source: {self.source}")
+        if self.scale_note:
+            lines.append(self.scale_note)
+        mapping = ", ".join(f"{n} = bin '{self.data_bin(n)}'" for n in order if n not in EVERYTHING)
+        if ALL_BINS in order:
+            mapping = (mapping + ", " if mapping else "") + "* = every bin in the data, equally"
+        if ALL_PROBLEMS in order:
+            mapping = (
+                mapping + ", " if mapping else ""
+            ) + "** = every problem in the data, equally (each bin in proportion to its size)"
+        lines.append(f"bins: {mapping}")
+        head = f"{'steps':>17}  " + "  ".join(f"{n:>6}" for n in order)
+        lines.append(head)
+        for p in self.phases:
+            total = sum(p.weights.values())
+            cells = "  ".join(f"{p.weights.get(n, 0.0) / total:6.2f}" for n in order)
+            end = "end" if p.end is None else p.end
+            lines.append(f"{p.start:>7} - {end:<7}  {cells}")
+        return "\n".join(lines)
+
+
+def _table(name: str, rows: list[tuple[int, int, tuple[float, ...]]], source: str, bin_map=None) -> Schedule:
+    phases = tuple(Phase(a, b, dict(zip(SLOTS, w))) for a, b, w in rows)
+    return Schedule(name, phases, PAPER_STEPS, dict(bin_map or {}), source)
+
+
+def _paper_schedules() -> dict[str, Schedule]:
+    k = 1000
+    return {
+        # The paper's uniform draws every problem equally, so the largest (easy) split dominates.
+        "uniform": Schedule(
+            "uniform",
+            (Phase(0, PAPER_STEPS, {ALL_PROBLEMS: 1.0}),),
+            PAPER_STEPS,
+            {},
+            "the paper's uniform sampling (Figs. 10c and 12): every problem equally likely, "
+            "so each bin in proportion to its size",
+        ),
+        "uniform-bins": Schedule(
+            "uniform-bins",
+            (Phase(0, PAPER_STEPS, {ALL_BINS: 1.0}),),
+            PAPER_STEPS,
+            {},
+            "not in the paper: equal weight on every difficulty bin, whatever its size",
+        ),
+        "classic": _table(
+            "classic",
+            [
+                (0, 10 * k, (1, 0, 0)),
+                (10 * k, 15 * k, (0.75, 0.25, 0)),
+                (15 * k, 25 * k, (0, 1, 0)),
+                (25 * k, 30 * k, (0, 0.75, 0.25)),
+                (30 * k, 40 * k, (0, 0, 1)),
+            ],
+            "the paper's Table 4 (classic)",
+        ),
+        "reverse-hard": _table(
+            "reverse-hard",
+            [
+                (0, 10 * k, (0, 0, 1)),
+                (10 * k, 15 * k, (0, 0.25, 0.75)),
+                (15 * k, 25 * k, (0, 1, 0)),
+                (25 * k, 30 * k, (0.25, 0.75, 0)),
+                (30 * k, 40 * k, (1, 0, 0)),
+            ],
+            "the paper's Table 4 (reverse, hard start)",
+        ),
+        "reverse-medium": _table(
+            "reverse-medium",
+            [(0, 17500, (0, 1, 0)), (17500, 20 * k, (0.25, 0.75, 0)), (20 * k, 40 * k, (1, 0, 0))],
+            "the paper's Table 4 (reverse, medium start; its easy is the easy-medium split)",
+            bin_map={"easy": "easy_medium"},
+        ),
+        "soft": _table(
+            "soft",
+            [
+                (0, 7500, (0.80, 0.15, 0.05)),
+                (7500, 17500, (0.15, 0.80, 0.05)),
+                (17500, 30 * k, (0.15, 0.40, 0.45)),
+                (30 * k, 40 * k, (0.05, 0.15, 0.80)),
+            ],
+            "the paper's Table 2 (soft, chains)",
+        ),
+        "hard": _table(
+            "hard",
+            [(0, 7500, (0.90, 0.05, 0.05)), (7500, 17500, (0.05, 0.90, 0.05)), (17500, 40 * k, (0.05, 0.05, 0.90))],
+            "the paper's Table 2 (hard, chains)",
+        ),
+        "medium-only": _table("medium-only", [(0, 40 * k, (0, 1, 0))], "the paper's Section 4.3: medium split only"),
+    }
+
+
+NAMES = ("uniform", "uniform-bins", "classic", "reverse-hard", "reverse-medium", "soft", "hard", "medium-only")
+ADAPTIVE = ("frontier",)
+
+
+def get_schedule(name_or_file: str) -> Schedule:
+    """A paper schedule by name, or a custom one from a YAML file (see `load_schedule_file`)."""
+    table = _paper_schedules()
+    if name_or_file in table:
+        return table[name_or_file]
+    path = Path(name_or_file)
+    if path.suffix.lower() in (".yaml", ".yml", ".json") or path.exists():
+        return load_schedule_file(path)
+    raise UserError(f"unknown curriculum {name_or_file!r}; choose {', '.join(NAMES + ADAPTIVE)} or a YAML file")
+
+
+def load_schedule_file(path: Path) -> Schedule:
+    """A custom schedule: `steps` maps a start step to weights over named bins.
+
+    name: my-curriculum          # optional
+    length: 40000                # optional: scale like the paper's tables (omitted: absolute steps)
+    bins: {easy: easy_medium}    # optional: names used below -> data bins
+    steps:
+      0:     {medium: 1}
+      17500: {easy: 0.25, medium: 0.75}
+      20000: {easy: 1}
+    """
+    import yaml
+
+    if not path.is_file():
+        raise UserError(f"curriculum file not found: {path}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except Exception as exc:
+        raise UserError(f"curriculum file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    return schedule_from_dict(data, default_name=path.stem, where=str(path))
+
+
+def schedule_from_dict(data: Any, *, default_name: str = "custom", where: str = "schedule") -> Schedule:
+    if not isinstance(data, dict) or not isinstance(data.get("steps"), dict) or not data["steps"]:
+        raise UserError(f"{where}: needs a 'steps' mapping of start step -> {{bin: weight}}")
+    unknown = set(data) - {"name", "length", "bins", "steps"}
+    if unknown:
+        raise UserError(f"{where}: unknown key {sorted(unknown)[0]!r} (expected name, length, bins, steps)")
+    try:
+        starts = sorted((int(k), v) for k, v in data["steps"].items())
+    except (TypeError, ValueError):
+        raise UserError(f"{where}: step keys must be integers") from None
+    if starts[0][0] != 0:
+        raise UserError(f"{where}: the first phase must start at step 0, not {starts[0][0]}")
+    length = data.get("length")
+    if length is not None and (not isinstance(length, int) or length <= starts[-1][0]):
+        raise UserError(f"{where}: length must be an integer above the last start step {starts[-1][0]}, not {length!r}")
+    phases = []
+    for i, (start, weights) in enumerate(starts):
+        if not isinstance(weights, dict) or not weights:
+            raise UserError(f"{where}: step {start} needs a mapping of bin -> weight")
+        clean = {}
+        for name, w in weights.items():
+            if not isinstance(w, (int, float)) or isinstance(w, bool) or w < 0 or not math.isfinite(w):
+                raise UserError(f"{where}: weight of {name!r} at step {start} must be a number >= 0, not {w!r}")
+            clean[str(name)] = float(w)
+        if sum(clean.values()) <= 0:
+            raise UserError(f"{where}: the weights at step {start} are all zero")
+        end = starts[i + 1][0] if i + 1 < len(starts) else length
+        phases.append(Phase(start, end, clean))
+    bins = data.get("bins") or {}
+    if not isinstance(bins, dict):
+        raise UserError(f"{where}: 'bins' must map names to data bins")
+    return Schedule(
+        str(data.get("name") or default_name),
+        tuple(phases),
+        length,
+        {str(k): str(v) for k, v in bins.items()},
+        f"custom file ({where})",
+    )
+
+
+def resolve_weights(weights: Mapping[str, float], present: Mapping[str, int]) -> dict[str, float]:
+    """Weights over the bins that have problems: ALL_BINS / ALL_PROBLEMS expand, missing bins' mass is shared out.
+
+    `present` maps every data bin to its number of problems. ALL_BINS spreads its weight equally
+    over the present bins, ALL_PROBLEMS in proportion to their sizes. A bin the schedule wants but the
+    data lacks gives its weight proportionally to the phase's other bins; if none of the phase's
+    bins exist the draw falls back to every present bin equally (the caller warns once).
+    """
+    out: dict[str, float] = {}
+    live = {b: n for b, n in present.items() if n > 0}
+    for name, w in weights.items():
+        if name == ALL_BINS:
+            shares = {b: 1.0 / len(live) for b in live}
+        elif name == ALL_PROBLEMS:
+            shares = {b: n / sum(live.values()) for b, n in live.items()}
+        else:
+            shares = {name: 1.0} if name in live else {}
+        for b, share in shares.items():
+            out[b] = out.get(b, 0.0) + w * share
+    total = sum(out.values())
+    if total <= 0:
+        return {b: 1.0 / len(live) for b in live}
+    return {b: w / total for b, w in out.items()}
+
+
+@dataclass
+class FrontierSettingsData:
+    """The frontier rule's knobs (mirrored by `synthgen.train.settings.FrontierSettings`)."""
+
+    ema: float = 0.3  # weight of the newest round in each bin's regret / solve-rate average
+    smoothing: float = 0.1  # share of the way the weights move toward the target each round
+    floor: float = 0.1  # share of probability spread evenly over all bins, so none starves
+    staleness: float = 0.002  # priority bonus per round since a bin was last observed
+    prior_regret: float = 0.25  # regret assumed for a bin never observed yet
+
+
+class FrontierPolicy:
+    """Adaptive bin weights from observed solve rates (frontier-learning regret, SCALER-like smoothing).
+
+    The rule, per generation round r (a group = the G completions of one prompt):
+      * regret of a group with s successes out of n scored completions: rho = 1[s >= 1] - s/n
+        (0 when never or always solved, highest when solved rarely: the learning frontier);
+        infra failures (reward None) are not counted in n.
+      * per bin b: R_b <- (1 - ema) R_b + ema * mean rho over b's groups of the round (the first
+        observation sets R_b); bins not observed keep R_b (prior_regret until first seen).
+      * priority P_b = R_b + staleness * (rounds since b was last observed)  (frontier learning).
+      * target q_b = (1 - floor) P_b / sum P + floor / K   (K bins; uniform when all P are 0).
+      * weights w <- (1 - smoothing) w + smoothing q, starting uniform (SCALER-like gradual moves).
+    Round r is drawn with the weights after folding rounds <= r - lag only: the dataloader reads
+    ahead, so the newest rounds are not scored yet when r is drawn; a fixed lag makes the draw a
+    pure function of recorded stats, identical on every process and when replayed on resume.
+    """
+
+    def __init__(self, bins: list[str], settings: FrontierSettingsData | None = None, lag: int = 3):
+        if not bins:
+            raise UserError("the frontier curriculum needs at least one difficulty bin")
+        self.bins = list(bins)
+        self.s = settings or FrontierSettingsData()
+        self.lag = max(1, int(lag))
+        self.stats: dict[int, dict[str, list[float]]] = {}  # round -> bin -> [groups, regret_sum, solved, scored]
+        self.late_rounds = 0  # rounds folded before their stats arrived (a lag too short; should stay 0)
+        self._reset()
+
+    def _reset(self) -> None:
+        k = len(self.bins)
+        self._folded = -1  # last round folded into the state below
+        self._regret = dict.fromkeys(self.bins)
+        self._last_seen = dict.fromkeys(self.bins, -1)
+        self._weights = dict.fromkeys(self.bins, 1.0 / k)
+        self._cache: dict[int, dict[str, float]] = {}
+
+    def record(self, round_: int, per_bin: Mapping[str, tuple[int, float, float, float]]) -> None:
+        """Stats of one scored round: bin -> (groups, sum of group regrets, solved, scored)."""
+        if round_ <= self._folded:  # a re-scored round (e.g. regenerated after resume): refold
+            self._reset()
+        self.stats[round_] = {b: [float(x) for x in v] for b, v in per_bin.items() if b in self._regret}
+
+    def weights_for_round(self, round_: int) -> dict[str, float]:
+        if round_ in self._cache:
+            return self._cache[round_]
+        target = round_ - self.lag
+        if target < self._folded:
+            self._reset()
+        while self._folded < target:
+            self._fold(self._folded + 1)
+        self._cache[round_] = dict(self._weights)
+        return self._cache[round_]
+
+    def _fold(self, r: int) -> None:
+        s = self.s
+        if r not in self.stats:
+            self.late_rounds += 1
+        for b, (groups, regret_sum, _solved, _scored) in self.stats.get(r, {}).items():
+            if groups <= 0:
+                continue
+            mean = regret_sum / groups
+            prev = self._regret[b]
+            self._regret[b] = mean if prev is None else (1 - s.ema) * prev + s.ema * mean
+            self._last_seen[b] = r
+        prio = {}
+        for b in self.bins:
+            regret = s.prior_regret if self._regret[b] is None else self._regret[b]
+            prio[b] = max(0.0, regret) + s.staleness * (r - self._last_seen[b])
+        total, k = sum(prio.values()), len(self.bins)
+        for b in self.bins:
+            q = (1 - s.floor) * (prio[b] / total if total > 0 else 1.0 / k) + s.floor / k
+            self._weights[b] = (1 - s.smoothing) * self._weights[b] + s.smoothing * q
+        norm = sum(self._weights.values())
+        self._weights = {b: w / norm for b, w in self._weights.items()}
+        self._folded = r
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"bins": self.bins, "lag": self.lag, "stats": {str(r): v for r, v in self.stats.items()}}
+
+    def load_state_dict(self, data: Mapping[str, Any]) -> None:
+        self.stats = {int(r): {b: list(v) for b, v in per.items()} for r, per in data.get("stats", {}).items()}
+        self._reset()
+
+
+def group_regret(rewards: list[float | None]) -> tuple[float, int, int] | None:
+    """(rho, solved, scored) of one prompt's group; None when no completion was scored."""
+    scored = [r for r in rewards if r is not None and not math.isnan(r)]
+    if not scored:
+        return None
+    solved = sum(1 for r in scored if r >= 0.5)
+    return (1.0 if solved >= 1 else 0.0) - solved / len(scored), solved, len(scored)
+
+
+def describe_schedule(name: str, max_steps: int | None) -> str:
+    """`synthgen train --show-schedule NAME`: a schedule's weights by step, scaled to a run of `max_steps`."""
+    if name in ADAPTIVE:
+        doc = (FrontierPolicy.__doc__ or "").splitlines()
+        return "schedule frontier: adaptive, no fixed table\n" + "\n".join(line.removeprefix("    ") for line in doc)
+    schedule = get_schedule(name)
+    text = schedule.render()
+    if max_steps is not None and max_steps < schedule.length:
+        text += f"\n\nfor a run of {max_steps} steps:\n{schedule.scaled(max_steps).render()}"
+    else:
+        text += (
+            f"\n\nruns shorter than {schedule.length} steps scale every boundary b to "
+            f"round(b * N / {schedule.length}); longer runs keep the last phase"
+        )
+    return text

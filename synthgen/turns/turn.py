@@ -1,0 +1,239 @@
+"""One teacher turn and its student evaluation: the unit of work that generate and chain share.
+
+A turn asks the teacher for a problem (from a seed, as a mutation of the previous problem, or as
+an easier chain step), parses and validates it in the sandbox, has the student attempt it M
+times, scores every attempt in the sandbox and summarises the result for the next turn. Every
+finished outcome, valid or not, becomes one PROBLEMS row.
+
+A turn that hit an infrastructure failure (the teacher request, any of the M student requests,
+or the sandbox) did not finish: its outcome carries `infra` (the failure's kind) and no row is
+kept. Such a turn says nothing about the problem; a re-run retries it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from synthgen.envs import reasons
+from synthgen.envs.base import Environment, FormatError, Problem, Reward, Summary, summarize
+from synthgen.store.measurement import provenance, wilson
+
+
+@dataclass
+class TurnRequest:
+    lineage_id: str
+    seed_id: str
+    env: Environment
+    mode: str  # multi | single | chain
+    turn: int
+    kind: str  # first | mutate | chain
+    strategy: str  # first | easier | harder | similar | chain-medium | chain-easy
+    seed_text: str | None = None
+    previous: Problem | None = None
+    summary: Summary | None = None  # the student's results on `previous`, shown to the teacher
+    feedback: str | None = None  # what was wrong with the previous answer ("<reason>: <detail>")
+    target: tuple[float, float] | None = None  # the pass-rate band the new problem should land in
+    sample: int = 0  # which of several samples of one request this turn is (single-turn mode)
+    key: str | None = None  # the turn's identity, when it differs from the lineage (chain tries)
+    turns_left: int = 1  # turns its unit has left, this one included: how soon its requests get a slot
+
+    @property
+    def priority(self) -> int:
+        """Requests the unit still has ahead at this turn's teacher request (two a turn): longest first."""
+        return 2 * max(1, self.turns_left)
+
+    @property
+    def turn_id(self) -> str:
+        return f"{self.key or self.lineage_id}:t{self.turn}"
+
+
+@dataclass
+class TurnOutcome:
+    row: dict[str, Any]
+    problem: Problem | None = None  # set when the problem is valid
+    summary: Summary | None = None  # set when the student was evaluated
+    rewards: list[Reward] = field(default_factory=list)
+    infra: str | None = None  # the kind of infrastructure failure that stopped the turn; no row then
+    cause: str | None = None  # its "<kind>: <message>", for the summary and the stats file
+
+    @property
+    def finished(self) -> bool:
+        return self.infra is None
+
+
+def infra_kind(error: str | None) -> str:
+    """The kind of an infra failure from the client's "<kind>: <message>" text."""
+    return (error or "unknown").split(":", 1)[0].strip() or "unknown"
+
+
+RAW_ANSWER_CHARS = 8192  # an answer that did not parse is kept in its row up to this many characters
+
+
+def raw_answer(text: str) -> str:
+    """An unparsed answer as its row keeps it: safe text (the client made it so), bounded."""
+    if len(text) <= RAW_ANSWER_CHARS:
+        return text
+    return text[:RAW_ANSWER_CHARS] + f"\n[... {len(text) - RAW_ANSWER_CHARS} more characters not kept]"
+
+
+@lru_cache(maxsize=32)
+def _prompt_keywords(method) -> frozenset[str]:
+    return frozenset(inspect.signature(method).parameters)
+
+
+class TurnRunner:
+    """Runs turns with one LLM client, one sandbox pool and one set of turn-loop settings."""
+
+    def __init__(self, llm, pool, settings, settings_hash: str):
+        self.llm, self.pool, self.settings, self.settings_hash = llm, pool, settings, settings_hash
+        self._isolation = getattr(pool, "isolation", None)
+        self.mutation_sandbox_s = 0.0  # sandbox wall time the mutation scores took (bench/mutation.py)
+
+    def teacher_messages(self, req: TurnRequest) -> list[dict]:
+        extra = {"feedback": req.feedback, "target": req.target}
+        if req.kind == "chain":
+            extra["strategy"] = req.strategy
+        # TODO(wave2-turns brief): pass feedback/target/strategy unconditionally once the envs
+        # helper's teacher_messages takes them; until then only where the signature accepts them.
+        accepted = _prompt_keywords(type(req.env).teacher_messages)
+        extra = {k: v for k, v in extra.items() if v is not None and k in accepted}
+        return req.env.teacher_messages(
+            req.kind, seed_text=req.seed_text, previous=req.previous, summary=req.summary, **extra
+        )
+
+    async def run(self, req: TurnRequest, completion=None) -> TurnOutcome:
+        """Run one turn; `completion` lets a caller pass a teacher answer it already holds."""
+        row = self._base_row(req)
+        if completion is None:
+            messages = self.teacher_messages(req)
+            [completion] = await self.llm.complete("teacher", messages, 1, key=req.turn_id, priority=req.priority)
+        if completion.status == "infra":
+            return TurnOutcome(row, infra=infra_kind(completion.error), cause=completion.error)
+        if completion.status == "prompt_too_long":  # the server's context cannot hold this prompt
+            return TurnOutcome(self._reject(row, reasons.PROMPT_TOO_LONG, f"teacher {completion.error}"))
+        row["teacher_model"] = getattr(completion, "model", None) or self.settings.teacher.model
+        row["teacher_tokens_in"] = completion.prompt_tokens
+        row["teacher_tokens_out"] = completion.completion_tokens
+        if self.settings.keep_reasoning:
+            row["teacher_reasoning"] = completion.reasoning
+        if completion.status == "truncated":
+            truncated = "teacher answer truncated (finish_reason=length)"
+            row["teacher_answer"] = raw_answer(completion.content)
+            return TurnOutcome(self._reject(row, reasons.FORMAT_ERROR, truncated))
+        try:
+            problem = req.env.parse_teacher(completion.content)
+        except FormatError as exc:
+            row["teacher_answer"] = raw_answer(completion.content)  # what the model wrote, for report
+            return TurnOutcome(self._reject(row, exc.reason, exc.detail))
+        row.update(problem.to_fields())
+        problem, verdict = await req.env.validate(problem, self.pool, self.settings.env, self.settings.sandbox)
+        row.update(problem.to_fields())
+        if verdict.reason == reasons.INFRA:
+            return TurnOutcome(row, infra="sandbox", cause=f"sandbox: {verdict.detail}" if verdict.detail else None)
+        if not verdict.valid:
+            return TurnOutcome(self._reject(row, verdict.reason, verdict.detail))
+        # The mutation score runs in the sandbox while the student's request is out.
+        scoring = asyncio.ensure_future(self._mutation_score(req, problem))
+        try:
+            outcome = await self._evaluate(row, req, problem)
+        except BaseException:
+            scoring.cancel()
+            raise
+        result = await scoring
+        if result is not None and result.infra and outcome.finished:
+            return TurnOutcome(row, infra="sandbox")
+        if result is not None and outcome.finished:
+            row.update(result.to_fields())
+            self.mutation_sandbox_s += result.sandbox_s
+        return outcome
+
+    async def measure(self, req: TurnRequest, row: dict[str, Any], problem: Problem) -> TurnOutcome:
+        """Only the student part of a turn, on a problem that exists (`synthgen calibrate`): M attempts
+        scored in the sandbox; `row` (the problem's own row) gets the new measurement."""
+        row = dict(row, attempts=self.settings.attempts, student_tokens_in=0, student_tokens_out=0)
+        return await self._evaluate(row, req, problem)
+
+    async def _mutation_score(self, req: TurnRequest, problem: Problem):
+        cfg = getattr(self.settings, "mutation", None)
+        if cfg is None or not cfg.enabled:
+            return None
+        return await req.env.mutation_score(problem, self.pool, self.settings.sandbox, cfg.max_mutants)
+
+    async def _evaluate(self, row: dict[str, Any], req: TurnRequest, problem: Problem) -> TurnOutcome:
+        m = self.settings.attempts
+        messages = req.env.student_messages(problem)
+        answers = await self.llm.complete("student", messages, m, key=req.turn_id, priority=req.priority - 1)
+        failed = next((a for a in answers if a.status == "infra"), None)
+        if failed is not None:  # the ok answers are cached; a re-run asks only for the missing ones
+            return TurnOutcome(row, infra=infra_kind(failed.error), cause=failed.error)
+        too_long = next((a for a in answers if a.status == "prompt_too_long"), None)
+        if too_long is not None:  # no student answer can be had for this problem on this server
+            return TurnOutcome(self._reject(row, reasons.PROMPT_TOO_LONG, f"student {too_long.error}"))
+        served = next((a.model for a in answers if getattr(a, "model", None)), None)
+        row["student_model"] = served or self.settings.student.model
+        # Prompt tokens sit on the first sample of each request, completion tokens on every sample.
+        row["student_tokens_in"] = sum(a.prompt_tokens for a in answers)
+        row["student_tokens_out"] = sum(a.completion_tokens for a in answers)
+        rewards = await req.env.rewards(
+            problem,
+            [a.content for a in answers],
+            self.pool,
+            self.settings.sandbox,
+            truncated=[a.status == "truncated" for a in answers],
+        )
+        broken = next((r for r in rewards if r.status == "infra"), None)
+        if broken is not None:
+            return TurnOutcome(row, infra="sandbox", cause=f"sandbox: {broken.detail}" if broken.detail else None)
+        summary = summarize(problem, rewards, self.settings.progression)
+        low, high = wilson(summary.correct, summary.scored)
+        row.update(pass_rate_low=low, pass_rate_high=high)
+        row.update(provenance(self.settings.student, self.settings.attempts, row["student_model"], self._isolation))
+        row.update(
+            valid=True,
+            reason=reasons.OK,
+            pass_rate=summary.pass_rate,
+            scored=summary.scored,
+            correct=summary.correct,
+            format_failures=summary.format_failures,
+            infra_failures=summary.infra_failures,
+            solved_examples=list(summary.solved),
+            failed_examples=list(summary.failed),
+        )
+        return TurnOutcome(row, problem, summary, rewards)
+
+    def _base_row(self, req: TurnRequest) -> dict[str, Any]:
+        return {
+            "turn_id": req.turn_id,
+            "problem_id": None,
+            "seed_id": req.seed_id,
+            "lineage_id": req.lineage_id,
+            "parent_id": req.previous.problem_id if req.previous else None,
+            "env": req.env.name,
+            "mode": req.mode,
+            "turn": req.turn,
+            "valid": False,
+            "reason": reasons.OK,
+            "attempts": self.settings.attempts,
+            "scored": 0,
+            "correct": 0,
+            "format_failures": 0,
+            "infra_failures": 0,
+            "summary": req.summary.render() if req.summary else None,
+            "strategy": req.strategy,
+            "teacher_tokens_in": 0,
+            "teacher_tokens_out": 0,
+            "student_tokens_in": 0,
+            "student_tokens_out": 0,
+            "teacher_model": self.settings.teacher.model,
+            "student_model": self.settings.student.model,
+            "settings_hash": self.settings_hash,
+        }
+
+    @staticmethod
+    def _reject(row: dict[str, Any], reason: str, detail: str) -> dict[str, Any]:
+        row.update(valid=False, reason=reason, reason_detail=detail, pass_rate=None)
+        return row
