@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 from problem_rows import problem_row
 
-from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.files import file_metadata
+from synthgen.store.layout import StageDir
 from synthgen.store.records import CHAIN_LINKS, PROBLEMS, SEEDS, problem_id, table_from_rows
 
 Change = Callable[[pa.Table], pa.Table]

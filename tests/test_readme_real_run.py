@@ -22,7 +22,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from synthgen.store.layout import StageDir, read_metadata
+from synthgen.store.files import read_metadata
+from synthgen.store.layout import StageDir
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

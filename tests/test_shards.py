@@ -12,7 +12,8 @@ import pyarrow as pa
 import pytest
 
 from synthgen.errors import UserError
-from synthgen.store.layout import StageDir, file_metadata, read_metadata
+from synthgen.store.files import file_metadata, read_metadata
+from synthgen.store.layout import StageDir
 from synthgen.store.record_checks import SEEDS_SPEC
 from synthgen.store.records import SCHEMA_VERSION, SEEDS, table_from_rows
 
@@ -148,7 +149,7 @@ def test_foreign_parquet_needs_no_marker_but_our_nested_parts_do(tmp_path):
     pq.write_table(table_from_rows(_rows(2), SEEDS), own / "hard" / "p.parquet")  # written by someone else
     assert StageDir.at(own, "bin").require_complete().parts == [own / "hard" / "p.parquet"]
     ours = StageDir.of(tmp_path / "run", "bin")
-    from synthgen.store.layout import write_parquet_atomic
+    from synthgen.store.files import write_parquet_atomic
 
     write_parquet_atomic(
         ours.path / "hard" / "part-00000.parquet", table_from_rows(_rows(1), SEEDS), file_metadata("bin", "abc")

@@ -14,8 +14,7 @@ from pathlib import Path
 import typer
 
 from synthgen import __version__
-from synthgen.cli.flags import AppState
-from synthgen.cli.table import register_all
+from synthgen.cli.table import register_all, sections
 from synthgen.errors import (
     EXIT_BAD_INPUT,
     EXIT_INFRA,
@@ -26,6 +25,7 @@ from synthgen.errors import (
     is_out_of_space,
     stop_on_sigterm,
 )
+from synthgen.settings.base import ConfigFile
 
 app = typer.Typer(
     name="synthgen",
@@ -57,7 +57,7 @@ def root(
     ),
 ) -> None:
     """Stages: seeds -> generate -> filter -> bin -> chain -> train (run `synthgen STAGE --help`)."""
-    ctx.obj = AppState(config_path=config)
+    ctx.obj = ConfigFile(config, sections())
 
 
 register_all(app)

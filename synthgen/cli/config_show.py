@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import typer
 
-from synthgen.cli.flags import AppState, SettingsCommand, describe
+from synthgen.cli.flags import SettingsCommand, describe
 from synthgen.errors import UserError
-from synthgen.settings.base import SECTIONS, resolve_settings
+from synthgen.settings.base import ConfigFile, resolve_settings
 
 config_app = typer.Typer(name="config", help="Inspect settings.", no_args_is_help=True, add_completion=False)
 show_app = typer.Typer(
@@ -34,14 +34,14 @@ def register(app: typer.Typer, commands: list[SettingsCommand]) -> None:
     def show_all(ctx: typer.Context) -> None:
         if ctx.invoked_subcommand is not None:
             return
-        state: AppState = ctx.find_object(AppState) or AppState()
+        config: ConfigFile = ctx.find_object(ConfigFile) or ConfigFile()
         shown = set()
         for command in commands:
             if command.model in shown:
                 continue
             shown.add(command.model)
             try:
-                settings = resolve_settings(command.model, state.config(), {}, known_sections=SECTIONS)
+                settings = resolve_settings(command.model, config.data(), {})
             except UserError as exc:  # a stage with required flags (stats RUN_DIR) has nothing to show yet
                 typer.echo(f"# synthgen {command.name}: needs flags ({exc})\n")
                 continue

@@ -28,25 +28,7 @@ import typer
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from synthgen.settings.base import SECTIONS, Settings, load_config_file, resolve_settings
-
-
-@dataclass
-class AppState:
-    config_path: Path | None = None
-    _data: dict[str, Any] | None = field(default=None, repr=False)
-
-    def config(self) -> dict[str, Any]:
-        if self._data is None:
-            self._data = load_config_file(self.config_path)
-        return self._data
-
-
-def config_settings(ctx: typer.Context, model: type[Settings]) -> Settings:
-    """`model` as the config file (`--config`) sets it, for commands that only read settings."""
-    state: AppState = ctx.find_object(AppState) or AppState()
-    return resolve_settings(model, state.config(), {}, known_sections=SECTIONS)
-
+from synthgen.settings.base import ConfigFile, Settings, resolve_settings
 
 _SIMPLE = (bool, int, float, str, Path)
 
@@ -169,7 +151,6 @@ class SettingsCommand:
         talks = any(f.path[-1] == "base_url" for f in flags)  # a command that talks to a server
         extras = ([PROBE] if talks else []) if show else list(self.extras)
         model, run = self.model, self.run
-        wants_ctx = not isinstance(run, str) and "ctx" in inspect.signature(run).parameters
 
         def command(ctx: typer.Context, **values: Any) -> Any:
             overrides: dict[str, Any] = {}
@@ -184,9 +165,9 @@ class SettingsCommand:
                     value = [piece.strip() for v in value for piece in str(v).split(",") if piece.strip()]
                 if value is not None:
                     _put(overrides, list(flag.path), value)
-            state: AppState = ctx.find_object(AppState) or AppState()
+            config: ConfigFile = ctx.find_object(ConfigFile) or ConfigFile()
             names = {".".join(f.path): f.names[0] for f in flags if not f.argument}
-            settings = resolve_settings(model, state.config(), overrides, known_sections=SECTIONS, flag_names=names)
+            settings = resolve_settings(model, config.data(), overrides, flag_names=names)
             if show:
                 typer.echo(describe(self.name, settings))
                 if values.get("probe"):
@@ -196,9 +177,10 @@ class SettingsCommand:
                     for line in probe_settings(settings):
                         typer.echo(f"#   {line}")
                 return None
-            if wants_ctx:
-                values["ctx"] = ctx
-            return _resolve(run)(settings, **values)
+            function = _resolve(run)
+            if "config" in inspect.signature(function).parameters:  # it reads other commands' settings
+                values["config"] = config
+            return function(settings, **values)
 
         ctx_param = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
         arguments = [f.parameter() for f in flags if f.argument]

@@ -38,8 +38,8 @@ from abc import ABC, abstractmethod
 from synthgen.envs import prompts
 from synthgen.envs.parsing import FormatError
 from synthgen.envs.problem import Problem, Reward, Verdict
+from synthgen.envs.settings import EnvSettings
 from synthgen.envs.summary import Summary, choose_strategy, summarize
-from synthgen.stages.generate.settings import EnvSettings
 
 # Problem, Reward, Verdict, FormatError, Summary, summarize and choose_strategy live in their own
 # modules (problem, parsing, summary); they are re-exported here for callers of the older layout.

@@ -33,7 +33,7 @@ from synthgen.envs import contest_tests, parsing, reasons, validation
 from synthgen.envs.base import Environment
 from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward, Verdict
-from synthgen.stages.generate.settings import EnvSettings
+from synthgen.envs.settings import EnvSettings
 
 EXAMPLE_LIMIT = 2000  # characters of one example input or output shown in a prompt
 

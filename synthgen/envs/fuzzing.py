@@ -24,7 +24,7 @@ from synthgen.envs import parsing, reasons, validation
 from synthgen.envs.base import Environment
 from synthgen.envs.parsing import short
 from synthgen.envs.problem import Problem, Reward, Verdict
-from synthgen.stages.generate.settings import EnvSettings
+from synthgen.envs.settings import EnvSettings
 
 HELPERS = ("pre_test_f", "test_f")
 

@@ -17,7 +17,7 @@ from synthgen.envs import parsing, reasons, validation
 from synthgen.envs.base import Environment
 from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward, Verdict
-from synthgen.stages.generate.settings import EnvSettings
+from synthgen.envs.settings import EnvSettings
 
 # One-argument functions a problem must not reduce to; they run inside the sandbox.
 TRIVIAL_MODULE = """

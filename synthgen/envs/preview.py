@@ -9,9 +9,12 @@ rate makes one up; `student=True` gives what the student reads instead.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from synthgen.envs.tool_settings import PromptsShowSettings
 from synthgen.errors import UserError
+from synthgen.settings.base import ConfigFile
 
 # A snippet of our own for a first-turn preview when no --seed-file is given.
 SAMPLE_SEED = '''def merge_ranges(ranges):
@@ -142,3 +145,43 @@ def read_text(path: Path) -> str:
     if not text.strip():
         raise UserError(f"{path} is empty")
     return text
+
+
+def show(settings: PromptsShowSettings, config: ConfigFile) -> None:
+    """`synthgen prompts show`: print the messages a turn would send for a seed or a stored problem;
+    the run's own settings (the prompts' knobs) come from the config file."""
+    from synthgen.envs import get_env
+    from synthgen.stages.chain.settings import ChainSettings
+    from synthgen.stages.generate.settings import GenerateSettings
+
+    s = settings
+    run_settings = config.settings(ChainSettings if s.kind == "chain" else GenerateSettings)
+    try:
+        environment = get_env(s.env, run_settings.env)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    row = problem_row(s.env, s.stored_in, s.problem_id, s.problem)
+    if row is not None and row.get("problem_id") is None and row.get("teacher_answer") is not None:
+        # A turn whose answer did not parse: no problem to build a prompt from; show what was written.
+        detail = f"{row['reason']}: {row.get('reason_detail') or ''}".rstrip(": ")
+        print(f"===== teacher answer of {row['turn_id']} (did not parse: {detail}) =====")
+        print(row["teacher_answer"].rstrip("\n"))
+        return
+    seed = read_text(s.seed_file) if s.seed_file else None
+    messages = preview(
+        environment,
+        s.kind,
+        run_settings,
+        seed_text=seed,
+        row=row,
+        pass_rate=s.pass_rate,
+        strategy=s.strategy,
+        feedback=s.feedback,
+        student=s.student,
+    )
+    if s.as_json:
+        print(json.dumps(messages, indent=1, ensure_ascii=False))
+        return
+    for message in messages:
+        print(f"===== {message['role']} =====")
+        print(message["content"].rstrip("\n"))

@@ -1,11 +1,11 @@
-"""Settings of the mutation score that generate and chain measure on every valid problem
-(synthgen.envs.mutation): do the problem's inputs tell its function from near misses?"""
+"""Settings of the environments: what they share when they render, validate and score problems, how the
+student's pass rate picks the next turn's strategy, and the mutation score (synthgen.envs.mutation)."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from synthgen.settings.base import Section, cli
 
@@ -26,4 +26,55 @@ class MutationSettings(Section):
         le=256,
         description="mutants of f per problem at most (kinds in turn)",
         json_schema_extra=cli("--max-mutants"),
+    )
+
+
+class ProgressionSettings(Section):
+    """How the student's pass rate p picks the next turn's strategy (paper Section 3.3; our reading
+    of the cases it leaves open, see synthgen.envs.summary):
+
+    p <= easier_at -> easier; easier_at < p < target_low -> somewhat easier, toward the target band;
+    target_low <= p <= target_high -> a new variant at the same level; p > target_high -> harder.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    easier_at: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="pass rate at or below which the teacher is asked for an easier problem (0: never solved)",
+    )
+    target_low: float = Field(
+        0.35,
+        ge=0,
+        le=1,
+        description="low end of the target pass-rate band; below it (and above easier_at) ask for somewhat easier",
+    )
+    target_high: float = Field(
+        0.65,
+        ge=0,
+        le=1,
+        description="high end of the target pass-rate band; above it ask for a harder problem",
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if not self.easier_at <= self.target_low <= self.target_high:
+            raise ValueError("progression needs easier_at <= target_low <= target_high")
+        return self
+
+
+class EnvSettings(Section):
+    """Knobs the environments share when they render, validate and score problems."""
+
+    model_config = ConfigDict(extra="forbid")
+    cli_panel: ClassVar[str] = "Environments"
+    holdout_fraction: float = Field(
+        0.5, gt=0, lt=1, description="induction: share of the input/output pairs hidden from the student (at least one)"
+    )
+    min_inputs: int = Field(3, ge=1, le=100, description="induction: fewest inputs a problem may have")
+    max_inputs: int = Field(10, ge=1, le=100, description="induction: most inputs a problem may have")
+    max_output_chars: int = Field(2000, ge=16, le=1_000_000, description="longest gold output, in characters")
+    min_distinct_outputs: int = Field(
+        2, ge=1, le=100, description="induction: distinct outputs needed, so that a constant function cannot pass"
     )

@@ -12,7 +12,7 @@ from synthgen.envs import parsing, reasons, validation
 from synthgen.envs.base import Environment
 from synthgen.envs.parsing import short
 from synthgen.envs.problem import Problem, Verdict
-from synthgen.stages.generate.settings import EnvSettings
+from synthgen.envs.settings import EnvSettings
 
 
 class SingleInput(Environment):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synthgen.envs.problem import Reward
-from synthgen.stages.generate.settings import ProgressionSettings
+from synthgen.envs.settings import ProgressionSettings
 
 MUTATE_STRATEGIES = ("easier", "somewhat-easier", "similar", "harder")
 CHAIN_STRATEGIES = ("chain-medium", "chain-easy")

@@ -1,7 +1,6 @@
-"""Settings of the tools around the stages, so that their flags derive from one declaration as the
-stages' do: `synthgen verify` (one answer against one problem), `synthgen sandbox` (jobs as JSON
-lines), `synthgen prompts show` (the messages a turn would send) and `synthgen serve` (a
-checkpoint behind a small chat server)."""
+"""Settings of the environments' tools, so that their flags derive from one declaration as the
+stages' do: `synthgen verify` (one answer against one problem) and `synthgen prompts show` (the
+messages a turn would send)."""
 
 from __future__ import annotations
 
@@ -10,9 +9,9 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from synthgen.envs.settings import EnvSettings
 from synthgen.sandbox.settings import SandboxSettings
 from synthgen.settings.base import Settings, cli
-from synthgen.stages.generate.settings import EnvSettings
 
 
 class VerifySettings(Settings):
@@ -33,17 +32,6 @@ class VerifySettings(Settings):
     truncated: bool = Field(False, description="score the answer as cut off by max tokens (a format failure)")
     env: EnvSettings = Field(default_factory=EnvSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
-
-
-class SandboxRunSettings(SandboxSettings, Settings):
-    """`synthgen sandbox [FILE]`: the sandbox's own settings; a job line's timeout_s and memory_mb
-    win over --timeout-s and --memory-mb."""
-
-    section: ClassVar[str] = "sandbox"
-    file: str = Field("-", json_schema_extra=cli(argument=True), description="JSON-lines jobs; - for standard input")
-    isolation: Literal["auto", "bwrap", "setuid-netns"] = Field(
-        "auto", description="auto (the strongest that works here), bwrap or setuid-netns"
-    )
 
 
 class PromptsShowSettings(Settings):
@@ -75,18 +63,3 @@ class PromptsShowSettings(Settings):
     feedback: str | None = Field(None, description="what was wrong with the teacher's last answer")
     student: bool = Field(False, description="show the student's messages for the problem instead")
     as_json: bool = Field(False, json_schema_extra=cli("--json"), description="print the messages as JSON, as sent")
-
-
-class ServeSettings(Settings):
-    """`synthgen serve CHECKPOINT`: a small OpenAI-compatible server on CPU (vLLM for real runs)."""
-
-    section: ClassVar[str] = "serve"
-    checkpoint: Path = Field(
-        json_schema_extra=cli(argument=True), description="a model folder (config.json, weights, tokenizer)"
-    )
-    host: str = Field("127.0.0.1", description="address to listen on")
-    port: int = Field(8000, ge=0, le=65535, description="port to listen on (0 picks a free one; the URL is printed)")
-    served_model_name: str | None = Field(None, description="the model name clients ask for (default: the checkpoint)")
-    max_tokens_cap: int = Field(
-        4096, ge=1, le=1_000_000, description="upper bound on max_tokens per request (CPU generation is slow)"
-    )

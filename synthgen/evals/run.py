@@ -30,7 +30,8 @@ from synthgen.errors import InfraIncomplete, UserError
 from synthgen.evals.items import EvalItem, choose
 from synthgen.evals.serving import Target, served, targets
 from synthgen.store import records
-from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.files import file_metadata
+from synthgen.store.layout import StageDir
 from synthgen.store.paths import output_folder
 
 PROGRESS_S = 10.0

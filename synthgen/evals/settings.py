@@ -16,7 +16,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from synthgen.llm.settings import LLMSettings, RoleSettings
 from synthgen.sandbox.settings import SandboxSettings
-from synthgen.settings.base import Section, cli
+from synthgen.settings.base import Section, Settings, cli
 from synthgen.settings.shared import MAX_IN_FLIGHT, ShardedSettings, seconds, split_commas
 
 BENCHMARKS = ("lcb", "humaneval", "math500", "aime2024", "heldout")
@@ -197,3 +197,18 @@ class EvalSettings(ShardedSettings):
 
     def output_dir(self) -> Path:
         return Path(self.output) if self.output else Path(self.run_dir) / "eval"
+
+
+class ServeSettings(Settings):
+    """`synthgen serve CHECKPOINT`: a small OpenAI-compatible server on CPU (vLLM for real runs)."""
+
+    section: ClassVar[str] = "serve"
+    checkpoint: Path = Field(
+        json_schema_extra=cli(argument=True), description="a model folder (config.json, weights, tokenizer)"
+    )
+    host: str = Field("127.0.0.1", description="address to listen on")
+    port: int = Field(8000, ge=0, le=65535, description="port to listen on (0 picks a free one; the URL is printed)")
+    served_model_name: str | None = Field(None, description="the model name clients ask for (default: the checkpoint)")
+    max_tokens_cap: int = Field(
+        4096, ge=1, le=1_000_000, description="upper bound on max_tokens per request (CPU generation is slow)"
+    )

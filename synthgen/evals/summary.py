@@ -19,7 +19,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from synthgen.evals.pass_at_k import split_pass_at_k
-from synthgen.store.layout import StageDir, write_text_atomic
+from synthgen.store.files import write_text_atomic
+from synthgen.store.layout import StageDir
 
 COLUMNS = ("tag", "step", "benchmark", "split", "problems", "samples", "k", "pass_at_k", "timeouts")
 

@@ -28,7 +28,8 @@ from synthgen.export import tables
 from synthgen.export.card import CardFacts, card
 from synthgen.export.lineage import lineage_summary
 from synthgen.export.settings import ExportSettings
-from synthgen.store.layout import StageDir, file_metadata, write_text_atomic
+from synthgen.store.files import file_metadata, write_text_atomic
+from synthgen.store.layout import StageDir
 from synthgen.store.measurement import evidence, mutation_summary
 from synthgen.store.paths import output_folder
 from synthgen.store.run_info import REASON_TEXT, bins_of, check_run_dir, filter_reasons, is_scripted, models, read_json

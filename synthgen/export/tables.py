@@ -25,7 +25,8 @@ import pyarrow as pa
 from synthgen.errors import UserError
 from synthgen.settings.base import ENV_NAMES
 from synthgen.stages.bin.settings import Bin
-from synthgen.store.layout import StageDir, write_parquet_atomic
+from synthgen.store.files import write_parquet_atomic
+from synthgen.store.layout import StageDir
 from synthgen.store.status import StageStatus
 
 SPLIT = "train"

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from synthgen.store import records
-from synthgen.store.layout import file_metadata, write_parquet_atomic
+from synthgen.store.files import file_metadata, write_parquet_atomic
 
 TABLES: dict[str, pa.Schema] = {
     "problems": records.ONLINE_PROBLEMS,

@@ -227,7 +227,7 @@ def make_driver(settings, trainer, sandbox, out: Path):
     from synthgen.llm.settings import RoleSettings, StudentSettings
     from synthgen.online.drivers import SyncDriver, ThreadDriver, WorkerFactory
     from synthgen.online.student import InProcessStudent, ServerStudent
-    from synthgen.stages.generate.settings import TurnLoopSettings
+    from synthgen.turns.settings import TurnLoopSettings
 
     o = settings.online
     max_tokens = o.student.max_tokens or trainer.args.max_completion_length

@@ -22,7 +22,7 @@ from synthgen.online.log import OnlineLog
 from synthgen.online.pool import OnlinePool
 from synthgen.online.requests import EXPLORE, Request
 from synthgen.settings.base import DEFAULT_ENV_NAMES
-from synthgen.store.layout import write_text_atomic
+from synthgen.store.files import write_text_atomic
 
 log = logging.getLogger(__name__)
 

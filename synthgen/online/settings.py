@@ -21,10 +21,10 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from synthgen.envs.settings import EnvSettings
 from synthgen.llm.settings import LLMSettings, TeacherSettings
 from synthgen.settings.base import Section, cli
 from synthgen.settings.shared import MAX_ATTEMPTS, MAX_IN_FLIGHT, MAX_TURNS, check_env_names, split_commas
-from synthgen.stages.generate.settings import EnvSettings
 
 _PROB = {"ge": 0.0, "le": 1.0}
 

@@ -26,9 +26,9 @@ from typing import Any
 
 from synthgen.envs import get_env
 from synthgen.envs.base import Problem, Summary, choose_strategy
+from synthgen.envs.settings import ProgressionSettings
 from synthgen.online.requests import Request
 from synthgen.stages.generate.run import feedback_of
-from synthgen.stages.generate.settings import ProgressionSettings
 from synthgen.turns.turn import TurnRequest, TurnRunner
 
 ACCEPTED, TOO_EASY, TOO_HARD, INVALID, INFRA = "accepted", "too_easy", "too_hard", "invalid", "infra"

@@ -24,7 +24,7 @@ from synthgen.errors import UserError
 from synthgen.report import plots
 from synthgen.report.data import ReportData, collect_report
 from synthgen.report.settings import ReportSettings
-from synthgen.store.layout import write_text_atomic
+from synthgen.store.files import write_text_atomic
 from synthgen.store.paths import output_file
 from synthgen.store.run_info import REASON_TEXT, STAGES
 

@@ -30,13 +30,12 @@ import sys
 import threading
 from typing import IO
 
-from synthgen.envs.tool_settings import SandboxRunSettings
 from synthgen.errors import UserError
 from synthgen.sandbox import values
 from synthgen.sandbox.isolation import SandboxUnavailable
 from synthgen.sandbox.pool import SandboxPool
 from synthgen.sandbox.results import Job
-from synthgen.sandbox.settings import SandboxSettings
+from synthgen.sandbox.settings import SandboxRunSettings, SandboxSettings
 from synthgen.text import safe_text
 
 _KEYS = {"id", "code", "calls", "expected", "timeout_s", "memory_mb"}

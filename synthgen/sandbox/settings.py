@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
-from synthgen.settings.base import Section
+from synthgen.settings.base import Section, Settings, cli
 
 MAX_WORKERS = 1024
 # A job's limits when nothing sets them (synthgen.sandbox.results.Job reads these too).
@@ -41,3 +41,14 @@ class SandboxSettings(Section):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+
+class SandboxRunSettings(SandboxSettings, Settings):
+    """`synthgen sandbox [FILE]`: the sandbox's own settings; a job line's timeout_s and memory_mb
+    win over --timeout-s and --memory-mb."""
+
+    section: ClassVar[str] = "sandbox"
+    file: str = Field("-", json_schema_extra=cli(argument=True), description="JSON-lines jobs; - for standard input")
+    isolation: Literal["auto", "bwrap", "setuid-netns"] = Field(
+        "auto", description="auto (the strongest that works here), bwrap or setuid-netns"
+    )

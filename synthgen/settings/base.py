@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -20,33 +21,6 @@ DEFAULT_ENV_NAMES: tuple[str, ...] = DEFAULT_ENVIRONMENTS  # generate's default 
 
 # Keys a config file may hold at the top level, shared by every stage that has such a field.
 SHARED_KEYS: frozenset[str] = frozenset({"run_dir", "seed"})
-# Sections a config file may hold: one per command that takes settings (`section` of its model).
-SECTIONS: frozenset[str] = frozenset(
-    {
-        "seeds",
-        "generate",
-        "filter",
-        "bin",
-        "chain",
-        "calibrate",
-        "train",
-        "eval",
-        "import",
-        "slurm",
-        "stats",
-        "plan",
-        "demo",
-        "scripted_server",
-        "export",
-        "report",
-        "verify",
-        "sandbox",
-        "prompts",
-        "serve",
-        "match",
-    }
-)
-
 S = TypeVar("S", bound="Settings")
 
 # Every number a setting holds is finite and at most this large (so no product of settings, no
@@ -190,6 +164,36 @@ def load_config_file(path: Path | None) -> dict[str, Any]:
     return data
 
 
+@dataclass
+class ConfigFile:
+    """The `--config` file of one command line, read once, and the sections a config file may hold
+    (one per command that takes settings: the CLI derives them from its command table)."""
+
+    path: Path | None = None
+    sections: frozenset[str] = frozenset()
+    _data: dict[str, Any] | None = field(default=None, repr=False)
+
+    def data(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = load_config_file(self.path)
+            check_sections(self._data, self.sections)
+        return self._data
+
+    def settings(self, model: type[S]) -> S:
+        """`model` as the file sets it (defaults < file), for commands that read another's settings."""
+        return resolve_settings(model, self.data(), {})
+
+
+def check_sections(file_data: dict[str, Any], known_sections: frozenset[str]) -> None:
+    """Every top-level key of a config file is a shared key or a known section, else a UserError."""
+    stray = [k for k in file_data if k not in SHARED_KEYS and k not in known_sections]
+    if stray and known_sections:
+        raise UserError(
+            f"unknown key in config file: {stray[0]!r} (expected one of: "
+            f"{', '.join(sorted(SHARED_KEYS | known_sections))})"
+        )
+
+
 def _kind(path: Path) -> str:
     return "TOML" if path.suffix.lower() == ".toml" else "YAML"
 
@@ -199,7 +203,6 @@ def resolve_settings(
     file_data: dict[str, Any],
     overrides: dict[str, Any],
     *,
-    known_sections: frozenset[str] = frozenset(),
     flag_names: dict[str, str] | None = None,
 ) -> S:
     """Build `model` from the config file's shared keys and section, then explicit flag values.
@@ -208,12 +211,6 @@ def resolve_settings(
     `teacher:`) merge key by key, so a flag like `--teacher-url` keeps the file's teacher model.
     `flag_names` (a field's dotted path -> its flag) lets an error name the flag too.
     """
-    stray = [k for k in file_data if k not in SHARED_KEYS and k not in known_sections]
-    if stray:
-        raise UserError(
-            f"unknown key in config file: {stray[0]!r} (expected one of: "
-            f"{', '.join(sorted(SHARED_KEYS | known_sections))})"
-        )
     merged: dict[str, Any] = {k: v for k, v in file_data.items() if k in SHARED_KEYS and k in model.model_fields}
     section = file_data.get(model.section, {}) if model.section else {}
     if section is None:

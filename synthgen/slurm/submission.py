@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from synthgen.errors import UserError
-from synthgen.settings.base import SECTIONS, resolve_settings
+from synthgen.settings.base import resolve_settings
 from synthgen.slurm import capacity, render, submit
 from synthgen.slurm.render import Job, RenderContext
 from synthgen.slurm.settings import SlurmSettings
@@ -35,7 +35,7 @@ class Submission:
         """The teacher and student URLs a stage's config names, when the jobs start no server of their own."""
         if self.settings.vllm.shared_url or self.settings.vllm.start_server:
             return None
-        stage = resolve_settings(model, self.config, {}, known_sections=SECTIONS)
+        stage = resolve_settings(model, self.config, {})
         return list(dict.fromkeys([stage.teacher.base_url, stage.student.base_url]))
 
     def generate_job(self, force: bool, dry_run: bool) -> Job | None:

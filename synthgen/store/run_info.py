@@ -19,7 +19,8 @@ import polars as pl
 from synthgen.envs import reasons as R
 from synthgen.errors import UserError
 from synthgen.stages.bin.settings import Bin, BinSettings
-from synthgen.store.layout import StageDir, read_metadata
+from synthgen.store.files import read_metadata
+from synthgen.store.layout import StageDir
 
 # The stage folders a run can hold, in pipeline order, with what each one is.
 STAGES: dict[str, str] = {

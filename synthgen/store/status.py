@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import polars as pl
 import pyarrow as pa
@@ -26,8 +26,25 @@ from synthgen.errors import UserError
 from synthgen.store import record_checks as checks
 from synthgen.store.records import content_hash
 
-if TYPE_CHECKING:  # the stage object is a synthgen.store.layout.StageDir
-    from synthgen.store.layout import StageDir
+
+class StageDir(Protocol):
+    """What a survey reads of a stage folder (synthgen.store.layout.StageDir is one)."""
+
+    path: Path
+    layout: Any
+
+    def done_info(self, shard: str) -> dict[str, Any] | None: ...
+    def done_shards(self) -> list[str]: ...
+    def top_parts(self) -> list[Path]: ...
+    def nested_parts(self) -> list[Path]: ...
+    def marker_path(self, shard: str) -> Path: ...
+    @staticmethod
+    def part_shard(path: Path) -> str | None: ...
+    @staticmethod
+    def shard_index(name: str) -> tuple[int, int] | None: ...
+    @staticmethod
+    def shard_name(index: int, count: int) -> str: ...
+
 
 MARKER_SUFFIX = ".done"
 

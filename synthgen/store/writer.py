@@ -16,7 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from synthgen.errors import UserError
-from synthgen.store.layout import StageDir, file_metadata, read_metadata
+from synthgen.store.files import file_metadata, read_metadata
+from synthgen.store.layout import StageDir
 from synthgen.store.records import table_from_rows
 
 

@@ -45,7 +45,7 @@ class CompletionLog:
 
     def write(self, round_: int, step: int, rows: list[dict], texts: list[str], rewards: list[float | None]) -> None:
         """One round: `rows` (problem_id, env, difficulty per completion), their texts and rewards."""
-        from synthgen.store.layout import file_metadata, write_parquet_atomic
+        from synthgen.store.files import file_metadata, write_parquet_atomic
         from synthgen.store.records import COMPLETIONS, table_from_rows
 
         keep = [i for i, r in enumerate(rewards) if self.mode == "all" or (r is not None and float(r) >= 1.0)]

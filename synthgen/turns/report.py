@@ -24,7 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from synthgen.store.layout import write_text_atomic
+from synthgen.store.files import write_text_atomic
 
 TOKEN_COLUMNS = ("teacher_tokens_in", "teacher_tokens_out", "student_tokens_in", "student_tokens_out")
 TOKEN_RULE = "in: prompt tokens once per request; out: completion tokens (reasoning included) per attempt"

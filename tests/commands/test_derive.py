@@ -5,21 +5,12 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from synthgen.cli import evaluate, publish, scripted_server, slurm, stages, tools, train
 from synthgen.cli.app import app, command_tree
 from synthgen.cli.flags import model_flags
+from synthgen.cli.table import every_command
 from synthgen.stages.generate.settings import GenerateSettings
 
-SETTINGS_COMMANDS = [
-    *stages.COMMANDS,
-    train.COMMAND,
-    *evaluate.COMMANDS,
-    *publish.COMMANDS,
-    scripted_server.COMMAND,
-    *tools.COMMANDS,
-    *slurm.COMMANDS,
-    slurm.WAIT_READY,
-]
+SETTINGS_COMMANDS = every_command()
 
 
 def shown(out: str) -> dict:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from synthgen.envs.settings import EnvSettings, ProgressionSettings
 from synthgen.sandbox.settings import SandboxSettings
-from synthgen.stages.generate.settings import EnvSettings, ProgressionSettings
 
 
 @pytest.fixture

@@ -121,7 +121,7 @@ def test_value_comparison():
 
 @pytest.mark.parametrize("bad", ["3", "1, 2"])
 async def test_teacher_inputs_must_be_whole_stdin_strings(pool, bad):
-    from synthgen.stages.generate.settings import EnvSettings
+    from synthgen.envs.settings import EnvSettings
 
     env = get_env("contest")
     problem = Problem("contest", "def f(text):\n    return text.upper()\n", ["'a\\n'", bad, "'c'"], "Shout.")

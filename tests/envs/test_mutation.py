@@ -15,9 +15,10 @@ from synthgen.envs import get_env
 from synthgen.envs.mutants import KINDS, mutants
 from synthgen.envs.mutation import TRIVIAL_INPUTS
 from synthgen.envs.problem import Problem
+from synthgen.envs.settings import EnvSettings
 from synthgen.sandbox.settings import SandboxSettings
-from synthgen.stages.generate.settings import EnvSettings
-from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.files import file_metadata
+from synthgen.store.layout import StageDir
 from synthgen.store.records import PROBLEMS, table_from_rows
 
 STRONG = Problem(

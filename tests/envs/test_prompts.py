@@ -9,10 +9,10 @@ import pytest
 
 from synthgen.envs import get_env, prompts
 from synthgen.envs.problem import Problem
+from synthgen.envs.settings import ProgressionSettings
 from synthgen.envs.summary import Summary
 from synthgen.sandbox import values
 from synthgen.settings.base import ENV_NAMES
-from synthgen.stages.generate.settings import ProgressionSettings
 
 PROBLEMS = {
     "induction": Problem(

@@ -14,10 +14,10 @@ import pytest
 from synthgen.envs import ENVIRONMENTS, get_env, parsing, prompts, reasons, validation
 from synthgen.envs.base import Environment
 from synthgen.envs.problem import Problem, Reward, Verdict
+from synthgen.envs.settings import EnvSettings, ProgressionSettings
 from synthgen.envs.summary import summarize
 from synthgen.sandbox.settings import SandboxSettings
 from synthgen.settings.base import ENV_NAMES
-from synthgen.stages.generate.settings import EnvSettings, ProgressionSettings
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from synthgen.envs.problem import Problem, Reward
+from synthgen.envs.settings import ProgressionSettings
 from synthgen.envs.summary import Summary, choose_strategy, summarize
 from synthgen.errors import UserError
-from synthgen.stages.generate.settings import ProgressionSettings
 
 PROBLEM = Problem("induction", "def f(x):\n    return x * 3 + 1", ["1", "2", "5", "9"], "Triple it and add one.")
 

@@ -12,7 +12,7 @@ from synthgen.online.requests import EXPLORE, MUTATE, Request
 from synthgen.online.settings import AcceptSettings, LLMSettings
 from synthgen.online.student import PolicyLLM, ServerStudent
 from synthgen.online.worker import ACCEPTED, TOO_EASY, TOO_HARD, Job, Worker, retarget
-from synthgen.stages.generate.settings import TurnLoopSettings
+from synthgen.turns.settings import TurnLoopSettings
 from synthgen.turns.turn import TurnRunner
 
 SNIPPET = "def total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n"

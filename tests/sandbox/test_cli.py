@@ -11,9 +11,9 @@ import threading
 
 import pytest
 
-from synthgen.envs.tool_settings import SandboxRunSettings
 from synthgen.errors import UserError
 from synthgen.sandbox.cli import BadJobLine, parse_job, run_cli
+from synthgen.sandbox.settings import SandboxRunSettings
 
 
 def _run(lines: list[str]) -> tuple[list[dict], Exception | None]:

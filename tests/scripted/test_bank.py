@@ -11,9 +11,9 @@ from synthgen.demo.scripted.bank import UNRECOGNISED, BankResponder, unit
 from synthgen.demo.scripted.bank_text import STYLES, teacher_reply
 from synthgen.envs import get_env, reasons
 from synthgen.envs.problem import Problem, Reward
+from synthgen.envs.settings import EnvSettings, ProgressionSettings
 from synthgen.envs.summary import summarize
 from synthgen.sandbox.settings import SandboxSettings
-from synthgen.stages.generate.settings import EnvSettings, ProgressionSettings
 
 ENVS = ("induction", "abduction", "deduction", "fuzzing")
 

@@ -15,7 +15,8 @@ from problem_rows import problem_row
 from synthgen.cli import app as cli
 from synthgen.stages.bin import run as stage
 from synthgen.stages.bin.settings import SCHEMES, BinSettings
-from synthgen.store.layout import StageDir, file_metadata, read_metadata
+from synthgen.store.files import file_metadata, read_metadata
+from synthgen.store.layout import StageDir
 from synthgen.store.records import PROBLEMS, SCHEMA_VERSION, problem_id, table_from_rows
 
 # (pass rate, broad bin, chains bin); None = outside every bin.

@@ -12,10 +12,10 @@ import polars as pl
 import pytest
 
 from synthgen.envs.base import Summary
+from synthgen.envs.settings import ProgressionSettings
 from synthgen.stages.bin.settings import SCHEMES
 from synthgen.stages.chain.disjoint import histogram_distance, match_level
 from synthgen.stages.chain.run import accepts, assemble, chain_bands, replay, summary_from_row
-from synthgen.stages.generate.settings import ProgressionSettings
 from synthgen.store.layout import StageDir
 
 # Columns that must match row for row between two runs of the same settings.

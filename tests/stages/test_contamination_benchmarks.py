@@ -12,7 +12,8 @@ import polars as pl
 import pytest
 from problem_rows import problem_row
 
-from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.files import file_metadata
+from synthgen.store.layout import StageDir
 from synthgen.store.records import PROBLEMS, problem_id, table_from_rows
 
 HE_SOLUTION = (

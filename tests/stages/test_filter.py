@@ -14,7 +14,8 @@ from synthgen.cli import app as cli
 from synthgen.envs import reasons as R
 from synthgen.stages.filter import run as stage
 from synthgen.stages.filter.settings import FilterSettings
-from synthgen.store.layout import StageDir, file_metadata, read_metadata
+from synthgen.store.files import file_metadata, read_metadata
+from synthgen.store.layout import StageDir
 from synthgen.store.records import PROBLEMS, REJECTS_EXTRA, SCHEMA_VERSION, problem_id, table_from_rows, with_fields
 
 SHARD = "shard-00000-of-00001"

@@ -210,7 +210,7 @@ def test_the_plan_reads_seeds_lazily_and_matches_the_sorted_seed_order(tmp_path)
 
     from synthgen.stages.generate.plan import plan_shard, stream_lineages
     from synthgen.stages.generate.settings import GenerateSettings
-    from synthgen.store.layout import file_metadata
+    from synthgen.store.files import file_metadata
     from synthgen.store.records import PROBLEMS, SEEDS, table_from_rows
 
     texts = [f"def f{i}(x):\n    return x + {i}\n" for i in range(9)]

@@ -13,7 +13,8 @@ import pytest
 from problem_rows import problem_row
 
 from synthgen import __version__
-from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.files import file_metadata
+from synthgen.store.layout import StageDir
 from synthgen.store.measurement import describe, measurements, wilson, wilson_exprs, with_intervals
 from synthgen.store.records import PROBLEMS, problem_id, table_from_rows
 

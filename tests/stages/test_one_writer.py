@@ -14,7 +14,8 @@ import polars as pl
 import pytest
 from test_filter import make_row, write_generate
 
-from synthgen.store.layout import StageDir, file_metadata, read_metadata
+from synthgen.store.files import file_metadata, read_metadata
+from synthgen.store.layout import StageDir
 from synthgen.store.records import PROBLEMS, table_from_rows
 
 # Runs `synthgen ARGS` in its own process and stops it for good right after its second part file,

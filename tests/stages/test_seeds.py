@@ -10,7 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from synthgen.store.layout import StageDir, read_metadata
+from synthgen.store.files import read_metadata
+from synthgen.store.layout import StageDir
 
 
 def _code_file(i: int, lines: int = 80) -> str:

@@ -15,7 +15,8 @@ from synthgen.stages.filter import run as filter_stage
 from synthgen.stages.filter.settings import FilterSettings
 from synthgen.stages.stats import run as stage
 from synthgen.stages.stats.settings import StatsSettings
-from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.files import file_metadata
+from synthgen.store.layout import StageDir
 from synthgen.store.records import PROBLEMS, SEEDS, problem_id, table_from_rows
 
 

@@ -18,7 +18,7 @@ from synthgen.train.curriculum import (
     schedule_from_dict,
 )
 
-# The paper's Tables 2 and 4, transcribed independently of synthgen/train/curriculum.py: (start, end, easy, medium, hard).
+# The paper's Tables 2 and 4, transcribed independently of synthgen.train.curriculum: (start, end, easy, medium, hard).
 PAPER_TABLES = {
     "soft": [
         (0, 7500, 0.80, 0.15, 0.05),

@@ -66,7 +66,8 @@ def write_generated(run_dir: Path, rates=FILTER_RATES) -> Path:
     """`run_dir/generate/`, one finished shard of deduction problems with these pass rates."""
     from synthgen.sandbox.values import encode
     from synthgen.store import records
-    from synthgen.store.layout import StageDir, file_metadata
+    from synthgen.store.files import file_metadata
+    from synthgen.store.layout import StageDir
 
     rows = []
     for i, rate in enumerate(rates):

@@ -34,7 +34,8 @@ from rich.table import Table
 
 from synthgen.errors import UserError
 from synthgen.stages.bin.settings import Bin, BinSettings
-from synthgen.store.layout import StageDir, file_metadata, write_parquet_atomic, write_text_atomic
+from synthgen.store.files import file_metadata, write_parquet_atomic, write_text_atomic
+from synthgen.store.layout import StageDir
 from synthgen.store.measurement import INTERVAL_COLUMNS, describe, measurements, with_intervals
 from synthgen.store.paths import output_folder
 from synthgen.store.readiness import read_input

@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 
 from synthgen.llm.settings import TeacherSettings
 from synthgen.settings.shared import InputSettings, ShardedSettings
-from synthgen.stages.generate.settings import TURN_LOOP_UNHASHED, TurnLoopSettings
+from synthgen.turns.settings import TURN_LOOP_UNHASHED, TurnLoopSettings
 
 
 class CalibrateSettings(InputSettings, TurnLoopSettings, ShardedSettings):

@@ -27,7 +27,8 @@ from rich.console import Console
 
 from synthgen.stages.bin.settings import SCHEMES
 from synthgen.stages.chain.settings import ChainSettings
-from synthgen.store.layout import StageDir, file_metadata, write_text_atomic
+from synthgen.store.files import file_metadata, write_text_atomic
+from synthgen.store.layout import StageDir
 from synthgen.store.record_checks import DISJOINT_SPEC, LEVELS
 from synthgen.store.records import PROBLEMS, table_from_rows
 

@@ -43,7 +43,8 @@ from synthgen.envs import get_env
 from synthgen.envs.base import Problem, Summary
 from synthgen.stages.bin.settings import SCHEMES, Bin, make_bins
 from synthgen.stages.chain.settings import ChainSettings
-from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.files import file_metadata
+from synthgen.store.layout import StageDir
 from synthgen.store.readiness import read_input
 from synthgen.store.records import CHAIN_LINKS, PROBLEMS, table_from_rows
 from synthgen.turns.loop import Interrupted, Plan, TurnLoop, TurnStage, read_rows

@@ -15,7 +15,7 @@ from pydantic import Field, field_validator
 from synthgen.settings.base import cli
 from synthgen.settings.shared import InputSettings, ShardedSettings
 from synthgen.stages.bin.settings import SCHEMES
-from synthgen.stages.generate.settings import TURN_LOOP_UNHASHED, TurnLoopSettings
+from synthgen.turns.settings import TURN_LOOP_UNHASHED, TurnLoopSettings
 
 
 class ChainSettings(InputSettings, TurnLoopSettings, ShardedSettings):

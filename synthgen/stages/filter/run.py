@@ -44,7 +44,8 @@ from rich.console import Console
 from synthgen.envs import reasons as R
 from synthgen.errors import UserError
 from synthgen.stages.filter.settings import FilterSettings
-from synthgen.store.layout import StageDir, file_metadata, write_text_atomic
+from synthgen.store.files import file_metadata, write_text_atomic
+from synthgen.store.layout import StageDir
 from synthgen.store.paths import output_folder
 from synthgen.store.readiness import read_input
 from synthgen.store.records import PROBLEMS, REJECTS_EXTRA, with_fields

@@ -25,7 +25,8 @@ from synthgen.errors import UserError
 from synthgen.evals.data import read_local
 from synthgen.stages.importer import formats
 from synthgen.store import records
-from synthgen.store.layout import StageDir, file_metadata, write_text_atomic
+from synthgen.store.files import file_metadata, write_text_atomic
+from synthgen.store.layout import StageDir
 from synthgen.store.paths import output_folder
 
 SUFFIXES = (".parquet", ".jsonl", ".jsonl.gz", ".json")
@@ -183,7 +184,7 @@ def run(settings, force: bool = False) -> None:
     with stage.rebuild() as build:
         meta = file_metadata("import", digest, {"source": name})
         for level, level_rows in sorted(by_level.items()):
-            from synthgen.store.layout import write_parquet_atomic
+            from synthgen.store.files import write_parquet_atomic
 
             write_parquet_atomic(build.group_part_path(level), records.table_from_rows(level_rows, schema), meta)
         tests = [len(r["inputs"]) for r in kept]

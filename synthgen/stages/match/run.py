@@ -32,7 +32,7 @@ from rich.console import Console
 
 from synthgen.errors import UserError
 from synthgen.stages.match.settings import MatchSettings
-from synthgen.store.layout import file_metadata, write_parquet_atomic, write_text_atomic
+from synthgen.store.files import file_metadata, write_parquet_atomic, write_text_atomic
 from synthgen.store.record_checks import BINNED_SPEC
 from synthgen.store.records import table_from_rows
 

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from synthgen.errors import UserError
-from synthgen.settings.base import SECTIONS, load_config_file, resolve_settings
+from synthgen.settings.base import ConfigFile, check_sections, load_config_file, resolve_settings
 from synthgen.stages.generate.settings import GenerateSettings
 from synthgen.stages.plan import cost as costs
 from synthgen.stages.plan.settings import PlanSettings
@@ -85,12 +85,13 @@ def default_figures(settings: PlanSettings) -> costs.PerTurn:
     )
 
 
-def plan(settings: PlanSettings, config_path: Path | None) -> dict:
+def plan(settings: PlanSettings, config: ConfigFile) -> dict:
     """The estimate and what it was made from, as a JSON-ready dict."""
-    path = settings.config or config_path
+    path = settings.config or config.path
     data = load_config_file(path) if path else {}
-    generate = resolve_settings(GenerateSettings, data, {}, known_sections=SECTIONS)
-    seed_settings = resolve_settings(SeedsSettings, data, {}, known_sections=SECTIONS)
+    check_sections(data, config.sections)
+    generate = resolve_settings(GenerateSettings, data, {})
+    seed_settings = resolve_settings(SeedsSettings, data, {})
     seeds, seeds_from = count_seeds(generate, seed_settings)
     if settings.from_run is not None:
         overall, per_env = figures_from_run(settings.from_run, settings.validation_jobs)
@@ -121,13 +122,15 @@ def plan(settings: PlanSettings, config_path: Path | None) -> dict:
     }
 
 
-def run(settings: PlanSettings, config_path: Path | None = None) -> dict:
+def run(settings: PlanSettings, config: ConfigFile | None = None) -> dict:
     """`synthgen plan [CONFIG]`: CONFIG (else the global --config) describes the run, and its own
     plan: section applies as --config's would; flags still win over the file."""
-    if settings.config is not None and config_path is None:
+    config = config or ConfigFile()
+    if settings.config is not None and config.path is None:
         given = {name: getattr(settings, name) for name in settings.model_fields_set}
-        settings = resolve_settings(PlanSettings, load_config_file(settings.config), given, known_sections=SECTIONS)
-    out = plan(settings, config_path)
+        own = ConfigFile(settings.config, config.sections)
+        settings = resolve_settings(PlanSettings, own.data(), given)
+    out = plan(settings, config)
     if settings.as_json:
         print(json.dumps(out, indent=1, sort_keys=True))
     else:

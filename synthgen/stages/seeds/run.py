@@ -27,7 +27,8 @@ from rich.console import Console
 from synthgen.errors import UserError
 from synthgen.stages.seeds import sources as seed_sources
 from synthgen.stages.seeds.settings import SeedsSettings
-from synthgen.store.layout import StageDir, file_metadata
+from synthgen.store.files import file_metadata
+from synthgen.store.layout import StageDir
 from synthgen.store.paths import output_folder
 from synthgen.store.readiness import check_finished
 from synthgen.store.records import SEEDS, seed_id, table_from_rows
