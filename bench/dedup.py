@@ -48,7 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dedup_peers  # noqa: E402
 from dedup_corpus import build, corpus_digest  # noqa: E402, F401  (tests/test_dedup.py uses build)
 
-from synthgen import dedup  # noqa: E402
+from synthgen.stages.filter import dedup  # noqa: E402
+from synthgen.stages.filter.settings import DedupSettings  # noqa: E402
 
 MAX_SECONDS = 40.0
 MIN_RATIO = 10.0
@@ -56,7 +57,7 @@ MAX_MEMORY_MIB = 2048.0
 MIN_OVER_DATATROVE = 2.0
 
 
-def baseline_signatures(docs: list[str], params: dedup.MinHashParams) -> list:
+def baseline_signatures(docs: list[str], params: DedupSettings) -> list:
     """Step 1 of the straightforward loop: a datasketch MinHash per document, shingle by shingle."""
     from datasketch import MinHash
 
@@ -69,7 +70,7 @@ def baseline_signatures(docs: list[str], params: dedup.MinHashParams) -> list:
     return sigs
 
 
-def baseline_clusters(docs: list[str], params: dedup.MinHashParams, sigs: list | None = None) -> list[list[int]]:
+def baseline_clusters(docs: list[str], params: DedupSettings, sigs: list | None = None) -> list[list[int]]:
     """The straightforward loop: MinHashes, MinHashLSH insert of all, a query per document."""
     from datasketch import MinHashLSH
 
@@ -117,7 +118,7 @@ class FastRun:
         return self.worker_cpu / cores + self.main_cpu
 
 
-def fast_labels(docs: list[str], params: dedup.MinHashParams, workers: int | None) -> FastRun:
+def fast_labels(docs: list[str], params: DedupSettings, workers: int | None) -> FastRun:
     cpu, kids = time.process_time(), _children_cpu()
     t0 = time.perf_counter()
     sigs = dedup.signatures([(d, None) for d in docs], params, workers=workers)
@@ -189,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3, help="paired rounds of the peer phase")
     ap.add_argument("--no-peers", action="store_true", help="skip the peer phase")
     args = ap.parse_args(argv)
-    params = dedup.MinHashParams(threshold=args.threshold)
+    params = DedupSettings(threshold=args.threshold)
     workers = args.workers or dedup.default_workers()
     bands, rows = dedup.lsh_shape(params.threshold, params.num_perm, params.recall_weight)
 

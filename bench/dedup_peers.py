@@ -32,6 +32,7 @@ import numpy as np
 
 from synthgen.stages.filter import dedup
 from synthgen.stages.filter.dedup_tokenhash import problem_shingle_hashes
+from synthgen.stages.filter.settings import DedupSettings
 
 THRESHOLD, BANDS, ROWS, SEED, NGRAM = 0.8, 14, 9, 1, 5
 os.environ.setdefault("TQDM_DISABLE", "1")  # datatrove's cluster step draws a progress bar
@@ -83,7 +84,7 @@ def _shingles(docs: list[str]) -> list[list[bytes]]:
 
 # -- synthgen ---------------------------------------------------------------------------------------
 def synthgen(kind: str) -> Callable[[list[str]], np.ndarray]:
-    params = dedup.MinHashParams(threshold=THRESHOLD, seed=SEED, ngram=NGRAM, signature=kind)
+    params = DedupSettings(threshold=THRESHOLD, seed=SEED, ngram=NGRAM, signature=kind)
     return lambda docs: dedup.near_duplicate_labels([(d, None) for d in docs], params, workers=1)
 
 
@@ -118,7 +119,7 @@ def rensa_token_hashes(docs: list[str]) -> np.ndarray:
         hashes.astype(np.uint64), offsets, num_perm=BANDS * ROWS, seed=SEED
     )
     sigs = np.array(matrix.to_rows(), dtype=np.uint32)
-    params = dedup.MinHashParams(threshold=THRESHOLD, num_perm=BANDS * ROWS, seed=SEED, ngram=NGRAM)
+    params = DedupSettings(threshold=THRESHOLD, num_perm=BANDS * ROWS, seed=SEED, ngram=NGRAM)
     return dedup.cluster(sigs, params)
 
 
@@ -127,7 +128,7 @@ def datasketch_by_hand(docs: list[str]) -> np.ndarray:
     import xxhash
     from datasketch import MinHash, MinHashLSH
 
-    params = dedup.MinHashParams(threshold=THRESHOLD, seed=SEED, ngram=NGRAM)
+    params = DedupSettings(threshold=THRESHOLD, seed=SEED, ngram=NGRAM)
     sigs = MinHash.bulk(_shingles(docs), num_perm=params.num_perm, seed=SEED, hashfunc=xxhash.xxh32_intdigest)
     lsh = MinHashLSH(threshold=THRESHOLD, num_perm=params.num_perm, weights=dedup.lsh_weights(params.recall_weight))
     with lsh.insertion_session() as session:

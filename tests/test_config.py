@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from synthgen.errors import UserError
 from synthgen.cli.table import sections
+from synthgen.errors import UserError
 from synthgen.settings.base import ConfigFile, load_config_file, resolve_settings
 from synthgen.stages.generate.settings import GenerateSettings
 from synthgen.stages.seeds.settings import SeedsSettings
+
 
 def test_yaml_and_toml_give_the_same_settings(tmp_path):
     (tmp_path / "a.yaml").write_text("run_dir: r1\nseeds:\n  n: 7\n  min_lines: 30\n")

@@ -12,9 +12,10 @@ import xxhash
 from datasketch import MinHash, MinHashLSH
 
 from synthgen.stages.filter import dedup
+from synthgen.stages.filter.settings import DedupSettings
 
-PARAMS = dedup.MinHashParams()
-BYTES = dedup.MinHashParams(signature="shingle_bytes")
+PARAMS = DedupSettings()
+BYTES = DedupSettings(signature="shingle_bytes")
 M64 = (1 << 64) - 1
 
 BASE = '''
@@ -146,7 +147,7 @@ ODD_TEXTS = [
     "kind,hash_name", [("token_hashes", "xxh32"), ("shingle_bytes", "xxh32"), ("shingle_bytes", "sha1")]
 )
 def test_signatures_equal_datasketch(num_perm, seed, ngram, kind, hash_name):
-    params = dedup.MinHashParams(num_perm=num_perm, seed=seed, ngram=ngram, signature=kind, hash=hash_name)
+    params = DedupSettings(num_perm=num_perm, seed=seed, ngram=ngram, signature=kind, hash=hash_name)
     texts = ODD_TEXTS + [(d, None) for d in DISTINCT]
     sigs = dedup.signatures(texts, params, workers=1)
     for (code, message), sig in zip(texts, sigs):
@@ -168,10 +169,10 @@ def test_token_hashes_survive_block_edges_and_a_full_cache(monkeypatch):
 
 
 def test_signature_kind_is_checked():
-    with pytest.raises(ValueError, match="signature must be one of"):
-        dedup.MinHashParams(signature="strings")
+    with pytest.raises(ValueError, match="signature\n  Input should be 'token_hashes' or 'shingle_bytes'"):
+        DedupSettings(signature="strings")
     with pytest.raises(ValueError, match="is for signature shingle_bytes"):
-        dedup.MinHashParams(hash="sha1")
+        DedupSettings(hash="sha1")
 
 
 def test_process_pool_gives_the_same_signatures():
@@ -230,7 +231,7 @@ def test_same_clusters_as_the_plain_datasketch_loop():
     sub_planted = [(a, b) for a, b in planted if b < 400]
     assert sub_planted and sum(labels[a] == labels[b] for a, b in sub_planted) >= 0.9 * len(sub_planted)
     # Without verification the clusters are plain LSH buckets; datasketch's query sees the same.
-    loose = dedup.MinHashParams(verify=False, signature="shingle_bytes")
+    loose = DedupSettings(verify=False, signature="shingle_bytes")
     sigs = dedup.signatures([(d, None) for d in sub], loose, workers=1)
     lsh = MinHashLSH(threshold=loose.threshold, num_perm=loose.num_perm, weights=dedup.lsh_weights(loose.recall_weight))
     mins = [MinHash(num_perm=128, hashvalues=s, scheme="affine32") for s in sigs]

@@ -2,7 +2,7 @@
 
 Text -> tokens is synthgen.stages.filter.dedup_text (identifiers renamed per logical line, comments and
 whitespace dropped, the message's lower-cased words); a shingle is `ngram` consecutive tokens.
-Two signature kinds (`MinHashParams.signature`, the filter's `dedup.signature`), never mixed:
+Two signature kinds (the filter's `dedup.signature`, DedupSettings), never mixed:
 
 - "token_hashes" (the default): each token hashed once and every shingle's hash made from its
   tokens' hashes with numpy (synthgen.stages.filter.dedup_tokenhash), no shingle string built;
@@ -24,13 +24,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from synthgen.stages.filter.dedup_minhash import HASHES, minhash_of_hashes, permutations, shingle_bytes_signatures
 from synthgen.stages.filter.dedup_minhash import hashfunc as _hashfunc
+from synthgen.stages.filter.dedup_minhash import minhash_of_hashes, permutations, shingle_bytes_signatures
 from synthgen.stages.filter.dedup_text import (  # noqa: F401  (the module's public names, as before the split)
     MESSAGE_MARK,
     code_tokens,
@@ -40,52 +39,19 @@ from synthgen.stages.filter.dedup_text import (  # noqa: F401  (the module's pub
     shingles,
 )
 from synthgen.stages.filter.dedup_tokenhash import problem_shingle_hashes
+from synthgen.stages.filter.settings import DedupSettings
 
 SIGNATURES = ("token_hashes", "shingle_bytes")
 _BLOCK_DOCS = 256  # documents per numpy pass of the token_hashes kind
 
 
-@dataclass(frozen=True)
-class MinHashParams:
-    threshold: float = 0.8
-    num_perm: int = 128
-    ngram: int = 5
-    seed: int = 1
-    verify: bool = True
-    # datasketch's MinHashLSH picks (bands, rows) minimising fp_weight * P(false positive) +
-    # fn_weight * P(false negative); fn_weight = recall_weight, fp_weight = 1 - recall_weight.
-    # With `verify`, false positives cost only a signature comparison, so recall is favoured:
-    # at threshold 0.8 and 128 permutations, 0.9 gives 14 bands x 9 rows (a pair at Jaccard
-    # 0.86 becomes a candidate 98% of the time) where datasketch's default 0.5 gives 9 x 13 (75%).
-    recall_weight: float = 0.9
-    signature: str = "token_hashes"
-    # The 32-bit shingle hash of the "shingle_bytes" kind: "xxh32" (xxhash, as datatrove uses)
-    # costs about a fifth of "sha1", datasketch's default; signatures equal datasketch's given
-    # the same function (`hashfunc(params)` is what to pass as datasketch's `hashfunc`).
-    hash: str = "xxh32"
-
-    def __post_init__(self):
-        if not 0.0 < self.threshold <= 1.0:
-            raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
-        if not 0.5 <= self.recall_weight < 1.0:
-            raise ValueError(f"recall_weight must be in [0.5, 1), got {self.recall_weight}")
-        if self.num_perm < 2 or self.ngram < 1:
-            raise ValueError("num_perm must be >= 2 and ngram >= 1")
-        if self.signature not in SIGNATURES:
-            raise ValueError(f"signature must be one of {', '.join(SIGNATURES)}, got {self.signature!r}")
-        if self.hash not in HASHES:
-            raise ValueError(f"hash must be one of {', '.join(HASHES)}, got {self.hash!r}")
-        if self.signature == "token_hashes" and self.hash != "xxh32":
-            raise ValueError(f"hash {self.hash!r} is for signature shingle_bytes (token_hashes hash tokens with xxh64)")
-
-
-def hashfunc(params: MinHashParams):
+def hashfunc(params: DedupSettings):
     """The per-item function datasketch's MinHash must be given to match "shingle_bytes" signatures."""
     return _hashfunc(params.hash)
 
 
 # -- signatures ------------------------------------------------------------------------------------
-def _sign_chunk(job: tuple[list[tuple[str | None, str | None]], MinHashParams]) -> np.ndarray:
+def _sign_chunk(job: tuple[list[tuple[str | None, str | None]], DedupSettings]) -> np.ndarray:
     texts, params = job
     a, b = permutations(params.num_perm, params.seed)
     if params.signature == "shingle_bytes":
@@ -106,7 +72,7 @@ def default_workers() -> int:
 
 def signatures(
     texts: Sequence[tuple[str | None, str | None]],
-    params: MinHashParams,
+    params: DedupSettings,
     workers: int | None = None,
     min_parallel: int = 4000,
 ) -> np.ndarray:
@@ -235,7 +201,7 @@ def _distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows_of, number[rep]
 
 
-def cluster(sigs: np.ndarray, params: MinHashParams, groups: np.ndarray | None = None) -> np.ndarray:
+def cluster(sigs: np.ndarray, params: DedupSettings, groups: np.ndarray | None = None) -> np.ndarray:
     """A label per document: the smallest document index of its near-duplicate cluster.
 
     `groups` (ints) restricts links to documents of the same group (e.g. the same environment).
@@ -271,7 +237,7 @@ def clusters_of(labels: np.ndarray) -> list[list[int]]:
 
 def near_duplicate_labels(
     texts: Sequence[tuple[str | None, str | None]],
-    params: MinHashParams,
+    params: DedupSettings,
     groups: np.ndarray | None = None,
     workers: int | None = None,
 ) -> np.ndarray:

@@ -43,7 +43,7 @@ from rich.console import Console
 
 from synthgen.envs import reasons as R
 from synthgen.errors import UserError
-from synthgen.stages.filter.settings import FilterSettings
+from synthgen.stages.filter.settings import DedupSettings, FilterSettings
 from synthgen.store.files import file_metadata, write_text_atomic
 from synthgen.store.layout import StageDir
 from synthgen.store.paths import output_folder
@@ -126,7 +126,6 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
     """Rule 4: {row: detail} for contaminated rows among `alive`, and a summary."""
     from synthgen.stages.filter import contamination as C
     from synthgen.stages.filter.benchmark_refs import benchmark_references, minhash_matches
-    from synthgen.stages.filter.dedup import MinHashParams
 
     cfg = settings.contamination
     if not cfg.references and not cfg.benchmarks:
@@ -146,7 +145,8 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
         rows = np.flatnonzero(alive)
         sub = df[rows.tolist()]
         texts = list(zip(sub["code"].to_list(), sub["message"].to_list()))
-        params = MinHashParams(num_perm=settings.dedup.num_perm, ngram=settings.dedup.ngram, seed=1)
+        # The benchmarks' signatures use seed 1 whatever the run's dedup seed, the same for every run.
+        params = DedupSettings(num_perm=settings.dedup.num_perm, ngram=settings.dedup.ngram, seed=1)
         found = minhash_matches(texts, bench_refs, params, cfg.minhash_threshold)
         by_minhash = {int(rows[k]): detail for k, detail in found.items()}
     for i, detail in by_minhash.items():
@@ -201,17 +201,7 @@ def dedup_reasons(
     if cfg.per_env:
         codes = {e: k for k, e in enumerate(sorted(set(envs)))}
         groups = np.array([codes[e] for e in envs], dtype=np.int64)
-    params = dedup.MinHashParams(
-        threshold=cfg.threshold,
-        num_perm=cfg.num_perm,
-        ngram=cfg.ngram,
-        seed=cfg.seed,
-        verify=cfg.verify,
-        recall_weight=cfg.recall_weight,
-        signature=cfg.signature,
-        hash=cfg.hash,
-    )
-    labels = dedup.near_duplicate_labels(texts, params, groups=groups, workers=cfg.workers)
+    labels = dedup.near_duplicate_labels(texts, cfg, groups=groups, workers=cfg.workers)
     n_new = len(rows)
     members: dict[int, list[int]] = {}
     for k, label in enumerate(labels.tolist()):
