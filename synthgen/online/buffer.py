@@ -29,13 +29,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from synthgen.train.frontier import regret
+
 ACTIVE, RETIRED, EVICTED = "active", "retired", "evicted"
 UNSEEN, HARD, INFORMATIVE, EASY = "unseen", "too_hard", "informative", "too_easy"
-
-
-def group_regret(solved: int, scored: int) -> float:
-    """rho = 1[s >= 1] - s/n of one group (Frontier Learning, Eq. 4)."""
-    return (1.0 if solved >= 1 else 0.0) - solved / scored
 
 
 @dataclass
@@ -72,7 +69,7 @@ class FrontierBuffer:
         scored = [(s, n) for s, n in e.window if n > 0]
         if not scored:
             return self.s.initial_regret
-        return sum(group_regret(s, n) for s, n in scored) / len(scored)
+        return sum(regret(s, n) for s, n in scored) / len(scored)
 
     def success(self, e: Entry) -> float | None:
         n = sum(n for _, n in e.window)

@@ -40,6 +40,7 @@ import sys
 import tempfile
 
 import contest_runner
+import seccomp
 import values
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
@@ -103,144 +104,6 @@ def map_own_ids(maps):
 
 
 _CAPSET_ARGS = (ctypes.byref(_CapHeader(0x20080522, 0)), (_CapData * 2)())  # every set empty; built once
-
-
-# Syscalls a job never needs and that mostly widen the kernel's attack surface or let state
-# outlive the job: name -> (x86-64 number, aarch64 number). They fail with EPERM (clone3 and
-# io_uring with ENOSYS, so that libc falls back / reports "not available").
-_DENIED = {
-    "ptrace": (101, 117),
-    "syslog": (103, 116),
-    "acct": (163, 89),
-    "mount": (165, 40),
-    "umount2": (166, 39),
-    "swapon": (167, 224),
-    "swapoff": (168, 225),
-    "reboot": (169, 142),
-    "sethostname": (170, 161),
-    "setdomainname": (171, 162),
-    "init_module": (175, 105),
-    "delete_module": (176, 106),
-    "quotactl": (179, 60),
-    "kexec_load": (246, 104),
-    "add_key": (248, 217),
-    "request_key": (249, 218),
-    "keyctl": (250, 219),
-    "unshare": (272, 97),
-    "perf_event_open": (298, 241),
-    "name_to_handle_at": (303, 264),
-    "open_by_handle_at": (304, 265),
-    "setns": (308, 268),
-    "process_vm_readv": (310, 270),
-    "process_vm_writev": (311, 271),
-    "finit_module": (313, 273),
-    "kexec_file_load": (320, 294),
-    "bpf": (321, 280),
-    "userfaultfd": (323, 282),
-    "open_tree": (428, 428),
-    "move_mount": (429, 429),
-    "fsopen": (430, 430),
-    "fsconfig": (431, 431),
-    "fsmount": (432, 432),
-    "fspick": (433, 433),
-    "mount_setattr": (442, 442),
-    "pivot_root": (155, 41),
-    "chroot": (161, 51),
-    "vhangup": (153, 58),
-    "lookup_dcookie": (212, 18),
-}
-_NOT_AVAILABLE = {
-    "clone3": (435, 435),
-    "io_uring_setup": (425, 425),
-    "io_uring_enter": (426, 426),
-    "io_uring_register": (427, 427),
-}
-# New processes are refused while threads are allowed: fork and vfork (x86-64 only; aarch64 has
-# neither) fail, and clone only passes with CLONE_THREAD and no namespace flag (clone3 hides its
-# flags in memory a filter cannot read, hence ENOSYS above: libc then falls back to clone).
-_FORKS = {"fork": (57, None), "vfork": (58, None)}
-_CLONE = (56, 220)
-CLONE_THREAD, CLONE_NEW_ANY = 0x00010000, 0x7E020080  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
-_ARCHES = {"x86_64": (0, 0xC000003E), "aarch64": (1, 0xC00000B7)}
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-
-
-class _SockFilter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
-
-
-SECCOMP_RET_ALLOW, SECCOMP_RET_EPERM, SECCOMP_RET_ENOSYS = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
-
-
-def seccomp_code(column, audit_arch):
-    """The deny-list as classic-BPF instructions (code, jt, jf, k) for one architecture.
-
-    A foreign architecture (and, on x86-64, an x32 call: bit 30) gets EPERM. The system call
-    number is then found by a binary search over the listed numbers (jge splits, then a few jeq),
-    which makes the program the kernel checks, translates and JITs at every job's install
-    cheaper than a linear chain, and so is its per-syscall emulation when it caches allowed calls.
-    """
-    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    action = {nums[column]: SECCOMP_RET_ENOSYS for nums in _NOT_AVAILABLE.values()}
-    action.update({nums[column]: SECCOMP_RET_EPERM for nums in (*_DENIED.values(), *_FORKS.values())})
-    action.pop(None, None)
-    action[_CLONE[column]] = "CLONE"
-    items = sorted(action.items())
-    code = []  # (code, jt, jf, k); a jt/jf that is a str names a label resolved below
-    labels = {}
-
-    def emit(seg):
-        if len(seg) <= 4:
-            for nr, act in seg:
-                label = act if isinstance(act, str) else "EPERM" if act == SECCOMP_RET_EPERM else "ENOSYS"
-                code.append((jeq, label, 0, nr))
-            code.append((ret, 0, 0, SECCOMP_RET_ALLOW))
-            return
-        mid = len(seg) // 2
-        right = f"n{len(labels)}"
-        labels[right] = None
-        code.append((jge, right, 0, seg[mid][0]))  # nr >= seg[mid]: right half, else left half
-        emit(seg[:mid])
-        labels[right] = len(code)
-        emit(seg[mid:])
-
-    code += [(ld, 0, 0, 4), (jeq, 0, "EPERM", audit_arch), (ld, 0, 0, 0)]
-    if column == 0:
-        code.append((jge, "EPERM", 0, 0x40000000))
-    emit(items)
-    labels["EPERM"] = len(code)
-    code.append((ret, 0, 0, SECCOMP_RET_EPERM))
-    labels["ENOSYS"] = len(code)
-    code.append((ret, 0, 0, SECCOMP_RET_ENOSYS))
-    labels["CLONE"] = len(code)  # clone(flags, ...): the low word of flags is seccomp_data.args[0] at offset 16
-    code += [(ld, 0, 0, 16), (jset, "NO_CLONE", 0, CLONE_NEW_ANY), (jset, 0, "NO_CLONE", CLONE_THREAD)]
-    code.append((ret, 0, 0, SECCOMP_RET_ALLOW))
-    labels["NO_CLONE"] = len(code)  # (jumps only go forward: the clone block has its own EPERM)
-    code.append((ret, 0, 0, SECCOMP_RET_EPERM))
-    out = []
-    for pc, (op, jt, jf, k) in enumerate(code):
-        jt, jf = (labels[x] - pc - 1 if isinstance(x, str) else x for x in (jt, jf))
-        assert 0 <= jt <= 255 and 0 <= jf <= 255
-        out.append((op, jt, jf, k))
-    return out
-
-
-def _seccomp_program():
-    """The deny-list for this machine's architecture, ready for prctl, or None where we have no table."""
-    arch = _ARCHES.get(os.uname().machine)
-    if arch is None:
-        return None
-    code = seccomp_code(*arch)
-    filters = (_SockFilter * len(code))(*[_SockFilter(*c) for c in code])
-    return _SockFprog(len(code), filters), filters
-
-
-_SECCOMP = _seccomp_program()  # built once in the zygote; each child only installs it
-_SECCOMP_ARGS = None if _SECCOMP is None else (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SECCOMP[0]), 0, 0)
 
 
 def write_all(fd, data):
@@ -402,8 +265,8 @@ def _setup(prep, job_limits, write_fds, workdir, stdin=None):
         check(libc.capset(*_CAPSET_ARGS), "capset")  # the ones the new user namespace gave us
     check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     check(libc.prctl(PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0), "pdeathsig")
-    if _SECCOMP_ARGS is not None:
-        check(libc.prctl(*_SECCOMP_ARGS), "seccomp")
+    if seccomp.PRCTL_ARGS is not None:
+        check(libc.prctl(*seccomp.PRCTL_ARGS), "seccomp")
     if prep.workdir is None:  # (otherwise the zygote set them once: see Prepared.fixed_environment)
         os.environ["TMPDIR"] = workdir
         os.environ["HOME"] = workdir

@@ -6,7 +6,7 @@ before it says it is ready) and takes the first that works:
   bwrap         the zygote runs inside bubblewrap, started as uid 65534 with an empty environment:
                 every namespace unshared (no network, own pids), only /usr and the zygote's own
                 folder mounted, read-only; each job's child gets fresh pid, user, mount and IPC
-                namespaces, a fresh tmpfs /tmp, no capabilities and a seccomp filter (child.py).
+                namespaces, a fresh tmpfs /tmp, no capabilities and a seccomp filter (seccomp.py).
   setuid-netns  (host root, no working bwrap) the zygote runs as root in a network namespace of its
                 own; each job's child gets fresh pid, mount and IPC namespaces and a private tmpfs
                 /tmp, /var/tmp and /dev/shm, switches to uid 65534, then gets a user namespace of
@@ -41,7 +41,7 @@ _HERE = Path(__file__).resolve().parent
 _log = logging.getLogger("synthgen.sandbox")
 _probe_cache: dict[tuple, None] = {}  # levels that worked in this process
 # What the zygote's folder holds (the zygote first: the rest are imported, so compiled beforehand).
-SANDBOX_MODULES = ("zygote.py", "template.py", "child.py", "contest_runner.py", "values.py")
+SANDBOX_MODULES = ("zygote.py", "template.py", "child.py", "seccomp.py", "contest_runner.py", "values.py")
 
 
 class SandboxUnavailable(UserError, RuntimeError):

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from synthgen.errors import UserError
-from synthgen.train.curriculum import ADAPTIVE, EVERYTHING, PAPER_STEPS, FrontierSettingsData, Schedule, get_schedule
+from synthgen.train.curriculum import ADAPTIVE, EVERYTHING, PAPER_STEPS, Schedule, get_schedule
+from synthgen.train.settings import FrontierSettings
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +35,8 @@ def curriculum_spec(name: str, max_steps: int | None, frontier=None):
     from synthgen.train.trainer import CurriculumSpec
 
     if name in ADAPTIVE:
-        data = FrontierSettingsData(**(frontier.model_dump(exclude={"bins"}) if frontier else {}))
-        return CurriculumSpec(name, None, data, list(frontier.bins) if frontier and frontier.bins else None)
+        frontier = frontier or FrontierSettings()
+        return CurriculumSpec(name, None, frontier, list(frontier.bins) if frontier.bins else None)
     schedule = get_schedule(name).scaled(max_steps)
     return CurriculumSpec(schedule.name, schedule)
 

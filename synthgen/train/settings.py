@@ -23,7 +23,7 @@ TRAIN_BENCHMARKS = tuple(b for b in BENCHMARKS if b != "heldout")
 
 
 class FrontierSettings(Section):
-    """Knobs of `--curriculum frontier` (the rule is documented in synthgen.train.curriculum.FrontierPolicy)."""
+    """Knobs of `--curriculum frontier` (the rule is documented in synthgen.train.frontier.FrontierPolicy)."""
 
     model_config = ConfigDict(extra="forbid")
     cli_panel: ClassVar[str] = "Frontier curriculum"

@@ -32,9 +32,11 @@ import torch
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
-from synthgen.train.curriculum import FrontierPolicy, FrontierSettingsData, Schedule, group_regret
+from synthgen.train.curriculum import Schedule
+from synthgen.train.frontier import FrontierPolicy, group_regret
 from synthgen.train.mix import SourceMix
 from synthgen.train.sampler import CurriculumSampler
+from synthgen.train.settings import FrontierSettings
 from synthgen.train.solve_rates import (
     CUMULATIVE_FIELDS,
     CUMULATIVE_FILE,
@@ -56,7 +58,7 @@ LOG_FILE = "trainer_log.jsonl"
 class CurriculumSpec:
     name: str
     schedule: Schedule | None = None  # already scaled to the run; None for frontier
-    frontier: FrontierSettingsData | None = None
+    frontier: FrontierSettings | None = None
     frontier_bins: list[str] | None = None  # default: every bin of the curriculum's sources
     source_weights: dict[str, float] | None = None  # None: every problem pools (one source)
     curriculum_sources: set[str] | None = None  # None: the curriculum applies inside every source

@@ -8,10 +8,11 @@ from collections import Counter
 
 import pytest
 
-from synthgen.online.buffer import EASY, HARD, INFORMATIVE, UNSEEN, Entry, FrontierBuffer, group_regret
+from synthgen.online.buffer import EASY, HARD, INFORMATIVE, UNSEEN, Entry, FrontierBuffer
 from synthgen.online.log import OnlineLog
 from synthgen.online.pool import OnlinePool
 from synthgen.online.settings import BufferSettings, OnlineSettings
+from synthgen.train.frontier import regret as group_regret
 
 
 def chi2_sf(x: float, dof: int) -> float:

@@ -19,13 +19,14 @@ _DIR = str(Path(synthgen.sandbox.__file__).resolve().parent)
 
 @pytest.fixture(scope="module")
 def child():
-    saved = {name: sys.modules.pop(name) for name in ("child", "values") if name in sys.modules}
+    """The sandbox's seccomp module, imported as the zygote imports it (from its own folder)."""
+    saved = {name: sys.modules.pop(name) for name in ("seccomp",) if name in sys.modules}
     sys.path.insert(0, _DIR)
     try:
-        yield importlib.import_module("child")
+        yield importlib.import_module("seccomp")
     finally:
         sys.path.remove(_DIR)
-        for name in ("child", "values"):
+        for name in ("seccomp",):
             sys.modules.pop(name, None)
         sys.modules.update(saved)
 

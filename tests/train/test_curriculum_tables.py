@@ -10,13 +10,12 @@ import pytest
 from synthgen.errors import UserError
 from synthgen.train.curriculum import (
     NAMES,
-    FrontierPolicy,
-    FrontierSettingsData,
     get_schedule,
-    group_regret,
     resolve_weights,
     schedule_from_dict,
 )
+from synthgen.train.frontier import FrontierPolicy, group_regret
+from synthgen.train.settings import FrontierSettings
 
 # The paper's Tables 2 and 4, transcribed independently of synthgen.train.curriculum: (start, end, easy, medium, hard).
 PAPER_TABLES = {
@@ -135,13 +134,13 @@ def test_group_regret():
 
 
 def test_frontier_moves_weight_to_the_bin_with_regret_and_lags():
-    f = FrontierPolicy(["easy", "medium", "hard"], FrontierSettingsData(smoothing=0.5, staleness=0.0), lag=2)
+    f = FrontierPolicy(["easy", "medium", "hard"], FrontierSettings(smoothing=0.5, staleness=0.0), lag=2)
     for r in range(30):  # easy always solved, hard never, medium sometimes: medium is the frontier
         f.record(r, {"easy": (2, 0.0, 16, 16), "medium": (2, 1.5, 4, 16), "hard": (2, 0.0, 0, 16)})
     w = f.weights_for_round(30)
     assert w["medium"] > 0.8 and min(w["easy"], w["hard"]) >= 0.1 / 3 - 1e-9  # the floor holds
     assert f.weights_for_round(0) == pytest.approx({"easy": 1 / 3, "medium": 1 / 3, "hard": 1 / 3})
-    again = FrontierPolicy(["easy", "medium", "hard"], FrontierSettingsData(smoothing=0.5, staleness=0.0), lag=2)
+    again = FrontierPolicy(["easy", "medium", "hard"], FrontierSettings(smoothing=0.5, staleness=0.0), lag=2)
     again.load_state_dict(f.state_dict())
     assert again.weights_for_round(30) == w  # replay from saved stats is exact
 
