@@ -1,0 +1,141 @@
+"""`synthgen stats` on the terminal: the dict that synthgen.stages.stats.run.collect returns, as rich tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from synthgen.stages.bin.run import sparkline
+from synthgen.turns.report import TOKEN_RULE
+
+
+def _table(
+    title: str, headers: list[str], rows: list[list[Any]], left: tuple[int, ...] = (0,), wrap: tuple[int, ...] = ()
+) -> Table:
+    """A table that fits the terminal: names never wrap, `wrap` columns (long lists) fold onto more lines."""
+    table = Table(title=title, title_justify="left", show_edge=False)
+    for i, h in enumerate(headers):
+        table.add_column(h, justify="left" if i in left else "right", no_wrap=i in left and i not in wrap)
+    for row in rows:
+        table.add_row(*["-" if v is None else str(v) for v in row])
+    return table
+
+
+def show(data: dict[str, Any], console: Console) -> None:
+    stages = data["stages"]
+    console.print(f"[bold]run[/bold] {data['run_dir']}")
+    rows = []
+    for name, info in stages.items():
+        if info is None:
+            rows.append([name, "absent"])
+        else:
+            rows.append([name, ", ".join(f"{k} {v}" for k, v in info.items() if v is not None)])
+    console.print(_table("stages", ["stage", "rows"], rows, left=(0, 1), wrap=(1,)))
+    if data.get("sets"):
+        console.print(
+            _table(
+                "sets to train on (train --data RUN_DIR/SET)",
+                ["set", "problems", "splits"],
+                [
+                    [
+                        t["name"] + ("" if t["finished"] else " (unfinished)"),
+                        t["problems"],
+                        ", ".join(f"{k} {v}" for k, v in t["splits"].items()),
+                    ]
+                    for t in data["sets"]
+                ],
+                left=(0, 2),
+                wrap=(2,),
+            )
+        )
+    if data.get("turns"):
+        console.print(
+            _table(
+                "yield per turn",
+                ["mode", "turn", "generated", "valid", "kept", "mean pass rate"],
+                [
+                    [t["mode"], t["turn"], t["generated"], t["valid"], t["kept"], t["mean_pass_rate"]]
+                    for t in data["turns"]
+                ],
+            )
+        )
+    infra = [
+        [f["stage"], f["shard"], kind, count, escape(f["causes"].get(kind, ""))]
+        for f in data.get("infra", [])
+        for kind, count in f["turns"].items()
+    ]
+    if infra:
+        title = "turns left unfinished by infrastructure (re-run the stage to retry them)"
+        console.print(_table(title, ["stage", "shard", "kind", "turns", "cause"], infra, left=(0, 1, 2, 4), wrap=(4,)))
+    reasons = [["generation", k, v] for k, v in data["reasons"]["generation"].items()]
+    reasons += [["filter", k, v] for k, v in data["reasons"]["filter"].items()]
+    if reasons:
+        console.print(_table("reject reasons", ["stage", "reason", "rows"], reasons, left=(0, 1)))
+    for kind, groups in data.get("pass_rate_histograms", {}).items():
+        console.print(
+            _table(
+                f"pass rates ({kind.replace('_', ' ')})",
+                ["env", "n", "0" + "·" * (len(data["histogram_edges"]) - 3) + "1"],
+                [[env, sum(c), sparkline(c)] for env, c in groups.items()],
+                left=(0, 2),
+            )
+        )
+    measured = (data.get("measurement") or {}).get("generated")
+    if measured and measured["rows"]:
+        for m in measured["measurements"]:
+            console.print(f"pass rates measured against {m['described']}: {m['rows']} rows [{m['measured_by']}]")
+        console.print(
+            f"95% Wilson interval width: mean {measured['interval_width_mean']}, max {measured['interval_width_max']}"
+        )
+    mutation = (data.get("measurement") or {}).get("mutation")
+    if mutation:
+        q = mutation["quantiles"]
+        console.print(
+            f"mutation score of {mutation['rows']} valid problems: mean {mutation['mean']}, "
+            f"median {q['p50']}, p10 {q['p10']}, p90 {q['p90']}"
+        )
+    straddling = (data.get("measurement") or {}).get("straddling")
+    if straddling and any(straddling.values()):
+        each = ", ".join(f"{k} {v}" for k, v in straddling.items() if v)
+        console.print(f"binned problems whose interval straddles a bin boundary: {each}")
+    modes = data.get("modes")
+    if modes:
+        console.print(
+            _table(
+                "multi-turn vs single-turn",
+                ["mode", "seeds", "generated", "valid", "kept", "kept/seed"],
+                [
+                    [m, *(modes[m][k] for k in ("seeds", "generated", "valid", "kept", "kept_per_seed"))]
+                    for m in ("multi", "single")
+                ],
+            )
+        )
+        console.print(f"multi/single kept per seed: {modes['multi_over_single']}")
+    tokens = data.get("tokens")
+    if tokens:
+        title = f"tokens of the generated rows (kept problems: {tokens['kept_problems']})"
+        console.print(
+            _table(
+                title,
+                ["role", "in", "out", "total", "per kept"],
+                [
+                    [r, tokens[r]["in"], tokens[r]["out"], tokens[r]["total"], tokens[r]["per_kept"]]
+                    for r in ("teacher", "student")
+                ]
+                + [["all", None, None, tokens["total"]["total"], tokens["total"]["per_kept"]]],
+            )
+        )
+        console.print(f"tokens: {TOKEN_RULE}")
+        chain = tokens.get("chain")
+        if data.get("cost"):
+            from synthgen.stages.plan.run import cost_table
+
+            console.print(cost_table("cost of the generate stage (compare with synthgen plan)", data["cost"]))
+        if chain:
+            console.print(
+                "chain stage tokens (on top): "
+                + "; ".join(f"{r} in {chain[r]['in']} out {chain[r]['out']}" for r in ("teacher", "student"))
+            )
