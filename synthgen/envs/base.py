@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 
-from synthgen.envs import prompts
+from synthgen.envs import parsing, prompts, validation
 from synthgen.envs.parsing import FormatError
 from synthgen.envs.problem import Problem, Reward, Verdict
 from synthgen.envs.settings import EnvSettings
@@ -169,3 +169,28 @@ class Environment(ABC):
         """Extra lines `verify` prints after the calls (e.g. the gold value compared without running)."""
         del problem, answer
         return []
+
+
+class ManyInputs(Environment):
+    """An environment whose problem is `f` with several teacher-chosen inputs and a message
+    (induction, contest): the prompt asks for a count clamped to the settings' range (at least 2),
+    and the teacher's answer gives the code, the inputs and the message, which `check_message`
+    vets (it must not give the code away)."""
+
+    def prompt_inputs(self) -> int:
+        return min(max(self.requested_inputs, self.settings.min_inputs, 2), self.settings.max_inputs)
+
+    def check_message(self, message: str, code: str) -> None:
+        """Raise FormatError when the message does what this environment's student must not see."""
+
+    def parse_teacher(self, text: str) -> Problem:
+        answer = parsing.teacher_answer(text, need_message=True)
+        code = parsing.strip_main_guard(answer.code)
+        inputs = parsing.teacher_inputs(answer.input_blocks)
+        message = answer.message or ""
+        self.check_message(message, code)
+        return Problem(env=self.name, code=code, inputs=inputs, message=message)
+
+    def input_count_problem(self, problem: Problem, settings: EnvSettings) -> Verdict | None:
+        """A verdict when the problem has too few or too many inputs for the settings' range."""
+        return validation.check_inputs(problem, max(2, settings.min_inputs), settings.max_inputs)

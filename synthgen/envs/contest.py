@@ -30,7 +30,7 @@ running `f` (twice, two hash seeds). The student never sees `f` and answers with
 from __future__ import annotations
 
 from synthgen.envs import contest_tests, parsing, reasons, validation
-from synthgen.envs.base import Environment
+from synthgen.envs.base import ManyInputs
 from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward, Verdict
 from synthgen.envs.settings import EnvSettings
@@ -55,29 +55,21 @@ def teacher_made(problem: Problem) -> bool:
     return not is_call_based(problem) and parsing.defines(problem.code, "f")
 
 
-class Contest(Environment):
+class Contest(ManyInputs):
     name = "contest"
     needs_code = False  # an imported problem is its statement and tests; a reference solution is optional
     requested_inputs = 5
 
-    def prompt_inputs(self) -> int:
-        return min(max(self.requested_inputs, self.settings.min_inputs, 2), self.settings.max_inputs)
-
     # -- teacher ---------------------------------------------------------------------------
-    def parse_teacher(self, text: str) -> Problem:
-        answer = parsing.teacher_answer(text, need_message=True)
-        code = parsing.strip_main_guard(answer.code)
-        inputs = parsing.teacher_inputs(answer.input_blocks)
-        message = answer.message or ""
+    def check_message(self, message: str, code: str) -> None:
         if "def f" in message or "```" in message:
             raise FormatError(reasons.FORMAT_ERROR, "the statement contains code")
-        return Problem(env=self.name, code=code, inputs=inputs, message=message)
 
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
         if not teacher_made(problem):
             return problem, _check_imported(problem)
         problem = Problem(**{**problem.__dict__, "outputs": []})
-        bad = validation.check_inputs(problem, max(2, settings.min_inputs), settings.max_inputs)
+        bad = self.input_count_problem(problem, settings)
         bad = bad or validation.static_checks(problem, ("f",))
         if bad:
             return problem, bad

@@ -14,7 +14,7 @@ candidates run in the sandbox against the gold outputs like any other code.
 from __future__ import annotations
 
 from synthgen.envs import parsing, reasons, validation
-from synthgen.envs.base import Environment
+from synthgen.envs.base import ManyInputs
 from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward, Verdict
 from synthgen.envs.settings import EnvSettings
@@ -82,25 +82,17 @@ def split_holdout(k: int, holdout_fraction: float) -> int:
     return max(1, k - held)
 
 
-class Induction(Environment):
+class Induction(ManyInputs):
     name = "induction"
     requested_inputs = 5  # the paper's teacher prompt asks for 5 diverse inputs (Appendix F)
 
-    def prompt_inputs(self) -> int:
-        return min(max(self.requested_inputs, self.settings.min_inputs, 2), self.settings.max_inputs)
-
     # -- teacher ---------------------------------------------------------------------------
-    def parse_teacher(self, text: str) -> Problem:
-        answer = parsing.teacher_answer(text, need_message=True)
-        code = parsing.strip_main_guard(answer.code)
-        inputs = parsing.teacher_inputs(answer.input_blocks)
-        message = answer.message or ""
+    def check_message(self, message: str, code: str) -> None:
         check_message(message, code)
-        return Problem(env=self.name, code=code, inputs=inputs, message=message)
 
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
         problem = Problem(**{**problem.__dict__, "outputs": []})
-        bad = validation.check_inputs(problem, max(2, settings.min_inputs), settings.max_inputs)
+        bad = self.input_count_problem(problem, settings)
         bad = bad or validation.static_checks(problem, ("f",))
         if bad:
             return problem, bad

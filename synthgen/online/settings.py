@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from synthgen.envs.settings import EnvSettings
 from synthgen.llm.settings import LLMSettings, TeacherSettings
 from synthgen.settings.base import Section, cli
-from synthgen.settings.shared import MAX_ATTEMPTS, MAX_IN_FLIGHT, MAX_TURNS, check_env_names, split_commas
+from synthgen.settings.shared import MAX_ATTEMPTS, MAX_IN_FLIGHT, MAX_TURNS, EnvListMixin
 
 _PROB = {"ge": 0.0, "le": 1.0}
 
@@ -183,7 +183,7 @@ class WorkerSettings(Section):
     unhashed: ClassVar[frozenset[str]] = frozenset({"drain_s", "log_every"})
 
 
-class OnlineSettings(Section):
+class OnlineSettings(EnvListMixin, Section):
     """`synthgen train --online`: a generation worker keeps the problem pool at the policy's frontier."""
 
     model_config = ConfigDict(extra="forbid")
@@ -193,6 +193,7 @@ class OnlineSettings(Section):
         description="train while a teacher keeps a problem pool fresh for the policy (see the README)",
         json_schema_extra=cli("--online"),
     )
+    all_when_empty: ClassVar[bool] = True
     envs: list[str] = Field(
         default_factory=list, description="environments the teacher writes new problems for (default: all)"
     )
@@ -206,13 +207,3 @@ class OnlineSettings(Section):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     env: EnvSettings = Field(default_factory=EnvSettings)
     unhashed: ClassVar[frozenset[str]] = frozenset({"llm", "max_in_flight"})
-
-    @field_validator("envs", mode="before")
-    @classmethod
-    def _split(cls, value):
-        return split_commas(value)
-
-    @field_validator("envs")
-    @classmethod
-    def _known(cls, value: list[str]) -> list[str]:
-        return check_env_names(value) if value else value

@@ -21,14 +21,14 @@ from synthgen.stages.bin.settings import Bin
 from synthgen.stages.stats.run import collect, read_columns
 from synthgen.stages.stats.settings import StatsSettings
 from synthgen.store.layout import StageDir
+from synthgen.store.records import PROBLEM_COLUMNS
 from synthgen.store.run_info import StageInfo, bins_of, check_run_dir, filter_reasons, is_scripted, models, stages
 from synthgen.turns.report import TOKEN_COLUMNS
 
 GENERATE_COLUMNS = ("env", "mode", "turn", "strategy", "valid", "pass_rate", "reason", "turn_id", *TOKEN_COLUMNS)
 GENERATE_COLUMNS += ("teacher_model", "student_model", "scored")
 EXAMPLE_COLUMNS = (
-    "problem_id",
-    "env",
+    *PROBLEM_COLUMNS,
     "turn",
     "strategy",
     "pass_rate",
@@ -36,13 +36,6 @@ EXAMPLE_COLUMNS = (
     "pass_rate_high",
     "scored",
     "correct",
-    "code",
-    "inputs",
-    "outputs",
-    "message",
-    "pre_test_code",
-    "test_code",
-    "visible_count",
 )
 HISTOGRAM_BUCKETS = 20
 

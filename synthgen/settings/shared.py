@@ -81,6 +81,10 @@ def check_env_names(names: list[str]) -> list[str]:
 
 
 class EnvListMixin(Section):
+    """`envs`: environment names, comma-separated or repeated, each one known. A model whose empty
+    list means "every environment" sets `all_when_empty` (and redeclares the field's default)."""
+
+    all_when_empty: ClassVar[bool] = False
     envs: list[str] = Field(
         default_factory=lambda: list(DEFAULT_ENV_NAMES),
         description="environments, comma-separated or repeated (contest only when named)",
@@ -88,10 +92,10 @@ class EnvListMixin(Section):
 
     @field_validator("envs", mode="before")
     @classmethod
-    def _split(cls, value):
+    def _split_envs(cls, value):
         return split_commas(value)
 
     @field_validator("envs")
     @classmethod
-    def _known(cls, value: list[str]) -> list[str]:
-        return check_env_names(value)
+    def _known_envs(cls, value: list[str]) -> list[str]:
+        return value if not value and cls.all_when_empty else check_env_names(value)

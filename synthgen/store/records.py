@@ -153,9 +153,9 @@ EVAL_SAMPLES = pa.schema(
     ]
 )
 
-# The PROBLEMS columns a scorer needs to rebuild a problem (plus its bin): what training data keeps
-# per problem and what the reward function reads back from TRL's dataset columns.
-SCORING_COLUMNS = (
+# The PROBLEMS columns that rebuild a problem (synthgen.envs.problem): what a scorer needs, and
+# what a report shows of an example.
+PROBLEM_COLUMNS = (
     "problem_id",
     "env",
     "code",
@@ -165,8 +165,10 @@ SCORING_COLUMNS = (
     "pre_test_code",
     "test_code",
     "visible_count",
-    "difficulty",
 )
+# ... plus its bin: what training data keeps per problem and what the reward function reads back
+# from TRL's dataset columns.
+SCORING_COLUMNS = (*PROBLEM_COLUMNS, "difficulty")
 
 REJECTS_EXTRA = [pa.field("reject_reason", pa.string(), nullable=False), pa.field("reject_detail", pa.string())]
 

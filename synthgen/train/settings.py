@@ -15,7 +15,7 @@ from synthgen.evals.settings import BENCHMARKS
 from synthgen.online.settings import OnlineSettings
 from synthgen.sandbox.settings import SandboxSettings
 from synthgen.settings.base import Section, cli
-from synthgen.settings.shared import RunSettings, split_commas
+from synthgen.settings.shared import EnvListMixin, RunSettings, split_commas
 
 # What training-time evaluation can add to its held-out splits: every benchmark of `synthgen eval`
 # (its held-out one is training's own --eval-heldout).
@@ -123,7 +123,7 @@ class EvalSettings(Section):
         return self
 
 
-class TrainSettings(RunSettings):
+class TrainSettings(EnvListMixin, RunSettings):
     section = "train"
     unhashed: ClassVar[frozenset[str]] = frozenset(
         {
@@ -159,6 +159,7 @@ class TrainSettings(RunSettings):
         ge=1,
         description="train on N problems of each environment, a seeded sample (the paper's 4 x 5K vs 20K comparison)",
     )
+    all_when_empty: ClassVar[bool] = True
     envs: list[str] = Field(
         default_factory=list, description="train only on these environments (default: all in the data)"
     )
@@ -237,7 +238,7 @@ class TrainSettings(RunSettings):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     online: OnlineSettings = Field(default_factory=OnlineSettings)
 
-    @field_validator("data", "report_to", "curriculum_sources", "envs", mode="before")
+    @field_validator("data", "report_to", "curriculum_sources", mode="before")
     @classmethod
     def _split(cls, value):
         return split_commas(value)
