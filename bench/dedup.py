@@ -46,7 +46,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import dedup_peers  # noqa: E402
-from dedup_corpus import build, corpus_digest  # noqa: E402, F401  (tests/test_dedup.py uses build)
+from dedup_corpus import build, corpus_digest  # noqa: E402, F401  (tests/stages/filter/test_dedup.py uses build)
 
 from synthgen.stages.filter import dedup  # noqa: E402
 from synthgen.stages.filter.settings import DedupSettings  # noqa: E402

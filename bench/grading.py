@@ -24,11 +24,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "evals"))
-
-import parity_corpus as corpus  # noqa: E402
 
 from synthgen.sandbox import SandboxPool  # noqa: E402
+from tests.helpers import parity_corpus as corpus  # noqa: E402
 
 TARGET = 5.0
 TEST_COUNTS = (1, 10, 50)

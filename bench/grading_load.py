@@ -3,7 +3,7 @@ on every core, and the share of verdicts that flip (target 0).
 
     python bench/grading_load.py [--rounds 2] [--official]
 
-The corpus is tests/evals/parity_corpus.py (LiveCodeBench-shaped and HumanEval candidates: right,
+The corpus is tests/helpers/parity_corpus.py (LiveCodeBench-shaped and HumanEval candidates: right,
 wrong, looping, threaded, numpy, ...). Each round grades it once quiet and once while one busy
 loop per core runs beside it at the same priority (so every sandbox process waits for a core
 about half the time). synthgen's limits are CPU time per test plus a wall clock that leaves out
@@ -23,11 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "evals"))
-
-import parity_corpus as corpus  # noqa: E402
 
 from synthgen.sandbox import SandboxPool  # noqa: E402
+from tests.helpers import parity_corpus as corpus  # noqa: E402
 
 LCB_LIMIT_S, HUMANEVAL_LIMIT_S = 2, 3.0
 

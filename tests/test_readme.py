@@ -110,3 +110,42 @@ def test_the_readme_stands_alone():
     assert "arXiv:2603.24202" in text and "Sancaktar" in text
     assert "source .venv/bin/activate" in text
     assert not re.search("SPEC[.]md|FIELD" + "-NOTES|paper" + " 000|[.][.]/" + "shared", text)  # split: no self-match
+
+
+def layout_entries() -> list[tuple[str, str]]:
+    """What the README's layout map must say of synthgen/: every package (and loose module) with
+    the first line of its docstring, in the tree's order."""
+    import ast
+
+    package = ROOT / "synthgen"
+    found = []
+    for init in sorted(package.rglob("__init__.py")):
+        name = "synthgen/" if init.parent == package else str(init.parent.relative_to(package)) + "/"
+        found.append((name, init))
+    found += [(p.name, p) for p in sorted(package.glob("*.py")) if p.stem not in ("__init__", "__main__")]
+    return [(name, (ast.get_docstring(ast.parse(p.read_text())) or "").split("\n")[0]) for name, p in found]
+
+
+def _layout_block() -> dict[str, str]:
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"## Layout\n.*?```\n(.*?)```", text, re.S)
+    assert block, "the README has a ## Layout section with the tree in a code block"
+    pairs, inside = {}, False
+    for line in block.group(1).splitlines():
+        inside = line.startswith("synthgen/") or (inside and line.startswith("  "))
+        match = re.match(r"^\s*(\S+)\s{2,}(.+)$", line)
+        if inside and match:  # the synthgen/ line and the lines indented under it
+            pairs[match.group(1)] = match.group(2).strip()
+    return pairs
+
+
+def test_the_layout_map_is_the_tree():
+    """Every package of synthgen/ appears in the README's layout with its docstring's first line, and
+    nothing under synthgen/ there names a package that is gone."""
+    expected = layout_entries()
+    shown = _layout_block()
+    missing = [f"  {name:<20}{purpose}" for name, purpose in expected if shown.get(name) != purpose]
+    assert not missing, "README layout lines to add or fix:\n" + "\n".join(missing)
+    names = {name for name, _ in expected}
+    stale = [name for name in shown if name not in names]
+    assert not stale, f"README layout names what synthgen/ no longer has: {stale}"

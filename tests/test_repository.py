@@ -60,3 +60,14 @@ def test_outputs_under_data_are_ignored_and_nothing_shipped_is(tracked):
     )
     assert shipped.stdout.split() == [], "tracked files that .gitignore would hide"
     assert "data/README.md" in tracked
+
+
+def test_argv_builders_spell_flags_as_the_cli_derives_them():
+    from tests.helpers.argv import flags, stage
+
+    assert flags(max_seeds=2, progress=False, dedup=True, envs=["a", "b"], skip=None) == [
+        "--max-seeds", "2", "--no-progress", "--dedup", "--envs", "a", "--envs", "b",
+    ]  # fmt: skip
+    assert stage("chain", "r", "http://x/v1", attempts=4) == [
+        "chain", "--run-dir", "r", "--base-url", "http://x/v1", "--attempts", "4",
+    ]  # fmt: skip

@@ -1,1 +1,1 @@
-"""The command line: the Typer app, flags derived from settings models, and the table of every command."""
+"""The command line: the Typer app, flags derived from settings, one table of every command."""

@@ -1,4 +1,4 @@
-"""The RL environments (induction, abduction, deduction, fuzzing, contest) behind one contract, and their registry.
+"""The RL environments (induction, abduction, deduction, fuzzing, contest): one contract, a registry.
 
     from synthgen.envs import get_env
     env = get_env("deduction")            # an Environment (see synthgen.envs.base for the contract)

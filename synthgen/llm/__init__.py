@@ -1,1 +1,5 @@
-"""The OpenAI-compatible LLM client and everything it uses: cache, errors, HTTP, preflight, slots, usage, settings."""
+"""The one OpenAI-compatible LLM client and what it uses: cache, retries, slots, preflight.
+
+client.py is the client; cache, errors, http, preflight, probe, response, seeds, slots and usage
+are its parts, and settings.py holds the roles' and the client's settings.
+"""

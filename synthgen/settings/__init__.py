@@ -1,7 +1,8 @@
-"""Typed, validated settings for every stage, loaded from a YAML/TOML file and overridden by flags.
+"""The settings machinery: strict pydantic models, YAML/TOML config files, flags over files, a hash.
 
-One module per stage's settings lives beside this file; `base` holds the loading, merging and
-hashing that they all share. A config file mirrors the CLI: top-level keys that every stage
+Each command's settings live beside the code that uses them (`synthgen/<package>/settings.py`);
+`base` holds the loading, merging and hashing they all share and `shared` the pieces every stage
+has (run dir, shards, inputs, environments). A config file mirrors the CLI: top-level keys that every stage
 understands (`run_dir`, `seed`) and one section per command whose keys are that command's flags
 with underscores, e.g.
 

@@ -1,2 +1,5 @@
-"""The teacher/student turn engine that generate, chain and calibrate share: one turn, the loop
-that runs turns, its progress and its settings."""
+"""The teacher/student turn engine that generate, chain and calibrate share.
+
+turn.py (one turn and its student evaluation), loop.py (the runner), report.py (progress and
+end-of-run statistics), settings.py (what every stage that runs turns needs).
+"""

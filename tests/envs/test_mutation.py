@@ -9,7 +9,6 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from problem_rows import problem_row
 
 from synthgen.envs import get_env
 from synthgen.envs.mutants import KINDS, mutants
@@ -20,6 +19,7 @@ from synthgen.sandbox.settings import SandboxSettings
 from synthgen.store.files import file_metadata
 from synthgen.store.layout import StageDir
 from synthgen.store.records import PROBLEMS, table_from_rows
+from tests.helpers.problem_rows import problem_row
 
 STRONG = Problem(
     env="induction",

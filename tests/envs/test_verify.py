@@ -158,7 +158,7 @@ def test_an_imported_contest_problem_without_a_solution_verifies(cli, tmp_path):
 
 
 def test_an_answer_that_reads_the_teachers_f_from_memory_scores_zero(cli, tmp_path):
-    from memory_probe import cheat_completion
+    from tests.helpers.memory_probe import cheat_completion
 
     problem = EXAMPLES / "induction" / "problem.json"
     cheat = tmp_path / "cheat.txt"

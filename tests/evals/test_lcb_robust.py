@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from eval_helpers import figure, summary
-from test_loaders import call_test, lcb_row, stdin_test, write_jsonl
+from tests.evals.test_loaders import call_test, lcb_row, stdin_test, write_jsonl
+from tests.helpers.evals import figure, summary
 
 BIG = "1" + "0" * 5000  # 10 ** 5000: 5001 digits
 ROWS = [

@@ -10,9 +10,9 @@ import zlib
 from pathlib import Path
 
 import pytest
-from eval_helpers import figure, summary
 
 from synthgen.evals.lcb import decode_tests, to_problem
+from tests.helpers.evals import figure, summary
 
 
 def packed(tests: list[dict]) -> str:

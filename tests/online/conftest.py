@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from online_helpers import bank_rows, write_bin
+
+from tests.helpers.online import bank_rows, write_bin
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,8 @@ import re
 import shutil
 
 import pytest
-from browser_helpers import Browser, find_chromium
+
+from tests.helpers.browser import Browser, find_chromium
 
 pytest.importorskip("matplotlib", reason="the report needs the plot extra (matplotlib)")
 

@@ -7,7 +7,8 @@ Levels that cannot work here are skipped with the reason the probe gave.
 from __future__ import annotations
 
 import pytest
-from sandbox_helpers import LEVELS, SandboxPool, _pools, get_pool
+
+from tests.helpers.sandbox import LEVELS, SandboxPool, _pools, get_pool
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import psutil
-from sandbox_helpers import run
 
 from synthgen.sandbox import Status
+from tests.helpers.sandbox import run
 
 SYNTHGEN = [sys.executable, "-c", "from synthgen.cli.app import main; main()"]
 SURROGATES = "def f(x):\n    if x < 0:\n        raise ValueError('\\ud800')\n    return '\\ud800' * x\n"

@@ -9,9 +9,9 @@ import socket
 import threading
 
 import pytest
-from sandbox_helpers import run, statuses
 
 from synthgen.sandbox import Status, values
+from tests.helpers.sandbox import run, statuses
 
 
 def test_infinite_loop_times_out(pool):

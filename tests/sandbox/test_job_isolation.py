@@ -1,6 +1,6 @@
 """No job sees another job's data, one channel per test: a job carries a marker in its code, its
 calls, its results, its output, its environment and its files; a later job searches for it (with
-tests/memory_probe.py) and finds nothing. Each probe also proves it can see: a marker it planted
+tests/helpers/memory_probe.py) and finds nothing. Each probe also proves it can see: a marker it planted
 itself is found. The probes write the marker backwards, so their own job text never holds it."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import uuid
 import warnings
 
 import pytest
-from memory_probe import PROBE
-from sandbox_helpers import get_pool, run
 
 from synthgen.sandbox import Job, SandboxPool, Status, values
+from tests.helpers.memory_probe import PROBE
+from tests.helpers.sandbox import get_pool, run
 
 SECRET_CODE = (
     "import os\n"

@@ -12,9 +12,9 @@ import time
 
 import psutil
 import pytest
-from sandbox_helpers import assert_serves, statuses
 
 from synthgen.sandbox import Job, SandboxPool, Status, values
+from tests.helpers.sandbox import assert_serves, statuses
 
 SQUARE = "def f(x):\n    return x * x\n"
 

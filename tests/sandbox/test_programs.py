@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from sandbox_helpers import assert_serves
 
 from synthgen.sandbox import Job, Status
+from tests.helpers.sandbox import assert_serves
 
 
 def run_program(pool, code: str, stdin: str = "", timeout_s: float = 2.0):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 
 import pytest
-import server_matrix
+
+from tests.helpers import server_matrix
 
 STARTS: dict[str, float] = {}  # kind -> start seconds, printed at the end of the session
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-import server_matrix
 
 from synthgen.store.layout import StageDir
+from tests.helpers import server_matrix
 
 pytestmark = pytest.mark.slow
 

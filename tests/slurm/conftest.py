@@ -4,7 +4,8 @@ the reason when none answers."""
 from __future__ import annotations
 
 import pytest
-from slurm_helpers import cluster_problem
+
+from tests.helpers.slurm import cluster_problem
 
 
 @pytest.fixture(scope="module")

@@ -22,10 +22,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from slurm_helpers import SYNTHGEN
-from slurm_helpers import wait_finished as _wait_finished
 
 from synthgen.store.layout import StageDir
+from tests.helpers.slurm import SYNTHGEN
+from tests.helpers.slurm import wait_finished as _wait_finished
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.timeout(900)]
 

@@ -15,9 +15,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from slurm_helpers import SYNTHGEN, wait_finished
 
 from synthgen.store.layout import StageDir
+from tests.helpers.slurm import SYNTHGEN, wait_finished
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.timeout(900)]
 

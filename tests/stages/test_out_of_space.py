@@ -10,8 +10,9 @@ import subprocess
 import pytest
 
 from synthgen.store.layout import StageDir
+from tests.helpers.argv import SMALL_GENERATE, flags, stage
 
-GENERATE = ["--attempts", "4", "--turns", "2", "--lineages-per-seed", "1", "--max-in-flight", "8", "--no-progress"]
+GENERATE = flags(**SMALL_GENERATE, max_in_flight=8)
 COMPARED = ["turn_id", "problem_id", "env", "turn", "code", "inputs", "outputs", "valid", "reason", "pass_rate"]
 
 
@@ -66,15 +67,15 @@ def test_generate_on_a_disk_that_fills_up(cli, tmp_path, small_disk, seeds_run, 
     server = scripted_server()
     clean = tmp_path / "clean"
     shutil.copytree(seeds_run / "seeds", clean / "seeds")
-    assert cli("generate", "--run-dir", clean, "--base-url", server.url, *GENERATE)[0] == 0
+    assert cli(*stage("generate", clean, server.url), *GENERATE)[0] == 0
     run = small_disk / "run"
     shutil.copytree(seeds_run / "seeds", run / "seeds")
     filler = fill(small_disk, leave)
-    rc, _, err = cli("generate", "--run-dir", run, "--base-url", server.url, *GENERATE)
+    rc, _, err = cli(*stage("generate", run, server.url), *GENERATE)
     _one_line_infra(rc, err, "generate", run)
     assert not StageDir.of(run, "generate").done_shards()
     filler.unlink()
-    rc, _, err = cli("generate", "--run-dir", run, "--base-url", server.url, *GENERATE)
+    rc, _, err = cli(*stage("generate", run, server.url), *GENERATE)
     assert rc == 0, err
     rows = StageDir.of(run, "generate").read().sort("turn_id").select(COMPARED)
     assert rows.equals(StageDir.of(clean, "generate").read().sort("turn_id").select(COMPARED))
@@ -84,7 +85,7 @@ def test_filter_on_a_full_disk_keeps_the_old_output(cli, tmp_path, small_disk, s
     server = scripted_server()
     run = small_disk / "run"
     shutil.copytree(seeds_run / "seeds", run / "seeds")
-    assert cli("generate", "--run-dir", run, "--base-url", server.url, *GENERATE)[0] == 0
+    assert cli(*stage("generate", run, server.url), *GENERATE)[0] == 0
     assert cli("filter", "--run-dir", run, "--band-low", "0", "--band-high", "1")[0] == 0
     old = StageDir.of(run, "filter").read()
     clean = tmp_path / "clean"

@@ -12,9 +12,10 @@ import pytest
 
 from synthgen.envs import reasons
 from synthgen.store.layout import StageDir
+from tests.helpers.argv import SMALL_GENERATE, flags, python_m, stage
 
 COMPARED = ["turn_id", "problem_id", "env", "turn", "code", "valid", "reason", "pass_rate", "correct", "summary"]
-ARGS = ["--max-seeds", "3", "--lineages-per-seed", "1", "--turns", "2", "--attempts", "4", "--no-progress"]
+ARGS = flags(**SMALL_GENERATE, max_seeds=3)
 
 
 def _run_dir(seeds_run, tmp_path, name):
@@ -31,12 +32,12 @@ def _stats(run_dir) -> dict:
 def test_a_server_that_ignores_n_gives_the_rows_of_one_that_honours_it(cli, seeds_run, tmp_path, scripted_server):
     honours = scripted_server()
     ref_dir = _run_dir(seeds_run, tmp_path, "ref")
-    rc, _, err = cli("generate", "--run-dir", ref_dir, "--base-url", honours.url, *ARGS)
+    rc, _, err = cli(*stage("generate", ref_dir, honours.url), *ARGS)
     assert rc == 0, err
     assert "student: " in err and "n honoured (4 samples in one request)" in err
     ignores = scripted_server(ignore_n=True, ignore_reasoning_effort=True)
     run_dir = _run_dir(seeds_run, tmp_path, "run")
-    rc, _, err = cli("generate", "--run-dir", run_dir, "--base-url", ignores.url, *ARGS)
+    rc, _, err = cli(*stage("generate", run_dir, ignores.url), *ARGS)
     assert rc == 0, err
     assert "student: " in err and "server ignores n (1 choice for n=2); sending 4 requests per problem" in err
     assert "teacher: " in err and "reasoning_effort not honoured (no reasoning returned)" in err
@@ -52,12 +53,12 @@ def test_a_server_that_ignores_n_gives_the_rows_of_one_that_honours_it(cli, seed
 def test_max_tokens_over_the_context_is_exit_2_before_any_work(cli, seeds_run, tmp_path, scripted_server):
     server = scripted_server(max_model_len=20000)  # the teacher's default 32768 does not fit
     run_dir = _run_dir(seeds_run, tmp_path, "run")
-    rc, _, err = cli("generate", "--run-dir", run_dir, "--base-url", server.url, *ARGS)
+    rc, _, err = cli(*stage("generate", run_dir, server.url), *ARGS)
     assert rc == 2 and "Traceback" not in err, err
     assert "--teacher-max-tokens 32768 is not below the server's context length (20000 tokens" in err
     assert server.stats()["requests"] == 0 and not StageDir(run_dir, "generate").parts()
     # Without the probe the first request learns it: exit 2 at once, naming the flag, no retries.
-    rc, _, err = cli("generate", "--run-dir", run_dir, "--base-url", server.url, "--no-llm-probe", *ARGS)
+    rc, _, err = cli(*stage("generate", run_dir, server.url), "--no-llm-probe", *ARGS)
     assert rc == 2 and "lower --teacher-max-tokens" in err and "max_model_len=20000" in err, err
     assert server.stats()["by_status"].get("400", 0) <= 3  # the requests in flight then, none retried
     assert not StageDir(run_dir, "generate").done_shards()
@@ -69,7 +70,7 @@ def test_a_prompt_too_long_for_the_context_is_a_row_with_its_reason(cli, seeds_r
     server = scripted_server(max_model_len=3000)
     run_dir = _run_dir(seeds_run, tmp_path, "run")
     limits = ["--teacher-max-tokens", "1700", "--student-max-tokens", "1000"]
-    rc, out, err = cli("generate", "--run-dir", run_dir, "--base-url", server.url, *limits, *ARGS)
+    rc, out, err = cli(*stage("generate", run_dir, server.url), *limits, *ARGS)
     assert rc == 0, err
     rows = StageDir(run_dir, "generate").read()
     too_long = rows.filter(pl.col("reason") == reasons.PROMPT_TOO_LONG)
@@ -86,12 +87,12 @@ def test_a_server_whose_engine_dies_on_a_seed_is_named_and_seeds_can_be_switched
     cli, seeds_run, tmp_path, scripted_server
 ):
     run_dir = _run_dir(seeds_run, tmp_path, "run")
-    rc, _, err = cli("generate", "--run-dir", run_dir, "--base-url", scripted_server(crash_on_seed=True).url, *ARGS)
+    rc, _, err = cli(*stage("generate", run_dir, scripted_server(crash_on_seed=True).url), *ARGS)
     assert rc == 2 and "the server stopped answering after a request with a seed" in err, err
     assert "pass --no-teacher-send-seed" in err and not StageDir(run_dir, "generate").parts()
     server = scripted_server(crash_on_seed=True)
     off = ["--no-teacher-send-seed", "--no-student-send-seed"]
-    rc, _, err = cli("generate", "--run-dir", run_dir, "--base-url", server.url, *off, *ARGS)
+    rc, _, err = cli(*stage("generate", run_dir, server.url), *off, *ARGS)
     assert rc == 0, err
     assert "seed not sent" in err and set(server.stats()["by_status"]) == {"200"}
 
@@ -101,7 +102,7 @@ def test_an_infra_exit_names_its_cause_in_one_line_and_in_stats_json(cli, seeds_
     cfg.write_text("generate:\n  llm: {max_outage_s: 1, backoff_initial_s: 0.05, backoff_max_s: 0.1, probe: false}\n")
     run_dir = _run_dir(seeds_run, tmp_path, "run")
     server = scripted_server(error_rate=1.0)
-    rc, _, err = cli("--config", cfg, "generate", "--run-dir", run_dir, "--base-url", server.url, *ARGS)
+    rc, _, err = cli("--config", cfg, *stage("generate", run_dir, server.url), *ARGS)
     assert rc == 3, err
     last = err.strip().splitlines()[-1]
     assert "3 turns failed on infrastructure (http_500 x3: scripted internal error)" in last, err
@@ -162,7 +163,7 @@ def test_without_a_terminal_progress_is_a_plain_line_every_few_seconds(cli, seed
     server = scripted_server(latency="fixed", latency_s=0.3)
     run_dir = _run_dir(seeds_run, tmp_path, "run")
     args = [a for a in ARGS if a != "--no-progress"]
-    rc, _, err = cli("generate", "--run-dir", run_dir, "--base-url", server.url, *args, "--progress-every-s", "0.5")
+    rc, _, err = cli(*stage("generate", run_dir, server.url), *args, "--progress-every-s", "0.5")
     assert rc == 0, err
     lines = [line for line in err.splitlines() if line.startswith("generate turns ")]
     assert len(lines) >= 3, err  # several while it ran, and the last one at the end
@@ -175,7 +176,7 @@ def test_an_answer_that_did_not_parse_is_kept_in_its_row_and_shown_by_report(cli
     server = scripted_server()
     run_dir = _run_dir(seeds_run, tmp_path, "run")
     more = ["--max-seeds", "8", "--lineages-per-seed", "2", "--turns", "3", "--attempts", "2", "--no-progress"]
-    rc, _, err = cli("generate", "--run-dir", run_dir, "--base-url", server.url, *more)
+    rc, _, err = cli(*stage("generate", run_dir, server.url), *more)
     assert rc == 0, err
     rows = StageDir(run_dir, "generate").read()
     unparsed = rows.filter(pl.col("reason") == reasons.FORMAT_ERROR)
@@ -200,7 +201,6 @@ def test_kill_9_right_after_chosen_cache_commits_then_resume_equals_an_uninterru
 ):
     import os
     import subprocess
-    import sys
 
     from synthgen.llm.cache import KILL_AFTER_COMMITS_ENV
 
@@ -210,7 +210,7 @@ def test_kill_9_right_after_chosen_cache_commits_then_resume_equals_an_uninterru
     rc, _, err = cli("generate", "--run-dir", ref_dir, *args)
     assert rc == 0, err
     run_dir = _run_dir(seeds_run, tmp_path, "killed")
-    cmd = [sys.executable, "-m", "synthgen", "generate", "--run-dir", str(run_dir), *map(str, args)]
+    cmd = python_m("generate", "--run-dir", run_dir, *args)
     # Each process dies (SIGKILL, from inside the cache) right after its k-th commit: with n = 4
     # answers committed one sample at a time, some of these land inside a half-stored answer.
     for k in (3, 5, 6):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from train_helpers import write_binned
+
+from tests.helpers.train import write_binned
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from train_helpers import LCB_ROW
+
+from tests.helpers.train import LCB_ROW
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.train]

@@ -5,7 +5,7 @@ reader would: the teacher prompt says which kind of puzzle it is ("This is a ded
 puzzle"), a first turn quotes a snippet between BEGIN/END SNIPPET lines, a later turn shows the
 previous puzzle's code under "## Your previous puzzle" and opens its strategy with one
 instruction sentence ("Make the next puzzle harder."); each student prompt has its own opening
-request ("Predict the exact value this call returns"). tests/scripted/test_bank.py renders every
+request ("Predict the exact value this call returns"). tests/demo/scripted/test_bank.py renders every
 template and checks that these cues still read back, so a template edit that breaks them fails
 loudly there.
 """

@@ -15,8 +15,8 @@ replaces in `prior_pass_rate`, `prior_pass_rate_low`/`_high`, `prior_student_mod
 --input-dir RUN_DIR/calibrate` bins by the new pass rates (and refuses to mix them with other
 measurements); `train --data` reads the result of that bin like any other.
 
-The teacher is never asked. Sharding, resume and failures are the turn loop's (synthgen.stages.
-turn_loop): `--shard i --num-shards n` (or SLURM_ARRAY_TASK_ID) takes every n-th problem; a run
+The teacher is never asked. Sharding, resume and failures are the turn loop's (synthgen.turns.
+loop): `--shard i --num-shards n` (or SLURM_ARRAY_TASK_ID) takes every n-th problem; a run
 killed at any moment (kill -9 included) resumes from the rows on disk, the request cache replaying
 every answer already paid for, and ends with the rows of an uninterrupted run.
 """

@@ -1,1 +1,1 @@
-"""`synthgen filter`: validity, the pass-rate band, benchmark contamination and near-duplicate removal."""
+"""`synthgen filter`: validity, the pass-rate band, contamination and near-duplicate removal."""

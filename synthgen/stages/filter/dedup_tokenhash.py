@@ -8,7 +8,7 @@ A shingle of tokens t1..tn hashes to the top 32 bits of fmix64(Horner(t1..tn)), 
 bijection), fmix64 MurmurHash3's 64-bit finalizer. A text with fewer than n tokens has one
 shingle of all of them. MinHash over those 32-bit hashes is synthgen.stages.filter.dedup_minhash's (datasketch's
 affine32): datasketch's `MinHash(hashfunc=...)` fed the same 32-bit values gives the same
-signatures (tests/test_dedup.py checks it that way).
+signatures (tests/stages/filter/test_dedup.py checks it that way).
 
 Per process, a token -> id table holds each distinct token's kind and hash (bounded; long tokens
 and any beyond the bound get a per-block id), so a document costs its regular-expression pass, a

@@ -1,1 +1,1 @@
-"""`synthgen seeds`: code snippets (seeds) from source trees, starcoderdata-style Parquet or whole solutions."""
+"""`synthgen seeds`: code snippets from source trees, starcoderdata-style Parquet or solutions."""

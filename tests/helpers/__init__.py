@@ -1,0 +1,1 @@
+"""What many tests share: problem rows, CLI argument lists, stand-in servers, probes and corpora."""

@@ -1,0 +1,1 @@
+"""Tests of synthgen.stages.generate."""
