@@ -71,3 +71,39 @@ def test_argv_builders_spell_flags_as_the_cli_derives_them():
     assert stage("chain", "r", "http://x/v1", attempts=4) == [
         "chain", "--run-dir", "r", "--base-url", "http://x/v1", "--attempts", "4",
     ]  # fmt: skip
+
+
+def _classes_with_defaults(kind: str) -> dict[str, set[str]]:
+    """{file:class: names of fields declared with a default} of synthgen's dataclasses ("dataclass")
+    or of its settings models ("settings": classes built on Section, Settings or a settings mixin)."""
+    import ast
+
+    found = {}
+    for path in sorted((ROOT / "synthgen").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            fields = {
+                s.target.id
+                for s in node.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is not None
+            }
+            is_dataclass = any("dataclass" in ast.unparse(d) for d in node.decorator_list)
+            is_settings = any(ast.unparse(b).endswith(("Section", "Settings", "Mixin", "Figures")) for b in node.bases)
+            if (kind == "dataclass" and is_dataclass) or (kind == "settings" and is_settings and not is_dataclass):
+                found[f"{path.relative_to(ROOT)}:{node.name}"] = fields
+    return found
+
+
+def test_no_settings_are_copied_into_a_second_class_with_its_own_defaults():
+    """A settings section reaches the code that uses it as it is: no dataclass re-declares three or
+    more of its fields with defaults of its own (where they would drift apart)."""
+    models = _classes_with_defaults("settings")
+    assert len(models) > 40  # the walk sees the settings models
+    copies = [
+        (copy, model, sorted(fields & model_fields))
+        for copy, fields in _classes_with_defaults("dataclass").items()
+        for model, model_fields in models.items()
+        if len(fields & model_fields) >= 3
+    ]
+    assert copies == []
