@@ -7,6 +7,7 @@
     synthgen train --show-schedule reverse-medium [--max-steps 400]   # print, no training
     synthgen train --make-tiny-model data/tiny-model                  # offline tiny model for demos
     synthgen train --online --dry-run --data RUN_DIR/bin --model PATH  # the online run's plan
+    synthgen train --async --dry-run --data RUN_DIR/bin --model PATH   # TRL's async GRPO: config, order
 
 What the command does is synthgen.train.command, imported when it runs: `synthgen --help` stays fast.
 """
@@ -51,7 +52,8 @@ COMMAND = SettingsCommand(
             bool,
             "--dry-run",
             default=False,
-            help="With --online: print the plan (servers, rates, budgets) and exit; nothing is contacted or trained.",
+            help="With --online: print the plan (servers, rates, budgets); with --async: the async trainer's "
+            "config and prompt order. Then exit; nothing is contacted or trained.",
         ),
     ],
 )
