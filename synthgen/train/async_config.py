@@ -8,7 +8,8 @@ as for the synchronous trainer) goes through the same precedence (paper defaults
 flags, synthgen.train.recipe.merged_settings) and then
 
   * every key `AsyncGRPOConfig` also has is carried over unchanged (`ASYNC_CARRIED` names the ones
-    that define the paper's GRPO; a test checks each);
+    that define the paper's GRPO; a test checks each); a recipe used with --async may also set the
+    async trainer's own keys (`dtype`, `weight_sync_steps`, `token_budget`, ...);
   * the rest are dropped and listed (`dropped`): the synchronous trainer's generation batching
     (`steps_per_generation`, the approximation --async replaces), its vLLM placement
     (`use_vllm`, `vllm_mode`, `vllm_gpu_memory_utilization`: the server is started apart), ...;
@@ -124,14 +125,17 @@ def build_async_config(
 
     `plan_only` (the dry run): on a machine without CUDA a recipe's bf16 is set aside so the rest
     can be checked; transformers refuses bf16 there, and the real run checks it on its GPU."""
-    from synthgen.train.recipe import check_recipe_keys, merged_settings
+    from synthgen.train.recipe import EXTRA_KEYS, check_recipe_keys, grpo_fields, merged_settings
 
     module = async_trl()
-    check_recipe_keys(recipe, where)  # the same recipes as the synchronous trainer: GRPOConfig keys
+    fields = async_fields()
+    # The synchronous trainer's recipes (GRPOConfig keys), plus the async trainer's own (dtype, weight_sync_steps, ...).
+    unknown = sorted(k for k in recipe if k not in grpo_fields() | fields | EXTRA_KEYS)
+    if unknown:
+        raise UserError(f"{where}: {unknown[0]!r} is neither a GRPOConfig nor an AsyncGRPOConfig setting")
     check_recipe_keys(overrides, "settings")
     values = merged_settings(recipe, overrides)
     _refuse(values, where)
-    fields = async_fields()
     carried = {k: v for k, v in values.items() if k in fields}
     if max_staleness is not None:
         carried["max_staleness"] = max_staleness

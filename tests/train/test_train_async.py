@@ -268,3 +268,32 @@ def test_the_trainer_is_built_over_the_ordered_prompts(binned_dir, tiny_model, t
     assert trainer.args.max_inflight_tasks == p.args.max_staleness * 16  # staleness x completions a step
     assert trainer.args.ignore_data_skip is True and trainer.args.max_steps == 6
     assert any(type(c).__name__ == "_JsonlLog" for c in trainer.callback_handler.callbacks)
+
+
+def test_a_recipe_may_set_the_async_trainers_own_keys_and_a_typo_stops(binned_dir, tiny_model, tmp_path):
+    from synthgen.train.async_run import prepare
+
+    recipe = tmp_path / "async.yaml"
+    recipe.write_text("extends: tiny-cpu\ndtype: bfloat16\nweight_sync_steps: 2\n", encoding="utf-8")
+    args = prepare(settings(binned_dir, tiny_model, tmp_path, recipe=str(recipe))).args
+    assert (args.dtype, args.weight_sync_steps) == ("bfloat16", 2)
+    recipe.write_text("extends: tiny-cpu\nmax_stalenes: 2\n", encoding="utf-8")
+    with pytest.raises(UserError, match="max_stalenes"):
+        prepare(settings(binned_dir, tiny_model, tmp_path, recipe=str(recipe)))
+
+
+def test_the_bench_says_why_it_cannot_run_and_exits_2(tiny_model):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU machine runs the bench itself")
+    bench = Path(__file__).resolve().parents[2] / "bench" / "train_async.py"
+    done = subprocess.run(
+        [sys.executable, str(bench), "--model", str(tiny_model)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 2 and "cannot run here: no CUDA GPU" in done.stderr
+    assert done.stderr.strip().count("\n") == 0
