@@ -168,3 +168,25 @@ def runtime_missing() -> list[str]:
     missing = [] if torch.cuda.is_available() else ["CUDA GPU"]
     missing += [f"{m} package" for m in ("vllm", "requests", "aiohttp") if importlib.util.find_spec(m) is None]
     return missing
+
+
+def chat_template_problem(model: str) -> str | None:
+    """Why TRL's async rollouts could not parse this model's completions, or None.
+
+    The rollout process reads each completion back through a response schema that TRL knows for
+    some chat templates only (Qwen2.5/3, Llama 3.1/3.2, gpt-oss, GLM-4, ...), and stops at start-up
+    otherwise; checked here, on the tokenizer alone, so that a run stops before a GPU is taken."""
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import add_response_schema
+
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    if getattr(tokenizer, "response_template", None) is not None or getattr(tokenizer, "response_schema", None):
+        return None
+    try:
+        add_response_schema(tokenizer)
+    except ValueError:
+        return (
+            f"{model}'s chat template is not one TRL's async trainer can parse completions of "
+            "(Qwen2.5/3, Llama 3.1/3.2, gpt-oss, GLM-4, ...; or set response_schema on its tokenizer)"
+        )
+    return None

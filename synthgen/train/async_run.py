@@ -107,7 +107,10 @@ def describe_plan(p: Prepared) -> str:
         f"step {r}: " + ", ".join(f"{b} x{p.sampler.history[r].count(b)}" for b in sorted(set(p.sampler.history[r])))
         for r in rounds
     )
+    from synthgen.train.async_config import chat_template_problem
+
     missing = runtime_missing()
+    template = chat_template_problem(p.model)
     lines = [
         f"train --async: TRL {trl.__version__} AsyncGRPOTrainer, generation on the vLLM server at "
         f"{p.args.vllm_server_base_url} (model {p.model})",
@@ -119,6 +122,7 @@ def describe_plan(p: Prepared) -> str:
         f"differs from the paper: {ADVANTAGE_NOTE}",
         f"output: {p.out}",
         "this machine: " + ("ready to train" if not missing else f"cannot train here (no {', '.join(missing)})"),
+        f"chat template: {'parsed by TRL' if template is None else template + ': a real run stops'}",
     ]
     if p.missing_bins:
         lines.insert(2, f"bins the schedule wants but the data lacks (weight shared out): {', '.join(p.missing_bins)}")
@@ -159,8 +163,13 @@ def run_async(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluato
     from synthgen.train.run import resume_checkpoint
 
     started = time.time()
+    from synthgen.train.async_config import chat_template_problem
+
     p = prepare(settings, prompt_fn=prompt_fn, evaluators=evaluators)
     require_runtime()
+    problem = chat_template_problem(p.model)
+    if problem:
+        raise UserError(f"--async: {problem}")
     if scorer is None:
         probe = EnvScorer(settings.sandbox)
         probe.start()  # fail now, in one line, if no sandbox isolation works here

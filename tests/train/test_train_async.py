@@ -3,17 +3,20 @@
 What runs here: the config built from synthgen's settings (each mapped field), the refusals, the
 curriculum sampler laid out as the prompt order that TRL's rollout process walks (through TRL's
 own `_repeat_iterator`), the sandboxed reward pickled as TRL's spawned process receives it and
-scored through TRL's own `_score_group`, the dry run through the CLI, and the trainer built with
-TRL's seams for a rollout worker and a weight transfer. What does not: generation on vLLM, the
-NCCL weight sync and the loss (TRL's tree attention runs on a CUDA flash-attention kernel);
-bench/train_async.py runs those on a GPU machine.
+scored through TRL's own `_score_group`, TRL's whole rollout loop (in a thread) against a stand-in
+for vLLM's token-level /v1/completions (tests/train/token_server.py), the dry run through the CLI,
+and the trainer built with TRL's seams for a rollout worker and a weight transfer. What does not:
+generation on vLLM itself, the spawned rollout process, the NCCL weight sync and the loss (TRL's
+tree attention runs on a CUDA flash-attention kernel); bench/train_async.py runs those on a GPU.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import pickle
 import queue
+import time
 import types
 
 import pytest
@@ -214,6 +217,7 @@ def test_dry_run_through_the_cli_and_a_real_run_without_a_gpu(cli, binned_dir, t
     assert rc == 0, err
     assert "AsyncGRPOTrainer" in out and "http://gpu07:8000" in out and "max_staleness=1" in out
     assert "prompt order: " in out and "step 0: medium x2" in out  # reverse-medium opens on medium
+    assert "chat template is not one TRL's async trainer can parse" in out  # the tiny model's own template
     assert not (tmp_path / "out").exists()  # a dry run writes nothing
     import torch
 
@@ -297,3 +301,74 @@ def test_the_bench_says_why_it_cannot_run_and_exits_2(tiny_model):
     )
     assert done.returncode == 2 and "cannot run here: no CUDA GPU" in done.stderr
     assert done.stderr.strip().count("\n") == 0
+
+
+@pytest.mark.slow
+def test_trls_rollout_loop_walks_the_order_and_scores_in_the_sandbox(sandbox_ok, binned_dir, tiny_model, tmp_path):
+    """TRL's own rollout loop (in a thread here, not its spawned process) against a stand-in server."""
+    import itertools
+    import threading
+
+    from token_server import token_server
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import qwen3_template
+    from trl.experimental.async_grpo.async_rollout_worker import _AsyncRolloutLoop
+
+    from synthgen.config.sandbox import SandboxSettings
+    from synthgen.sandbox.values import decode
+    from synthgen.train.async_run import prepare
+    from synthgen.train.rewards import EnvScorer, SandboxReward
+
+    p = prepare(settings(binned_dir, tiny_model, tmp_path))
+    tok = AutoTokenizer.from_pretrained(tiny_model)
+    tok.response_template = qwen3_template  # the tiny model's own template is not one TRL knows (a real run stops)
+    end = tok.convert_tokens_to_ids("<|im_end|>")
+    gold = {row["code"]: decode(row["outputs"][0]) for row in p.dataset}
+    turn = itertools.count()
+
+    def answer(prompt_ids):  # every other completion right
+        text = tok.decode(prompt_ids)
+        value = gold[next(c for c in gold if c in text)] if next(turn) % 2 == 0 else -12345
+        return tok.encode(f"```output\n{value}\n```", add_special_tokens=False) + [end]
+
+    scorer = EnvScorer(SandboxSettings(workers=2))
+    reward = pickle.loads(pickle.dumps(SandboxReward(scorer, max_completion_length=64, eos_token_id=end)))
+    g, want = p.args.num_generations, 3
+    with token_server(answer) as (url, requests):
+        loop = _AsyncRolloutLoop(
+            model_name=str(tiny_model),
+            dataset=p.dataset,
+            reward_funcs=[reward],
+            processing_class=tok,
+            eos_token_ids=[end],
+            rollout_buffer=queue.Queue(),
+            model_version_value=types.SimpleNamespace(value=0),
+            heartbeat_value=types.SimpleNamespace(value=0.0),
+            failed_event=threading.Event(),
+            exception_info_queue=queue.Queue(),
+            metrics_queue=queue.Queue(),
+            num_generations=g,
+            max_inflight_tasks=g,  # one group at a time: groups arrive in the dataset's order
+            vllm_server_url=url,
+            max_tokens=64,
+        )
+        thread = threading.Thread(target=loop.run, daemon=True)
+        thread.start()
+        samples, deadline = [], time.monotonic() + 180
+        try:
+            while len(samples) < want * g and thread.is_alive() and time.monotonic() < deadline:
+                with contextlib.suppress(queue.Empty):
+                    samples.append(loop.rollout_buffer.get(timeout=1))
+        finally:
+            loop._loop.call_soon_threadsafe(loop._stop_event.set)
+            thread.join(60)
+            reward.scorer.close()
+    assert not thread.is_alive() and not loop._failed_event.is_set() and len(samples) == want * g
+    assert requests[0]["max_tokens"] == 64 and requests[0]["return_token_ids"] is True
+    for s in samples:
+        row = p.dataset[s.group_id]  # group i is row i of the curriculum order
+        assert s.prompt == row["prompt"]
+        text = s.completion[-1]["content"]
+        assert s.metrics["reward"] == (1.0 if f"\n{gold[row['code']]}\n" in text else 0.0), text
+    assert sorted({s.group_id for s in samples}) == list(range(want))
+    assert {s.metrics["reward"] for s in samples} == {0.0, 1.0}
