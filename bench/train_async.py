@@ -161,6 +161,10 @@ def main() -> int:
     why = missing_runtime()
     if why is None and not (a.model and (Path(a.model) / "config.json").is_file()):
         why = "--model must name a local model folder (with config.json)"
+    if why is None:
+        from synthgen.train.async_config import chat_template_problem
+
+        why = chat_template_problem(a.model)
     if why:
         print(f"bench/train_async.py cannot run here: {why}", file=sys.stderr)
         return 2

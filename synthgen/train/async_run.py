@@ -102,10 +102,12 @@ def describe_plan(p: Prepared) -> str:
 
     from synthgen.train.async_config import ADVANTAGE_NOTE, describe_async, runtime_missing
 
-    rounds = sorted(p.sampler.history)[:3]
+    k = p.groups_per_step
+    head = [str(b) for b in p.dataset.select(range(min(len(p.dataset), 3 * k)))["difficulty"]]
+    per_round = [head[r * k : (r + 1) * k] for r in range(len(head) // k)]  # the sampler keeps recent rounds only
     first = "; ".join(
-        f"step {r}: " + ", ".join(f"{b} x{p.sampler.history[r].count(b)}" for b in sorted(set(p.sampler.history[r])))
-        for r in rounds
+        f"step {r}: " + ", ".join(f"{b} x{drawn.count(b)}" for b in sorted(set(drawn)))
+        for r, drawn in enumerate(per_round)
     )
     from synthgen.train.async_config import chat_template_problem
 
