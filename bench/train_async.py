@@ -66,7 +66,7 @@ def write_data(root: Path, per_bin: int = 32) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from synthgen import records
+    from synthgen.store import records
     from synthgen.sandbox.values import encode
 
     schema = records.with_fields(records.PROBLEMS, [pa.field("difficulty", pa.string(), nullable=False)])

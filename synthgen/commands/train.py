@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from synthgen.cli_flags import Alias, SettingsCommand, option
-from synthgen.config.train import TrainSettings
+from synthgen.cli.flags import Alias, SettingsCommand, option
+from synthgen.train.settings import TrainSettings
 
 # The client flags every command that talks to a server shares (online: the teacher's server; the
 # student is the policy, whose server --online-student-url names).

@@ -11,11 +11,11 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from synthgen.config.base import Section, cli
-from synthgen.config.eval import BENCHMARKS
-from synthgen.config.online import OnlineSettings
-from synthgen.config.run import RunSettings, split_commas
-from synthgen.config.sandbox import SandboxSettings
+from synthgen.settings.base import Section, cli
+from synthgen.evals.settings import BENCHMARKS
+from synthgen.online.settings import OnlineSettings
+from synthgen.settings.shared import RunSettings, split_commas
+from synthgen.sandbox.settings import SandboxSettings
 
 # What training-time evaluation can add to its held-out splits: every benchmark of `synthgen eval`
 # (its held-out one is training's own --eval-heldout).
@@ -23,7 +23,7 @@ TRAIN_BENCHMARKS = tuple(b for b in BENCHMARKS if b != "heldout")
 
 
 class FrontierSettings(Section):
-    """Knobs of `--curriculum frontier` (the rule is documented in synthgen.curriculum.FrontierPolicy)."""
+    """Knobs of `--curriculum frontier` (the rule is documented in synthgen.train.curriculum.FrontierPolicy)."""
 
     model_config = ConfigDict(extra="forbid")
     cli_panel: ClassVar[str] = "Frontier curriculum"

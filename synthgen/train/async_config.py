@@ -79,7 +79,7 @@ def async_trl():
 
 def check_async_settings(settings) -> None:
     """The flags that mean nothing (or something else) with --async: one line and exit 2 each."""
-    from synthgen.curriculum import ADAPTIVE
+    from synthgen.train.curriculum import ADAPTIVE
 
     if settings.online.enabled:
         raise UserError("--async and --online do not combine: the online loop runs on the synchronous trainer")

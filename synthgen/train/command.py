@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from synthgen.errors import UserError
-from synthgen.paths import output_folder
+from synthgen.store.paths import output_folder
 
 
 def run(settings, show_schedule: str | None, make_tiny_model: Path | None, dry_run: bool) -> None:
@@ -28,7 +28,7 @@ def run(settings, show_schedule: str | None, make_tiny_model: Path | None, dry_r
         print(describe_plan(settings))
         return
     if show_schedule is not None:
-        from synthgen.curriculum import describe_schedule
+        from synthgen.train.curriculum import describe_schedule
 
         print(describe_schedule(show_schedule, settings.max_steps))
         return

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from transformers import TrainerCallback
 
-from synthgen.pass_at_k import pass_at_k, split_pass_at_k  # one estimator for train and eval
+from synthgen.evals.pass_at_k import pass_at_k, split_pass_at_k  # one estimator for train and eval
 
 log = logging.getLogger(__name__)
 

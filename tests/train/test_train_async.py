@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip("trl")
 pytest.importorskip("trl.experimental.async_grpo")
 
-from synthgen.config.train import TrainSettings  # noqa: E402
+from synthgen.train.settings import TrainSettings  # noqa: E402
 from synthgen.errors import UserError  # noqa: E402
 
 
@@ -156,7 +156,7 @@ def test_the_prompt_order_is_the_curriculum_samplers_draw(binned_dir, tiny_model
 
 @pytest.fixture(scope="module")
 def sandbox_ok():
-    from synthgen.config.sandbox import SandboxSettings
+    from synthgen.sandbox.settings import SandboxSettings
     from synthgen.train.rewards import EnvScorer
 
     probe = EnvScorer(SandboxSettings(workers=2))
@@ -176,7 +176,7 @@ def test_the_reward_pickles_into_trls_process_and_scores_through_trls_code(
         _AsyncRolloutLoop,
     )
 
-    from synthgen.config.sandbox import SandboxSettings
+    from synthgen.sandbox.settings import SandboxSettings
     from synthgen.sandbox.values import decode
     from synthgen.train.async_run import prepare
     from synthgen.train.rewards import EnvScorer, SandboxReward
@@ -314,7 +314,7 @@ def test_trls_rollout_loop_walks_the_order_and_scores_in_the_sandbox(sandbox_ok,
     from trl.chat_template_utils import qwen3_template
     from trl.experimental.async_grpo.async_rollout_worker import _AsyncRolloutLoop
 
-    from synthgen.config.sandbox import SandboxSettings
+    from synthgen.sandbox.settings import SandboxSettings
     from synthgen.sandbox.values import decode
     from synthgen.train.async_run import prepare
     from synthgen.train.rewards import EnvScorer, SandboxReward
