@@ -6,6 +6,7 @@ config file's sections are the table's models' sections. No command does its wor
 
     synthgen --config run.yaml generate --base-url http://gpu01:8000/v1 --turns 6
     synthgen train --data RUN/bin --model PATH --curriculum reverse-medium --recipe tiny-cpu
+    synthgen train --async --dry-run --data RUN/bin --model PATH   # TRL's async GRPO: config, order
     synthgen --config run.yaml slurm pipeline --dry-run
 """
 
@@ -63,7 +64,8 @@ TRAIN_EXTRAS = [
         bool,
         "--dry-run",
         default=False,
-        help="With --online: print the plan (servers, rates, budgets) and exit; nothing is contacted or trained.",
+        help="With --online: print the plan (servers, rates, budgets); with --async: the async trainer's "
+        "config and prompt order. Then exit; nothing is contacted or trained.",
     ),
 ]
 EVAL_BASE_URL = Alias("--base-url", ("model.base_url",), "The OpenAI-compatible server (the same as --model-url).")

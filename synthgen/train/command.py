@@ -1,5 +1,5 @@
 """What `synthgen train` does with its settings and its action flags: print a plan or a schedule,
-write a tiny model, or train (offline curriculum, or `--online`). torch and TRL load only here."""
+write a tiny model, or train (offline curriculum, `--async`, or `--online`). torch and TRL load only here."""
 
 from __future__ import annotations
 
@@ -11,9 +11,18 @@ from synthgen.store.paths import output_folder
 
 
 def run(settings, show_schedule: str | None, make_tiny_model: Path | None, dry_run: bool) -> None:
+    if dry_run and settings.async_grpo:
+        from synthgen.train.async_run import describe_plan, prepare
+        from synthgen.train.preflight import require_train_extra
+
+        require_train_extra()
+        print(
+            describe_plan(prepare(settings, plan_only=True))
+        )  # checks, config and prompt order; loads and contacts nothing
+        return
     if dry_run:
         if not settings.online.enabled:
-            raise UserError("--dry-run prints the plan of an --online run; add --online")
+            raise UserError("--dry-run prints the plan of an --online or --async run; add one of them")
         from synthgen.online.plan import describe_plan
 
         print(describe_plan(settings))
@@ -43,6 +52,8 @@ def run(settings, show_schedule: str | None, make_tiny_model: Path | None, dry_r
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if settings.online.enabled:
         from synthgen.online.run import run_online as train
+    elif settings.async_grpo:
+        from synthgen.train.async_run import run_async as train
     else:
         from synthgen.train.run import run as train
     print(f"train: checkpoints and metrics in {train(settings)}")

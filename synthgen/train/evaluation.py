@@ -183,9 +183,12 @@ class PeriodicEval(TrainerCallback):
         ks: Sequence[int],
         temperature: float,
         max_new_tokens: int,
+        generate: Generate | None = None,
     ):
         self.trainer, self.evaluators, self.every, self.ks = trainer, list(evaluators), every, list(ks)
         self.temperature, self.max_new_tokens = temperature, max_new_tokens
+        # A server holding the current weights (train --async: its vLLM server) instead of the policy in-process.
+        self.generate = generate
         self.done_steps: set[int] = set()
 
     def on_train_begin(self, args, state, control, **kwargs):
@@ -212,9 +215,12 @@ class PeriodicEval(TrainerCallback):
 
         t = self.trainer
         batch = max(t.args.per_device_train_batch_size, 1)
-        with policy_sampler(
-            t, temperature=self.temperature, max_new_tokens=self.max_new_tokens, batch=batch
-        ) as generate:
+        sampler = (
+            contextlib.nullcontext(self.generate)
+            if self.generate is not None
+            else policy_sampler(t, temperature=self.temperature, max_new_tokens=self.max_new_tokens, batch=batch)
+        )
+        with sampler as generate:
             local = [
                 (ev.name, split, n, c)
                 for ev in self.evaluators

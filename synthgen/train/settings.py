@@ -228,6 +228,18 @@ class TrainSettings(EnvListMixin, RunSettings):
         description="server mode: the vLLM server, e.g. http://gpu07:8000",
         json_schema_extra=cli("--vllm-server-url"),
     )
+    async_grpo: bool = Field(
+        False,
+        description="train with TRL's asynchronous GRPO (trl.experimental.async_grpo): a vLLM server "
+        "(--vllm-server-url) generates while the trainer updates, rollouts up to --max-staleness updates "
+        "old; a GPU and vLLM only, curriculum schedules only (not frontier)",
+        json_schema_extra=cli("--async"),
+    )
+    max_staleness: int | None = Field(
+        None,
+        ge=0,
+        description="with --async: drop a rollout more than N weight updates behind the policy (default: TRL's, 4)",
+    )
     resume: bool = Field(False, description="continue from the newest checkpoint in the output folder")
     resume_from: str | None = Field(None, description="continue from this checkpoint folder")
     missing_bins: Literal["share", "error"] = Field(
