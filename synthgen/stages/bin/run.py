@@ -13,7 +13,7 @@ counted and reported, never silently kept; `--write-outside` writes them, diffic
 downsamples every non-empty bin to the smallest one's count, keeping the rows whose
 sha256(seed, turn_id) is smallest, so the choice depends only on the seed and the rows.
 `bin/summary.json` holds the counts; a terminal histogram shows pass rates per environment and
-per bin; `--plot FILE.png` draws them (matplotlib, the `plot` extra). See config/bin.py for the
+per bin; `--plot FILE.png` draws them (matplotlib, the `plot` extra). See settings.py beside this file for the
 boundary rule.
 
 The filter output must be finished (`--allow-partial` reads what is, and says so). `bin/` is
