@@ -62,11 +62,11 @@ from synthgen.llm.errors import (
 )
 from synthgen.llm.http import make_http_client, post_chat
 from synthgen.llm.preflight import Findings, ServerNotReady, check_server, probe_server
-from synthgen.llm.response import Completion, from_cache, infra, parse_completions, refused
+from synthgen.llm.response import Completion, from_cache, parse_completions, refused
 from synthgen.llm.seeds import base_seed, request_seed, sample_runs, seed_of
 from synthgen.llm.settings import LLMSettings, RoleSettings
 from synthgen.llm.slots import PrioritySlots
-from synthgen.llm.usage import RoleUsage, Usage
+from synthgen.llm.usage import Usage
 
 __all__ = ["Completion", "LLMClient", "ServerNotReady", "Usage", "base_seed", "check_servers", "request_seed"]
 
@@ -341,11 +341,11 @@ class LLMClient:
                 return refused(n, server_message(exc), time.monotonic() - start)
             if n > 1 and is_final_refusal(exc):
                 return None  # maybe n is not supported: the caller falls back to single requests
-            return _give_up(usage, n, exc, time.monotonic() - start)
+            return usage.give_up(n, exc, time.monotonic() - start)
         finally:
             if taken:  # never handed to a try (cancelled in between): give it back
                 self._slots.release()
-        _account(usage, completions, prompt, total, latency)
+        usage.account(completions, prompt, total, latency)
         return completions
 
     def _config_line(self, role: str, settings: RoleSettings, exc: BaseException) -> str:
@@ -381,24 +381,6 @@ class LLMClient:
                     )
                 raise
         return completions, prompt, total, latency
-
-
-def _account(usage: RoleUsage, completions: list[Completion], prompt: int, total: int, latency: float) -> None:
-    usage.prompt_tokens += prompt
-    usage.completion_tokens += total
-    usage.latency_s += latency
-    for completion in completions:
-        if completion.status == "truncated":
-            usage.samples_truncated += 1
-        else:
-            usage.samples_ok += 1
-
-
-def _give_up(usage: RoleUsage, n: int, exc: BaseException, elapsed: float) -> list[Completion]:
-    kind = error_kind(exc)
-    usage.samples_infra += n
-    usage.infra_by_cause[kind] += n
-    return infra(n, describe(exc), elapsed)
 
 
 def check_servers(settings) -> None:

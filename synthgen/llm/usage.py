@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from synthgen.llm.errors import describe, error_kind
+from synthgen.llm.response import Completion, infra
+
 
 @dataclass
 class RoleUsage:
@@ -43,6 +46,24 @@ class RoleUsage:
             "completion_tokens": self.completion_tokens,
             "latency_s": round(self.latency_s, 3),
         }
+
+    def account(self, completions: list[Completion], prompt: int, total: int, latency: float) -> None:
+        """Count one answered request: its tokens, its latency and each sample's outcome."""
+        self.prompt_tokens += prompt
+        self.completion_tokens += total
+        self.latency_s += latency
+        for completion in completions:
+            if completion.status == "truncated":
+                self.samples_truncated += 1
+            else:
+                self.samples_ok += 1
+
+    def give_up(self, n: int, exc: BaseException, elapsed: float) -> list[Completion]:
+        """Count `n` samples given up on `exc` (infrastructure, by its kind) and return them as such."""
+        kind = error_kind(exc)
+        self.samples_infra += n
+        self.infra_by_cause[kind] += n
+        return infra(n, describe(exc), elapsed)
 
     def add(self, other: RoleUsage) -> None:
         for name in (

@@ -9,7 +9,8 @@
         p = pool.run_sync(Job.program("print(int(input()) * 2)", "21\n"))   # a script on stdin
         p.calls[0].status, p.calls[0].value                      # ok "42\n" (its whole stdout)
 
-Layout: pool.py (workers, queue, asyncio/sync API), isolation.py (levels and how to start them),
+Layout: pool.py (the queue, the I/O thread, asyncio/sync API), workers.py (one zygote as the pool
+sees it), isolation.py (levels and how to start them),
 libraries.py (numpy and the like, bound in read-only), results.py (Job, parsing what comes back),
 verdicts.py (statuses and verdicts), contest_results.py (contest-tests jobs: a sample's tests in
 one process with LiveCodeBench's semantics), values.py (canonical encoding and comparison),

@@ -27,12 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import collections
 import concurrent.futures
 import os
 import selectors
 import shutil
-import struct
 import subprocess
 import threading
 import time
@@ -41,46 +39,10 @@ import weakref
 from synthgen.sandbox import isolation as iso
 from synthgen.sandbox.results import Job, JobResult, Limits, build_result, infra_result, split_done_frame
 from synthgen.sandbox.settings import SANDBOX_LIBRARIES
+from synthgen.sandbox.workers import BadFrame, Group, Pending, Worker
 
 GRACE_S = 5.0  # how long past a job's timeout the zygote has to report before it is replaced
 PIPELINE_DEPTH = 2  # jobs sent ahead to a zygote, so it never waits for the host between jobs
-START_TIMEOUT_S = 30.0
-MAX_FRAME = 1 << 30
-_U32 = struct.Struct(">I")
-
-
-class _Pending:
-    __slots__ = ("job", "future", "payload", "requeued")
-
-    def __init__(self, job: Job, future: concurrent.futures.Future, payload: bytes):
-        self.job, self.future, self.payload = job, future, payload
-        self.requeued = False
-
-    def claim(self) -> bool:
-        """Mark the future running; False if the caller cancelled it meanwhile."""
-        return self.requeued or self.future.set_running_or_notify_cancel()
-
-
-class _Worker:
-    def __init__(self, group: _Group, proc: subprocess.Popen):
-        self.group, self.proc = group, proc
-        self.out_fd, self.in_fd, self.err_fd = proc.stdout.fileno(), proc.stdin.fileno(), proc.stderr.fileno()
-        self.rbuf, self.wbuf = bytearray(), bytearray()
-        self.err_tail = b""
-        self.state = "starting"  # -> "ready" -> "dead"
-        self.inflight: collections.deque[_Pending] = collections.deque()  # sent, in order; the head runs
-        self.deadline = time.monotonic() + START_TIMEOUT_S
-        self.busy_since: float | None = None  # when its current run of back-to-back jobs began
-
-
-class _Group:
-    def __init__(self, name: str, seed: int, size: int, active: bool):
-        self.name, self.seed, self.size, self.active = name, seed, size, active
-        self.queue: collections.deque[_Pending] = collections.deque()
-        self.workers: list[_Worker] = []
-        self.failures = 0
-        self.next_spawn = 0.0
-        self.last_error = ""
 
 
 class SandboxPool:
@@ -104,10 +66,10 @@ class SandboxPool:
         self.libraries = self._plan.libraries
         self.isolation = self._plan.level
         self._groups = {
-            "main": _Group("main", hash_seed, self.workers, True),
-            "alt": _Group("alt", hash_seed + 1, self.workers, False),
+            "main": Group("main", hash_seed, self.workers, True),
+            "alt": Group("alt", hash_seed + 1, self.workers, False),
         }
-        self._inbox: list[tuple[str, _Pending]] = []
+        self._inbox: list[tuple[str, Pending]] = []
         self._busy_s = 0.0  # worker-seconds with a job running, of runs of jobs that ended
         self._lock = threading.Lock()
         self._closing = self._closed = False
@@ -141,7 +103,7 @@ class SandboxPool:
                 f"expected a Job and a group in {sorted(self._groups)}, got {type(job).__name__}, {group!r}"
             )
         future: concurrent.futures.Future = concurrent.futures.Future()
-        pending = _Pending(job, future, self.limits.job_payload(job))
+        pending = Pending(job, future, self.limits.job_payload(job))
         with self._lock:
             if self._closing:
                 raise RuntimeError(
@@ -205,7 +167,6 @@ class SandboxPool:
         return [w.proc.pid for name, g in self._groups.items() if group in (None, name) for w in list(g.workers)]
 
     # ---- the I/O thread ----------------------------------------------------------------------
-
     def _wake(self) -> None:
         with self._lock:  # (the I/O thread closes the pipe under the same lock when it ends)
             if self._wake_w >= 0:
@@ -262,7 +223,7 @@ class SandboxPool:
         times += [g.next_spawn for g in self._groups.values() if g.active and len(g.workers) < g.size]
         return max(0.0, min(times) - now) if times else 1.0
 
-    def _tend(self, group: _Group, now: float) -> None:
+    def _tend(self, group: Group, now: float) -> None:
         """Replace missing workers, enforce deadlines, hand out queued jobs."""
         for worker in list(group.workers):
             if (worker.state == "starting" or worker.inflight) and now > worker.deadline:
@@ -295,7 +256,7 @@ class SandboxPool:
                     worker.wbuf += pending.payload
                     self._flush(worker)
 
-    def _spawn(self, group: _Group) -> None:
+    def _spawn(self, group: Group) -> None:
         argv, popen = self._plan.command(group.seed)
         try:
             proc = subprocess.Popen(
@@ -308,27 +269,18 @@ class SandboxPool:
                 **popen,
             )
         except OSError as exc:
-            self._failed_start(group, f"could not start a worker: {exc}")
+            group.failed_start(f"could not start a worker: {exc}")
             return
-        worker = _Worker(group, proc)
+        worker = Worker(group, proc)
         for fd in (worker.out_fd, worker.in_fd, worker.err_fd):
             os.set_blocking(fd, False)
         self._sel.register(worker.out_fd, selectors.EVENT_READ, (worker, "out"))
         self._sel.register(worker.err_fd, selectors.EVENT_READ, (worker, "err"))
         group.workers.append(worker)
 
-    def _failed_start(self, group: _Group, error: str) -> None:
-        group.failures += 1
-        group.last_error = error
-        group.next_spawn = time.monotonic() + min(5.0, 0.05 * 2**group.failures)
-
-    def _flush(self, worker: _Worker) -> None:
+    def _flush(self, worker: Worker) -> None:
         try:
-            while worker.wbuf:
-                n = os.write(worker.in_fd, worker.wbuf)
-                del worker.wbuf[:n]
-        except BlockingIOError:
-            pass
+            worker.write_some()
         except OSError as exc:
             self._retire(worker, f"sandbox worker stopped reading: {exc}")
             return
@@ -339,18 +291,12 @@ class SandboxPool:
         elif not want and key is not None:
             self._sel.unregister(worker.in_fd)
 
-    def _read_err(self, worker: _Worker) -> None:
-        try:
-            data = os.read(worker.err_fd, 1 << 16)
-        except BlockingIOError:
-            return
-        if not data:
-            self._sel.unregister(worker.err_fd)
-            worker.err_fd = -1
-            return
-        worker.err_tail = (worker.err_tail + data)[-4096:]
+    def _read_err(self, worker: Worker) -> None:
+        fd = worker.err_fd
+        if not worker.read_err():
+            self._sel.unregister(fd)
 
-    def _read_out(self, worker: _Worker) -> None:
+    def _read_out(self, worker: Worker) -> None:
         try:
             data = os.read(worker.out_fd, 1 << 16)  # a pipe's capacity: bigger reads only churn the allocator
         except BlockingIOError:
@@ -362,20 +308,13 @@ class SandboxPool:
             tail = worker.err_tail.decode("utf-8", "replace").strip().splitlines()[-1:]
             self._retire(worker, "sandbox worker died" + (f": {tail[0][:300]}" if tail else ""))
             return
-        worker.rbuf += data
-        buf = worker.rbuf
-        while len(buf) >= 4 and worker.state != "dead":
-            (n,) = _U32.unpack_from(buf, 0)
-            if n == 0 or n > MAX_FRAME:
-                self._retire(worker, "sandbox worker broke the protocol (bad frame length)")
-                return
-            if len(buf) < 4 + n:
-                break
-            frame = bytes(buf[4 : 4 + n])
-            del buf[: 4 + n]
-            self._on_frame(worker, frame)
+        try:
+            for frame in worker.frames(data):
+                self._on_frame(worker, frame)
+        except BadFrame:
+            self._retire(worker, "sandbox worker broke the protocol (bad frame length)")
 
-    def _on_frame(self, worker: _Worker, frame: bytes) -> None:
+    def _on_frame(self, worker: Worker, frame: bytes) -> None:
         kind = frame[:1]
         if kind == b"R" and worker.state == "starting":
             worker.state = "ready"
@@ -402,7 +341,7 @@ class SandboxPool:
             return
         self._retire(worker, f"sandbox worker broke the protocol (frame {kind!r} while {worker.state})")
 
-    def _retire(self, worker: _Worker, error: str, head_ran: bool = True) -> None:
+    def _retire(self, worker: Worker, error: str, head_ran: bool = True) -> None:
         """Kill and reap a worker; its job (if any, and `head_ran`) is reported as infra, jobs sent
         behind it are queued again. A replacement follows."""
         if worker.state == "dead":
@@ -423,7 +362,7 @@ class SandboxPool:
             worker.group.workers.remove(worker)
         if was == "starting":
             tail = worker.err_tail.decode("utf-8", "replace").strip().splitlines()[-1:]
-            self._failed_start(worker.group, error + (f" ({tail[0][:300]})" if tail and tail[0] not in error else ""))
+            worker.group.failed_start(error + (f" ({tail[0][:300]})" if tail and tail[0] not in error else ""))
         if worker.inflight and head_ran:  # the running job failed with the worker; the ones behind it never ran
             head = worker.inflight.popleft()
             head.future.set_result(infra_result(head.job, self.isolation, error))
@@ -436,7 +375,7 @@ class SandboxPool:
                     worker.group.queue.appendleft(pending)
             worker.inflight.clear()
 
-    def _idle(self, worker: _Worker, now: float) -> None:
+    def _idle(self, worker: Worker, now: float) -> None:
         if worker.busy_since is not None:
             self._busy_s += now - worker.busy_since
             worker.busy_since = None
@@ -456,6 +395,6 @@ class SandboxPool:
         for _, pending in inbox:
             self._fail_queued(pending, "the sandbox pool was closed")
 
-    def _fail_queued(self, pending: _Pending, error: str) -> None:
+    def _fail_queued(self, pending: Pending, error: str) -> None:
         if pending.claim():
             pending.future.set_result(infra_result(pending.job, self.isolation, error))
