@@ -1,9 +1,11 @@
 """Commands that show a finished run to others: `synthgen export` (a Hugging Face dataset folder
-with its card, optionally pushed to the Hub) and `synthgen report` (one self-contained HTML page)."""
+with its card, optionally pushed to the Hub), `synthgen report` (one self-contained HTML page) and
+`synthgen compare` (one page comparing runs)."""
 
 from __future__ import annotations
 
 from synthgen.cli_flags import SettingsCommand
+from synthgen.config.compare import CompareSettings
 from synthgen.config.export import ExportSettings
 from synthgen.config.report import ReportSettings
 
@@ -21,5 +23,12 @@ COMMANDS = [
         "synthgen.report:run",
         help="Write one self-contained HTML page about a run: yield per turn, pass rates, bins, drop reasons, "
         "tokens, example problems and chains.",
+    ),
+    SettingsCommand(
+        "compare",
+        CompareSettings,
+        "synthgen.report.compare:run",
+        help="Write one self-contained HTML page comparing runs: pass@k and cumulative solve rates over training "
+        "steps, yield per turn and the multi-turn / single-turn ratio; runs that differ only in seed are averaged.",
     ),
 ]

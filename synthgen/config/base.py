@@ -44,6 +44,7 @@ SECTIONS: frozenset[str] = frozenset(
         "prompts",
         "serve",
         "match",
+        "compare",
     }
 )
 
