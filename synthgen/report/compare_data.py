@@ -9,8 +9,8 @@ runs is one curve, the mean over its runs with their spread. A run that recorded
 still training) is a group of its own.
 
 The multi-turn / single-turn yield ratio (the paper's "about 4x") compares kept problems per seed of
-multi-turn rows with those of single-turn rows (`generate --single-turn K`) among generate runs whose
-settings differ only in seed, turns and single-turn samples, or inside one run that holds both.
+multi-turn rows with those of single-turn rows (`generate --single-turn K`) among runs whose generate
+stages' settings differ only in seed, turns and single-turn samples, or inside one run that holds both.
 """
 
 from __future__ import annotations
@@ -246,6 +246,8 @@ def label_groups(groups: list[Group], settings_of, drop: frozenset[str]) -> None
     ]
     keys = sorted({k for f in flats for k in f})
     varying = [k for k in keys if len({json.dumps(f.get(k), sort_keys=True, default=str) for f in flats}) > 1]
+    # Settings every group has tell them apart best; one only some have (a stage the others lack) is a last resort.
+    varying = [k for k in varying if all(k in f for f in flats if f)] or varying
     varying.sort(key=lambda k: (k.split(".")[-1] not in ("data", "curriculum"), k))
     shown = {k: dict(zip(range(len(flats)), _shortened([_text(f.get(k, "-")) for f in flats]))) for k in varying}
     for i, (group, flat) in enumerate(zip(groups, flats)):
@@ -269,7 +271,9 @@ def _groups(runs: list[Any], drop: frozenset[str], settings_of) -> list[Group]:
 def _ratios(runs: list[GenerateRun]) -> list[Ratio]:
     families: dict[str, list[GenerateRun]] = {}
     for run in runs:
-        families.setdefault(group_key(run.settings, YIELD_KEYS, run.path), []).append(run)
+        # The generate stage's settings only: a run seeded from another run's seeds has no seeds stage.
+        generate = (run.settings or {}).get("generate")
+        families.setdefault(group_key(generate, YIELD_KEYS, run.path), []).append(run)
     out = []
     for members in families.values():
         multi = [v for r in members if (v := r.kept_per_seed("multi")) is not None]

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from benchmark_rows import write_benchmarks
 from problem_rows import problem_row
 
 pytest.importorskip("matplotlib", reason="compare needs the plot extra (matplotlib)")
@@ -192,25 +193,10 @@ def test_no_input_is_exit_2(cli):
     assert rc == 2 and err.count("\n") == 1, err
 
 
-LCB_ROW = {  # one stdin LiveCodeBench problem, as its data set spells a row
-    "question_title": "sum",
-    "question_content": "Print the sum of A and B.",
-    "platform": "atcoder",
-    "question_id": "abc999_a",
-    "contest_id": "abc999",
-    "contest_date": "2024-10-05T00:00:00",
-    "starter_code": "",
-    "difficulty": "easy",
-    "public_test_cases": json.dumps([{"input": "1 2\n", "output": "3\n", "testtype": "stdin"}]),
-    "private_test_cases": json.dumps([{"input": "4 4\n", "output": "8\n", "testtype": "stdin"}]),
-    "metadata": "{}",
-}
-
-
 @pytest.fixture(scope="module")
 def chains_vs_disjoint(demo_run, tmp_path_factory):
     """Two CPU training runs on the demo's chains and on their disjoint baseline, logging pass@k on
-    LiveCodeBench and Math500 (local one-problem copies) at every step."""
+    LiveCodeBench and Math500 (local copies) at every step."""
     import os
     import subprocess
     import sys
@@ -221,11 +207,7 @@ def chains_vs_disjoint(demo_run, tmp_path_factory):
 
     root = tmp_path_factory.mktemp("compare-train")
     model = make_tiny_model(root / "model")
-    bench = root / "bench"
-    bench.mkdir()
-    (bench / "lcb.jsonl").write_text(json.dumps(LCB_ROW) + "\n")
-    math = [{"problem": "What is 6 times 7?", "answer": "42", "level": 2, "unique_id": "b/2.json"}]
-    (bench / "math500.jsonl").write_text(json.dumps(math[0]) + "\n")
+    bench = write_benchmarks(root / "bench", ("lcb", "math500"))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     outputs = []
     for name, data in (("chains", demo_run / "chain"), ("disjoint", demo_run / "chain" / "disjoint")):
