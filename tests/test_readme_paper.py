@@ -89,7 +89,7 @@ def adapt(line: str, url: str) -> list[str]:
 
 
 def run_cli(argv: list[str]) -> tuple[int, str]:
-    from synthgen.cli import app, run_guarded
+    from synthgen.cli.app import app, run_guarded
 
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
@@ -113,8 +113,7 @@ def ran(tmp_path_factory):
     pytest.importorskip("trl")
     pytest.importorskip("matplotlib")
     pytest.importorskip("math_verify")
-    from synthgen.scripted.launch import start_scripted_server
-
+    from synthgen.demo.scripted.launch import start_scripted_server
     rows = paper_rows()
     work = tmp_path_factory.mktemp("paper")
     _write_inputs(work)

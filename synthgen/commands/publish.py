@@ -4,10 +4,10 @@ with its card, optionally pushed to the Hub), `synthgen report` (one self-contai
 
 from __future__ import annotations
 
-from synthgen.cli_flags import SettingsCommand
-from synthgen.config.compare import CompareSettings
-from synthgen.config.export import ExportSettings
-from synthgen.config.report import ReportSettings
+from synthgen.cli.flags import SettingsCommand
+from synthgen.settings.compare import CompareSettings
+from synthgen.export.settings import ExportSettings
+from synthgen.report.settings import ReportSettings
 
 COMMANDS = [
     SettingsCommand(

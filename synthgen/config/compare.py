@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from synthgen.config.base import Settings, cli
+from synthgen.settings.base import Settings, cli
 
 
 class CompareSettings(Settings):

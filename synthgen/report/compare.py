@@ -27,12 +27,12 @@ import jinja2
 from rich.console import Console
 
 from synthgen import __version__
-from synthgen.config.compare import CompareSettings
+from synthgen.settings.compare import CompareSettings
 from synthgen.errors import UserError
-from synthgen.paths import output_file
+from synthgen.store.paths import output_file
 from synthgen.report import PAPER, compare_plots
 from synthgen.report.compare_data import CompareData, Group, collect_compare
-from synthgen.shards import write_text_atomic
+from synthgen.store.layout import write_text_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
 

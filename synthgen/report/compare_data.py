@@ -26,9 +26,9 @@ from typing import Any
 import polars as pl
 
 from synthgen.errors import UserError
-from synthgen.run_info import stages
-from synthgen.shards import StageDir
-from synthgen.stages.stats import read_columns
+from synthgen.store.run_info import stages
+from synthgen.store.layout import StageDir
+from synthgen.stages.stats.run import read_columns
 from synthgen.train.solve_rates import CUMULATIVE_FILE
 
 EVAL_FILE = "eval_pass_at_k.csv"  # synthgen.train.evaluation.EVAL_FILE (that module imports transformers)

@@ -13,7 +13,7 @@ import math
 
 from synthgen.report.compare_data import GenerateRun, Group, Ratio, TrainRun, series
 from synthgen.report.plots import ENV_COLORS, WIDE, _legend_above, _png
-from synthgen.stages.bin import pyplot
+from synthgen.stages.bin.run import pyplot
 
 PANEL = (3.0, 2.4)  # inches per panel of a grid
 COLUMNS = 4

@@ -1,6 +1,6 @@
 """The train stage: settings -> data plan, GRPO config, curriculum, trainer -> checkpoints + metrics.
 
-    from synthgen.config.train import TrainSettings
+    from synthgen.train.settings import TrainSettings
     from synthgen.train.run import run
     run(TrainSettings(data=["data/runs/demo/bin"], model="data/tiny-model", curriculum="reverse-medium",
                       max_steps=3, recipe="tiny-cpu"))
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from synthgen.curriculum import ADAPTIVE, EVERYTHING, PAPER_STEPS, FrontierSettingsData, Schedule, get_schedule
+from synthgen.train.curriculum import ADAPTIVE, EVERYTHING, PAPER_STEPS, FrontierSettingsData, Schedule, get_schedule
 from synthgen.errors import UserError
 
 log = logging.getLogger(__name__)

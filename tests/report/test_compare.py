@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from benchmark_rows import write_benchmarks
-from problem_rows import problem_row
+from tests.helpers.problem_rows import problem_row
 
 pytest.importorskip("matplotlib", reason="compare needs the plot extra (matplotlib)")
 
@@ -113,8 +113,8 @@ def test_a_folder_of_outputs_and_an_output_still_training(cli, tmp_path):
 
 def write_generate_run(cli, run: Path, mode: str, kept_per_seed: int, seed: int) -> Path:
     """A generate stage of 4 seeds (turns 1-2 multi-turn, or turn 1 single-turn) and its filter."""
-    from synthgen.records import PROBLEMS, problem_id, table_from_rows
-    from synthgen.shards import StageDir, file_metadata
+    from synthgen.store.records import PROBLEMS, problem_id, table_from_rows
+    from synthgen.store.layout import StageDir, file_metadata
 
     rows = []
     for s in range(4):
@@ -226,7 +226,7 @@ def chains_vs_disjoint(demo_run, tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.train
 def test_chains_against_disjoint_in_a_headless_browser(cli, chains_vs_disjoint, demo_run, tmp_path):
-    from browser_helpers import Browser, find_chromium
+    from tests.helpers.browser import Browser, find_chromium
     from PIL import Image
 
     page_file = tmp_path / "compare.html"

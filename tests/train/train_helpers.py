@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmark_rows import LCB_ROW, write_benchmarks  # noqa: F401 (the benchmarks' local copies, shared)
-from problem_rows import problem_row
+from tests.helpers.problem_rows import problem_row
 
 BINS = ("easy", "easy_medium", "medium", "hard")
 PER_BIN = 4
@@ -17,7 +17,7 @@ PER_BIN = 4
 
 def deduction_rows(bin_name: str, n: int = PER_BIN) -> list[dict]:
     """n deduction problems `f(x) = x * k + c` with gold outputs in the sandbox's encoding."""
-    from synthgen import records
+    from synthgen.store import records
     from synthgen.sandbox.values import encode
 
     rows = []
@@ -47,8 +47,7 @@ def write_binned(root: Path, bins=BINS, n: int = PER_BIN) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from synthgen import records
-
+    from synthgen.store import records
     schema = records.with_fields(records.PROBLEMS, [pa.field("difficulty", pa.string(), nullable=False)])
     for b in bins:
         folder = root / "bin" / b
@@ -64,9 +63,9 @@ FILTER_RATES = (0.0, 1 / 32, 2 / 32, 3 / 32, 0.25, 0.5, 0.75, 31 / 32, 1.0)
 
 def write_generated(run_dir: Path, rates=FILTER_RATES) -> Path:
     """`run_dir/generate/`, one finished shard of deduction problems with these pass rates."""
-    from synthgen import records
+    from synthgen.store import records
     from synthgen.sandbox.values import encode
-    from synthgen.shards import StageDir, file_metadata
+    from synthgen.store.layout import StageDir, file_metadata
 
     rows = []
     for i, rate in enumerate(rates):
