@@ -23,7 +23,7 @@ from synthgen.demo.settings import DemoSettings
 from synthgen.envs.tool_settings import PromptsShowSettings, VerifySettings
 from synthgen.evals.settings import EvalSettings, ServeSettings
 from synthgen.export.settings import ExportSettings
-from synthgen.report.settings import ReportSettings
+from synthgen.report.settings import CompareSettings, ReportSettings
 from synthgen.sandbox.settings import SandboxRunSettings
 from synthgen.slurm.settings import SlurmSettings, WaitReadySettings
 from synthgen.stages.bin.settings import BinSettings
@@ -218,6 +218,13 @@ COMMANDS: list[SettingsCommand] = [
         "synthgen.report:run",
         help="Write one self-contained HTML page about a run: yield per turn, pass rates, bins, drop reasons, "
         "tokens, example problems and chains.",
+    ),
+    SettingsCommand(
+        "compare",
+        CompareSettings,
+        "synthgen.report.compare:run",
+        help="Write one self-contained HTML page comparing runs: pass@k and cumulative solve rates over training "
+        "steps, yield per turn and the multi-turn / single-turn ratio; runs that differ only in seed are averaged.",
     ),
     SettingsCommand(
         "verify",

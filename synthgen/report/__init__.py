@@ -1,4 +1,4 @@
-"""`synthgen report RUN_DIR`: one self-contained HTML page about a run, to look at or send around.
+"""`synthgen report` and `synthgen compare`: self-contained HTML pages about a run, and across runs.
 
     synthgen report data/runs/demo                  # writes data/runs/demo/report.html
     synthgen report data/runs/exp1 --output exp1.html --examples 10 --chains 5

@@ -190,6 +190,9 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
             "step_seconds": _step_seconds(trainer),
             # Frontier rounds drawn before the stats they should use existed (0 unless the lag is short).
             "frontier_late_rounds": trainer.frontier.late_rounds if trainer.frontier else None,
+            # What shaped the run, so that `synthgen compare` groups runs that differ only in seed.
+            "settings": settings.hashed_view(),
+            "settings_hash": settings.settings_hash(),
         }
         (out / "train_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return out

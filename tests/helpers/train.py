@@ -1,14 +1,13 @@
 """Data for the train tests: deduction problems per bin and a binned folder, as the bin stage writes it.
 
-Tests import these from here (`from train_helpers import ...`), not from conftest: with several
-test folders, a module named `conftest` is whichever folder's was imported first.
+Tests import these from here (`from tests.helpers.train import ...`), not from a conftest.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from tests.helpers.benchmark_rows import LCB_ROW, write_benchmarks  # noqa: F401 (the benchmarks' local copies)
 from tests.helpers.problem_rows import problem_row
 
 BINS = ("easy", "easy_medium", "medium", "hard")
@@ -92,35 +91,3 @@ def write_generated(run_dir: Path, rates=FILTER_RATES) -> Path:
     stage.write_part(shard, 0, records.table_from_rows(rows, records.PROBLEMS), file_metadata("generate", "g"))
     stage.mark_done(shard, {"settings_hash": "g", "rows": len(rows)})
     return stage.path
-
-
-LCB_ROW = {  # one stdin LiveCodeBench problem, as its data set spells a row
-    "question_title": "sum",
-    "question_content": "Print the sum of A and B.",
-    "platform": "atcoder",
-    "question_id": "abc999_a",
-    "contest_id": "abc999",
-    "contest_date": "2024-10-05T00:00:00",
-    "starter_code": "",
-    "difficulty": "easy",
-    "public_test_cases": json.dumps([{"input": "1 2\n", "output": "3\n", "testtype": "stdin"}]),
-    "private_test_cases": json.dumps([{"input": "4 4\n", "output": "8\n", "testtype": "stdin"}]),
-    "metadata": "{}",
-}
-
-
-def write_benchmarks(folder: Path) -> Path:
-    """Local copies of LiveCodeBench (one stdin problem), Math500 (two levels) and AIME2024 (one),
-    as `--eval-benchmark-data-dir` reads them."""
-    import json
-
-    folder.mkdir(parents=True, exist_ok=True)
-    lcb = LCB_ROW
-    math = [
-        {"problem": "What is one half?", "answer": "\\frac{1}{2}", "level": 1, "unique_id": "a/1.json"},
-        {"problem": "What is 6 times 7?", "answer": "42", "level": 2, "unique_id": "b/2.json"},
-    ]
-    aime = [{"id": "2024-I-1", "problem": "What is 2 + 2?", "answer": "4"}]
-    for name, rows in (("lcb", [lcb]), ("math500", math), ("aime2024", aime)):
-        (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return folder
