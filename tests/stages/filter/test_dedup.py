@@ -211,7 +211,7 @@ def test_exact_copies_collapse_without_quadratic_pairs():
 
 
 def _bench():
-    path = Path(__file__).resolve().parents[1] / "bench" / "dedup.py"
+    path = Path(__file__).resolve().parents[3] / "bench" / "dedup.py"
     spec = importlib.util.spec_from_file_location("bench_dedup", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
