@@ -2,8 +2,9 @@
 re-run: the rows equal those of an uninterrupted run, at every kill point.
 
 The kill is the request cache's test hook (SYNTHGEN_TEST_KILL_AFTER_COMMITS=k): the process sends
-itself SIGKILL right after its k-th commit, so kill point k is the state after k committed
-samples, for every k from 1 to the number of commits of the uninterrupted run. Two processes per
+itself SIGKILL right after its k-th commit (a commit is one answer, all its samples), so kill point
+k is the state after k committed answers, for every k from 1 to the number of commits of the
+uninterrupted run. The rows are compared whole, token counts included. Two processes per
 point (the killed run and its re-run), over a hundred points: an interpreter that imports the CLI
 costs seconds of CPU, so the runs are forks of one launcher that imported it and built its command
 tree once (what every `python -m synthgen` does first); each fork then runs `synthgen.cli.main`
@@ -28,12 +29,12 @@ import pytest
 from synthgen.llm_cache import KILL_AFTER_COMMITS_ENV, RequestCache
 from synthgen.shards import StageDir
 
-# Small runs: 8 seeds x 4 turns x (a teacher answer + a student answer of M = 4 samples), about
-# 64 commits (one per answer) in generate; 8 chains x 2 steps x up to 3 tries x 2 answers in chain.
+# Small runs: 8 seeds x 4 turns x (a teacher answer + a student answer of M = 2 samples), about 60
+# commits (one per answer) in generate; up to 8 chains x 2 steps x up to 3 tries x 2 answers in chain.
 COMMON = ["--no-progress", "--no-llm-probe", "--sandbox-workers", "1", "--max-in-flight", "4"]
 COMMON += ["--wait-ready", "2m"]  # a server slow to answer on a busy machine is not a failed start
-GENERATE = ["--max-seeds", "8", "--lineages-per-seed", "1", "--turns", "4", "--attempts", "4", "--no-mutation-score"]
-CHAIN = ["--start-band", "0.05:0.55", "--attempts", "4", "--tries", "3", "--max-chains", "8"]
+GENERATE = ["--max-seeds", "8", "--lineages-per-seed", "1", "--turns", "4", "--attempts", "2", "--no-mutation-score"]
+CHAIN = ["--start-band", "0.05:0.55", "--attempts", "2", "--tries", "3", "--max-chains", "8"]
 # What each stage writes, compared table for table (the rows hold no wall-clock columns).
 OUTPUTS = {"generate": {"generate": "turn_id"}}
 OUTPUTS["chain"] = {"chain/tries": "turn_id", "chain/problems": "problem_id", "chain/links": "link_id"}
@@ -172,7 +173,7 @@ def test_kill_9_at_every_cache_commit_of_generate_and_chain_then_a_rerun_equals_
         run_dirs[stage, k] = tmp_path / f"{stage}-k{k:03d}"
         shutil.copytree(base[stage], run_dirs[stage, k])
 
-    def jobs(phase: str, env: dict) -> list[dict]:
+    def jobs(phase: str, env) -> list[dict]:  # env: kill point -> environment of its run
         return [
             {
                 "argv": _argv(stage, run_dirs[stage, k], url),
