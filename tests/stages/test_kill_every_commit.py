@@ -7,7 +7,7 @@ k is the state after k committed answers, for every k from 1 to the number of co
 uninterrupted run. The rows are compared whole, token counts included. Two processes per
 point (the killed run and its re-run), over a hundred points: an interpreter that imports the CLI
 costs seconds of CPU, so the runs are forks of one launcher that imported it and built its command
-tree once (what every `python -m synthgen` does first); each fork then runs `synthgen.cli.main`
+tree once (what every `python -m synthgen` does first); each fork then runs `synthgen.cli.app.main`
 with its command line, as `python -m synthgen` does, in a process of its own that really dies
 of the SIGKILL. The uninterrupted reference runs are plain `python -m synthgen` processes.
 """
@@ -26,8 +26,8 @@ from contextlib import closing
 
 import pytest
 
-from synthgen.llm_cache import KILL_AFTER_COMMITS_ENV, RequestCache
-from synthgen.shards import StageDir
+from synthgen.llm.cache import KILL_AFTER_COMMITS_ENV, RequestCache
+from synthgen.store.layout import StageDir
 
 # Small runs: 8 seeds x 4 turns x (a teacher answer + a student answer of M = 2 samples), about 60
 # commits (one per answer) in generate; up to 8 chains x 2 steps x up to 3 tries x 2 answers in chain.
@@ -45,12 +45,12 @@ MIN_POINTS = 100
 # each batch with one JSON list of [exit code (negative: the signal that ended the run), CPU seconds].
 LAUNCHER = textwrap.dedent("""
     import gc, json, os, sys
-    import synthgen.cli
-    import synthgen.llm, synthgen.sandbox, synthgen.stages.chain, synthgen.stages.generate  # noqa: F401
+    import synthgen.cli.app
+    import synthgen.llm.client, synthgen.sandbox, synthgen.stages.chain.run, synthgen.stages.generate.run  # noqa: F401
     import pandas  # noqa: F401  (pyarrow imports it at a run's first write)
 
-    tree = synthgen.cli.command_tree(synthgen.cli.app)
-    synthgen.cli.command_tree = lambda app: tree
+    tree = synthgen.cli.app.command_tree(synthgen.cli.app.app)
+    synthgen.cli.app.command_tree = lambda app: tree
     gc.collect()
     gc.freeze()  # the forks share the imported modules' pages instead of copying them on collection
 
@@ -64,7 +64,7 @@ LAUNCHER = textwrap.dedent("""
         sys.argv = ["synthgen", *job["argv"]]
         code = 1
         try:
-            synthgen.cli.main(job["argv"])
+            synthgen.cli.app.main(job["argv"])
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
         finally:

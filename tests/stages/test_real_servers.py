@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from synthgen.envs import reasons
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 COMPARED = ["turn_id", "problem_id", "env", "turn", "code", "valid", "reason", "pass_rate", "correct", "summary"]
 ARGS = ["--max-seeds", "3", "--lineages-per-seed", "1", "--turns", "2", "--attempts", "4", "--no-progress"]
@@ -202,7 +202,7 @@ def test_kill_9_right_after_chosen_cache_commits_then_resume_equals_an_uninterru
     import subprocess
     import sys
 
-    from synthgen.llm_cache import KILL_AFTER_COMMITS_ENV
+    from synthgen.llm.cache import KILL_AFTER_COMMITS_ENV
 
     server = scripted_server()
     args = ["--base-url", server.url, *ARGS, "--max-in-flight", "2"]
