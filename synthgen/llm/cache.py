@@ -7,7 +7,7 @@ server does not invalidate answers. Infra failures are never stored (a re-run re
 ok and truncated answers are. Values are stored as ASCII JSON, and read back through
 `llm_response.from_cache`, which sanitises their text (synthgen.text).
 
-Writes are small single-row autocommits in WAL mode, made from the event loop thread under a
+Writes are small commits in WAL mode, one per answer (all its samples), made from the event loop thread under a
 lock; several processes (a Slurm array) may share a file, SQLite serialises their writers.
 """
 
@@ -74,12 +74,26 @@ class RequestCache:
 
     def put(self, key: str, value: dict) -> None:
         """Store a sample; the first answer stored under a key stays (replays are stable)."""
-        text = json.dumps(value)  # ASCII: any str, even a lone surrogate, is stored without error
+        self.put_many([(key, value)])
+
+    def put_many(self, items: list[tuple[str, dict]]) -> None:
+        """Store the samples of one answer in one commit: a kill leaves all of them or none, so a
+        re-run sends the very request the uninterrupted run sent (the same samples and the same
+        token counts, which a server reports per request, not per sample)."""
+        now = time.time()
+        # ASCII JSON: any str, even a lone surrogate, is stored without error
+        rows = [(key, json.dumps(value), now) for key, value in items]
         with self._lock:
-            cursor = self._db.execute(
-                "INSERT OR IGNORE INTO samples (key, value, created) VALUES (?, ?, ?)", (key, text, time.time())
-            )
-            self._commits += cursor.rowcount
+            self._db.execute("BEGIN")  # the connection autocommits each statement otherwise
+            try:
+                cursor = self._db.executemany(
+                    "INSERT OR IGNORE INTO samples (key, value, created) VALUES (?, ?, ?)", rows
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._commits += cursor.rowcount > 0
             if self._kill_after and self._commits >= self._kill_after:
                 os.kill(os.getpid(), signal.SIGKILL)
 

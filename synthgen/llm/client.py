@@ -22,7 +22,7 @@ TeacherSettings / StudentSettings), `.llm` (LLMSettings) and `.max_in_flight`.
 - Student sampling asks once with `n = M`; if the server rejects n > 1 with a 400, or answers
   with fewer choices (it ignores n), the client keeps what came, asks for the rest one by one
   and remembers that for the endpoint.
-- With a cache path, every ok or truncated sample is stored as soon as it arrives
+- With a cache path, every ok or truncated sample is stored as soon as its answer arrives
   (synthgen.llm.cache); a re-run replays them with zero requests.
 - With a caller `key`, sample i carries the sampling seed base_seed(key) + i, alone or inside an
   n-request (vLLM gives sample j of an n-request with seed s the seed s + j), so a request
@@ -260,8 +260,7 @@ class LLMClient:
         if len(run) > 1 and self.llm.use_n and self._n_supported.get(endpoint, True):
             got = await self._request(role, settings, messages, len(run), seed_of(base, run[0]), priority)
             if got is not None:
-                for i, completion in zip(run, got):
-                    self._store(keys, i, completion, results)
+                self._store_answer(keys, list(zip(run, got)), results)
                 if len(got) == len(run):
                     return
                 rest = run[len(got) :]  # fewer choices than n: keep them, ask for the rest one by one
@@ -293,9 +292,16 @@ class LLMClient:
             self.notify(line)
 
     def _store(self, keys: list[str], i: int, completion: Completion, results: list) -> None:
-        results[i] = completion
-        if self._cache is not None and completion.status != "infra":
-            self._cache.put(keys[i], asdict(completion) | {"cached": False})
+        self._store_answer(keys, [(i, completion)], results)
+
+    def _store_answer(self, keys: list[str], samples: list[tuple[int, Completion]], results: list) -> None:
+        """Keep one answer's samples, and cache them in one commit (see RequestCache.put_many)."""
+        for i, completion in samples:
+            results[i] = completion
+        if self._cache is not None:
+            stored = [(keys[i], asdict(c) | {"cached": False}) for i, c in samples if c.status != "infra"]
+            if stored:
+                self._cache.put_many(stored)
 
     def _body(self, settings: RoleSettings, messages: list[dict], n: int, seed: int | None = None) -> dict:
         body: dict = {
