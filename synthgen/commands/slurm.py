@@ -1,8 +1,9 @@
-"""`synthgen slurm`: run the pipeline as Slurm jobs (generate array, curation chain, training).
+"""`synthgen slurm`: run the pipeline as Slurm jobs (generate and calibrate arrays, curation chain, training).
 
     synthgen --config run.yaml slurm generate --num-shards 64 --parallelism 16   # unfinished shards
     synthgen --config run.yaml slurm curate                           # filter -> bin -> chain
     synthgen --config run.yaml slurm train --model PATH --output DIR --curriculum classic
+    synthgen --config run.yaml slurm calibrate --input-dir RUN/bin --calibrate-num-shards 8   # unfinished shards
     synthgen --config run.yaml slurm pipeline --dry-run               # print every script
     synthgen slurm wait-ready http://node:8000/v1 --timeout 1800      # used inside the jobs
 
@@ -33,6 +34,12 @@ AFTER = option("after", str | None, "--after", help="Job id (e.g. the generate a
 SHARED = Alias(
     "--base-url", ("vllm.shared_url",), "A running OpenAI-compatible server that every job shares (no per-job vLLM)."
 )
+CALIBRATE_FLAGS = [
+    option("input_dir", Path | None, "--input-dir", help="Problem set to re-measure (default: calibrate.input_dir)."),
+    option("after", str | None, "--after", help="Job id (e.g. the bin job) the array waits for."),
+    option("force", bool, "--force", default=False, help="Submit even if an earlier calibrate array still runs."),
+    DRY_RUN,
+]
 TRAIN_FLAGS = [
     option("data", Path | None, "--data", help="Binned data (default: RUN_DIR/bin)."),
     option("model", str | None, "--model", help="Model to train (path or name); also what trl vllm-serve serves."),
@@ -91,7 +98,19 @@ def pipeline(
     sub.finish(jobs, dry_run)
 
 
+def calibrate(settings: SlurmSettings, ctx: typer.Context, input_dir, after, force: bool, dry_run: bool) -> None:
+    """Submit the calibrate array (another student re-measures a problem set) for its unfinished shards."""
+    from synthgen.slurm.calibrate import calibrate_job
+
+    sub = _submission(ctx, settings)
+    job = calibrate_job(sub, input_dir, force, dry_run)
+    if job is not None:
+        job.after_job = after
+    sub.finish([job] if job else [], dry_run)
+
+
 _NOT_GENERATE = frozenset({"generate", "num_shards", "array_parallelism", "requeue", "signal_grace_s"})
+_NO_ARRAY = _NOT_GENERATE | {"calibrate"}  # what only the array jobs (generate, calibrate) use
 COMMANDS = [
     SettingsCommand(
         "generate",
@@ -99,15 +118,30 @@ COMMANDS = [
         generate,
         aliases=[SHARED],
         extras=[FORCE, DRY_RUN],
-        exclude=frozenset({"curate", "train"}),
+        exclude=frozenset({"curate", "train", "calibrate"}),
     ),
     SettingsCommand(
-        "curate", SlurmSettings, curate, aliases=[SHARED], extras=[AFTER, DRY_RUN], exclude=_NOT_GENERATE | {"train"}
+        "curate", SlurmSettings, curate, aliases=[SHARED], extras=[AFTER, DRY_RUN], exclude=_NO_ARRAY | {"train"}
     ),
     SettingsCommand(
-        "train", SlurmSettings, train, extras=[*TRAIN_FLAGS, AFTER, DRY_RUN], exclude=_NOT_GENERATE | {"curate", "vllm"}
+        "train", SlurmSettings, train, extras=[*TRAIN_FLAGS, AFTER, DRY_RUN], exclude=_NO_ARRAY | {"curate", "vllm"}
     ),
-    SettingsCommand("pipeline", SlurmSettings, pipeline, aliases=[SHARED], extras=[*TRAIN_FLAGS[1:], FORCE, DRY_RUN]),
+    SettingsCommand(
+        "pipeline",
+        SlurmSettings,
+        pipeline,
+        aliases=[SHARED],
+        extras=[*TRAIN_FLAGS[1:], FORCE, DRY_RUN],
+        exclude=frozenset({"calibrate"}),
+    ),
+    SettingsCommand(
+        "calibrate",
+        SlurmSettings,
+        calibrate,
+        aliases=[SHARED],
+        extras=CALIBRATE_FLAGS,
+        exclude=frozenset({"generate", "curate", "train", "num_shards", "array_parallelism"}),
+    ),
 ]
 SHOW = SettingsCommand("slurm", SlurmSettings, lambda settings: None)
 WAIT_READY = SettingsCommand(
