@@ -8,7 +8,7 @@
     synthgen slurm wait-ready http://node:8000/v1 --timeout 1800      # used inside the jobs
 
 Scripts and a copy of the config go to `<run_dir>/slurm/`; cluster settings come from the
-config's `slurm` section (synthgen.config.slurm, every key also a flag), never from the templates.
+config's `slurm` section (synthgen.slurm.settings, every key also a flag), never from the templates.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import typer
 
-from synthgen.cli_flags import Alias, AppState, SettingsCommand, option
-from synthgen.config.slurm import SlurmSettings, WaitReadySettings
+from synthgen.cli.flags import Alias, AppState, SettingsCommand, option
+from synthgen.slurm.settings import SlurmSettings, WaitReadySettings
 
 slurm_app = typer.Typer(
     name="slurm",

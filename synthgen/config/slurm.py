@@ -24,8 +24,8 @@ from typing import ClassVar
 
 from pydantic import ConfigDict, Field, field_validator
 
-from synthgen.config.base import Section, Settings, cli
-from synthgen.config.run import RunSettings
+from synthgen.settings.base import Section, Settings, cli
+from synthgen.settings.shared import RunSettings
 
 _TIME_HELP = "Slurm time limit: MM, HH:MM:SS or D-HH:MM:SS"
 

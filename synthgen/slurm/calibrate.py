@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from synthgen.config.base import SECTIONS, resolve_settings
-from synthgen.config.slurm import SlurmSettings
+from synthgen.settings.base import SECTIONS, resolve_settings
+from synthgen.slurm.settings import SlurmSettings
 from synthgen.errors import UserError
 from synthgen.slurm import render, submit
 from synthgen.slurm.render import Job, RenderContext
@@ -27,7 +27,7 @@ STAGE = "calibrate"
 
 def input_folder(sub, input_dir: Path | None) -> Path:
     """The problem set to calibrate: `--input-dir`, else the config's `calibrate.input_dir`; it must hold problems."""
-    from synthgen.stages.calibrate import input_files
+    from synthgen.stages.calibrate.run import input_files
 
     given = input_dir or sub._section(STAGE).get("input_dir")
     if not given:
@@ -39,7 +39,7 @@ def input_folder(sub, input_dir: Path | None) -> Path:
 
 def calibrate_job(sub, input_dir: Path | None, force: bool, dry_run: bool) -> Job | None:
     """The calibrate array over unfinished shards, or None when every shard is finished."""
-    from synthgen.config.calibrate import CalibrateSettings
+    from synthgen.stages.calibrate.settings import CalibrateSettings
 
     settings = sub.settings
     folder = input_folder(sub, input_dir)

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from synthgen.config.base import SECTIONS, resolve_settings
-from synthgen.config.slurm import SlurmSettings
+from synthgen.settings.base import SECTIONS, resolve_settings
+from synthgen.slurm.settings import SlurmSettings
 from synthgen.errors import UserError
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 from synthgen.slurm import capacity, render, submit
 from synthgen.slurm.render import Job, RenderContext
 
@@ -40,7 +40,7 @@ class Submission:
 
     def generate_job(self, force: bool, dry_run: bool) -> Job | None:
         """The generate array over unfinished shards, or None when every shard is finished."""
-        from synthgen.config.generate import GenerateSettings
+        from synthgen.stages.generate.settings import GenerateSettings
 
         n = int(self.settings.num_shards or self._section("generate").get("num_shards") or 1)
         pending = render.pending_shards(self.rctx.run_dir, n)
@@ -52,7 +52,7 @@ class Submission:
         return render.render_generate(self.settings, self.rctx, n, pending, self._config_urls(GenerateSettings))
 
     def curate_jobs(self, after_generate: bool) -> list[Job]:
-        from synthgen.config.chain import ChainSettings
+        from synthgen.stages.chain.settings import ChainSettings
 
         return render.render_curate(self.settings, self.rctx, after_generate, self._config_urls(ChainSettings))
 

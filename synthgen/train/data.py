@@ -9,7 +9,7 @@ calibrate` folder gives every problem it re-measured, with its new pass rate, as
 `calibrated`, since its rows have no bin yet: `synthgen bin --input-dir RUN/calibrate` bins them
 by the new pass rates for a curriculum over bins). A synthgen stage
 folder must be finished; every problems table is checked against the schema
-(synthgen.record_checks). It keeps the problems that can be scored, and renders each one's
+(synthgen.store.record_checks). It keeps the problems that can be scored, and renders each one's
 student prompt with its environment's template (`env.student_messages`). The environment name and the gold columns
 (code, inputs, outputs, fuzzing checkers, visible count) stay as columns: TRL passes every column
 to the reward function, which rebuilds the problem from them.
@@ -26,10 +26,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from synthgen import record_checks as checks
-from synthgen import records
+from synthgen.store import record_checks as checks
+from synthgen.store import records
 from synthgen.errors import UserError
-from synthgen.shards import MARKER_SUFFIX, StageDir, read_metadata
+from synthgen.store.layout import MARKER_SUFFIX, StageDir, read_metadata
 
 log = logging.getLogger(__name__)
 

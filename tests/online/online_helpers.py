@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from problem_rows import problem_row
+from tests.helpers.problem_rows import problem_row
 
-from synthgen import records
-from synthgen.scripted import bank_problems as bp
-
+from synthgen.store import records
+from synthgen.demo.scripted import bank_problems as bp
 FAMILIES = ("digits", "runs", "text", "brackets", "primes", "ops")
 LEVEL_BINS = {1: "easiest", 2: "easy", 3: "medium", 4: "hard"}  # a bank level's bin in the data
 

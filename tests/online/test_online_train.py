@@ -8,7 +8,7 @@ import math
 
 import polars as pl
 import pytest
-from online_helpers import bank_rows, online_settings, write_bin
+from tests.helpers.online import bank_rows, online_settings, write_bin
 
 pytest.importorskip("trl")
 
@@ -18,10 +18,9 @@ GAIN = 10.0  # levels per 100 steps: a level-3 problem (0.5 at step 0) is master
 
 
 def train(settings: dict, gain: float = GAIN):
-    from synthgen.config.train import TrainSettings
+    from synthgen.train.settings import TrainSettings
     from synthgen.online.run import run_online
-    from synthgen.scripted.curve import CurveScorer
-
+    from synthgen.demo.scripted.curve import CurveScorer
     scorer = CurveScorer(gain)
     out = run_online(TrainSettings(**settings), scorer=scorer, callbacks=[scorer.callback()])
     return out, scorer

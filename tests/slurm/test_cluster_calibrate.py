@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
-from slurm_helpers import SYNTHGEN
-from slurm_helpers import wait_finished as _wait_finished
+from tests.helpers.slurm import SYNTHGEN
+from tests.helpers.slurm import wait_finished as _wait_finished
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -48,8 +48,7 @@ def _submit(cli, config: Path, run: Path, url: str) -> tuple[str, str]:
 def test_calibrate_array_matches_one_process_and_resubmits_only_the_cancelled_shard(
     cli, cluster, demo_run, tmp_path, monkeypatch
 ):
-    from synthgen.scripted.launch import start_scripted_server
-
+    from synthgen.demo.scripted.launch import start_scripted_server
     monkeypatch.chdir(tmp_path)
     config = tmp_path / "run.yaml"
     config.write_text(

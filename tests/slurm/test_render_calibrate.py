@@ -11,9 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from problem_rows import problem_row
+from tests.helpers.problem_rows import problem_row
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 
 CONFIG = """\
 run_dir: runs/r1
@@ -32,8 +32,7 @@ slurm:
 def workdir(tmp_path, monkeypatch):
     import pyarrow.parquet as pq
 
-    from synthgen import records
-
+    from synthgen.store import records
     monkeypatch.chdir(tmp_path)
     (tmp_path / "cfg.yaml").write_text(CONFIG)
     row = problem_row(turn_id="s/deduction/l/1", problem_id="p1", seed_id="s", lineage_id="l", env="deduction")

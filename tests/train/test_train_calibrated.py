@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 import yaml
 
-from synthgen.shards import StageDir
+from synthgen.store.layout import StageDir
 from synthgen.train.data import CALIBRATED_SPLIT, load_problem_rows
 
 pytest.importorskip("trl")
@@ -28,9 +28,8 @@ RECIPE = str(ROOT / "recipes" / "tiny-cpu.yaml")
 @pytest.fixture(scope="module")
 def calibrated(demo_run, tmp_path_factory) -> Path:
     """A demo run's bins re-measured by a scripted student one level stronger: RUN/calibrate."""
-    from synthgen.cli import app, run_guarded
-    from synthgen.scripted.launch import start_scripted_server
-
+    from synthgen.cli.app import app, run_guarded
+    from synthgen.demo.scripted.launch import start_scripted_server
     run = tmp_path_factory.mktemp("calibrated") / "run"
     with start_scripted_server(student_strength=1.0, response_model="scripted-plus") as server:
         args = ["calibrate", "--run-dir", str(run), "--input-dir", str(demo_run / "bin"), "--no-progress"]
