@@ -8,6 +8,7 @@ config file's sections are the table's models' sections. No command does its wor
     synthgen train --data RUN/bin --model PATH --curriculum reverse-medium --recipe tiny-cpu
     synthgen train --async --dry-run --data RUN/bin --model PATH   # TRL's async GRPO: config, order
     synthgen --config run.yaml slurm pipeline --dry-run
+    synthgen --config run.yaml slurm calibrate --input-dir RUN/bin --calibrate-num-shards 8
 """
 
 from __future__ import annotations
@@ -88,6 +89,13 @@ SLURM_TRAIN = [
     option("curriculum", str | None, "--curriculum", help="Curriculum name (see synthgen train --help)."),
 ]
 SLURM_NOT_GENERATE = frozenset({"generate", "num_shards", "array_parallelism", "requeue", "signal_grace_s"})
+SLURM_NO_ARRAY = SLURM_NOT_GENERATE | {"calibrate"}  # what only the array jobs (generate, calibrate) use
+SLURM_CALIBRATE = [
+    option("input_dir", Path | None, "--input-dir", help="Problem set to re-measure (default: calibrate.input_dir)."),
+    option("after", str | None, "--after", help="Job id (e.g. the bin job) the array waits for."),
+    option("force", bool, "--force", default=False, help="Submit even if an earlier calibrate array still runs."),
+    SLURM_DRY_RUN,
+]
 
 # -- the table -------------------------------------------------------------------------------------
 COMMANDS: list[SettingsCommand] = [
@@ -266,7 +274,7 @@ GROUPS: dict[str, tuple[str, list[SettingsCommand]]] = {
                 "synthgen.slurm.commands:generate",
                 aliases=[SLURM_SHARED],
                 extras=[SLURM_FORCE, SLURM_DRY_RUN],
-                exclude=frozenset({"curate", "train"}),
+                exclude=frozenset({"curate", "train", "calibrate"}),
                 help="Submit the generate array for the shards that have no completion marker yet.",
             ),
             SettingsCommand(
@@ -275,7 +283,7 @@ GROUPS: dict[str, tuple[str, list[SettingsCommand]]] = {
                 "synthgen.slurm.commands:curate",
                 aliases=[SLURM_SHARED],
                 extras=[SLURM_AFTER, SLURM_DRY_RUN],
-                exclude=SLURM_NOT_GENERATE | {"train"},
+                exclude=SLURM_NO_ARRAY | {"train"},
                 help="Submit filter -> bin -> chain, each step waiting (afterok) for the one before.",
             ),
             SettingsCommand(
@@ -283,7 +291,7 @@ GROUPS: dict[str, tuple[str, list[SettingsCommand]]] = {
                 SlurmSettings,
                 "synthgen.slurm.commands:train",
                 extras=[*SLURM_TRAIN, SLURM_AFTER, SLURM_DRY_RUN],
-                exclude=SLURM_NOT_GENERATE | {"curate", "vllm"},
+                exclude=SLURM_NO_ARRAY | {"curate", "vllm"},
                 help="Submit GRPO training: one node runs `trl vllm-serve`, the others `accelerate launch`.",
             ),
             SettingsCommand(
@@ -292,7 +300,18 @@ GROUPS: dict[str, tuple[str, list[SettingsCommand]]] = {
                 "synthgen.slurm.commands:pipeline",
                 aliases=[SLURM_SHARED],
                 extras=[*SLURM_TRAIN[1:], SLURM_FORCE, SLURM_DRY_RUN],
+                exclude=frozenset({"calibrate"}),
                 help="Submit generate (unfinished shards) -> filter -> bin -> chain -> train, chained with afterok.",
+            ),
+            SettingsCommand(
+                "calibrate",
+                SlurmSettings,
+                "synthgen.slurm.commands:calibrate",
+                aliases=[SLURM_SHARED],
+                extras=SLURM_CALIBRATE,
+                exclude=frozenset({"generate", "curate", "train", "num_shards", "array_parallelism"}),
+                help="Submit the calibrate array (another student re-measures a problem set) for its unfinished "
+                "shards.",
             ),
             SettingsCommand(
                 "wait-ready",

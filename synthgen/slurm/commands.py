@@ -52,3 +52,14 @@ def pipeline(
     jobs = ([gen] if gen else []) + sub.curate_jobs(after_generate=gen is not None)
     jobs.append(sub.train_job(None, model, output, curriculum, "chain"))
     sub.finish(jobs, dry_run)
+
+
+def calibrate(settings: SlurmSettings, config: ConfigFile, input_dir, after, force: bool, dry_run: bool) -> None:
+    """Submit the calibrate array (another student re-measures a problem set) for its unfinished shards."""
+    from synthgen.slurm.calibrate import calibrate_job
+
+    sub = _submission(settings, config)
+    job = calibrate_job(sub, input_dir, force, dry_run)
+    if job is not None:
+        job.after_job = after
+    sub.finish([job] if job else [], dry_run)

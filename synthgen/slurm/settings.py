@@ -94,6 +94,26 @@ class CurateJobSettings(JobResources):
     cpus_per_task: int | None = Field(8, ge=1, description="CPUs per task (the sandbox uses them)")
 
 
+class CalibrateJobSettings(JobResources):
+    """One `synthgen slurm calibrate` array task: the student being calibrated answers, the sandbox
+    scores. gpus_per_node None: vllm.tensor_parallel_size with a per-task server, none with a shared one."""
+
+    cli_panel: ClassVar[str] = "Calibrate job"
+
+    time: str | None = Field("12:00:00", description=_TIME_HELP)
+    cpus_per_task: int | None = Field(8, ge=1, description="CPUs per task (the sandbox uses them)")
+    num_shards: int | None = Field(None, ge=1, description="calibrate array size (default: calibrate.num_shards)")
+    array_parallelism: int | None = Field(None, ge=1, description="at most W calibrate tasks at once (--array=...%W)")
+    model: str | None = Field(
+        None,
+        description="the student a task's own vLLM server serves and calibrate asks (default: "
+        "calibrate.student.model of the config); the vllm.* settings say how it is served",
+    )
+    reasoning_parser: str | None = Field(
+        None, description="vLLM --reasoning-parser of that server (none: a base model has no reasoning channel)"
+    )
+
+
 class TrainJobSettings(JobResources):
     """The training job: one node serves generations with `trl vllm-serve`, the rest train."""
 
@@ -151,16 +171,18 @@ class SlurmSettings(RunSettings):
         description="at most W generate tasks at once (--array=...%W)",
         json_schema_extra=cli("--parallelism"),
     )
-    requeue: bool = Field(True, description="requeue a generate task that reaches its time limit")
+    requeue: bool = Field(True, description="requeue a generate or calibrate task that reaches its time limit")
     signal_grace_s: int = Field(
         120,
         ge=1,
-        description="seconds before the time limit at which a generate task is told to flush and requeue itself",
+        description="seconds before the time limit at which a generate or calibrate task is told to flush and requeue "
+        "itself",
     )
     extra_sbatch: list[str] = Field(default_factory=list, description="#SBATCH options for every job")
     generate: GenerateJobSettings = Field(default_factory=GenerateJobSettings)
     curate: CurateJobSettings = Field(default_factory=CurateJobSettings)
     train: TrainJobSettings = Field(default_factory=TrainJobSettings)
+    calibrate: CalibrateJobSettings = Field(default_factory=CalibrateJobSettings)
     vllm: VLLMServerSettings = Field(default_factory=VLLMServerSettings)
 
     @field_validator("extra_sbatch")

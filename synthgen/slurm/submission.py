@@ -48,13 +48,7 @@ class Submission:
             self.echo(f"generate: all {n} shards are finished in {self.rctx.run_dir}; nothing to submit")
             return None
         if not dry_run and not force:
-            earlier = [e["job_id"] for e in submit.recorded_jobs(self.rctx.slurm_dir, "generate")]
-            busy = submit.active_jobs(earlier)
-            if busy:
-                raise UserError(
-                    f"generate job(s) {', '.join(busy)} of an earlier submission are still queued or "
-                    "running for this run directory; wait for them, scancel them, or pass --force"
-                )
+            submit.refuse_while_running(self.rctx, "generate")
         return render.render_generate(self.settings, self.rctx, n, pending, self._config_urls(GenerateSettings))
 
     def curate_jobs(self, after_generate: bool) -> list[Job]:

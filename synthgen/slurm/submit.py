@@ -149,3 +149,14 @@ def active_jobs(job_ids: list[str]) -> list[str]:
         if len(parts) >= 2 and parts[1] not in FINISHED_STATES:
             alive.add(parts[0])
     return [j for j in job_ids if j in alive]
+
+
+def refuse_while_running(ctx: RenderContext, stage: str) -> None:
+    """An earlier array of `stage` still queued or running would work on the same shards: exit 2."""
+    earlier = [e["job_id"] for e in recorded_jobs(ctx.slurm_dir, stage)]
+    busy = active_jobs(earlier)
+    if busy:
+        raise UserError(
+            f"{stage} job(s) {', '.join(busy)} of an earlier submission are still queued or "
+            "running for this run directory; wait for them, scancel them, or pass --force"
+        )

@@ -4,7 +4,10 @@ Reads every `*.parquet` under each `--data` folder (the bin stage writes
 `<run_dir>/bin/<difficulty>/*.parquet`; real problems in the same PROBLEMS schema can be mixed
 in; a chain folder gives the three levels of its chains, hard start included, each with its
 level; a filter stage folder gives everything the filter kept, pass rate in [0.01, 0.97] by
-default, as one split named `kept`: the paper's "all synthetic" training set). A synthgen stage
+default, as one split named `kept`: the paper's "all synthetic" training set; a `synthgen
+calibrate` folder gives every problem it re-measured, with its new pass rate, as one split named
+`calibrated`, since its rows have no bin yet: `synthgen bin --input-dir RUN/calibrate` bins them
+by the new pass rates for a curriculum over bins). A synthgen stage
 folder must be finished; every problems table is checked against the schema
 (synthgen.store.record_checks). It keeps the problems that can be scored, and renders each one's
 student prompt with its environment's template (`env.student_messages`). The environment name and the gold columns
@@ -26,12 +29,14 @@ from typing import Any
 from synthgen.errors import UserError
 from synthgen.store import record_checks as checks
 from synthgen.store import records
+from synthgen.store.files import read_metadata
 from synthgen.store.layout import MARKER_SUFFIX, StageDir
 
 log = logging.getLogger(__name__)
 
 KEEP = (*records.SCORING_COLUMNS, "pass_rate")
 KEPT_SPLIT = "kept"  # the split of a filter folder's rows: every kept problem, as one
+CALIBRATED_SPLIT = "calibrated"  # the split of a calibrate folder's rows: every re-measured problem, as one
 
 PromptFn = Callable[[dict], list]
 
@@ -87,6 +92,20 @@ def _kept_rows(folder: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def is_calibrate_folder(folder: Path) -> bool:
+    """A `synthgen calibrate` output (its parts say so in their metadata), whatever the folder is called."""
+    parts = sorted(folder.glob("*.part-*.parquet"))
+    return bool(parts) and read_metadata(parts[0]).get("stage") == "calibrate"
+
+
+def _calibrated_rows(folder: Path) -> list[dict[str, Any]]:
+    """A calibrate stage folder, every shard finished: its problems with their new pass rates, one split."""
+    rows: list[dict[str, Any]] = []
+    for path in _finished_parts(folder, "calibrate"):
+        rows += [{**row, "difficulty": CALIBRATED_SPLIT} for row in _problems(path) or []]
+    return rows
+
+
 def _folder_rows(folder: Path) -> list[dict[str, Any]]:
     """Every problems table under `folder`; a row without a difficulty takes its folder's name."""
     rows: list[dict[str, Any]] = []
@@ -106,7 +125,8 @@ def load_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
 
     A folder is read recursively (bin stage output, or any problems tables with a `difficulty`
     column or one folder per bin); a filter stage folder gives its kept problems as one split,
-    `kept`; a chain stage folder (with `links/` and `problems/`) gives the
+    `kept`, a calibrate folder its re-measured problems as one split, `calibrated`; a chain stage
+    folder (with `links/` and `problems/`) gives the
     linked problems with their chain level (easy/medium/hard) as difficulty, for the soft and
     hard curricula. The same problem in two folders is kept once.
     """
@@ -124,6 +144,8 @@ def read_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
             raw.extend(_chain_rows(d))
         elif d.is_dir() and is_filter_folder(d):
             raw.extend(_kept_rows(d))
+        elif d.is_dir() and is_calibrate_folder(d):
+            raw.extend(_calibrated_rows(d))
         elif d.is_dir():
             raw.extend(_folder_rows(d))
         else:

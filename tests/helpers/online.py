@@ -13,6 +13,7 @@ from synthgen.store import records
 from tests.helpers.problem_rows import problem_row
 
 FAMILIES = ("digits", "runs", "text", "brackets", "primes", "ops")
+LEVEL_BINS = {1: "easiest", 2: "easy", 3: "medium", 4: "hard"}  # a bank level's bin in the data
 
 
 def bank_rows(levels=(2, 3, 4), families=FAMILIES, env: str = "deduction") -> list[dict]:
@@ -39,7 +40,7 @@ def bank_rows(levels=(2, 3, 4), families=FAMILIES, env: str = "deduction") -> li
                     teacher_model="scripted",
                     student_model="scripted",
                     settings_hash="test",
-                    difficulty={2: "easy", 3: "medium", 4: "hard"}.get(level, "medium"),
+                    difficulty=LEVEL_BINS.get(level, "medium"),
                 )
             )
     return rows
