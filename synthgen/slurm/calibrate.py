@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from synthgen.errors import UserError
-from synthgen.settings.base import SECTIONS, resolve_settings
+from synthgen.settings.base import resolve_settings
 from synthgen.slurm import render, submit
 from synthgen.slurm.render import Job, RenderContext
 from synthgen.slurm.settings import SlurmSettings
@@ -50,7 +50,7 @@ def calibrate_job(sub, input_dir: Path | None, force: bool, dry_run: bool) -> Jo
         return None
     if not dry_run and not force:
         submit.refuse_while_running(sub.rctx, STAGE)
-    stage = resolve_settings(CalibrateSettings, sub.config, {"input_dir": str(folder)}, known_sections=SECTIONS)
+    stage = resolve_settings(CalibrateSettings, sub.config, {"input_dir": str(folder)})
     model = settings.calibrate.model or stage.student.model
     urls = None if settings.vllm.shared_url or settings.vllm.start_server else [stage.student.base_url]
     return render_calibrate(settings, sub.rctx, folder, n, pending, model, urls)
