@@ -38,6 +38,7 @@ How a run ends:
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -260,8 +261,7 @@ class TurnLoop:
             raise
         finally:
             for signum, previous in handled.items():
-                asyncio.get_running_loop().remove_signal_handler(signum)
-                signal.signal(signum, previous)  # asyncio leaves the default; keep the CLI's handler
+                signal.signal(signum, previous)  # the CLI's handler again (start-up, the last writes)
             self.writer.flush()  # finished rows reach disk on any exit, a bug included
         return caught
 
@@ -339,7 +339,8 @@ class TurnLoop:
     def _cancel_units(self) -> None:
         """Stop every running unit now (a signal): on a busy loop, waiting for `_keep_running` to
         notice the stop would let thousands of units keep working for many loop iterations."""
-        for task in self._active:
+        side = self.runner.side_tasks if self.runner is not None else ()
+        for task in [*self._active, *side]:
             task.cancel()
 
     async def _unit(self, item: Any) -> None:
@@ -378,20 +379,35 @@ def read_rows(parts: list[Path], columns: list[str]) -> pl.DataFrame | None:
 
 def _catch_signals(stop: asyncio.Event, caught: list[int], cancel) -> dict[int, Any]:
     """SIGTERM/SIGINT set `stop` and `cancel()` the running work instead of killing the process;
-    returns the signals handled, each with the handler it had before."""
+    returns the signals handled, each with the handler it had before.
+
+    Not `loop.add_signal_handler`: its callback joins the end of the loop's ready queue, and with
+    thousands of units one loop turn runs thousands of callbacks (parsing, static checks,
+    mutants: seconds of CPU) before it. A plain handler puts the stop at the head of the queue
+    instead: it runs as soon as the callback now running returns (between two callbacks, so no
+    future is cancelled in the middle of code that is completing it), and every callback still
+    queued finds its unit cancelled and unwinds instead of working."""
     loop = asyncio.get_running_loop()
 
-    def on_signal(signum: int) -> None:
+    def stop_now(signum: int) -> None:
         caught.append(signum)
+        # Nothing made before the signal needs the cycle collector any more: without this the
+        # unwinding of thousands of units runs full collections over the whole heap (seconds).
+        gc.freeze()
         stop.set()
         cancel()
 
+    def on_signal(signum: int, frame) -> None:
+        handle = loop.call_soon_threadsafe(stop_now, signum)  # (also wakes a loop waiting in select)
+        ready = getattr(loop, "_ready", None)  # asyncio's own loops: a deque of the callbacks ready
+        if ready and ready[-1] is handle:
+            ready.pop()
+            ready.appendleft(handle)
+
     handled = {}
     for signum in STOP_SIGNALS:
-        previous = signal.getsignal(signum)
         try:
-            loop.add_signal_handler(signum, on_signal, signum)
-        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+            handled[signum] = signal.signal(signum, on_signal)
+        except ValueError:  # not the main thread: signals stay with whoever handles them
             continue
-        handled[signum] = previous
     return handled
