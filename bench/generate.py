@@ -68,7 +68,7 @@ from synthgen.stages.generate import GenerateStage  # noqa: E402
 from synthgen.stages.turn_loop import TurnLoop  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate_signals import STOP_TARGET_S, signal_part  # noqa: E402
+from generate_signals import STOP_TARGET_S, served, signal_part  # noqa: E402
 
 IN_FLIGHT_TARGET, WALL_TARGET, RSS_TARGET_MIB = 0.95, 1.10, 1024.0
 SHARD = StageDir.shard_name(0, 1)
@@ -255,7 +255,7 @@ def stopped_run(cmd: list[str], server, requests: int, timeout_s: float) -> tupl
     try:
         while proc.poll() is None and time.monotonic() - t0 < timeout_s:
             peak = max(peak, peak_rss_mib(proc.pid))
-            if server.stats()["requests"] - start >= requests:
+            if served(server) - start >= requests:
                 peak = max(peak, peak_rss_mib(proc.pid))
                 signalled = time.monotonic()
                 proc.send_signal(signal.SIGTERM)

@@ -59,6 +59,15 @@ def _handler_installed(pid: int, deadline_s: float = 60.0) -> bool:
     return False
 
 
+def served(server) -> int:
+    """Requests the scripted server has answered; -1 when it is too busy to say within its timeout
+    (a loaded machine: the caller asks again)."""
+    try:
+        return server.stats()["requests"]
+    except OSError:  # (TimeoutError included)
+        return -1
+
+
 def stop_once(cmd: list[str], server, *, delay_s: float | None = None, requests: int | None = None):
     """Run `cmd`; SIGTERM it `delay_s` after its handler is in, or once the server's request count
     reaches `requests`. Returns (exit code, seconds from the signal to the exit or None if it
@@ -74,7 +83,7 @@ def stop_once(cmd: list[str], server, *, delay_s: float | None = None, requests:
             while proc.poll() is None:
                 if delay_s is not None and time.monotonic() - start >= delay_s:
                     break
-                if requests is not None and server.stats()["requests"] >= requests:
+                if requests is not None and served(server) >= requests:
                     break
                 time.sleep(0.02)
             if proc.poll() is None:
