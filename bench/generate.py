@@ -60,12 +60,12 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from rich.console import Console  # noqa: E402
 
-from synthgen.config.generate import GenerateSettings  # noqa: E402
-from synthgen.records import SEEDS, seed_id  # noqa: E402
-from synthgen.scripted import start_scripted_server  # noqa: E402
-from synthgen.shards import StageDir, file_metadata  # noqa: E402
-from synthgen.stages.generate import GenerateStage  # noqa: E402
-from synthgen.stages.turn_loop import TurnLoop  # noqa: E402
+from synthgen.stages.generate.settings import GenerateSettings  # noqa: E402
+from synthgen.store.records import SEEDS, seed_id  # noqa: E402
+from synthgen.demo.scripted import start_scripted_server  # noqa: E402
+from synthgen.store.layout import StageDir, file_metadata  # noqa: E402
+from synthgen.stages.generate.run import GenerateStage  # noqa: E402
+from synthgen.turns.loop import TurnLoop  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generate_signals import STOP_TARGET_S, served, signal_part  # noqa: E402

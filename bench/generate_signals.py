@@ -25,8 +25,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from synthgen.scripted import start_scripted_server
-from synthgen.shards import StageDir
+from synthgen.demo.scripted import start_scripted_server
+from synthgen.store.layout import StageDir
 
 STOP_TARGET_S = 10.0  # SIGTERM to exit (Slurm preemption gives a grace period; the README promises seconds)
 # What an interrupted-then-resumed run must reproduce of the uninterrupted one, row for row.

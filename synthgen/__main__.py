@@ -9,7 +9,7 @@ from synthgen.errors import Interrupted, stop_on_sigterm
 if __name__ == "__main__":
     stop_on_sigterm()
     try:
-        from synthgen.cli import main
+        from synthgen.cli.app import main
     except Interrupted as exc:
         print(f"synthgen: {exc}", file=sys.stderr)
         sys.exit(128 + exc.signum)

@@ -5,16 +5,16 @@
         [answer] = await llm.complete("teacher", messages, key=problem_id)
         attempts = await llm.complete("student", messages, n=8, key=problem_id)
 
-`settings` is any settings object with `.teacher` and `.student` (synthgen.config.run's
+`settings` is any settings object with `.teacher` and `.student` (synthgen.settings.shared's
 TeacherSettings / StudentSettings), `.llm` (LLMSettings) and `.max_in_flight`.
 
 - `max_in_flight` slots bound requests in flight; each call takes a slot only while its HTTP
   request runs, so a slow request never holds back fast ones (no batch barriers), and a retry's
   backoff sleep gives the slot back. Waiting calls get a free slot by `priority` (higher first,
-  then in arrival order; synthgen.llm_slots): the turn loop passes the requests its unit still
+  then in arrival order; synthgen.llm.slots): the turn loop passes the requests its unit still
   has ahead, so a run's tail drains with the server full.
 - Failures are labelled by kind (connection_refused, connection, timeout, http_<status>,
-  bad_response; see synthgen.llm_errors) and retried with capped exponential backoff and jitter
+  bad_response; see synthgen.llm.errors) and retried with capped exponential backoff and jitter
   until `max_attempts` tries or `max_outage_s` seconds, so an outage of minutes is ridden out.
   Then the samples come back with status "infra" and error "<kind>: <message>": never raised,
   never a wrong answer, never cached. `timeout_s` bounds a request's whole duration.
@@ -23,7 +23,7 @@ TeacherSettings / StudentSettings), `.llm` (LLMSettings) and `.max_in_flight`.
   with fewer choices (it ignores n), the client keeps what came, asks for the rest one by one
   and remembers that for the endpoint.
 - With a cache path, every ok or truncated sample is stored as soon as it arrives
-  (synthgen.llm_cache); a re-run replays them with zero requests.
+  (synthgen.llm.cache); a re-run replays them with zero requests.
 - With a caller `key`, sample i carries the sampling seed base_seed(key) + i, alone or inside an
   n-request (vLLM gives sample j of an n-request with seed s the seed s + j), so a request
   re-sent after a crash, whole or split, asks for the same samples. Without a key, or with the
@@ -48,9 +48,9 @@ from pathlib import Path
 
 import openai
 
-from synthgen.config.llm import LLMSettings, RoleSettings
-from synthgen.llm_cache import RequestCache, cache_key
-from synthgen.llm_errors import (
+from synthgen.llm.settings import LLMSettings, RoleSettings
+from synthgen.llm.cache import RequestCache, cache_key
+from synthgen.llm.errors import (
     ATTEMPT_ERRORS,
     ServerConfigError,
     describe,
@@ -61,12 +61,12 @@ from synthgen.llm_errors import (
     retry_policy,
     server_message,
 )
-from synthgen.llm_http import make_http_client, post_chat
-from synthgen.llm_preflight import Findings, ServerNotReady, check_server, probe_server
-from synthgen.llm_response import Completion, from_cache, infra, parse_completions, refused
-from synthgen.llm_seeds import base_seed, request_seed, sample_runs, seed_of
-from synthgen.llm_slots import PrioritySlots
-from synthgen.llm_usage import RoleUsage, Usage
+from synthgen.llm.http import make_http_client, post_chat
+from synthgen.llm.preflight import Findings, ServerNotReady, check_server, probe_server
+from synthgen.llm.response import Completion, from_cache, infra, parse_completions, refused
+from synthgen.llm.seeds import base_seed, request_seed, sample_runs, seed_of
+from synthgen.llm.slots import PrioritySlots
+from synthgen.llm.usage import RoleUsage, Usage
 
 __all__ = ["Completion", "LLMClient", "ServerNotReady", "Usage", "base_seed", "check_servers", "request_seed"]
 
@@ -148,7 +148,7 @@ class LLMClient:
         """Check every role's server before any work: it answers GET /models and lists the role's
         model (with wait_s > 0, keep asking for up to wait_s seconds); ServerNotReady (a UserError)
         with one line naming what the server serves, or that nothing answered at the URL. Then,
-        unless `llm.probe` is off, probe each role cheaply (synthgen.llm_preflight): one line per
+        unless `llm.probe` is off, probe each role cheaply (synthgen.llm.preflight): one line per
         role says what the server does with n, reasoning_effort and seed and what synthgen does
         about it; ServerConfigError (exit 2) for what cannot work. `samples` is how many samples
         each role asks for per prompt (default 2 for the student, 1 for the teacher)."""

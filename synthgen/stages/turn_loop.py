@@ -18,7 +18,7 @@ How the work flows: the request bound (`max_in_flight`) and the units in progres
 A unit spends part of its life in the sandbox and between turns, where it holds no request, so
 the loop keeps many more units going than there are slots (`max_active`, bounded by memory) and
 requests queue for the slots; the queue is what keeps the server full. Queued requests get a
-slot longest-remaining first (a TurnRequest's `turns_left`; synthgen.llm_slots), so units move
+slot longest-remaining first (a TurnRequest's `turns_left`; synthgen.llm.slots), so units move
 at about the same pace and the run's tail drains with the server still full. The plan is
 consumed lazily and memory holds only the units in progress, whatever the shard's size.
 
@@ -53,13 +53,13 @@ from rich.console import Console
 
 from synthgen import errors
 from synthgen.errors import InfraIncomplete, is_out_of_space
-from synthgen.paths import output_folder
-from synthgen.records import PROBLEMS
-from synthgen.shards import StageDir
-from synthgen.stages.readiness import check_finished
-from synthgen.stages.turn_report import TOKEN_COLUMNS, LiveProgress, TurnStats, summary_table, write_stats
-from synthgen.stages.turns import TurnOutcome, TurnRequest, TurnRunner
-from synthgen.stages.writer import ShardWriter
+from synthgen.store.paths import output_folder
+from synthgen.store.records import PROBLEMS
+from synthgen.store.layout import StageDir
+from synthgen.store.readiness import check_finished
+from synthgen.turns.report import TOKEN_COLUMNS, LiveProgress, TurnStats, summary_table, write_stats
+from synthgen.turns.turn import TurnOutcome, TurnRequest, TurnRunner
+from synthgen.store.writer import ShardWriter
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 _END = object()  # the plan has no more units
@@ -267,7 +267,7 @@ class TurnLoop:
 
     async def _serve(self, plan: Plan, cache: Path, stop: asyncio.Event) -> None:
         """Open the LLM client (its request cache) and the sandbox, and run the plan's units."""
-        from synthgen.llm import LLMClient
+        from synthgen.llm.client import LLMClient
         from synthgen.sandbox import SandboxPool
 
         settings = self.settings

@@ -20,7 +20,7 @@ from typing import Any
 
 from synthgen.envs import reasons
 from synthgen.envs.base import Environment, FormatError, Problem, Reward, Summary, summarize
-from synthgen.measurement import provenance, wilson
+from synthgen.store.measurement import provenance, wilson
 
 
 @dataclass
