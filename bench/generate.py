@@ -1,7 +1,8 @@
 """Benchmark: does `synthgen generate` keep the LLM server full end to end, and stay small on a million seeds?
 
-    python bench/generate.py                  # about 12 minutes on 2 cores
+    python bench/generate.py                  # about 15 minutes on 2 cores
     python bench/generate.py --no-baseline --skip-memory --lineages 100   # a quick look
+    python bench/generate.py --only signals   # SIGTERM at 18 points of a small run (a few minutes)
 
 Part 1, throughput. Synthetic seeds (made here, the same on every machine) go through the real
 generate stage in this process: the LLM client, the turn loop, the real sandbox (bubblewrap where it
@@ -22,9 +23,15 @@ row groups); `synthgen generate` runs on it as a subprocess against a zero-laten
 stopped with SIGTERM after a bounded number of requests, then resumed (the resume reads what is on
 disk) and stopped again. The peak resident memory (VmHWM) of each process must stay under 1 GiB.
 
+Part 3, signals (bench/generate_signals.py). SIGTERM at 18 points of a small generate run (3
+during start-up, 15 spread over its requests, the last in its tail), each run resuming what the
+one before saved; the re-runs must end with exactly the rows of an uninterrupted run. With the
+memory part's two stops that is 20 points; the worst and median exit latencies are reported.
+
 Targets (exit 1 on a miss): >= 95% of the bound in flight and <= 1.10x the ideal for both latency
-models; peak RSS < 1024 MiB in both memory runs, each ending with exit 143 within 10 s of its
-SIGTERM. The last line holds the ratios.
+models; peak RSS < 1024 MiB in both memory runs; every SIGTERM (memory runs included) ends its
+run with exit 143 within 10 s, and the re-runs equal the uninterrupted run. The last line holds
+the ratios.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import io
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,12 +63,15 @@ from rich.console import Console  # noqa: E402
 from synthgen.demo.scripted import start_scripted_server  # noqa: E402
 from synthgen.stages.generate.run import GenerateStage  # noqa: E402
 from synthgen.stages.generate.settings import GenerateSettings  # noqa: E402
-from synthgen.store.layout import StageDir, file_metadata  # noqa: E402
+from synthgen.store.files import file_metadata  # noqa: E402
+from synthgen.store.layout import StageDir  # noqa: E402
 from synthgen.store.records import SEEDS, seed_id  # noqa: E402
 from synthgen.turns.loop import TurnLoop  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generate_signals import STOP_TARGET_S, served, signal_part  # noqa: E402
+
 IN_FLIGHT_TARGET, WALL_TARGET, RSS_TARGET_MIB = 0.95, 1.10, 1024.0
-STOP_TARGET_S = 10.0  # SIGTERM to exit (Slurm preemption gives a grace period; the README promises seconds)
 SHARD = StageDir.shard_name(0, 1)
 
 # Seed snippets: a few shapes of 25-50 lines, numbered so that every seed is distinct.
@@ -245,7 +256,7 @@ def stopped_run(cmd: list[str], server, requests: int, timeout_s: float) -> tupl
     try:
         while proc.poll() is None and time.monotonic() - t0 < timeout_s:
             peak = max(peak, peak_rss_mib(proc.pid))
-            if server.stats()["requests"] - start >= requests:
+            if served(server) - start >= requests:
                 peak = max(peak, peak_rss_mib(proc.pid))
                 signalled = time.monotonic()
                 proc.send_signal(signal.SIGTERM)
@@ -303,7 +314,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sandbox-workers", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-baseline", action="store_true", help="skip the wave-1 baseline runs")
-    p.add_argument("--only", choices=["fixed", "lognormal", "memory"], default=None, help="one part only")
+    p.add_argument("--only", choices=["fixed", "lognormal", "signals", "memory"], default=None, help="one part only")
+    p.add_argument("--skip-signals", action="store_true", help="skip the SIGTERM part")
+    p.add_argument("--stop-points", type=int, default=18, help="SIGTERMs of the signal part")
+    p.add_argument("--signal-seeds", type=int, default=12, help="seeds of the signal part's run (4 lineages each)")
+    p.add_argument("--signal-latency-s", type=float, default=0.05, help="fixed request latency of the signal part")
     p.add_argument("--skip-memory", action="store_true", help="skip the million-seed memory part")
     p.add_argument("--big-seeds", type=int, default=1_000_000)
     p.add_argument("--big-requests", type=int, default=3000, help="requests before each memory run is stopped")
@@ -321,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.only:
         models = {k: v for k, v in models.items() if k == args.only}
+    exits: list[tuple[str, int, float]] = []  # (where, exit code, seconds from SIGTERM to the exit)
     cores = len(os.sched_getaffinity(0))
     print(
         f"generate: {args.lineages} lineages x {args.turns} turns, M = {args.attempts}, bound {args.bound} requests, "
@@ -344,14 +360,36 @@ def main(argv: list[str] | None = None) -> int:
             if new.ratio > WALL_TARGET:
                 failures.append(f"{name}: {new.ratio:.3f}x ideal > {WALL_TARGET}x")
             summary.append(f"{name} {new.ratio:.3f}x ideal, {new.in_flight_share:.1%} in flight")
-    print(f"load average after part 1: {os.getloadavg()[0]:.1f}")
+        if models:
+            print(f"load average after part 1: {os.getloadavg()[0]:.1f}")
+        if not args.skip_signals and args.only in (None, "signals"):
+            with tempfile.TemporaryDirectory(prefix="bench-signals-") as work:
+                write_seeds(Path(work) / "seeds-src", args.signal_seeds)
+                sig = signal_part(Path(work) / "seeds-src" / "seeds", Path(work), args, args.stop_points)
+            for where, code, waited in sig.exits:
+                print(f"signals: SIGTERM at {where}: exit {code} {waited:.1f} s later")
+            print(
+                f"signals: reference run {sig.reference_s:.0f} s; {len(sig.exits)} runs stopped, "
+                f"{sig.chains} chain(s) re-run to the end; load average {os.getloadavg()[0]:.1f}"
+            )
+            exits += sig.exits
+            failures += sig.failures
     if not args.skip_memory and args.only in (None, "memory"):
         for phase, peak, code, stop_s in memory_part(args):
             if peak >= RSS_TARGET_MIB:
                 failures.append(f"memory: {phase} run peaked at {peak:.0f} MiB >= {RSS_TARGET_MIB:.0f}")
             if code != 143 or not stop_s <= STOP_TARGET_S:
                 failures.append(f"memory: {phase} run exited {code} {stop_s:.1f} s after SIGTERM (143 within 10 s)")
+            exits.append((f"memory, {phase}", code, stop_s))
             summary.append(f"{phase} 1M-seed RSS {peak:.0f} MiB")
+    if exits:
+        waits = sorted(w for _, _, w in exits)
+        worst = max(exits, key=lambda e: e[2])
+        print(
+            f"SIGTERM at {len(exits)} points: exit 143 in {sum(c == 143 for _, c, _ in exits)}; seconds to exit "
+            f"median {statistics.median(waits):.1f}, worst {worst[2]:.1f} ({worst[0]}); target {STOP_TARGET_S:g} s"
+        )
+        summary.append(f"SIGTERM worst {worst[2]:.1f} s, median {statistics.median(waits):.1f} s over {len(exits)}")
     print("targets missed: " + "; ".join(failures) if failures else "all targets met")
     print("; ".join(summary))
     return 1 if failures else 0

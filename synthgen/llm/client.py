@@ -52,6 +52,7 @@ from synthgen.llm.cache import RequestCache, cache_key
 from synthgen.llm.errors import (
     ATTEMPT_ERRORS,
     ServerConfigError,
+    config_line,
     describe,
     error_kind,
     is_final_refusal,
@@ -60,7 +61,7 @@ from synthgen.llm.errors import (
     retry_policy,
     server_message,
 )
-from synthgen.llm.http import make_http_client, post_chat
+from synthgen.llm.http import chat_body, make_http_client, post_chat
 from synthgen.llm.preflight import Findings, ServerNotReady, check_server, probe_server
 from synthgen.llm.response import Completion, from_cache, parse_completions, refused
 from synthgen.llm.seeds import base_seed, request_seed, sample_runs, seed_of
@@ -247,11 +248,12 @@ class LLMClient:
         split (vLLM seeds sample j of an n-request with seed + j): a re-run after a kill that left
         a request half cached draws exactly the samples the uninterrupted run drew."""
         base = base_seed(key) if settings.send_seed else None
+        runs = sample_runs(missing)
+        if len(runs) == 1:  # most calls: no gather, no task of its own (tens of us a call)
+            await self._fill_run(role, settings, messages, runs[0], keys, results, base, priority)
+            return
         await asyncio.gather(
-            *(
-                self._fill_run(role, settings, messages, run, keys, results, base, priority)
-                for run in sample_runs(missing)
-            )
+            *(self._fill_run(role, settings, messages, run, keys, results, base, priority) for run in runs)
         )
 
     async def _fill_run(self, role, settings, messages, run, keys, results, base, priority) -> None:
@@ -304,20 +306,8 @@ class LLMClient:
                 self._cache.put_many(stored)
 
     def _body(self, settings: RoleSettings, messages: list[dict], n: int, seed: int | None = None) -> dict:
-        body: dict = {
-            "model": settings.model,
-            "messages": messages,
-            "temperature": settings.temperature,
-            "top_p": settings.top_p,
-            "max_tokens": settings.max_tokens,
-        }
-        if n > 1:
-            body["n"] = n
-        if settings.reasoning_effort is not None:
-            body["reasoning_effort"] = settings.reasoning_effort  # vLLM: harmony reasoning effort for gpt-oss
-        if seed is not None:
-            body["seed"] = seed  # vLLM seeds the request's sampler: the same key samples the same text
-        return body
+        """The request body (a subclass may add fields: the online student names its policy step)."""
+        return chat_body(settings, messages, n, seed)
 
     async def _request(
         self, role: str, settings: RoleSettings, messages: list[dict], n: int, seed: int | None = None, priority=0.0
@@ -332,16 +322,19 @@ class LLMClient:
         await self._take_slot(priority)
         taken = [True]
         try:
-            async for attempt in retry_policy(self.llm):
-                with attempt:
-                    retry = attempt.retry_state.attempt_number > 1
-                    completions, prompt, total, latency = await self._attempt(
-                        role, settings, body, n, retry, priority, taken
-                    )
+            first = time.monotonic()
+            try:  # the first try outside tenacity's loop, which costs ~50 us a call in CPU
+                completions, prompt, total, latency = await self._attempt(
+                    role, settings, body, n, False, priority, taken
+                )
+            except ATTEMPT_ERRORS as exc:
+                if not is_retryable(exc) or self.llm.max_attempts <= 1:
+                    raise
+                completions, prompt, total, latency = await self._retry(exc, first, role, settings, body, n, priority)
         except ATTEMPT_ERRORS as exc:
             kind = refusal_kind(exc, settings.max_tokens)
             if kind == "config":
-                raise ServerConfigError(self._config_line(role, settings, exc)) from None
+                raise ServerConfigError(config_line(self.labels[role], settings, exc)) from None
             if kind == "prompt_too_long":  # this prompt, not the server: a result, never retried
                 usage.samples_refused += n
                 return refused(n, server_message(exc), time.monotonic() - start)
@@ -354,15 +347,17 @@ class LLMClient:
         usage.account(completions, prompt, total, latency)
         return completions
 
-    def _config_line(self, role: str, settings: RoleSettings, exc: BaseException) -> str:
-        label, message = self.labels[role], server_message(exc)
-        if isinstance(exc, openai.NotFoundError):
-            flag = "--model" if label == "model" else f"--{label}-model"
-            return f"{label}: {settings.base_url} does not serve model {settings.model!r} ({message}); check {flag}"
-        return (
-            f"{label}: the server refuses max_tokens={settings.max_tokens} for every request ({message}); "
-            f"lower --{label}-max-tokens"
-        )
+    async def _retry(self, failed: BaseException, first: float, role, settings, body, n, priority):
+        """Tenacity's loop after a failed first try made at `first` (monotonic): that try is its
+        first attempt (counted, timed from `first`, backed off after), replayed without a request."""
+        replay = [failed]
+        async for attempt in retry_policy(self.llm):
+            with attempt:
+                if replay:
+                    attempt.retry_state.start_time = first
+                    raise replay.pop()
+                return await self._attempt(role, settings, body, n, True, priority)
+        raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
 
     async def _attempt(self, role: str, settings: RoleSettings, body: dict, n: int, retry: bool, priority, taken=None):
         """One HTTP try within a slot (`taken`: see `_slot`): (completions, prompt tokens,

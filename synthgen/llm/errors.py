@@ -143,3 +143,16 @@ def describe(exc: BaseException) -> str:
     if root is not exc and _first_line(root) not in message:
         message = f"{message} ({_first_line(root)})"
     return f"{error_kind(exc)}: {message}"
+
+
+def config_line(label: str, settings, exc: BaseException) -> str:
+    """The one line for a request every try of which the server refuses for the role's settings
+    (`refusal_kind` "config"): a model it does not serve, or a max_tokens it never accepts."""
+    message = server_message(exc)
+    if isinstance(exc, openai.NotFoundError):
+        flag = "--model" if label == "model" else f"--{label}-model"
+        return f"{label}: {settings.base_url} does not serve model {settings.model!r} ({message}); check {flag}"
+    return (
+        f"{label}: the server refuses max_tokens={settings.max_tokens} for every request ({message}); "
+        f"lower --{label}-max-tokens"
+    )

@@ -103,3 +103,21 @@ async def get_json(client: openai.AsyncOpenAI, path: str, timeout_s: float) -> o
         return await asyncio.wait_for(client.get(path, cast_to=object, options=options), timeout_s)
     except (TimeoutError, asyncio.TimeoutError):
         raise RequestTimeout(f"no answer within {timeout_s:g} s") from None
+
+
+def chat_body(settings, messages: list[dict], n: int, seed: int | None = None) -> dict:
+    """The JSON body of one chat request for `n` samples with a role's settings (RoleSettings)."""
+    body: dict = {
+        "model": settings.model,
+        "messages": messages,
+        "temperature": settings.temperature,
+        "top_p": settings.top_p,
+        "max_tokens": settings.max_tokens,
+    }
+    if n > 1:
+        body["n"] = n
+    if settings.reasoning_effort is not None:
+        body["reasoning_effort"] = settings.reasoning_effort  # vLLM: harmony reasoning effort for gpt-oss
+    if seed is not None:
+        body["seed"] = seed  # vLLM seeds the request's sampler: the same key samples the same text
+    return body

@@ -58,9 +58,9 @@ from synthgen.store.readiness import check_finished
 from synthgen.store.records import PROBLEMS
 from synthgen.store.writer import ShardWriter
 from synthgen.turns.report import TOKEN_COLUMNS, LiveProgress, TurnStats, summary_table, write_stats
+from synthgen.turns.signals import catch_signals
 from synthgen.turns.turn import TurnOutcome, TurnRequest, TurnRunner
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 _END = object()  # the plan has no more units
 # The unit a task works for (tasks a unit starts share it): did any of its turns fail?
 _UNIT_FAILED: ContextVar[list[bool]] = ContextVar("unit_failed")
@@ -248,7 +248,7 @@ class TurnLoop:
         settings = self.settings
         stop = asyncio.Event()
         caught: list[int] = []
-        handled = _catch_signals(stop, caught, self._cancel_units)
+        handled = catch_signals(stop, caught, self._cancel_units)
         cache = Path(settings.run_dir) / "cache" / f"{self.stage.name}-{self.shard}.sqlite"
         self._isolation, self._usage, self._usage_line = None, {}, ""
         self._sandbox_s = (None, None)
@@ -260,8 +260,7 @@ class TurnLoop:
             raise
         finally:
             for signum, previous in handled.items():
-                asyncio.get_running_loop().remove_signal_handler(signum)
-                signal.signal(signum, previous)  # asyncio leaves the default; keep the CLI's handler
+                signal.signal(signum, previous)  # the CLI's handler again (start-up, the last writes)
             self.writer.flush()  # finished rows reach disk on any exit, a bug included
         return caught
 
@@ -339,7 +338,8 @@ class TurnLoop:
     def _cancel_units(self) -> None:
         """Stop every running unit now (a signal): on a busy loop, waiting for `_keep_running` to
         notice the stop would let thousands of units keep working for many loop iterations."""
-        for task in self._active:
+        side = self.runner.side_tasks if self.runner is not None else ()
+        for task in [*self._active, *side]:
             task.cancel()
 
     async def _unit(self, item: Any) -> None:
@@ -374,24 +374,3 @@ def read_rows(parts: list[Path], columns: list[str]) -> pl.DataFrame | None:
     if not parts:
         return None
     return pl.concat([pl.read_parquet(part, columns=columns) for part in parts], how="vertical_relaxed")
-
-
-def _catch_signals(stop: asyncio.Event, caught: list[int], cancel) -> dict[int, Any]:
-    """SIGTERM/SIGINT set `stop` and `cancel()` the running work instead of killing the process;
-    returns the signals handled, each with the handler it had before."""
-    loop = asyncio.get_running_loop()
-
-    def on_signal(signum: int) -> None:
-        caught.append(signum)
-        stop.set()
-        cancel()
-
-    handled = {}
-    for signum in STOP_SIGNALS:
-        previous = signal.getsignal(signum)
-        try:
-            loop.add_signal_handler(signum, on_signal, signum)
-        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
-            continue
-        handled[signum] = previous
-    return handled

@@ -92,6 +92,9 @@ class TurnRunner:
         self.llm, self.pool, self.settings, self.settings_hash = llm, pool, settings, settings_hash
         self._isolation = getattr(pool, "isolation", None)
         self.mutation_sandbox_s = 0.0  # sandbox wall time the mutation scores took (bench/mutation.py)
+        # Mutation scores running beside their turn's student request: a signal cancels them with
+        # the units (cancelling a unit reaches them only after it unwinds, a few loop turns later).
+        self.side_tasks: set[asyncio.Task] = set()
 
     def teacher_messages(self, req: TurnRequest) -> list[dict]:
         extra = {"feedback": req.feedback, "target": req.target}
@@ -138,6 +141,8 @@ class TurnRunner:
             return TurnOutcome(self._reject(row, verdict.reason, verdict.detail))
         # The mutation score runs in the sandbox while the student's request is out.
         scoring = asyncio.ensure_future(self._mutation_score(req, problem))
+        self.side_tasks.add(scoring)
+        scoring.add_done_callback(self.side_tasks.discard)
         try:
             outcome = await self._evaluate(row, req, problem)
         except BaseException:
