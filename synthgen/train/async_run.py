@@ -59,30 +59,15 @@ def prepare(settings, *, prompt_fn=None, evaluators=None, plan_only: bool = Fals
     from synthgen.train.async_config import build_async_config, check_async_settings
     from synthgen.train.async_feed import feed
     from synthgen.train.data import bin_counts, to_dataset
-    from synthgen.train.plan import plan_data
     from synthgen.train.run import (
         check_bins,
-        curriculum_spec,
         grpo_overrides,
-        output_dir,
-        recipe_and_model,
         recipe_origin,
-        resolve_max_steps,
+        run_plan,
     )
 
     check_async_settings(settings)
-    recipe, model = recipe_and_model(settings)
-    out = output_dir(settings)
-    max_steps = resolve_max_steps(settings, recipe)
-    spec = curriculum_spec(settings.curriculum, max_steps, settings.frontier)
-    ev = settings.eval
-    if ev.steps and not (ev.heldout_fraction or ev.heldout or evaluators or ev.benchmarks):
-        raise UserError(
-            "--eval-every needs held-out problems (--eval-heldout-fraction F or --eval-heldout DIR) "
-            "or benchmarks (--eval-benchmarks lcb)"
-        )
-    plan = plan_data(settings)
-    spec.source_weights, spec.curriculum_sources = plan.weights, plan.curriculum_sources
+    recipe, model, out, max_steps, spec, plan = run_plan(settings, evaluators)
     scoped = [r for r in plan.rows if plan.curriculum_sources is None or r["source"] in plan.curriculum_sources]
     missing = check_bins(spec.schedule, bin_counts(scoped), settings.missing_bins)
     overrides = grpo_overrides(settings, out, max_steps, recipe)

@@ -124,18 +124,11 @@ def resume_checkpoint(settings, out: Path) -> str | None:
     return None
 
 
-def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=None) -> Path:
-    """Train; returns the output folder. `scorer` / `prompt_fn` replace the env-based ones (tests);
-    `evaluators` add evaluation suites (synthgen.train.evaluation.Evaluator) to the held-out one.
-    An `--online` run has its own entry point, synthgen.online.run.run_online (same arguments)."""
-    if settings.online.enabled:
-        raise UserError("this is the offline trainer; an --online run goes through synthgen.online.run.run_online")
-    from synthgen.train.data import bin_counts, env_prompt, to_dataset
+def run_plan(settings, evaluators=None):
+    """What a trainer (synchronous or --async) settles before it starts: (recipe, model, output
+    folder, max steps, curriculum spec with its source weights, data plan)."""
     from synthgen.train.plan import plan_data
-    from synthgen.train.recipe import build_grpo_config, describe
-    from synthgen.train.rewards import EnvScorer
 
-    started = time.time()
     recipe, model = recipe_and_model(settings)
     out = output_dir(settings)
     max_steps = resolve_max_steps(settings, recipe)
@@ -146,9 +139,23 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
             "--eval-every needs held-out problems (--eval-heldout-fraction F or --eval-heldout DIR) "
             "or benchmarks (--eval-benchmarks lcb)"
         )
-
     plan = plan_data(settings)
     spec.source_weights, spec.curriculum_sources = plan.weights, plan.curriculum_sources
+    return recipe, model, out, max_steps, spec, plan
+
+
+def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=None) -> Path:
+    """Train; returns the output folder. `scorer` / `prompt_fn` replace the env-based ones (tests);
+    `evaluators` add evaluation suites (synthgen.train.evaluation.Evaluator) to the held-out one.
+    An `--online` run has its own entry point, synthgen.online.run.run_online (same arguments)."""
+    if settings.online.enabled:
+        raise UserError("this is the offline trainer; an --online run goes through synthgen.online.run.run_online")
+    from synthgen.train.data import bin_counts, env_prompt, to_dataset
+    from synthgen.train.recipe import build_grpo_config, describe
+    from synthgen.train.rewards import EnvScorer
+
+    started = time.time()
+    recipe, model, out, max_steps, spec, plan = run_plan(settings, evaluators)
     rows, counts = plan.rows, bin_counts(plan.rows)
     scoped = bin_counts([r for r in rows if plan.curriculum_sources is None or r["source"] in plan.curriculum_sources])
     missing = check_bins(spec.schedule, scoped, settings.missing_bins)
