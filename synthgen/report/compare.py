@@ -31,7 +31,7 @@ from synthgen.errors import UserError
 from synthgen.report import PAPER, compare_plots
 from synthgen.report.compare_data import CompareData, Group, collect_compare
 from synthgen.report.settings import CompareSettings
-from synthgen.store.layout import write_text_atomic
+from synthgen.store.files import write_text_atomic
 from synthgen.store.paths import output_file
 
 TEMPLATES = Path(__file__).parent / "templates"

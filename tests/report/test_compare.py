@@ -114,7 +114,8 @@ def test_a_folder_of_outputs_and_an_output_still_training(cli, tmp_path):
 
 def write_generate_run(cli, run: Path, mode: str, kept_per_seed: int, seed: int) -> Path:
     """A generate stage of 4 seeds (turns 1-2 multi-turn, or turn 1 single-turn) and its filter."""
-    from synthgen.store.layout import StageDir, file_metadata
+    from synthgen.store.files import file_metadata
+    from synthgen.store.layout import StageDir
     from synthgen.store.records import PROBLEMS, problem_id, table_from_rows
 
     rows = []
