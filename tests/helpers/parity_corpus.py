@@ -307,7 +307,7 @@ def official_lcb(cases, timeout: int, processes: int = 2) -> list[bool]:
     import sys
 
     digits = sys.get_int_max_str_digits()
-    from vendor.lcb_grader.compute_code_generation_metrics import codegen_metrics
+    from tests.evals.vendor.lcb_grader.compute_code_generation_metrics import codegen_metrics
 
     # Its import raises the limit for the whole process (its workers inherit it): only while it grades.
     sys.set_int_max_str_digits(50000)
