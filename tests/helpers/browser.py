@@ -166,3 +166,35 @@ class Browser:
             session=session,
         )
         return PageView(base64.b64decode(shot["data"]), page["images"], page["title"])
+
+
+def check_page(page_file: Path, tmp_path: Path, *, title: str, images: int, colours: int):
+    """Open `page_file` in headless Chromium (skip the test where there is none) and check what a
+    person would see: the title, `images` images all loaded and sized, a page that is not blank and
+    has more than `colours` colours. Returns (the page, its screenshot as a PIL image)."""
+    import io
+
+    import pytest
+    from PIL import Image
+
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("no Chromium here: .ci/system-deps.sh installs Debian's chromium when run as root")
+    browser = Browser(binary, tmp_path / "profile")
+    try:
+        page = browser.view(Path(page_file).resolve().as_uri())
+    finally:
+        log = browser.close()
+    shot = tmp_path / f"{Path(page_file).stem}.png"
+    shot.write_bytes(page.screenshot)
+    assert page.title.startswith(title), log
+    assert len(page.images) == images
+    for image in page.images:
+        assert image["complete"] and image["naturalWidth"] > 100 and image["naturalHeight"] > 100, image
+    picture = Image.open(io.BytesIO(page.screenshot)).convert("RGB")
+    small = picture.resize((picture.width // 4, picture.height // 4))
+    pixels = list(small.getdata())
+    ink = sum(1 for r, g, b in pixels if min(r, g, b) < 200) / len(pixels)
+    assert ink > 0.05, f"the page looks blank ({ink:.1%} of it is not white): {shot}"
+    assert len(set(pixels)) > colours, f"the page has almost no colours: {shot}"
+    return page, picture

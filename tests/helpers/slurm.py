@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -37,3 +38,39 @@ def wait_finished(job_id: str, timeout_s: float = 300) -> None:
             subprocess.run(["scancel", job_id])
             pytest.fail(f"Slurm job {job_id} still running after {timeout_s} s")
         time.sleep(0.5)
+
+
+# Columns that hold times (they differ between any two runs).
+TIMING = re.compile(r"(^|_)(time|timestamp|elapsed|latency|duration|wall)(_|$)|_(s|ms|at)$")
+
+
+def running_tasks(job_id: str) -> list[int]:
+    out = subprocess.run(["squeue", "-h", "-j", job_id, "-t", "R", "-o", "%i"], capture_output=True, text=True).stdout
+    return [int(m.group(1)) for m in re.finditer(r"_(\d+)\b", out)]
+
+
+def cancel_a_working_task(job: str, run: Path, stage: str, settle_s: float) -> int:
+    """scancel the first task of array `job` that got past wait-ready into `stage`, `settle_s` after
+    that (while it works), wait for the array to end, and check that every other shard of the 4
+    finished and that one did not. Returns the cancelled task's index."""
+    logs = run / "slurm" / "logs"
+    victim, deadline = None, time.monotonic() + 120
+    while victim is None and time.monotonic() < deadline:
+        for task in running_tasks(job):
+            log = logs / f"synthgen-{stage}-{job}_{task}.out"
+            if log.exists() and "wait-ready: ready" in log.read_text():
+                victim = task
+                break
+        time.sleep(0.2)
+    assert victim is not None, f"no task of job {job} started {stage}: {sorted(p.name for p in logs.iterdir())}"
+    time.sleep(settle_s)
+    subprocess.run(["scancel", f"{job}_{victim}"], check=True)
+    wait_finished(job)
+
+    from synthgen.store.layout import StageDir
+
+    done = [i for i in range(4) if StageDir(run, stage).is_done(StageDir.shard_name(i, 4))]
+    assert victim not in done, f"shard {victim} finished before scancel reached it; slow the server down"
+    assert done == [i for i in range(4) if i != victim]
+    assert "CANCELLED" in (logs / f"synthgen-{stage}-{job}_{victim}.out").read_text()
+    return victim

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import csv
-import io
 import json
 import re
 from pathlib import Path
@@ -228,9 +227,7 @@ def chains_vs_disjoint(demo_run, tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.train
 def test_chains_against_disjoint_in_a_headless_browser(cli, chains_vs_disjoint, demo_run, tmp_path):
-    from PIL import Image
-
-    from tests.helpers.browser import Browser, find_chromium
+    from tests.helpers.browser import check_page
 
     page_file = tmp_path / "compare.html"
     rc, _, err = cli("compare", *chains_vs_disjoint, demo_run, "--output", page_file)
@@ -240,23 +237,4 @@ def test_chains_against_disjoint_in_a_headless_browser(cli, chains_vs_disjoint, 
     assert len(images(html)) == 4
     assert "<h3>lcb</h3>" in html and "<h3>math500</h3>" in html
     assert "data=chain</td>" in html and "data=chain/disjoint</td>" in html  # the curves, named by their data
-    binary = find_chromium()
-    if binary is None:
-        pytest.skip("no Chromium here: .ci/system-deps.sh installs Debian's chromium when run as root")
-    browser = Browser(binary, tmp_path / "profile")
-    try:
-        page = browser.view(page_file.resolve().as_uri())
-    finally:
-        log = browser.close()
-    shot = tmp_path / "compare.png"
-    shot.write_bytes(page.screenshot)
-    assert page.title.startswith("synthgen compare"), log
-    assert len(page.images) == 4
-    for image in page.images:
-        assert image["complete"] and image["naturalWidth"] > 100 and image["naturalHeight"] > 100, image
-    picture = Image.open(io.BytesIO(page.screenshot)).convert("RGB")
-    small = picture.resize((picture.width // 4, picture.height // 4))
-    pixels = list(small.getdata())
-    ink = sum(1 for r, g, b in pixels if min(r, g, b) < 200) / len(pixels)
-    assert ink > 0.05, f"the page looks blank ({ink:.1%} of it is not white): {shot}"
-    assert len(set(pixels)) > 100, f"the page has almost no colours: {shot}"
+    check_page(page_file, tmp_path, title="synthgen compare", images=4, colours=100)

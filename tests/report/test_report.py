@@ -4,13 +4,12 @@ plot loaded; a run in progress gets a report too."""
 from __future__ import annotations
 
 import base64
-import io
 import re
 import shutil
 
 import pytest
 
-from tests.helpers.browser import Browser, find_chromium
+from tests.helpers.browser import check_page
 
 pytest.importorskip("matplotlib", reason="the report needs the plot extra (matplotlib)")
 
@@ -46,30 +45,9 @@ def test_report_is_one_self_contained_file(report, demo_run):
 
 
 def test_report_in_a_headless_browser_shows_every_image(report, tmp_path):
-    from PIL import Image
-
-    binary = find_chromium()
-    if binary is None:
-        pytest.skip("no Chromium here: .ci/system-deps.sh installs Debian's chromium when run as root")
-    browser = Browser(binary, tmp_path / "profile")
-    try:
-        page = browser.view(report.resolve().as_uri())
-    finally:
-        log = browser.close()
-    shot = tmp_path / "report.png"
-    shot.write_bytes(page.screenshot)
-    assert page.title.startswith("synthgen report"), log
-    assert len(page.images) == FIGURES
-    for image in page.images:
-        assert image["complete"] and image["naturalWidth"] > 100 and image["naturalHeight"] > 100, image
-    picture = Image.open(io.BytesIO(page.screenshot)).convert("RGB")
+    _, picture = check_page(report, tmp_path, title="synthgen report", images=FIGURES, colours=200)
     width, height = picture.size
     assert width == 1200 and height > 3000  # the whole page, not the first screen
-    small = picture.resize((width // 4, height // 4))
-    pixels = list(small.getdata())
-    ink = sum(1 for r, g, b in pixels if min(r, g, b) < 200) / len(pixels)
-    assert ink > 0.05, f"the page looks blank ({ink:.1%} of it is not white): {shot}"
-    assert len(set(pixels)) > 200, f"the page has almost no colours: {shot}"
 
 
 def test_a_run_in_progress_gets_a_report_that_says_so(demo_run, cli, tmp_path):

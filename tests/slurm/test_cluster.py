@@ -24,18 +24,12 @@ from pathlib import Path
 import pytest
 
 from synthgen.store.layout import StageDir
-from tests.helpers.slurm import SYNTHGEN
+from tests.helpers.slurm import SYNTHGEN, TIMING, cancel_a_working_task
 from tests.helpers.slurm import wait_finished as _wait_finished
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.timeout(900)]
 
 # Columns that may differ between two runs of the same work: wall-clock measurements only.
-TIMING = re.compile(r"(^|_)(time|timestamp|elapsed|latency|duration|wall)(_|$)|_(s|ms|at)$")
-
-
-def _running_tasks(job_id: str) -> list[int]:
-    out = subprocess.run(["squeue", "-h", "-j", job_id, "-t", "R", "-o", "%i"], capture_output=True, text=True).stdout
-    return [int(m.group(1)) for m in re.finditer(r"_(\d+)\b", out)]
 
 
 def _submit(cli, *args) -> tuple[str, str]:
@@ -103,26 +97,8 @@ def test_generate_array_matches_one_process_and_resubmits_only_the_cancelled_sha
             server.url,
         )
         assert "(array 0-3%2: 4 shard(s))" in out
-        logs = run / "slurm" / "logs"
-        # Cancel the first task that has got past wait-ready into generate, while it works.
-        victim, deadline = None, time.monotonic() + 120
-        while victim is None and time.monotonic() < deadline:
-            for task in _running_tasks(job):
-                log = logs / f"synthgen-generate-{job}_{task}.out"
-                if log.exists() and "wait-ready: ready" in log.read_text():
-                    victim = task
-                    break
-            time.sleep(0.2)
-        assert victim is not None, f"no task of job {job} started generating: {sorted(p.name for p in logs.iterdir())}"
-        time.sleep(2.0)
-        subprocess.run(["scancel", f"{job}_{victim}"], check=True)
-        _wait_finished(job)
-
-        stage = StageDir(run, "generate")
-        done = [i for i in range(4) if stage.is_done(StageDir.shard_name(i, 4))]
-        assert victim not in done, f"shard {victim} finished before scancel reached it; slow the server down"
-        assert done == [i for i in range(4) if i != victim]
-        assert "CANCELLED" in (logs / f"synthgen-generate-{job}_{victim}.out").read_text()
+        logs, stage = run / "slurm" / "logs", StageDir(run, "generate")
+        victim = cancel_a_working_task(job, run, "generate", settle_s=2.0)
 
         again, out = _submit(
             cli,

@@ -11,28 +11,20 @@ from __future__ import annotations
 
 import re
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from synthgen.store.layout import StageDir
-from tests.helpers.slurm import SYNTHGEN
+from tests.helpers.slurm import SYNTHGEN, TIMING, cancel_a_working_task
 from tests.helpers.slurm import wait_finished as _wait_finished
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.timeout(900)]
-
-TIMING = re.compile(r"(^|_)(time|timestamp|elapsed|latency|duration|wall)(_|$)|_(s|ms|at)$")
 
 
 def _rows(run_dir: Path):
     rows = StageDir(run_dir, "calibrate").read().sort("turn_id")
     return rows.drop([c for c in rows.columns if TIMING.search(c)])
-
-
-def _running_tasks(job_id: str) -> list[int]:
-    out = subprocess.run(["squeue", "-h", "-j", job_id, "-t", "R", "-o", "%i"], capture_output=True, text=True).stdout
-    return [int(m.group(1)) for m in re.finditer(r"_(\d+)\b", out)]
 
 
 def _submit(cli, config: Path, run: Path, url: str) -> tuple[str, str]:
@@ -73,25 +65,8 @@ def test_calibrate_array_matches_one_process_and_resubmits_only_the_cancelled_sh
 
         job, out = _submit(cli, config, run, server.url)
         assert "(array 0-3%2: 4 shard(s))" in out
-        logs = run / "slurm" / "logs"
-        victim, deadline = None, time.monotonic() + 120
-        while victim is None and time.monotonic() < deadline:
-            for task in _running_tasks(job):
-                log = logs / f"synthgen-calibrate-{job}_{task}.out"
-                if log.exists() and "wait-ready: ready" in log.read_text():
-                    victim = task
-                    break
-            time.sleep(0.2)
-        assert victim is not None, f"no task of job {job} started calibrating: {sorted(p.name for p in logs.iterdir())}"
-        time.sleep(3.0)
-        subprocess.run(["scancel", f"{job}_{victim}"], check=True)
-        _wait_finished(job)
-
-        stage = StageDir(run, "calibrate")
-        done = [i for i in range(4) if stage.is_done(StageDir.shard_name(i, 4))]
-        assert victim not in done, f"shard {victim} finished before scancel reached it; slow the server down"
-        assert done == [i for i in range(4) if i != victim]
-        assert "CANCELLED" in (logs / f"synthgen-calibrate-{job}_{victim}.out").read_text()
+        logs, stage = run / "slurm" / "logs", StageDir(run, "calibrate")
+        victim = cancel_a_working_task(job, run, "calibrate", settle_s=3.0)
 
         again, out = _submit(cli, config, run, server.url)
         assert f"(array {victim}%2: 1 shard(s))" in out, out
