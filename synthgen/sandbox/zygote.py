@@ -13,8 +13,10 @@ Start-up, by mode:
           lets it give every job a fresh pid namespace and its child a fresh tmpfs /tmp.
   setuid  unshare the network and mount namespaces (no network for any job).
   every   PR_SET_DUMPABLE=0 (no job can open our /proc/<pid>/mem), common stdlib modules
-          pre-imported, the template forked (template.py) before anything is read from the host,
-          then one self-test job through it, then "ready".
+          pre-imported, the lean template forked (template.py), numpy imported, the heavy
+          template forked, all before anything is read from the host; one self-test job through
+          each, then "ready". A job whose text names numpy is forked from the heavy one, every
+          other job from the lean one (numpy in memory costs every fork and exit ~2 ms).
 
 Per job: the zygote puts the job's JSON in a memory file of its own, makes the result, stdout and
 stderr pipes, and hands those descriptors to a spare child the template forked ahead of time (pid 1
@@ -25,7 +27,7 @@ read another's code, calls or results (the template that forks them never held a
 what the child does. The zygote watches the child's pipes and a pidfd, enforces the wall clock with
 SIGKILL, caps what it keeps, and forwards raw bytes to the host, which decodes and judges them; the
 template reaps the children and reports their exit status and CPU time. Nothing in here decides
-whether an answer is right. If the template dies (a job at the unsafe level can kill it), the
+whether an answer is right. If a template dies (a job at the unsafe level can kill it), the
 zygote reports the job as infra and exits with status 3; the pool starts a fresh worker.
 
 Wire format (all lengths 4-byte big-endian): frames are LEN + KIND(1 byte) + BODY.
@@ -51,11 +53,12 @@ import time
 import child as ch  # (the folder of this script is first on sys.path)
 import template as tp
 
-PRELOAD = (  # common modules (numpy where sandbox.libraries binds it), imported once here, not per child
+PRELOAD = (  # common standard modules, imported once here, not per child
     "abc array ast base64 bisect calendar cmath collections collections.abc contextlib copy csv "
     "dataclasses datetime decimal enum fractions functools heapq io itertools json keyword math "
-    "numbers numpy operator pprint random re statistics string struct textwrap types typing unicodedata"
+    "numbers operator pprint random re statistics string struct textwrap types typing unicodedata"
 )
+HEAVY = ("numpy",)  # preloaded (where sandbox.libraries binds it) in the heavy template only
 F_SETPIPE_SZ = 1031
 RESULT_POLL_S = 0.005
 MAX_EXITING = 4  # answered children whose exit is not yet reported, at most; beyond, the zygote waits
@@ -97,9 +100,19 @@ class Zygote:
         self.chan_in, self.chan_out = chan_in, chan_out
         self.prep = ch.Prepared(mode, uid, gid, seed, None if mode == "unsafe" else "/tmp")
         self.prep.fixed_environment()
-        # Before anything from the host is read: the template's memory never holds a job.
-        self.template = tp.start(self.prep, mode in ("bwrap", "setuid"), (chan_in, chan_out))
-        self.template.request_spare()  # the first job's child
+        # Before anything from the host is read: no template's memory ever holds a job.
+        new_pid = mode in ("bwrap", "setuid")
+        self.lean = tp.start(self.prep, new_pid, (chan_in, chan_out))
+        self.heavy_names = [name.encode() for name in HEAVY if _preload(name)]
+        self.heavy = tp.start(self.prep, new_pid, (chan_in, chan_out)) if self.heavy_names else self.lean
+        self.templates = [self.lean] if self.heavy is self.lean else [self.lean, self.heavy]
+        for template in self.templates:
+            template.request_spare()  # the first job's child
+
+    def template_for(self, text):
+        """The heavy template if the job's JSON names a heavy library (one imported by a job that
+        does not name it loads then), else the lean one."""
+        return self.heavy if any(name in text for name in self.heavy_names) else self.lean
 
     def serve(self):
         """Run jobs until the host closes the channel (0) or the template is gone (3)."""
@@ -112,7 +125,7 @@ class Zygote:
                 return 0
             gone = None
             try:
-                frame = self.run_job(json.loads(body[1:]), memoryview(body)[1:])
+                frame = self.run_job(json.loads(body[1:]), memoryview(body)[1:], self.template_for(body))
             except tp.TemplateGone as exc:
                 gone = exc
                 header = {"end": "infra", "error": f"the sandbox's template process ended ({exc})", "stop": True}
@@ -126,14 +139,15 @@ class Zygote:
                 sys.stderr.write(f"sandbox template process ended ({gone}): this worker stops\n")
                 return 3
 
-    def run_job(self, job, raw):
-        """Run one job (`raw`: its JSON) in a spare child of the template; return the b"D" frame.
+    def run_job(self, job, raw, template):
+        """Run one job (`raw`: its JSON) in a spare child of `template`; return the b"D" frame.
 
         The child gets its job through a memory file of its own and writes to fresh pipes; what
         it is sent is only those descriptors and three numbers. The next spare is asked for at
         once, so the template forks it while this job runs."""
         t0 = time.monotonic()
-        self.template.reap_exited(MAX_EXITING)
+        for each in self.templates:
+            each.reap_exited(MAX_EXITING)
         workdir = tempfile.mkdtemp(prefix="job-") if self.mode == "unsafe" else ""
         reads, sent, pidfd = [], [], -1
         try:
@@ -149,12 +163,12 @@ class Zygote:
             except OSError:
                 pass  # over this user's pipe-buffer allowance: the default size still works
             for attempt in range(3):
-                pid, spare_fd, pidfd = self.template.spare()
-                self.template.request_spare()
-                if self.template.hand_job(spare_fd, sent, job["tmp_mb"], job["cpu"], job["mem_mb"], workdir):
+                pid, spare_fd, pidfd = template.spare()
+                template.request_spare()
+                if template.hand_job(spare_fd, sent, job["tmp_mb"], job["cpu"], job["mem_mb"], workdir):
                     break
-                self.template.kill(pid, pidfd)  # a spare that died waiting: take the next one
-                self.template.forget(pid)
+                template.kill(pid, pidfd)  # a spare that died waiting: take the next one
+                template.forget(pid)
                 if pidfd >= 0:
                     os.close(pidfd)
                 pidfd = -1
@@ -164,9 +178,9 @@ class Zygote:
                 os.close(fd)
             sent.clear()
             try:
-                header, res, out, err = self._supervise(pid, pidfd, job, reads, t0)
+                header, res, out, err = self._supervise(template, pid, pidfd, job, reads, t0)
             except tp.TemplateGone:
-                self.template.kill(pid, pidfd)
+                template.kill(pid, pidfd)
                 raise
         finally:
             for fd in reads + sent + ([pidfd] if pidfd >= 0 else []):
@@ -177,17 +191,16 @@ class Zygote:
 
     # ---- one child ---------------------------------------------------------------------------
 
-    def _supervise(self, pid, pidfd, job, fds, t0):
+    def _supervise(self, template, pid, pidfd, job, fds, t0):
         """Wait for the child within the wall clock, collecting its pipes; kill it if it must stop.
         Returns the header (JSON) and what the result, stdout and stderr pipes held.
 
-        The result pipe is big (1 MiB) and read when the child closes it (it does after its last
-        record, ["E"]), on its exit or every RESULT_POLL_S, so a short job costs one wake-up instead
-        of one per call; output pipes are read as data comes. A child that ended with ["E"] has
-        reported everything: the answer goes back at once and, while jobs are queued, its exit
-        report is collected during later jobs, so a busy zygote never waits for a process's exit
-        and namespace teardown (milliseconds, mostly waiting in the kernel). The child's exit
-        shows on its pidfd, or (kernels without one) as the template's exit report.
+        The result pipe is big (1 MiB) and read when the child closes it (after its last record,
+        ["E"]), on its exit or every RESULT_POLL_S: a short job costs one wake-up, not one per call;
+        output pipes are read as data comes. A child that ended with ["E"] has reported everything:
+        the answer goes back at once and, while jobs are queued, its exit report is collected during
+        later jobs (a busy zygote never waits for an exit and namespace teardown: milliseconds).
+        The exit shows on the child's pidfd, or (kernels without one) as the template's report.
         """
         bufs = [bytearray(), bytearray(), bytearray()]  # by index: results, stdout, stderr
         totals = [0, 0, 0]
@@ -199,7 +212,7 @@ class Zygote:
         poller.register(fds[2], select.POLLIN)
         # The exit shows on the pidfd; without one, as the template's exit report. (With a pidfd,
         # reports of earlier children wait for the next job's start: no extra wake-up here.)
-        template_fd = -1 if pidfd >= 0 else self.template.fileno()
+        template_fd = -1 if pidfd >= 0 else template.fileno()
         poller.register(pidfd if pidfd >= 0 else template_fd, select.POLLIN)
         deadline = t0 + job["timeout"]
         wait_ms = RESULT_POLL_S * 1000.0
@@ -214,8 +227,8 @@ class Zygote:
                 if fd == pidfd:
                     exited = True
                 elif fd == template_fd:
-                    self.template.file_pending()
-                    exited = exited or self.template.has_exited(pid)
+                    template.file_pending()
+                    exited = exited or template.has_exited(pid)
                 elif fd == fds[0]:
                     closed = True
                     poller.unregister(fd)
@@ -231,10 +244,10 @@ class Zygote:
                 end = "done"  # every call reported: answer now, without waiting for the exit
                 break
         if end == "done":
-            return self._answer_now(pid, pidfd, job, fds, bufs, totals, t0)
+            return self._answer_now(template, pid, pidfd, job, fds, bufs, totals, t0)
         if end:
-            self.template.kill(pid, pidfd)
-        status, cpu = self.template.exit_of(pid)
+            template.kill(pid, pidfd)
+        status, cpu = template.exit_of(pid)
         for i in range(3):  # every writer is gone now: take what is left in the pipes (within the caps)
             stop = self._drain(fds[i], i, bufs, totals, job)[0]
             end = end or stop
@@ -251,14 +264,14 @@ class Zygote:
         )
         return header.encode(), bytes(bufs[0]), bytes(bufs[1]), bytes(bufs[2])
 
-    def _answer_now(self, pid, pidfd, job, fds, bufs, totals, t0):
+    def _answer_now(self, template, pid, pidfd, job, fds, bufs, totals, t0):
         """The header and pipes of a child that reported everything; it is killed (a job that wrote
         ["E"] early ends there) and, while the host has the next job waiting, its exit report is
         left for `_reap_exited` (when idle, it is awaited first: no process outlives its answer)."""
-        self.template.kill(pid, pidfd)
-        self.template.forget(pid)
+        template.kill(pid, pidfd)
+        template.forget(pid)
         if not select.select([self.chan_in], [], [], 0)[0]:  # no job waiting: nothing to gain, wait now
-            self.template.reap_exited(0)
+            template.reap_exited(0)
         end = None
         for i in (1, 2):  # it flushed them before closing the result pipe: what is there is all
             end = end or self._drain(fds[i], i, bufs, totals, job)[0]
@@ -341,45 +354,40 @@ def main(argv):
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     ch.prctl(ch.PR_SET_DUMPABLE, 0)
-    loaded = 0
-    for name in PRELOAD.split():
-        try:
-            __import__(name)
-            loaded += 1
-        except Exception:  # noqa: BLE001 (a library that cannot load here is simply not preloaded)
-            pass
+    loaded = sum(_preload(name) for name in PRELOAD.split())
     zygote = Zygote(mode, seed, uid, gid, chan_in, chan_out)
     _self_test(zygote)
     gc.freeze()  # what is alive now lives as long as the zygote: no collection need walk it again
     info = {
         "pid": os.getpid(),
-        "template": zygote.template.pid,
+        "templates": [template.pid for template in zygote.templates],
         "mode": mode,
         "python": sys.version.split()[0],
-        "preloaded": loaded,
+        "preloaded": loaded + len(zygote.heavy_names),
     }
     ch.write_all(chan_out, _frame(b"R", json.dumps(info).encode()))
     return zygote.serve()
 
 
+def _preload(name):
+    """Import `name` now (so that children find it loaded); False if it cannot load here."""
+    try:
+        __import__(name)
+        return True
+    except Exception:  # noqa: BLE001 (a library that cannot load here is simply not preloaded)
+        return False
+
+
 def _self_test(zygote):
-    job = {
-        "code": "def f(x):\n    return [x, 'a', (1.5,)]\n",
-        "calls": ["f(2)"],
-        "timeout": 10.0,
-        "cpu": 10,
-        "mem_mb": 1024,
-        "tmp_mb": 1,
-        "out_keep": 1024,
-        "out_limit": 1 << 16,
-        "val_cap": 1 << 16,
-        "res_cap": 1 << 17,
-    }
-    frame = zygote.run_job(job, json.dumps(job).encode())
-    expected = b'["S"]' in frame and b'[0,"ok","[2,\\"a\\",{\\"tuple\\":[{\\"float\\":\\"1.5\\"}]}]",null]' in frame
-    if not expected:
-        sys.stderr.write(f"zygote self-test failed: {frame[:2000]!r}\n")
-        raise SystemExit(3)
+    limits = {"timeout": 10.0, "cpu": 10, "mem_mb": 1024, "tmp_mb": 1, "out_keep": 1024, "out_limit": 1 << 16}
+    job = {"code": "def f(x):\n    return [x, 'a', (1.5,)]\n", "calls": ["f(2)"], **limits}
+    job.update(val_cap=1 << 16, res_cap=1 << 17)
+    for template in zygote.templates:
+        frame = zygote.run_job(job, json.dumps(job).encode(), template)
+        expected = b'["S"]' in frame and b'[0,"ok","[2,\\"a\\",{\\"tuple\\":[{\\"float\\":\\"1.5\\"}]}]",null]' in frame
+        if not expected:
+            sys.stderr.write(f"zygote self-test failed: {frame[:2000]!r}\n")
+            raise SystemExit(3)
 
 
 if __name__ == "__main__":

@@ -88,6 +88,22 @@ def test_live_objects_hold_no_earlier_job(pool):
     assert found == []
 
 
+def test_no_job_of_either_template_sees_a_job_of_the_other(one_worker):
+    # A job naming numpy is forked from the template holding it, any other from the lean one:
+    # secrets run in both, then probes from both find none of them.
+    marker = _marker()
+    heavy_secret = Job(SECRET_CODE.format(marker=marker) + "# numpy\n", (f"f({marker!r})",), timeout_s=10.0)
+    secrets = one_worker.run_many([heavy_secret, _secret_job(marker)] * 3)
+    assert all(marker in r.calls[0].value for r in secrets), [r.calls for r in secrets]
+    rev = marker[::-1]
+    for probe in (PROBE, PROBE + "\n# numpy\n"):
+        result = run(
+            one_worker, probe, f"scan_memory({rev!r})", f"scan_objects({rev!r})", timeout_s=30.0, memory_mb=1024
+        )
+        (hits, scanned, _), objects = (values.decode(c.encoded) for c in result.calls)
+        assert scanned > 1 << 20 and hits == [] and objects == []
+
+
 def test_serving_loop_locals_hold_no_earlier_job(one_worker):
     marker = _marker()
     _after_secrets(one_worker, marker, jobs=3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from synthgen.sandbox import SandboxPool, Status, contest_job
+from synthgen.sandbox import Job, SandboxPool, Status, contest_job, values
 from synthgen.sandbox.isolation import default_python
 from synthgen.sandbox.libraries import find_libraries
 
@@ -30,3 +30,21 @@ def test_an_unknown_library_is_named_and_the_pool_still_starts():
         code = "try:\n    import numpy\n    print('numpy')\nexcept ImportError:\n    print('none')\n"
         result = pool.run_sync(contest_job(code, [""], mode="stdin", test_timeout_s=5, memory_mb=512))
     assert result.calls[0].value == "none\n"  # only what the settings name is bound in
+
+
+LOADED = "import sys\nNAME = 'num' + 'py'\ndef loaded():\n    return NAME in sys.modules\n"
+
+
+def test_only_a_job_naming_numpy_is_forked_with_it_loaded_and_any_job_can_import_it(pool):
+    # Each job's child comes from one of two clean templates: the one holding numpy serves the jobs
+    # whose text names it; the others start without it, and still import it if they build the name.
+    named = pool.run_sync(Job(LOADED + "# uses numpy\n", ("loaded()",), timeout_s=10))
+    unnamed = pool.run_sync(Job(LOADED, ("loaded()", "__import__(NAME).arange(4).tolist()", "loaded()"), timeout_s=10))
+    assert [values.decode(c.encoded) for c in named.calls] == [True], named.calls
+    assert [values.decode(c.encoded) for c in unnamed.calls] == [False, [0, 1, 2, 3], True], unnamed.calls
+
+
+def test_without_numpy_bound_every_job_comes_from_the_one_template():
+    with SandboxPool(workers=1, libraries=()) as pool:
+        result = pool.run_sync(Job(LOADED + "# uses numpy\n", ("loaded()",), timeout_s=10))
+    assert [values.decode(c.encoded) for c in result.calls] == [False], result.calls
