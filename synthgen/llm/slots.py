@@ -6,6 +6,13 @@ free slot decides how a run ends. Serving first the request whose unit has the m
 ahead of it (longest remaining first, the list-scheduling rule for a short makespan) moves every
 unit along at about the same pace, so the server stays full until the last requests instead of
 draining on a few lineages that started late. Equal priorities are served in arrival order.
+
+At most `per_turn` slots are handed out per event-loop turn. Building a request costs the client
+milliseconds of CPU and its body leaves in a task of its own (aiohttp), one turn later: when
+hundreds of slots are free at once (a run's start), granting them all in one turn builds every
+request before the first is on the wire, and the server idles for the whole time (0.5-0.9 s for
+256 requests on 2 cores). Granting a few per turn puts the first requests on the wire within
+milliseconds while the rest are built; the same total work, the server busy sooner.
 """
 
 from __future__ import annotations
@@ -14,24 +21,30 @@ import asyncio
 import heapq
 import itertools
 
+PER_TURN = 16
+
 
 class PrioritySlots:
     """`size` slots; `await acquire(priority)` waits for one (higher priority first), `release()` frees it."""
 
-    def __init__(self, size: int):
-        if size < 1:
-            raise ValueError("size must be >= 1")
+    def __init__(self, size: int, per_turn: int = PER_TURN):
+        if size < 1 or per_turn < 1:
+            raise ValueError("size and per_turn must be >= 1")
         self.free = size
+        self.per_turn = per_turn
         self._waiters: list[tuple[float, int, asyncio.Future]] = []  # (-priority, arrival, future)
         self._arrival = itertools.count()
+        self._granted = 0  # slots handed out in this loop turn
+        self._turn_pending = False  # a callback at the next turn resets the count
 
     async def acquire(self, priority: float = 0.0) -> None:
-        if self.free > 0:  # then nobody live is waiting (release hands a slot to a waiter first)
+        if self.free > 0 and not self._waiters and self._granted < self.per_turn:
             self.free -= 1
-            self._waiters.clear()  # only waiters that gave up can be left in there
+            self._count_grant()
             return
         future = asyncio.get_running_loop().create_future()
         heapq.heappush(self._waiters, (-priority, next(self._arrival), future))
+        self._grant()
         try:
             await future
         except asyncio.CancelledError:
@@ -40,9 +53,27 @@ class PrioritySlots:
             raise
 
     def release(self) -> None:
-        while self._waiters:
+        self.free += 1
+        self._grant()
+
+    def _grant(self) -> None:
+        """Hand free slots to the most urgent live waiters, up to this turn's allowance."""
+        while self.free > 0 and self._waiters and self._granted < self.per_turn:
             _, _, future = heapq.heappop(self._waiters)
             if not future.done():  # (a cancelled waiter is skipped here rather than searched for)
+                self.free -= 1
                 future.set_result(None)
-                return
-        self.free += 1
+                self._count_grant()
+        if self.free > 0 and self._waiters:
+            self._count_grant(0)  # the allowance is spent: the rest get theirs next turn
+
+    def _count_grant(self, n: int = 1) -> None:
+        self._granted += n
+        if not self._turn_pending:
+            self._turn_pending = True
+            asyncio.get_running_loop().call_soon(self._next_turn)
+
+    def _next_turn(self) -> None:
+        self._turn_pending = False
+        self._granted = 0
+        self._grant()

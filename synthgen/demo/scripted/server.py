@@ -45,6 +45,8 @@ from synthgen.demo.scripted.request import parse_chat_body
 from synthgen.demo.scripted.responder import Responder, ScriptedReply
 from synthgen.demo.scripted.settings import ScriptedServerSettings
 
+MAX_LATENCIES = 1_000_000  # per-request latencies kept for /stats (a bench replays them)
+
 
 class ScriptedHTTPServer(ThreadingHTTPServer):
     """One thread per connection (HTTP/1.1 keep-alive); the state below is shared under a lock."""
@@ -73,6 +75,7 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
         self.in_flight = 0
         self.peak_in_flight = 0
         self.latency_sum_s = 0.0
+        self.latencies_s: list[float] = []  # each request's drawn latency, in the order they came (capped)
         self.overhead_sum_s = 0.0  # time in the handler beyond the injected latency, 200s only
 
     def stats(self) -> dict:
@@ -86,6 +89,7 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
                 "in_flight": self.in_flight,
                 "peak_in_flight": self.peak_in_flight,
                 "latency_sum_s": self.latency_sum_s,
+                "latencies_s": list(self.latencies_s),
                 "overhead_sum_s": self.overhead_sum_s,
             }
 
@@ -221,6 +225,9 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         if replies is None:
             return
         choices, completion_tokens, latency = self._choices(replies, body, digests, occurrence)
+        with server.lock:
+            if len(server.latencies_s) < MAX_LATENCIES:
+                server.latencies_s.append(latency)
         if latency > 0 and server.stopping.wait(latency):
             self.close_connection = True  # shutting down
             return
