@@ -1,6 +1,6 @@
 """Benchmark: does LLMClient keep a server full when answers take heavy-tailed time?
 
-    python bench/llm.py            # about 60 s; --no-gc-freeze, --http-backend httpx to compare
+    python bench/llm.py            # about 60 s; --default-gc, --http-backend httpx to compare
     python bench/llm.py --requests 2560 --median-s 0.5
 
 Against the scripted server (in a subprocess, lognormal latency), the same requests run twice on
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
+import contextlib
 import heapq
 import sys
 import time
@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from synthgen.demo.scripted import start_scripted_server  # noqa: E402
 from synthgen.llm.client import LLMClient  # noqa: E402
 from synthgen.llm.settings import LLMSettings, StudentSettings  # noqa: E402
+from synthgen.turns.collector import quiet_collector  # noqa: E402
 
 IN_FLIGHT_TARGET = 0.95
 WALL_TARGET = 1.10
@@ -109,18 +110,11 @@ def zero_overhead_wall(latencies: list[float], bound: int) -> float:
     return max(free_at)
 
 
-def _timed(coro, freeze: bool):
-    """Run one timed phase. With `freeze`, objects alive before it (imports, the client) move out
-    of the collector's way (gc.freeze), as they would in a long-lived process: at hundreds of
-    requests a second, full collections over them pause the event loop for tens of ms."""
-    if freeze:
-        gc.collect()
-        gc.freeze()
-    try:
+def _timed(coro, tuned: bool):
+    """Run one timed phase; with `tuned`, under the collector settings a turn loop runs with
+    (synthgen.turns.collector: what is alive frozen, young collections every 50,000 allocations)."""
+    with quiet_collector() if tuned else contextlib.nullcontext():
         return asyncio.run(coro)
-    finally:
-        if freeze:
-            gc.unfreeze()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cap-x", type=float, default=2.0, help="latency cap as a multiple of the median")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--http-backend", choices=["auto", "aiohttp", "httpx"], default="auto")
-    p.add_argument("--no-gc-freeze", action="store_true", help="leave the garbage collector as it is")
+    p.add_argument("--default-gc", action="store_true", help="leave the garbage collector as it is")
     args = p.parse_args(argv)
     global HTTP_BACKEND
     HTTP_BACKEND = args.http_backend
@@ -144,18 +138,18 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{args.requests} requests, bound {args.bound}, latency lognormal median {args.median_s} s "
         f"sigma {args.sigma} capped at {args.cap_x * args.median_s:g} s (scripted server, seed {args.seed}), "
-        f"http backend {args.http_backend}, gc freeze {not args.no_gc_freeze}"
+        f"http backend {args.http_backend}, collector {'default' if args.default_gc else 'tuned as in a turn loop'}"
     )
     with start_scripted_server("echo", mode="process", seed=args.seed, **faults) as server:
         wall, mean_in_flight, client_latency = _timed(
-            run_pipelined(server.url, prompts, args.bound), not args.no_gc_freeze
+            run_pipelined(server.url, prompts, args.bound), not args.default_gc
         )
         stats = server.stats()
         latency_sum = stats["latency_sum_s"]
         replay = zero_overhead_wall(stats["latencies_s"][-len(prompts) :], args.bound)
     print(f"mean latency: server {latency_sum / len(prompts):.3f} s, seen by the client {client_latency:.3f} s")
     with start_scripted_server("echo", mode="process", seed=args.seed, **faults) as server:
-        base_wall = _timed(run_batched(server.url, prompts, args.bound), not args.no_gc_freeze)
+        base_wall = _timed(run_batched(server.url, prompts, args.bound), not args.default_gc)
         base_latency_sum = server.stats()["latency_sum_s"]
     if abs(base_latency_sum - latency_sum) > 1e-6 * max(1.0, latency_sum):
         print(f"warning: the two runs saw different latencies ({latency_sum:.3f} vs {base_latency_sum:.3f} s)")

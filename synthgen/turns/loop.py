@@ -57,6 +57,7 @@ from synthgen.store.paths import output_folder
 from synthgen.store.readiness import check_finished
 from synthgen.store.records import PROBLEMS
 from synthgen.store.writer import ShardWriter
+from synthgen.turns.collector import quiet_collector
 from synthgen.turns.report import TOKEN_COLUMNS, LiveProgress, TurnStats, summary_table, write_stats
 from synthgen.turns.signals import catch_signals
 from synthgen.turns.turn import TurnOutcome, TurnRequest, TurnRunner
@@ -207,7 +208,8 @@ class TurnLoop:
                 f"{stage.name}: resuming {self.shard}: {self.writer.written} rows on disk, "
                 f"{plan.units_total - plan.units_done} {stage.units} to go"
             )
-        caught = await self._run_plan(plan)
+        with quiet_collector():
+            caught = await self._run_plan(plan)
         self.writer.flush()
         whole = self._shard_stats()
         info = {
