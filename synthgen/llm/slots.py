@@ -40,7 +40,8 @@ class PrioritySlots:
     async def acquire(self, priority: float = 0.0) -> None:
         if self.free > 0 and not self._waiters and self._granted < self.per_turn:
             self.free -= 1
-            self._count_grant()
+            self._granted += 1
+            self._new_turn_soon()
             return
         future = asyncio.get_running_loop().create_future()
         heapq.heappush(self._waiters, (-priority, next(self._arrival), future))
@@ -63,12 +64,11 @@ class PrioritySlots:
             if not future.done():  # (a cancelled waiter is skipped here rather than searched for)
                 self.free -= 1
                 future.set_result(None)
-                self._count_grant()
-        if self.free > 0 and self._waiters:
-            self._count_grant(0)  # the allowance is spent: the rest get theirs next turn
+                self._granted += 1
+        if self._granted:  # this turn's count is reset next turn, which serves whoever still waits
+            self._new_turn_soon()
 
-    def _count_grant(self, n: int = 1) -> None:
-        self._granted += n
+    def _new_turn_soon(self) -> None:
         if not self._turn_pending:
             self._turn_pending = True
             asyncio.get_running_loop().call_soon(self._next_turn)

@@ -102,10 +102,11 @@ class Zygote:
         self.prep.fixed_environment()
         # Before anything from the host is read: no template's memory ever holds a job.
         new_pid = mode in ("bwrap", "setuid")
-        self.lean = tp.start(self.prep, new_pid, (chan_in, chan_out))
+        self.templates = [tp.start(self.prep, new_pid, (chan_in, chan_out))]  # the lean one
         self.heavy_names = [name.encode() for name in HEAVY if _preload(name)]
-        self.heavy = tp.start(self.prep, new_pid, (chan_in, chan_out)) if self.heavy_names else self.lean
-        self.templates = [self.lean] if self.heavy is self.lean else [self.lean, self.heavy]
+        if self.heavy_names:
+            self.templates.append(tp.start(self.prep, new_pid, (chan_in, chan_out)))
+        self.lean, self.heavy = self.templates[0], self.templates[-1]
         for template in self.templates:
             template.request_spare()  # the first job's child
 

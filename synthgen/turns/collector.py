@@ -20,13 +20,15 @@ YOUNG_THRESHOLD = 50_000
 
 @contextlib.contextmanager
 def quiet_collector(young: int = YOUNG_THRESHOLD) -> Iterator[None]:
-    """Within the block, the tuned collector; the thresholds and the frozen set are restored after."""
-    before = gc.get_threshold()
+    """Within the block, the tuned collector; the thresholds and the frozen set are restored after
+    (what a caller had frozen before stays frozen)."""
+    before, frozen_before = gc.get_threshold(), gc.get_freeze_count()
     gc.collect()
     gc.freeze()
-    gc.set_threshold(young, 20, 20)
+    gc.set_threshold(young, 20, 20)  # older generations: every 20 of the younger one's collections
     try:
         yield
     finally:
         gc.set_threshold(*before)
-        gc.unfreeze()
+        if not frozen_before:
+            gc.unfreeze()

@@ -41,3 +41,14 @@ def test_restored_when_the_block_raises():
     except KeyError:
         pass
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_what_a_caller_froze_before_stays_frozen():
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with quiet_collector():
+            pass
+        assert gc.get_freeze_count() >= frozen
+    finally:
+        gc.unfreeze()

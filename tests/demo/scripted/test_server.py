@@ -174,6 +174,8 @@ def test_latency_grows_with_the_samples_a_request_asks_for(serve):
     assert abs(handle.stats()["latency_sum_s"] - 0.02) < 1e-9
     assert call(handle, body=chat("five", n=5))[0] == 200
     assert abs(handle.stats()["latency_sum_s"] - (0.02 + 0.02 * 3)) < 1e-9  # x (1 + 0.5 x (5 - 1))
+    latencies = handle.stats()["latencies_s"]  # each request's, in the order they came (bench/llm.py replays them)
+    assert len(latencies) == 2 and abs(latencies[0] - 0.02) < 1e-9 and abs(latencies[1] - 0.06) < 1e-9
 
 
 def test_latency_is_served_concurrently(serve):
