@@ -13,10 +13,8 @@ Start-up, by mode:
           lets it give every job a fresh pid namespace and its child a fresh tmpfs /tmp.
   setuid  unshare the network and mount namespaces (no network for any job).
   every   PR_SET_DUMPABLE=0 (no job can open our /proc/<pid>/mem), common stdlib modules
-          pre-imported, the lean template forked (template.py), numpy imported, the heavy
-          template forked, all before anything is read from the host; one self-test job through
-          each, then "ready". A job whose text names numpy is forked from the heavy one, every
-          other job from the lean one (numpy in memory costs every fork and exit ~2 ms).
+          pre-imported, a lean template forked (template.py), numpy imported, a heavy one forked
+          for jobs naming numpy (it costs a fork ~2 ms), a self-test through each, then "ready".
 
 Per job: the zygote puts the job's JSON in a memory file of its own, makes the result, stdout and
 stderr pipes, and hands those descriptors to a spare child the template forked ahead of time (pid 1
@@ -40,6 +38,7 @@ Wire format (all lengths 4-byte big-endian): frames are LEN + KIND(1 byte) + BOD
 
 import fcntl
 import gc
+import importlib.util
 import json
 import os
 import select
@@ -102,17 +101,18 @@ class Zygote:
         self.prep.fixed_environment()
         # Before anything from the host is read: no template's memory ever holds a job.
         new_pid = mode in ("bwrap", "setuid")
-        self.templates = [tp.start(self.prep, new_pid, (chan_in, chan_out))]  # the lean one
-        self.heavy_names = [name.encode() for name in HEAVY if _preload(name)]
-        if self.heavy_names:
+        # Bound under /tmp (a venv there), a heavy library is hidden by each job's fresh /tmp: one template.
+        hidden = any(_hidden_from_jobs(name) for name in HEAVY)
+        self.templates = [] if hidden else [tp.start(self.prep, new_pid, (chan_in, chan_out))]  # lean
+        self.heavy_names = [name.encode() for name in HEAVY if _preload(name) and not hidden]
+        if self.heavy_names or hidden:
             self.templates.append(tp.start(self.prep, new_pid, (chan_in, chan_out)))
         self.lean, self.heavy = self.templates[0], self.templates[-1]
         for template in self.templates:
             template.request_spare()  # the first job's child
 
     def template_for(self, text):
-        """The heavy template if the job's JSON names a heavy library (one imported by a job that
-        does not name it loads then), else the lean one."""
+        """The heavy template if the job's JSON names a heavy library, else the lean one."""
         return self.heavy if any(name in text for name in self.heavy_names) else self.lean
 
     def serve(self):
@@ -196,12 +196,9 @@ class Zygote:
         """Wait for the child within the wall clock, collecting its pipes; kill it if it must stop.
         Returns the header (JSON) and what the result, stdout and stderr pipes held.
 
-        The result pipe is big (1 MiB) and read when the child closes it (after its last record,
-        ["E"]), on its exit or every RESULT_POLL_S: a short job costs one wake-up, not one per call;
-        output pipes are read as data comes. A child that ended with ["E"] has reported everything:
-        the answer goes back at once and, while jobs are queued, its exit report is collected during
-        later jobs (a busy zygote never waits for an exit and namespace teardown: milliseconds).
-        The exit shows on the child's pidfd, or (kernels without one) as the template's report.
+        The result pipe (1 MiB) is read when the child closes it (after its last record, ["E"]), on
+        its exit or every RESULT_POLL_S; output pipes as data comes. After ["E"] the answer goes back
+        at once; the exit report (pidfd, or the template's) is collected during later jobs.
         """
         bufs = [bytearray(), bytearray(), bytearray()]  # by index: results, stdout, stderr
         totals = [0, 0, 0]
@@ -370,6 +367,15 @@ def main(argv):
     return zygote.serve()
 
 
+def _hidden_from_jobs(name):
+    """Whether `name` would load from a folder each job's child mounts afresh (/tmp)."""
+    try:
+        spec = importlib.util.find_spec(name)
+        return bool(spec and spec.origin and os.path.realpath(spec.origin).startswith(("/tmp/", "/var/tmp/")))
+    except (ImportError, ValueError):
+        return False
+
+
 def _preload(name):
     """Import `name` now (so that children find it loaded); False if it cannot load here."""
     try:
@@ -380,9 +386,8 @@ def _preload(name):
 
 
 def _self_test(zygote):
-    limits = {"timeout": 10.0, "cpu": 10, "mem_mb": 1024, "tmp_mb": 1, "out_keep": 1024, "out_limit": 1 << 16}
-    job = {"code": "def f(x):\n    return [x, 'a', (1.5,)]\n", "calls": ["f(2)"], **limits}
-    job.update(val_cap=1 << 16, res_cap=1 << 17)
+    job = {"code": "def f(x):\n    return [x, 'a', (1.5,)]\n", "calls": ["f(2)"], "timeout": 10.0, "cpu": 10}
+    job.update(mem_mb=1024, tmp_mb=1, out_keep=1024, out_limit=1 << 16, val_cap=1 << 16, res_cap=1 << 17)
     for template in zygote.templates:
         frame = zygote.run_job(job, json.dumps(job).encode(), template)
         expected = b'["S"]' in frame and b'[0,"ok","[2,\\"a\\",{\\"tuple\\":[{\\"float\\":\\"1.5\\"}]}]",null]' in frame

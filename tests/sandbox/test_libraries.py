@@ -3,6 +3,8 @@ threads start while processes do not, and a library that cannot be found is name
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from synthgen.sandbox import Job, SandboxPool, Status, contest_job, values
@@ -41,7 +43,10 @@ def test_only_a_job_naming_numpy_is_forked_with_it_loaded_and_any_job_can_import
     named = pool.run_sync(Job(LOADED + "# uses numpy\n", ("loaded()",), timeout_s=10))
     unnamed = pool.run_sync(Job(LOADED, ("loaded()", "__import__(NAME).arange(4).tolist()", "loaded()"), timeout_s=10))
     assert [values.decode(c.encoded) for c in named.calls] == [True], named.calls
-    assert [values.decode(c.encoded) for c in unnamed.calls] == [False, [0, 1, 2, 3], True], unnamed.calls
+    # numpy bound from under /tmp (a venv there, as in CI's clean clone) would be hidden by each job's
+    # fresh /tmp after set-up: then one template, holding it, serves every job.
+    one_template = any(os.path.realpath(p).startswith("/tmp/") for p in pool.libraries.binds)
+    assert [values.decode(c.encoded) for c in unnamed.calls] == [one_template, [0, 1, 2, 3], True], unnamed.calls
 
 
 def test_without_numpy_bound_every_job_comes_from_the_one_template():
