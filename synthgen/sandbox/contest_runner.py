@@ -42,16 +42,20 @@ import values
 _STAR = (
     "string re datetime collections heapq bisect copy math random statistics itertools functools operator io sys json"
 )
-PREAMBLE = (
-    "".join(f"from {name} import *\n" for name in _STAR.split() + ["builtins", "typing"])
-    + "".join(f"import {name}\n" for name in _STAR.split())
-    + "sys.setrecursionlimit(50000)\n"
+_IMPORTS = "".join(f"from {name} import *\n" for name in _STAR.split() + ["builtins", "typing"]) + "".join(
+    f"import {name}\n" for name in _STAR.split()
 )
+PREAMBLE = _IMPORTS + "sys.setrecursionlimit(50000)\n"
+RECURSION_LIMIT = 50000
+# What of `sys` a child binds anew (child.py: argv; _Streams: stdin, stdout): the preamble's names
+# for these are read again in each child. (Reading every name again would write to ~90 objects.)
+PER_CHILD_SYS = ("argv", "stdin", "stdout", "stderr")
 INT_DIGITS = 50000
 _U32 = struct.Struct(">I")
 _END = _U32.pack(5) + b'["E"]'
 _escape = json.encoder.encode_basestring_ascii
 _now = {"index": 0, "cpu": 0.0, "wall": 0.0, "waited": 0.0, "limit": 0.0, "sent": 0, "cap": 0}
+_prepared = {}  # "scope": the preamble's namespace, "from_sys": its names bound from sys (see prepare)
 
 
 def _write(data):
@@ -228,13 +232,45 @@ def _wrapped(code):
     return ast.fix_missing_locations(ast.Module(body=imports + [func], type_ignores=[]))
 
 
-def _load(job, scope):
+def prepare():
+    """Run the preamble's imports once, in the template before it forks any child (so no job's
+    data is near): each child then starts from this namespace instead of importing it again,
+    which would write to every imported object (their reference counts) and so make the child
+    copy ~400 pages of the template's memory. The names in PER_CHILD_SYS are read again in the
+    child, where they are the child's own."""
+    builtins.exit = builtins.quit = sys.exit  # as run() sets them, before the imports see them
+    scope = _run_imports()
+    _prepared["from_sys"] = tuple(name for name in PER_CHILD_SYS if scope.get(name, scope) is getattr(sys, name))
+    _prepared["scope"] = scope
+
+
+def _run_imports():
+    scope = {"__name__": "solution", "__builtins__": builtins}
+    exec(compile(_IMPORTS, "<preamble>", "exec"), scope)
+    return scope
+
+
+def _preamble_scope():
+    """The program's namespace after the preamble: the prepared one (this process is a fresh
+    fork, so it is ours alone), or, where nothing was prepared, the preamble run here."""
+    scope = _prepared.pop("scope", None)
+    if scope is None:
+        scope = _run_imports()
+    else:
+        for name in _prepared["from_sys"]:
+            scope[name] = getattr(sys, name)
+    sys.setrecursionlimit(RECURSION_LIMIT)
+    return scope
+
+
+def _load(job):
     """Run the module once; return what one test calls with its input."""
     mode, code = job["mode"], job["code"]
     tree = _wrapped(code) if mode == "stdin" else ast.parse(code, "<solution>")
+    scope = {"__name__": "solution", "__builtins__": builtins}
     if job.get("preamble"):
         _no_future_import(tree)
-        exec(compile(PREAMBLE, "<preamble>", "exec"), scope)
+        scope = _preamble_scope()
     exec(compile(tree, "<solution>", "exec"), scope)
     if mode == "stdin":
         main = scope["wrapped_function"]
@@ -307,10 +343,9 @@ def run(job):
     streams = _Streams(mode == "stdin")
     signal.signal(signal.SIGPROF, _out_of_time)
     signal.signal(signal.SIGALRM, _out_of_time)
-    scope = {"__name__": "solution", "__builtins__": builtins}
     _arm(0, limits)
     try:
-        test = _load(job, scope)
+        test = _load(job)
     except MemoryError:
         cpu, wall = _disarm()
         return _record(0, "memory", None, "MemoryError while loading the program", cpu, wall)

@@ -85,6 +85,7 @@ class Template:
         self.unwatched = set()  # live children we have no pidfd for (old kernels)
         self.poller = select.poll()
         self.poller.register(sock.fileno(), select.POLLIN)
+        ch.contest_runner.prepare()  # the contest preamble's namespace, which every child starts from
         # Everything alive now lives as long as we do: keep the collector from walking it (a walk
         # writes to every object's header, so each page it visits is copied in live children).
         gc.freeze()

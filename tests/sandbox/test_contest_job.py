@@ -48,3 +48,29 @@ def test_each_test_reads_its_own_input_and_prints_its_own_output(pool):
     code = "import sys\nprint(sys.stdin.read().upper(), end='')\n"
     calls = run(pool, code, ["a\n", "b\n", "c\n"])
     assert [c.value for c in calls] == ["A\n", "B\n", "C\n"]
+
+
+def test_the_preamble_names_are_there_and_its_streams_are_the_childs_own(pool):
+    code = (
+        "print(stdin is sys.stdin, stdout is sys.stdout, argv is sys.argv, sys.getrecursionlimit())\n"
+        "print(Counter('aab')['a'], gcd(12, 18), isqrt(17), List, deque, exit is sys.exit)\n"
+    )
+    calls = run(pool, code, [""])
+    first, second = calls[0].value.splitlines()
+    assert first == "True True True 50000"
+    assert second == "2 6 4 typing.List <class 'collections.deque'> True"
+
+
+def test_without_the_preamble_a_program_runs_bare(pool):
+    tests = ["'Counter' in globals()", "__import__('sys').getrecursionlimit() < 50000"]
+    job = contest_job("x = 1\n", tests, mode="expr", preamble=False, test_timeout_s=1.0, memory_mb=256)
+    calls = pool.run_sync(job).calls
+    assert [c.value for c in calls] == ["False", "True"]  # (the values as reported in mode "expr")
+
+
+def test_a_job_that_rebinds_preamble_names_leaves_the_next_job_the_originals(pool):
+    spoil = "Counter = None\nstring.ascii_letters = 'x'\nsys.stdout.write('spoiled\\n')\n"
+    check = "print(Counter('ab')['a'], len(string.ascii_letters))\n"
+    for _ in range(2 * pool.workers):  # every worker's next child, after one that spoiled its own
+        assert run(pool, spoil, [""])[0].value == "spoiled\n"
+        assert run(pool, check, [""])[0].value == "1 52\n"
