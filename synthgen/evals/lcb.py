@@ -98,8 +98,11 @@ def big_int(text: str) -> int:
     return sign * (big_int(digits[:cut]) * 10 ** (len(digits) - cut) + big_int(digits[cut:]))
 
 
+_JSON = json.JSONDecoder(parse_int=big_int)  # (json.loads with an argument builds a decoder per call)
+
+
 def read_json(text: str):
-    return json.loads(text, parse_int=big_int)
+    return _JSON.decode(text)
 
 
 def literal(value) -> str:

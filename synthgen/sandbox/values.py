@@ -220,6 +220,9 @@ def from_literal(text: str) -> str:
         raise ValueError(f"a literal is a str, not {type(text).__name__}")
     if len(text) > MAX_LITERAL_CHARS:
         raise ValueError(f"literal longer than {MAX_LITERAL_CHARS} characters")
+    quick = _printed_by_repr(text)
+    if quick is not None:
+        return quick
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -230,6 +233,24 @@ def from_literal(text: str) -> str:
         raise ValueError("literal nested too deeply") from None
     except TypeError as exc:  # unhashable set element or dict key
         raise ValueError(f"not a valid literal: {exc}") from None
+
+
+def _printed_by_repr(text: str) -> str | None:
+    """The encoding of `text` when it is exactly what `repr` prints for a str, or for numbers,
+    strs and lists of them (what the loaders write), else None. A cheap reading (json, or the
+    str's escapes) gives a candidate, and printing it again must give back `text`: `repr` is
+    exact for these types, so the candidate is the literal's value (no parse tree is built)."""
+    first = text[:1]
+    try:
+        if first in ("'", '"'):
+            value = text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        elif first == "[" or first.isdigit() or first == "-":
+            value = json.loads(text)
+        else:
+            return None
+        return encode(value) if repr(value) == text else None
+    except Exception:  # noqa: BLE001 (anything odd, a warning made an error included: the full parse decides)
+        return None
 
 
 def _literal(node, depth: int):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import math
+import random
 from collections import Counter, OrderedDict, defaultdict
 
 import pytest
@@ -226,3 +228,67 @@ def test_display_never_fails_on_huge_ints():
     finally:
         sys.set_int_max_str_digits(digits)
     assert values.display("x" * 50, limit=10) == "'xxxxxxxxx... [42 more chars]"
+
+
+def _parsed(text):
+    """from_literal's full reading (a parse tree), for comparison with its quick one."""
+    return values.encode(values._literal(ast.parse(text.strip(), mode="eval").body, 0))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"\\/"',
+        "'\\q'",
+        "[1,2]",
+        "-0",
+        "1e5",
+        "1.5",
+        "-2.5e-07",
+        '{"a": 1}',
+        "'\\ud800'",
+        '"it\'s"',
+        "'a' ",
+        "[1, 'x\\ny', [2.0, -3], []]",
+        "'\\N{BULLET}'",
+        "'\\x41'",
+        "'é\\té'",
+        "[True, None]",
+        "'''a'''",
+        '"a" "b"',
+        "'a' + 'b'",
+        "[1, 2,]",
+        "[-1, 0x10]",
+        "'\\U0001F600'",
+        "'😀'",
+        "10" * 40,
+        "[" * 300 + "]" * 300,
+    ],
+)
+def test_from_literal_reads_exactly_what_the_full_parse_reads(text):
+    try:
+        want = _parsed(text)
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        with pytest.raises(ValueError):
+            values.from_literal(text)
+        return
+    assert values.from_literal(text) == want
+
+
+def test_from_literal_of_any_repr_equals_the_full_parse():
+    rng = random.Random(7)
+    alphabet = "ab'\"\\\n\t\x00\x7f\xe9\u2022\ud800\U0001f600 0"
+
+    def value(depth):
+        kind = rng.randrange(6 if depth < 4 else 4)
+        if kind == 0:
+            return rng.randint(-(10**30), 10**30)
+        if kind == 1:
+            return rng.choice([0.1, -0.0, 1e300, 2.5e-9, float(rng.randint(-99, 99))])
+        if kind in (2, 3):
+            return "".join(rng.choice(alphabet) for _ in range(rng.randrange(6)))
+        return [value(depth + 1) for _ in range(rng.randrange(4))]
+
+    for _ in range(3000):
+        text = repr(value(0))
+        assert values.from_literal(text) == _parsed(text), text
