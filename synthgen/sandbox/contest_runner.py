@@ -4,7 +4,8 @@ sample's tests run in order (standard library only; copied next to zygote.py wit
 The semantics are LiveCodeBench's grader's (lcb_runner/evaluation/testing_util.py):
   * its preamble of imports (`from string import *` ... `from builtins import *`, the modules
     themselves, a recursion limit of 50000) runs first, in the program's namespace (mode
-    "expr", HumanEval's, runs the program bare: `preamble` false);
+    "expr", HumanEval's, runs the program bare: `preamble` false); its imports run once, in
+    the template, and each child starts from a copy-on-write view of that namespace (prepare);
   * mode "stdin": a trailing `if __name__ == '__main__':` is unwrapped, top-level imports are
     hoisted, everything else becomes the body of one function, called once per test with the
     test's input on standard input (a real in-memory file on fd 0, so `input()`, `sys.stdin`,
@@ -45,7 +46,6 @@ _STAR = (
 _IMPORTS = "".join(f"from {name} import *\n" for name in _STAR.split() + ["builtins", "typing"]) + "".join(
     f"import {name}\n" for name in _STAR.split()
 )
-PREAMBLE = _IMPORTS + "sys.setrecursionlimit(50000)\n"
 RECURSION_LIMIT = 50000
 # What of `sys` a child binds anew (child.py: argv; _Streams: stdin, stdout): the preamble's names
 # for these are read again in each child. (Reading every name again would write to ~90 objects.)
@@ -56,7 +56,7 @@ _END = _U32.pack(5) + b'["E"]'
 _escape = json.encoder.encode_basestring_ascii
 _now = {"index": 0, "cpu": 0.0, "wall": 0.0, "waited": 0.0, "limit": 0.0, "sent": 0, "cap": 0}
 _sched = {"fd": -1, "id": None}  # /proc/self/schedstat, open (see _run_queue_s)
-_prepared = {}  # "scope": the preamble's namespace, "from_sys": its names bound from sys (see prepare)
+_prepared = {}  # "scope": the preamble's namespace, "from_sys": its PER_CHILD_SYS names (see prepare)
 
 
 def _write(data):
