@@ -171,12 +171,17 @@ class _Streams:
         if with_stdin:
             os.dup2(self.in_fd, 0)
         os.dup2(self.out_fd, 1)
-        self.stdin = self._new_stdin()
-        self.stdout = io.TextIOWrapper(
-            io.BufferedWriter(io.FileIO(1, "wb", closefd=False), 1 << 16), encoding="utf-8", errors="replace"
-        )
+        self.stdin, self.stdout = _prepared.pop("streams", None) or self.new_pair()
         sys.stdin = sys.__stdin__ = self.stdin
         sys.stdout = sys.__stdout__ = self.stdout
+
+    @classmethod
+    def new_pair(cls):
+        """The text streams over fd 0 and fd 1. They hold descriptor numbers, not files: built in
+        the template (see prepare) over in-memory files at offset 0, as a child's are, they serve
+        the child's own files unchanged."""
+        stdout = io.BufferedWriter(io.FileIO(1, "wb", closefd=False), 1 << 16)
+        return cls._new_stdin(), io.TextIOWrapper(stdout, encoding="utf-8", errors="replace")
 
     @staticmethod
     def _new_stdin():
@@ -255,6 +260,18 @@ def prepare():
     scope = _run_imports()
     _prepared["from_sys"] = tuple(name for name in PER_CHILD_SYS if scope.get(name, scope) is getattr(sys, name))
     _prepared["scope"] = scope
+    # The streams too (building them in the child wrote to ~70 pages): over scratch in-memory
+    # files on fd 0 and 1 for the moment, so what they find out about their files holds there.
+    scratch, saved = [os.memfd_create("scratch", 0) for _ in range(2)], [os.dup(0), os.dup(1)]
+    try:
+        for fd, target in zip(scratch, (0, 1)):
+            os.dup2(fd, target)
+        _prepared["streams"] = _Streams.new_pair()
+    finally:
+        for fd, target in zip(saved, (0, 1)):
+            os.dup2(fd, target)
+        for fd in scratch + saved:
+            os.close(fd)
 
 
 def _run_imports():

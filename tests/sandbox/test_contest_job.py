@@ -54,11 +54,14 @@ def test_the_preamble_names_are_there_and_its_streams_are_the_childs_own(pool):
     code = (
         "print(stdin is sys.stdin, stdout is sys.stdout, argv is sys.argv, sys.getrecursionlimit())\n"
         "print(Counter('aab')['a'], gcd(12, 18), isqrt(17), List, deque, exit is sys.exit)\n"
+        "print(sys.stdin.seekable(), sys.stdout.seekable(), sys.stdin.read(), sys.stdin.tell())\n"
     )
-    calls = run(pool, code, [""])
-    first, second = calls[0].value.splitlines()
-    assert first == "True True True 50000"
-    assert second == "2 6 4 typing.List <class 'collections.deque'> True"
+    calls = run(pool, code, ["x", "yz"])
+    for call, text in zip(calls, ["x", "yz"]):
+        first, second, third = call.value.splitlines()
+        assert first == "True True True 50000"
+        assert second == "2 6 4 typing.List <class 'collections.deque'> True"
+        assert third == f"True True {text} {len(text)}"  # (the streams are built in the template)
 
 
 def test_without_the_preamble_a_program_runs_bare(pool):
