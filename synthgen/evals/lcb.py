@@ -98,11 +98,16 @@ def big_int(text: str) -> int:
     return sign * (big_int(digits[:cut]) * 10 ** (len(digits) - cut) + big_int(digits[cut:]))
 
 
-_JSON = json.JSONDecoder(parse_int=big_int)  # (json.loads with an argument builds a decoder per call)
+_JSON, _JSON_BIG_INTS = json.JSONDecoder(), json.JSONDecoder(parse_int=big_int)
 
 
 def read_json(text: str):
-    return _JSON.decode(text)
+    """json.loads, integers of any length included (the hook, a Python call per integer, only
+    for text the plain decoder refuses: over Python's 4,300-digit limit, or not JSON)."""
+    try:
+        return _JSON.decode(text)
+    except ValueError:
+        return _JSON_BIG_INTS.decode(text)
 
 
 def literal(value) -> str:

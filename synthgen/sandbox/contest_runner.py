@@ -26,6 +26,7 @@ child's ["S"]: [index, status, text, error, cpu_s, wall_s] per test that ran (st
 exception | memory | output_too_large | timeout), then ["E"].
 """
 
+import _signal
 import ast
 import builtins
 import io
@@ -231,14 +232,31 @@ def _flush(stream):
 # ---- loading the program --------------------------------------------------------------------
 
 
+def _is_main_guard(test):
+    """Whether ast.unparse(test) is exactly `__name__ == '__main__'` (the grader's test), read off
+    the tree: unparse is a visitor in Python, costly in a fresh child."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    left, right = test.left, test.comparators[0]
+    return (
+        isinstance(left, ast.Name)
+        and left.id == "__name__"
+        and isinstance(right, ast.Constant)
+        and type(right.value) is str
+        and right.value == "__main__"
+        and right.kind is None  # (u'__main__' unparses with its prefix)
+    )
+
+
 def _wrapped(code):
     """LiveCodeBench's shape of a stdin program: imports on top, the rest one function's body."""
     body = ast.parse(code, "<solution>").body
     last = body[-1] if body else None
-    if isinstance(last, ast.If) and ast.unparse(last.test).strip() == "__name__ == '__main__'":
+    if isinstance(last, ast.If) and _is_main_guard(last.test):
         body = body[:-1] + last.body
     imports = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
-    rest = [s for s in body if not isinstance(s, (ast.Import, ast.ImportFrom))] or [ast.Pass()]
+    rest = [s for s in body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+    rest = rest or [ast.Pass(lineno=1, col_offset=0, end_lineno=1, end_col_offset=0)]
     fields = {"name": "wrapped_function", "body": rest, "decorator_list": [], "returns": None, "type_comment": None}
     fields["args"] = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
     if "type_params" in ast.FunctionDef._fields:
@@ -247,7 +265,8 @@ def _wrapped(code):
     where = {"lineno": getattr(first, "lineno", 1), "col_offset": 0}
     where |= {"end_lineno": getattr(last, "end_lineno", where["lineno"]), "end_col_offset": 0}
     func = ast.FunctionDef(**fields, **where)
-    return ast.fix_missing_locations(ast.Module(body=imports + [func], type_ignores=[]))
+    # Every node has its place now (parsed ones from the parser): no walk to fill in missing ones.
+    return ast.Module(body=imports + [func], type_ignores=[])
 
 
 def prepare():
@@ -260,7 +279,7 @@ def prepare():
     scope = _run_imports()
     _prepared["from_sys"] = tuple(name for name in PER_CHILD_SYS if scope.get(name, scope) is getattr(sys, name))
     _prepared["scope"] = scope
-    # The streams too (building them in the child wrote to ~70 pages): over scratch in-memory
+    # The streams too (built in the child, they cost it pages of its own): over scratch in-memory
     # files on fd 0 and 1 for the moment, so what they find out about their files holds there.
     scratch, saved = [os.memfd_create("scratch", 0) for _ in range(2)], [os.dup(0), os.dup(1)]
     try:
@@ -366,13 +385,16 @@ def _encoded(value):
 def run(job):
     """Run every test of `job` in order (see the module docstring); the caller writes ["E"]."""
     sys.set_int_max_str_digits(INT_DIGITS)
-    builtins.exit = builtins.quit = sys.exit  # no `site` in the sandbox: scripts use them
+    if builtins.exit is not sys.exit:  # (prepare did it where a template ran it)
+        builtins.exit = builtins.quit = sys.exit  # no `site` in the sandbox: scripts use them
     mode, tests = job["mode"], job["tests"]
     limits = (float(job["test_cpu"]), float(job["test_wall"]), resource.getrlimit(resource.RLIMIT_CPU)[1])
     cap, _now["cap"] = job["val_cap"], job["res_cap"] - 4096
     streams = _Streams(mode == "stdin")
-    signal.signal(signal.SIGPROF, _out_of_time)
-    signal.signal(signal.SIGALRM, _out_of_time)
+    # The C function itself: signal.signal's Python wrapper maps handlers to enum members, which
+    # writes to pages of the template's memory that a contest job's child touches nowhere else.
+    _signal.signal(signal.SIGPROF, _out_of_time)
+    _signal.signal(signal.SIGALRM, _out_of_time)
     _arm(0, limits)
     try:
         test = _load(job)

@@ -77,3 +77,21 @@ def test_a_job_that_rebinds_preamble_names_leaves_the_next_job_the_originals(poo
     for _ in range(2 * pool.workers):  # every worker's next child, after one that spoiled its own
         assert run(pool, spoil, [""])[0].value == "spoiled\n"
         assert run(pool, check, [""])[0].value == "1 52\n"
+
+
+# Each one is false where it is left in place, inside the wrapped function (__name__ is "solution").
+GUARDS = [
+    "__name__ == '__main__'", '__name__ == "__main__"', "(__name__) == ('__main__')", "__name__=='__main__'",
+    "__name__ == '__ma' 'in__'", "__name__ == r'__main__'", "'__main__' == __name__", "__name__ == u'__main__'",
+    "__name__ == f'__main__'", "__name__ == b'__main__'", "__name__ in ('__main__',)",
+    "__name__ == '__main__' == '__main__'", "__name__ == '__main__' and True", "__name__ == '__main__ '",
+]  # fmt: skip
+
+
+def test_a_trailing_main_guard_is_unwrapped_exactly_where_the_graders_unparse_check_says(pool):
+    import ast
+
+    for guard in GUARDS:
+        unwrapped = ast.unparse(ast.parse(guard, mode="eval").body).strip() == "__name__ == '__main__'"
+        calls = run(pool, f"import sys\nif {guard}:\n    print('ran')\n", [""])
+        assert calls[0].value == ("ran\n" if unwrapped else ""), guard
