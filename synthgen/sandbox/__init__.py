@@ -14,8 +14,8 @@ sees it), isolation.py (levels and how to start them),
 libraries.py (numpy and the like, bound in read-only), results.py (Job, parsing what comes back),
 verdicts.py (statuses and verdicts), contest_results.py (contest-tests jobs: a sample's tests in
 one process with LiveCodeBench's semantics), values.py (canonical encoding and comparison),
-cli.py (`synthgen sandbox`, JSON lines); zygote.py, template.py, child.py, seccomp.py and contest_runner.py are the
-scripts that run inside the sandbox (standard library only, copied there with values.py).
+cli.py (`synthgen sandbox`, JSON lines); zygote.py, template.py, child.py, seccomp.py, contest_runner.py and
+contest_program.py are the scripts that run inside the sandbox (standard library only, copied there with values.py).
 
 Threat model
 ------------

@@ -41,7 +41,15 @@ _HERE = Path(__file__).resolve().parent
 _log = logging.getLogger("synthgen.sandbox")
 _probe_cache: dict[tuple, None] = {}  # levels that worked in this process
 # What the zygote's folder holds (the zygote first: the rest are imported, so compiled beforehand).
-SANDBOX_MODULES = ("zygote.py", "template.py", "child.py", "seccomp.py", "contest_runner.py", "values.py")
+SANDBOX_MODULES = (
+    "zygote.py",
+    "template.py",
+    "child.py",
+    "seccomp.py",
+    "contest_runner.py",
+    "contest_program.py",
+    "values.py",
+)
 
 
 class SandboxUnavailable(UserError, RuntimeError):

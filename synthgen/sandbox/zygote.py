@@ -1,6 +1,6 @@
 """Sandbox zygote: a small pre-started Python that runs one fresh child per job (standard library only).
 
-The pool copies this file, template.py, child.py, seccomp.py and values.py into a private folder and starts
+The pool copies this file and the other modules in isolation.SANDBOX_MODULES into a private folder and starts
 
     python3 -S -s -B zygote.py MODE HASHSEED [UID GID]
 
