@@ -95,3 +95,54 @@ def test_a_trailing_main_guard_is_unwrapped_exactly_where_the_graders_unparse_ch
         unwrapped = ast.unparse(ast.parse(guard, mode="eval").body).strip() == "__name__ == '__main__'"
         calls = run(pool, f"import sys\nif {guard}:\n    print('ran')\n", [""])
         assert calls[0].value == ("ran\n" if unwrapped else ""), guard
+
+
+_PREPARED_OR_NOT = """
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import contest_runner
+if sys.argv[2] == "prepared":
+    contest_runner.prepare()
+job = json.loads(sys.argv[3])
+pipe = os.pipe()
+r, w = os.dup2(pipe[0], 40), os.dup2(pipe[1], 41)  # (fd 3 is the result's: keep the pipe clear of it)
+os.close(pipe[0])
+os.close(pipe[1])
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    os.dup2(w, 3)
+    contest_runner.run(job)
+    os._exit(0)
+os.close(w)
+data = b""
+while chunk := os.read(r, 1 << 16):
+    data += chunk
+os.waitpid(pid, 0)
+sys.stdout.write(data.decode())
+"""
+
+
+def test_the_runner_answers_the_same_with_or_without_the_templates_preparation(tmp_path):
+    import json
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import synthgen.sandbox
+
+    folder = str(Path(synthgen.sandbox.__file__).resolve().parent)
+    code = "import sys\nprint(input(), exit is sys.exit, stdin is sys.stdin, len(ascii_letters), gcd(4, 6))\n"
+    job = {"mode": "stdin", "code": code, "tests": ["a\n", "b\n"], "preamble": True, "test_cpu": 5, "test_wall": 5}
+    job |= {"val_cap": 1 << 16, "res_cap": 1 << 20, "entry": ""}
+    answers = {}
+    for how in ("prepared", "bare"):
+        argv = [sys.executable, "-S", "-s", "-B", "-c", _PREPARED_OR_NOT, folder, how, json.dumps(job)]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path).stdout
+        answers[how] = re.findall(r'\[(\d+),"(\w+)","([^"]*)"', out)
+    assert (
+        answers["prepared"]
+        == answers["bare"]
+        == [("0", "ok", "a True True 52 2\\n"), ("1", "ok", "b True True 52 2\\n")]
+    )
