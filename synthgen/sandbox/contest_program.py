@@ -20,7 +20,7 @@ RECURSION_LIMIT = 50000
 # What of `sys` a child binds anew (child.py: argv; _Streams: stdin, stdout): the preamble's names
 # for these are read again in each child. (Reading every name again would write to ~90 objects.)
 PER_CHILD_SYS = ("argv", "stdin", "stdout", "stderr")
-_prepared = {}  # "scope": the preamble's namespace, "from_sys": its PER_CHILD_SYS names
+_prepared = {}  # "scope": the preamble's namespace, built in the template
 
 
 def prepare_namespace():
@@ -30,9 +30,7 @@ def prepare_namespace():
     copy ~400 pages of the template's memory. The names in PER_CHILD_SYS are read again in the
     child, where they are the child's own."""
     builtins.exit = builtins.quit = sys.exit  # as contest_runner.run sets them, before the imports see them
-    scope = _run_imports()
-    _prepared["from_sys"] = tuple(name for name in PER_CHILD_SYS if scope.get(name, scope) is getattr(sys, name))
-    _prepared["scope"] = scope
+    _prepared["scope"] = _run_imports()
 
 
 def _is_main_guard(test):
@@ -72,8 +70,12 @@ def _wrapped(code):
     return ast.Module(body=imports + [func], type_ignores=[])
 
 
+def _bare_scope():
+    return {"__name__": "solution", "__builtins__": builtins}
+
+
 def _run_imports():
-    scope = {"__name__": "solution", "__builtins__": builtins}
+    scope = _bare_scope()
     exec(compile(_IMPORTS, "<preamble>", "exec"), scope)
     return scope
 
@@ -85,7 +87,7 @@ def _preamble_scope():
     if scope is None:
         scope = _run_imports()
     else:
-        for name in _prepared["from_sys"]:
+        for name in PER_CHILD_SYS:  # (only `from sys import *` binds these names)
             scope[name] = getattr(sys, name)
     sys.setrecursionlimit(RECURSION_LIMIT)
     return scope
@@ -95,10 +97,11 @@ def load(job):
     """Run the module once; return what one test calls with its input."""
     mode, code = job["mode"], job["code"]
     tree = _wrapped(code) if mode == "stdin" else ast.parse(code, "<solution>")
-    scope = {"__name__": "solution", "__builtins__": builtins}
     if job.get("preamble"):
         _no_future_import(tree)
         scope = _preamble_scope()
+    else:
+        scope = _bare_scope()
     exec(compile(tree, "<solution>", "exec"), scope)
     if mode == "stdin":
         main = scope["wrapped_function"]

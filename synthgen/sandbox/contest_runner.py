@@ -47,7 +47,7 @@ _END = _U32.pack(5) + b'["E"]'
 _escape = json.encoder.encode_basestring_ascii
 _now = {"index": 0, "cpu": 0.0, "wall": 0.0, "waited": 0.0, "limit": 0.0, "sent": 0, "cap": 0}
 _sched = {"fd": -1, "id": None}  # /proc/self/schedstat, open (see _run_queue_s)
-_prepared = {}  # "streams": the text streams built in the template (see prepare)
+_prepared_streams = []  # the text streams built in the template (see prepare)
 
 
 def _write(data):
@@ -162,7 +162,7 @@ class _Streams:
         if with_stdin:
             os.dup2(self.in_fd, 0)
         os.dup2(self.out_fd, 1)
-        self.stdin, self.stdout = _prepared.pop("streams", None) or self.new_pair()
+        self.stdin, self.stdout = _prepared_streams.pop() if _prepared_streams else self.new_pair()
         sys.stdin = sys.__stdin__ = self.stdin
         sys.stdout = sys.__stdout__ = self.stdout
 
@@ -235,7 +235,7 @@ def prepare():
     try:
         for fd, target in zip(scratch, (0, 1)):
             os.dup2(fd, target)
-        _prepared["streams"] = _Streams.new_pair()
+        _prepared_streams.append(_Streams.new_pair())
     finally:
         for fd, target in zip(saved, (0, 1)):
             os.dup2(fd, target)
