@@ -2,8 +2,8 @@
 
 Copied next to zygote.py and imported by it as `child`; it also holds the few system calls both
 need (unshare, mount, setns, prctl, capset) through ctypes. The template (template.py) forks the
-child and calls `run_child_from_fd(...)`, which reads the job's JSON from the job's own memory
-file and goes on to `run_child(...)`; neither returns:
+child and calls `run_child_from_fd(...)`, which reads the job (marshal data) from the job's own
+memory file and goes on to `run_child(...)`; neither returns:
 
   set-up  (before any job code) own process group; stdin /dev/null (a program job: an anonymous
           in-memory file holding its input), stdout/stderr to capture pipes,
@@ -31,6 +31,7 @@ import ctypes
 import fcntl
 import io
 import json
+import marshal
 import os
 import random
 import resource
@@ -157,7 +158,7 @@ class Prepared:
 
 
 def run_child_from_fd(prep, job_fd, job_limits, write_fds, workdir):
-    """The child forked by the template (template.py): read this job's JSON from `job_fd` (the
+    """The child forked by the template (template.py): read this job's data from `job_fd` (the
     only job data this process ever holds), close it, then `run_child`. Never returns."""
     try:
         size = os.fstat(job_fd).st_size
@@ -168,7 +169,7 @@ def run_child_from_fd(prep, job_fd, job_limits, write_fds, workdir):
                 raise EOFError("job file ended early")
             data += chunk
         os.close(job_fd)
-        job = json.loads(data)
+        job = marshal.loads(data)
         del data
     except BaseException as exc:
         try:

@@ -4,7 +4,7 @@ The zygote forks it once, after its preload and before it reads anything from th
 template's memory holds no job, no result and no earlier child's data, and it never receives
 any. On the zygote's request it forks a *spare* child ahead of time (into a new pid namespace)
 that waits on a socket of its own; the zygote hands each job to a spare: the job's descriptors
-(a memory file with the job's JSON, the result, stdout and stderr pipes) over SCM_RIGHTS, with
+(a memory file with the job's data, the result, stdout and stderr pipes) over SCM_RIGHTS, with
 three small numbers (the job's /tmp size, CPU and memory limits) and, at the unsafe level, the
 job's working folder. The spare reads its own job from that file (child.run_child_from_fd), so
 no process that runs job code ever held another job's data (the zygote, which does, is never
@@ -12,7 +12,8 @@ forked again), and the fork itself is off the job's path: the next spare is fork
 current job runs.
 
 Messages (one datagram each over SOCK_SEQPACKET; numbers big-endian):
-  zygote -> template  b"F": fork a spare
+  zygote -> template  b"F" + count (1 byte): fork that many spares (back to back, the messages
+                      about them after: see _request)
                       b"K" + >i pid: SIGKILL that child (only where no pidfd could be sent)
   template -> zygote  b"P" + >i pid, with the spare's socket and its pidfd (where the kernel
                       has pidfd_open)
@@ -121,6 +122,18 @@ class Template:
             return
         if kind != b"F":
             raise RuntimeError(f"bad request {msg[:1]!r}")
+        # The forks come first, back to back, and the messages after: after each fork every page
+        # we write is a copy-on-write fault, so the less we do between forks the fewer we take.
+        forked = []
+        for _ in range(msg[1] if len(msg) > 1 else 1):
+            forked.append(self._fork_spare(held=[spare for spare in forked if type(spare) is not str]))
+        for spare in forked:
+            self._announce(spare)
+
+    def _fork_spare(self, held):
+        """Fork one spare (a new pid namespace where we can): (pid, our end of its socket), or why
+        the fork failed. `held`: the sockets of spares forked before it, not yet handed on (the
+        new spare closes them first thing, with ours)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             if self.new_pid:
@@ -128,16 +141,23 @@ class Template:
             try:
                 pid = os.fork()
                 if pid == 0:
-                    _spare(self.prep, theirs, (ours, self.sock))  # never returns
+                    _spare(self.prep, theirs, (ours, self.sock, *(sock for _, sock in held)))  # never returns
             finally:
                 if self.new_pid:  # later forks go back to our own pid namespace
                     ch.check(ch.libc.setns(self.base_pid_ns, ch.CLONE_NEWPID), "setns pid")
         except OSError as exc:
             ours.close()
-            self.sock.send(b"E" + f"could not fork the job's child: {exc!r}".encode())
-            return
+            return f"could not fork the job's child: {exc!r}"
         finally:
             theirs.close()
+        return pid, ours
+
+    def _announce(self, spare):
+        """Tell the zygote of a spare (its pid, its socket and a pidfd), or why its fork failed."""
+        if type(spare) is str:
+            self.sock.send(b"E" + spare.encode())
+            return
+        pid, ours = spare
         try:
             pidfd = os.pidfd_open(pid)
         except (AttributeError, OSError):
@@ -183,16 +203,22 @@ class Handle:
         self.exits = {}  # pid -> (wait status, CPU seconds) reported and not yet asked for
         self.exiting = set()  # children answered for and killed, whose exit report has not come
         self.spares = collections.deque()  # (pid, socket fd, pidfd) of spares, or why a fork failed
+        self.coming = 0  # spares asked for whose message has not come yet
 
     def fileno(self):
         return self.sock.fileno()
 
-    def request_spare(self):
-        """Ask for a spare child (forked while the current job runs)."""
+    def request_spares(self, count):
+        """Ask for `count` spare children (forked while the current job runs)."""
         try:
-            self.sock.send(b"F")
+            self.sock.send(b"F" + bytes([count]))
         except OSError as exc:
             raise TemplateGone(f"could not reach it: {exc!r}") from None
+        self.coming += count
+
+    def stock(self):
+        """Spares at hand or on their way."""
+        return len(self.spares) + self.coming
 
     def spare(self):
         """(pid, its socket, pidfd or -1) of the oldest spare asked for; RuntimeError if its fork failed."""
@@ -270,9 +296,11 @@ class Handle:
             else:
                 self.exits[pid] = (status, cpu)
         elif kind == b"P" and fds:
+            self.coming -= 1
             self.spares.append((PID.unpack_from(msg, 1)[0], fds[0], fds[1] if len(fds) > 1 else -1))
             return
         elif kind == b"E":
+            self.coming -= 1
             self.spares.append(msg[1:].decode("utf-8", "replace"))
         else:
             raise TemplateGone(f"unexpected message {kind!r}")

@@ -16,8 +16,8 @@ Start-up, by mode:
           pre-imported, a lean template forked (template.py), numpy imported, a heavy one forked
           for jobs naming numpy (it costs a fork ~2 ms), a self-test through each, then "ready".
 
-Per job: the zygote puts the job's JSON in a memory file of its own, makes the result, stdout and
-stderr pipes, and hands those descriptors to a spare child the template forked ahead of time (pid 1
+Per job: the zygote puts the job (marshal data) in a memory file of its own, makes the result, stdout
+and stderr pipes, and hands those descriptors to a spare child the template forked ahead of time (pid 1
 of a new pid namespace, so it cannot see or signal the zygote or the template, and killing it ends
 everything it started), which reads its job from that file; the template forks the next spare
 meanwhile. Jobs pass through the zygote's memory but no child is ever forked from it, so no job can
@@ -29,7 +29,9 @@ whether an answer is right. If a template dies (a job at the unsafe level can ki
 zygote reports the job as infra and exits with status 3; the pool starts a fresh worker.
 
 Wire format (all lengths 4-byte big-endian): frames are LEN + KIND(1 byte) + BODY.
-  host -> zygote  b"J" + job JSON
+  host -> zygote  b"J" + the job: a dict of str, int, float, bool, None and lists, as marshal
+                  data of version 4 (any Python 3 reads it, and its reader is C alone: a fresh
+                  child decoding JSON runs the json package's Python code, ~15 more pages copied)
   zygote -> host  b"R" + info JSON (ready) | b"D" + header JSON, results, stdout, stderr (each LEN + bytes);
                   a header with "stop": true is the zygote's last frame (jobs sent after it never ran)
   child -> zygote (result pipe) LEN + JSON records: ["S"] once set-up is done, then one
@@ -40,6 +42,7 @@ import fcntl
 import gc
 import importlib.util
 import json
+import marshal
 import os
 import select
 import shutil
@@ -61,6 +64,10 @@ HEAVY = ("numpy",)  # preloaded (where sandbox.libraries binds it) in the heavy 
 F_SETPIPE_SZ = 1031
 RESULT_POLL_S = 0.005
 MAX_EXITING = 4  # answered children whose exit is not yet reported, at most; beyond, the zygote waits
+# Spares a template forks per request once jobs flow: forked back to back, each costs the template
+# ~85 page faults instead of ~106 one at a time (8: ~79; see template._request). A waiting spare
+# holds ~50 pages of its own.
+SPARES_PER_REQUEST = 4
 _U32 = struct.Struct(">I")
 
 # ---------------------------------------------------------------------------------------------
@@ -109,10 +116,11 @@ class Zygote:
             self.templates.append(tp.start(self.prep, new_pid, (chan_in, chan_out)))
         self.lean, self.heavy = self.templates[0], self.templates[-1]
         for template in self.templates:
-            template.request_spare()  # the first job's child
+            template.request_spares(1)  # the first job's child
 
     def template_for(self, text):
-        """The heavy template if the job's JSON names a heavy library, else the lean one."""
+        """The heavy template if the job's data names a heavy library, else the lean one (marshal keeps
+        a str's characters as they are: ASCII or UTF-8)."""
         return self.heavy if any(name in text for name in self.heavy_names) else self.lean
 
     def serve(self):
@@ -124,9 +132,9 @@ class Zygote:
             body = _read_exact(self.chan_in, _U32.unpack(head)[0])
             if body is None or body[:1] != b"J":
                 return 0
-            gone = None
+            gone, raw = None, memoryview(body)[1:]
             try:
-                frame = self.run_job(json.loads(body[1:]), memoryview(body)[1:], self.template_for(body))
+                frame = self.run_job(marshal.loads(raw), raw, self.template_for(body))
             except tp.TemplateGone as exc:
                 gone = exc
                 header = {"end": "infra", "error": f"the sandbox's template process ended ({exc})", "stop": True}
@@ -134,14 +142,14 @@ class Zygote:
             except Exception as exc:  # the sandbox could not run it: the host reports infra
                 header = {"end": "infra", "error": f"zygote could not run the job: {exc!r}"}
                 frame = _frame(b"D", json.dumps(header).encode(), b"", b"", b"")
-            del body
+            del body, raw
             ch.write_all(self.chan_out, frame)
             if gone is not None:
                 sys.stderr.write(f"sandbox template process ended ({gone}): this worker stops\n")
                 return 3
 
     def run_job(self, job, raw, template):
-        """Run one job (`raw`: its JSON) in a spare child of `template`; return the b"D" frame.
+        """Run one job (`raw`: its marshal data) in a spare child of `template`; return the b"D" frame.
 
         The child gets its job through a memory file of its own and writes to fresh pipes; what
         it is sent is only those descriptors and three numbers. The next spare is asked for at
@@ -165,7 +173,8 @@ class Zygote:
                 pass  # over this user's pipe-buffer allowance: the default size still works
             for attempt in range(3):
                 pid, spare_fd, pidfd = template.spare()
-                template.request_spare()
+                if not template.stock():
+                    template.request_spares(SPARES_PER_REQUEST)
                 if template.hand_job(spare_fd, sent, job["tmp_mb"], job["cpu"], job["mem_mb"], workdir):
                     break
                 template.kill(pid, pidfd)  # a spare that died waiting: take the next one
@@ -389,7 +398,7 @@ def _self_test(zygote):
     job = {"code": "def f(x):\n    return [x, 'a', (1.5,)]\n", "calls": ["f(2)"], "timeout": 10.0, "cpu": 10}
     job.update(mem_mb=1024, tmp_mb=1, out_keep=1024, out_limit=1 << 16, val_cap=1 << 16, res_cap=1 << 17)
     for template in zygote.templates:
-        frame = zygote.run_job(job, json.dumps(job).encode(), template)
+        frame = zygote.run_job(job, marshal.dumps(job, 4), template)
         expected = b'["S"]' in frame and b'[0,"ok","[2,\\"a\\",{\\"tuple\\":[{\\"float\\":\\"1.5\\"}]}]",null]' in frame
         if not expected:
             sys.stderr.write(f"zygote self-test failed: {frame[:2000]!r}\n")
