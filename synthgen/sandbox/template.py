@@ -222,6 +222,8 @@ class Handle:
 
     def spare(self):
         """(pid, its socket, pidfd or -1) of the oldest spare asked for; RuntimeError if its fork failed."""
+        if not self.stock():  # (after failed forks nothing may be on its way)
+            self.request_spares(1)
         while not self.spares:
             self._message()
         spare = self.spares.popleft()
