@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import marshal
+import operator
 import signal
 import struct
 from dataclasses import dataclass, field
@@ -77,6 +78,7 @@ class Job:
             raise ValueError("timeout_s must be a number in (0, 600]")
         if not (isinstance(self.memory_mb, int) and 32 <= self.memory_mb <= 65536):
             raise ValueError("memory_mb must be an int in [32, 65536]")
+        self._make_plain()
         if self.expected is None:
             return
         expected = self.expected
@@ -90,6 +92,19 @@ class Job:
             except ValueError as exc:
                 raise ValueError(f"expected[{i}] is not a value encoding: {exc}") from None
         object.__setattr__(self, "_expected_forms", tuple(forms))
+
+    def _make_plain(self) -> None:
+        """Subclasses of str and int as the plain values they hold: the zygote's wire format
+        (marshal, see job_payload) takes exact types only."""
+        plain = str.__str__  # (str() would call a subclass's own __str__)
+        for name in ("code", "stdin", "mode", "entry"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, plain(value))
+        object.__setattr__(self, "calls", tuple(plain(c) for c in self.calls))
+        if self.tests is not None:
+            object.__setattr__(self, "tests", tuple(plain(t) for t in self.tests))
+        object.__setattr__(self, "memory_mb", operator.index(self.memory_mb))
 
     @classmethod
     def program(cls, code: str, stdin: str, *, timeout_s: float = JOB_TIMEOUT_S, memory_mb: int = JOB_MEMORY_MB) -> Job:

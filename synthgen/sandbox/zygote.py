@@ -64,10 +64,6 @@ HEAVY = ("numpy",)  # preloaded (where sandbox.libraries binds it) in the heavy 
 F_SETPIPE_SZ = 1031
 RESULT_POLL_S = 0.005
 MAX_EXITING = 4  # answered children whose exit is not yet reported, at most; beyond, the zygote waits
-# Spares a template forks per request once jobs flow: forked back to back, each costs the template
-# ~85 page faults instead of ~106 one at a time (8: ~79; see template._request). A waiting spare
-# holds ~50 pages of its own.
-SPARES_PER_REQUEST = 4
 _U32 = struct.Struct(">I")
 
 # ---------------------------------------------------------------------------------------------
@@ -152,8 +148,8 @@ class Zygote:
         """Run one job (`raw`: its marshal data) in a spare child of `template`; return the b"D" frame.
 
         The child gets its job through a memory file of its own and writes to fresh pipes; what
-        it is sent is only those descriptors and three numbers. The next spare is asked for at
-        once, so the template forks it while this job runs."""
+        it is sent is only those descriptors and three numbers. Taking the last spare asks for the
+        next batch (template.Handle.spare), which the template forks while this job runs."""
         t0 = time.monotonic()
         for each in self.templates:
             each.reap_exited(MAX_EXITING)
@@ -173,8 +169,6 @@ class Zygote:
                 pass  # over this user's pipe-buffer allowance: the default size still works
             for attempt in range(3):
                 pid, spare_fd, pidfd = template.spare()
-                if not template.stock():
-                    template.request_spares(SPARES_PER_REQUEST)
                 if template.hand_job(spare_fd, sent, job["tmp_mb"], job["cpu"], job["mem_mb"], workdir):
                     break
                 template.kill(pid, pidfd)  # a spare that died waiting: take the next one

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import sys
+from pathlib import Path
+
 import pytest
 
+import synthgen.sandbox
 from synthgen.sandbox import Job, SandboxPool, SandboxUnavailable, Status
+from synthgen.sandbox.isolation import SANDBOX_MODULES
 
 LEVELS = ("bwrap", "setuid-netns")
 _pools: dict[str, SandboxPool | str] = {}
@@ -39,3 +46,20 @@ def assert_serves(pool: SandboxPool) -> None:
 
 def statuses(result) -> list[str]:
     return [c.status.value for c in result.calls]
+
+
+@contextlib.contextmanager
+def zygote_module(name: str):
+    """A module of the zygote's folder imported as the zygote imports it (by its bare name, its
+    sibling modules beside it); sys.path and sys.modules as they were afterwards."""
+    folder = str(Path(synthgen.sandbox.__file__).resolve().parent)
+    names = [module.removesuffix(".py") for module in SANDBOX_MODULES]
+    saved = {n: sys.modules.pop(n) for n in names if n in sys.modules}
+    sys.path.insert(0, folder)
+    try:
+        yield importlib.import_module(name)
+    finally:
+        sys.path.remove(folder)
+        for n in names:
+            sys.modules.pop(n, None)
+        sys.modules.update(saved)

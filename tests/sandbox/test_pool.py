@@ -248,3 +248,21 @@ def test_without_pidfds_the_template_reports_exits_and_kills(monkeypatch, needs_
         results = pool.run_many(jobs)
         assert [statuses(r) for r in results] == [["timeout"], ["ok"], ["killed"], ["timeout"], ["ok"]]
         assert "status 3" in results[2].calls[0].error and results[4].calls[0].encoded == "64"
+
+
+def test_subclasses_of_str_and_int_reach_the_child_as_plain_values(bwrap_pool):
+    # The wire to the zygote is marshal, which takes exact types only; JSON took these.
+    import enum
+
+    class Text(str):
+        def __str__(self):
+            return "not the text"
+
+    class Megabytes(enum.IntEnum):
+        HALF_GIB = 512
+
+    job = Job(Text("def f(x):\n    return x * 2\n"), (Text("f(21)"),), timeout_s=5.0, memory_mb=Megabytes.HALF_GIB)
+    assert type(job.code) is str and type(job.calls[0]) is str and type(job.memory_mb) is int
+    assert job.code == "def f(x):\n    return x * 2\n"
+    result = bwrap_pool.run_sync(job)
+    assert [c.status for c in result.calls] == [Status.OK] and result.calls[0].encoded == "42"

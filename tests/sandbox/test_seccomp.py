@@ -6,29 +6,16 @@ clone passes only for a thread (CLONE_THREAD, no namespace flag), fork and vfork
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
-
 import pytest
 
-import synthgen.sandbox
-
-_DIR = str(Path(synthgen.sandbox.__file__).resolve().parent)
+from tests.helpers.sandbox import zygote_module
 
 
 @pytest.fixture(scope="module")
 def child():
     """The sandbox's seccomp module, imported as the zygote imports it (from its own folder)."""
-    saved = {name: sys.modules.pop(name) for name in ("seccomp",) if name in sys.modules}
-    sys.path.insert(0, _DIR)
-    try:
-        yield importlib.import_module("seccomp")
-    finally:
-        sys.path.remove(_DIR)
-        for name in ("seccomp",):
-            sys.modules.pop(name, None)
-        sys.modules.update(saved)
+    with zygote_module("seccomp") as module:
+        yield module
 
 
 def _run(code, arch, nr, flags=0):

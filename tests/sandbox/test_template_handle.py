@@ -3,32 +3,18 @@ as they come, and a run of failed forks never leaves the zygote waiting for a sp
 
 from __future__ import annotations
 
-import importlib
 import os
 import socket
-import sys
-from pathlib import Path
 
 import pytest
 
-import synthgen.sandbox
-
-_DIR = str(Path(synthgen.sandbox.__file__).resolve().parent)
-_MODULES = ("template", "child", "contest_runner", "contest_program", "seccomp", "values")
+from tests.helpers.sandbox import zygote_module
 
 
 @pytest.fixture(scope="module")
 def template():
-    """The sandbox's template module, imported as the zygote imports it (from its own folder)."""
-    saved = {name: sys.modules.pop(name) for name in _MODULES if name in sys.modules}
-    sys.path.insert(0, _DIR)
-    try:
-        yield importlib.import_module("template")
-    finally:
-        sys.path.remove(_DIR)
-        for name in _MODULES:
-            sys.modules.pop(name, None)
-        sys.modules.update(saved)
+    with zygote_module("template") as module:
+        yield module
 
 
 @pytest.fixture()
@@ -47,6 +33,12 @@ def _announce_spare(theirs, template, pid):
         os.close(spare_end)
 
 
+def _take(handle):
+    pid, spare_fd, _ = handle.spare()
+    os.close(spare_fd)
+    return pid
+
+
 def test_a_batch_is_asked_for_in_one_request_and_counted_as_it_comes(template, channel):
     ours, theirs = channel
     handle = template.Handle(ours, pid=0)
@@ -54,14 +46,25 @@ def test_a_batch_is_asked_for_in_one_request_and_counted_as_it_comes(template, c
     assert theirs.recv(16) == b"F\x04" and handle.stock() == 4
     for pid in (11, 12):
         _announce_spare(theirs, template, pid)
-    first = handle.spare()
-    assert first[0] == 11 and handle.stock() == 3  # one at hand (12), two on their way
-    os.close(first[1])
-    os.close(handle.spare()[1])
-    assert handle.stock() == 2 and not handle.spares
+    assert _take(handle) == 11 and handle.stock() == 3  # one at hand (12), two on their way
+    assert _take(handle) == 12 and handle.stock() == 2 and not handle.spares
+    theirs.setblocking(False)
+    with pytest.raises(BlockingIOError):  # spares still on their way: nothing asked for
+        theirs.recv(16)
 
 
-def test_after_failed_forks_the_next_spare_is_asked_for_again(template, channel):
+def test_taking_the_last_spare_asks_for_the_next_batch(template, channel):
+    ours, theirs = channel
+    handle = template.Handle(ours, pid=0)
+    handle.request_spares(1)
+    assert theirs.recv(16) == b"F\x01"
+    _announce_spare(theirs, template, 31)
+    assert _take(handle) == 31
+    assert theirs.recv(16) == bytes([ord("F"), template.SPARES_PER_REQUEST])
+    assert handle.stock() == template.SPARES_PER_REQUEST
+
+
+def test_after_failed_forks_the_next_spares_are_asked_for(template, channel):
     ours, theirs = channel
     handle = template.Handle(ours, pid=0)
     handle.request_spares(2)
@@ -71,9 +74,8 @@ def test_after_failed_forks_the_next_spare_is_asked_for_again(template, channel)
     for _ in range(2):
         with pytest.raises(RuntimeError, match="could not fork"):
             handle.spare()
-    assert handle.stock() == 0
-    # Nothing is on its way now: spare() must ask for one rather than wait for ever.
+    # Nothing was on its way after the second failure: a new batch was asked for, so the next
+    # spare() waits for a spare that comes rather than for ever.
+    assert theirs.recv(16) == bytes([ord("F"), template.SPARES_PER_REQUEST])
     _announce_spare(theirs, template, 21)
-    got = handle.spare()
-    os.close(got[1])
-    assert got[0] == 21 and theirs.recv(16) == b"F\x01"
+    assert _take(handle) == 21
