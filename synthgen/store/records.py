@@ -131,6 +131,27 @@ COMPLETIONS = pa.schema(
     ]
 )
 
+# `generate` and `calibrate --keep-attempts solved|all`: one row per student attempt of a valid,
+# measured problem (synthgen.store.attempts), in a folder of their own beside the stage's rows.
+ATTEMPTS = pa.schema(
+    [
+        pa.field("turn_id", pa.string(), nullable=False),  # the PROBLEMS row whose measurement this attempt is part of
+        pa.field("problem_id", pa.string(), nullable=False),
+        pa.field("env", pa.string(), nullable=False),
+        pa.field("attempt", pa.int16(), nullable=False),  # 0-based index among the problem's M attempts
+        pa.field("content", pa.string(), nullable=False),  # the answer as the server returned it
+        pa.field("reasoning", pa.string()),  # the server's reasoning text; null when it returned none
+        pa.field("finish_reason", pa.string()),
+        pa.field("completion_tokens", pa.int64(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),  # ok | format (unreadable or cut off)
+        pa.field("reward", pa.float64(), nullable=False),  # 1.0 solved, 0.0 not
+        pa.field("detail", pa.string()),  # why it failed (the verifier's or the parser's words)
+        pa.field("student_model", pa.string(), nullable=False),
+        pa.field("measured_by", pa.string()),
+        pa.field("settings_hash", pa.string(), nullable=False),
+    ]
+)
+
 # `synthgen eval`: one row per scored sample (infrastructure failures are never rows).
 EVAL_SAMPLES = pa.schema(
     [

@@ -190,10 +190,9 @@ def _folder_rows_of_file(path: Path) -> list[dict[str, Any]]:
 
 def env_prompt(row: dict) -> list:
     """The student's chat messages for a problem row, from its environment's template."""
-    from synthgen.envs import get_env
-    from synthgen.envs.base import Problem
+    from synthgen.interop.records import student_prompt
 
-    return get_env(str(row["env"])).student_messages(Problem.from_fields(row))
+    return student_prompt(row)
 
 
 def to_dataset(rows: Sequence[dict], prompt_fn: PromptFn | None = None):

@@ -13,10 +13,8 @@ async). `EnvScorer` is the real one; tests pass their own to simulate infra fail
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
-import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -73,18 +71,9 @@ class EnvScorer:
         line, instead of scoring every completion as infra.
         """
         if self._pool is None:
-            from synthgen.sandbox import SandboxPool, SandboxUnavailable
+            from synthgen.interop.scorer import trainer_pool
 
-            # Every training process on a node starts its own pool: share the node's cores out.
-            workers = self.sandbox.workers or max(
-                1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-            )
-            try:
-                self._pool = SandboxPool.from_settings(self.sandbox, workers)
-            except SandboxUnavailable as exc:
-                from synthgen.errors import UserError
-
-                raise UserError(f"sandbox unavailable: {str(exc).splitlines()[0]}") from None
+            self._pool = trainer_pool(self.sandbox)
         return self._pool
 
     def close(self) -> None:
@@ -93,38 +82,13 @@ class EnvScorer:
             self._pool = None
 
     async def __call__(self, rows: Sequence[dict], completions: Sequence[str], truncated: Sequence[bool]) -> list:
-        from synthgen.envs.base import Problem
+        from synthgen.envs.problem import Problem
+        from synthgen.interop.scorer import score_problems
 
         pool = self.start()
-        groups: dict[str, list[int]] = {}
-        for i, row in enumerate(rows):
-            key = row.get("problem_id") or repr((row.get("env"), row.get("code"), row.get("inputs")))
-            groups.setdefault(key, []).append(i)
-
-        async def score_group(idx: list[int]):
-            row = rows[idx[0]]
-            env = self._env(str(row["env"]))
-            problem = Problem.from_fields(row)
-            return await env.rewards(
-                problem, [completions[i] for i in idx], pool, self.sandbox, truncated=[truncated[i] for i in idx]
-            )
-
-        keys = list(groups)
-        results = await asyncio.gather(*(score_group(groups[k]) for k in keys), return_exceptions=True)
-        out: list = [None] * len(rows)
-        for key, result in zip(keys, results):
-            if isinstance(result, BaseException):
-                # The verifier itself broke (not the student's answer): infra, left out of the mean.
-                log.warning(
-                    "reward: scoring problem %s failed (%s: %s); its completions count as infra",
-                    key,
-                    type(result).__name__,
-                    result,
-                )
-                continue
-            for i, reward in zip(groups[key], result):
-                out[i] = reward.value
-        return out
+        problems = [Problem.from_fields(row) for row in rows]
+        rewards = await score_problems(problems, completions, truncated, pool, self.sandbox, self._env)
+        return [reward.value for reward in rewards]
 
 
 class SandboxReward:
