@@ -160,6 +160,39 @@ def measurements(df: pl.DataFrame) -> list[dict[str, Any]]:
     return sorted(firsts.to_dicts(), key=lambda r: (-r["rows"], str(r["measured_by"])))
 
 
+# The parts of a measurement that its rows record, in the words a message uses. `measured_by` also
+# hashes the student's top_p and max_tokens, which no column records.
+RECORDED = (
+    ("student_model", "student model"),
+    ("student_effort", "student effort"),
+    ("student_temperature", "student temperature"),
+    ("attempts", "attempts"),
+    ("sandbox_isolation", "sandbox"),
+    ("synthgen_version", "synthgen version"),
+)
+
+
+def shown(value: Any) -> str:
+    """A recorded value as a message shows it: 1.0 as 1, None as none."""
+    if value is None:
+        return "none"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def differences(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(name, before, after) for each recorded part in which two measurements (rows, or entries of
+    `measurements`) differ; empty when the columns agree (their measured_by may still differ, in
+    top_p or max_tokens). A part either side does not have is not compared."""
+    out = []
+    for column, name in RECORDED:
+        if column in before and column in after:
+            a, b = before[column], after[column]
+            same = a == b or (isinstance(a, (int, float)) and isinstance(b, (int, float)) and float(a) == float(b))
+            if not same:
+                out.append((name, a, b))
+    return out
+
+
 EVIDENCE_COLUMNS = ("valid", "pass_rate", "scored", *INTERVAL_COLUMNS, *MEASUREMENT_GROUP)
 
 

@@ -23,6 +23,10 @@ Outputs under `RUN_DIR/chain/`:
 If two chains of a shard share a problem, the one whose hard start sorts first keeps it and the
 other is left out, so every problem trains at one level only.
 
+Chain measures its steps as its starts were measured (M, the student's effort and temperature are
+taken from them where not set), or stops with exit 2 before any request; `--remeasure` measures
+anew on purpose, and the markers record which: synthgen.stages.chain.measure.
+
 How the turns run (resume, SIGTERM, infrastructure failures, progress, stats) is the turn loop's
 business: synthgen.turns.loop. A chain whose try failed on infrastructure stops there and
 is redone by the next run; `problems/` and `links/` are written once every chain is finished.
@@ -30,6 +34,7 @@ is redone by the next run; `problems/` and `links/` are written once every chain
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -42,6 +47,7 @@ from rich.console import Console
 from synthgen.envs import get_env
 from synthgen.envs.base import Problem, Summary
 from synthgen.stages.bin.settings import SCHEMES, Bin, make_bins
+from synthgen.stages.chain.measure import settle
 from synthgen.stages.chain.settings import ChainSettings
 from synthgen.store.files import file_metadata
 from synthgen.store.layout import StageDir
@@ -56,7 +62,7 @@ __all__ = [
     "accepts",
     "assemble",
     "chain_bands",
-    "load_start_problems",
+    "read_starts",
     "replay",
     "run",
     "select_starts",
@@ -101,16 +107,16 @@ def select_starts(kept: pl.DataFrame, band: Bin) -> tuple[pl.DataFrame, dict[str
     return inside, report
 
 
-def load_start_problems(settings: ChainSettings, console: Console | None = None) -> tuple[pl.DataFrame, dict, dict]:
-    """This shard's chain starts (kept problems in the start band), the partial-input metadata, and
-    the start report (band, candidates, how many lay outside it). No start in the band gives no
-    chains, not an error."""
+def read_starts(settings: ChainSettings, console: Console | None = None) -> tuple[pl.DataFrame, dict, dict]:
+    """The run's chain starts, every shard's (kept problems in the start band, at most
+    `max_chains`), the partial-input metadata, and the start report (band, candidates, how many
+    lay outside it). No start in the band gives no chains, not an error."""
     found = read_input(settings, "filter", console or Console(stderr=True), STAGE, hint=", or pass --input-dir")
     kept = pl.from_arrow(found.read_table()) if found.parts else pl.from_arrow(PROBLEMS.empty_table())
     hard, report = select_starts(kept, start_band(settings))
     if settings.max_chains:
         hard = hard.head(settings.max_chains)
-    return hard[settings.shard :: settings.num_shards], found.metadata(), report
+    return hard, found.metadata(), report
 
 
 def summary_from_row(row: dict[str, Any], progression) -> Summary:
@@ -155,14 +161,27 @@ def tries_by_chain(rows: pl.DataFrame | None) -> dict[str, dict[str, list[dict]]
 
 
 class ChainStage(TurnStage):
+    """Chain as a turn-loop stage. Made, it has read its starts and settled how its steps are
+    measured (synthgen.stages.chain.measure.settle), which may take settings from the starts: so
+    it reads them here, before the turn loop hashes `self.settings`, and not in `prepare` (which
+    runs after the hash is taken and a finished shard is skipped). A bad input or a measurement
+    chain would not reproduce is a one-line UserError before anything is written."""
+
     name, units = STAGE, "chains"
 
-    def __init__(self, settings: ChainSettings):
+    def __init__(self, settings: ChainSettings, console: Console | None = None):
+        found, input_meta, self.start_report = read_starts(settings, console)
+        settings, self.measurement, line = settle(settings, found)
         super().__init__(settings)
+        self.input_meta = input_meta
+        if line:
+            (console or Console(stderr=True)).print(line, markup=False, highlight=False, soft_wrap=True)
         self.bands = chain_bands()
+        self._all_starts = found
         self.starts: pl.DataFrame | None = None
         self.report: dict[str, Any] = {}
-        self.start_report: dict[str, Any] = {}
+        self._gate: asyncio.Lock | None = None  # one turn at a time until the measurement is confirmed
+        self._gate_open = False  # set by an infrastructure failure (see `_turn`)
 
     def _dir(self, name: str) -> StageDir:
         return StageDir.of(self.settings.run_dir, f"{STAGE}/{name}")
@@ -177,7 +196,7 @@ class ChainStage(TurnStage):
         return Path(self.settings.run_dir) / STAGE / f"stats-{shard}.json"
 
     def prepare(self) -> None:
-        self.starts, self.input_meta, self.start_report = load_start_problems(self.settings)
+        self.starts = self._all_starts[self.settings.shard :: self.settings.num_shards]
 
     def plan(self, parts: list[Path]) -> Plan:
         tried = tries_by_chain(read_rows(parts, ["turn_id", "valid", "pass_rate", "problem_id"]))
@@ -220,7 +239,7 @@ class ChainStage(TurnStage):
                     key=f"{chain}:{level}:try{attempt}",
                     turns_left=len(STEPS) - position + 1,
                 )
-                outcome = await loop.turn(req)
+                outcome = await self._turn(req, loop)
                 if outcome is None:  # the next step would build on a try that never finished
                     loop.expect_turns(-(len(STEPS) - position + 1))
                     return
@@ -233,26 +252,56 @@ class ChainStage(TurnStage):
             members.add(found.problem.problem_id)
             previous, summary = found.problem, found.summary
 
+    async def _turn(self, req: TurnRequest, loop: TurnLoop):
+        """`loop.turn`, its measured row checked against the starts' measurement (the served model
+        name and the sandbox are known only now; see synthgen.stages.chain.measure). Until a step
+        has confirmed it, turns go one at a time, so a refusal (exit 2) finds no other request in
+        flight. An infrastructure failure opens the gate: one at a time, a server that is down
+        would make every unit wait out its outage (--max-outage) in turn rather than all at once."""
+        if not self.measurement.settled and not self._gate_open:
+            self._gate = self._gate or asyncio.Lock()
+            async with self._gate:
+                if self.measurement.refused:  # the run is stopping with exit 2: start nothing more
+                    return None
+                if not self.measurement.settled and not self._gate_open:
+                    outcome = self._checked(await loop.turn(req))
+                    self._gate_open = outcome is None
+                    return outcome
+        return self._checked(await loop.turn(req))
+
+    def _checked(self, outcome):
+        if outcome is not None:
+            self.measurement.check(outcome.row)
+        return outcome
+
     def marker_info(self) -> dict:
-        return {"starts": self.starts.height, **self.start_report}
+        return {"starts": self.starts.height, **self.start_report, "measurement": self.measurement.record()}
 
     def finish(self, loop: TurnLoop) -> str:
         """Assemble the accepted chains from the tries on disk; write problems/ and links/."""
         tries = self.rows_dir()
         tried = tries_by_chain(pl.from_arrow(tries.read_shard(loop.shard)) if tries.shard_parts(loop.shard) else None)
         problems, links, dropped = assemble(self.starts.iter_rows(named=True), tried, self.settings.tries, self.bands)
+        steps = [row for row, link in zip(problems, links) if link["position"] > 0]
+        measurement = self.measurement.record(pl.from_arrow(table_from_rows(steps, PROBLEMS)))
         self.report = {
             "chains": len(links) // 3,
             "starts": self.starts.height,
             "dropped_shared": dropped,
             **self.start_report,
+            "measurement": measurement,
         }
         outputs = ((self._dir("problems"), PROBLEMS, problems), (self._dir("links"), CHAIN_LINKS, links))
         for out, schema, data in outputs:
             meta = file_metadata(
                 out.stage,
                 loop.digest,
-                {"shard": loop.shard, "settings": self.settings.hashed_view(), **self.input_meta},
+                {
+                    "shard": loop.shard,
+                    "settings": self.settings.hashed_view(),
+                    "measurement": measurement,
+                    **self.input_meta,
+                },
             )
             out.clear_shard(loop.shard)
             out.write_part(loop.shard, 0, table_from_rows(data, schema), meta)
@@ -318,4 +367,5 @@ def assemble(starts, tried: dict, tries: int, bands: dict[str, Bin]) -> tuple[li
 
 
 def run(settings: ChainSettings, *, force: bool = False, console: Console | None = None) -> StageDir:
-    return TurnLoop(ChainStage(settings), force=force, console=console).run()
+    console = console or Console(stderr=True)
+    return TurnLoop(ChainStage(settings, console), force=force, console=console).run()

@@ -4,6 +4,10 @@ The pass-rate bands a step must land in are not settings of their own: they are 
 `chains` scheme (synthgen.stages.bin.settings.SCHEMES), so chain and bin agree on what medium and easy mean.
 The band the hard starts come from is a setting (`start_band`) whose default is that scheme's hard
 band, 0.05-0.16 (the paper's Appendix B), whatever scheme `bin` used.
+
+Chain measures its steps as the start problems were measured: `attempts` and the student's
+reasoning effort and temperature are taken from the starts where not set here (flag or config),
+and another value set here is refused unless `remeasure` (synthgen.stages.chain.measure).
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from synthgen.turns.settings import TURN_LOOP_UNHASHED, TurnLoopSettings
 
 class ChainSettings(InputSettings, TurnLoopSettings, ShardedSettings):
     section = "chain"
-    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"input_dir", "allow_partial"}
+    # `remeasure` only permits a measurement; the one it permits is hashed through the student's
+    # settings and attempts, and rows written before a refusal resume when the flag is added.
+    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"input_dir", "allow_partial", "remeasure"}
 
     input_dir: str | None = Field(
         None, description="kept problems to pick hard starts from (default: RUN_DIR/filter, the filter's kept set)"
@@ -38,6 +44,12 @@ class ChainSettings(InputSettings, TurnLoopSettings, ShardedSettings):
         "with pass rates matched to the chained ones (RUN_DIR/chain/disjoint/)",
     )
     histogram_bins: int = Field(10, ge=2, le=1000, description="bins over [0, 1] when comparing pass-rate histograms")
+    remeasure: bool = Field(
+        False,
+        description="measure the steps with chain's own attempts and student settings where they differ from how "
+        "the start problems were measured (recorded in chain's markers); without it chain takes the starts' M, "
+        "student effort and temperature where not set, and stops where set otherwise",
+    )
 
     @field_validator("start_band", mode="before")
     @classmethod
