@@ -149,6 +149,9 @@ ATTEMPTS = pa.schema(
         pa.field("student_model", pa.string(), nullable=False),
         pa.field("measured_by", pa.string()),
         pa.field("settings_hash", pa.string(), nullable=False),
+        # generate | calibrate: the measurement it belongs to. One run may hold both, and calibrate
+        # keeps its input's turn_id, so (stage, turn_id, attempt) is the key, not (turn_id, attempt).
+        pa.field("stage", pa.string(), nullable=False),
     ]
 )
 

@@ -4,7 +4,9 @@ A stage says *what* to do (a `TurnStage`: its folders, its plan of work units, w
 does); `TurnLoop` says *how*: it opens the LLM client (with the shard's request cache) and the
 sandbox pool, resumes the shard from the rows already on disk, keeps units running, writes one
 row per finished turn through a buffered, atomic writer, shows live progress, and writes the
-shard's stats file.
+shard's stats file. A stage that names an `attempts_dir` keeps, with `--keep-attempts solved|all`,
+the student's attempts of each measured problem whole beside its rows: the same writer puts them
+down part for part just before the rows they belong to (synthgen.store.attempts).
 
     class MyStage(TurnStage):
         name, units = "generate", "lineages"
@@ -52,11 +54,11 @@ from rich.console import Console
 
 from synthgen import errors
 from synthgen.errors import InfraIncomplete, is_out_of_space
+from synthgen.store.attempts import AttemptsShardWriter, attempt_rows
 from synthgen.store.layout import StageDir
 from synthgen.store.paths import output_folder
 from synthgen.store.readiness import check_finished
 from synthgen.store.records import PROBLEMS
-from synthgen.store.writer import ShardWriter
 from synthgen.turns.collector import quiet_collector
 from synthgen.turns.report import TOKEN_COLUMNS, LiveProgress, TurnStats, summary_table, write_stats
 from synthgen.turns.signals import catch_signals
@@ -98,6 +100,11 @@ class TurnStage(ABC):
     def rows_dir(self) -> StageDir:
         """The folder of one PROBLEMS row per finished teacher turn."""
 
+    def attempts_dir(self) -> StageDir | None:
+        """Where the student's attempts go with --keep-attempts solved|all (synthgen.store.attempts);
+        None: this stage keeps none."""
+        return None
+
     def finished_dir(self) -> StageDir:
         """The folder whose shard marker says this stage's shard is finished (written last)."""
         return self.rows_dir()
@@ -126,7 +133,10 @@ class TurnStage(ABC):
 
     def finish(self, loop: TurnLoop) -> str:
         """After every unit finished and the rows are marked: write other outputs; return a title."""
-        return f"{self.name} {loop.shard}: {loop.writer.written} rows in {self.rows_dir().path}"
+        title = f"{self.name} {loop.shard}: {loop.writer.written} rows in {self.rows_dir().path}"
+        if loop.writer.keeping:
+            title += f", {loop.writer.attempts_written} attempts in {loop.writer.attempts.path}"
+        return title
 
 
 class TurnLoop:
@@ -143,7 +153,9 @@ class TurnLoop:
         self.stats = TurnStats(units=stage.units)
         self.runner: TurnRunner | None = None
         self.progress: LiveProgress | None = None
-        self.writer: ShardWriter | None = None
+        self.writer: AttemptsShardWriter | None = None
+        # What --keep-attempts keeps of each measured problem (a stage without the setting keeps none).
+        self.keep = getattr(self.settings, "keep_attempts", "none") if stage.attempts_dir() is not None else "none"
         self._active: set[asyncio.Task] = set()  # the units running now
 
     # -- what a stage calls from run_unit -----------------------------------------------------
@@ -162,7 +174,10 @@ class TurnLoop:
             self.causes.setdefault(outcome.infra, outcome.cause or outcome.infra)
             _UNIT_FAILED.get([False])[0] = True
             return None
-        if self.writer.add(outcome.row):  # False: the row was on disk already (a resumed unit)
+        kept = []
+        if self.keep != "none" and outcome.summary is not None:
+            kept = attempt_rows(outcome.row, outcome.answers, outcome.rewards, self.keep, self.stage.name)
+        if self.writer.add(outcome.row, kept):  # False: the row was on disk already (a resumed unit)
             self.stats.record(outcome.row)
             self.progress.advance()
         return outcome
@@ -189,14 +204,17 @@ class TurnLoop:
         stage, settings = self.stage, self.settings
         if check_finished(done_dir, self.shard, self.digest, self.force):
             self.console.print(f"{stage.name}: {self.shard} already finished in {done_dir.path}; skipping")
+            self._note_attempts_not_kept()
             stage.complete_finished(self)
             return done_dir
         stage.prepare()
-        self.writer = ShardWriter(
+        self.writer = AttemptsShardWriter(
             stage.rows_dir(),
             self.shard,
             PROBLEMS,
             self.digest,
+            attempts=stage.attempts_dir(),
+            keep=self.keep,
             max_rows=settings.max_buffer_rows,
             extra_meta={"settings": settings.hashed_view(), **stage.input_meta},
         )
@@ -233,6 +251,19 @@ class TurnLoop:
         title = stage.finish(self)
         self.console.print(summary_table(whole, self._usage_line, title))
         return done_dir
+
+    def _note_attempts_not_kept(self) -> None:
+        """A finished shard is skipped whatever --keep-attempts says now (it is not in the settings
+        hash): say so when the attempts it kept are not the ones asked for."""
+        folder = self.stage.attempts_dir()
+        if folder is None or self.keep == "none":
+            return
+        kept = (folder.done_info(self.shard) or {}).get("keep_attempts", "none")
+        if kept != self.keep:
+            self.console.print(
+                f"[yellow]{self.stage.name}: {self.shard} was finished with --keep-attempts {kept}, so its "
+                f"attempts are not kept as {self.keep}; use --force to run it again and keep them[/yellow]"
+            )
 
     def failure_line(self) -> str:
         n = sum(self.failures.values())

@@ -10,6 +10,7 @@ from synthgen.llm.settings import LLMSettings, StudentSettings, TeacherSettings
 from synthgen.sandbox.settings import SandboxSettings
 from synthgen.settings.base import Section
 from synthgen.settings.shared import MAX_ATTEMPTS, MAX_IN_FLIGHT
+from synthgen.store.attempts import KeepAttempts
 
 # Units the turn loop keeps active per request slot by default, and the most it keeps by default:
 # a unit waits on the sandbox and between turns, and the run's tail drains on the units left, so
@@ -70,3 +71,21 @@ TURN_LOOP_UNHASHED = frozenset(
         "llm",
     }
 )
+
+
+class KeepAttemptsSettings(Section):
+    """`keep_attempts`, for the stages that can keep every student attempt whole (generate, calibrate).
+
+    Left out of the settings hash (`KEEP_ATTEMPTS_UNHASHED`): it decides what is kept beside the
+    rows, not the problems, so the default hash and every later stage's stay as they were; the
+    attempts' own files record it, and a shard is never resumed with another value
+    (synthgen.store.attempts)."""
+
+    keep_attempts: KeepAttempts = Field(
+        "none",
+        description="keep the student's attempts of valid problems whole (text, reasoning, verdict, tokens) in "
+        "RUN_DIR/<stage>-attempts: none, solved (reward 1 only) or all; for `export --format sft`",
+    )
+
+
+KEEP_ATTEMPTS_UNHASHED = frozenset({"keep_attempts"})

@@ -57,6 +57,9 @@ class TurnOutcome:
     problem: Problem | None = None  # set when the problem is valid
     summary: Summary | None = None  # set when the student was evaluated
     rewards: list[Reward] = field(default_factory=list)
+    # The student's completions behind `rewards`, in attempt order (set with them): what
+    # --keep-attempts keeps whole (synthgen.store.attempts); the row keeps only a summary.
+    answers: list[Any] = field(default_factory=list)
     infra: str | None = None  # the kind of infrastructure failure that stopped the turn; no row then
     cause: str | None = None  # its "<kind>: <message>", for the summary and the stats file
 
@@ -208,7 +211,7 @@ class TurnRunner:
             solved_examples=list(summary.solved),
             failed_examples=list(summary.failed),
         )
-        return TurnOutcome(row, problem, summary, rewards)
+        return TurnOutcome(row, problem, summary, rewards, answers)
 
     def _base_row(self, req: TurnRequest) -> dict[str, Any]:
         return {

@@ -19,6 +19,10 @@ The teacher is never asked. Sharding, resume and failures are the turn loop's (s
 loop): `--shard i --num-shards n` (or SLURM_ARRAY_TASK_ID) takes every n-th problem; a run
 killed at any moment (kill -9 included) resumes from the rows on disk, the request cache replaying
 every answer already paid for, and ends with the rows of an uninterrupted run.
+
+With `--keep-attempts solved|all` the new measurement's attempts are kept whole in
+RUN_DIR/calibrate-attempts/ (synthgen.store.attempts), beside generate's when both run in one
+run directory; their `stage` column tells the two apart (calibrate keeps its input's turn_id).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from synthgen.envs import get_env
 from synthgen.envs.problem import Problem
 from synthgen.errors import UserError
 from synthgen.stages.calibrate.settings import CalibrateSettings
+from synthgen.store.attempts import attempts_dir
 from synthgen.store.layout import StageDir
 from synthgen.store.record_checks import BINNED_SPEC, read_checked
 from synthgen.store.records import PROBLEMS
@@ -87,6 +92,9 @@ class CalibrateStage(TurnStage):
 
     def rows_dir(self) -> StageDir:
         return StageDir(self.settings.run_dir, STAGE)
+
+    def attempts_dir(self) -> StageDir:
+        return attempts_dir(self.settings.run_dir, STAGE)
 
     def prepare(self) -> None:
         self.problems = read_problems(Path(self.settings.input_dir), self.settings.max_problems)

@@ -8,15 +8,20 @@ from pydantic import Field, model_validator
 
 from synthgen.llm.settings import TeacherSettings
 from synthgen.settings.shared import InputSettings, ShardedSettings
-from synthgen.turns.settings import TURN_LOOP_UNHASHED, TurnLoopSettings
+from synthgen.turns.settings import (
+    KEEP_ATTEMPTS_UNHASHED,
+    TURN_LOOP_UNHASHED,
+    KeepAttemptsSettings,
+    TurnLoopSettings,
+)
 
 
-class CalibrateSettings(InputSettings, TurnLoopSettings, ShardedSettings):
+class CalibrateSettings(InputSettings, KeepAttemptsSettings, TurnLoopSettings, ShardedSettings):
     """The student (`--student-url`, `--student-model`, effort, temperature), M attempts each, the
     sandbox and environments as generate uses them; the teacher is not asked anything."""
 
     section = "calibrate"
-    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"input_dir", "allow_partial"}
+    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | KEEP_ATTEMPTS_UNHASHED | {"input_dir", "allow_partial"}
 
     input_dir: str = Field(
         ...,

@@ -10,6 +10,10 @@ of one teacher prompt (the paper's single-turn baseline).
 How the turns run (resume, SIGTERM, infrastructure failures, progress, the stats file) is the
 turn loop's business: see synthgen.turns.loop. A lineage whose turn failed on
 infrastructure stops there and is redone by the next run.
+
+With `--keep-attempts solved|all` the student's attempts of every valid problem are also kept
+whole (text, reasoning, verdict, tokens) in RUN_DIR/generate-attempts/, sharded like the rows
+(synthgen.store.attempts; `read_attempts` reads them back, `export --format sft` writes them).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from rich.console import Console
 from synthgen.envs import get_env
 from synthgen.stages.generate.plan import Lineage, check_seed_files, plan_shard, stream_lineages
 from synthgen.stages.generate.settings import GenerateSettings
+from synthgen.store.attempts import attempts_dir
 from synthgen.store.layout import StageDir
 from synthgen.store.readiness import read_input
 from synthgen.turns.loop import Interrupted, Plan, TurnLoop, TurnStage
@@ -51,6 +56,9 @@ class GenerateStage(TurnStage):
 
     def rows_dir(self) -> StageDir:
         return StageDir(self.settings.run_dir, STAGE)
+
+    def attempts_dir(self) -> StageDir:
+        return attempts_dir(self.settings.run_dir, STAGE)
 
     def prepare(self) -> None:
         found = read_input(self.settings, "seeds", Console(stderr=True), STAGE, hint=", or pass --input-dir")

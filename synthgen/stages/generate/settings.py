@@ -14,12 +14,17 @@ from synthgen.settings.shared import (
     InputSettings,
     ShardedSettings,
 )
-from synthgen.turns.settings import TURN_LOOP_UNHASHED, TurnLoopSettings
+from synthgen.turns.settings import (
+    KEEP_ATTEMPTS_UNHASHED,
+    TURN_LOOP_UNHASHED,
+    KeepAttemptsSettings,
+    TurnLoopSettings,
+)
 
 
-class GenerateSettings(EnvListMixin, InputSettings, TurnLoopSettings, ShardedSettings):
+class GenerateSettings(EnvListMixin, InputSettings, KeepAttemptsSettings, TurnLoopSettings, ShardedSettings):
     section = "generate"
-    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | {"input_dir", "allow_partial"}
+    unhashed: ClassVar[frozenset[str]] = TURN_LOOP_UNHASHED | KEEP_ATTEMPTS_UNHASHED | {"input_dir", "allow_partial"}
 
     input_dir: str | None = Field(None, description="seeds stage folder (default RUN_DIR/seeds)")
     turns: int = Field(6, ge=1, le=MAX_TURNS, description="teacher turns per lineage (the paper: 6)")
