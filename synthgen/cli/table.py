@@ -217,8 +217,8 @@ COMMANDS: list[SettingsCommand] = [
         "export",
         ExportSettings,
         "synthgen.export:run",
-        help="Write a run's binned problems and chains as a Hugging Face dataset folder with its card "
-        "(load it with datasets.load_dataset); --push-to-hub uploads it.",
+        help="Write a run's binned problems and chains as a Hugging Face dataset folder with its card, or as "
+        "verl / verifiers / TRL / SFT files (--format); --push-to-hub uploads it.",
     ),
     SettingsCommand(
         "report",

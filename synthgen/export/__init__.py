@@ -1,16 +1,26 @@
-"""`synthgen export RUN_DIR OUT`: a run's problems as a Hugging Face dataset folder, with its card.
+"""`synthgen export RUN_DIR OUT`: a run's problems as a Hugging Face dataset folder or a trainer's files, with a card.
 
     synthgen export data/runs/exp1 data/exports/exp1
     synthgen export data/runs/exp1 data/exports/exp1 --push-to-hub my-org/synthgen-exp1 --license apache-2.0
+    synthgen export data/runs/exp1 data/exports/exp1-verl --format verl --test-fraction 0.05
+    synthgen export data/runs/exp1 data/exports/exp1-sft --format sft --max-attempts-per-problem 4
 
-OUT holds one Parquet config per (environment, bin), one for the chains and one, `kept`, of every
-problem the filter kept (synthgen.export.tables),
-README.md (the dataset card: synthgen.export.card) and synthgen_export.json (the same facts for
+`--format verl|verifiers|trl|sft` writes the files another trainer reads: the binned problems and
+the chains' problems one row each (synthgen.export.portable), split into train and test on request
+(synthgen.export.splits), in each trainer's own columns (synthgen.export.formats; the verifiers
+one as an installable package, synthgen.export.package), with a card that says how to point the
+trainer at them. `--format sft` writes the solved attempts a run kept (`--keep-attempts solved` in
+generate or calibrate); a run that kept none is exit 2.
+
+With `--format hf` (the default), OUT holds one Parquet config per (environment, bin), one for the
+chains and one, `kept`, of every problem the filter kept (synthgen.export.tables), README.md (the
+dataset card: synthgen.export.card) and synthgen_export.json (the same facts for
 scripts). `datasets.load_dataset(OUT, name="induction-hard")` loads a config; without a name, the
 `all` config. Only finished stages are read (bin, and chain when the run has one); --allow-partial
 reads the finished shards on purpose and the card says so. OUT is built beside the old one and
 swapped in, so a killed export leaves the previous export or none. `--push-to-hub` uploads the
-folder with `huggingface_hub` (synthgen.export.hub).
+folder with `huggingface_hub` (synthgen.export.hub). Every check that can refuse (unfinished
+stages, no attempts, an empty split) runs before anything is written: exit 2 leaves OUT as it was.
 """
 
 from __future__ import annotations
@@ -25,10 +35,11 @@ from rich.table import Table
 from synthgen import __version__
 from synthgen.errors import UserError
 from synthgen.export import tables
-from synthgen.export.card import CardFacts, card
+from synthgen.export.card import TRAINERS, CardFacts, card, split_rule
 from synthgen.export.lineage import lineage_summary
 from synthgen.export.settings import ExportSettings
-from synthgen.store.files import file_metadata, write_text_atomic
+from synthgen.settings.base import ENV_NAMES
+from synthgen.store.files import file_metadata, read_metadata, write_text_atomic
 from synthgen.store.layout import StageDir
 from synthgen.store.measurement import evidence, mutation_summary
 from synthgen.store.paths import output_folder
@@ -77,40 +88,139 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
     bins = bins_of(infos.get("bin"))
     configs = tables.binned_configs(bin_status, bins)
     chains = tables.read_chains(run_dir, settings.allow_partial)
-    if chains is not None:
-        configs.append(chains)
-    kept = tables.read_kept(run_dir, settings.allow_partial)
-    if kept is not None:
-        configs.append(kept)
-    facts = _facts(settings, run_dir, configs, infos, bins)
+    # The hf files stay as they were; the trainer formats' files also name their format.
+    extra = {"run": run_dir.name} | ({"format": settings.format} if settings.format != "hf" else {})
+    meta = file_metadata("export", bin_status.settings_hash or "", extra)
+    if settings.format == "hf":
+        if chains is not None:
+            configs.append(chains)
+        kept = tables.read_kept(run_dir, settings.allow_partial)
+        if kept is not None:
+            configs.append(kept)
+        facts = _facts(settings, run_dir, configs, infos, bins, _binned_frame(configs))
+        rows = facts.binned_rows
+    else:
+        written, problems = _trainer_format(settings, run_dir, bin_status, chains, bins)
+        # The card's "how it was made" counts the chains from their config; no config is written.
+        facts = _facts(settings, run_dir, configs + ([chains] if chains is not None else []), infos, bins, problems)
+        facts.format, facts.exported = settings.format, written
+        rows = problems.height
     read_partially = ["bin"] if bin_status.partial else []
     facts.partial = read_partially + [name for name, info in infos.items() if info.partial_input]
 
-    meta = file_metadata("export", bin_status.settings_hash or "", {"run": run_dir.name})
     with StageDir.at(out, "export").rebuild() as build:
-        for config in configs:
-            tables.write_config(build.path, config, settings.rows_per_file, meta)
+        if settings.format == "hf":
+            for config in configs:
+                tables.write_config(build.path, config, settings.rows_per_file, meta)
+        else:
+            _write_trainer_format(build.path, facts, meta)
         write_text_atomic(build.path / "README.md", card(facts))
         write_text_atomic(build.path / PROVENANCE, json.dumps(_provenance(facts), indent=1, sort_keys=True) + "\n")
-    _show(configs, out, console)
+    if settings.format == "hf":
+        _show(configs, out, console)
+    else:
+        _show_format(facts, out, console)
 
     if settings.push_to_hub:
         from synthgen.export.hub import push
 
-        message = f"synthgen {__version__} export of run {run_dir.name}: {facts.binned_rows} problems"
+        message = f"synthgen {__version__} export of run {run_dir.name} ({settings.format}): {rows} problems"
         url = push(out, settings.push_to_hub, private=settings.private, message=message)
         console.print(f"export: pushed to {url}")
     return out
 
 
-def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins) -> CardFacts:
+def _binned_frame(configs):
     import polars as pl
 
-    binned = pl.concat([pl.from_arrow(c.table) for c in configs if c.env], how="vertical_relaxed")
+    return pl.concat([pl.from_arrow(c.table) for c in configs if c.env], how="vertical_relaxed")
+
+
+def _trainer_format(settings: ExportSettings, run_dir: Path, bin_status, chains, bins):
+    """The rows of a trainer format, split, rendered and built into tables; nothing written yet."""
+    from synthgen.export import formats, package, splits
+    from synthgen.export.portable import portable_problems, render
+
+    problems = portable_problems(bin_status, chains)
+    attempts = _attempts(run_dir) if settings.format == "sft" else None
+    order = [b.name for b in bins]
+    assigned = splits.assign(
+        problems,
+        test_fraction=settings.test_fraction,
+        test_bins=settings.test_bins,
+        seed=settings.seed,
+        bin_order=order,
+    )
+    rows = render(problems, assigned)
+    sft = None
+    if attempts is not None:
+        built, sft = formats.sft_tables(rows, attempts, settings.max_attempts_per_problem)
+    else:
+        built = formats.problem_tables(settings.format, rows)
+    run_name = run_dir.resolve().name
+    where = package.data_folder(run_name) if settings.format == "verifiers" else ""
+    files = {split: f"{where}/{split}.parquet" if where else f"{split}.parquet" for split in built}
+    by_split = {
+        split: {"rows": t.num_rows, "by_bin": formats.bin_counts(settings.format, t)} for split, t in built.items()
+    }
+    written = {
+        "format": settings.format,
+        "title": TRAINERS[settings.format][0],
+        "trainer": TRAINERS[settings.format][1],
+        "out": str(Path(settings.out).resolve()),
+        "files": files,
+        "tables": built,
+        "splits": by_split,
+        "split_rule": split_rule(settings.test_fraction, settings.test_bins, settings.seed),
+        "problems": problems.height,
+        "chained": int(problems["chain_id"].is_not_null().sum()),
+        "sft": sft,
+        "verl_reward_path": _verl_module_path(),
+        "env_id": package.env_id(run_name),
+        "module": package.module_name(run_name),
+        "data_folder": package.data_folder(run_name),
+        "split_seed": settings.seed if settings.test_fraction is not None else None,
+        "test_fraction": settings.test_fraction,
+        "test_bins": list(settings.test_bins),
+    }
+    return written, problems
+
+
+def _verl_module_path() -> str:
+    """Where synthgen.interop.verl is installed: verl's custom_reward_function.path takes a file."""
+    import synthgen.interop
+
+    return str((Path(synthgen.interop.__file__).parent / "verl.py").resolve())
+
+
+def _attempts(run_dir: Path):
+    """The run's kept attempts; exit 2 naming the flag when it kept none."""
+    from synthgen.store.attempts import read_attempts
+
+    attempts = read_attempts(run_dir)
+    if attempts is None:
+        raise UserError(
+            f"--format sft needs the student's attempts and run {run_dir} kept none: run generate (or calibrate) "
+            "with --keep-attempts solved"
+        )
+    return attempts
+
+
+def _write_trainer_format(folder: Path, facts: CardFacts, meta: dict[str, str]) -> None:
+    from synthgen.export import formats, package
+
+    written = facts.exported or {}
+    where = written["data_folder"] if facts.format == "verifiers" else ""
+    formats.write_tables(folder, where, written["tables"], meta)
+    if facts.format == "verifiers":
+        package.write_package(folder, facts.run_name, written["problems"])
+
+
+def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins, binned) -> CardFacts:
     counts: dict[str, dict[str, int]] = {}
-    for c in configs:
-        if c.env:
-            counts.setdefault(c.env, {})[c.difficulty or ""] = c.rows
+    for env, difficulty, n in binned.group_by("env", "difficulty").len().sort("env", "difficulty").iter_rows():
+        counts.setdefault(env, {})[difficulty or ""] = n
+    counts = {env: counts[env] for env in [e for e in ENV_NAMES if e in counts] + sorted(set(counts) - set(ENV_NAMES))}
     seeds = StageDir.of(run_dir, "seeds")
     sources = {}
     if seeds.parts():
@@ -136,10 +246,34 @@ def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins) -> Car
         version=__version__,
         repo_id=settings.push_to_hub,
         outside=int(outside or 0),
-        measurement=evidence(binned),
+        measurement=evidence(_measured_rows(binned, configs)),
+        chains_remeasured=_chains_remeasured(run_dir),
         mutation=mutation_summary(binned),
         lineage=lineage_summary(run_dir, binned),
     )
+
+
+def _measured_rows(binned, configs):
+    """The binned rows and the chain levels no bin holds: every pass rate the export carries, once.
+
+    Chain steps are measured by `synthgen chain`, which may have used another student on purpose
+    (`--remeasure`); the card's "difficulty measured against" must name that measurement too."""
+    import polars as pl
+
+    chains = next((c for c in configs if c.name == tables.CHAINS_CONFIG), None)
+    if chains is None or chains.rows == 0:
+        return binned
+    steps = pl.from_arrow(chains.table).filter(~pl.col("problem_id").is_in(binned["problem_id"].implode()))
+    return pl.concat([binned, steps.select([c for c in binned.columns if c in steps.columns])], how="diagonal_relaxed")
+
+
+def _chains_remeasured(run_dir: Path) -> bool:
+    """Did `synthgen chain --remeasure` measure the chain steps anew (its parts' metadata say so)?"""
+    for part in StageDir.of(run_dir, "chain/links").parts():
+        recorded = read_metadata(part).get("measurement")
+        if recorded and json.loads(recorded).get("remeasure"):
+            return True
+    return False
 
 
 def _provenance(facts: CardFacts) -> dict:
@@ -148,7 +282,9 @@ def _provenance(facts: CardFacts) -> dict:
         "run": facts.run_name,
         "license": facts.license,
         "configs": {
-            c.name: {"rows": c.rows, "files": c.files, "env": c.env, "bin": c.difficulty} for c in facts.configs
+            c.name: {"rows": c.rows, "files": c.files, "env": c.env, "bin": c.difficulty}
+            for c in facts.configs
+            if facts.format == "hf"
         },
         "bins": {b.name: b.label() for b in facts.bins},
         "models": facts.models,
@@ -162,7 +298,31 @@ def _provenance(facts: CardFacts) -> dict:
         "measurement": facts.measurement,
         "mutation": facts.mutation,
         "lineage": facts.lineage,
+        "format": facts.format,
+        **({"export": _format_provenance(facts.exported)} if facts.exported else {}),
     }
+
+
+def _format_provenance(written: dict) -> dict:
+    """The trainer format's facts for scripts: files, rows per split and bin, how the split was drawn."""
+    keep = ("files", "splits", "problems", "chained", "sft", "test_fraction", "test_bins", "split_seed", "env_id")
+    out = {key: written[key] for key in keep if written.get(key) is not None}
+    if written["format"] == "verl":
+        out["verl_reward_path"] = written["verl_reward_path"]
+    return out
+
+
+def _show_format(facts: CardFacts, out: Path, console: Console) -> None:
+    written = facts.exported or {}
+    console.print(f"export: wrote {out} (--format {facts.format})")
+    table = Table(show_edge=False)
+    table.add_column("split", no_wrap=True)
+    table.add_column("file")
+    table.add_column("rows", justify="right")
+    for split, name in written["files"].items():
+        table.add_row(split, name, str(written["splits"][split]["rows"]))
+    console.print(table)
+    console.print(f"export: {out}/README.md says how to point {TRAINERS[facts.format][1]} at them", soft_wrap=True)
 
 
 def _show(configs, out: Path, console: Console) -> None:

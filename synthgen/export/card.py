@@ -5,7 +5,9 @@ libraries that read it back: `datasets` turns each config's Arrow schema into it
 and writes `configs`/`dataset_info` the way `load_dataset` expects them, and `huggingface_hub`'s
 `DatasetCardData` writes the rest. The prose comes from templates/card.md.j2: how the data was
 made, the teacher and student models, the settings of every stage with their hashes, counts per
-environment and bin, why rows were dropped, the fields, and the known limits.
+environment and bin, why rows were dropped, the fields, and the known limits. A `--format` other
+than hf replaces the loading section with templates/train.md.j2: which trainer the files are for,
+the command line or code that points it at them, the splits and how they were drawn.
 """
 
 from __future__ import annotations
@@ -94,6 +96,45 @@ FIELD_TEXT: dict[str, str] = {
     "prior_difficulty": "the bin the problem was in before calibration",
 }
 
+# The columns of the trainer formats (synthgen.export.formats), around the measurement fields above.
+FORMAT_FIELD_TEXT: dict[str, str] = {
+    "data_source": "`synthgen/<environment>`: which reward a verl reward manager routes the row to",
+    "prompt": "the student's chat messages (role, content), as synthgen renders them for training",
+    "ability": "always `code`",
+    "reward_model": "`style` (`rule`) and `ground_truth`: the JSON a verifier needs (environment, code, inputs, "
+    "gold outputs)",
+    "extra_info": "`split`, `index` (the row's place in its file) and the measurement fields below",
+    "ground_truth": "the JSON a verifier needs: environment, code, inputs, gold outputs "
+    "(synthgen.interop.records.problem_of reads it back)",
+    "answer": "the ground truth: the JSON a verifier needs (environment, code, inputs, gold outputs)",
+    "info": "the measurement fields below",
+    "messages": "the student prompt, then the solved attempt as the assistant's message (`reasoning`: the "
+    "server's reasoning text, null when it returned none)",
+    "attempt": "the attempt's index among the problem's M attempts",
+    "reward": "always 1.0: synthgen's verifier scored the attempt correct",
+    "split": "train or test",
+    "index": "the row's place in its file",
+    "difficulty": "the problem's bin (hard, medium, easy_medium, easy or custom names); for a chain step that no "
+    "bin holds, its chain level",
+    "chain_id": "the chain this problem belongs to (null when it is in none)",
+    "level": "hard, medium or easy: the problem's place in its chain (null outside chains)",
+    "position": "0 = hard, 1 = medium, 2 = easy in its chain (null outside chains)",
+}
+# Each trainer format's section title and the trainer it is for (templates/train.md.j2).
+TRAINERS: dict[str, tuple[str, str]] = {
+    "verl": ("Training with verl", "verl's PPO/GRPO trainer (`verl.trainer.main_ppo`, its `RLHFDataset`)"),
+    "trl": ("Training with TRL", "a plain TRL `GRPOTrainer` script (or open-r1's)"),
+    "verifiers": (
+        "Training with verifiers and prime-rl",
+        "verifiers (`vf-eval`, `verifiers.load_environment`) and prime-rl",
+    ),
+    "sft": (
+        "Fine-tuning on solved attempts (SFT)",
+        "supervised fine-tuning on chat messages (TRL's `SFTTrainer`, or any trainer that reads `messages`)",
+    ),
+}
+WHERE_MEASURED = {"verl": "extra_info.", "verifiers": "info.", "trl": "", "sft": ""}
+
 _SIZES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
 _SIZES += [(10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B")]
 
@@ -123,13 +164,23 @@ class CardFacts:
     outside: int = 0  # kept problems outside every bin (not exported)
     partial: list[str] = field(default_factory=list)  # stages read with --allow-partial
     repo_id: str | None = None
-    measurement: dict[str, Any] | None = None  # synthgen.store.measurement.evidence of the binned rows
+    measurement: dict[str, Any] | None = None  # synthgen.store.measurement.evidence of the binned and chain rows
+    chains_remeasured: bool = False  # `synthgen chain --remeasure` measured the chain steps anew on purpose
     mutation: dict[str, Any] | None = None  # synthgen.store.measurement.mutation_summary of the binned rows
     lineage: dict[str, Any] | None = None  # synthgen.export.lineage.lineage_summary
+    format: str = "hf"
+    exported: dict[str, Any] | None = None  # a trainer format's splits, files and commands (synthgen.export)
 
     @property
     def binned_rows(self) -> int:
         return sum(c.rows for c in self.configs if c.env)
+
+    @property
+    def count_columns(self) -> list[str]:
+        """The bins, hard first, then any other difficulty the counts hold (a chain level no bin has)."""
+        names = [b.name for b in self.bins]
+        found = {name for counts in self.env_bin_counts.values() for name in counts}
+        return names + sorted(found - set(names))
 
     @property
     def chains(self) -> int:
@@ -139,6 +190,8 @@ class CardFacts:
 
 def header(facts: CardFacts) -> str:
     """The YAML between the card's `---` lines."""
+    if facts.format != "hf":
+        return _format_header(facts)
     from datasets import DatasetInfo, Features, SplitDict, SplitInfo
     from datasets.info import DatasetInfosDict
     from datasets.utils.metadata import MetadataConfigs
@@ -178,6 +231,73 @@ def header(facts: CardFacts) -> str:
     return data.to_yaml()
 
 
+def split_rule(test_fraction: float | None, test_bins: list[str], seed: int) -> str | None:
+    """How the test split was drawn, in the card's words (synthgen.export.splits); None without one."""
+    if test_fraction is not None:
+        return (
+            f"The test split holds about {test_fraction:g} of each bin's problems (`--test-fraction "
+            f"{test_fraction:g} --seed {seed}`), drawn by whole lineages (a seed's problem and its mutations) "
+            "joined with the chains through them, so that no near-copy of a test problem and no part of a "
+            "test chain is in train."
+        )
+    if test_bins:
+        return (
+            f"The test split holds the problems of the bins {', '.join(test_bins)} (`--test-bins "
+            f"{','.join(test_bins)}`); a chain goes where its hard start goes."
+        )
+    return None
+
+
+def _format_header(facts: CardFacts) -> str:
+    """A trainer format's header: one default config whose splits are its files."""
+    from datasets import DatasetInfo, Features, SplitDict, SplitInfo
+    from datasets.info import DatasetInfosDict
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCardData
+
+    exported = facts.exported or {}
+    tables = exported["tables"]
+    rows = sum(t.num_rows for t in tables.values())
+    data = DatasetCardData(
+        pretty_name=facts.pretty_name,
+        license=facts.license,
+        language=["en"],
+        task_categories=["text-generation"],
+        tags=[*TAGS, facts.format],
+        size_categories=[size_category(rows)],
+    )
+    files = exported["files"]
+    configs = {"default": {"data_files": [{"split": s, "path": files[s]} for s in files], "default": True}}
+    splits = SplitDict()
+    for name, table in tables.items():
+        splits.add(SplitInfo(name=name, num_bytes=table.nbytes, num_examples=table.num_rows))
+    schema = next(iter(tables.values())).schema
+    info = DatasetInfo(
+        config_name="default",
+        features=Features.from_arrow_schema(schema),
+        splits=splits,
+        dataset_size=sum(t.nbytes for t in tables.values()),
+    )
+    MetadataConfigs(configs).to_dataset_card_data(data)
+    DatasetInfosDict({"default": info}).to_dataset_card_data(data)
+    return data.to_yaml()
+
+
+def format_columns(fmt: str, schema) -> list[tuple[str, str]]:
+    """(name, meaning) of a trainer format's columns, the measurement fields under their parent."""
+    from synthgen.interop.records import MEASUREMENT_FIELDS
+
+    def text(name: str) -> str:
+        return FORMAT_FIELD_TEXT.get(name) or FIELD_TEXT.get(name, "")
+
+    where = WHERE_MEASURED[fmt]
+    out = [(name, text(name)) for name in schema.names]
+    if where:
+        nested = (["split", "index"] if fmt == "verl" else []) + list(MEASUREMENT_FIELDS)
+        out += [(f"{where}{name}", text(name)) for name in nested]
+    return out
+
+
 def prose(facts: CardFacts) -> str:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
@@ -188,11 +308,16 @@ def prose(facts: CardFacts) -> str:
         lstrip_blocks=True,
     )
     env.filters["yaml"] = lambda value: yaml.safe_dump(value, sort_keys=True, width=100).rstrip()
-    columns = list(dict.fromkeys(name for c in facts.configs for name in c.table.schema.names))
+    if facts.format == "hf":
+        names = list(dict.fromkeys(name for c in facts.configs for name in c.table.schema.names))
+        columns = [(name, FIELD_TEXT.get(name, "")) for name in names]
+    else:
+        tables = (facts.exported or {})["tables"]
+        columns = format_columns(facts.format, next(iter(tables.values())).schema)
     return env.get_template("card.md.j2").render(
         f=facts,
         paper=PAPER,
-        columns=[(name, FIELD_TEXT.get(name, "")) for name in columns],
+        columns=columns,
         default_config=DEFAULT_CONFIG,
         split=SPLIT,
         load_from=facts.repo_id or "PATH/TO/THIS/FOLDER",

@@ -1,8 +1,9 @@
 """Upload an exported dataset folder to the Hugging Face Hub with `huggingface_hub`.
 
 The folder is uploaded as it is on disk (what `datasets.load_dataset(folder)` reads is what the
-Hub serves); files of an earlier export under data/ and chains/ that this one no longer has are
-deleted in the same commit, so the `all` config never mixes two exports. Failures map to exit
+Hub serves); Parquet files of an earlier export that this one no longer has (under data/, chains/
+and kept/, or a trainer format's train/test files) are deleted in the same commit, so a config
+never mixes two exports, whatever format each was. Failures map to exit
 codes: no login, a refused or unknown repository, offline mode -> exit 2 (fix and re-run);
 the Hub unreachable or failing (network, 5xx) -> exit 3, the folder stays written and a re-run
 with --push-to-hub retries the upload.
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from synthgen.errors import InfraIncomplete, UserError
 
-DELETE_STALE = ["data/**", "chains/**"]
+DELETE_STALE = ["data/**", "chains/**", "kept/**", "*.parquet"]
 _NETWORK_MODULES = {"httpx", "httpx2", "httpcore", "requests", "urllib3", "aiohttp"}
 
 

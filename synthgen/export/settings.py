@@ -1,15 +1,16 @@
-"""Settings of `synthgen export`: a run's binned problems and chains as a Hugging Face dataset folder."""
+"""Settings of `synthgen export`: a run's binned problems and chains as a Hugging Face dataset folder, or
+as the files of another trainer (verl, verifiers, TRL) or an SFT set of solved attempts (`--format`)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from synthgen.settings.base import cli
-from synthgen.settings.shared import InputSettings, RunSettings
+from synthgen.settings.shared import InputSettings, RunSettings, split_commas
 
 # A Hub repository id as `huggingface_hub` accepts it, with the owner required (a bare name would
 # land in whichever account the token belongs to, which is rarely what a script means).
@@ -20,6 +21,8 @@ class ExportSettings(InputSettings, RunSettings):
     section = "export"
     # Nothing here shapes the problems themselves; the card records the stages' own hashes.
     unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "out", "push_to_hub", "private", "allow_partial"})
+    # The formats whose folder is a plain dataset (the verifiers one is a Python package).
+    hub_formats: ClassVar[tuple[str, ...]] = ("hf", "verl", "trl", "sft")
 
     run_dir: Path = Field(
         ...,
@@ -45,7 +48,55 @@ class ExportSettings(InputSettings, RunSettings):
         "that the terms of your seeds and models decide",
     )
     pretty_name: str | None = Field(None, description="the dataset's title in the card (default: from the run name)")
-    rows_per_file: int = Field(100_000, ge=100, le=10_000_000, description="rows per Parquet file at most")
+    rows_per_file: int = Field(
+        100_000, ge=100, le=10_000_000, description="rows per Parquet file at most (--format hf)"
+    )
+    format: Literal["hf", "verl", "verifiers", "trl", "sft"] = Field(
+        "hf",
+        description="what OUT holds: hf, a dataset folder of synthgen's own columns, one config per environment "
+        "and bin; verl, train/test Parquet for verl (prompt, reward_model, extra_info); verifiers, an "
+        "installable verifiers environment package; trl, train/test Parquet for a TRL GRPOTrainer; sft, solved "
+        "student attempts as chat messages (needs a run that kept attempts: --keep-attempts solved)",
+        json_schema_extra=cli(metavar="hf|verl|verifiers|trl|sft"),
+    )
+    test_fraction: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="hold out about this share of the problems as the test split, per bin, whole lineages and "
+        "chains at a time (not with --format hf)",
+    )
+    test_bins: list[str] = Field(
+        default_factory=list,
+        description="put the problems of these bins in the test split, the rest in train; a chain goes where "
+        "its hard start goes (comma-separated; not with --format hf)",
+        json_schema_extra=cli(metavar="BIN,..."),
+    )
+    seed: int = Field(0, ge=0, description="seed of the --test-fraction draw (the same seed gives the same split)")
+    max_attempts_per_problem: int = Field(
+        4, ge=1, le=1024, description="--format sft: solved attempts per problem at most (lowest attempt indices)"
+    )
+
+    @field_validator("test_bins", mode="before")
+    @classmethod
+    def _split_bins(cls, value):
+        return split_commas(value)
+
+    @model_validator(mode="after")
+    def _split_and_format(self):
+        if self.test_fraction is not None and self.test_bins:
+            raise ValueError("--test-fraction and --test-bins are two ways to split: give one of them")
+        if self.format == "hf" and (self.test_fraction is not None or self.test_bins):
+            raise ValueError(
+                "--format hf has one config per environment and bin and no test split; "
+                "--test-fraction and --test-bins go with --format verl, verifiers, trl or sft"
+            )
+        if self.push_to_hub and self.format not in self.hub_formats:
+            raise ValueError(
+                f"--format {self.format} writes a Python package, not a dataset: install it with pip instead of "
+                "--push-to-hub"
+            )
+        return self
 
     @field_validator("push_to_hub")
     @classmethod

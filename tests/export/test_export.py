@@ -198,3 +198,25 @@ def test_push_offline_is_one_line_and_keeps_the_folder(demo_run, cli, tmp_path, 
     last = err.strip().splitlines()[-1]
     assert rc == 2 and last.startswith("synthgen: error:") and "HF_HUB_OFFLINE" in last
     assert _load(tmp_path / "out").num_rows > 0
+
+
+def test_the_card_names_every_measurement_when_chain_measured_its_steps_anew(demo_run, tmp_path, cli, scripted_server):
+    """Chain steps measured with another M on purpose (`chain --remeasure`): the card's "difficulty
+    measured against" names both measurements with their row counts, and says the steps were re-measured."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(demo_run, run_dir, ignore=shutil.ignore_patterns("chain", "cache"))
+    url = scripted_server(seed=3).url
+    rc, _, err = cli("chain", "--run-dir", run_dir, "--base-url", url, "--attempts", "16", "--remeasure")
+    assert rc == 0, err
+    levels = StageDir(run_dir / "chain", "problems").read().filter(pl.col("mode") == "chain")
+    steps = levels.filter(pl.col("attempts") == 16)
+    assert steps.height > 0, "no chain step was accepted: the test needs at least one"
+    out = tmp_path / "dataset"
+    rc, _, err = cli("export", run_dir, out)
+    assert rc == 0, err
+    _, prose = _card(out)
+    measured = prose.split("**Difficulty measured against**", 1)[1].split("\n\n", 1)[0]
+    assert "M=8" in measured and "M=16" in measured, measured
+    assert "measured anew on purpose (`synthgen chain --remeasure`)" in prose
+    provenance = json.loads((out / "synthgen_export.json").read_text())
+    assert {m["attempts"] for m in provenance["measurement"]["measurements"]} == {8, 16}
