@@ -16,22 +16,23 @@ Why it is safe on many processes and on resume:
   * within a bin, problems are walked in a seeded order, each once before any repeats; that
     walk is replayed from round 0 when an earlier round is asked for (resume via
     skip_first_batches re-iterates the epoch), so a resumed run draws what the original drew.
+
+The draw itself (bins by weight, rows within a bin) is `synthgen.interop.curriculum.CurriculumDraw`,
+shared with `train --async` and with the curricula synthgen offers other trainers (verl, a plain
+index order), so that one schedule draws the same way everywhere.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 
 from torch.utils.data import Sampler
 
-from synthgen.train.curriculum import resolve_weights
-
-WeightsFn = Callable[[int, int], Mapping[str, float]]  # (round, step) -> weights over data bins
+from synthgen.interop.curriculum import CurriculumDraw, WeightsFn
 
 
-class CurriculumSampler(Sampler[int]):
-    HISTORY = 256
+class CurriculumSampler(CurriculumDraw, Sampler[int]):
+    """RepeatSampler's layout around `CurriculumDraw`, the one draw every synthgen curriculum uses."""
 
     def __init__(
         self,
@@ -45,26 +46,14 @@ class CurriculumSampler(Sampler[int]):
         seed: int = 0,
     ):
         """`bins[i]` is the difficulty bin of dataset row i; `steps_per_round` is optimizer steps per round."""
-        self.row_bins = list(bins)
+        super().__init__(bins, batch_size=batch_size, weights_fn=weights_fn, steps_per_round=steps_per_round, seed=seed)
         self.num_samples = len(self.row_bins)
         self.mini_repeat_count = mini_repeat_count
-        self.batch_size = batch_size
         self.repeat_count = repeat_count
-        self.weights_fn = weights_fn
-        self.steps_per_round = steps_per_round
-        self.seed = seed
         self.epoch = 0
-        self.members: dict[str, list[int]] = {}
-        for i, b in enumerate(self.row_bins):
-            self.members.setdefault(b, []).append(i)
-        self.present = {b: len(v) for b, v in self.members.items()}
         # As many chunks per epoch as RepeatSampler would make, so that the Trainer's epoch and
         # resume arithmetic (len(dataloader)) is unchanged; a tiny dataset still gets one chunk.
         self.chunks_per_epoch = max(1, self.num_samples // self.batch_size)
-        self._walk_round = 0  # the next round the within-bin walk is positioned at
-        self._walk: dict[str, tuple[int, int]] = {}  # bin -> (pass over the bin, position in it)
-        self._orders: dict[str, tuple[int, list[int]]] = {}  # bin -> (pass, its shuffled order)
-        self.history: dict[int, list[str]] = {}  # round -> bins drawn, for the last HISTORY rounds
 
     # -- the Trainer's hooks ---------------------------------------------------------------
     def set_epoch(self, epoch: int) -> None:
@@ -80,42 +69,3 @@ class CurriculumSampler(Sampler[int]):
                 for index in indices:
                     for _ in range(self.mini_repeat_count):
                         yield index
-
-    # -- the curriculum ---------------------------------------------------------------------
-    def step_of_round(self, round_: int) -> int:
-        return int(round_ * self.steps_per_round + 1e-9)
-
-    def weights(self, round_: int) -> dict[str, float]:
-        return resolve_weights(self.weights_fn(round_, self.step_of_round(round_)), self.present)
-
-    def chunk(self, round_: int) -> list[int]:
-        """The distinct prompt indices of generation round `round_` (a pure function of the round)."""
-        if round_ < self._walk_round:  # an earlier round again (resume replay): restart the walk
-            self._walk_round, self._walk = 0, {}
-        while self._walk_round < round_:
-            self._draw(self._walk_round)
-        return self._draw(round_)
-
-    def _draw(self, round_: int) -> list[int]:
-        weights = self.weights(round_)
-        names = sorted(weights)
-        rng = random.Random(f"{self.seed}:round:{round_}")
-        drawn_bins = rng.choices(names, weights=[weights[n] for n in names], k=self.batch_size)
-        out = [self._next_in_bin(b) for b in drawn_bins]
-        self.history[round_] = drawn_bins
-        self.history.pop(round_ - self.HISTORY, None)
-        self._walk_round = round_ + 1
-        return out
-
-    def _next_in_bin(self, b: str) -> int:
-        members = self.members[b]
-        lap, pos = self._walk.get(b, (0, 0))
-        if pos >= len(members):
-            lap, pos = lap + 1, 0
-        cached = self._orders.get(b)
-        if cached is None or cached[0] != lap:  # one shuffle per pass over the bin, not per draw
-            order = list(members)
-            random.Random(f"{self.seed}:bin:{b}:{lap}").shuffle(order)
-            cached = self._orders[b] = (lap, order)
-        self._walk[b] = (lap, pos + 1)
-        return cached[1][pos]
