@@ -54,8 +54,9 @@ def missing_venv(name: str) -> str | None:
     return None
 
 
-def run_in_venv(name: str, script: Path, *args: str, timeout: float = 900, env: dict | None = None):
-    """Run `script` under the `name` venv's Python with this clone on PYTHONPATH; returns the CompletedProcess."""
+def run_in_venv(name: str, script: Path, *args: str, timeout: float = 900, env: dict | None = None, cwd: Path = ROOT):
+    """Run `script` under the `name` venv's Python with this clone on PYTHONPATH, in `cwd`; returns the
+    CompletedProcess."""
     environ = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
@@ -72,7 +73,7 @@ def run_in_venv(name: str, script: Path, *args: str, timeout: float = 900, env: 
         text=True,
         timeout=timeout,
         env=environ,
-        cwd=ROOT,
+        cwd=cwd,
     )
 
 
