@@ -86,8 +86,34 @@ def curate(settings: DemoSettings, base_url: str, console: Console) -> None:
     chain.run(chain_settings(settings, base_url), console=console)
 
 
+def fit_to_servers(settings: DemoSettings, base_url: str) -> DemoSettings:
+    """Check the servers (a wrong URL or model stops here) and fit the roles' max_tokens that the
+    user left at their defaults to half of a context the server states (the defaults are sized
+    for gpt-oss's 128k; a small model's server states 8k): said once, in the probe's line, and
+    passed to every stage, so that generate and chain measure with the same settings. A
+    max_tokens the user set is kept, and stops the demo (exit 2) if it does not fit."""
+    import asyncio
+
+    from synthgen.llm.client import LLMClient
+
+    probe_settings = generate_settings(settings, base_url)
+    teacher, student = settings.teacher.model_copy(), settings.student.model_copy()
+    for role, resolved in ((teacher, probe_settings.teacher), (student, probe_settings.student)):
+        role.base_url = resolved.base_url
+
+    async def check() -> None:
+        async with LLMClient(teacher, student, probe_settings.llm, max_in_flight=4) as llm:
+            await llm.preflight(probe_settings.llm.wait_ready_s, fit_max_tokens=True)
+
+    asyncio.run(check())
+    update = {}
+    for name, role in (("teacher", teacher), ("student", student)):
+        if role.max_tokens != getattr(settings, name).max_tokens:
+            update[name] = getattr(settings, name).model_copy(update={"max_tokens": role.max_tokens})
+    return settings.model_copy(update=update) if update else settings
+
+
 def run(settings: DemoSettings, console: Console | None = None) -> Path:
-    from synthgen.llm.client import check_servers
     from synthgen.stages.generate import run as generate
     from synthgen.stages.seeds import run as seeds
 
@@ -101,7 +127,7 @@ def run(settings: DemoSettings, console: Console | None = None) -> Path:
             server = stack.enter_context(start_scripted_server(seed=settings.seed, mode="process"))
             base_url = server.url
             console.print(f"demo: scripted server (not a model) at {base_url}")
-        check_servers(generate_settings(settings, base_url))  # a wrong URL or model stops here
+        settings = fit_to_servers(settings, base_url)  # a wrong URL or model stops here
         seeds.run(SeedsSettings(run_dir=run_dir, n=settings.seeds, seed=settings.seed), console=console)
         generate.run(generate_settings(settings, base_url), console=console)
         curate(settings, base_url, console)

@@ -9,6 +9,11 @@ ok and truncated answers are. Values are stored as ASCII JSON, and read back thr
 
 Writes are small commits in WAL mode, one per answer (all its samples), made from the event loop thread under a
 lock; several processes (a Slurm array) may share a file, SQLite serialises their writers.
+
+A full disk is infrastructure (exit 3, `OutOfSpace`), however SQLite words it: "database or disk
+is full", or, when the write-ahead log or its index cannot grow, "disk I/O error" (after which it
+has already rolled the transaction back, so ROLLBACK itself fails). An answer is committed whole
+or not at all, so a re-run after freeing space asks again exactly what was not stored.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import threading
@@ -43,23 +49,50 @@ def cache_key(model: str, messages: list[dict], sampling: dict, sample: int, key
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+# Free bytes below which a SQLite "disk I/O error" is taken for a full disk (SQLite grows its files
+# by pages, a few KiB at a time, and says I/O error when the write-ahead log cannot grow).
+NEARLY_FULL = 1 << 20
+
+
 class RequestCache:
     def __init__(self, path: Path | str):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # durable across a process crash
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS samples (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
-        )
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=60)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # durable across a process crash
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS samples (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+            )
+        except (OSError, sqlite3.OperationalError) as exc:
+            self._raise_if_full(exc)
+            raise
         self._commits = 0
         self._kill_after = int(os.environ.get(KILL_AFTER_COMMITS_ENV) or 0)
 
+    def _raise_if_full(self, exc: BaseException) -> None:
+        """`OutOfSpace` when `exc` is SQLite (or the OS) failing for want of space; else nothing."""
+        from synthgen.errors import OutOfSpace, is_out_of_space
+
+        if is_out_of_space(exc):
+            raise OutOfSpace(self.path, exc) from None
+        if isinstance(exc, sqlite3.OperationalError) and "disk i/o error" in str(exc).lower():
+            try:
+                free = shutil.disk_usage(self.path.parent).free
+            except OSError:
+                return
+            if free < NEARLY_FULL:
+                raise OutOfSpace(self.path, f"disk I/O error with {free} bytes free") from None
+
     def get(self, key: str) -> dict | None:
         with self._lock:
-            row = self._db.execute("SELECT value FROM samples WHERE key = ?", (key,)).fetchone()
+            try:
+                row = self._db.execute("SELECT value FROM samples WHERE key = ?", (key,)).fetchone()
+            except sqlite3.OperationalError as exc:
+                self._raise_if_full(exc)
+                raise
         return json.loads(row[0]) if row else None
 
     def get_many(self, keys: list[str]) -> dict[str, dict]:
@@ -68,7 +101,11 @@ class RequestCache:
             chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
             with self._lock:
-                rows = self._db.execute(f"SELECT key, value FROM samples WHERE key IN ({marks})", chunk).fetchall()
+                try:
+                    rows = self._db.execute(f"SELECT key, value FROM samples WHERE key IN ({marks})", chunk).fetchall()
+                except sqlite3.OperationalError as exc:
+                    self._raise_if_full(exc)
+                    raise
             found.update((k, json.loads(v)) for k, v in rows)
         return found
 
@@ -84,14 +121,19 @@ class RequestCache:
         # ASCII JSON: any str, even a lone surrogate, is stored without error
         rows = [(key, json.dumps(value), now) for key, value in items]
         with self._lock:
-            self._db.execute("BEGIN")  # the connection autocommits each statement otherwise
             try:
+                self._db.execute("BEGIN")  # the connection autocommits each statement otherwise
                 cursor = self._db.executemany(
                     "INSERT OR IGNORE INTO samples (key, value, created) VALUES (?, ?, ?)", rows
                 )
                 self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
+            except BaseException as exc:
+                if self._db.in_transaction:  # after an I/O error SQLite has rolled back already
+                    try:
+                        self._db.execute("ROLLBACK")
+                    except sqlite3.OperationalError:
+                        pass
+                self._raise_if_full(exc)
                 raise
             self._commits += cursor.rowcount > 0
             if self._kill_after and self._commits >= self._kill_after:

@@ -62,7 +62,15 @@ from synthgen.llm.errors import (
     server_message,
 )
 from synthgen.llm.http import chat_body, make_http_client, post_chat
-from synthgen.llm.preflight import Findings, ServerNotReady, check_server, probe_server
+from synthgen.llm.preflight import (
+    Findings,
+    ServerNotReady,
+    check_context,
+    check_server,
+    context_length,
+    fitted_max_tokens,
+    probe_server,
+)
 from synthgen.llm.response import Completion, from_cache, parse_completions, refused
 from synthgen.llm.seeds import base_seed, request_seed, sample_runs, seed_of
 from synthgen.llm.settings import LLMSettings, RoleSettings
@@ -107,6 +115,12 @@ class LLMClient:
         self._cache = RequestCache(cache_path) if cache_path is not None else None
         self._flight_area = 0.0
         self._flight_t = time.monotonic()
+        # Per base URL: it has answered in this run; the server's message of its last 5xx (cleared
+        # by an answer); and, once it refuses connections after such a 5xx, that message: the
+        # server died of it, and every request given up there names it (not only "refused").
+        self._answered: set[str] = set()
+        self._last_5xx: dict[str, str] = {}
+        self._died: dict[str, str] = {}
 
     @classmethod
     def from_settings(cls, settings, cache_path: Path | None = None, **more) -> LLMClient:
@@ -145,14 +159,20 @@ class LLMClient:
         now = time.monotonic()
         return self._flight_area + self.in_flight * (now - self._flight_t)
 
-    async def preflight(self, wait_s: float = 0, samples: dict[str, int] | None = None) -> list[Findings]:
+    async def preflight(
+        self, wait_s: float = 0, samples: dict[str, int] | None = None, fit_max_tokens: bool = False
+    ) -> list[Findings]:
         """Check every role's server before any work: it answers GET /models and lists the role's
         model (with wait_s > 0, keep asking for up to wait_s seconds); ServerNotReady (a UserError)
-        with one line naming what the server serves, or that nothing answered at the URL. Then,
-        unless `llm.probe` is off, probe each role cheaply (synthgen.llm.preflight): one line per
-        role says what the server does with n, reasoning_effort and seed and what synthgen does
-        about it; ServerConfigError (exit 2) for what cannot work. `samples` is how many samples
-        each role asks for per prompt (default 2 for the student, 1 for the teacher)."""
+        with one line naming what the server serves, or that nothing answered at the URL. A
+        max_tokens not below the context a server states is one ServerConfigError naming every
+        such flag; with `fit_max_tokens` (the demo, on built-in defaults) a role's max_tokens that
+        the user did not set is fitted to half the context instead (in place: the caller's
+        settings then say what is sent), and said in its probe line. Then, unless `llm.probe` is
+        off, probe each role cheaply (synthgen.llm.preflight): one line per role says what the
+        server does with n, reasoning_effort and seed and what synthgen does about it;
+        ServerConfigError (exit 2) for what cannot work. `samples` is how many samples each role
+        asks for per prompt (default 2 for the student, 1 for the teacher)."""
         pages: dict[tuple[str, str], object] = {}
         probed: set[int] = set()
         findings: list[Findings] = []
@@ -161,13 +181,24 @@ class LLMClient:
             endpoint = (settings.base_url, settings.model)
             if endpoint not in pages:
                 pages[endpoint] = await check_server(self._client(settings), self.labels[name], settings, wait_s)
+            self._answered.add(settings.base_url)
+        if self.llm.probe or fit_max_tokens:  # (without the probe, the first request's 400 says it)
+            self._fit_context(pages, fit_max_tokens)
+        seed_done: dict = {}
         for name, settings in self.roles.items():
             endpoint, label = (settings.base_url, settings.model), self.labels[name]
             if not self.llm.probe or id(settings) in probed:
                 continue
             probed.add(id(settings))
             found = await probe_server(
-                self._client(settings), label, settings, pages[endpoint], samples.get(name, 1), self.llm.use_n
+                self._client(settings),
+                label,
+                settings,
+                pages[endpoint],
+                samples.get(name, 1),
+                self.llm.use_n,
+                self._seed_flags(settings.base_url),
+                seed_done,
             )
             if not found.n_supported:  # known up front: no request is spent finding it out again
                 self._n_supported[endpoint] = False
@@ -175,6 +206,37 @@ class LLMClient:
             self.notify(found.line())
             findings.append(found)
         return findings
+
+    def _fit_context(self, pages: dict, fit: bool) -> dict[int, int]:
+        """Roles whose max_tokens is not below the stated context: fitted (`fit`, and not set by the
+        user; id(settings) -> the new value) or one ServerConfigError naming every flag."""
+        over, fits, seen = [], [], set()
+        for name, settings in self.roles.items():
+            context = context_length(pages[(settings.base_url, settings.model)], settings.model)
+            if context is None or settings.max_tokens < context or id(settings) in seen:
+                continue
+            seen.add(id(settings))
+            if fit and "max_tokens" not in settings.model_fields_set:
+                fits.append((self.labels[name], settings, context))
+            else:
+                over.append((self.labels[name], settings, context))
+        check_context(over)  # (before any fit is said: a run that stops says one line)
+        fitted = {}
+        for label, settings, context in fits:
+            was = settings.max_tokens
+            settings.max_tokens = fitted[id(settings)] = fitted_max_tokens(context)
+            self.notify(
+                f"{label}: max_tokens fitted to {settings.max_tokens}: the default {was} is not below the "
+                f"context length of {settings.base_url.rstrip('/')} ({context} tokens); half is left to the "
+                f"prompt (--{label}-max-tokens sets it)"
+            )
+        return fitted
+
+    def _seed_flags(self, base_url: str) -> str:
+        """The flags that stop every role on `base_url` from sending seeds (the probe kills the
+        server for all of them: the user should learn both at once)."""
+        names = [n for n, r in self.roles.items() if r.base_url == base_url and r.send_seed]
+        return " ".join(dict.fromkeys(f"--no-{self.labels[n]}-send-seed" for n in names))
 
     async def complete(
         self, role: str, messages: list[dict], n: int = 1, *, key: str = "", priority: float = 0.0
@@ -340,7 +402,7 @@ class LLMClient:
                 return refused(n, server_message(exc), time.monotonic() - start)
             if n > 1 and is_final_refusal(exc):
                 return None  # maybe n is not supported: the caller falls back to single requests
-            return usage.give_up(n, exc, time.monotonic() - start)
+            return usage.give_up(n, exc, time.monotonic() - start, self._died.get(settings.base_url))
         finally:
             if taken:  # never handed to a try (cancelled in between): give it back
                 self._slots.release()
@@ -374,6 +436,7 @@ class LLMClient:
             except ATTEMPT_ERRORS as exc:
                 kind = error_kind(exc)
                 usage.errors_by_cause[kind] += 1
+                self._watch_failure(role, settings, exc, kind)
                 if is_retryable(exc) and self.llm.max_attempts > 1:
                     self._notice(
                         ("retry", kind),
@@ -381,7 +444,27 @@ class LLMClient:
                         f"requests keep retrying for up to --max-outage {self.llm.max_outage_s:g} s)",
                     )
                 raise
+        url = settings.base_url
+        self._answered.add(url)
+        self._last_5xx.pop(url, None)
+        self._died.pop(url, None)
         return completions, prompt, total, latency
+
+    def _watch_failure(self, role: str, settings: RoleSettings, exc: BaseException, kind: str) -> None:
+        """A server that answered, then failed with 5xx, then refuses connections has died (vLLM's
+        engine crashing takes its API server down a moment later): say so at once, with the
+        server's own message, and keep that first cause for the requests given up there."""
+        url = settings.base_url
+        if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
+            self._last_5xx[url] = describe(exc)
+        elif kind == "connection_refused" and url in self._answered and url in self._last_5xx:
+            self._died.setdefault(url, self._last_5xx[url])
+            self._notice(
+                ("died", url),
+                f"{self.labels[role]}: the server at {url} died: it answered {self._last_5xx[url]}, and now refuses "
+                f"connections; restart it (its log says why): requests keep retrying for up to --max-outage "
+                f"{self.llm.max_outage_s:g} s",
+            )
 
 
 def check_servers(settings) -> None:

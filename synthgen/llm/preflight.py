@@ -6,12 +6,20 @@ server does not serve is a `ServerNotReady` (a UserError: one line, exit code 2)
 the server does serve, or says that nothing answered at that address (a URL without /v1 that
 answers 404 gets the hint).
 
-`probe_server` then learns, with requests of at most 8 tokens, what real OpenAI-compatible
-servers bend: does it honour `n` (transformers serve, llama.cpp and Ollama answer one choice),
-return reasoning when `reasoning_effort` is sent, survive a `seed` (vLLM's CPU engine crashes),
-and what is its context length (`max_model_len`, which vLLM states in /models). Its `Findings`
-say it in one line per role, with what synthgen does about it; what cannot work (max_tokens not
-below the context, seeds that kill the server) is a ServerConfigError (exit 2) naming the flag.
+`probe_server` then learns, with requests of at most 8 completion tokens, what real
+OpenAI-compatible servers bend: does it honour `n` (transformers serve, llama.cpp and Ollama
+answer one choice), return reasoning when `reasoning_effort` is sent, survive a `seed`, and what
+is its context length (`max_model_len`, which vLLM states in /models). Its `Findings` say it in
+one line per role, with what synthgen does about it; what cannot work (max_tokens not below the
+context, seeds that kill the server) is a ServerConfigError (exit 2) naming every flag to change.
+
+The seed: vLLM's CPU engine dies on a seeded request only once the request's prompt needs more
+than one prefill chunk (its sampler then rewinds the request's generator by an offset, which a
+CPU generator does not have: "CPU Generator does not use offset"; the default chunk on CPU is
+2048 tokens). A short seeded request passes. So a server that says it is vLLM (`owned_by` in
+/models) also gets one seeded request with a prompt of about SEED_PROMPT_TOKENS tokens (1
+completion token; seconds of prefill on two CPU cores, nothing on a GPU), the shape of every
+real teacher prompt; other servers get the short one only.
 """
 
 from __future__ import annotations
@@ -91,6 +99,11 @@ PROBE_MESSAGES = [{"role": "user", "content": "Say OK."}]
 PROBE_TIMEOUT_S = 120.0
 
 
+# Over vLLM's CPU prefill chunk (2048 tokens by default), under every context a model worth a
+# run has; each word of the filler is about one token in the BPE vocabularies of chat models.
+SEED_PROMPT_TOKENS = 3000
+
+
 @dataclass
 class Findings:
     """What one role's server did with the probe's tiny requests, and what synthgen does about it."""
@@ -126,26 +139,60 @@ class Findings:
         return f"{self.label}: {self.url} {self.model!r}: " + "; ".join(parts)
 
 
-def context_length(page: object, model: str) -> int | None:
-    """`max_model_len` of `model` in a /models answer (vLLM states it), else None."""
+def _entry(page: object, model: str) -> dict:
     for entry in page.get("data", []) if isinstance(page, dict) else []:
         if isinstance(entry, dict) and entry.get("id") == model:
-            value = entry.get("max_model_len")
-            return value if type(value) is int and value > 0 else None
-    return None
+            return entry
+    return {}
 
 
-async def probe_server(client, label: str, settings: RoleSettings, page: object, samples: int, use_n: bool) -> Findings:
-    """Probe one role's server cheaply (requests of at most 8 tokens, no seed unless the role sends
-    seeds); ServerConfigError for what cannot work (max_tokens over the context, seeds that fail)."""
+def context_length(page: object, model: str) -> int | None:
+    """`max_model_len` of `model` in a /models answer (vLLM states it), else None."""
+    value = _entry(page, model).get("max_model_len")
+    return value if type(value) is int and value > 0 else None
+
+
+def is_vllm(page: object, model: str) -> bool:
+    """The /models answer is vLLM's (it, and its hardware plugins, say `owned_by: vllm`)."""
+    return _entry(page, model).get("owned_by") == "vllm"
+
+
+def fitted_max_tokens(context: int) -> int:
+    """A max_tokens that leaves half of the context to the prompt (a teacher prompt is thousands of tokens)."""
+    return max(1, context // 2)
+
+
+def check_context(over: list[tuple[str, RoleSettings, int]]) -> None:
+    """One ServerConfigError naming every role whose max_tokens is not below its server's stated
+    context, with a value that fits, so that a user learns every flag to change at once."""
+    if not over:
+        return
+    said = "; ".join(
+        f"{label}: --{label}-max-tokens {settings.max_tokens} is not below the server's context length "
+        f"({context} tokens, stated by {settings.base_url.rstrip('/')}/models)"
+        for label, settings, context in over
+    )
+    fix = " ".join(f"--{label}-max-tokens {fitted_max_tokens(context)}" for label, _, context in over)
+    raise ServerConfigError(f"{said}; pass e.g. {fix}")
+
+
+async def probe_server(
+    client,
+    label: str,
+    settings: RoleSettings,
+    page: object,
+    samples: int,
+    use_n: bool,
+    seed_flags: str = "",
+    seed_done: dict | None = None,
+) -> Findings:
+    """Probe one role's server cheaply (requests of at most 8 completion tokens, no seed unless the
+    role sends seeds); ServerConfigError for seeds that fail. `seed_flags` names the flags that
+    turn seeds off for every role on this server; `seed_done` (endpoint -> finding) keeps one
+    server from being seed-probed twice (the demo's two roles share one)."""
     found = Findings(
         label, settings.base_url.rstrip("/"), settings.model, samples, context_length(page, settings.model)
     )
-    if found.context is not None and settings.max_tokens >= found.context:
-        raise ServerConfigError(
-            f"{label}: --{label}-max-tokens {settings.max_tokens} is not below the server's context length "
-            f"({found.context} tokens, stated by {found.url}/models); lower it"
-        )
     base = {"model": settings.model, "messages": PROBE_MESSAGES, "max_tokens": 8, "temperature": settings.temperature}
     if settings.reasoning_effort is not None:
         base["reasoning_effort"] = settings.reasoning_effort
@@ -167,7 +214,19 @@ async def probe_server(client, label: str, settings: RoleSettings, page: object,
     if answer is not None and settings.reasoning_effort is not None:
         found.reasoning = "returned" if any(_reasoning(c) for c in answer["choices"]) else "missing"
     if settings.send_seed:  # only a server that answered without a seed can be judged on one
-        found.seed = await _probe_seed(client, label, base) if answer is not None else "not probed"
+        endpoint = (found.url, settings.model)
+        if answer is None:
+            found.seed = "not probed"
+        elif seed_done is not None and endpoint in seed_done:
+            found.seed = seed_done[endpoint]
+        else:
+            long_prompt = None
+            if is_vllm(page, settings.model):
+                room = (found.context or SEED_PROMPT_TOKENS * 2) - 64
+                long_prompt = min(SEED_PROMPT_TOKENS, room) if room > 0 else None
+            found.seed = await _probe_seed(client, label, base, long_prompt, seed_flags or f"--no-{label}-send-seed")
+            if seed_done is not None:
+                seed_done[endpoint] = found.seed
     return found
 
 
@@ -183,25 +242,48 @@ def _reasoning(choice) -> bool:
     return isinstance(message, dict) and bool(message.get("reasoning") or message.get("reasoning_content"))
 
 
-async def _probe_seed(client, label: str, base: dict) -> str:
-    """ "accepted", or ServerConfigError when the server refuses seeds or stops answering after one."""
-    flag = f"--no-{label}-send-seed"
+def long_messages(words: int) -> list[dict]:
+    """A prompt of about `words` tokens that shares no prefix with the other probes (vLLM caches
+    prefixes, and a cached prefix is not prefilled again: the chunking would not happen)."""
+    return [{"role": "user", "content": "Count the words: " + "ok " * words + "\nAnswer with one number."}]
+
+
+async def _probe_seed(client, label: str, base: dict, long_prompt: int | None, flags: str) -> str:
+    """ "accepted", or ServerConfigError when the server refuses seeds or stops answering after one
+    (a short seeded request, then for vLLM one whose prompt needs more than one prefill chunk)."""
     try:
         await _ask(client, {**base, "max_tokens": 1, "seed": 1})
-        return "accepted"
     except ATTEMPT_ERRORS as exc:
         failed = describe(exc)
         if is_final_refusal(exc):
             raise ServerConfigError(
-                f"{label}: the server refuses requests with a seed ({failed}); pass {flag}"
+                f"{label}: the server refuses requests with a seed ({failed}); pass {flags}"
             ) from None
-    for _ in range(3):  # it answered without a seed a moment ago: does it still?
+        return await _still_answering(client, label, base, failed, flags, "a request with a seed")
+    if long_prompt is None:
+        return "accepted"
+    try:
+        await _ask(client, {**base, "messages": long_messages(long_prompt), "max_tokens": 1, "seed": 2})
+        return f"accepted (also with a {long_prompt}-token prompt)"
+    except ATTEMPT_ERRORS as exc:
+        failed = describe(exc)
+        if is_final_refusal(exc):  # too long for this server, say: the long case stays untested
+            return f"accepted (a {long_prompt}-token prompt with a seed was refused: {failed[:120]})"
+        return await _still_answering(
+            client, label, base, failed, flags, f"a request with a seed and a {long_prompt}-token prompt"
+        )
+
+
+async def _still_answering(client, label: str, base: dict, failed: str, flags: str, what: str) -> str:
+    """After `what` failed with `failed`: a note if the server still answers without a seed (it
+    answered a moment ago), else ServerConfigError: the seed killed it."""
+    for _ in range(3):
         try:
             await _ask(client, {**base, "max_tokens": 1})
             return f"failed once ({failed}); the run retries"
         except ATTEMPT_ERRORS:
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(0.5)
     raise ServerConfigError(
-        f"{label}: the server stopped answering after a request with a seed ({failed}; vLLM's CPU engine "
-        f"crashes on seeds); restart it and pass {flag}"
+        f"{label}: the server stopped answering after {what} ({failed}; vLLM's CPU engine dies on a seeded "
+        f"request whose prompt needs more than one prefill chunk); restart it and pass {flags}"
     )

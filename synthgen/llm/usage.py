@@ -58,12 +58,16 @@ class RoleUsage:
             else:
                 self.samples_ok += 1
 
-    def give_up(self, n: int, exc: BaseException, elapsed: float) -> list[Completion]:
-        """Count `n` samples given up on `exc` (infrastructure, by its kind) and return them as such."""
+    def give_up(self, n: int, exc: BaseException, elapsed: float, first: str | None = None) -> list[Completion]:
+        """Count `n` samples given up on `exc` (infrastructure, by its kind) and return them as such;
+        `first`: the failure the server died of, when the last one (refused) is its consequence."""
         kind = error_kind(exc)
         self.samples_infra += n
         self.infra_by_cause[kind] += n
-        return infra(n, describe(exc), elapsed)
+        error = describe(exc)
+        if first:
+            error = f"{error} (the server died after answering {first})"
+        return infra(n, error, elapsed)
 
     def add(self, other: RoleUsage) -> None:
         for name in (

@@ -9,6 +9,12 @@ Four OpenAI-compatible servers, one set of assertions (tests/servers/test_real_s
 - `synthgen-serve`: `synthgen serve`, the project's small CPU checkpoint server (this venv).
 - `scripted`: `synthgen scripted-server`, scripted answers from the problem bank, NOT a model.
 
+The first three serve a tiny random model (noise). `REAL_KINDS` are vLLM and `transformers
+serve` again, serving a real instruction-tuned model, SmolLM2-135M-Instruct
+(tests/helpers/real_model.py: converted once per machine by .ci/vllm-setup.sh), with its own
+context (8192) and with seeds on: what a server needs is the probe's to find
+(tests/servers/test_real_model.py).
+
 Each command line is an `eval --serve-command` template ({checkpoint}, {port}, {model}), so the
 same line starts the session's server here and the per-checkpoint server inside `eval
 --checkpoints`. Every server writes an access-log line per request (`"POST /v1/chat/completions
@@ -71,11 +77,47 @@ class ServerKind:
             return f"{self.name} is not installed here ({self.needs} missing): {self.setup_hint}"
         return None
 
-    def model_name(self, checkpoint: Path) -> str:
-        return str(checkpoint.resolve()) if self.model_is_path else SERVED_NAME
+    def model_name(self, checkpoint: Path, served: str = SERVED_NAME) -> str:
+        return str(checkpoint.resolve()) if self.model_is_path else served
 
     def flags(self, *roles: str) -> list[str]:
         return [flag.format(role=role) for role in roles for flag in self.role_flags]
+
+
+def _vllm_command(vllm: Path, context: int, kv_gib: int = 1) -> str:
+    # --enforce-eager: no compile warm-up (minutes on two busy cores).
+    return (
+        f"env VLLM_CPU_KVCACHE_SPACE={kv_gib} {shlex.quote(str(vllm))} -m vllm.entrypoints.openai.api_server "
+        f"--model {{checkpoint}} --served-model-name {{model}} --host 127.0.0.1 --port {{port}} "
+        f"--dtype float32 --max-model-len {context} --enforce-eager"
+    )
+
+
+def _tfserve_command(tfserve: Path) -> str:
+    return (
+        f"env OMP_NUM_THREADS=1 {shlex.quote(str(tfserve))} -m transformers.cli.transformers serve "
+        "{checkpoint} --device cpu --host 127.0.0.1 --port {port}"
+    )
+
+
+def _real_kinds() -> dict[str, ServerKind]:
+    """vLLM and `transformers serve` for the real model: no flags (the probe finds what they need)."""
+    vllm, tfserve = _server_python("vllm"), _server_python("tfserve")
+    return {
+        kind.name: kind
+        for kind in (
+            # 1 GiB of KV cache is 23k tokens of SmolLM2 (30 layers, 3 KV heads of 64, float32).
+            ServerKind("vllm", _vllm_command(vllm, 8192), needs=vllm, setup_hint=SETUP_HINT),
+            ServerKind(
+                "transformers-serve",
+                _tfserve_command(tfserve),
+                needs=tfserve,
+                setup_hint=SETUP_HINT,
+                model_is_path=True,
+                honours_n=False,
+            ),
+        )
+    }
 
 
 def _kinds() -> dict[str, ServerKind]:
@@ -96,8 +138,7 @@ def _kinds() -> dict[str, ServerKind]:
             ),
             ServerKind(
                 "transformers-serve",
-                f"env OMP_NUM_THREADS=1 {shlex.quote(str(tfserve))} -m transformers.cli.transformers serve "
-                "{checkpoint} --device cpu --host 127.0.0.1 --port {port}",
+                _tfserve_command(tfserve),
                 needs=tfserve,
                 setup_hint=SETUP_HINT,
                 model_is_path=True,
@@ -106,10 +147,7 @@ def _kinds() -> dict[str, ServerKind]:
             ServerKind(
                 "vllm",
                 # 1 GiB of KV cache is 500k tokens of this model; the default (4 GiB) is wasted here.
-                # --enforce-eager: no compile warm-up (minutes on two busy cores, for a 2-layer model).
-                f"env VLLM_CPU_KVCACHE_SPACE=1 {shlex.quote(str(vllm))} -m vllm.entrypoints.openai.api_server "
-                f"--model {{checkpoint}} --served-model-name {{model}} --host 127.0.0.1 --port {{port}} "
-                f"--dtype float32 --max-model-len {CONTEXT} --enforce-eager",
+                _vllm_command(vllm, CONTEXT),
                 needs=vllm,
                 setup_hint=SETUP_HINT,
                 # A request carrying `seed` kills vLLM's CPU engine ("CPU Generator does not use offset").
@@ -120,6 +158,8 @@ def _kinds() -> dict[str, ServerKind]:
 
 
 KINDS = _kinds()
+REAL_KINDS = _real_kinds()
+REAL_SERVED_NAME = "smollm2"
 
 
 def server_env() -> dict:
@@ -162,10 +202,10 @@ def free_port() -> int:
     return pick()
 
 
-def start(kind: ServerKind, checkpoint: Path, log: Path) -> RunningServer:
+def start(kind: ServerKind, checkpoint: Path, log: Path, served: str = SERVED_NAME) -> RunningServer:
     """Start `kind` serving `checkpoint` on a free loopback port; return once it lists the model."""
     port = free_port()
-    model = kind.model_name(checkpoint)
+    model = kind.model_name(checkpoint, served)
     argv = [part.format(checkpoint=str(checkpoint), port=port, model=model) for part in shlex.split(kind.command)]
     began = time.monotonic()
     with open(log, "ab") as out:
