@@ -39,14 +39,9 @@ class SynthgenReward:
 
     def truncated(self, completion_ids: Sequence[Sequence[int]] | None, n: int) -> list[bool]:
         """Which completions used the whole token budget without ending (a format failure, as in synthgen train)."""
-        if not completion_ids or self.max_completion_length is None:
-            return [False] * n
-        out = []
-        for ids in completion_ids:
-            ids = list(ids)
-            ended = bool(ids) and self.eos_token_id is not None and ids[-1] == self.eos_token_id
-            out.append(len(ids) >= self.max_completion_length and not ended)
-        return out
+        from synthgen.train.rewards import cut_off
+
+        return cut_off(completion_ids, n, self.max_completion_length, self.eos_token_id)
 
     def __call__(
         self, prompts, completions, ground_truth: Sequence[Any], completion_ids=None, **columns

@@ -41,6 +41,21 @@ def completion_text(completion: Any) -> str:
     return str(completion)
 
 
+def cut_off(
+    completion_ids: Sequence[Sequence[int]] | None, n: int, max_completion_length: int | None, eos_token_id: int | None
+) -> list[bool]:
+    """Which of n completions used the whole token budget without ending: cut off, which the paper's
+    pipeline counts as a format failure (0), not infra. Without token ids or a budget, none."""
+    if not completion_ids or max_completion_length is None:
+        return [False] * n
+    out = []
+    for ids in completion_ids:
+        ids = list(ids)
+        ended = bool(ids) and eos_token_id is not None and ids[-1] == eos_token_id
+        out.append(len(ids) >= max_completion_length and not ended)
+    return out
+
+
 class EnvScorer:
     """Scores completions with `synthgen.envs` in a `synthgen.sandbox` pool started on first use.
 
@@ -101,23 +116,11 @@ class SandboxReward:
         self.max_completion_length = max_completion_length
         self.eos_token_id = eos_token_id
 
-    def _truncated(self, completion_ids: Sequence[Sequence[int]] | None, n: int) -> list[bool]:
-        # A completion that used the whole token budget without ending is cut off: the paper's
-        # pipeline counts that as a format failure (0), not infra.
-        if not completion_ids or self.max_completion_length is None:
-            return [False] * n
-        out = []
-        for ids in completion_ids:
-            ids = list(ids)
-            ended = bool(ids) and self.eos_token_id is not None and ids[-1] == self.eos_token_id
-            out.append(len(ids) >= self.max_completion_length and not ended)
-        return out
-
     async def __call__(self, prompts, completions, completion_ids=None, **columns) -> list:
         n = len(completions)
         rows = [{k: columns[k][i] for k in SCORING_COLUMNS if k in columns} for i in range(n)]
         texts = [completion_text(c) for c in completions]
-        result = self.scorer(rows, texts, self._truncated(completion_ids, n))
+        result = self.scorer(rows, texts, cut_off(completion_ids, n, self.max_completion_length, self.eos_token_id))
         if inspect.isawaitable(result):
             result = await result
         values = [None if v is None else float(v) for v in result]
