@@ -72,7 +72,7 @@ def test_every_readme_command_resolves_to_the_papers_settings(cli):
             continue
         rc, out, err = cli("config", "show", words[0], *_settings_argv(words[1:]))
         assert rc == 0, f"README command `synthgen {' '.join(words)}` does not resolve: {err}"
-        data = yaml.safe_load("\n".join(line for line in out.splitlines() if not line.startswith("#")))
+        (data,) = yaml.safe_load("\n".join(line for line in out.splitlines() if not line.startswith("#"))).values()
         if "teacher" in data:
             assert data["teacher"]["reasoning_effort"] == "high", words
             assert data["student"]["reasoning_effort"] == "low", words

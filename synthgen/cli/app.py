@@ -14,7 +14,7 @@ from pathlib import Path
 import typer
 
 from synthgen import __version__
-from synthgen.cli.table import register_all, sections
+from synthgen.cli.table import config_file, register_all
 from synthgen.errors import (
     EXIT_BAD_INPUT,
     EXIT_INFRA,
@@ -25,7 +25,6 @@ from synthgen.errors import (
     is_out_of_space,
     stop_on_sigterm,
 )
-from synthgen.settings.base import ConfigFile
 
 app = typer.Typer(
     name="synthgen",
@@ -50,14 +49,19 @@ def _version(value: bool) -> None:
 def root(
     ctx: typer.Context,
     config: Path | None = typer.Option(
-        None, "--config", "-c", help="YAML or TOML settings file; keys mirror the flags, flags win."
+        None,
+        "--config",
+        "-c",
+        metavar="FILE",
+        help="YAML or TOML settings file (also accepted after the command); keys mirror the flags, flags win. "
+        "`synthgen config init` writes one.",
     ),
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, metavar="", help="Print the version."
     ),
 ) -> None:
     """Stages: seeds -> generate -> filter -> bin -> chain -> train (run `synthgen STAGE --help`)."""
-    ctx.obj = ConfigFile(config, sections())
+    ctx.obj = config_file(config)
 
 
 register_all(app)
@@ -138,9 +142,30 @@ def _written(exc: BaseException) -> str:
     return str(getattr(exc, "filename", None) or "a file")
 
 
+# Without a terminal (a Slurm log, a pipe) rich wraps every console line at 80 columns, mid-phrase,
+# which breaks grep; this width keeps each line whole (help panels keep 80: synthgen.cli.help).
+PLAIN_COLUMNS = 100_000
+
+
+def plain_lines() -> None:
+    """Unwrapped console lines when neither output is a terminal, unless COLUMNS says otherwise."""
+    import os
+
+    if "COLUMNS" not in os.environ and not any(_isatty(s) for s in (sys.stdout, sys.stderr)):
+        os.environ["COLUMNS"] = str(PLAIN_COLUMNS)
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the app with one-line errors instead of tracebacks."""
     stop_on_sigterm()
+    plain_lines()
     rc = run_guarded(app, argv)
     if rc > 128:  # stopped by a signal, everything saved: leave now, not after tearing down every object
         _exit_now(rc)

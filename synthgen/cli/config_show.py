@@ -13,9 +13,14 @@ import typer
 
 from synthgen.cli.flags import SettingsCommand, describe
 from synthgen.errors import UserError
-from synthgen.settings.base import ConfigFile, resolve_settings
+from synthgen.settings.base import ConfigFile
 
-config_app = typer.Typer(name="config", help="Inspect settings.", no_args_is_help=True, add_completion=False)
+config_app = typer.Typer(
+    name="config",
+    help="Write a config file to start from (init), or print the settings a command would run with (show).",
+    no_args_is_help=True,
+    add_completion=False,
+)
 show_app = typer.Typer(
     name="show",
     help="Print the resolved settings of a command (no STAGE: every stage).",
@@ -25,7 +30,10 @@ show_app = typer.Typer(
 
 
 def register(app: typer.Typer, commands: list[SettingsCommand]) -> None:
+    from synthgen.cli import config_init
+
     app.add_typer(config_app, name="config")
+    config_init.register(config_app, commands)
     config_app.add_typer(show_app, name="show")
     for command in commands:
         command.register(show_app, show=True)
@@ -41,7 +49,7 @@ def register(app: typer.Typer, commands: list[SettingsCommand]) -> None:
                 continue
             shown.add(command.model)
             try:
-                settings = resolve_settings(command.model, config.data(), {})
+                settings = config.settings(command.model)
             except UserError as exc:  # a stage with required flags (stats RUN_DIR) has nothing to show yet
                 typer.echo(f"# synthgen {command.name}: needs flags ({exc})\n")
                 continue

@@ -28,7 +28,9 @@ import typer
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from synthgen.settings.base import ConfigFile, Settings, resolve_settings
+from synthgen.cli.help import CONCERNS, SettingsHelp
+from synthgen.errors import UserError
+from synthgen.settings.base import ConfigFile, Settings, flag_name, nested_model, set_command_settings
 
 _SIMPLE = (bool, int, float, str, Path)
 
@@ -82,6 +84,7 @@ class Alias:
     targets: tuple[str, ...]
     help: str
     annotation: Any = str
+    panel: str | None = None  # the help panel it is listed in (default: the first, "Options")
 
     @property
     def param(self) -> str:
@@ -90,7 +93,12 @@ class Alias:
     def parameter(self) -> inspect.Parameter:
         names = f"{self.name}/--no-{self.name[2:]}" if self.annotation is bool else self.name
         info = typer.Option(
-            None, names, help=self.help, show_default=False, metavar="" if self.annotation is bool else None
+            None,
+            names,
+            help=self.help,
+            show_default=False,
+            metavar="" if self.annotation is bool else None,
+            rich_help_panel=self.panel,
         )
         return inspect.Parameter(
             self.param, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=self.annotation | None
@@ -106,7 +114,21 @@ def option(name: str, annotation: Any, *names: str, help: str, default: Any = No
 
 
 FORCE = option(
-    "force", bool, "--force", default=False, help="Redo output made with other settings (it is replaced, not mixed)."
+    "force",
+    bool,
+    "--force",
+    default=False,
+    help="Redo output made with other settings: it is replaced, not mixed; LLM answers to requests that are the "
+    "same as before come from the run's request cache (not paid for again).",
+)
+CONFIG = option(
+    "config_path",
+    Path | None,
+    "--config",
+    "-c",
+    metavar="FILE",
+    help="YAML or TOML settings file (also accepted before the command); keys mirror the flags, flags win. "
+    "`synthgen config init` writes one.",
 )
 PROBE = option(
     "probe",
@@ -149,10 +171,11 @@ class SettingsCommand:
     def register(self, app: typer.Typer, *, show: bool = False) -> None:
         flags, aliases = self.flags(), list(self.aliases)
         talks = any(f.path[-1] == "base_url" for f in flags)  # a command that talks to a server
-        extras = ([PROBE] if talks else []) if show else list(self.extras)
+        extras = [*(([PROBE] if talks else []) if show else list(self.extras)), CONFIG]
         model, run = self.model, self.run
 
         def command(ctx: typer.Context, **values: Any) -> Any:
+            config = _config_file(ctx, values.pop("config_path"))
             overrides: dict[str, Any] = {}
             for alias in aliases:
                 value = values.pop(alias.param)
@@ -165,9 +188,8 @@ class SettingsCommand:
                     value = [piece.strip() for v in value for piece in str(v).split(",") if piece.strip()]
                 if value is not None:
                     _put(overrides, list(flag.path), value)
-            config: ConfigFile = ctx.find_object(ConfigFile) or ConfigFile()
             names = {".".join(f.path): f.names[0] for f in flags if not f.argument}
-            settings = resolve_settings(model, config.data(), overrides, flag_names=names)
+            settings = config.resolve(model, overrides, names)
             if show:
                 typer.echo(describe(self.name, settings))
                 if values.get("probe"):
@@ -177,6 +199,7 @@ class SettingsCommand:
                     for line in probe_settings(settings):
                         typer.echo(f"#   {line}")
                 return None
+            set_command_settings(settings)
             function = _resolve(run)
             if "config" in inspect.signature(function).parameters:  # it reads other commands' settings
                 values["config"] = config
@@ -184,14 +207,32 @@ class SettingsCommand:
 
         ctx_param = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
         arguments = [f.parameter() for f in flags if f.argument]
-        options = [f.parameter() for f in flags if not f.argument]
-        params = [ctx_param, *arguments, *options, *(a.parameter() for a in aliases), *extras]
+        # What a user needs first comes first: the command's own settings, then its one-flag-for-all
+        # aliases (--base-url), then what it shares with other commands; panels follow that order.
+        own = set(model.__annotations__) if "__annotations__" in model.__dict__ else set()
+        first = [f.parameter() for f in flags if not f.argument and f.path[0] in own and f.panel is None]
+        rest = [f.parameter() for f in flags if not f.argument and not (f.path[0] in own and f.panel is None)]
+        params = [ctx_param, *arguments, *first, *(a.parameter() for a in aliases), *rest, *extras]
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in params}
         doc = self.help or (inspect.getdoc(run) or "").split("\n\n")[0] if not isinstance(run, str) else self.help
         if show:
             doc = f"Print the settings `synthgen {self.name}` would run with, and what each LLM role is sent."
-        app.command(self.name, help=doc)(command)
+        app.command(self.name, help=doc, cls=SettingsHelp)(command)
+
+
+def _config_file(ctx: typer.Context, path: Path | None) -> ConfigFile:
+    """The command line's config file: `--config` before the command or after it (not both, unless the same)."""
+    import dataclasses
+
+    root: ConfigFile = ctx.find_object(ConfigFile) or ConfigFile()
+    if path is None:
+        return root
+    if root.path is not None and Path(root.path).resolve() != Path(path).resolve():
+        raise UserError(f"--config is given twice ({root.path} before the command, {path} after it); give one")
+    config = dataclasses.replace(root, path=path, _data=None)
+    ctx.obj = config
+    return config
 
 
 def _resolve(run: Callable[..., Any] | str) -> Callable[..., Any]:
@@ -213,12 +254,11 @@ def model_flags(
         if spec.get("hidden"):
             continue
         path = (*prefix, name)
-        own = spec.get("flag") or name.replace("_", "-")
-        flag_name = own if own.startswith("--") else f"--{flag_prefix}{own}"
-        nested = _nested_model(info.annotation)
+        flag = flag_name(name, spec, flag_prefix)
+        nested = nested_model(info.annotation)
         if nested is not None:
-            section = getattr(nested, "cli_panel", None) or name.replace("_", " ").capitalize()
-            out.extend(model_flags(nested, path, f"{flag_name[2:]}-", section))
+            section = spec.get("panel") or getattr(nested, "cli_panel", None) or name.replace("_", " ").capitalize()
+            out.extend(model_flags(nested, path, f"{flag[2:]}-", section))
             continue
         annotation = str if spec.get("as_text") else _flag_type(info.annotation)
         if annotation is None:
@@ -235,10 +275,10 @@ def model_flags(
         out.append(
             Flag(
                 path,
-                (flag_name,),
+                (flag,),
                 annotation,
                 help_text,
-                panel,
+                spec.get("panel") or panel or (CONCERNS.get(name) if not prefix else None),
                 spec.get("envvar"),
                 bool(spec.get("argument")),
                 metavar,
@@ -246,13 +286,6 @@ def model_flags(
             )
         )
     return out
-
-
-def _nested_model(annotation: Any) -> type[BaseModel] | None:
-    inner = _without_none(annotation)
-    if isinstance(inner, type) and issubclass(inner, BaseModel):
-        return inner
-    return None
 
 
 def _without_none(annotation: Any) -> Any:
@@ -305,10 +338,13 @@ def describe(command: str, settings: Settings) -> str:
     import yaml
 
     lines = [
-        f"# synthgen {command}: resolved settings (model defaults < config file < flags)",
+        f"# synthgen {command}: resolved settings (model defaults < config file < flags); "
+        f"this output is a config file: synthgen {command} --config FILE",
         f"# settings hash: {settings.settings_hash()} (where a run goes, e.g. URLs and workers, is not hashed)",
     ]
-    lines.append(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False, width=110).rstrip())
+    data = settings.model_dump(mode="json")
+    body = {settings.section: data} if settings.section else data
+    lines.append(yaml.safe_dump(body, sort_keys=False, width=110).rstrip())
     roles = [(n, getattr(settings, n)) for n in ("teacher", "student") if hasattr(settings, n)]
     if roles:
         lines.append("# each request sends:")

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from pydantic import BaseModel
 
 from synthgen.cli.flags import BASE_URL, FORCE, MODEL, Alias, SettingsCommand, option
 from synthgen.demo.scripted.launch import SCRIPTED_SERVER_HELP
@@ -24,8 +25,10 @@ from synthgen.demo.settings import DemoSettings
 from synthgen.envs.tool_settings import PromptsShowSettings, VerifySettings
 from synthgen.evals.settings import EvalSettings, ServeSettings
 from synthgen.export.settings import ExportSettings
+from synthgen.llm.settings import LLMSettings, RoleSettings, StudentSettings, TeacherSettings
 from synthgen.report.settings import CompareSettings, ReportSettings
 from synthgen.sandbox.settings import SandboxRunSettings
+from synthgen.settings.base import ConfigFile, SectionKeys, key_names, nested_model
 from synthgen.slurm.settings import SlurmSettings, WaitReadySettings
 from synthgen.stages.bin.settings import BinSettings
 from synthgen.stages.calibrate.settings import CalibrateSettings
@@ -42,8 +45,13 @@ from synthgen.train.settings import TrainSettings
 # -- flags that are not settings, and names several settings share -----------------------------
 # `train --online`: the teacher's server (the student is the policy, whose server --online-student-url names).
 ONLINE_CLIENT = [
-    Alias("--base-url", ("online.teacher.base_url",), "With --online: the teacher's server (as --online-teacher-url)."),
-    Alias("--llm-use-n", ("online.llm.use_n",), "With --online: as --online-llm-use-n.", bool),
+    Alias(
+        "--base-url",
+        ("online.teacher.base_url",),
+        "With --online: the teacher's server (as --online-teacher-url).",
+        panel="Online training",
+    ),
+    Alias("--llm-use-n", ("online.llm.use_n",), "With --online: as --online-llm-use-n.", bool, "Online training"),
 ]
 TRAIN_EXTRAS = [
     option(
@@ -332,6 +340,54 @@ def every_command() -> list[SettingsCommand]:
 def sections() -> frozenset[str]:
     """The sections a config file may hold: one per settings model of the table."""
     return frozenset(command.model.section for command in every_command() if command.model.section)
+
+
+def config_keys() -> dict[str, SectionKeys]:
+    """What each config section may say besides its model's fields and flags: the alias flags of the
+    commands that read it, and where the shared `llm:` section's keys go in its settings."""
+    out: dict[str, SectionKeys] = {}
+    for command in every_command():
+        section = command.model.section
+        if not section:
+            continue
+        aliases = {a.name[2:].replace("-", "_"): a.targets for a in command.aliases if a.annotation is not bool}
+        known = out.get(section)
+        if known is not None:
+            aliases = {**known.aliases, **aliases}
+        out[section] = SectionKeys(command.model, aliases, llm_targets(command.model, aliases))
+    return out
+
+
+def llm_targets(model: type[BaseModel], aliases: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """Where each key of the shared `llm:` section goes in `model`: `base_url` and `model` where the
+    command's `--base-url` and `--model` go (or its own `base_url`, as demo's), `api_key` beside
+    those URLs, `teacher`/`student` to its roles of those kinds, the client's settings to its client."""
+    nested = dict(_nested_paths(model))
+    base = aliases.get("base_url") or (("base_url",) if "base_url" in model.model_fields else ())
+    roles = [p.rpartition(".")[0] for p in base if "." in p]
+    found = {
+        "base_url": base,
+        "model": aliases.get("model") or tuple(f"{r}.model" for r in roles),
+        "api_key": tuple(f"{r}.api_key" for r in roles if issubclass(nested.get(r, object), RoleSettings)),
+        "teacher": tuple(p for p, m in nested.items() if issubclass(m, TeacherSettings)),
+        "student": tuple(p for p, m in nested.items() if issubclass(m, StudentSettings)),
+        "client": tuple(p for p, m in nested.items() if issubclass(m, LLMSettings)),
+    }
+    paths = {".".join(p) for p in key_names(model).values()}
+    return {k: tuple(p for p in v if p in paths) for k, v in found.items()}
+
+
+def _nested_paths(model: type[BaseModel], prefix: str = ""):
+    for name, info in model.model_fields.items():
+        inner = nested_model(info.annotation)
+        if inner is not None:
+            yield f"{prefix}{name}", inner
+            yield from _nested_paths(inner, f"{prefix}{name}.")
+
+
+def config_file(path: Path | None) -> ConfigFile:
+    """The command line's config file, with what every section may say (see `config_keys`)."""
+    return ConfigFile(path, sections(), config_keys(), llm_models=(RoleSettings, LLMSettings))
 
 
 def register_all(app: typer.Typer) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import math
 import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -70,6 +72,7 @@ def cli(
     hidden: bool = False,
     metavar: str | None = None,
     as_text: bool = False,
+    panel: str | None = None,
 ) -> dict[str, Any]:
     """How a settings field appears on the command line, for `Field(json_schema_extra=cli(...))`.
 
@@ -78,7 +81,8 @@ def cli(
     `flag` renames it: a full name (`--input`) or, inside a section, the part after the prefix
     (`url` -> `--teacher-url`). `argument` makes it positional; `envvar` also reads it from the
     environment (Slurm's array variables); `hidden` keeps it to config files only (secrets,
-    structures); `as_text` takes a structured field as one string its validator parses.
+    structures); `as_text` takes a structured field as one string its validator parses; `panel`
+    names the `--help` panel it is listed in (a nested section's: every flag of the section).
     """
     spec = {
         "flag": flag,
@@ -87,6 +91,7 @@ def cli(
         "hidden": hidden,
         "metavar": metavar,
         "as_text": as_text,
+        "panel": panel,
     }
     return {"cli": {k: v for k, v in spec.items() if v not in (None, False)}}
 
@@ -122,6 +127,23 @@ def _drop_unhashed(model: BaseModel, data: dict[str, Any]) -> dict[str, Any]:
             value = _drop_unhashed(child, value)
         out[key] = value
     return out
+
+
+# The settings the running command was resolved to (set by the CLI), so that a message deep in a
+# stage can say what changed since an earlier run; a context variable follows asyncio tasks.
+_COMMAND_SETTINGS: contextvars.ContextVar[Settings | None] = contextvars.ContextVar("command_settings", default=None)
+
+
+def set_command_settings(settings: Settings | None) -> None:
+    _COMMAND_SETTINGS.set(settings)
+
+
+def command_settings(digest: str | None = None) -> Settings | None:
+    """The command line's settings; with `digest`, only if they hash to it (a demo runs several stages)."""
+    found = _COMMAND_SETTINGS.get()
+    if found is None or (digest is not None and found.settings_hash() != digest):
+        return None
+    return found
 
 
 def settings_hash(settings: Settings) -> str:
@@ -164,38 +186,273 @@ def load_config_file(path: Path | None) -> dict[str, Any]:
     return data
 
 
+@dataclass(frozen=True)
+class SectionKeys:
+    """What one command's config section may say besides its model's fields and flag names.
+
+    `aliases` are the command's flags that set several settings (`base_url` -> both roles' URLs);
+    `llm` says where each key of the shared top-level `llm:` section goes in this command's
+    settings: `base_url`, `model`, `api_key`, `teacher`, `student` and `client` (the client's
+    retry and transport settings). The CLI derives both from its command table."""
+
+    model: type[Settings]
+    aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    llm: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+# The shared section every command reads for its LLM roles, and its own keys besides the client's.
+LLM_SECTION = "llm"
+LLM_ROLE_KEYS = ("base_url", "model", "api_key")
+LLM_ROLES = ("teacher", "student")
+
+
 @dataclass
 class ConfigFile:
     """The `--config` file of one command line, read once, and the sections a config file may hold
-    (one per command that takes settings: the CLI derives them from its command table)."""
+    (one per command that takes settings: the CLI derives them from its command table).
+
+    `keys` (section -> SectionKeys) lets a section name a setting by its flag (`teacher_url`,
+    `max-in-flight`), lets the shared `llm:` section reach every command, and lets every key be
+    checked when the file is read, so that a typo in any section is caught by any command."""
 
     path: Path | None = None
     sections: frozenset[str] = frozenset()
+    keys: dict[str, SectionKeys] = field(default_factory=dict)
+    llm_models: tuple[type[BaseModel], type[BaseModel]] | None = None  # (a role, the client) for `llm:` keys
     _data: dict[str, Any] | None = field(default=None, repr=False)
 
     def data(self) -> dict[str, Any]:
         if self._data is None:
-            self._data = load_config_file(self.path)
-            check_sections(self._data, self.sections)
+            data = load_config_file(self.path)
+            check_sections(data, self.sections, self.keys)
+            where = f" in {self.path}" if self.path else ""
+            if self.llm_models:
+                try:
+                    check_llm_section(data, *self.llm_models)
+                except UserError as exc:
+                    raise UserError(f"{exc}{where}") from None
+            for name, keys in self.keys.items():
+                try:
+                    section_values(keys.model, _section_dict(data, name), keys, name)
+                except UserError as exc:
+                    raise UserError(f"{exc}{where}") from None
+            self._data = data
         return self._data
+
+    def resolve(self, model: type[S], overrides: dict[str, Any], flag_names: dict[str, str] | None = None) -> S:
+        """`model` as this file and the given flag values set it (defaults < file < flags)."""
+        return resolve_settings(model, self.data(), overrides, flag_names=flag_names, keys=self.keys.get(model.section))
 
     def settings(self, model: type[S]) -> S:
         """`model` as the file sets it (defaults < file), for commands that read another's settings."""
-        return resolve_settings(model, self.data(), {})
+        return self.resolve(model, {})
 
 
-def check_sections(file_data: dict[str, Any], known_sections: frozenset[str]) -> None:
-    """Every top-level key of a config file is a shared key or a known section, else a UserError."""
-    stray = [k for k in file_data if k not in SHARED_KEYS and k not in known_sections]
-    if stray and known_sections:
+def did_you_mean(word: str, candidates: Any) -> str:
+    """` (did you mean 'x'?)` for the closest candidate, or "" when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), sorted(set(candidates)), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_sections(
+    file_data: dict[str, Any], known_sections: frozenset[str], keys: dict[str, SectionKeys] | None = None
+) -> None:
+    """Every top-level key of a config file is a shared key, `llm` or a known section, else a UserError
+    that suggests the closest name, or says which sections hold a command's setting (`attempts`)."""
+    known = SHARED_KEYS | known_sections | ({LLM_SECTION} if keys else set())
+    stray = [k for k in file_data if k not in known]
+    if not stray or not known_sections:
+        return
+    key = stray[0]
+    holders = [name for name, section in (keys or {}).items() if str(key).replace("-", "_") in key_names(section.model)]
+    if holders:
         raise UserError(
-            f"unknown key in config file: {stray[0]!r} (expected one of: "
-            f"{', '.join(sorted(SHARED_KEYS | known_sections))})"
+            f"unknown key in config file: {key!r} at the top level; it is a setting of "
+            f"{', '.join(holders)}: put it in that section (e.g. `{holders[0]}: {{{key}: ...}}`)"
         )
+    raise UserError(
+        f"unknown key in config file: {key!r}{did_you_mean(key, known)} (expected one of: {', '.join(sorted(known))})"
+    )
 
 
 def _kind(path: Path) -> str:
     return "TOML" if path.suffix.lower() == ".toml" else "YAML"
+
+
+# -- config keys: a field's name, or its flag's name, dashes or underscores --------------------------
+def flag_name(name: str, spec: dict[str, Any], flag_prefix: str = "") -> str:
+    """The flag of a field (`max_in_flight` -> `--max-in-flight`; in a section, `--teacher-url`)."""
+    own = spec.get("flag") or name.replace("_", "-")
+    return own if own.startswith("--") else f"--{flag_prefix}{own}"
+
+
+def _spec(info: Any) -> dict[str, Any]:
+    extra = info.json_schema_extra
+    return extra.get("cli", {}) if isinstance(extra, dict) else {}
+
+
+def nested_model(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model a field holds (`TeacherSettings`, `X | None`), or None."""
+    from typing import Union, get_args, get_origin
+
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        annotation = args[0] if len(args) == 1 else annotation
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+
+
+def flag_keys(
+    model: type[BaseModel], prefix: tuple[str, ...] = (), flag_prefix: str = ""
+) -> dict[str, tuple[str, ...]]:
+    """Every setting's flag name as a config key (`--teacher-url` -> `teacher_url`) -> its path."""
+    out: dict[str, tuple[str, ...]] = {}
+    for name, info in model.model_fields.items():
+        path = (*prefix, name)
+        flag = flag_name(name, _spec(info), flag_prefix)
+        nested = nested_model(info.annotation)
+        if nested is not None:
+            out.update(flag_keys(nested, path, f"{flag[2:]}-"))
+        else:
+            out[flag[2:].replace("-", "_")] = path
+    return out
+
+
+def key_names(model: type[BaseModel]) -> dict[str, tuple[str, ...]]:
+    """Every key a section may use at its top level for a setting of `model`, underscored, -> the
+    setting's path: its flag's name, and the field's own name (which wins where the two collide)."""
+    return {**flag_keys(model), **{name: (name,) for name in model.model_fields}}
+
+
+def _local_names(model: type[BaseModel]) -> dict[str, str]:
+    """The keys a nested mapping (`teacher: {...}`) may use: field names and their flags' own part."""
+    out: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        own = (_spec(info).get("flag") or name).lstrip("-").replace("-", "_")
+        out.setdefault(own, name)
+    out.update({name: name for name in model.model_fields})
+    return out
+
+
+def section_values(
+    model: type[BaseModel], section: dict[str, Any], keys: SectionKeys | None = None, where: str = ""
+) -> dict[str, Any]:
+    """A config section as the nested dict `model` validates: flag names and dashed names become
+    field paths, alias keys (`base_url`) are applied under the explicit ones; an unknown key is a
+    UserError that suggests the closest name."""
+    flat = flag_keys(model)
+    aliases = {k.replace("-", "_"): v for k, v in (keys.aliases if keys else {}).items()}
+    low: dict[str, Any] = {}
+    high: dict[str, Any] = {}
+    for key, value in section.items():
+        norm = str(key).replace("-", "_")
+        # `dedup: false` is the flag --dedup (dedup.enabled); `dedup: {...}` is the section
+        flag_of_section = norm in flat and len(flat[norm]) > 1 and not isinstance(value, dict)
+        if norm in model.model_fields and not flag_of_section:
+            _put_path(high, (norm,), _nested_values(model, norm, value, f"{where}.{norm}"))
+        elif norm in flat:
+            path = flat[norm]
+            _put_path(high, path, _nested_values_at(model, path, value, f"{where}.{norm}"))
+        elif norm in aliases:
+            for path in aliases[norm]:
+                _put_path(low, tuple(path.split(".")), value)
+        else:
+            raise UserError(_unknown(key, where, [*flat, *model.model_fields, *aliases]))
+    return _deep_merge(low, high)
+
+
+def _unknown(key: Any, where: str, names: Any) -> str:
+    shown = f"{where}.{key}" if where else str(key)
+    return f"unknown setting {shown!r}{did_you_mean(str(key).replace('-', '_'), names)}"
+
+
+def _nested_values(model: type[BaseModel], name: str, value: Any, where: str) -> Any:
+    """A nested section's mapping with its keys normalised (`teacher: {url: ...}`)."""
+    nested = nested_model(model.model_fields[name].annotation)
+    if nested is None or not isinstance(value, dict):
+        return value
+    local = _local_names(nested)
+    out: dict[str, Any] = {}
+    for key, sub in value.items():
+        norm = str(key).replace("-", "_")
+        if norm not in local:
+            raise UserError(_unknown(key, where, local))
+        out[local[norm]] = _nested_values(nested, local[norm], sub, f"{where}.{norm}")
+    return out
+
+
+def _nested_values_at(model: type[BaseModel], path: tuple[str, ...], value: Any, where: str) -> Any:
+    return _nested_values(_model_at(model, path[:-1]), path[-1], value, where)
+
+
+def _put_path(target: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    for key in path[:-1]:
+        child = target.get(key)
+        if not isinstance(child, dict):
+            child = target[key] = {}
+        target = child
+    if isinstance(value, dict) and isinstance(target.get(path[-1]), dict):
+        value = _deep_merge(target[path[-1]], value)
+    target[path[-1]] = value
+
+
+def _section_dict(file_data: dict[str, Any], name: str) -> dict[str, Any]:
+    section = file_data.get(name, {})
+    if section is None:
+        return {}
+    if not isinstance(section, dict):
+        raise UserError(f"config section {name!r} must be a mapping of settings, not {type(section).__name__}")
+    return section
+
+
+def llm_values(file_data: dict[str, Any], keys: SectionKeys | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The shared `llm:` section as one command's settings: (URL and model for every role, the rest).
+
+    The first is applied under the second (a role's own `url` wins over the shared `base_url`)."""
+    llm = _section_dict(file_data, LLM_SECTION)
+    low: dict[str, Any] = {}
+    high: dict[str, Any] = {}
+    if not llm or keys is None:
+        return low, high
+    for key, value in llm.items():
+        norm = str(key).replace("-", "_")
+        if norm in LLM_ROLE_KEYS:
+            for path in keys.llm.get(norm, ()):
+                _put_path(low, tuple(path.split(".")), value)
+            continue
+        if norm in LLM_ROLES:
+            if value is not None and not isinstance(value, dict):
+                raise UserError(f"config section 'llm.{norm}' must be a mapping (of the {norm}'s settings)")
+            targets = [(tuple(p.split(".")), value or {}) for p in keys.llm.get(norm, ())]
+        else:
+            targets = [((*p.split("."), norm), value) for p in keys.llm.get("client", ())]
+        for path, given in targets:
+            parent = _model_at(keys.model, path[:-1])
+            name = _local_names(parent).get(path[-1], path[-1])
+            _put_path(high, (*path[:-1], name), _nested_values(parent, name, given, f"llm.{norm}"))
+    return low, high
+
+
+def _model_at(model: type[BaseModel], path: tuple[str, ...]) -> type[BaseModel]:
+    for name in path:
+        model = nested_model(model.model_fields[name].annotation) or model
+    return model
+
+
+def check_llm_section(file_data: dict[str, Any], role_model: type[BaseModel], client_model: type[BaseModel]) -> None:
+    """Every key of the shared `llm:` section is a role key, a role or a client setting, else a UserError."""
+    llm = _section_dict(file_data, LLM_SECTION)
+    client = _local_names(client_model)
+    roles = _local_names(role_model)
+    for key, value in llm.items():
+        norm = str(key).replace("-", "_")
+        if norm in LLM_ROLES:
+            for sub in (value or {}) if isinstance(value, dict) else {}:
+                if str(sub).replace("-", "_") not in roles:
+                    raise UserError(_unknown(sub, f"llm.{norm}", roles))
+        elif norm not in LLM_ROLE_KEYS and norm not in client:
+            raise UserError(_unknown(key, LLM_SECTION, [*LLM_ROLE_KEYS, *LLM_ROLES, *client]))
 
 
 def resolve_settings(
@@ -204,20 +461,22 @@ def resolve_settings(
     overrides: dict[str, Any],
     *,
     flag_names: dict[str, str] | None = None,
+    keys: SectionKeys | None = None,
 ) -> S:
-    """Build `model` from the config file's shared keys and section, then explicit flag values.
+    """Build `model` from the config file's shared keys, its `llm:` section and the model's section,
+    then explicit flag values.
 
-    Flags override the file; the file overrides the model's defaults. Nested mappings (such as
-    `teacher:`) merge key by key, so a flag like `--teacher-url` keeps the file's teacher model.
-    `flag_names` (a field's dotted path -> its flag) lets an error name the flag too.
+    Flags override the file; the model's section overrides the shared `llm:` section, which
+    overrides the shared keys and the model's defaults. Nested mappings (such as `teacher:`) merge
+    key by key, so a flag like `--teacher-url` keeps the file's teacher model. A section's keys may
+    be field names or flag names, with dashes or underscores (`section_values`). `flag_names` (a
+    field's dotted path -> its flag) lets an error name the flag too.
     """
     merged: dict[str, Any] = {k: v for k, v in file_data.items() if k in SHARED_KEYS and k in model.model_fields}
-    section = file_data.get(model.section, {}) if model.section else {}
-    if section is None:
-        section = {}
-    if not isinstance(section, dict):
-        raise UserError(f"config section {model.section!r} must be a mapping")
-    merged = _deep_merge(merged, section)
+    section = _section_dict(file_data, model.section) if model.section else {}
+    llm_low, llm_high = llm_values(file_data, keys)
+    merged = _deep_merge(_deep_merge(merged, llm_low), llm_high)
+    merged = _deep_merge(merged, section_values(model, section, keys, model.section))
     merged = _deep_merge(merged, {k: v for k, v in overrides.items() if v is not None})
     try:
         return model.model_validate(merged)
@@ -245,5 +504,22 @@ def describe_validation_error(exc: ValidationError, section: str = "", flag_name
     if err.get("type") == "extra_forbidden":
         return f"unknown setting {name!r}"
     given = err.get("input")
-    shown = "" if isinstance(given, dict) else f" (got {given!r})"
-    return f"invalid setting {name!r}{f' ({flag})' if flag else ''}: {message}{shown}"
+    if isinstance(given, dict):  # a check across settings (band_low > band_high): name them by their flags
+        return f"invalid settings of {name!r}: {_with_flags(message.removeprefix('Value error, '), where, flag_names)}"
+    return f"invalid setting {name!r}{f' ({flag})' if flag else ''}: {message} (got {given!r})"
+
+
+def _with_flags(message: str, where: str, flag_names: dict[str, str] | None) -> str:
+    """`band_low (0.5) exceeds band_high` -> `--band-low (0.5) exceeds --band-high`: each setting a
+    message names (with an underscore, or followed by its value) as the flag a user types."""
+    import re
+
+    prefix = f"{where}." if where else ""
+    local = {path[len(prefix) :]: flag for path, flag in (flag_names or {}).items() if path.startswith(prefix)}
+
+    def swap(match: re.Match[str]) -> str:
+        word, after = match.group(1), match.group(2)
+        named = "_" in word or "." in word or re.match(r" [(\d]", after)
+        return local[word] if named and word in local else word
+
+    return re.sub(r"(?<![\w-])([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)\b(?=(.?.?))", swap, message)

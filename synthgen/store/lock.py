@@ -6,10 +6,13 @@ file holds the holder's pid and host, so a second writer can say who it is waiti
 
     shard 3 of generate is being written by pid 1234 on host gpu07; wait for it, or stop it
 
-Lock files are never deleted (deleting one while another process opens it would let two
-writers each hold a lock on a different file). On a shared filesystem `flock` works across
-machines where the filesystem supports it (NFSv4; Lustre mounted with `flock`); where it does
-not, the write goes ahead unlocked with a warning.
+A lock file is deleted only by its holder, still holding it, and only when nothing else is beside
+it (a command that stopped on bad input before writing anything leaves no trace, nor the folders
+it made for the lock); a writer that locked a file just deleted sees that the path no longer
+names its file and takes the lock again, so two writers never hold locks on different files.
+`holder(path)` says who holds a lock now (`synthgen filter` while generate runs). On a shared
+filesystem `flock` works across machines where the filesystem supports it (NFSv4; Lustre mounted
+with `flock`); where it does not, the write goes ahead unlocked with a warning.
 """
 
 from __future__ import annotations
@@ -52,7 +55,13 @@ def exclusive(path: Path, what: str, where: Path | str = "") -> Iterator[None]:
             with _guard:
                 _held[key] -= 1
         return
-    fd = _acquire(path, what, where)
+    made = [p for p in [path.parent, *path.parent.parents] if not p.exists()]  # folders made for the lock only
+    fd = None
+    for _ in range(100):  # a holder may delete the file between our open and our lock: lock the new one
+        fd = _acquire(path, what, where)
+        if fd is None or _names(path, fd):
+            break
+        os.close(fd)
     with _guard:
         _held[key] = 1
     try:
@@ -61,7 +70,50 @@ def exclusive(path: Path, what: str, where: Path | str = "") -> Iterator[None]:
         with _guard:
             del _held[key]
         if fd is not None:
+            _tidy(path, made)
             _release(fd)
+
+
+def _names(path: Path, fd: int) -> bool:
+    """Whether `path` still names the open file `fd` (not deleted or replaced since it was opened)."""
+    try:
+        mine, now = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (now.st_dev, now.st_ino)
+
+
+def _tidy(path: Path, made: list[Path]) -> None:
+    """Delete the lock file (still held) and the folders made for it when nothing else is there."""
+    try:
+        if any(p != path for p in path.parent.iterdir()):
+            return
+        path.unlink()
+        for folder in made:  # innermost first
+            folder.rmdir()
+    except OSError:  # another writer came, or the folder is not ours to clean: leave it
+        return
+
+
+def holder(path: Path) -> str | None:
+    """Who holds the lock at `path` now ("pid 1234 on host gpu07"), or None when nobody does."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not os.pread(fd, 1, 0):  # released (its holder truncates it) or never written: not held
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _holder(fd)
+        except OSError:
+            return None
+        fcntl.flock(fd, fcntl.LOCK_UN)  # its holder died without releasing it (kill -9): not held
+        return None
+    finally:
+        os.close(fd)
 
 
 def _acquire(path: Path, what: str, where: Path | str) -> int | None:

@@ -170,7 +170,12 @@ def _check_part_hashes(stage: StageDir, parts: list[Path], shard: str, digest: s
 def require(stage: StageDir, allow_partial: bool, hint: str = "") -> StageStatus:
     found = survey(stage)
     layout = stage.layout
+    busy = running(stage)
+    if busy:
+        busy_note = f"`synthgen {layout.made_by}` is still writing {stage.path} ({', '.join(busy)})"
     if not found.exists or (not found.parts and not found.finished and not found.missing):
+        if busy:
+            raise UserError(f"{busy_note}; wait for it to finish")
         also = "; --allow-partial reads finished shards only, and there are none" if allow_partial else ""
         raise UserError(
             f"no {layout.noun} found in {stage.path} (run `synthgen {layout.made_by}` first{hint})"
@@ -183,17 +188,42 @@ def require(stage: StageDir, allow_partial: bool, hint: str = "") -> StageStatus
             f"{stage.path} is not finished: {len(found.missing)} of {total} shard(s) have no completion marker "
             f"({found.missing_names()})"
         )
+        if busy:
+            what = f"{busy_note}: {len(found.missing)} of {total} shard(s) not finished ({found.missing_names()})"
+        resume = (
+            "wait for it to finish"
+            if busy
+            else f"run `synthgen {layout.made_by}` again with the same settings to finish them (it resumes where "
+            "it stopped)"
+        )
         if not allow_partial:
             raise UserError(
-                f"{what}; wait for them or re-run `synthgen {layout.made_by}`, "
-                "or pass --allow-partial to read only the finished ones" + _leftover(stage)
+                f"{what}; {resume}, or pass --allow-partial to read only the finished ones" + _leftover(stage)
             )
         if not found.finished:
             raise UserError(
-                f"{what} and none is finished, so even --allow-partial has nothing to read" + _leftover(stage)
+                f"{what} and none is finished, so even --allow-partial has nothing to read; {resume}" + _leftover(stage)
             )
         found.partial = True
     return found
+
+
+def running(stage: StageDir) -> list[str]:
+    """Who is writing `stage` now ("pid 1234 on host gpu07"), from the locks of its writers: one per
+    shard inside the folder, or one beside it for a whole-folder stage."""
+    from synthgen.store.lock import holder
+
+    path = Path(stage.path)
+    locks = [path.parent / f".{path.name}.lock"]
+    if path.is_dir():
+        locks += sorted(path.glob(".*.lock"))
+    return sorted({who for lock in locks if (who := holder(lock))})
+
+
+def running_note(stage: StageDir) -> str | None:
+    """`running (pid 1234 on host gpu07)` while a writer holds the stage, for `stats`, else None."""
+    busy = running(stage)
+    return f"running ({', '.join(busy)})" if busy else None
 
 
 def _leftover(stage: StageDir) -> str:

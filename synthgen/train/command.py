@@ -38,6 +38,7 @@ def run(settings, show_schedule: str | None, make_tiny_model: Path | None, dry_r
         from synthgen.train.run import output_dir
 
         output_folder(output_dir(settings), "--output" if settings.output else "--run-dir")
+        check_resume_from(settings)
     from synthgen.train.preflight import require_train_extra
 
     require_train_extra()
@@ -57,3 +58,10 @@ def run(settings, show_schedule: str | None, make_tiny_model: Path | None, dry_r
     else:
         from synthgen.train.run import run as train
     print(f"train: checkpoints and metrics in {train(settings)}")
+
+
+def check_resume_from(settings) -> None:
+    """`--resume-from` must name a checkpoint: said in one line before anything loads or logs."""
+    if settings.resume_from and not (Path(settings.resume_from) / "trainer_state.json").is_file():
+        what = "does not exist" if not Path(settings.resume_from).exists() else "has no trainer_state.json"
+        raise UserError(f"--resume-from {settings.resume_from} is not a checkpoint folder (it {what})")

@@ -329,14 +329,19 @@ CASES = [
     ("outage not a duration", seeds(), (*GENERATE, "--max-outage", "soon"), "not a duration"),
     ("shard out of range", seeds(), (*GENERATE, "--shard", "4", "--num-shards", "2"), "out of range"),
     ("bin bands overlap", kept(), (*BIN, "--scheme", "custom", "--bins", "a=0:0.6,b=0.5:1"), "overlap"),
-    ("filter band reversed", generate(), (*FILTER, "--band-low", "0.9", "--band-high", "0.1"), "exceeds band_high"),
+    (
+        "filter band reversed",
+        generate(),
+        (*FILTER, "--band-low", "0.9", "--band-high", "0.1"),
+        "--band-low (0.9) exceeds --band-high (0.1)",
+    ),
     (
         "train model path missing",
         kept(),
         ("train", "--data", "{run}/filter", "--model", "{tmp}/no-model", "--learning-rate", "1e-6"),
         "no-model",
     ),
-    ("seeds min above max", seeds(), ("seeds", "--run-dir", "{run}", "--min-lines", "60"), "exceeds max_lines"),
+    ("seeds min above max", seeds(), ("seeds", "--run-dir", "{run}", "--min-lines", "60"), "exceeds --max-lines"),
     # seeds reads source files
     (
         "starcoder content as int",

@@ -14,8 +14,10 @@ SETTINGS_COMMANDS = every_command()
 
 
 def shown(out: str) -> dict:
-    """The YAML part of `synthgen config show` output."""
-    return yaml.safe_load("\n".join(line for line in out.splitlines() if not line.startswith("#")))
+    """The settings in `synthgen config show COMMAND` output (a config file: one section, the command's)."""
+    data = yaml.safe_load("\n".join(line for line in out.splitlines() if not line.startswith("#")))
+    (section,) = data.values()
+    return section
 
 
 @pytest.mark.parametrize("command", SETTINGS_COMMANDS, ids=lambda c: c.name)
@@ -37,7 +39,9 @@ def test_every_command_is_derived_from_a_settings_model():
             yield " ".join(path), command
 
     plain = [path for path, c in leaves(command_tree(app), []) if "SettingsCommand" not in c.callback.__qualname__]
-    assert plain == []
+    # `config init` writes a file of the settings of every command; its own arguments (COMMAND,
+    # --output, --force) say where, not how any command runs
+    assert plain == ["config init"]
 
 
 def test_every_field_has_a_flag_unless_it_cannot_be_typed():

@@ -164,7 +164,7 @@ def test_bad_inputs_are_one_line_errors(cli, tmp_path, starcoder_files):
     bad_cfg = tmp_path / "bad.toml"
     bad_cfg.write_text("[seeds\nn = 3")
     _one_line_error(cli("--config", bad_cfg, "seeds", *run), "not valid TOML")
-    _one_line_error(cli("seeds", "dir", *run, "--min-lines", "60"), "min_lines (60) exceeds max_lines (50)")
+    _one_line_error(cli("seeds", "dir", *run, "--min-lines", "60"), "--min-lines (60) exceeds --max-lines (50)")
     bad_jsonl = tmp_path / "bad.jsonl"
     bad_jsonl.write_text('{"code": "x"}\nnot json\n')
     _one_line_error(cli("seeds", "solutions", bad_jsonl, *run), "bad.jsonl:2: not a JSON object")
