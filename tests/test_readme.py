@@ -105,11 +105,29 @@ def test_every_config_example_in_the_readme_is_valid(cli, tmp_path):
 
 
 def test_the_readme_stands_alone():
-    """It names the paper, and no line sends the reader outside the repository."""
+    """It names the paper, and no line of it or of the pages it links sends the reader outside the repository."""
     text = (ROOT / "README.md").read_text()
     assert "arXiv:2603.24202" in text and "Sancaktar" in text
     assert "source .venv/bin/activate" in text
-    assert not re.search("SPEC[.]md|FIELD" + "-NOTES|paper" + " 000|[.][.]/" + "shared", text)  # split: no self-match
+    pages = [ROOT / "README.md", ROOT / "bench" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for page in pages:
+        text = page.read_text()
+        assert not re.search("SPEC[.]md|FIELD" + "-NOTES|paper" + " 000|[.][.]/" + "shared", text), page  # split
+        assert "this " + "stop" not in text, page  # a lab notebook's word: say what changed, and when
+
+
+def test_the_readme_is_for_users_and_links_every_reference_page():
+    """Under 500 lines, in a user's order, every docs/ page linked, every relative link resolving."""
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) < 500
+    headings = re.findall(r"^## (.+)$", text, re.M)
+    order = ["What it is for", "Quick start", "A real run", "Training with another trainer", "Clusters", "Reference"]
+    assert [h for h in headings if h in order] == order, headings
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        assert f"(docs/{page.name})" in text, f"the README does not link docs/{page.name}"
+    for source in [ROOT / "README.md", ROOT / "bench" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", source.read_text()):
+            assert (source.parent / target).exists(), f"{source.name}: broken link {target}"
 
 
 def layout_entries() -> list[tuple[str, str]]:

@@ -1,7 +1,8 @@
-"""The README's "Reproducing the paper" table, every row run in order on tiny CPU settings.
+"""The "Reproducing the paper" table (docs/reproducing.md, linked from the README), every row run in
+order on tiny CPU settings.
 
-The rows are read from the README; each command runs through the CLI in this process, changed
-only as the README's "The same on a CPU, tiny" paragraph says: after the demo standing in for the
+The rows are read from that page; each command runs through the CLI in this process, changed
+only as its "The same on a CPU, tiny" paragraph says: after the demo standing in for the
 real run, a tiny model, the scripted server at the rows' address and a few TACO-style problems;
 every `train` line on the tiny recipe for one step with local benchmark copies; `seeds
 completions` (a tiny random model solves nothing) replaced by the real problems' reference
@@ -45,10 +46,9 @@ TACO = [  # TACO rows as the data set spells them: a question, solutions and tes
 
 
 def paper_rows() -> list[tuple[str, list[str]]]:
-    """(the paper's figure or table, its commands) for every row of the README's table."""
-    text = (ROOT / "README.md").read_text()
-    start = text.index("\n## Reproducing the paper\n")
-    section = text[start : text.index("\n## ", start + 1)]
+    """(the paper's figure or table, its commands) for every row of the page's table."""
+    section = (ROOT / "docs" / "reproducing.md").read_text()
+    assert "(docs/reproducing.md)" in (ROOT / "README.md").read_text()  # the README links the page
     rows = []
     for line in section.splitlines():
         if not line.startswith("| ") or line.startswith("| paper |"):
@@ -71,7 +71,7 @@ def _without(words: list[str], flag: str) -> list[str]:
 
 
 def adapt(line: str, url: str) -> list[str]:
-    """A row's command as the README's CPU paragraph says it runs here (argv after `synthgen`)."""
+    """A row's command as the page's CPU paragraph says it runs here (argv after `synthgen`)."""
     words = shlex.split(line)[1:]
     words = [url if w.startswith("http://") else w for w in words]
     expanded: list[str] = []
@@ -105,6 +105,15 @@ def _write_inputs(work: Path) -> None:
     (taco / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in TACO))
     solutions = [{"code": json.loads(r["solutions"])[0]} for r in TACO]
     (taco / "solutions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in solutions))
+    more = work / "data" / "more-real"  # Fig. 3's other real sets, beside TACO
+    more.mkdir(parents=True)
+    extra = [
+        {**r, "question": r["question"].replace("n +", "n -"), "solutions": r["solutions"].replace("n +", "n -")}
+        for r in TACO
+    ]
+    for r, k in zip(extra, range(6)):
+        r["input_output"] = json.dumps({"inputs": ["1\n", "5\n"], "outputs": [f"{1 - k}\n", f"{5 - k}\n"]})
+    (more / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in extra))
     write_benchmarks(work / "data" / "bench")
 
 

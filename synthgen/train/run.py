@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -42,16 +43,40 @@ def curriculum_spec(name: str, max_steps: int | None, frontier=None):
 
 
 def check_bins(schedule: Schedule | None, counts: dict[str, int], policy: str) -> list[str]:
-    """Bins the schedule draws from that the data lacks; an error under policy 'error'."""
+    """Bins the schedule draws from that the data lacks. Under policy 'error' (the default) that stops
+    the run: sharing the weight out silently trains another curriculum than the one named (`hard` on
+    data without a hard bin is 50/50 easy/medium). Under 'share' one short line says where it goes."""
     if schedule is None:
         return []
     missing = [b for b in schedule.bins_used() if b not in EVERYTHING and counts.get(b, 0) == 0]
-    if missing and policy == "error":
+    if not missing:
+        return []
+    present = ", ".join(f"{b} ({n})" for b, n in sorted(counts.items()) if n) or "none"
+    lacking = ", ".join(missing)
+    if policy == "error":
         raise UserError(
-            f"curriculum {schedule.name!r} draws from bin(s) {', '.join(missing)} but the data has "
-            f"only {', '.join(f'{b} ({n})' for b, n in counts.items())}"
+            f"curriculum {schedule.name!r} draws from bin(s) {lacking} that the data lacks (it has {present}); "
+            f"--missing-bins share gives their weight to the bins present"
         )
+    # Printed, not logged: one line a reader sees, without the logger's time and module prefix.
+    print(
+        f"synthgen: warning: no {lacking} bin in the data ({present}): curriculum {schedule.name!r} "
+        f"gives its weight to each phase's other bins",
+        file=sys.stderr,
+    )
     return missing
+
+
+def note_tiny_model(model: str) -> None:
+    """One line before a run on a tiny model: its rewards are 0, which is no bug to chase."""
+    from synthgen.train.tiny import is_tiny
+
+    if is_tiny(model):
+        print(
+            f"synthgen: note: {model} is a tiny random model: it never solves a problem, so reward 0 is "
+            "expected (the run checks the pipeline, not learning)",
+            file=sys.stderr,
+        )
 
 
 def recipe_origin(settings) -> str:
@@ -159,27 +184,20 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
     rows, counts = plan.rows, bin_counts(plan.rows)
     scoped = bin_counts([r for r in rows if plan.curriculum_sources is None or r["source"] in plan.curriculum_sources])
     missing = check_bins(spec.schedule, scoped, settings.missing_bins)
-    if missing:
-        log.warning(
-            "curriculum %s wants bin(s) %s that the data lacks; their weight goes to the phase's other "
-            "bins (or to every bin when a phase has none): data bins are %s",
-            spec.name,
-            missing,
-            scoped,
-        )
     args = build_grpo_config(recipe, grpo_overrides(settings, out, max_steps, recipe), where=recipe_origin(settings))
     _warn_about_schedule(args, max_steps)
     dataset = to_dataset(rows, prompt_fn)
     if scorer is None:
         scorer = EnvScorer(settings.sandbox)
         scorer.start()  # fail now, in one line, if no sandbox isolation works here
+    note_tiny_model(model)  # after the checks: an error stays the one line on stderr
     suites = (prompt_fn or env_prompt, list(evaluators or []), plan.heldout)
     try:
         trainer = _train(settings, args, model, dataset, spec, scorer, callbacks, out, suites)
     finally:
         if hasattr(scorer, "close"):
             scorer.close()
-    trainer.save_model(str(out))
+    save_final(trainer, out)
     if trainer.accelerator.is_main_process:
         summary = {
             "model": model,
@@ -203,6 +221,24 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
         }
         (out / "train_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return out
+
+
+def save_final(trainer, out: Path) -> None:
+    """The final weights in OUTPUT. TRL saves a checkpoint at the last step; writing the same weights
+    again with save_model doubled the disk writes of every run (16 GB for an 8B model), so the
+    checkpoint's model files are linked into OUTPUT instead. Every process takes the same branch
+    (the step is shared), so save_model's collective gathers under DeepSpeed stay matched."""
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+    from synthgen.train.trainer import link_final_weights
+
+    step = trainer.state.global_step
+    if trainer.last_checkpoint_step != step:
+        trainer.save_model(str(out))
+        return
+    if trainer.accelerator.is_main_process:
+        link_final_weights(out / f"{PREFIX_CHECKPOINT_DIR}-{step}", out)
+    trainer.accelerator.wait_for_everyone()
 
 
 def _warn_about_schedule(args, max_steps: int) -> None:

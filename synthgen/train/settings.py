@@ -57,7 +57,11 @@ class EvalSettings(Section):
         "bin, instead of (or besides) a held-out fraction; repeatable",
     )
     max_problems: int | None = Field(
-        64, ge=1, description="at most this many problems per split (a seeded choice; the rest stay out of training)"
+        64,
+        ge=1,
+        description="at most this many problems in each held-out split and in each benchmark as a whole (a seeded "
+        "choice; a benchmark's splits, e.g. LCB's easy/medium/hard, are of those N; held-out problems left over "
+        "stay out of training); the paper's figures on whole benchmarks: `synthgen eval --checkpoints` afterwards",
     )
     samples: int = Field(20, ge=1, description="completions per problem (the paper: 20 for pass@1 and pass@10)")
     k: list[int] = Field(default_factory=lambda: [1, 10], description="the k of pass@k; each at most the samples")
@@ -267,8 +271,10 @@ class TrainSettings(EnvListMixin, RunSettings):
     )
     resume: bool = Field(False, description="continue from the newest checkpoint in the output folder")
     resume_from: str | None = Field(None, description="continue from this checkpoint folder")
-    missing_bins: Literal["share", "error"] = Field(
-        "share", description="a bin the schedule wants but the data lacks: share its weight out, or stop"
+    missing_bins: Literal["error", "share"] = Field(
+        "error",
+        description="a bin the curriculum draws from but the data lacks: stop (exit 2), or share its weight "
+        "over the bins present",
     )
     frontier: FrontierSettings = Field(default_factory=FrontierSettings)
     eval: EvalSettings = Field(default_factory=EvalSettings)

@@ -11,7 +11,11 @@ produces noise, so rewards are mostly 0; the point is to exercise the pipeline, 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+# Written beside the weights so that `synthgen train --model DIR` can say what a reward of 0 means.
+MARKER = "synthgen-tiny-model.json"
 
 # A ChatML-style template, written for this project: every message is framed by start/end
 # markers with its role, and a generation prompt opens the assistant's turn.
@@ -97,4 +101,22 @@ def make_tiny_model(
     )
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
+    marker = {"made_by": "synthgen train --make-tiny-model", "random": True, "note": "never solves a problem"}
+    (path / MARKER).write_text(json.dumps(marker) + "\n", encoding="utf-8")
     return path
+
+
+def is_tiny(model: str | Path | None) -> bool:
+    """Whether `model` is a folder of a tiny model: written by make_tiny_model, or a checkpoint of one
+    (save_pretrained does not carry the marker over, so a config this small counts too)."""
+    if not model:
+        return False
+    folder = Path(model).expanduser()
+    if (folder / MARKER).is_file():
+        return True
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    hidden, layers = config.get("hidden_size"), config.get("num_hidden_layers")
+    return isinstance(hidden, int) and isinstance(layers, int) and hidden <= 256 and layers <= 4

@@ -50,6 +50,39 @@ from synthgen.train.solve_rates import (
 logger = logging.getLogger(__name__)
 
 STATE_FILE = "curriculum_state.json"
+# TRL's model card (trl/templates/lm_model_card.md) when its base model is a local folder, which it leaves unnamed.
+UNNAMED_BASE = "fine-tuned version of [None](https://huggingface.co/None)"
+# What a checkpoint holds besides the model: the state to resume training, not what a user loads.
+TRAINING_STATE = ("optimizer", "scheduler", "scaler", "rng_state", "trainer_state.json", "latest", "zero_to_fp32")
+
+
+def name_base_model(card: Path, base: str) -> None:
+    """Name the local model folder a run started from in TRL's model card, where TRL wrote "[None]"."""
+    try:
+        text = card.read_text(encoding="utf-8")
+    except OSError:
+        return
+    if UNNAMED_BASE in text:
+        card.write_text(text.replace(UNNAMED_BASE, f"fine-tuned version of the local model `{base}`"), "utf-8")
+
+
+def link_final_weights(checkpoint: Path, out: Path) -> None:
+    """Put the final checkpoint's model files (weights, config, tokenizer) in `out` as hard links:
+    `from_pretrained(OUTPUT)` and `--resume` both work, and the weights are written to disk once.
+    Where the file system has no hard links, the file is copied."""
+    import shutil
+
+    for src in sorted(checkpoint.iterdir()):
+        if not src.is_file() or src.name.startswith(TRAINING_STATE) or src.name in (STATE_FILE, "README.md"):
+            continue
+        dst = out / src.name
+        dst.unlink(missing_ok=True)
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+
 ROUNDS_FILE = "curriculum_metrics.jsonl"
 LOG_FILE = "trainer_log.jsonl"
 
@@ -71,6 +104,10 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         self.curriculum_sampler: CurriculumSampler | None = None
         self.frontier: FrontierPolicy | None = None
         self._next_round = 0
+        self.last_checkpoint_step: int | None = None  # the step of the newest checkpoint this process saved
+        # What the run started from, for the model card: TRL names only Hub ids and writes "[None]" for a folder.
+        model = kwargs.get("model", args[0] if args else None)
+        self.base_model_name = model if isinstance(model, str) else None
         super().__init__(*args, **kwargs)
         columns = self.train_dataset.column_names
         bins = [str(b) for b in self.train_dataset["difficulty"]]
@@ -289,8 +326,14 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         if self.completion_log is not None:
             self.completion_log.drop_after(from_round - 1)
 
+    def create_model_card(self, model_name=None, dataset_name=None, tags=None):
+        super().create_model_card(model_name=model_name, dataset_name=dataset_name, tags=tags)
+        if self.is_world_process_zero() and self.base_model_name:
+            name_base_model(Path(self.args.output_dir) / "README.md", self.base_model_name)
+
     def _save_checkpoint(self, model, trial):
         super()._save_checkpoint(model, trial)
+        self.last_checkpoint_step = self.state.global_step
         if self.args.should_save:
             from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 

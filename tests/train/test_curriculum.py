@@ -166,3 +166,20 @@ def test_cli_show_schedule_matches_spec(cli):
         assert line in out
     rc, out, _ = cli("train", "--show-schedule", "frontier")
     assert rc == 0 and "1[s >= 1] - s/n" in out
+
+
+def test_cli_a_curriculum_naming_a_bin_the_data_lacks_stops(cli, tmp_path):
+    """`train --curriculum hard` on data with no hard bin would train 50/50 easy/medium: it stops instead,
+    in one line naming the missing bin, the bins present and the flag that shares the weight out."""
+    from tests.helpers.train import write_binned
+
+    data = write_binned(tmp_path, bins=("easy", "medium"))
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text("{}")
+    rc, out, err = cli(
+        "train", "--data", data, "--model", tmp_path / "model", "--curriculum", "hard", "--learning-rate", "1e-6",
+        "--output", tmp_path / "out", "--max-steps", "2",
+    )  # fmt: skip
+    assert rc == 2 and err.strip().count("\n") == 0, err
+    assert "'hard' draws from bin(s) hard" in err and "easy (4), medium (4)" in err and "--missing-bins share" in err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

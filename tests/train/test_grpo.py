@@ -177,36 +177,32 @@ def test_two_processes_with_torchrun(tmp_path, binned_dir, tiny_model, schedule_
     assert all(a != b for a, b in zip(*halves))  # each process scored its own share of the groups
 
 
-def test_cli_reverse_medium_with_real_environments(tmp_path, binned_dir, tiny_model):
-    """The acceptance run: the CLI, env prompts and sandbox rewards, a checkpoint and per-bin metrics."""
-    out = tmp_path / "out"
+def train_cli(*args) -> subprocess.CompletedProcess:
+    """`synthgen train ARGS --recipe tiny-cpu` in a process of its own, as a user runs it."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "synthgen",
-            "train",
-            "--data",
-            str(binned_dir),
-            "--model",
-            str(tiny_model),
-            "--curriculum",
-            "reverse-medium",
-            "--recipe",
-            RECIPE,
-            "--max-steps",
-            "2",
-            "--output",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=240,
-    )
+    argv = [sys.executable, "-m", "synthgen", "train", *map(str, args), "--recipe", RECIPE]
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=240)
+
+
+def test_cli_reverse_medium_with_real_environments(tmp_path, binned_dir, tiny_model):
+    """The acceptance run: the CLI, env prompts and sandbox rewards, a checkpoint and per-bin metrics;
+    what training writes: the model card names the base model, the final weights are written once,
+    and a line says that reward 0 is what a tiny random model gets."""
+    out = tmp_path / "out"
+    proc = train_cli(
+        "--data", binned_dir, "--model", tiny_model, "--curriculum", "reverse-medium", "--max-steps", "2",
+        "--output", out,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (out / "checkpoint-2" / "curriculum_state.json").exists() and (out / "model.safetensors").exists()
+    # The weights TRL saved in the last checkpoint are OUTPUT's weights, one file on disk under two names.
+    assert (out / "model.safetensors").samefile(out / "checkpoint-2" / "model.safetensors")
+    assert (out / "config.json").is_file() and (out / "tokenizer_config.json").is_file()
+    assert not (out / "optimizer.pt").exists() and (out / "checkpoint-2" / "optimizer.pt").exists()
+    card = (out / "README.md").read_text()
+    assert "[None]" not in card and f"fine-tuned version of the local model `{tiny_model}`" in card
+    assert f"synthgen: note: {tiny_model} is a tiny random model" in proc.stderr
+    assert "reward 0 is expected" in proc.stderr
     # reverse-medium fitted to 2 steps: 17500 -> 1 and 20000 -> 1, so medium, then easy (= easy_medium).
     assert [set(r["bins"]) for r in rounds(out)] == [{"medium"}, {"easy_medium"}]
     assert all(b["scored"] + b["infra"] == 16 for r in rounds(out) for b in r["bins"].values())
@@ -217,6 +213,23 @@ def test_cli_reverse_medium_with_real_environments(tmp_path, binned_dir, tiny_mo
     for noise in ("Loading weights", "Writing model shards", "is_gradient_checkpointing", "{'loss'", "it/s]"):
         assert noise not in proc.stderr + proc.stdout, noise
     assert list((out / "runs").glob("*/events.out.tfevents.*"))  # the default local tracker: tensorboard
+
+
+def test_cli_missing_bins_share_trains_on_the_bins_present_after_one_short_line(tmp_path, tiny_model):
+    from tests.helpers.train import write_binned
+
+    data = write_binned(tmp_path / "data", bins=("easy", "medium"))
+    out = tmp_path / "out"
+    proc = train_cli(
+        "--data", data, "--model", tiny_model, "--curriculum", "hard", "--missing-bins", "share", "--max-steps", "1",
+        "--output", out,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    warning = [line for line in proc.stderr.splitlines() if "warning" in line.lower() and "bin" in line]
+    assert len(warning) == 1 and warning[0].startswith("synthgen: warning: no hard bin") and len(warning[0]) < 140
+    assert "easy (4), medium (4)" in warning[0]
+    assert {b for r in rounds(out) for b in r["bins"]} <= {"easy", "medium"}
+    assert json.loads((out / "train_summary.json").read_text())["missing_bins"] == ["hard"]
 
 
 def test_cli_without_a_model_is_a_one_line_error(cli, binned_dir, tmp_path):

@@ -1,10 +1,11 @@
 """`synthgen seeds`: cut 25-50-line snippets from code, deterministically, split across shards.
 
 Source trees and starcoderdata-style shards give random windows of `min_lines`-`max_lines`
-consecutive lines (the paper's 25-50); solutions are used whole, as the paper does with real
-solutions (a short one is still a seed), up to `max_lines`; the solved completions of a training
-run (`seeds completions OUTPUT`, from `train --save-completions`) are used whole, at any length:
-the code of each completion whose reward was 1.
+consecutive lines (the paper's 25-50); solutions are used whole, at any length, as the paper does
+with real solutions (a short one is still a seed; cutting a long one to `max_lines` would seed with
+part of a program, and skipping it would drop the longer, often harder problems); so are the solved
+completions of a training run (`seeds completions OUTPUT`, from `train --save-completions`): the
+code of each completion whose reward was 1.
 
 Sampling is order-independent: every candidate window gets a priority from a hash of (seed,
 window text), and the n windows with the smallest priorities win. So the result depends only on
@@ -80,15 +81,13 @@ def _is_data_line(stripped: str) -> bool:
 
 def candidate_windows(doc: seed_sources.Document, settings: SeedsSettings) -> Iterator[Window]:
     """Up to `windows_per_file` random windows of the document that are mostly real code;
-    for solutions, the whole solution (if it has any code and at most `max_lines` lines)."""
+    for solutions and completions, the whole solution (if it has any code), however long."""
     lines = doc.text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
     if settings.source in ("solutions", "completions"):
         start = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
-        # Solved completions are used whole, however long (the paper's solved-solution seeds).
-        whole = settings.source == "completions" or len(lines) - start <= settings.max_lines
-        if start < len(lines) and whole:
+        if start < len(lines):
             yield Window(doc=doc, start=start, lines=tuple(lines[start:]))
         return
     if len(lines) < settings.min_lines:

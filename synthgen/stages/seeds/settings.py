@@ -27,7 +27,9 @@ class SeedsSettings(ShardedSettings):
     )
     n: int = Field(200, ge=1, le=100_000_000, description="seeds to write, over all shards")
     min_lines: int = Field(25, ge=1, description="shortest snippet in lines (dir, starcoder)")
-    max_lines: int = Field(50, ge=1, description="longest snippet in lines; solutions longer than this are skipped")
+    max_lines: int = Field(
+        50, ge=1, description="longest snippet in lines (dir, starcoder; solutions and completions are whole)"
+    )
     seed: int = Field(0, description="random seed: same seed, same snippets")
     windows_per_file: int = Field(2, ge=1, le=1000, description="random windows tried per file")
     extensions: list[str] = Field(default_factory=lambda: [".py"], description="file extensions read by dir")

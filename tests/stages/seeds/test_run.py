@@ -62,17 +62,20 @@ def test_starcoder_parquet_source(cli, tmp_path, starcoder_files):
     assert df["repo"].str.starts_with("org/repo").all() and df["path"].str.starts_with("pkg/").all()
 
 
-def test_solutions_are_used_whole_short_ones_included(cli, tmp_path):
+def test_solutions_are_used_whole_short_and_long_ones_included(cli, tmp_path):
+    """The paper seeds with whole real solutions: none is cut to --max-lines or skipped for its length."""
     path = tmp_path / "sol.jsonl"
     rows = [{"problem_id": f"p{i}", "code": _code_file(i, 30)} for i in range(6)]
     rows.append({"problem_id": "short", "code": "\nn = int(input())\nprint(n * 2)\n"})  # 2 lines: still a seed
-    rows.append({"problem_id": "long", "code": _code_file(99, 80)})  # over --max-lines: skipped
+    rows.append({"problem_id": "long", "code": _code_file(99, 80)})  # over --max-lines: still whole
     rows.append({"problem_id": "empty", "code": "\n\n"})
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     rc, _, err = cli("seeds", "solutions", path, "--run-dir", tmp_path / "r", "--n", "50")
     assert rc == 0, err
     df = _seeds(tmp_path / "r").sort("origin")
-    assert df.height == 7 and set(df["source"]) == {"solutions"}
+    assert df.height == 8 and set(df["source"]) == {"solutions"}
+    long = df.filter(pl.col("origin").str.ends_with("#long")).row(0, named=True)
+    assert long["text"] == _code_file(99, 80) and long["num_lines"] == 80
     short = df.filter(pl.col("origin").str.ends_with("#short")).row(0, named=True)
     assert short["text"] == "n = int(input())\nprint(n * 2)\n" and short["num_lines"] == 2
     whole = df.filter(pl.col("origin").str.ends_with("#p0")).row(0, named=True)
