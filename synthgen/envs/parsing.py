@@ -313,11 +313,54 @@ def _collect(group: list[Block], before: list[Block], helper_names, need_message
 
 
 def last_block(text: str, langs: tuple[str, ...], predicate=None) -> Block | None:
-    """The last closed block whose kind is in `langs` (and satisfies `predicate`), in the answer region."""
-    for block in reversed(fenced_blocks(answer_region(text))):
-        if block.closed and block.lang in langs and (predicate is None or predicate(block)):
-            return block
+    """The last closed block of the first kind in `langs` that has one (and satisfies `predicate`),
+    in the answer region; the answer's final block also when the text ends inside it (see below).
+
+    The kinds are in order of preference: with ("python", ""), an untagged block is read only when
+    no ```python block fits. A real student's untagged block after its ```python program is what
+    the program prints ("This will output: ```...```"), not a second program.
+
+    A final block the text ends inside counts as closed when its body reads whole: a ```python or
+    untagged block that parses as Python, any other kind as it is (its own reader checks it). A
+    truncated answer never gets here (`Environment.score` fails it first), so the model ended its
+    answer there; a body that does not parse (prose after the code, say) stays unclosed: where the
+    code ends could be read two ways.
+    """
+    blocks = fenced_blocks(answer_region(text))
+    if blocks and not blocks[-1].closed and _reads_whole(blocks[-1]):
+        blocks[-1] = Block(blocks[-1].lang, blocks[-1].text, True, blocks[-1].tag)
+    for lang in langs:
+        for block in reversed(blocks):
+            if block.closed and block.lang == lang and (predicate is None or predicate(block)):
+                return block
     return None
+
+
+def _reads_whole(block: Block) -> bool:
+    if not block.text.strip():
+        return False
+    if block.lang not in ("python", ""):
+        return True
+    try:
+        ast.parse(block.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def describe_blocks(text: str) -> str:
+    """What a completion holds, for a format failure's detail: "no fenced block at all (prose only)",
+    or its blocks' kinds as written ("a ```python block and an untagged block", "an unclosed ```input block")."""
+    blocks = fenced_blocks(answer_region(text))
+    if not blocks:
+        return "no fenced block at all (prose only)" if (text or "").strip() else "nothing (an empty answer)"
+    names = []
+    for block in blocks:
+        kind = f"```{block.tag} block" if block.tag else "untagged ``` block"
+        names.append(kind if block.closed else f"unclosed {kind}")
+    counted = [(n, names.count(n)) for n in dict.fromkeys(names)]
+    parts = [f"{'an' if n[0] in 'aeiou' else 'a'} {n}" if k == 1 else f"{k} {n}s" for n, k in counted]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def strip_main_guard(code: str) -> str:
@@ -363,18 +406,62 @@ def split_functions(code: str, names: tuple[str, ...]) -> tuple[str, dict[str, s
 
 def input_answer(text: str) -> str:
     """A student's input (abduction, fuzzing): the last closed ```input block as a canonical
-    argument list. A ```python block holding just `f(...)` is accepted too."""
+    argument list. A ```python block holding just `f(...)` (or the arguments) is accepted too.
+    Every failure's detail says what the answer holds instead, in words a person reads in the attempts."""
     from synthgen.envs import reasons
 
     block = last_block(text, ("input",))
+    where = "the ```input block"
     if block is None:
         block = last_block(text, ("python", ""), lambda b: not mentions_def(b.text, "f") and b.text.strip() != "")
         if block is None:
-            raise FormatError(reasons.FORMAT_ERROR, "no closed ```input block")
+            raise FormatError(
+                reasons.FORMAT_ERROR,
+                f"no closed ```input block with the arguments; the answer has {describe_blocks(text)}",
+            )
+        where = f"no ```input block, and the last {'```' + block.tag if block.tag else 'untagged ```'} block"
     try:
         return canonical_args(block.text)
     except ArgsError as exc:
-        raise FormatError(reasons.FORMAT_ERROR, f"the input is not a list of literal arguments: {exc}") from None
+        raise FormatError(
+            reasons.FORMAT_ERROR, f"{where} is not a list of literal arguments ({exc}): {short(block.text, 60)}"
+        ) from None
+
+
+def output_value(block: Block) -> str:
+    """A student's value (deduction) from its ```output block: the whole block as a Python literal,
+    or, after prose or comment lines, its last line alone when that is the only line that reads as
+    a literal. A block with several literal lines ("[1, 2] (a list)", then "[[1, 2], [3, 4]]", as
+    a real student wrote it) names more than one value: a format failure, never a guess."""
+    from synthgen.envs import reasons
+
+    whole = block.text.strip()
+    what = f"```{block.tag} block" if block.tag else "untagged ``` block"
+    if not whole:
+        raise FormatError(reasons.FORMAT_ERROR, f"the {what} is empty")
+    if _is_value(whole):
+        return whole
+    lines = [ln.strip() for ln in block.text.split("\n") if ln.strip() and not ln.strip().startswith("#")]
+    literal = [ln for ln in lines if _is_value(ln)]
+    if literal and literal == lines[-1:]:
+        return lines[-1]
+    if len(literal) > 1:
+        raise FormatError(
+            reasons.FORMAT_ERROR,
+            f"the {what} holds {len(literal)} lines that each read as a value (one is asked for): {short(whole, 80)}",
+        )
+    why = "nor is its last line" if len(lines) > 1 else "a value the way repr prints it"
+    raise FormatError(reasons.FORMAT_ERROR, f"the {what} is not a Python literal ({why}): {short(whole, 80)}")
+
+
+def _is_value(text: str) -> bool:
+    from synthgen.sandbox import values
+
+    try:
+        values.from_literal(text)
+    except ValueError:
+        return False
+    return True
 
 
 def teacher_inputs(blocks: list[str]) -> list[str]:

