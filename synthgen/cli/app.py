@@ -8,6 +8,7 @@ retry it), 128 + N stopped by signal N after saving, 1 internal failure (a bug: 
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -147,12 +148,22 @@ def _written(exc: BaseException) -> str:
 PLAIN_COLUMNS = 100_000
 
 
-def plain_lines() -> None:
-    """Unwrapped console lines when neither output is a terminal, unless COLUMNS says otherwise."""
+@contextlib.contextmanager
+def plain_lines():
+    """Unwrapped console lines when neither output is a terminal, unless COLUMNS says otherwise.
+
+    The width is set for the command's run and taken back after it, so that a caller running the
+    app in-process (a test, a notebook) keeps its own terminal width."""
     import os
 
-    if "COLUMNS" not in os.environ and not any(_isatty(s) for s in (sys.stdout, sys.stderr)):
-        os.environ["COLUMNS"] = str(PLAIN_COLUMNS)
+    if "COLUMNS" in os.environ or any(_isatty(s) for s in (sys.stdout, sys.stderr)):
+        yield
+        return
+    os.environ["COLUMNS"] = str(PLAIN_COLUMNS)
+    try:
+        yield
+    finally:
+        os.environ.pop("COLUMNS", None)
 
 
 def _isatty(stream) -> bool:
@@ -165,8 +176,8 @@ def _isatty(stream) -> bool:
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the app with one-line errors instead of tracebacks."""
     stop_on_sigterm()
-    plain_lines()
-    rc = run_guarded(app, argv)
+    with plain_lines():
+        rc = run_guarded(app, argv)
     if rc > 128:  # stopped by a signal, everything saved: leave now, not after tearing down every object
         _exit_now(rc)
     sys.exit(rc)

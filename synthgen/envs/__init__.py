@@ -7,7 +7,9 @@ Modules: `base` (the Environment contract), `problem` (Problem, Verdict, Reward)
 student summary and the progression strategy), `prompts` (Jinja2 rendering of `prompts/`),
 `parsing` and `checks` (reading LLM text, static code checks), `validation` (sandbox runs and
 verdicts shared by the environments), `single_input` (the teacher side abduction and deduction
-share), `reasons` (reason codes), `verify` (`synthgen verify`), and one module per environment.
+share), `reasons` (reason codes), `verify` (`synthgen verify`), `mutants`, `mutation` and `chance`
+(how well the inputs pin a problem down, and what a no-skill student earns: one sandbox job), and
+one module per environment.
 
 Adding an environment touches three places and nothing else:
 

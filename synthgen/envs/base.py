@@ -150,14 +150,39 @@ class Environment(ABC):
     async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:
         """Reward a parsed answer."""
 
-    # -- how well the inputs pin the problem down (synthgen.envs.mutation) ----------------------
-    async def mutation_score(self, problem: Problem, pool, sandbox, limit: int = 32):
-        """A valid problem's mutation score (a MutationResult): mutants of f and baselines on its inputs."""
+    def judge(self, problem: Problem, answer: str, verdicts: list) -> Reward:
+        """The reward of an answer from the sandbox verdicts of the calls `check` made for it: the
+        one rule `check` and the chance probes (synthgen.envs.chance) share."""
+        raise NotImplementedError(f"{self.name} judges its answers inside check")
+
+    # -- how well the inputs pin the problem down (synthgen.envs.mutation), and its chance level --
+    async def mutation_score(self, problem: Problem, pool, sandbox, limit: int = 32, mutate: bool = True, probes=True):
+        """A valid problem's mutation score (a MutationResult): mutants of f and baselines on its
+        inputs (with `mutate`), and its chance level (`.chance`, with `probes`), in one sandbox job."""
         from synthgen.envs import mutation
 
-        if not self.needs_code:
-            return mutation.MutationResult(None)
-        return await mutation.score_function(problem, pool, sandbox, limit)
+        wanted = self.chance_probes(problem) if probes else []
+        if not self.needs_code or not (mutate or wanted):
+            result = mutation.MutationResult(None, measured=mutate)
+        else:
+            result = await mutation.score_function(problem, pool, sandbox, limit, wanted, mutate)
+        if probes and not result.infra:
+            ran = [(probe, result.probes.get(probe.name, [None] * len(probe.calls))) for probe in wanted]
+            result.chance = await self.chance_result(problem, ran, pool, sandbox)
+        return result
+
+    def chance_probes(self, problem: Problem) -> list:
+        """The calls (synthgen.envs.chance.Probe) the chance strategies need run in the mutation job."""
+        del problem
+        return []
+
+    async def chance_result(self, problem: Problem, ran: list, pool=None, sandbox=None):
+        """The chance level (synthgen.envs.chance.ChanceResult) from the probes' verdicts, as
+        [(probe, [CallVerdict or None per call])], and the strategies that need nothing run."""
+        from synthgen.envs.chance import ChanceResult
+
+        del problem, ran, pool, sandbox
+        return ChanceResult()
 
     # -- `synthgen verify` -----------------------------------------------------------------
     def call_labels(self, problem: Problem, answer: str) -> list[str]:

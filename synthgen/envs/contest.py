@@ -119,7 +119,10 @@ class Contest(ManyInputs):
     def parse_student(self, text: str) -> str:
         block = parsing.last_block(text, ("python", ""), lambda b: b.text.strip() != "")
         if block is None:
-            raise FormatError(reasons.FORMAT_ERROR, "no closed ```python block with the program")
+            raise FormatError(
+                reasons.FORMAT_ERROR,
+                f"no closed ```python block with the program; the answer has {parsing.describe_blocks(text)}",
+            )
         return block.text.strip("\n") + "\n"
 
     async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:
@@ -131,6 +134,43 @@ class Contest(ManyInputs):
         if outcome.infra:
             return Reward(None, "infra", short(outcome.infra, 200), answer, outcome.verdicts)
         return Reward(1.0 if outcome.passed else 0.0, "ok", outcome.detail, answer, outcome.verdicts)
+
+    # -- chance level (synthgen.envs.chance) -------------------------------------------------
+    async def chance_result(self, problem: Problem, ran: list, pool=None, sandbox=None):
+        """`public-outputs`: a program that prints the public test's expected output when its input
+        is a public test's, else the first public test's output; `empty-program` (stdin/stdout only):
+        one that prints nothing. Both print stored text, so what they print on each test is known
+        without running them: it goes to contest_tests.judge, the judge of every contest answer,
+        as the verdicts a run would give. Nothing runs in the sandbox."""
+        from synthgen.envs import chance
+        from synthgen.sandbox.verdicts import CallVerdict, Status
+
+        del ran, pool, sandbox
+        if not problem.inputs or len(problem.outputs) != len(problem.inputs):
+            return chance.ChanceResult()
+        call = entry_call(problem)
+        mode = "stdin" if call is None else "call"
+        try:
+            keys = [contest_tests.stdin_of(x) if call is None else x for x in problem.inputs]
+        except ValueError:
+            return chance.ChanceResult()
+        public = max(1, min(problem.visible_count or 1, len(keys)))
+        table: dict[str, str] = {}
+        for key, out in zip(keys[:public], problem.outputs[:public]):
+            table.setdefault(key, out)
+        printed = [table.get(key, problem.outputs[0]) for key in keys]
+
+        def verdict(encoded: str) -> CallVerdict:
+            if call is None:
+                return CallVerdict(Status.OK, value=contest_tests.text_of(encoded) + "\n")
+            return CallVerdict(Status.OK, encoded=encoded)
+
+        memorised = contest_tests.judge([verdict(e) for e in printed], problem.outputs, mode).passed
+        outcomes = [chance.Outcome("public-outputs", int(memorised), 1)]
+        if call is None:
+            silent = contest_tests.judge([CallVerdict(Status.OK, value="")] * len(keys), problem.outputs, mode)
+            outcomes.append(chance.Outcome("empty-program", int(silent.passed), 1))
+        return chance.ChanceResult(outcomes)
 
     # -- `synthgen verify` -----------------------------------------------------------------
     def call_labels(self, problem: Problem, answer: str) -> list[str]:

@@ -123,7 +123,7 @@ def judge(verdicts: list, outputs: list[str], mode: str) -> TestOutcome:
             outcome.cut_by_wall_clock = outcome.timed_out and "wall-clock" in (verdict.error or "")
             return outcome
         right = (
-            same_stdout(verdict.value or "", _text(outputs[i]))
+            same_stdout(verdict.value or "", text_of(outputs[i]))
             if mode == "stdin"
             else same_value(verdict.encoded, outputs[i])
         )
@@ -134,7 +134,8 @@ def judge(verdicts: list, outputs: list[str], mode: str) -> TestOutcome:
     return TestOutcome(verdicts, bool(outputs))
 
 
-def _text(encoded: str) -> str:
+def text_of(encoded: str) -> str:
+    """An expected output as the text a program prints (a non-str value as its str())."""
     from synthgen.sandbox import values
 
     value = values.decode(encoded)

@@ -27,26 +27,14 @@ class Deduction(SingleInput):
         return [f"  gold output: {short(display(problem.outputs[0]), 100)}  (compared type-strictly, nothing run)"]
 
     def parse_student(self, text: str) -> str:
-        from synthgen.sandbox import values
-
         block = parsing.last_block(text, ("output",))
         if block is None:
             # Tolerated: the value alone in a ```python (or untagged) block.
             block = parsing.last_block(text, ("python", ""), lambda b: _is_literal(b.text))
         if block is None:
-            raise FormatError(reasons.FORMAT_ERROR, "no closed ```output block")
-        candidates = [block.text.strip()]
-        # Tolerate prose or a comment line before the value: the last non-empty line alone.
-        lines = [ln.strip() for ln in block.text.split("\n") if ln.strip() and not ln.strip().startswith("#")]
-        if lines and lines[-1] != candidates[0]:
-            candidates.append(lines[-1])
-        for text_ in candidates:
-            try:
-                values.from_literal(text_)
-                return text_
-            except ValueError:
-                continue
-        raise FormatError(reasons.FORMAT_ERROR, f"the output is not a Python literal: {short(block.text, 80)}")
+            detail = f"no closed ```output block with the value; the answer has {parsing.describe_blocks(text)}"
+            raise FormatError(reasons.FORMAT_ERROR, detail)
+        return parsing.output_value(block)
 
     async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:
         from synthgen.sandbox import values
@@ -58,6 +46,39 @@ class Deduction(SingleInput):
             return Reward(0.0, "format", f"not a literal: {exc}", answer)
         same = values.equal(encoded, problem.outputs[0])
         return Reward(1.0 if same else 0.0, "ok", "" if same else "differs from the gold output", answer)
+
+    # -- chance level (synthgen.envs.chance) -------------------------------------------------
+    def chance_probes(self, problem: Problem) -> list:
+        """`mode` needs f's outputs on chance.DRAWS inputs drawn like the problem's (values come back)."""
+        from synthgen.envs import chance
+
+        draws = chance.draw_arguments(problem.inputs[0], chance.DRAWS, chance.rng_for(problem.problem_id, "mode"))
+        if not draws:
+            return []
+        return [chance.Probe("mode", tuple(draws), (None,) * len(draws), ("mode",) * len(draws))]
+
+    async def chance_result(self, problem: Problem, ran: list, pool=None, sandbox=None):
+        """Every answer goes through `score` (the student's parser and check; nothing runs):
+        `empty:<v>` and `echo` once each, `coin` as both of its answers (p exact), `mode` as the
+        most common value f returned on the draws (ties: the first drawn)."""
+        from synthgen.envs import chance
+
+        async def won(literal: str | None) -> int:
+            if literal is None:
+                return 0
+            reward = await self.score(problem, f"```output\n{literal}\n```", pool, sandbox)
+            return int(reward.value == 1.0)
+
+        outcomes = [chance.Outcome(f"empty:{v}", await won(v), 1) for v in chance.EMPTY_VALUES]
+        outcomes.append(chance.Outcome("coin", await won("True") + await won("False"), 2))
+        echoes = [await won(text) for text in chance.argument_texts(problem.inputs[0])]
+        if echoes:
+            outcomes.append(chance.Outcome("echo", max(echoes), 1))
+        returned = [v.encoded for _, verdicts in ran for v in verdicts if v is not None and str(v.status) == "ok"]
+        common = chance.mode([e for e in returned if e is not None])
+        if common is not None:
+            outcomes.append(chance.Outcome("mode", await won(chance.literal_of(common)), 1))
+        return chance.ChanceResult(outcomes)
 
 
 def _is_literal(text: str) -> bool:

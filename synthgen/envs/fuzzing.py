@@ -142,12 +142,21 @@ class Fuzzing(Environment):
         del problem
         return [f"pre_test_f({answer})", f"test_f({answer})"]
 
-    async def mutation_score(self, problem: Problem, pool, sandbox, limit: int = 32):
-        """Here: does the checker keep trivial inputs from earning the reward? (no gold f to mutate)."""
+    async def mutation_score(self, problem: Problem, pool, sandbox, limit: int = 32, mutate: bool = True, probes=True):
+        """Here: does the checker keep trivial inputs from earning the reward? (no gold f to mutate).
+
+        The one job is both the mutation score and the chance probes (an input that earns the
+        reward is a strategy that always wins); it runs when either is asked for."""
         from synthgen.envs import mutation
 
         del limit
-        return await mutation.score_checker(problem, pool, sandbox)
+        if not (mutate or probes):
+            return mutation.MutationResult(None, measured=False)
+        result = await mutation.score_checker(problem, pool, sandbox)
+        result.measured = mutate
+        if not probes:
+            result.chance = None
+        return result
 
 
 def test_fails(verdict) -> bool:

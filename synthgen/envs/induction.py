@@ -129,8 +129,14 @@ class Induction(ManyInputs):
         block = parsing.last_block(text, ("python", ""), lambda b: parsing.mentions_def(b.text, "f"))
         if block is None:
             if parsing.last_block(text, ("python", "")) is not None:
-                raise FormatError(reasons.FORMAT_ERROR, "the ```python block does not define f")
-            raise FormatError(reasons.FORMAT_ERROR, "no closed ```python block with a function f")
+                raise FormatError(
+                    reasons.FORMAT_ERROR,
+                    f"no ```python block defines f; the answer has {parsing.describe_blocks(text)}",
+                )
+            raise FormatError(
+                reasons.FORMAT_ERROR,
+                f"no closed ```python block with a function f; the answer has {parsing.describe_blocks(text)}",
+            )
         code = parsing.strip_main_guard(block.text)
         # Helpers a student put in blocks of their own (imports, constants, functions) go in front of f.
         helpers = [
@@ -146,8 +152,74 @@ class Induction(ManyInputs):
     async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:
         calls = [f"f({x})" for x in problem.inputs]
         result = await pool.run(validation.job(answer, calls, sandbox, expected=problem.outputs))
-        passed = bool(result.calls) and all(str(v.status) == "ok" and v.match for v in result.calls)
-        return validation.answer_reward(result.calls, answer.strip(), passed, validation.first_problem(result.calls))
+        return self.judge(problem, answer, result.calls)
+
+    def judge(self, problem: Problem, answer: str, verdicts: list) -> Reward:
+        """The answer's f returned the gold output on every input, the held-out ones too."""
+        passed = bool(verdicts) and len(verdicts) == len(problem.inputs)
+        passed = passed and all(str(v.status) == "ok" and v.match for v in verdicts)
+        return validation.answer_reward(verdicts, answer.strip(), passed, validation.first_problem(verdicts))
+
+    # -- chance level (synthgen.envs.chance) -------------------------------------------------
+    def chance_probes(self, problem: Problem) -> list:
+        """One memoriser per fallback (each distinct visible output, and the empty value of their
+        type): a program that returns the visible pairs' outputs for their inputs and the fallback
+        for any other, read by the student's answer parser and run on every input like an answer."""
+        from synthgen.envs import chance
+
+        shown, fallbacks = self._memorised(problem)
+        probes = []
+        for i, fallback in enumerate(fallbacks):
+            source = chance.memoriser(shown, fallback)
+            try:
+                answer = self.parse_student(f"```python\n{source}```")
+            except FormatError:
+                continue
+            k = len(problem.inputs)
+            probes.append(
+                chance.Probe(f"memorise:{i}", tuple(problem.inputs), tuple(problem.outputs), (fallback,) * k, answer)
+            )
+        return probes
+
+    async def chance_result(self, problem: Problem, ran: list, pool=None, sandbox=None):
+        """`memorise+mode` and `memorise+empty` once each; `memorise+visible` as the share of the
+        visible pairs whose output, as the fallback, passes (p exact)."""
+        from synthgen.envs import chance
+
+        passes: dict[str, int] = {}
+        for probe, verdicts in ran:
+            if verdicts and all(chance.ran_call(v) for v in verdicts):
+                passes[probe.labels[0]] = int(self.judge(problem, probe.source, verdicts).value == 1.0)
+        shown, _ = self._memorised(problem)
+        visible = [out for _, out in shown]
+        outcomes = []
+        common = chance.mode(visible)
+        if common in passes:
+            outcomes.append(chance.Outcome("memorise+mode", passes[common], 1))
+        empty = chance.empty_of(self._visible_outputs(problem)[0]) if visible else None
+        if empty in passes:
+            outcomes.append(chance.Outcome("memorise+empty", passes[empty], 1))
+        drawn = [out for out in visible if out in passes]
+        if drawn:
+            outcomes.append(chance.Outcome("memorise+visible", sum(passes[o] for o in drawn), len(drawn)))
+        return chance.ChanceResult(outcomes)
+
+    def _visible_outputs(self, problem: Problem) -> list[str]:
+        shown = problem.visible_count if problem.visible_count is not None else max(1, len(problem.inputs) - 1)
+        return list(problem.outputs[:shown])
+
+    def _memorised(self, problem: Problem) -> tuple[list[tuple[str, str]], list[str]]:
+        """The visible (input, output literal) pairs a student can copy, and the fallbacks tried."""
+        from synthgen.envs import chance
+
+        outputs = self._visible_outputs(problem)
+        shown = [(x, chance.literal_of(o)) for x, o in zip(problem.inputs, outputs)]
+        shown = [(x, lit) for x, lit in shown if lit is not None]
+        fallbacks = list(dict.fromkeys(lit for _, lit in shown))
+        empty = chance.empty_of(outputs[0]) if outputs else None
+        if empty is not None and empty not in fallbacks:
+            fallbacks.append(empty)
+        return shown, fallbacks
 
     def call_labels(self, problem: Problem, answer: str) -> list[str]:
         del answer  # the student's f runs on every input of the problem

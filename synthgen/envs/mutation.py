@@ -24,6 +24,13 @@ max(0.2 s, 10x the original f's time on the same inputs) by a timer in the harne
 still ends the job (a loop that swallows the timer, a crash of the process) is caught, and the
 mutants after it run in the next job (at most MAX_JOBS jobs; any left are not scored). An
 infrastructure failure gives no score (`infra`), never a low one.
+
+The chance probes (synthgen.envs.chance) run in the same job, right after the original f: each
+probe is the problem's f (or a program a strategy wrote, such as a memoriser) exec'd in a namespace
+of its own, on the probe's calls, with a budget of its own: the mutants' budget times its calls
+per problem input, at most the sandbox's timeout_s. A call it never started because that budget
+was spent says so (chance.NOT_RUN) and is no data point. With `mutate=False` the job holds the
+original and the probes only (no score, a chance rate still).
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from synthgen.envs import validation
+from synthgen.envs import chance, validation
 from synthgen.envs.mutants import mutants
 from synthgen.envs.problem import Problem
 
@@ -63,6 +70,9 @@ except (ValueError, OSError, AttributeError):
 _SPACES = {}
 _SPENT = {}
 _BUDGET = [%(first_budget)r]
+_SCALES = %(scales)r  # probes: their budget is the mutants' times this, at most _CAP
+_LIMITS = {}
+_CAP = %(cap)r
 
 
 def _load(i):
@@ -75,9 +85,9 @@ def _load(i):
 
 
 def _call(_i, *args, **kwargs):
-    left = _BUDGET[0] - _SPENT.get(_i, 0.0)
+    left = _LIMITS.get(_i, _BUDGET[0]) - _SPENT.get(_i, 0.0)
     if left <= 0:
-        raise TimeoutError("over its time budget")
+        raise TimeoutError(%(not_run)r)
     start = _time.perf_counter()
     if _TIMER:
         _signal.setitimer(_signal.ITIMER_REAL, left)
@@ -93,6 +103,8 @@ def _call(_i, *args, **kwargs):
 
 def _calibrate():
     _BUDGET[0] = max(%(floor)r, %(factor)r * _SPENT.get(0, 0.0))
+    for i, scale in _SCALES.items():
+        _LIMITS[i] = min(_CAP, _BUDGET[0] * scale)
     return True
 
 
@@ -129,14 +141,24 @@ class MutationResult:
     jobs: int = 0
     sandbox_s: float = 0.0  # wall time the sandbox spent on them (the jobs' elapsed time)
     infra: bool = False
+    # The chance probes' verdicts (probe name -> one verdict per call, None where the job ended
+    # before it), and what the environment made of them (synthgen.envs.chance.ChanceResult).
+    probes: dict[str, list] = field(default_factory=dict)
+    chance: Any = None
+    measured: bool = True  # False: mutants were not asked for (only the chance probes ran)
 
     def to_fields(self) -> dict[str, Any]:
-        return {
-            "mutation_score": self.score,
-            "mutants": self.total,
-            "mutants_caught": self.caught,
-            "surviving_mutants": list(self.surviving),
-        }
+        out: dict[str, Any] = {}
+        if self.measured:
+            out.update(
+                mutation_score=self.score,
+                mutants=self.total,
+                mutants_caught=self.caught,
+                surviving_mutants=list(self.surviving),
+            )
+        if self.chance is not None:
+            out.update(self.chance.to_fields())
+        return out
 
     @classmethod
     def of(cls, outcomes: list[tuple[str, bool]], jobs: int, seconds: float) -> MutationResult:
@@ -160,87 +182,142 @@ def _constant_caught(outputs: list[str]) -> bool:
     return not all(values.equal(mode, o) for o in outputs)
 
 
-async def score_function(problem: Problem, pool, sandbox, limit: int = 32) -> MutationResult:
-    """Mutants of f and the baselines on the problem's inputs (the problem must be valid)."""
+@dataclass(frozen=True)
+class _Entry:
+    """One stretch of a batch job: calls of one source (or of the identity), then a checkpoint."""
+
+    key: Any  # a mutant's index in the sources, "identity", or ("probe", name)
+    target: str  # the call's text up to its arguments: "_call(3, " or "_identity("
+    calls: tuple[str, ...]
+    expected: tuple[str | None, ...]
+
+
+async def score_function(
+    problem: Problem, pool, sandbox, limit: int = 32, probes=(), mutate: bool = True
+) -> MutationResult:
+    """Mutants of f and the baselines on the problem's inputs (the problem must be valid), and the
+    chance probes (synthgen.envs.chance.Probe) in the same job; `mutate=False`: the probes only."""
     inputs, gold = list(problem.inputs), list(problem.outputs)
     if not inputs or len(gold) != len(inputs):
-        return MutationResult(None)
+        return MutationResult(None, measured=mutate)
+    probes = list(probes)
+    probe_calls = sum(len(p.calls) + 1 for p in probes)
     per = len(inputs) + 1  # a mutant's calls and its checkpoint
-    room = max(0, MAX_CALLS_PER_JOB // per - 3)
-    found = mutants(problem.code, limit=min(limit, room))
+    room = max(0, (MAX_CALLS_PER_JOB - probe_calls) // per - 3)
+    found = mutants(problem.code, limit=min(limit, room)) if mutate else []
     outcomes: list[tuple[str, bool]] = []
-    if len(inputs) >= 2:
+    if mutate and len(inputs) >= 2:
         outcomes.append(("baseline:constant", _constant_caught(gold)))
-    # Index 0 is the original f (times the budget, checks the harness), then the mutants; the
-    # identity baseline runs last.
-    sources = [problem.code] + [m.source for m in found]
-    todo = list(range(1, len(sources))) + [-1]  # -1: the identity baseline
+    # Index 0 is the original f (times the budget, checks the harness); then the probes (each its
+    # own source, so its own budget), the mutants and the identity baseline.
+    sources = [problem.code]
+    todo: list[_Entry] = []
+    scales: dict[int, float] = {}
+    for probe in probes:
+        sources.append(probe.source if probe.source is not None else problem.program())
+        index = len(sources) - 1
+        scales[index] = max(1.0, len(probe.calls) / len(inputs))
+        todo.append(_Entry(("probe", probe.name), f"_call({index}, ", probe.calls, probe.expected))
+    kinds: dict[int, str] = {}
+    for m in found:
+        sources.append(m.source)
+        kinds[len(sources) - 1] = m.kind
+        todo.append(_Entry(len(sources) - 1, f"_call({len(sources) - 1}, ", tuple(inputs), tuple(gold)))
+    if mutate:
+        todo.append(_Entry("identity", "_identity(", tuple(inputs), tuple(gold)))
+    seen: dict[str, list] = {}
     jobs, seconds = 0, 0.0
     while todo and jobs < MAX_JOBS:
-        result, order = await _run_batch(sources, todo, inputs, gold, pool, sandbox)
+        result = await _run_batch(sources, scales, todo, inputs, gold, pool, sandbox)
         jobs += 1
         seconds += result.elapsed_s
         if any(str(v.status) == "infra" for v in result.calls):
-            return MutationResult(None, jobs=jobs, sandbox_s=seconds, infra=True)
-        finished, stopped = _read_batch(result.calls, order, len(inputs))
+            return MutationResult(None, jobs=jobs, sandbox_s=seconds, infra=True, measured=mutate)
+        finished, stopped = _read_batch(result.calls, todo, len(inputs))
         if finished is None:  # the original itself did not reproduce its gold outputs: nothing to score
-            return MutationResult(None, jobs=jobs, sandbox_s=seconds)
-        for index, caught in finished:
-            outcomes.append(("baseline:identity" if index == -1 else found[index - 1].kind, caught))
+            return MutationResult(None, jobs=jobs, sandbox_s=seconds, measured=mutate)
+        for entry, verdicts in finished:
+            if isinstance(entry.key, tuple):
+                seen[entry.key[1]] = verdicts
+            else:
+                outcomes.append((_kind(entry.key, kinds), not all(chance.passed(v) for v in verdicts)))
         todo = todo[len(finished) :]
         if stopped is not None:  # it ended the job: caught (a student answer like it fails); go on after it
-            outcomes.append(("baseline:identity" if stopped == -1 else found[stopped - 1].kind, True))
+            entry, verdicts = stopped
+            if isinstance(entry.key, tuple):  # a probe: what came back counts, the rest never ran
+                seen[entry.key[1]] = verdicts + [None] * (len(entry.calls) - len(verdicts))
+            else:
+                outcomes.append((_kind(entry.key, kinds), True))
             todo = todo[1:]
-    return MutationResult.of(outcomes, jobs, seconds)
+    result = MutationResult.of(outcomes, jobs, seconds) if mutate else MutationResult(None, jobs=jobs)
+    result.sandbox_s, result.measured = round(seconds, 6), mutate
+    result.probes = {p.name: seen.get(p.name, [None] * len(p.calls)) for p in probes}
+    return result
 
 
-async def _run_batch(sources, todo, inputs, gold, pool, sandbox):
+def _kind(key, kinds: dict[int, str]) -> str:
+    return "baseline:identity" if key == "identity" else kinds[key]
+
+
+async def _run_batch(sources, scales, todo, inputs, gold, pool, sandbox):
     """One job: the original (which sets the time budget), then the entries of `todo`, each
     followed by a checkpoint call."""
-    header = HARNESS % {"first_budget": float(sandbox.timeout_s), "floor": BUDGET_FLOOR_S, "factor": BUDGET_FACTOR}
+    header = HARNESS % {
+        "first_budget": float(sandbox.timeout_s),
+        "floor": BUDGET_FLOOR_S,
+        "factor": BUDGET_FACTOR,
+        "scales": scales,
+        "cap": float(sandbox.timeout_s),
+        "not_run": chance.NOT_RUN,
+    }
     module = f"_SOURCES = {tuple(sources)!r}\n" + header
-    calls: list[str] = []
-    expected: list[str | None] = []
-    order: list[tuple[int, int]] = []  # (index, position of its checkpoint call)
-    for index in [0, *todo]:
-        target = "_identity(" if index == -1 else f"_call({index}, "
-        for text, out in zip(inputs, gold):
-            calls.append(f"{target}{text})")
-            expected.append(out)
-        if index == 0:
-            calls.append("_calibrate()")
-        else:
-            calls.append(f"_done({index})")
-        expected.append(None)
-        order.append((index, len(calls) - 1))
+    calls: list[str] = [f"_call(0, {text})" for text in inputs] + ["_calibrate()"]
+    expected: list[str | None] = [*gold, None]
+    for n, entry in enumerate(todo):
+        calls += [f"{entry.target}{text})" for text in entry.calls] + [f"_done({n})"]
+        expected += [*entry.expected, None]
     # The original ran within timeout_s at validation; each entry after it gets its budget and a
-    # margin. A job cut short by this goes on in the next job, so it only costs time.
-    timeout = min(600.0, float(sandbox.timeout_s) + JOB_MARGIN_S * len(todo))
+    # margin, a probe up to timeout_s. A job cut short by this goes on in the next job, so it only
+    # costs time.
+    probes = sum(1 for e in todo if isinstance(e.key, tuple))
+    timeout = min(600.0, float(sandbox.timeout_s) * (1 + probes) + JOB_MARGIN_S * len(todo))
     job = validation.job(module, calls, sandbox.model_copy(update={"timeout_s": timeout}), expected=expected)
-    return await pool.run(job), order
+    return await pool.run(job)
 
 
-def _read_batch(verdicts, order, k: int):
-    """([(index, caught)] for the entries whose checkpoint came back, the index that ended the job or None).
+def _read_batch(verdicts, todo, k: int):
+    """([(entry, its verdicts)] for the entries whose checkpoint came back, (the entry that ended
+    the job, the verdicts it got back) or None).
 
-    None for the list when the original f (index 0) did not reproduce its gold outputs."""
-    done: list[tuple[int, bool]] = []
-    for index, checkpoint in order:
-        calls = verdicts[checkpoint - k : checkpoint]
-        finished = str(verdicts[checkpoint].status) == "ok"
-        if not finished:
-            return (None if index == 0 else done), index
-        caught = not all(str(v.status) == "ok" and v.match for v in calls)
-        if index == 0:
-            if caught:
-                return None, None
-            continue
-        done.append((index, caught))
+    None for the list when the original f did not reproduce its gold outputs."""
+    first = verdicts[:k]
+    if len(verdicts) <= k or str(verdicts[k].status) != "ok" or not all(chance.passed(v) for v in first):
+        return None, None
+    done: list[tuple[_Entry, list]] = []
+    at = k + 1
+    for entry in todo:
+        n = len(entry.calls)
+        calls = list(verdicts[at : at + n])
+        checkpoint = verdicts[at + n] if at + n < len(verdicts) else None
+        if checkpoint is None or str(checkpoint.status) != "ok":
+            # The calls that never reported share the job's end (timeout, killed, ...): the first of
+            # them ended it (it failed, as such an answer would); the ones after it never ran.
+            tail = len(calls)
+            while tail > 0 and str(calls[tail - 1].status) not in ("ok", "exception"):
+                tail -= 1
+            return done, (entry, calls[: tail + 1])
+        done.append((entry, calls))
+        at += n + 1
     return done, None
 
 
 async def score_checker(problem: Problem, pool, sandbox) -> MutationResult:
-    """Fuzzing: which trivial inputs would earn the reward (exploits survive; rejections are caught)."""
+    """Fuzzing: which trivial inputs would earn the reward (exploits survive; rejections are caught).
+
+    The same trials are the environment's chance probes: an input that earns the reward is a
+    strategy (`trivial:<x>`) that always succeeds, so any exploit makes the chance rate 1."""
+    from synthgen.envs.chance import ChanceResult, Outcome
+
     if not problem.pre_test_code or not problem.test_code:
         return MutationResult(None)
     module = problem.program() + CHECKER_HARNESS
@@ -254,7 +331,11 @@ async def score_checker(problem: Problem, pool, sandbox) -> MutationResult:
         # A call that crashed the harness itself (a limit) earns nothing either.
         exploit = str(verdict.status) == "ok" and verdict.value == "'exploit'"
         outcomes.append((f"baseline:{text}", not exploit))
-    return MutationResult.of(outcomes, 1, result.elapsed_s)
+    scored = MutationResult.of(outcomes, 1, result.elapsed_s)
+    scored.chance = ChanceResult(
+        [Outcome(f"trivial:{kind.removeprefix('baseline:')}", int(not c), 1) for kind, c in outcomes]
+    )
+    return scored
 
 
 def _arity(code: str, name: str) -> int:

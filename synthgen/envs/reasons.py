@@ -41,7 +41,8 @@ NO_EVIDENCE = "no_evidence"  # no attempt was scored (all infra or formatting fa
 NEAR_DUPLICATE = "near_duplicate"
 CONTAMINATED = "contaminated"
 WEAK_TESTS = "weak_tests"  # mutation score below --min-mutation-score: near misses of f also pass
+GUESSABLE = "guessable"  # chance rate at or above --max-chance-rate: a no-skill strategy earns the reward
 
-FILTER = (NEVER_SOLVED, ALWAYS_SOLVED, OUT_OF_BAND, NO_EVIDENCE, NEAR_DUPLICATE, CONTAMINATED, WEAK_TESTS)
+FILTER = (NEVER_SOLVED, ALWAYS_SOLVED, OUT_OF_BAND, NO_EVIDENCE, NEAR_DUPLICATE, CONTAMINATED, WEAK_TESTS, GUESSABLE)
 
 ALL = (OK,) + GENERATION + FILTER

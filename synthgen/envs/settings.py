@@ -27,6 +27,15 @@ class MutationSettings(Section):
         description="mutants of f per problem at most (kinds in turn)",
         json_schema_extra=cli("--max-mutants"),
     )
+    chance_probes: bool = Field(
+        True,
+        description="measure every valid problem's chance level (the reward no-skill strategies earn: "
+        "synthgen.envs.chance) in the same sandbox job: the chance_rate and chance_strategies columns",
+        json_schema_extra=cli("--chance-probes"),
+    )
+    # The probes add measurement columns beside the problems; they change no problem and no pass
+    # rate, so runs made before them keep their settings hash (as keep_attempts does).
+    unhashed: ClassVar[frozenset[str]] = frozenset({"chance_probes"})
 
 
 class ProgressionSettings(Section):

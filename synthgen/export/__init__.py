@@ -41,7 +41,7 @@ from synthgen.export.settings import ExportSettings
 from synthgen.settings.base import ENV_NAMES
 from synthgen.store.files import file_metadata, read_metadata, write_text_atomic
 from synthgen.store.layout import StageDir
-from synthgen.store.measurement import evidence, mutation_summary
+from synthgen.store.measurement import chance_summary, evidence, integrity_table, mutation_summary
 from synthgen.store.paths import output_folder
 from synthgen.store.run_info import REASON_TEXT, bins_of, check_run_dir, filter_reasons, is_scripted, models, read_json
 from synthgen.store.run_info import stages as stage_infos
@@ -227,7 +227,8 @@ def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins, binned
         frame = seeds.read(["source"])
         sources = dict(sorted(frame.group_by("source").len().iter_rows()))
     filter_stats = read_json(run_dir / "filter" / "stats.json") or {}
-    reasons = [(code, n, REASON_TEXT.get(code, "")) for code, n in filter_reasons(run_dir).items()]
+    words = {**REASON_TEXT, **{code: question for code, question, _ in INTEGRITY_CHECKS if code not in REASON_TEXT}}
+    reasons = [(code, n, words.get(code, "")) for code, n in filter_reasons(run_dir).items()]
     found = models(binned)
     outside = ((read_json(run_dir / "bin" / "summary.json") or {}).get("outside") or {}).get("total", 0)
     return CardFacts(
@@ -250,7 +251,62 @@ def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins, binned
         chains_remeasured=_chains_remeasured(run_dir),
         mutation=mutation_summary(binned),
         lineage=lineage_summary(run_dir, binned),
+        integrity=_integrity(binned, bins, infos, filter_stats),
     )
+
+
+# The checks that keep a reward from being earned without solving, in the card's words: (reason
+# code, what the check asks, the filter setting that turns it on or sets it, if any).
+INTEGRITY_CHECKS = (
+    (
+        "trivial",
+        "a constant or a one-line function (len, sum, sorted, ...) reproduces every output (induction, at generation)",
+        None,
+    ),
+    (
+        "weak_tests",
+        "the inputs do not tell f from its near misses (mutation score below the minimum)",
+        "min_mutation_score",
+    ),
+    (
+        "guessable",
+        "a strategy with no understanding earns the reward (chance rate at or above the maximum)",
+        "max_chance_rate",
+    ),
+    ("contaminated", "the problem overlaps an evaluation benchmark or a reference text", None),
+    ("near_duplicate", "a near-duplicate (MinHash) of a problem that was kept", None),
+)
+
+
+def _integrity(binned, bins, infos, filter_stats: dict) -> dict:
+    """The card's integrity section: per environment and bin the distributions of chance rates,
+    mutation scores and interval widths; the chance summary; every check with what it dropped."""
+    recorded = (infos.get("filter").settings if infos.get("filter") else None) or {}
+    counts = filter_stats.get("reasons") or {}
+    cont = filter_stats.get("contamination") or {}
+    checks = []
+    for code, question, setting in INTEGRITY_CHECKS:
+        if setting is not None:
+            value = recorded.get(setting)
+            state = "off" if value is None else f"`--{setting.replace('_', '-')} {value:g}`"
+        elif code == "contaminated":
+            ran = cont.get("benchmarks") or cont.get("references")
+            state = ", ".join([*(cont.get("benchmarks") or {}), *(cont.get("references") or [])]) if ran else "off"
+        elif code == "near_duplicate":
+            dedup = recorded.get("dedup") or {}
+            state = (
+                f"Jaccard >= {dedup['threshold']:g}" if dedup.get("enabled", True) and "threshold" in dedup else "off"
+            )
+        else:
+            state = "always"
+        checks.append({"check": code, "question": question, "setting": state, "dropped": int(counts.get(code, 0) or 0)})
+    return {
+        "table": integrity_table(binned, [b.name for b in bins]),
+        "chance": chance_summary(binned),
+        "checks": checks,
+        "filtered": bool(filter_stats),
+        "unmeasured_kept": (filter_stats.get("chance") or {}).get("unmeasured"),
+    }
 
 
 def _measured_rows(binned, configs):
@@ -297,6 +353,7 @@ def _provenance(facts: CardFacts) -> dict:
         "drop_reasons": {code: n for code, n, _ in facts.drop_reasons},
         "measurement": facts.measurement,
         "mutation": facts.mutation,
+        "integrity": facts.integrity,
         "lineage": facts.lineage,
         "format": facts.format,
         **({"export": _format_provenance(facts.exported)} if facts.exported else {}),

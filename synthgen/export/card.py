@@ -4,8 +4,10 @@ The header (configs, features, split sizes, license, size category, tags) is bui
 libraries that read it back: `datasets` turns each config's Arrow schema into its `features`
 and writes `configs`/`dataset_info` the way `load_dataset` expects them, and `huggingface_hub`'s
 `DatasetCardData` writes the rest. The prose comes from templates/card.md.j2: how the data was
-made, the teacher and student models, the settings of every stage with their hashes, counts per
-environment and bin, why rows were dropped, the fields, and the known limits. A `--format` other
+made, the teacher and student models, the settings of every stage with their hashes, the
+integrity section (per environment and bin the chance rates, mutation scores and interval widths,
+the contamination result and what each check dropped), counts per environment and bin, why rows
+were dropped, the fields, and the known limits. A `--format` other
 than hf replaces the loading section with templates/train.md.j2: which trainer the files are for,
 the command line or code that points it at them, the splits and how they were drawn.
 """
@@ -87,6 +89,10 @@ FIELD_TEXT: dict[str, str] = {
     "mutants": "mutants and baselines scored",
     "mutants_caught": "mutants and baselines the inputs caught",
     "surviving_mutants": "kinds of the near misses that passed (arithmetic, comparison, boundary, constant, ...)",
+    "chance_rate": "the reward's rate under the best strategy with no understanding of the problem (an empty "
+    "value, a coin flip, echoing the input, memorising the visible pairs, random inputs), scored by the "
+    "environment's own verifier: a pass rate near it says nothing about skill",
+    "chance_strategies": "the no-skill strategies that reach the chance rate (empty when it is 0)",
     # `synthgen calibrate`: the measurement a re-measured pass rate replaced (empty otherwise).
     "prior_pass_rate": "the pass rate before `synthgen calibrate` re-measured it with another student",
     "prior_pass_rate_low": "lower end of the prior pass rate's 95% Wilson interval",
@@ -168,6 +174,7 @@ class CardFacts:
     chains_remeasured: bool = False  # `synthgen chain --remeasure` measured the chain steps anew on purpose
     mutation: dict[str, Any] | None = None  # synthgen.store.measurement.mutation_summary of the binned rows
     lineage: dict[str, Any] | None = None  # synthgen.export.lineage.lineage_summary
+    integrity: dict[str, Any] | None = None  # synthgen.export._integrity: chance, mutation, widths, checks
     format: str = "hf"
     exported: dict[str, Any] | None = None  # a trainer format's splits, files and commands (synthgen.export)
 

@@ -3,7 +3,7 @@
     prompt = student_prompt(row)        # [{"role": "user", "content": ...}], as `synthgen train` renders it
     truth = ground_truth(row)           # one JSON string: everything a verifier needs, nothing else
     problem = problem_of(truth)         # back to a synthgen.envs Problem (GroundTruthError if malformed)
-    meta = measurement(row)             # pass rate, interval, measured_by, bin, chain, mutation score
+    meta = measurement(row)             # pass rate, interval, measured_by, bin, chain, mutation score, chance
 
 `row` is a PROBLEMS row (synthgen.store.records) with, where known, its bin (`difficulty`) and its
 chain (`chain_id`, `level`, `position`). The ground truth is a JSON string rather than a nested
@@ -41,6 +41,7 @@ MEASUREMENT = pa.struct(
         pa.field("measured_by", pa.string()),
         pa.field("student_model", pa.string()),
         pa.field("mutation_score", pa.float64()),
+        pa.field("chance_rate", pa.float64()),  # the reward's rate under the best no-skill strategy
         pa.field("chain_id", pa.string()),
         pa.field("level", pa.string()),
         pa.field("position", pa.int16()),

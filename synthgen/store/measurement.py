@@ -247,3 +247,123 @@ def mutation_summary(frame: pl.DataFrame | None, buckets: int = 10) -> dict[str,
         "by_env_turn": per.to_dicts(),
         "surviving_kinds": {k: int(n) for k, n in kinds.iter_rows()},
     }
+
+
+# -- chance level (synthgen.envs.chance) --------------------------------------------------------------
+CHANCE_COLUMNS = ("env", "valid", "pass_rate", "chance_rate", "chance_strategies")
+GUESSABLE_AT = 0.5  # the chance rate from which the summaries count a problem as guessable (a coin flip's)
+
+
+def above_chance(pass_rate: float | None, chance_rate: float | None) -> float | None:
+    """The pass rate above chance, (p - c) / (1 - c): the share of the room chance leaves that the
+    student took (Cohen's kappa for one rater against a no-skill baseline). 0 at chance, 1 when
+    always solved, negative when the student does worse than the no-skill strategy; None without a
+    chance rate or at c = 1, where the reward says nothing about skill."""
+    if pass_rate is None or chance_rate is None or chance_rate >= 1:
+        return None
+    return (pass_rate - chance_rate) / (1 - chance_rate)
+
+
+def above_chance_expr(p: pl.Expr | None = None, c: pl.Expr | None = None) -> pl.Expr:
+    """`above_chance` as a polars expression (null where it is None)."""
+    p = pl.col("pass_rate") if p is None else p
+    c = pl.col("chance_rate") if c is None else c
+    return pl.when(c.is_not_null() & (c < 1)).then((p - c) / (1 - c)).otherwise(None)
+
+
+def _stats(values: list[float]) -> dict[str, Any]:
+    if not values:
+        return {"n": 0}
+    series = pl.Series(values, dtype=pl.Float64)
+    return {
+        "n": len(values),
+        "mean": round(float(series.mean()), 4),
+        **{f"p{q}": round(float(series.quantile(q / 100, "nearest")), 4) for q in (10, 50, 90)},
+        "max": round(float(series.max()), 4),
+    }
+
+
+def chance_summary(frame: pl.DataFrame | None, buckets: int = 10) -> dict[str, Any] | None:
+    """The chance rates of valid rows: how many were measured, their distribution, per environment
+    (with how many sit at a coin flip's rate or above, and at 1), the strategies that won, and the
+    mean pass rate above chance; None without any row."""
+    if frame is None or "chance_rate" not in frame.columns:
+        return None
+    if "valid" in frame.columns:
+        frame = frame.filter(pl.col("valid"))
+    if frame.height == 0:
+        return None
+    measured = frame.filter(pl.col("chance_rate").is_not_null())
+    counts = [0] * buckets
+    for v in measured["chance_rate"].to_list():
+        counts[min(buckets - 1, int(v * buckets))] += 1
+    by_env = {}
+    for env in sorted(frame["env"].unique().to_list()):
+        part = measured.filter(pl.col("env") == env)
+        rates = part["chance_rate"].to_list()
+        by_env[env] = {
+            **_stats(rates),
+            "unmeasured": frame.filter(pl.col("env") == env).height - part.height,
+            "guessable": sum(1 for v in rates if v >= GUESSABLE_AT),
+            "always": sum(1 for v in rates if v >= 1),
+        }
+    won = measured["chance_strategies"].explode().drop_nulls() if "chance_strategies" in measured.columns else None
+    kinds = won.str.split(":").list.first().value_counts(sort=True) if won is not None and len(won) else None
+    above = None
+    if "pass_rate" in measured.columns:
+        values = measured.select(above_chance_expr().alias("a"))["a"].drop_nulls()
+        above = round(float(values.mean()), 4) if len(values) else None
+    rates = measured["chance_rate"].to_list()
+    return {
+        "rows": frame.height,
+        "measured": measured.height,
+        **{k: v for k, v in _stats(rates).items() if k != "n"},
+        "guessable_at": GUESSABLE_AT,
+        "guessable": sum(1 for v in rates if v >= GUESSABLE_AT),
+        "always": sum(1 for v in rates if v >= 1),
+        "histogram": counts,
+        "by_env": by_env,
+        "strategies": {str(k): int(n) for k, n in kinds.iter_rows()} if kinds is not None else {},
+        "mean_pass_rate_above_chance": above,
+    }
+
+
+INTEGRITY_COLUMNS = ("env", "difficulty", "chance_rate", "mutation_score", *INTERVAL_COLUMNS)
+
+
+def integrity_table(frame: pl.DataFrame | None, order: list[str] | None = None) -> list[dict[str, Any]]:
+    """Per (environment, bin): the distribution of chance rates, mutation scores and 95% interval
+    widths of the pass rates, the card's integrity section (rows of older runs without a chance rate
+    count as unmeasured)."""
+    if frame is None or frame.height == 0:
+        return []
+    frame = with_intervals(frame) if "pass_rate" in frame.columns else frame
+    if "difficulty" not in frame.columns:
+        frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias("difficulty"))
+    rank = {name: i for i, name in enumerate(order or [])}
+    out = []
+    groups = frame.group_by("env", "difficulty").agg(pl.len()).rows()
+    for env, difficulty, _ in sorted(groups, key=lambda g: (str(g[0]), rank.get(g[1], len(rank)), str(g[1]))):
+        part = frame.filter((pl.col("env") == env) & pl.col("difficulty").eq_missing(difficulty))
+        chance = [v for v in part["chance_rate"].to_list() if v is not None] if "chance_rate" in part.columns else []
+        score = (
+            [v for v in part["mutation_score"].to_list() if v is not None] if "mutation_score" in part.columns else []
+        )
+        width = []
+        if "pass_rate_low" in part.columns:
+            width = [
+                h - lo
+                for lo, h in part.select("pass_rate_low", "pass_rate_high").rows()
+                if lo is not None and h is not None
+            ]
+        out.append(
+            {
+                "env": env,
+                "bin": difficulty,
+                "rows": part.height,
+                "chance": {**_stats(chance), "guessable": sum(1 for v in chance if v >= GUESSABLE_AT)},
+                "mutation": _stats(score),
+                "width": _stats(width),
+            }
+        )
+    return out

@@ -10,7 +10,8 @@ parts with mixed schemas never meet in a concat. What is checked:
   fit, large_string for string, ...); a string pass rate is a wrong type, never parsed;
 - no nulls in non-nullable columns, no NaN and nothing outside [0, 1] in fraction columns, and
   only known values in enumerated columns (environment names, chain levels);
-- the schema version in the file's metadata, when present, is the one this synthgen reads.
+- the schema version in the file's metadata, when present, is one this synthgen reads (the
+  current one, or an older one whose missing columns read as null).
 
 Any failure is a one-line `UserError` (exit 2).
 """
@@ -27,7 +28,15 @@ import pyarrow.parquet as pq
 
 from synthgen.errors import UserError
 from synthgen.settings.base import ENV_NAMES
-from synthgen.store.records import CHAIN_LINKS, PROBLEMS, REJECTS_EXTRA, SCHEMA_VERSION, SEEDS, with_fields
+from synthgen.store.records import (
+    CHAIN_LINKS,
+    PROBLEMS,
+    READABLE_VERSIONS,
+    REJECTS_EXTRA,
+    SCHEMA_VERSION,
+    SEEDS,
+    with_fields,
+)
 
 META_PREFIX = "synthgen."
 LEVELS = ("hard", "medium", "easy")
@@ -70,7 +79,7 @@ def problems_like(name: str, schema: pa.Schema) -> TableSpec:
         schema,
         also_required=("problem_id", "code", "pass_rate"),
         enums={"env": ENV_NAMES},
-        fractions=("pass_rate", "pass_rate_low", "pass_rate_high", "mutation_score", "prior_pass_rate"),
+        fractions=("pass_rate", "pass_rate_low", "pass_rate_high", "mutation_score", "prior_pass_rate", "chance_rate"),
     )
 
 
@@ -119,8 +128,11 @@ def compatible(got: pa.DataType, want: pa.DataType) -> bool:
 def check_schema(schema: pa.Schema, spec: TableSpec, path: Path, columns: Sequence[str] | None = None) -> None:
     """Column presence and types of one file, from its footer (no data read)."""
     version = file_metadata_of(schema).get("schema_version")
-    if version is not None and version != SCHEMA_VERSION:
-        raise UserError(f"{path} has schema version {version}; this synthgen reads version {SCHEMA_VERSION}")
+    if version is not None and version not in READABLE_VERSIONS:
+        readable = ", ".join(READABLE_VERSIONS)
+        raise UserError(
+            f"{path} has schema version {version}; this synthgen reads versions {readable} (writes {SCHEMA_VERSION})"
+        )
     for name in spec.columns(columns):
         if name not in schema.names:
             if name in spec.required:

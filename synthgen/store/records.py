@@ -2,7 +2,8 @@
 
 Schemas are written out field by field (never inferred) so that shards from different runs,
 machines and versions line up; `SCHEMA_VERSION` goes into every file's metadata and changes
-whenever a schema does.
+whenever a schema does. `READABLE_VERSIONS` are the versions this synthgen still reads: a newer one
+only adds nullable columns, which read as null from an older file (synthgen.store.record_checks).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "2"
+# 3: PROBLEMS gained chance_rate and chance_strategies (synthgen.envs.chance).
+SCHEMA_VERSION = "3"
+READABLE_VERSIONS = ("2", "3")
 
 SEEDS = pa.schema(
     [
@@ -95,6 +98,11 @@ PROBLEMS = pa.schema(
         pa.field("mutants", pa.int32()),  # mutants and baselines scored
         pa.field("mutants_caught", pa.int32()),
         pa.field("surviving_mutants", pa.list_(pa.string())),  # kinds of the survivors, one per survivor
+        # Can the reward be earned without solving? (synthgen.envs.chance) The best no-skill strategy's
+        # success rate, scored by the environment's own verifier, and the strategies that reach it
+        # (empty when it is 0); null when not measured (older runs, --no-chance-probes).
+        pa.field("chance_rate", pa.float64()),
+        pa.field("chance_strategies", pa.list_(pa.string())),
         # `synthgen calibrate` re-measured the pass rate above with another student; these hold the
         # measurement it replaced (null on rows never calibrated).
         pa.field("prior_pass_rate", pa.float64()),

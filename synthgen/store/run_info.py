@@ -51,6 +51,7 @@ REASON_TEXT: dict[str, str] = {
     R.NEAR_DUPLICATE: "a near-duplicate (MinHash) of a problem that was kept",
     R.CONTAMINATED: "overlaps a reference text (e.g. a benchmark)",
     R.WEAK_TESTS: "its inputs do not tell f from near misses (mutation score below the minimum)",
+    R.GUESSABLE: "a strategy with no understanding earns the reward (chance rate at or above the maximum)",
 }
 
 

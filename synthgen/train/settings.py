@@ -125,7 +125,7 @@ class EvalSettings(Section):
     @model_validator(mode="after")
     def _k_fits(self):
         if any(k < 1 or k > self.samples for k in self.k):
-            raise ValueError(f"every k must be in 1..samples ({self.samples}), got {self.k}")
+            raise ValueError(f"every k must be between 1 and samples ({self.samples}), got {self.k}")
         return self
 
 

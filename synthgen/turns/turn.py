@@ -142,7 +142,18 @@ class TurnRunner:
             return TurnOutcome(row, infra="sandbox", cause=f"sandbox: {verdict.detail}" if verdict.detail else None)
         if not verdict.valid:
             return TurnOutcome(self._reject(row, verdict.reason, verdict.detail))
-        # The mutation score runs in the sandbox while the student's request is out.
+        return await self._evaluate_beside_probes(row, req, problem)
+
+    async def measure(self, req: TurnRequest, row: dict[str, Any], problem: Problem) -> TurnOutcome:
+        """Only the student part of a turn, on a problem that exists (`synthgen calibrate`): M attempts
+        scored in the sandbox; `row` (the problem's own row) gets the new measurement, and the
+        mutation score and chance level measured anew beside it, as generate measures them."""
+        row = dict(row, attempts=self.settings.attempts, student_tokens_in=0, student_tokens_out=0)
+        return await self._evaluate_beside_probes(row, req, problem)
+
+    async def _evaluate_beside_probes(self, row: dict[str, Any], req: TurnRequest, problem: Problem) -> TurnOutcome:
+        """The student's M attempts, with the mutation score and the chance probes (one sandbox job
+        per problem) running in the sandbox while the student's request is out."""
         scoring = asyncio.ensure_future(self._mutation_score(req, problem))
         self.side_tasks.add(scoring)
         scoring.add_done_callback(self.side_tasks.discard)
@@ -159,17 +170,16 @@ class TurnRunner:
             self.mutation_sandbox_s += result.sandbox_s
         return outcome
 
-    async def measure(self, req: TurnRequest, row: dict[str, Any], problem: Problem) -> TurnOutcome:
-        """Only the student part of a turn, on a problem that exists (`synthgen calibrate`): M attempts
-        scored in the sandbox; `row` (the problem's own row) gets the new measurement."""
-        row = dict(row, attempts=self.settings.attempts, student_tokens_in=0, student_tokens_out=0)
-        return await self._evaluate(row, req, problem)
-
     async def _mutation_score(self, req: TurnRequest, problem: Problem):
         cfg = getattr(self.settings, "mutation", None)
-        if cfg is None or not cfg.enabled:
+        mutate = cfg is not None and cfg.enabled
+        probes = cfg is None or cfg.chance_probes
+        if not (mutate or probes):
             return None
-        return await req.env.mutation_score(problem, self.pool, self.settings.sandbox, cfg.max_mutants)
+        limit = cfg.max_mutants if cfg is not None else 32
+        return await req.env.mutation_score(
+            problem, self.pool, self.settings.sandbox, limit, mutate=mutate, probes=probes
+        )
 
     async def _evaluate(self, row: dict[str, Any], req: TurnRequest, problem: Problem) -> TurnOutcome:
         m = self.settings.attempts

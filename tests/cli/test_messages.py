@@ -65,6 +65,8 @@ def test_a_stage_being_written_is_named_running_with_its_pid_not_absent(cli, tmp
         assert f"`synthgen generate` is still writing {generate.path} (pid {writer.pid} on host" in err
         assert "first" not in err  # not "run synthgen generate first"
         assert running_note(generate).startswith(f"running (pid {writer.pid} on host")
+        rc, out, err = cli("stats", run_dir)
+        assert rc == 0 and f"running (pid {writer.pid} on host" in out + err, out + err
     finally:
         writer.stdin.close()
         writer.wait()

@@ -13,7 +13,8 @@ from synthgen.train.run import check_bins
 
 
 def test_demo_runs_every_stage_its_chains_train_on_three_levels_and_a_rerun_skips(cli, tmp_path):
-    args = ("demo", "--run-dir", tmp_path, "--seeds", "24", "--turns", "5", "--attempts", "8", "--no-progress")
+    # Six turns, as the demo_run fixture (tests/conftest.py says why).
+    args = ("demo", "--run-dir", tmp_path, "--seeds", "24", "--turns", "6", "--attempts", "8", "--no-progress")
     rc, _, err = cli(*args)
     assert rc == 0, err
     problems = StageDir(tmp_path, "generate")

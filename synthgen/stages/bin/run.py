@@ -16,6 +16,11 @@ sha256(seed, turn_id) is smallest, so the choice depends only on the seed and th
 per bin; `--plot FILE.png` draws them (matplotlib, the `plot` extra). See settings.py beside this file for the
 boundary rule.
 
+Where the rows carry a chance rate (synthgen.envs.chance), the summary's `chance` and a terminal
+table say per bin how many problems a no-skill strategy solves at least half the time, and the
+mean pass rate above chance, (p - c) / (1 - c) (synthgen.store.measurement.above_chance): a bin
+of pass rates near 0.5 whose rate above chance is near 0 holds coin flips, not medium problems.
+
 The filter output must be finished (`--allow-partial` reads what is, and says so). `bin/` is
 built beside the old folder and swapped in under a lock, with `bin/bin.done` inside it, so a
 killed bin leaves the old bins or none.
@@ -36,7 +41,14 @@ from synthgen.errors import UserError
 from synthgen.stages.bin.settings import Bin, BinSettings
 from synthgen.store.files import file_metadata, write_parquet_atomic, write_text_atomic
 from synthgen.store.layout import StageDir
-from synthgen.store.measurement import INTERVAL_COLUMNS, describe, measurements, with_intervals
+from synthgen.store.measurement import (
+    GUESSABLE_AT,
+    INTERVAL_COLUMNS,
+    above_chance_expr,
+    describe,
+    measurements,
+    with_intervals,
+)
 from synthgen.store.paths import output_folder
 from synthgen.store.readiness import read_input
 from synthgen.store.record_checks import BINNED_SPEC
@@ -165,6 +177,43 @@ def show(df: pl.DataFrame, written: pl.DataFrame, bins: list[Bin], console: Cons
         f"{b.name} {b.label()}": written.filter(pl.col("difficulty") == b.name)["pass_rate"].to_list() for b in bins
     }
     console.print(histogram_table("pass rates per bin (as written)", by_bin))
+    chance = chance_by_bin(written, bins)
+    if any(c["measured"] for c in chance.values()):
+        table = Table(title="pass rates against chance per bin (as written)", title_justify="left", show_edge=False)
+        for name in ("bin", "measured", "mean chance", f"chance >= {GUESSABLE_AT:g}", "mean pass rate", "above chance"):
+            table.add_column(name, justify="left" if name == "bin" else "right")
+        for name, c in chance.items():
+            shown = [c["mean_chance_rate"], c["mean_pass_rate"], c["mean_above_chance"]]
+            table.add_row(
+                name,
+                str(c["measured"]),
+                *(("-" if v is None else f"{v:.3f}") for v in shown[:1]),
+                str(c["guessable"]),
+                *(("-" if v is None else f"{v:.3f}") for v in shown[1:]),
+            )
+        console.print(table)
+
+
+def chance_by_bin(frame: pl.DataFrame, bins: list[Bin]) -> dict[str, dict]:
+    """Per bin: rows with a chance rate, their mean, how many are at a coin flip's rate or above, and
+    the mean pass rate and pass rate above chance (synthgen.store.measurement.above_chance)."""
+    out = {}
+    for b in bins:
+        part = frame.filter(pl.col("difficulty") == b.name)
+        measured = part.filter(pl.col("chance_rate").is_not_null()) if "chance_rate" in part.columns else part.clear()
+        above = measured.select(above_chance_expr().alias("a"))["a"].drop_nulls()
+
+        def mean(values: pl.Series) -> float | None:
+            return round(float(values.mean()), 4) if len(values) else None
+
+        out[b.name] = {
+            "measured": measured.height,
+            "mean_chance_rate": mean(measured["chance_rate"]),
+            "guessable": int((measured["chance_rate"] >= GUESSABLE_AT).sum()),
+            "mean_pass_rate": mean(measured["pass_rate"].drop_nulls()),
+            "mean_above_chance": mean(above),
+        }
+    return out
 
 
 def pyplot():
@@ -244,7 +293,7 @@ def run(
         table = found.read_table()
         columns = ["turn_id", "env", "pass_rate", "scored", "pass_rate_low", "pass_rate_high"]
         columns += ["measured_by", "student_model", "student_effort", "student_temperature", "attempts"]
-        columns += ["sandbox_isolation", "synthgen_version", "student_endpoint"]
+        columns += ["sandbox_isolation", "synthgen_version", "student_endpoint", "chance_rate"]
         df = assign(with_intervals(pl.from_arrow(table.select(columns))).with_row_index("_row"), bins)
         df = df.with_columns(straddling(df, bins))
         inside = df.filter(pl.col("difficulty").is_not_null())
@@ -282,6 +331,8 @@ def run(
             "straddling": {b.name: straddle.get(b.name, 0) for b in bins},
             "straddling_total": sum(straddle.values()),
             "measurements": measurements(inside),
+            # Per bin as written: the chance rates and the pass rate above chance (synthgen.envs.chance).
+            "chance": chance_by_bin(written, bins),
             "outside": outside,
             "outside_written": settings.write_outside,
             "by_env": {

@@ -11,7 +11,11 @@ line, through the same LLM client, sandbox and environment scoring as `generate`
 `RUN_DIR/calibrate/` as its input row with the new measurement in `pass_rate`, `correct`,
 `scored`, the interval and the provenance columns (synthgen.store.measurement), and the measurement it
 replaces in `prior_pass_rate`, `prior_pass_rate_low`/`_high`, `prior_student_model`,
-`prior_measured_by` and `prior_difficulty` (its bin in the input, when it had one). `bin
+`prior_measured_by` and `prior_difficulty` (its bin in the input, when it had one). The mutation
+score and the chance level (synthgen.envs.chance: `chance_rate`, `chance_strategies`) are measured
+anew in the same sandbox job as generate measures them, so any set, an imported one or one made
+before synthgen measured chance, gets them; `bin` and `stats` then read the new pass rates against
+chance, and `filter --input-dir RUN_DIR/calibrate` drops the guessable ones. `bin
 --input-dir RUN_DIR/calibrate` bins by the new pass rates (and refuses to mix them with other
 measurements); `train --data` reads the result of that bin like any other.
 

@@ -11,6 +11,10 @@ rules below in order; the first rule that fires is the row's one reject reason
                                 [band_low, band_high] is closed, default [0.01, 0.97] (the paper's Section 4.1)
 3b. weak tests                  weak_tests: mutation score below --min-mutation-score, or none
                                 measured (only with that flag; synthgen.envs.mutation)
+3c. guessable                   guessable: chance rate at or above --max-chance-rate (default 0.5):
+                                a strategy with no understanding earns the reward at least that
+                                often (synthgen.envs.chance); a row without a chance rate (an
+                                older run, --no-chance-probes) is kept and counted as unmeasured
 4. benchmark overlap            contaminated (synthgen.stages.filter.contamination), only with --reference
 5. near-duplicate               near_duplicate (synthgen.stages.filter.dedup) among the rows still standing,
                                 across all shards, and against earlier runs' kept sets
@@ -120,6 +124,24 @@ def mutation_reasons(df: pl.DataFrame, alive: np.ndarray, minimum: float | None)
             kinds = ", ".join(f"{k} x{n}" for k, n in Counter(surviving or []).most_common())
             hits[i] = f"mutation score {score:.3g} ({caught}/{total} caught) below {minimum}; surviving: {kinds}"
     return hits
+
+
+def chance_reasons(df: pl.DataFrame, alive: np.ndarray, maximum: float | None) -> tuple[dict[int, str], dict]:
+    """Rule 3c: {row: detail} for rows among `alive` whose chance rate is at or above `maximum`, and a summary."""
+    if "chance_rate" not in df.columns:
+        return {}, {"max_chance_rate": maximum, "guessable": 0, "unmeasured": int(alive.sum())}
+    hits: dict[int, str] = {}
+    unmeasured = 0
+    cols = ["chance_rate", "chance_strategies", "pass_rate"]
+    for i, (rate, strategies, p) in enumerate(df.select(cols).iter_rows()):
+        if not alive[i]:
+            continue
+        if rate is None:
+            unmeasured += 1
+        elif maximum is not None and rate >= maximum:
+            won = ", ".join(strategies or []) or "?"
+            hits[i] = f"chance rate {rate:.3g} (by {won}) at or above {maximum:g}; pass rate {p:.4g}"
+    return hits, {"max_chance_rate": maximum, "guessable": len(hits), "unmeasured": unmeasured}
 
 
 def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings) -> tuple[dict[int, str], dict]:
@@ -257,13 +279,16 @@ def decide(
     alive = np.array([r is None for r in reasons], dtype=bool)
     for i, detail in mutation_reasons(df, alive, settings.min_mutation_score).items():
         reasons[i], details[i], alive[i] = R.WEAK_TESTS, detail, False
+    hits, chance = chance_reasons(df, alive, settings.max_chance_rate)
+    for i, detail in hits.items():
+        reasons[i], details[i], alive[i] = R.GUESSABLE, detail, False
     hits, contamination = contamination_reasons(df, alive, settings)
     for i, detail in hits.items():
         reasons[i], details[i], alive[i] = R.CONTAMINATED, detail, False
     hits, near = dedup_reasons(df, alive, settings, prior)
     for i, detail in hits.items():
         reasons[i], details[i] = R.NEAR_DUPLICATE, detail
-    return reasons, details, {"contamination": contamination, "dedup": near}
+    return reasons, details, {"chance": chance, "contamination": contamination, "dedup": near}
 
 
 # -- the stage --------------------------------------------------------------------------------------

@@ -11,6 +11,13 @@ solutions passes all of its own tests in the sandbox (LiveCodeBench gives none: 
 The output is laid out like `bin`'s (`<difficulty>/part-00000.parquet` plus a marker, rebuilt
 beside the old folder and swapped in), so `train --data` reads it as a finished source.
 Rejects go to `<output>/rejects.jsonl` (key, reason), counts to `<output>/import_summary.json`.
+
+Every imported problem gets its chance level (synthgen.envs.chance: `chance_rate`,
+`chance_strategies`): a program that prints the public tests' outputs passes when the hidden tests
+repeat the public ones, and an empty program when every expected output is blank. Such a problem
+is kept (an imported set is the user's to curate) and counted in the summary's `chance`; once
+`calibrate` has measured its pass rate, `bin` and `stats` read that against chance and `filter
+--input-dir RUN_DIR/calibrate` drops it as guessable.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from synthgen.stages.importer import formats
 from synthgen.store import records
 from synthgen.store.files import file_metadata, write_text_atomic
 from synthgen.store.layout import StageDir
+from synthgen.store.measurement import GUESSABLE_AT
 from synthgen.store.paths import output_folder
 
 SUFFIXES = (".parquet", ".jsonl", ".jsonl.gz", ".json")
@@ -156,7 +164,10 @@ async def _import(settings, rows: list[dict], name: str, digest: str):
         if id(real) in failed:
             rejects.append({"key": real.key, "reason": failed[id(real)]})
         else:
-            kept.append(_row(real, name, digest))
+            row = _row(real, name, digest)
+            # Nothing runs for a contest problem's chance strategies (they print stored text).
+            row.update((await env.chance_result(real.problem, [])).to_fields())
+            kept.append(row)
     return kept, rejects
 
 
@@ -198,6 +209,10 @@ def run(settings, force: bool = False) -> None:
             "tests_per_problem": {"min": min(tests), "mean": round(sum(tests) / len(tests), 2), "max": max(tests)},
             "call_based": sum(1 for r in kept if r.get("test_code")),
             "checked_by_solution": sum(1 for r in kept if r.get("code")),
+            "chance": {
+                "guessable": sum(1 for r in kept if (r.get("chance_rate") or 0) >= GUESSABLE_AT),
+                "strategies": dict(Counter(s for r in kept for s in r.get("chance_strategies") or [])),
+            },
         }
         write_text_atomic(build.path / "import_summary.json", json.dumps(summary, indent=1) + "\n")
         write_text_atomic(build.path / "rejects.jsonl", "".join(json.dumps(r) + "\n" for r in rejects))
@@ -207,3 +222,9 @@ def run(settings, force: bool = False) -> None:
         f"on average, {summary['checked_by_solution']} checked by a reference solution); {len(rejects)} rejected"
         + (f": {summary['reject_reasons']}" if rejects else "")
     )
+    if summary["chance"]["guessable"]:
+        print(
+            f"import: {summary['chance']['guessable']} problems earn the reward without solving at least half the "
+            f"time ({summary['chance']['strategies']}): their tests repeat the public ones or expect nothing "
+            "(chance_rate; calibrated, `synthgen filter` drops them as guessable)"
+        )

@@ -17,6 +17,9 @@ is counted as far as it is written (`shards_done` says how far). Numbers:
 - the sets the run offers for `train --data` and export (synthgen.stages.stats.training_sets): the
   filter's kept set, the bins together and one by one, the chains and their disjoint baseline,
   each with its folder and counts per split;
+- chance levels (synthgen.envs.chance) of the valid generated rows and of the kept ones: their
+  distribution, how many a no-skill strategy solves at least half the time, per environment, the
+  strategies that won, and the mean pass rate above chance, (p - c) / (1 - c);
 - the generate stage's cost in the keys `synthgen plan` estimates: requests, prompt and completion
   tokens, sandbox jobs, GPU-hours and wall time (at the throughput flags), and per kept problem.
   The count is the rows' token columns, as the generate stage's
@@ -42,7 +45,15 @@ from synthgen.stages.plan import cost as costs
 from synthgen.stages.stats.settings import StatsSettings
 from synthgen.stages.stats.training_sets import training_sets
 from synthgen.store.layout import StageDir
-from synthgen.store.measurement import EVIDENCE_COLUMNS, MUTATION_COLUMNS, evidence, mutation_summary
+from synthgen.store.measurement import (
+    CHANCE_COLUMNS,
+    EVIDENCE_COLUMNS,
+    MUTATION_COLUMNS,
+    chance_summary,
+    evidence,
+    mutation_summary,
+)
+from synthgen.store.status import running_note
 from synthgen.turns.report import TOKEN_COLUMNS as TOKENS
 from synthgen.turns.report import TOKEN_RULE
 
@@ -112,7 +123,9 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
             "shards_done": len(generate.done_shards()),
         }
     else:
-        stages["generate"] = None
+        # Before its first part, a generate that is running is not absent: say so, with its writer.
+        note = running_note(generate)
+        stages["generate"] = {"state": note} if note else None
     stages["filter"] = (
         None
         if kept_frame is None and filter_stats is None
@@ -163,6 +176,10 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         "generated": evidence(read_columns(generate, EVIDENCE_COLUMNS)),
         "straddling": (bin_summary or {}).get("straddling"),
         "mutation": mutation_summary(read_columns(generate, MUTATION_COLUMNS)),
+        "chance": {
+            "generated": chance_summary(read_columns(generate, CHANCE_COLUMNS)),
+            "kept": chance_summary(read_columns(StageDir.of(run, "filter"), CHANCE_COLUMNS)),
+        },
     }
     if kept_frame is not None:
         out.setdefault("pass_rate_histograms", {})["kept"] = {

@@ -97,6 +97,16 @@ def show(data: dict[str, Any], console: Console) -> None:
             f"mutation score of {mutation['rows']} valid problems: mean {mutation['mean']}, "
             f"median {q['p50']}, p10 {q['p10']}, p90 {q['p90']}"
         )
+    for kind, found in ((data.get("measurement") or {}).get("chance") or {}).items():
+        if not found or not found["measured"]:
+            continue
+        each = ", ".join(f"{env} {c['guessable']}/{c['n']}" for env, c in found["by_env"].items() if c["n"])
+        above = found["mean_pass_rate_above_chance"]
+        console.print(
+            f"chance rate of {found['measured']} {kind} problems ({found['rows'] - found['measured']} unmeasured): "
+            f"mean {found['mean']}, at or above {found['guessable_at']:g}: {found['guessable']} ({each}), "
+            f"at 1: {found['always']}; mean pass rate above chance {'-' if above is None else above}"
+        )
     straddling = (data.get("measurement") or {}).get("straddling")
     if straddling and any(straddling.values()):
         each = ", ".join(f"{k} {v}" for k, v in straddling.items() if v)

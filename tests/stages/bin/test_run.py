@@ -200,7 +200,7 @@ def test_custom_bins_from_config(tmp_path):
         (["--scheme", "custom", "--bins", "a=0.1:0.5,b=0.4:0.9"], "overlap"),
         (["--scheme", "custom", "--bins", "easy-medium=0.1:0.5"], "must match"),
         (["--scheme", "custom", "--bins", "a=0.5:0.1"], "low < high"),
-        (["--scheme", "custom"], "needs bins"),
+        (["--scheme", "custom"], "needs --bins"),
         (["--scheme", "weird"], "scheme"),
         (["--bins", "a=0:1"], "only read with scheme 'custom'"),
     ],

@@ -101,6 +101,7 @@ def crafted_rows(reference_text: str) -> dict[str, dict]:
     twin = code_for(n + 6).replace("acc_", "total_").replace("item", "elem").replace("    ", "  ")
     rows[R.NEAR_DUPLICATE] = make_row(n + 7, code=twin, message=rows["kept"]["message"], pass_rate=0.25, correct=8)
     rows[R.WEAK_TESTS] = make_row(n + 8, mutation_score=0.2, mutants_caught=2, surviving_mutants=["constant"] * 8)
+    rows[R.GUESSABLE] = make_row(n + 9, chance_rate=0.5, chance_strategies=["coin"])  # at the default maximum
     return rows
 
 
@@ -324,7 +325,7 @@ def test_wrong_table_is_exit_2(tmp_path, capsys):
 @pytest.mark.parametrize(
     "config,words",
     [
-        ("filter: {band_low: 0.9, band_high: 0.1}\n", "band_low"),
+        ("filter: {band_low: 0.9, band_high: 0.1}\n", "--band-low (0.9) exceeds --band-high"),
         ("filter: {dedup: {threshold: 1.5}}\n", "filter.dedup.threshold"),
         ("filter: {dedup: {hash: sha1}}\n", "is for signature shingle_bytes"),
         ("filter: {colour: red}\n", "colour"),
