@@ -39,6 +39,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -283,3 +284,44 @@ def read_attempts(run_dir: Path) -> pa.Table | None:
     if not tables:
         return None
     return pa.concat_tables(tables)
+
+
+UNREADABLE = "(unreadable answer: "  # how a row's failed examples show a format failure (synthgen.envs.summary)
+
+
+def format_failure_reasons(run_dir: Path, rows: pl.DataFrame | None, limit: int = 8) -> dict[str, Any] | None:
+    """Why the student's answers could not be read: the most common reasons with their counts.
+
+    From the kept attempts when the run kept every one (`--keep-attempts all`: each format failure
+    with its reason), else from the rows' failed examples, which show a few unreadable answers per
+    problem (a sample: `source` says which). `rows` are generate's rows with `valid`,
+    `format_failures` and `failed_examples`; None when there are none."""
+    if rows is None or rows.height == 0:
+        return None
+    valid = rows.filter(pl.col("valid"))
+    total = int(valid["format_failures"].fill_null(0).sum())
+    folder = attempts_dir(run_dir, "generate")
+    kept_all = {(folder.done_info(s) or {}).get("keep_attempts") for s in folder.done_shards()} == {"all"}
+    attempts = None
+    if kept_all:
+        try:
+            attempts = read_attempts(run_dir)
+        except UserError:
+            attempts = None  # unfinished or mixed: the rows' examples still say something
+    if attempts is not None:
+        frame = pl.from_arrow(attempts).filter((pl.col("stage") == "generate") & (pl.col("status") == "format"))
+        details, source = frame["detail"].fill_null("no reason recorded").to_list(), "every kept attempt"
+    else:
+        details = [
+            text[len(UNREADABLE) : -1]
+            for texts in valid["failed_examples"].to_list()
+            for text in texts or []
+            if text.startswith(UNREADABLE) and text.endswith(")")
+        ]
+        source = "the problems' failed examples (a sample: a few per problem)"
+    counts = pl.Series("detail", details, pl.String).value_counts(sort=True).head(limit)
+    return {
+        "format_failures": total,
+        "source": source,
+        "reasons": [[detail, int(n)] for detail, n in counts.iter_rows()],
+    }

@@ -6,9 +6,11 @@ that says what the answer holds instead of the block its environment asks for.""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import polars as pl
+from markupsafe import escape
 
 from synthgen.store.attempts import read_attempts
 from synthgen.store.layout import StageDir
@@ -48,7 +50,7 @@ def _student(prompt: str, index: int) -> str:
 
 
 def test_generate_keeps_a_readable_reason_for_each_unreadable_real_answer(
-    cli, scripted_server, serve, seeds_run, tmp_path
+    cli, scripted_server, serve, seeds_run, tmp_path, monkeypatch
 ):
     run = tmp_path / "run"
     shutil.copytree(seeds_run / "seeds", run / "seeds")
@@ -65,3 +67,27 @@ def test_generate_keeps_a_readable_reason_for_each_unreadable_real_answer(
     valid = StageDir(run, "generate").read().filter(pl.col("valid"))
     for row in valid.iter_rows(named=True):
         assert row["failed_examples"] == [f"(unreadable answer: {ANSWERS[row['env']][2]})"], row["failed_examples"]
+    # ... and `stats` and `report` show those sentences with their counts, from every kept attempt.
+    rc, out, err = cli("stats", run, "--json")
+    assert rc == 0, err
+    unreadable = json.loads(out)["student_format_failures"]
+    assert unreadable["source"] == "every kept attempt" and unreadable["format_failures"] == attempts.height
+    assert {detail for detail, _ in unreadable["reasons"]} == {detail for _, _, detail in ANSWERS.values()}
+    assert sum(n for _, n in unreadable["reasons"]) == attempts.height
+    monkeypatch.setenv("COLUMNS", "400")  # a console as wide as a Slurm log's: one line per reason
+    rc, out, err = cli("stats", run)
+    assert rc == 0, err
+    shown = " ".join((out + err).split())
+    assert f"why student answers could not be read ({attempts.height} format failures" in shown
+    assert "no fenced block at all" in shown and "the answer has a ```bash block" in shown
+    # Without kept attempts the rows' failed examples (a sample) stand in: the same sentences.
+    shutil.rmtree(run / "generate-attempts")
+    rc, out, err = cli("stats", run)
+    assert rc == 0 and "reasons from the problems' failed examples" in " ".join((out + err).split()), out + err
+    report = tmp_path / "report.html"
+    rc, _, err = cli("report", run, "--output", report)
+    assert rc == 0, err
+    page = report.read_text()
+    assert "Student answers that could not be read" in page
+    for _, _, detail in ANSWERS.values():
+        assert str(escape(detail)) in page, detail  # as the page escapes it (Jinja2, markupsafe)

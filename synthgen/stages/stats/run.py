@@ -44,6 +44,7 @@ from synthgen.stages.bin.run import histogram
 from synthgen.stages.plan import cost as costs
 from synthgen.stages.stats.settings import StatsSettings
 from synthgen.stages.stats.training_sets import training_sets
+from synthgen.store.attempts import format_failure_reasons
 from synthgen.store.layout import StageDir
 from synthgen.store.measurement import (
     CHANCE_COLUMNS,
@@ -181,6 +182,9 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
             "kept": chance_summary(read_columns(StageDir.of(run, "filter"), CHANCE_COLUMNS)),
         },
     }
+    out["student_format_failures"] = format_failure_reasons(
+        run, read_columns(generate, ("valid", "format_failures", "failed_examples"))
+    )
     if kept_frame is not None:
         out.setdefault("pass_rate_histograms", {})["kept"] = {
             env: _hist(kept_frame.filter(pl.col("env") == env)["pass_rate"].to_list(), b)

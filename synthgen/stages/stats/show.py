@@ -74,6 +74,14 @@ def show(data: dict[str, Any], console: Console) -> None:
     reasons += [["filter", k, v] for k, v in data["reasons"]["filter"].items()]
     if reasons:
         console.print(_table("reject reasons", ["stage", "reason", "rows"], reasons, left=(0, 1)))
+    unreadable = data.get("student_format_failures")
+    if unreadable and unreadable["reasons"]:
+        title = (
+            f"why student answers could not be read ({unreadable['format_failures']} format failures; "
+            f"reasons from {unreadable['source']})"
+        )
+        rows = [[escape(detail), n] for detail, n in unreadable["reasons"]]
+        console.print(_table(title, ["reason", "answers"], rows, left=(0,), wrap=(0,)))
     for kind, groups in data.get("pass_rate_histograms", {}).items():
         console.print(
             _table(
