@@ -1,0 +1,1 @@
+"""Tests of synthgen.interop: the exports, rewards and curricula in verl, verifiers and TRL themselves."""
