@@ -247,14 +247,15 @@ class AttemptsShardWriter(ShardWriter):
 
 
 # -- reading ----------------------------------------------------------------------------------------
-def read_attempts(run_dir: Path) -> pa.Table | None:
+def read_attempts(run_dir: Path, columns: Sequence[str] | None = None) -> pa.Table | None:
     """Every kept attempt of the run (RUN/generate-attempts, then RUN/calibrate-attempts) as one
     ATTEMPTS table, or None when the run kept none (no attempts folder; a run that kept attempts
     but measured no valid problem gives an empty table).
 
     Only finished stages are read: a stage or its attempts not finished, a shard of the stage that
     kept no attempts, or shards that kept them differently (solved / all) or under other settings
-    than the rows are a one-line UserError (exit 2)."""
+    than the rows are a one-line UserError (exit 2). `columns` reads only those: a run that kept
+    every attempt holds M answers' text per problem, which a count of reasons does not need."""
     tables = []
     for stage in STAGES:
         folder = attempts_dir(run_dir, stage)
@@ -280,7 +281,7 @@ def read_attempts(run_dir: Path) -> pa.Table | None:
                 f"{folder.path} mixes shards that kept attempts differently ({' and '.join(sorted(map(str, modes)))}); "
                 f"re-run the odd ones with one --keep-attempts and --force"
             )
-        tables.append(found.read_table())
+        tables.append(found.read_table(columns))
     if not tables:
         return None
     return pa.concat_tables(tables)
@@ -305,7 +306,7 @@ def format_failure_reasons(run_dir: Path, rows: pl.DataFrame | None, limit: int 
     attempts = None
     if kept_all:
         try:
-            attempts = read_attempts(run_dir)
+            attempts = read_attempts(run_dir, ["stage", "status", "detail"])
         except UserError:
             attempts = None  # unfinished or mixed: the rows' examples still say something
     if attempts is not None:
