@@ -11,18 +11,11 @@
 # failed install only warns: the tests that need it skip with the reason. pip's output goes to
 # VENV.install.log.
 set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-constraints="$root/.ci/constraints.txt"
-venvs=${SYNTHGEN_TEST_SERVERS:-${XDG_CACHE_HOME:-$HOME/.cache}/synthgen/test-servers}
-# verl 0.7.1: the last verl with the `data.sampler.class_path` hook (0.8 dropped it), and the first
-# with the reward loop its trainer scores through. verifiers 0.3.1: the last with the classic
-# SingleTurnEnv / Rubric API that environment packages use (0.4 keeps only its v1 stack).
+setup=trainers-setup
+# shellcheck source=.ci/venvs.sh
+source "$(dirname "$0")/venvs.sh"
 VERL_PIN="verl==0.7.1"
 VERIFIERS_PIN="verifiers==0.3.1"
-mkdir -p "$venvs"
-exec 9>"$venvs/.lock"
-flock 9  # one install at a time on this machine (two clones testing at once, or vllm-setup.sh)
-export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # synthgen's runtime dependencies, one per line, so that the venvs can import the clone's code.
 if ! deps=$(python3 - "$root/pyproject.toml" <<'EOF'
@@ -41,31 +34,10 @@ fi
 mapfile -t dep_args <<<"$deps"
 deps_sum=$(printf '%s' "$deps" | sha256sum | cut -c1-12)
 
-# make_venv DIR STAMP PIP_ARGS...: (re)create DIR with PIP_ARGS unless DIR/.synthgen-stamp says STAMP.
-make_venv() {
-  local dir=$1 stamp=$2; shift 2
-  if [ -f "$dir/.synthgen-stamp" ] && [ "$(cat "$dir/.synthgen-stamp")" = "$stamp" ]; then
-    return 0
-  fi
-  echo "trainers-setup: installing $stamp into $dir (minutes the first time; log: $dir.install.log)"
-  local started=$SECONDS
-  rm -rf "$dir"
-  if ! { python3 -m venv "$dir" && "$dir/bin/pip" install -c "$constraints" "$@" "${dep_args[@]}"; } \
-    >"$dir.install.log" 2>&1; then
-    tail -n 5 "$dir.install.log"
-    return 1
-  fi
-  # torchvision and torchaudio, when a dependency brings them, fail to load against this torch
-  # ("operator torchvision::nms does not exist" once transformers imports its image utilities).
-  "$dir/bin/pip" uninstall -y torchvision torchaudio torchcodec >>"$dir.install.log" 2>&1 || true
-  echo "$stamp" >"$dir/.synthgen-stamp"
-  echo "trainers-setup: $dir ready in $((SECONDS - started)) s ($(du -sh "$dir" | cut -f1))"
-}
-
 # verl 0.7 holds numpy below 2; pyarrow 22 and later need numpy 2 (and the newest datasets needs them).
 VERL_EXTRA="pyarrow>=19,<22"
-make_venv "$venvs/verl" "$VERL_PIN $VERL_EXTRA deps:$deps_sum" "$VERL_PIN" "$VERL_EXTRA" "torch" \
+make_venv "$venvs/verl" "$VERL_PIN $VERL_EXTRA deps:$deps_sum" "$VERL_PIN" "$VERL_EXTRA" "torch" "${dep_args[@]}" \
   || echo "trainers-setup: $VERL_PIN could not be installed; the verl interop tests will skip"
-make_venv "$venvs/verifiers" "$VERIFIERS_PIN deps:$deps_sum" "$VERIFIERS_PIN" \
+make_venv "$venvs/verifiers" "$VERIFIERS_PIN deps:$deps_sum" "$VERIFIERS_PIN" "${dep_args[@]}" \
   || echo "trainers-setup: $VERIFIERS_PIN could not be installed; the verifiers interop tests will skip"
 exit 0

