@@ -1,6 +1,7 @@
 """A full disk is infrastructure: seeds, generate and filter on a small tmpfs that fills up during
 the stage end with exit 3 and one line naming the path and the stage, nothing marked finished, old
-output whole; after freeing space the re-run equals a clean run."""
+output whole; after freeing space the re-run equals a clean run. The request cache meeting the full
+disk (SQLite's "disk I/O error", "cannot rollback") is the same: one line, never its traceback."""
 
 from __future__ import annotations
 
@@ -99,3 +100,27 @@ def test_filter_on_a_full_disk_keeps_the_old_output(cli, tmp_path, small_disk, s
     filler.unlink()
     assert cli("filter", "--run-dir", run, "--force")[0] == 0
     assert StageDir.of(run, "filter").read().equals(StageDir.of(clean, "filter").read())
+
+
+# Free space left when the run starts: small enough that the cache's write-ahead log, not a
+# Parquet part, is what meets the full disk (the issue's 16 KiB and 64 KiB among them).
+@pytest.mark.parametrize("leave", [16 * 1024, 32 * 1024, 64 * 1024, 96 * 1024], ids=lambda n: f"{n // 1024}KiB")
+def test_generate_when_the_request_cache_meets_a_full_disk(
+    cli, tmp_path, small_disk, seeds_run, scripted_server, leave
+):
+    server = scripted_server()
+    clean = tmp_path / "clean"
+    shutil.copytree(seeds_run / "seeds", clean / "seeds")
+    assert cli(*stage("generate", clean, server.url), *GENERATE)[0] == 0
+    run = small_disk / "run"
+    shutil.copytree(seeds_run / "seeds", run / "seeds")
+    filler = fill(small_disk, leave)
+    rc, _, err = cli(*stage("generate", run, server.url), *GENERATE)
+    _one_line_infra(rc, err, "generate", run)
+    assert "sqlite" not in err.lower() or "out of space" in err
+    assert not StageDir.of(run, "generate").done_shards()
+    filler.unlink()
+    rc, _, err = cli(*stage("generate", run, server.url), *GENERATE)
+    assert rc == 0, err
+    rows = StageDir.of(run, "generate").read().sort("turn_id").select(COMPARED)
+    assert rows.equals(StageDir.of(clean, "generate").read().sort("turn_id").select(COMPARED))
