@@ -100,6 +100,19 @@ def _tfserve_command(tfserve: Path) -> str:
     )
 
 
+def _tfserve_kind(tfserve) -> ServerKind:
+    """`transformers serve`, for the tiny model and the real one alike: it names a model by its folder
+    and answers one choice whatever `n` asks."""
+    return ServerKind(
+        "transformers-serve",
+        _tfserve_command(tfserve),
+        needs=tfserve,
+        setup_hint=SETUP_HINT,
+        model_is_path=True,
+        honours_n=False,
+    )
+
+
 def _real_kinds() -> dict[str, ServerKind]:
     """vLLM and `transformers serve` for the real model: no flags (the probe finds what they need)."""
     vllm, tfserve = _server_python("vllm"), _server_python("tfserve")
@@ -108,14 +121,7 @@ def _real_kinds() -> dict[str, ServerKind]:
         for kind in (
             # 1 GiB of KV cache is 23k tokens of SmolLM2 (30 layers, 3 KV heads of 64, float32).
             ServerKind("vllm", _vllm_command(vllm, 8192), needs=vllm, setup_hint=SETUP_HINT),
-            ServerKind(
-                "transformers-serve",
-                _tfserve_command(tfserve),
-                needs=tfserve,
-                setup_hint=SETUP_HINT,
-                model_is_path=True,
-                honours_n=False,
-            ),
+            _tfserve_kind(tfserve),
         )
     }
 
@@ -136,14 +142,7 @@ def _kinds() -> dict[str, ServerKind]:
                 f"env OMP_NUM_THREADS=1 {here} -m synthgen serve {{checkpoint}} --host 127.0.0.1 --port {{port}} "
                 "--served-model-name {model} --max-tokens-cap 256",
             ),
-            ServerKind(
-                "transformers-serve",
-                _tfserve_command(tfserve),
-                needs=tfserve,
-                setup_hint=SETUP_HINT,
-                model_is_path=True,
-                honours_n=False,
-            ),
+            _tfserve_kind(tfserve),
             ServerKind(
                 "vllm",
                 # 1 GiB of KV cache is 500k tokens of this model; the default (4 GiB) is wasted here.

@@ -122,28 +122,22 @@ def main(export_dir: str, tokenizer_dir: str, answers_json: str) -> None:
     data = batch_of(dataset, tokenizer, indices, responses)
     labels = [[e, kind] for e in envs for kind in ("right", "wrong")]
 
-    per_sample = get_custom_reward_fn(config)
-    naive = NaiveRewardManager(tokenizer=tokenizer, num_examine=0, compute_score=per_sample)
-    out = naive(data, return_dict=True)
-    emit(
-        check="manager",
-        manager="legacy-naive",
-        labels=labels,
-        scores=scores_of(out, data),
-        keys=sorted(out["reward_extra_info"]),
-    )
-
-    batch_config = compose([*base, "reward.custom_reward_function.name=compute_score_batch"])
-    batch_fn = get_custom_reward_fn(batch_config)
-    batch_manager = BatchRewardManager(tokenizer=tokenizer, num_examine=0, compute_score=batch_fn)
-    out = batch_manager(data, return_dict=True)
-    emit(
-        check="manager",
-        manager="legacy-batch",
-        labels=labels,
-        scores=scores_of(out, data),
-        keys=sorted(out["reward_extra_info"]),
-    )
+    # verl 0.6's worker-side managers, each with the function verl's own config names for it.
+    managers = {}
+    for manager, cls, name in (
+        ("legacy-naive", NaiveRewardManager, "compute_score"),
+        ("legacy-batch", BatchRewardManager, "compute_score_batch"),
+    ):
+        score = get_custom_reward_fn(compose([*base, f"reward.custom_reward_function.name={name}"]))
+        managers[manager] = cls(tokenizer=tokenizer, num_examine=0, compute_score=score)
+        out = managers[manager](data, return_dict=True)
+        emit(
+            check="manager",
+            manager=manager,
+            labels=labels,
+            scores=scores_of(out, data),
+            keys=sorted(out["reward_extra_info"]),
+        )
 
     # The trainer's own path in this verl: the reward loop's manager, built by load_reward_manager.
     loop_manager = load_reward_manager(config, tokenizer)
@@ -173,7 +167,7 @@ def main(export_dir: str, tokenizer_dir: str, answers_json: str) -> None:
     try:
         raised = {}
         for name, call in (
-            ("legacy-naive", lambda: naive(data, return_dict=True)),
+            ("legacy-naive", lambda: managers["legacy-naive"](data, return_dict=True)),
             ("reward-loop", lambda: loop.run_until_complete(each())),
         ):
             try:
@@ -181,7 +175,7 @@ def main(export_dir: str, tokenizer_dir: str, answers_json: str) -> None:
                 raised[name] = None
             except Exception as exc:  # what verl lets through to its trainer
                 raised[name] = type(exc).__name__
-        out = batch_manager(data, return_dict=True)
+        out = managers["legacy-batch"](data, return_dict=True)
         emit(
             check="infra",
             labels=labels,
