@@ -160,24 +160,12 @@ def _close_shared() -> None:
 
 
 def shared() -> Scorer:
-    """This process's scorer (default settings unless `configure` set others), closed at exit."""
+    """This process's scorer (default settings), closed at exit."""
     global _shared
     with _shared_lock:
         if _shared is None:
             atexit.register(_close_shared)
             _shared = Scorer()
-        return _shared
-
-
-def configure(sandbox=None, env_settings=None, workers: int | None = None) -> Scorer:
-    """Replace this process's scorer with one of these settings (the old pool is closed)."""
-    global _shared
-    with _shared_lock:
-        if _shared is not None:
-            _shared.close()
-        else:
-            atexit.register(_close_shared)
-        _shared = Scorer(sandbox, env_settings, workers)
         return _shared
 
 
