@@ -12,8 +12,8 @@ from collections import defaultdict
 from typing import Any
 
 from synthgen.envs.base import Problem, Summary
-from synthgen.online.requests import EXPLORE, Request
-from synthgen.online.worker import Job, retarget
+from synthgen.online.requests import EXPLORE, OnlineRequest
+from synthgen.online.worker import TeacherJob, retarget
 
 EXAMPLES_SHOWN = 2  # solved and failed answers each, as the paper's summary shows
 
@@ -46,13 +46,15 @@ class JobMaker:
     def __init__(self, pool, seed: int):
         self.pool, self.seed = pool, seed
 
-    def make(self, requests: list[Request], policy_step: int) -> tuple[list[Job], list[tuple[Request, str]]]:
+    def make(
+        self, requests: list[OnlineRequest], policy_step: int
+    ) -> tuple[list[TeacherJob], list[tuple[OnlineRequest, str]]]:
         """(jobs, skipped requests with the reason) for the requests the budget took; `policy_step`
         names the weights that will answer as the student."""
         pool, active = self.pool, self.pool.curation.active_envs()
         wanted = [e for e in sorted(pool.envs) if e in active]
-        jobs_by_env: dict[str, list[Request]] = defaultdict(list)
-        skipped: list[tuple[Request, str]] = []
+        jobs_by_env: dict[str, list[OnlineRequest]] = defaultdict(list)
+        skipped: list[tuple[OnlineRequest, str]] = []
         for req in requests:
             rng = random.Random(f"{self.seed}:request:{req.request_id}")
             if req.kind == EXPLORE:
@@ -74,11 +76,11 @@ class JobMaker:
         order = {r.request_id: i for i, r in enumerate(requests)}
         return sorted(jobs, key=lambda j: order[j.request.request_id]), skipped
 
-    def _job(self, req: Request, policy_step: int) -> Job:
+    def _job(self, req: OnlineRequest, policy_step: int) -> TeacherJob:
         pool = self.pool
         band = pool.curation.band(req.level, pool.accept.low, pool.accept.high)
         if req.kind == EXPLORE:
-            return Job(
+            return TeacherJob(
                 req,
                 req.env,
                 band,
@@ -89,7 +91,7 @@ class JobMaker:
             )
         row, entry = pool.problem_rows[req.parent], pool.buffer.entries[req.parent]
         summary = retarget(policy_summary(list(entry.window), entry.attempts), band)
-        return Job(
+        return TeacherJob(
             req,
             req.env,
             band,

@@ -1,6 +1,6 @@
 """One teacher request, end to end: the paper's multi-turn loop with the policy as student, SvS's band as the gate.
 
-A `Job` is a request with everything it needs resolved beforehand (environment, SCALER's target
+A `TeacherJob` is a request with everything it needs resolved beforehand (environment, SCALER's target
 slice, the seed snippet or the parent problem and the policy's summary on it), so the worker
 never reads the live buffer: it can run beside training in another thread.
 
@@ -27,16 +27,15 @@ from typing import Any
 from synthgen.envs import get_env
 from synthgen.envs.base import Problem, Summary, choose_strategy
 from synthgen.envs.settings import ProgressionSettings
-from synthgen.online.requests import Request
-from synthgen.stages.generate.run import feedback_of
-from synthgen.turns.turn import TurnRequest, TurnRunner
+from synthgen.online.requests import OnlineRequest
+from synthgen.turns.turn import Lineage, Mode, TurnRunner
 
 ACCEPTED, TOO_EASY, TOO_HARD, INVALID, INFRA = "accepted", "too_easy", "too_hard", "invalid", "infra"
 
 
 @dataclass
-class Job:
-    request: Request
+class TeacherJob:
+    request: OnlineRequest
     env: str
     band: tuple[float, float]  # the pass-rate slice the teacher aims at (SCALER level)
     lineage_id: str
@@ -48,8 +47,8 @@ class Job:
 
 
 @dataclass
-class Outcome:
-    job: Job
+class JobOutcome:
+    job: TeacherJob
     status: str  # accepted | too_easy | too_hard | invalid | infra
     row: dict[str, Any] | None = None  # the accepted turn's PROBLEMS row
     turns: list[dict[str, Any]] = field(default_factory=list)  # every finished turn, with the request's columns
@@ -66,60 +65,50 @@ def retarget(summary: Summary, band: tuple[float, float]) -> Summary:
     )
 
 
-class Worker:
+class OnlineWorker:
     """Runs jobs with one TurnRunner (its llm is a synthgen.online.student.PolicyLLM)."""
 
     def __init__(self, runner: TurnRunner, accept):
         self.runner, self.accept = runner, accept
 
-    async def run_many(self, jobs: list[Job]) -> list[Outcome]:
+    async def run_many(self, jobs: list[TeacherJob]) -> list[JobOutcome]:
         return list(await asyncio.gather(*(self.run(job) for job in jobs)))
 
-    async def run(self, job: Job) -> Outcome:
-        req, env = job.request, get_env(job.env)
+    async def run(self, job: TeacherJob) -> JobOutcome:
         # The policy the student requests name (jobs running at once share one step: the newest).
         self.runner.llm.student.policy_step = job.policy_step
-        previous, summary, feedback = job.parent, job.summary, None
+        lineage = Lineage(
+            job.lineage_id,
+            job.seed_id,
+            get_env(job.env),
+            Mode.ONLINE,
+            seed_text=job.seed_text,
+            previous=job.parent,
+            summary=job.summary,
+        )
         turns: list[dict[str, Any]] = []
         last_rate: float | None = None
         for turn in range(1, self.accept.max_turns + 1):
-            first = previous is None
-            kind, strategy = ("first", "first") if first else ("mutate", summary.strategy)
-            turn_req = TurnRequest(
-                job.lineage_id,
-                job.seed_id,
-                env,
-                "online",
-                turn,
-                kind,
-                strategy,
-                seed_text=job.seed_text if first else None,
-                previous=previous,
-                summary=summary,
-                feedback=feedback,
-                key=req.request_id,
-            )
-            outcome = await self.runner.run(turn_req)
+            outcome = await self.runner.run(lineage.request(turn, key=job.request.request_id))
             if not outcome.finished:
-                return Outcome(job, INFRA, turns=turns, detail=outcome.infra)
+                return JobOutcome(job, INFRA, turns=turns, detail=outcome.infra)
             row = {**outcome.row, **self._columns(job)}
             turns.append(row)
             if outcome.problem is None or outcome.summary is None:
-                feedback = feedback_of(outcome.row)
+                lineage.absorb(outcome)
                 row["decision"] = INVALID
                 continue
-            rate = outcome.summary.pass_rate
-            last_rate = rate
+            rate = last_rate = outcome.summary.pass_rate
             if rate is not None and self.accept.low <= rate <= self.accept.high:
                 row["decision"] = ACCEPTED
-                return Outcome(job, ACCEPTED, row, turns, rate)
+                return JobOutcome(job, ACCEPTED, row, turns, rate)
             row["decision"] = TOO_EASY if rate is not None and rate > self.accept.high else TOO_HARD
-            previous, summary, feedback = outcome.problem, retarget(outcome.summary, job.band), None
+            lineage.absorb(outcome, retarget(outcome.summary, job.band))
         status = INVALID if last_rate is None else (TOO_EASY if last_rate > self.accept.high else TOO_HARD)
-        return Outcome(job, status, None, turns, last_rate)
+        return JobOutcome(job, status, None, turns, last_rate)
 
     @staticmethod
-    def _columns(job: Job) -> dict[str, Any]:
+    def _columns(job: TeacherJob) -> dict[str, Any]:
         req = job.request
         return {
             "request_id": req.request_id,

@@ -11,9 +11,9 @@ down part for part just before the rows they belong to (synthgen.store.attempts)
     class MyStage(TurnStage):
         name, units = "generate", "lineages"
         def rows_dir(self): ...                          # where one row per finished turn goes
-        def plan(self, parts): return Plan(...)          # the units left, from the rows on disk
-        async def run_unit(self, item, loop):            # one lineage / chain
-            outcome = await loop.turn(TurnRequest(...))  # None: infrastructure failure, stop here
+        def plan(self, parts): return ShardPlan(...)     # the units left, from the rows on disk
+        async def run_unit(self, item, loop):            # one lineage / chain; False: it stopped early
+            outcome = await loop.turn(lineage.request(turn))  # None: infrastructure failure, stop here
     TurnLoop(MyStage(settings), force=False, console=console).run()
 
 How the work flows: the request bound (`max_in_flight`) and the units in progress are separate.
@@ -28,7 +28,7 @@ How a run ends:
 - every unit finished: the stage's `finish` writes its other outputs, the shard gets its `.done`
   marker and later runs skip it;
 - SIGTERM / SIGINT (Slurm preemption, Ctrl+C): no new turns start, running ones are cancelled,
-  finished rows are flushed and `Interrupted` is raised (exit 143 / 130);
+  finished rows are flushed and `errors.Interrupted` is raised (exit 143 / 130);
 - some turns failed on infrastructure (a server down, the sandbox broken): their units stop there
   (later turns would be built on a turn that never finished), finished rows are saved, the stats
   file is written and `InfraIncomplete` is raised (exit 3) with no marker. A re-run redoes exactly
@@ -44,7 +44,6 @@ import signal
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,27 +53,22 @@ from rich.console import Console
 
 from synthgen import errors
 from synthgen.errors import InfraIncomplete, is_out_of_space
-from synthgen.store.attempts import AttemptsShardWriter, attempt_rows
+from synthgen.store.attempts import AttemptsShardWriter, KeepAttempts, attempt_rows
 from synthgen.store.layout import StageDir
 from synthgen.store.paths import output_folder
 from synthgen.store.readiness import check_finished
 from synthgen.store.records import PROBLEMS
 from synthgen.turns.collector import quiet_collector
 from synthgen.turns.report import TOKEN_COLUMNS, LiveProgress, TurnStats, summary_table, write_stats
+from synthgen.turns.settings import TurnLoopSettings
 from synthgen.turns.signals import catch_signals
 from synthgen.turns.turn import TurnOutcome, TurnRequest, TurnRunner
 
 _END = object()  # the plan has no more units
-# The unit a task works for (tasks a unit starts share it): did any of its turns fail?
-_UNIT_FAILED: ContextVar[list[bool]] = ContextVar("unit_failed")
-
-
-class Interrupted(errors.Interrupted):
-    """The run was asked to stop (SIGTERM/SIGINT); finished rows are on disk (exit 128 + signal)."""
 
 
 @dataclass
-class Plan:
+class ShardPlan:
     """What a shard still has to do: the units left (lazy) and the figures progress shows."""
 
     items: Iterable[Any]  # units not finished yet, in a stable order; consumed lazily
@@ -90,7 +84,7 @@ class TurnStage(ABC):
     name: str = ""  # "generate" | "chain": names the request cache, console lines, the stats file
     units: str = "units"  # what a unit is called on the progress line and in the stats file
 
-    def __init__(self, settings):
+    def __init__(self, settings: TurnLoopSettings):
         self.settings = settings
         # Set by `prepare` when the input was read partially on purpose (--allow-partial): it goes
         # into every part's metadata and the marker, so later stages and readers can tell.
@@ -105,6 +99,15 @@ class TurnStage(ABC):
         None: this stage keeps none."""
         return None
 
+    def keep_attempts(self) -> KeepAttempts:
+        """What --keep-attempts keeps of each measured problem in `attempts_dir`."""
+        return "none"
+
+    @property
+    def teacher_samples(self) -> int:
+        """Answers asked of one teacher request (the single-turn baseline asks for K)."""
+        return 1
+
     def finished_dir(self) -> StageDir:
         """The folder whose shard marker says this stage's shard is finished (written last)."""
         return self.rows_dir()
@@ -116,13 +119,14 @@ class TurnStage(ABC):
         """Read the inputs; runs before any output is touched (bad input -> UserError, exit 2)."""
 
     @abstractmethod
-    def plan(self, parts: list[Path]) -> Plan:
+    def plan(self, parts: list[Path]) -> ShardPlan:
         """The units left, given the shard's parts already on disk (none: a fresh shard). Read only
         the columns needed (`read_rows`); `resumed_keys` names the rows the units left will redo."""
 
     @abstractmethod
-    async def run_unit(self, item: Any, loop: TurnLoop) -> None:
-        """Run one unit through `loop.turn(...)`; return early when a turn comes back None."""
+    async def run_unit(self, item: Any, loop: TurnLoop) -> bool:
+        """Run one unit through `loop.turn(...)`; when a turn comes back None (an infrastructure
+        failure), stop early and return False: the unit is not done."""
 
     def marker_info(self) -> dict[str, Any]:
         """Extra figures for the rows' `.done` marker."""
@@ -154,9 +158,14 @@ class TurnLoop:
         self.runner: TurnRunner | None = None
         self.progress: LiveProgress | None = None
         self.writer: AttemptsShardWriter | None = None
-        # What --keep-attempts keeps of each measured problem (a stage without the setting keeps none).
-        self.keep = getattr(self.settings, "keep_attempts", "none") if stage.attempts_dir() is not None else "none"
+        self.keep = stage.keep_attempts()
         self._active: set[asyncio.Task] = set()  # the units running now
+        # For the stats file, once the run has served: the sandbox's isolation, the LLM usage,
+        # and the worker-seconds the sandbox was busy and the mutation scores' share of them.
+        self._isolation: str | None = None
+        self._usage: dict[str, Any] = {}
+        self._usage_line = ""
+        self._sandbox_s: tuple[float | None, float | None] = (None, None)
 
     # -- what a stage calls from run_unit -----------------------------------------------------
     async def turn(self, req: TurnRequest, completion=None) -> TurnOutcome | None:
@@ -172,7 +181,6 @@ class TurnLoop:
         if not outcome.finished:
             self.failures[outcome.infra] += 1
             self.causes.setdefault(outcome.infra, outcome.cause or outcome.infra)
-            _UNIT_FAILED.get([False])[0] = True
             return None
         kept = []
         if self.keep != "none" and outcome.summary is not None:
@@ -235,7 +243,6 @@ class TurnLoop:
             "num_shards": settings.num_shards,
             "settings_hash": self.digest,
             "isolation": self._isolation,
-            # Worker-seconds the sandbox was busy in this run, and the mutation scores' share of it.
             "sandbox_busy_s": self._sandbox_s[0],
             "mutation_sandbox_s": self._sandbox_s[1],
             "finished": not caught and not self.failures,
@@ -244,7 +251,7 @@ class TurnLoop:
         }
         write_stats(stage.stats_path(self.shard), whole, self._usage, info)
         if caught:
-            raise Interrupted(caught[0], stage.name)
+            raise errors.Interrupted(caught[0], stage.name)
         if self.failures:
             raise InfraIncomplete(self.failure_line())
         self.writer.finish({self.stage.units: plan.units_total, **stage.marker_info(), **stage.input_meta})
@@ -276,15 +283,13 @@ class TurnLoop:
             "finished rows are saved, re-run to retry them"
         )
 
-    async def _run_plan(self, plan: Plan) -> list[int]:
+    async def _run_plan(self, plan: ShardPlan) -> list[int]:
         """Run the plan's units; returns the stop signals caught (empty when it ran to the end)."""
         settings = self.settings
         stop = asyncio.Event()
         caught: list[int] = []
         handled = catch_signals(stop, caught, self._cancel_units)
         cache = Path(settings.run_dir) / "cache" / f"{self.stage.name}-{self.shard}.sqlite"
-        self._isolation, self._usage, self._usage_line = None, {}, ""
-        self._sandbox_s = (None, None)
         try:
             await self._serve(plan, cache, stop)
         except Exception as exc:
@@ -297,7 +302,7 @@ class TurnLoop:
             self.writer.flush()  # finished rows reach disk on any exit, a bug included
         return caught
 
-    async def _serve(self, plan: Plan, cache: Path, stop: asyncio.Event) -> None:
+    async def _serve(self, plan: ShardPlan, cache: Path, stop: asyncio.Event) -> None:
         """Open the LLM client (its request cache) and the sandbox, and run the plan's units."""
         from synthgen.llm.client import LLMClient
         from synthgen.sandbox import SandboxPool
@@ -306,7 +311,7 @@ class TurnLoop:
         say = lambda line: self.console.print(line, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
         async with LLMClient.from_settings(settings, cache_path=cache, notify=say) as llm:
             # A wrong URL or model, max_tokens over the context: exit 2 before any work.
-            samples = {"teacher": getattr(settings, "single_turn", 0) or 1, "student": settings.attempts}
+            samples = {"teacher": self.stage.teacher_samples, "student": settings.attempts}
             await llm.preflight(settings.llm.wait_ready_s, samples)
             with SandboxPool.from_settings(settings.sandbox) as pool:
                 self._isolation = pool.isolation
@@ -376,10 +381,7 @@ class TurnLoop:
             task.cancel()
 
     async def _unit(self, item: Any) -> None:
-        failed = [False]
-        _UNIT_FAILED.set(failed)  # this task's own context: other units do not see it
-        await self.stage.run_unit(item, self)
-        if not failed[0]:
+        if await self.stage.run_unit(item, self):
             self.stats.units_done += 1
 
     def _shard_stats(self) -> TurnStats:

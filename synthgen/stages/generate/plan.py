@@ -27,7 +27,7 @@ SINGLE_SAMPLE = r":s\d+$"  # single-turn samples `<lineage>:s<i>` count for thei
 
 
 @dataclass(frozen=True)
-class Lineage:
+class SeedLineage:
     seed_id: str
     seed_text: str
     env: str
@@ -120,7 +120,7 @@ def plan_shard(parts: list[Path], rows_parts: list[Path], settings, turns_per_li
     )
 
 
-def stream_lineages(parts: list[Path], todo: pl.DataFrame, envs: list[str], single: bool) -> Iterator[Lineage]:
+def stream_lineages(parts: list[Path], todo: pl.DataFrame, envs: list[str], single: bool) -> Iterator[SeedLineage]:
     """The lineages of `todo`, their seed texts read from `parts` batch by batch, in file order."""
     for (file_index,), rows in todo.group_by("file", maintain_order=True):
         part = parts[file_index]
@@ -138,7 +138,7 @@ def stream_lineages(parts: list[Path], todo: pl.DataFrame, envs: list[str], sing
                     text = texts[r].as_py()
                     if text is None:
                         raise UserError(f"{part}: column 'text' is null in row {int(wanted[at])}, which it must not be")
-                    yield Lineage(ids[r].as_py(), text, envs[env_ids[at]], js[at], single)
+                    yield SeedLineage(ids[r].as_py(), text, envs[env_ids[at]], js[at], single)
                 k = stop
             start = end
             if k >= len(wanted):
