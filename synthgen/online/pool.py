@@ -26,9 +26,8 @@ from typing import Any
 
 from synthgen.online.buffer import ACTIVE, EASY, RETIRED, Entry, FrontierBuffer
 from synthgen.online.controller import Curation
-from synthgen.online.jobs import JobMaker
 from synthgen.online.requests import EXPLORE, MUTATE, RESPAWN, OnlineRequest, RequestQueue
-from synthgen.online.worker import ACCEPTED, INFRA, JobOutcome
+from synthgen.online.worker import ACCEPTED, INFRA, JobMaker, JobOutcome
 from synthgen.store.records import SCORING_COLUMNS
 
 logger = logging.getLogger(__name__)

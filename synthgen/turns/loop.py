@@ -27,8 +27,9 @@ consumed lazily and memory holds only the units in progress, whatever the shard'
 How a run ends:
 - every unit finished: the stage's `finish` writes its other outputs, the shard gets its `.done`
   marker and later runs skip it;
-- SIGTERM / SIGINT (Slurm preemption, Ctrl+C): no new turns start, running ones are cancelled,
-  finished rows are flushed and `errors.Interrupted` is raised (exit 143 / 130);
+- SIGTERM / SIGINT (Slurm preemption, Ctrl+C): no new turns start, running ones are cancelled at
+  once even with thousands queued (`catch_signals`), finished rows are flushed and
+  `errors.Interrupted` is raised (exit 143 / 130);
 - some turns failed on infrastructure (a server down, the sandbox broken): their units stop there
   (later turns would be built on a turn that never finished), finished rows are saved, the stats
   file is written and `InfraIncomplete` is raised (exit 3) with no marker. A re-run redoes exactly
@@ -40,6 +41,7 @@ How a run ends:
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -61,7 +63,6 @@ from synthgen.store.records import PROBLEMS
 from synthgen.turns.collector import quiet_collector
 from synthgen.turns.report import TOKEN_COLUMNS, LiveProgress, TurnStats, summary_table, write_stats
 from synthgen.turns.settings import TurnLoopSettings
-from synthgen.turns.signals import catch_signals
 from synthgen.turns.turn import TurnOutcome, TurnRequest, TurnRunner
 
 _END = object()  # the plan has no more units
@@ -396,6 +397,45 @@ class TurnLoop:
             for row in pl.read_parquet(part, columns=columns).iter_rows(named=True):
                 whole.record(row)
         return whole
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def catch_signals(stop: asyncio.Event, caught: list[int], cancel) -> dict[int, Any]:
+    """SIGTERM/SIGINT set `stop` and `cancel()` the running work instead of killing the process;
+    returns the signals handled, each with the handler it had before.
+
+    Not `loop.add_signal_handler`: its callback joins the end of the loop's ready queue, and with
+    thousands of units one loop turn runs thousands of callbacks (parsing, static checks,
+    mutants: seconds of CPU) before it. A plain handler puts the stop at the head of the queue
+    instead: it runs as soon as the callback now running returns (between two callbacks, so no
+    future is cancelled in the middle of code that is completing it), and every callback still
+    queued finds its unit cancelled and unwinds instead of working."""
+    loop = asyncio.get_running_loop()
+
+    def stop_now(signum: int) -> None:
+        caught.append(signum)
+        # Nothing made before the signal needs the cycle collector any more: without this the
+        # unwinding of thousands of units runs full collections over the whole heap (seconds).
+        gc.freeze()
+        stop.set()
+        cancel()
+
+    def on_signal(signum: int, frame) -> None:
+        handle = loop.call_soon_threadsafe(stop_now, signum)  # (also wakes a loop waiting in select)
+        ready = getattr(loop, "_ready", None)  # asyncio's own loops: a deque of the callbacks ready
+        if ready and ready[-1] is handle:
+            ready.pop()
+            ready.appendleft(handle)
+
+    handled = {}
+    for signum in STOP_SIGNALS:
+        try:
+            handled[signum] = signal.signal(signum, on_signal)
+        except ValueError:  # not the main thread: signals stay with whoever handles them
+            continue
+    return handled
 
 
 def _reason(cause: str, kind: str) -> str:

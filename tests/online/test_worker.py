@@ -7,11 +7,10 @@ from synthgen.demo.scripted.curve import bank_level, solve_probability
 from synthgen.envs.base import Problem
 from synthgen.llm.client import LLMClient
 from synthgen.llm.settings import RoleSettings, StudentSettings, TeacherSettings
-from synthgen.online.jobs import policy_summary
 from synthgen.online.requests import EXPLORE, MUTATE, OnlineRequest
 from synthgen.online.settings import AcceptSettings, LLMSettings
 from synthgen.online.student import PolicyLLM, ServerStudent
-from synthgen.online.worker import ACCEPTED, TOO_EASY, TOO_HARD, OnlineWorker, TeacherJob, retarget
+from synthgen.online.worker import ACCEPTED, TOO_EASY, TOO_HARD, OnlineWorker, TeacherJob, policy_summary, retarget
 from synthgen.turns.settings import TurnLoopSettings
 from synthgen.turns.turn import TurnRunner
 

@@ -56,17 +56,6 @@ from synthgen.store.records import CHAIN_LINKS, PROBLEMS, table_from_rows
 from synthgen.turns.loop import ShardPlan, TurnLoop, TurnStage, read_rows
 from synthgen.turns.turn import Lineage, Mode, Strategy, TurnRequest
 
-__all__ = [
-    "ChainStage",
-    "accepts",
-    "assemble",
-    "chain_bands",
-    "read_starts",
-    "replay",
-    "run",
-    "select_starts",
-]
-
 STAGE = "chain"
 STEPS = ("medium", "easy")  # position 1 and 2; the hard start is position 0
 _TRY = re.compile(r"^(?P<chain>.+):(?P<level>medium|easy):try(?P<attempt>\d+):t\d+$")

@@ -33,8 +33,6 @@ from synthgen.store.readiness import read_input
 from synthgen.turns.loop import ShardPlan, TurnLoop, TurnStage
 from synthgen.turns.turn import Lineage, Mode
 
-__all__ = ["GenerateStage", "run"]
-
 STAGE = "generate"
 
 
