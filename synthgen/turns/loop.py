@@ -11,7 +11,7 @@ down part for part just before the rows they belong to (synthgen.store.attempts)
     class MyStage(TurnStage):
         name, units = "generate", "lineages"
         def rows_dir(self): ...                          # where one row per finished turn goes
-        def plan(self, parts): return ShardPlan(...)     # the units left, from the rows on disk
+        def plan(self, parts): return UnitsLeft(...)     # the units left, from the rows on disk
         async def run_unit(self, item, loop):            # one lineage / chain; False: it stopped early
             outcome = await loop.turn(lineage.request(turn))  # None: infrastructure failure, stop here
     TurnLoop(MyStage(settings), force=False, console=console).run()
@@ -69,7 +69,7 @@ _END = object()  # the plan has no more units
 
 
 @dataclass
-class ShardPlan:
+class UnitsLeft:
     """What a shard still has to do: the units left (lazy) and the figures progress shows."""
 
     items: Iterable[Any]  # units not finished yet, in a stable order; consumed lazily
@@ -120,7 +120,7 @@ class TurnStage(ABC):
         """Read the inputs; runs before any output is touched (bad input -> UserError, exit 2)."""
 
     @abstractmethod
-    def plan(self, parts: list[Path]) -> ShardPlan:
+    def plan(self, parts: list[Path]) -> UnitsLeft:
         """The units left, given the shard's parts already on disk (none: a fresh shard). Read only
         the columns needed (`read_rows`); `resumed_keys` names the rows the units left will redo."""
 
@@ -284,7 +284,7 @@ class TurnLoop:
             "finished rows are saved, re-run to retry them"
         )
 
-    async def _run_plan(self, plan: ShardPlan) -> list[int]:
+    async def _run_plan(self, plan: UnitsLeft) -> list[int]:
         """Run the plan's units; returns the stop signals caught (empty when it ran to the end)."""
         settings = self.settings
         stop = asyncio.Event()
@@ -303,7 +303,7 @@ class TurnLoop:
             self.writer.flush()  # finished rows reach disk on any exit, a bug included
         return caught
 
-    async def _serve(self, plan: ShardPlan, cache: Path, stop: asyncio.Event) -> None:
+    async def _serve(self, plan: UnitsLeft, cache: Path, stop: asyncio.Event) -> None:
         """Open the LLM client (its request cache) and the sandbox, and run the plan's units."""
         from synthgen.llm.client import LLMClient
         from synthgen.sandbox import SandboxPool

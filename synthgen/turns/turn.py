@@ -1,4 +1,8 @@
-"""One teacher turn and its student evaluation: the unit of work that generate and chain share.
+"""A lineage's state, one teacher turn and its student evaluation: what generate, chain,
+calibrate and online share.
+
+A `Lineage` keeps what the next turn builds on (the last valid problem, the student's results on
+it, what was wrong with the latest answer) and makes each `TurnRequest`; `TurnRunner` runs it.
 
 A turn asks the teacher for a problem (from a seed, as a mutation of the previous problem, or as
 an easier chain step), parses and validates it in the sandbox, has the student attempt it M
@@ -26,14 +30,14 @@ if TYPE_CHECKING:
     from synthgen.turns.settings import TurnLoopSettings
 
 
-class Name(str, Enum):
+class TurnName(str, Enum):
     """A name written to the rows as its plain string (not `StrEnum`: Python 3.10 is supported)."""
 
     def __str__(self) -> str:
         return self.value
 
 
-class Mode(Name):
+class Mode(TurnName):
     """How a lineage makes its problems: the rows' `mode` column."""
 
     MULTI = "multi"
@@ -42,7 +46,7 @@ class Mode(Name):
     ONLINE = "online"
 
 
-class Kind(Name):
+class Kind(TurnName):
     """What the teacher is asked: the teacher prompt's kind (calibrate asks nothing)."""
 
     FIRST = "first"
@@ -51,7 +55,7 @@ class Kind(Name):
     CALIBRATE = "calibrate"
 
 
-class Strategy(Name):
+class Strategy(TurnName):
     """How a new problem relates to the previous one: the rows' `strategy` column."""
 
     FIRST = "first"

@@ -45,7 +45,7 @@ from synthgen.store.attempts import KeepAttempts, attempts_dir
 from synthgen.store.layout import StageDir
 from synthgen.store.record_checks import BINNED_SPEC, read_checked
 from synthgen.store.records import PROBLEMS
-from synthgen.turns.loop import ShardPlan, TurnLoop, TurnStage, read_rows
+from synthgen.turns.loop import TurnLoop, TurnStage, UnitsLeft, read_rows
 from synthgen.turns.turn import Kind, Strategy, TurnRequest
 
 STAGE = "calibrate"
@@ -101,13 +101,13 @@ class CalibrateStage(TurnStage):
         self.problems = read_problems(Path(self.settings.input_dir), self.settings.max_problems)
         self.input_meta = {"input": str(self.settings.input_dir)}
 
-    def plan(self, parts: list[Path]) -> ShardPlan:
+    def plan(self, parts: list[Path]) -> UnitsLeft:
         s = self.settings
         mine = self.problems.with_row_index("_i").filter(pl.col("_i") % s.num_shards == s.shard).drop("_i")
         on_disk = read_rows(parts, ["turn_id"])
         done = set(on_disk["turn_id"].to_list()) if on_disk is not None else set()
         todo = mine.filter(~pl.col("turn_id").is_in(list(done)))
-        return ShardPlan(todo.iter_rows(named=True), mine.height, mine.height - todo.height, todo.height)
+        return UnitsLeft(todo.iter_rows(named=True), mine.height, mine.height - todo.height, todo.height)
 
     async def run_unit(self, row: dict[str, Any], loop: TurnLoop) -> bool:
         """`row`: the problem's row in the input, PROBLEMS columns plus difficulty."""

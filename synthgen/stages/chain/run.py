@@ -53,7 +53,7 @@ from synthgen.store.files import file_metadata
 from synthgen.store.layout import StageDir
 from synthgen.store.readiness import read_input
 from synthgen.store.records import CHAIN_LINKS, PROBLEMS, table_from_rows
-from synthgen.turns.loop import ShardPlan, TurnLoop, TurnStage, read_rows
+from synthgen.turns.loop import TurnLoop, TurnStage, UnitsLeft, read_rows
 from synthgen.turns.turn import Lineage, Mode, Strategy, TurnRequest
 
 STAGE = "chain"
@@ -181,7 +181,7 @@ class ChainStage(TurnStage):
     def prepare(self) -> None:
         self.starts = self._all_starts[self.settings.shard :: self.settings.num_shards]
 
-    def plan(self, parts: list[Path]) -> ShardPlan:
+    def plan(self, parts: list[Path]) -> UnitsLeft:
         tried = tries_by_chain(read_rows(parts, ["turn_id", "valid", "pass_rate", "problem_id"]))
         finished, rows_left, redo = set(), 0, set()
         for start in self.starts["problem_id"].to_list():
@@ -194,7 +194,7 @@ class ChainStage(TurnStage):
         todo = (row for row in self.starts.iter_rows(named=True) if row["problem_id"] not in finished)
         left = self.starts.height - len(finished)
         turns_todo = max(0, len(STEPS) * left - rows_left)
-        return ShardPlan(todo, self.starts.height, len(finished), turns_todo=turns_todo, resumed_keys=redo)
+        return UnitsLeft(todo, self.starts.height, len(finished), turns_todo=turns_todo, resumed_keys=redo)
 
     async def run_unit(self, start: dict, loop: TurnLoop) -> bool:
         chain = chain_id(start["problem_id"])

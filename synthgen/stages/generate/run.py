@@ -30,7 +30,7 @@ from synthgen.stages.generate.settings import GenerateSettings
 from synthgen.store.attempts import KeepAttempts, attempts_dir
 from synthgen.store.layout import StageDir
 from synthgen.store.readiness import read_input
-from synthgen.turns.loop import ShardPlan, TurnLoop, TurnStage
+from synthgen.turns.loop import TurnLoop, TurnStage, UnitsLeft
 from synthgen.turns.turn import Lineage, Mode
 
 STAGE = "generate"
@@ -65,12 +65,12 @@ class GenerateStage(TurnStage):
         self.seed_parts, self.input_meta = found.parts, found.metadata()
         check_seed_files(self.seed_parts)
 
-    def plan(self, parts: list[Path]) -> ShardPlan:
+    def plan(self, parts: list[Path]) -> UnitsLeft:
         s, need = self.settings, self.turns_per_lineage
         shard = plan_shard(self.seed_parts, parts, s, need)
         todo = stream_lineages(self.seed_parts, shard.todo, s.envs, s.single_turn > 0)
         turns_todo = shard.lineages_total * need - shard.rows_on_disk
-        return ShardPlan(todo, shard.lineages_total, shard.lineages_done, turns_todo, shard.resumed_keys)
+        return UnitsLeft(todo, shard.lineages_total, shard.lineages_done, turns_todo, shard.resumed_keys)
 
     async def run_unit(self, item: SeedLineage, loop: TurnLoop) -> bool:
         mode = Mode.SINGLE if item.single else Mode.MULTI
