@@ -55,14 +55,14 @@ from rich.console import Console
 
 from synthgen import errors
 from synthgen.errors import InfraIncomplete, is_out_of_space
-from synthgen.store.attempts import AttemptsShardWriter, KeepAttempts, attempt_rows
+from synthgen.store.attempts import AttemptsShardWriter, KeepAttempts, attempt_rows, attempts_dir
 from synthgen.store.layout import StageDir
 from synthgen.store.paths import output_folder
 from synthgen.store.readiness import check_finished
 from synthgen.store.records import PROBLEMS
 from synthgen.turns.collector import quiet_collector
 from synthgen.turns.report import TOKEN_COLUMNS, LiveProgress, TurnStats, summary_table, write_stats
-from synthgen.turns.settings import TurnLoopSettings
+from synthgen.turns.settings import KeepAttemptsSettings, TurnLoopSettings
 from synthgen.turns.turn import TurnOutcome, TurnRequest, TurnRunner
 
 _END = object()  # the plan has no more units
@@ -97,12 +97,14 @@ class TurnStage(ABC):
 
     def attempts_dir(self) -> StageDir | None:
         """Where the student's attempts go with --keep-attempts solved|all (synthgen.store.attempts);
-        None: this stage keeps none."""
+        None: this stage has no such setting."""
+        if isinstance(self.settings, KeepAttemptsSettings):
+            return attempts_dir(self.settings.run_dir, self.name)
         return None
 
     def keep_attempts(self) -> KeepAttempts:
         """What --keep-attempts keeps of each measured problem in `attempts_dir`."""
-        return "none"
+        return self.settings.keep_attempts if isinstance(self.settings, KeepAttemptsSettings) else "none"
 
     @property
     def teacher_samples(self) -> int:

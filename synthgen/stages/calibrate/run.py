@@ -41,7 +41,6 @@ from synthgen.envs import get_env
 from synthgen.envs.problem import Problem
 from synthgen.errors import UserError
 from synthgen.stages.calibrate.settings import CalibrateSettings
-from synthgen.store.attempts import KeepAttempts, attempts_dir
 from synthgen.store.layout import StageDir
 from synthgen.store.record_checks import BINNED_SPEC, read_checked
 from synthgen.store.records import PROBLEMS
@@ -90,12 +89,6 @@ class CalibrateStage(TurnStage):
 
     def rows_dir(self) -> StageDir:
         return StageDir(self.settings.run_dir, STAGE)
-
-    def attempts_dir(self) -> StageDir:
-        return attempts_dir(self.settings.run_dir, STAGE)
-
-    def keep_attempts(self) -> KeepAttempts:
-        return self.settings.keep_attempts
 
     def prepare(self) -> None:
         self.problems = read_problems(Path(self.settings.input_dir), self.settings.max_problems)

@@ -27,7 +27,6 @@ from rich.console import Console
 from synthgen.envs import get_env
 from synthgen.stages.generate.plan import SeedLineage, check_seed_files, plan_shard, stream_lineages
 from synthgen.stages.generate.settings import GenerateSettings
-from synthgen.store.attempts import KeepAttempts, attempts_dir
 from synthgen.store.layout import StageDir
 from synthgen.store.readiness import read_input
 from synthgen.turns.loop import TurnLoop, TurnStage, UnitsLeft
@@ -53,12 +52,6 @@ class GenerateStage(TurnStage):
 
     def rows_dir(self) -> StageDir:
         return StageDir(self.settings.run_dir, STAGE)
-
-    def attempts_dir(self) -> StageDir:
-        return attempts_dir(self.settings.run_dir, STAGE)
-
-    def keep_attempts(self) -> KeepAttempts:
-        return self.settings.keep_attempts
 
     def prepare(self) -> None:
         found = read_input(self.settings, "seeds", Console(stderr=True), STAGE, hint=", or pass --input-dir")
