@@ -95,12 +95,11 @@ def load_seeds(settings) -> dict[str, str]:
 
 def initial_rows(settings):
     """(rows the buffer starts from, held-out splits): --data as `synthgen train` plans it, if any."""
-    from synthgen.train.plan import plan_data
-    from synthgen.train.selection import seeded_order
+    from synthgen.train.selection import seeded_order, select_data
 
     if not settings.data and not (Path(settings.run_dir) / "bin").is_dir():
         return [], {}
-    plan = plan_data(settings)
+    plan = select_data(settings)
     # A seeded order, round-robin over the bins, so that a small buffer spans the data's difficulties.
     by_bin: dict[str, list] = {}
     for row in seeded_order(plan.rows, settings.seed, "online"):
@@ -120,11 +119,11 @@ def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluat
     from synthgen.online.session import OnlineSession
     from synthgen.online.trainer import OnlineGRPOTrainer
     from synthgen.train.data import env_prompt
+    from synthgen.train.evaluation import add_periodic_eval
     from synthgen.train.quiet import install_progress
     from synthgen.train.recipe import build_grpo_config, describe
     from synthgen.train.rewards import EnvScorer, SandboxReward
     from synthgen.train.run import (
-        _add_periodic_eval,
         grpo_overrides,
         output_dir,
         recipe_and_model,
@@ -176,7 +175,7 @@ def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluat
         trainer.session = session
         trainer.train_dataset = PoolDataset(session.pool)
         install_progress(trainer)
-        _add_periodic_eval(trainer, settings, args, scorer, prompt_fn, list(evaluators or []), heldout)
+        add_periodic_eval(trainer, settings, args, scorer, prompt_fn, list(evaluators or []), heldout)
         checkpoint = online_checkpoint(settings, out)
         if checkpoint is not None:
             step = session.restore(checkpoint)

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from synthgen.errors import UserError
+from synthgen.train.settings import TrainSettings
 
 ASYNC_MODULE = "trl.experimental.async_grpo"
 
@@ -77,7 +78,7 @@ def async_trl():
     return module
 
 
-def check_async_settings(settings) -> None:
+def check_async_settings(settings: TrainSettings) -> None:
     """The flags that mean nothing (or something else) with --async: one line and exit 2 each."""
     from synthgen.train.curriculum import ADAPTIVE
 
@@ -88,12 +89,12 @@ def check_async_settings(settings) -> None:
             f"--curriculum {settings.curriculum} needs each round's rewards before it draws the next; with "
             "--async the rollouts run ahead in another process: use a schedule (reverse-medium, classic, ...)"
         )
-    for name, flag in (("steps_per_generation", "--steps-per-generation"), ("num_iterations", "--num-iterations")):
-        if getattr(settings, name) is not None:
-            raise UserError(
-                f"{flag} shapes the synchronous trainer's generation batches; --async has none (rollouts "
-                "stream from the vLLM server): their age is bounded by --max-staleness instead"
-            )
+    if settings.steps_per_generation is not None or settings.num_iterations is not None:
+        flag = "--steps-per-generation" if settings.steps_per_generation is not None else "--num-iterations"
+        raise UserError(
+            f"{flag} shapes the synchronous trainer's generation batches; --async has none (rollouts "
+            "stream from the vLLM server): their age is bounded by --max-staleness instead"
+        )
     if settings.use_vllm is False or settings.vllm_mode == "colocate":
         raise UserError("--async generates on a separate vLLM server (--vllm-server-url); drop --no-use-vllm/colocate")
     if settings.save_completions != "none":

@@ -12,19 +12,9 @@ after its checkpoint, so a file is always one round as trained.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 FOLDER = "completions"
 MODES = ("none", "solved", "all")
-
-
-def completion_text(completion: Any) -> str:
-    """The text of a TRL completion: a string, or conversational messages (their contents joined)."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list):
-        return "".join(str(m.get("content", "")) for m in completion if isinstance(m, dict))
-    return str(completion)
 
 
 class CompletionLog:

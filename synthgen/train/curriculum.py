@@ -22,9 +22,12 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synthgen.errors import UserError
+
+if TYPE_CHECKING:
+    from synthgen.train.settings import FrontierSettings
 
 PAPER_STEPS = 40_000
 SLOTS = ("easy", "medium", "hard")
@@ -319,6 +322,18 @@ def resolve_weights(weights: Mapping[str, float], present: Mapping[str, int]) ->
     if total <= 0:
         return {b: 1.0 / len(live) for b in live}
     return {b: w / total for b, w in out.items()}
+
+
+@dataclass
+class CurriculumSpec:
+    """A run's curriculum: a schedule fitted to the run, or the frontier rule, and how it mixes sources."""
+
+    name: str
+    schedule: Schedule | None = None  # already scaled to the run; None for frontier
+    frontier: FrontierSettings | None = None
+    frontier_bins: list[str] | None = None  # default: every bin of the curriculum's sources
+    source_weights: dict[str, float] | None = None  # None: every problem pools (one source)
+    curriculum_sources: set[str] | None = None  # None: the curriculum applies inside every source
 
 
 def describe_schedule(name: str, max_steps: int | None) -> str:

@@ -34,7 +34,8 @@ from typing import Any, Protocol
 
 from transformers import TrainerCallback
 
-from synthgen.evals.pass_at_k import pass_at_k, split_pass_at_k  # one estimator for train and eval
+from synthgen.evals.pass_at_k import split_pass_at_k  # one estimator for train and eval
+from synthgen.train.solve_rates import append_csv, truncate_csv
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,6 @@ EVAL_FIELDS = ["step", "suite", "split", "problems", "samples", "k", "pass_at_k"
 # (prompts as chat messages, completions per prompt) -> per prompt, n (text, truncated) pairs
 Generate = Callable[[Sequence[list], int], list[list[tuple[str, bool]]]]
 Counts = dict[str, list[tuple[int, int]]]  # split -> (scored samples, correct samples) per problem
-__all__ = ["Evaluator", "HeldOutEvaluator", "PeriodicEval", "in_process_generate", "pass_at_k", "split_pass_at_k"]
 
 
 class Evaluator(Protocol):
@@ -193,7 +193,7 @@ class PeriodicEval(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kwargs):
         if self.trainer.accelerator.is_main_process:  # a resumed run redoes the steps after its checkpoint
-            _truncate_after(Path(args.output_dir) / EVAL_FILE, state.global_step)
+            truncate_csv(Path(args.output_dir) / EVAL_FILE, state.global_step + 1)
 
     def on_step_end(self, args, state, control, **kwargs):
         step = state.global_step
@@ -248,8 +248,6 @@ class PeriodicEval(TrainerCallback):
         return control
 
     def _write(self, out: Path, step: int, figures) -> None:
-        from synthgen.train.solve_rates import append_csv
-
         out.mkdir(parents=True, exist_ok=True)
         rows = [
             {
@@ -276,14 +274,24 @@ class PeriodicEval(TrainerCallback):
         return getattr(ev, "samples", "")
 
 
-def _truncate_after(path: Path, step: int) -> None:
-    """Keep the header and the rows of steps up to `step` (the first column is the step)."""
-    if not path.exists():
+def add_periodic_eval(trainer, settings, args, scorer, prompt_fn, evaluators, heldout, generate=None) -> None:
+    """`PeriodicEval` over the held-out splits, `evaluators` and the `--eval-benchmarks` (LiveCodeBench,
+    HumanEval, ... scored as `synthgen eval` scores them), when `--eval-every` is set; `generate`: a
+    server holding the current weights, instead of the policy in-process."""
+    ev = settings.eval
+    if not ev.steps:
         return
-    import os
+    acc = trainer.accelerator
+    max_tokens = ev.max_completion_length or args.max_completion_length
+    suites = list(evaluators)
+    if ev.benchmarks:
+        from synthgen.evals.train_hook import benchmark_evaluators
 
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    keep = lines[:1] + [ln for ln in lines[1:] if int(ln.split(",", 1)[0]) <= step]
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(keep), encoding="utf-8")
-    os.replace(tmp, path)
+        suites += benchmark_evaluators(
+            ev, settings.sandbox, max_tokens=max_tokens, rank=acc.process_index, world=acc.num_processes
+        )
+    if heldout:
+        held = HeldOutEvaluator(heldout, scorer, prompt_fn, ev.samples, rank=acc.process_index, world=acc.num_processes)
+        suites.insert(0, held)
+    every = dict(every=ev.steps, ks=ev.k, temperature=ev.temperature, max_new_tokens=max_tokens, generate=generate)
+    trainer.add_callback(PeriodicEval(trainer, suites, **every))

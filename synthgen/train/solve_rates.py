@@ -99,7 +99,7 @@ def append_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> Non
 
 
 def truncate_csv(path: Path, from_round: int) -> None:
-    """Keep the header and the rows of rounds before `from_round` (the first column is the round)."""
+    """Keep the header and the rows before `from_round` (the first column is the round, or the step)."""
     if not path.exists():
         return
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)

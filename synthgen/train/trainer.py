@@ -1,7 +1,7 @@
 """`CurriculumGRPOTrainer`: TRL's GRPOTrainer with a curriculum sampler and per-bin metrics.
 
 What it changes in TRL, and only this:
-  * `_get_train_sampler` returns a `CurriculumSampler` (same layout as TRL's RepeatSampler) whose
+  * `_get_train_sampler` returns a `CurriculumRepeatSampler` (TRL's RepeatSampler layout) whose
     strata are difficulty bins, or source/bin pairs when weighted sources are mixed
     (synthgen.train.mix);
   * `_calculate_rewards` is wrapped to record, per generation round and difficulty bin, how many
@@ -25,18 +25,18 @@ import json
 import logging
 import math
 import os
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import torch
+from torch.utils.data import Sampler
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
-from synthgen.train.curriculum import Schedule
+from synthgen.interop.curriculum import CurriculumDraw, WeightsFn
+from synthgen.train.curriculum import CurriculumSpec
 from synthgen.train.frontier import FrontierPolicy, group_regret
 from synthgen.train.mix import SourceMix
-from synthgen.train.sampler import CurriculumSampler
-from synthgen.train.settings import FrontierSettings
 from synthgen.train.solve_rates import (
     CUMULATIVE_FIELDS,
     CUMULATIVE_FILE,
@@ -53,7 +53,16 @@ STATE_FILE = "curriculum_state.json"
 # TRL's model card (trl/templates/lm_model_card.md) when its base model is a local folder, which it leaves unnamed.
 UNNAMED_BASE = "fine-tuned version of [None](https://huggingface.co/None)"
 # What a checkpoint holds besides the model: the state to resume training, not what a user loads.
-TRAINING_STATE = ("optimizer", "scheduler", "scaler", "rng_state", "trainer_state.json", "latest", "zero_to_fp32")
+TRAINING_STATE = (
+    "optimizer",
+    "scheduler",
+    "scaler",
+    "rng_state",
+    "trainer_state.json",
+    "latest",
+    "zero_to_fp32",
+    "rollout_state",
+)
 
 
 def name_base_model(card: Path, base: str) -> None:
@@ -87,32 +96,73 @@ ROUNDS_FILE = "curriculum_metrics.jsonl"
 LOG_FILE = "trainer_log.jsonl"
 
 
-@dataclass
-class CurriculumSpec:
-    name: str
-    schedule: Schedule | None = None  # already scaled to the run; None for frontier
-    frontier: FrontierSettings | None = None
-    frontier_bins: list[str] | None = None  # default: every bin of the curriculum's sources
-    source_weights: dict[str, float] | None = None  # None: every problem pools (one source)
-    curriculum_sources: set[str] | None = None  # None: the curriculum applies inside every source
+class CurriculumRepeatSampler(CurriculumDraw, Sampler[int]):
+    """TRL's RepeatSampler layout around `CurriculumDraw`, the one draw every synthgen curriculum uses.
+
+    TRL's `RepeatSampler` emits, per generation round, a chunk of `generation_batch_size / G`
+    distinct prompt indices, each index G times in a row, and the whole chunk `num_iterations x
+    steps_per_generation` times; every process runs the same sampler and accelerate hands each its
+    slice, so the G completions of a prompt are scored as one group. This sampler keeps that layout
+    and changes only *which* indices fill a chunk (the draw's docstring says how).
+
+    Why it is safe on many processes and on resume: the round of a chunk is computed from (epoch,
+    chunk index), the step it trains on from the round (never from the live trainer state, which
+    the dataloader's read-ahead puts off by a round); every random choice is seeded by round or
+    bin, not by the process-specific torch seed; and the within-bin walk is replayed from round 0
+    when an earlier round is asked for (resume via skip_first_batches re-iterates the epoch).
+    """
+
+    def __init__(
+        self,
+        bins: Sequence[str],
+        *,
+        mini_repeat_count: int,
+        batch_size: int,
+        repeat_count: int,
+        weights_fn: WeightsFn,
+        steps_per_round: float,
+        seed: int = 0,
+    ):
+        """`bins[i]` is the difficulty bin of dataset row i; `steps_per_round` is optimizer steps per round."""
+        super().__init__(bins, batch_size=batch_size, weights_fn=weights_fn, steps_per_round=steps_per_round, seed=seed)
+        self.num_samples = len(self.row_bins)
+        self.mini_repeat_count = mini_repeat_count
+        self.repeat_count = repeat_count
+        self.epoch = 0
+        # As many chunks per epoch as RepeatSampler would make, so that the Trainer's epoch and
+        # resume arithmetic (len(dataloader)) is unchanged; a tiny dataset still gets one chunk.
+        self.chunks_per_epoch = max(1, self.num_samples // self.batch_size)
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __len__(self) -> int:
+        return self.chunks_per_epoch * self.batch_size * self.mini_repeat_count * self.repeat_count
+
+    def __iter__(self) -> Iterator[int]:
+        for chunk in range(self.chunks_per_epoch):
+            indices = self.chunk(self.epoch * self.chunks_per_epoch + chunk)
+            for _ in range(self.repeat_count):
+                for index in indices:
+                    for _ in range(self.mini_repeat_count):
+                        yield index
 
 
 class CurriculumGRPOTrainer(GRPOTrainer):
     def __init__(self, *args, curriculum: CurriculumSpec, completion_log=None, **kwargs):
         self.curriculum = curriculum
         self.completion_log = completion_log  # synthgen.train.completions.CompletionLog, or None
-        self.curriculum_sampler: CurriculumSampler | None = None
+        self.curriculum_sampler: CurriculumRepeatSampler | None = None
         self.frontier: FrontierPolicy | None = None
         self._next_round = 0
-        self.last_checkpoint_step: int | None = None  # the step of the newest checkpoint this process saved
+        self.checkpoint_used: str | None = None  # the checkpoint this run resumed from
+        self.checkpoint_step = 0  # its step
         # What the run started from, for the model card: TRL names only Hub ids and writes "[None]" for a folder.
         model = kwargs.get("model", args[0] if args else None)
         self.base_model_name = model if isinstance(model, str) else None
         super().__init__(*args, **kwargs)
-        columns = self.train_dataset.column_names
+        self.mix = SourceMix.of_dataset(self.train_dataset, curriculum.source_weights, curriculum.curriculum_sources)
         bins = [str(b) for b in self.train_dataset["difficulty"]]
-        sources = [str(s) for s in self.train_dataset["source"]] if "source" in columns else [""] * len(bins)
-        self.mix = SourceMix(sources, bins, curriculum.source_weights, curriculum.curriculum_sources)
         self.solve_rates = CumulativeSolveRates({b: bins.count(b) for b in sorted(set(bins))})
         if curriculum.frontier is not None:
             self.frontier = FrontierPolicy(
@@ -120,6 +170,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             )
         self.out_dir = Path(self.args.output_dir)
         self.add_callback(_CurriculumCallback(self))
+        self.add_callback(TrainerLog())
 
     # -- rounds and steps ------------------------------------------------------------------
     @property
@@ -151,7 +202,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 
     # -- TRL hooks -------------------------------------------------------------------------
     def _get_train_sampler(self, dataset=None):
-        self.curriculum_sampler = CurriculumSampler(
+        self.curriculum_sampler = CurriculumRepeatSampler(
             self.mix.strata,  # one per row of train_dataset, the only dataset the Trainer samples
             mini_repeat_count=self.num_generations,
             batch_size=self.args.generation_batch_size // self.num_generations,
@@ -267,31 +318,17 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         source_weights: dict | None,
     ) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        bins_out = {}
-        rows = []
+        bins_out, rows = {}, []
         for b in sorted(set(per_bin) | set(weights)):
             groups, scored_groups, regret_sum, solved, scored, infra = per_bin.get(b, [0, 0, 0.0, 0, 0, 0])
             rate = solved / scored if scored else None
             regret = regret_sum / scored_groups if scored_groups else None
+            counts = {"groups": int(groups), "solved": int(solved), "scored": int(scored), "infra": int(infra)}
             if groups:
-                bins_out[b] = {
-                    "groups": int(groups),
-                    "solved": int(solved),
-                    "scored": int(scored),
-                    "infra": int(infra),
-                    "solve_rate": rate,
-                    "regret": regret,
-                }
+                bins_out[b] = {**counts, "solve_rate": rate, "regret": regret}
             rows.append(
-                {
-                    "round": round_,
-                    "step": step,
-                    "bin": b,
-                    "weight": round(weights.get(b, 0.0), 6),
-                    "groups": int(groups),
-                    "solved": int(solved),
-                    "scored": int(scored),
-                    "infra": int(infra),
+                {"round": round_, "step": step, "bin": b, "weight": round(weights.get(b, 0.0), 6), **counts}
+                | {
                     "solve_rate": "" if rate is None else round(rate, 6),
                     "regret": "" if regret is None else round(regret, 6),
                 }
@@ -333,7 +370,6 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 
     def _save_checkpoint(self, model, trial):
         super()._save_checkpoint(model, trial)
-        self.last_checkpoint_step = self.state.global_step
         if self.args.should_save:
             from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
@@ -346,7 +382,10 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             }
             (folder / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
 
-    def load_curriculum_state(self, checkpoint: str | Path) -> None:
+    def restore(self, checkpoint: str) -> None:
+        """Before `train(resume_from_checkpoint=...)`: the curriculum state the checkpoint holds."""
+        self.checkpoint_used = checkpoint
+        self.checkpoint_step = json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"]
         path = Path(checkpoint) / STATE_FILE
         if not path.exists():
             return
@@ -375,10 +414,37 @@ class _CurriculumCallback(TrainerCallback):
         if t.accelerator.is_main_process:
             t._truncate_metrics(t._next_round)
 
+
+class TrainerLog(TrainerCallback):
+    """TRL's log lines to OUTPUT/trainer_log.jsonl (synchronous and --async trainers), and the step last saved."""
+
+    def __init__(self):
+        self.saved_step: int | None = None  # the step of the newest checkpoint this process saved
+
+    def on_save(self, args, state, control, **kwargs):
+        self.saved_step = state.global_step
+
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if logs and self.trainer.accelerator.is_main_process:
+        if logs and state.is_world_process_zero:
             out = Path(args.output_dir)
             out.mkdir(parents=True, exist_ok=True)
             clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in logs.items()}
             with open(out / LOG_FILE, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"step": state.global_step, **clean}, sort_keys=True) + "\n")
+
+
+def save_final(trainer, out: Path) -> None:
+    """The final weights in OUTPUT. TRL saves a checkpoint at the last step; writing the same weights
+    again with save_model doubled the disk writes of every run (16 GB for an 8B model), so the
+    checkpoint's model files are linked into OUTPUT instead. Every process takes the same branch
+    (the step is shared), so save_model's collective gathers under DeepSpeed stay matched."""
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+    step = trainer.state.global_step
+    saved = next(c.saved_step for c in trainer.callback_handler.callbacks if isinstance(c, TrainerLog))
+    if saved != step:
+        trainer.save_model(str(out))
+        return
+    if trainer.accelerator.is_main_process:
+        link_final_weights(out / f"{PREFIX_CHECKPOINT_DIR}-{step}", out)
+    trainer.accelerator.wait_for_everyone()
