@@ -115,10 +115,10 @@ def initial_rows(settings):
 def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=None) -> Path:
     from datasets import Dataset
 
+    from synthgen.interop.records import student_prompt
     from synthgen.online.schedule import PoolDataset
     from synthgen.online.session import OnlineSession
     from synthgen.online.trainer import OnlineGRPOTrainer
-    from synthgen.train.data import env_prompt
     from synthgen.train.evaluation import add_periodic_eval
     from synthgen.train.quiet import install_progress
     from synthgen.train.recipe import build_grpo_config, describe
@@ -139,7 +139,7 @@ def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluat
     recipe, model = recipe_and_model(settings)
     out = output_dir(settings)
     max_steps = resolve_max_steps(settings, recipe)
-    prompt_fn = prompt_fn or env_prompt
+    prompt_fn = prompt_fn or student_prompt
     rows, heldout = initial_rows(settings)
     if settings.eval.steps and not (heldout or evaluators):
         raise UserError("--eval-every needs held-out problems: --eval-heldout-fraction F or --eval-heldout DIR")

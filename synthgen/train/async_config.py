@@ -36,7 +36,7 @@ from synthgen.train.settings import TrainSettings
 ASYNC_MODULE = "trl.experimental.async_grpo"
 
 # Settings of the paper's GRPO that AsyncGRPOConfig shares with GRPOConfig: carried as they are.
-ASYNC_CARRIED = (
+ASYNC_CARRIED = [
     "output_dir",
     "max_steps",
     "seed",
@@ -54,7 +54,7 @@ ASYNC_CARRIED = (
     "logging_steps",
     "report_to",
     "vllm_server_base_url",
-)
+]
 
 ADVANTAGE_NOTE = (
     "advantage = (reward - group mean) / group std in TRL's async trainer (the paper's: reward - group mean; "

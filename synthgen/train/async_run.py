@@ -168,7 +168,7 @@ def run_async(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluato
     from transformers import AutoTokenizer
 
     from synthgen.evals.train_hook import server_generate
-    from synthgen.train.data import env_prompt
+    from synthgen.interop.records import student_prompt
     from synthgen.train.evaluation import add_periodic_eval
     from synthgen.train.quiet import install_progress
     from synthgen.train.rewards import EnvScorer, SandboxReward
@@ -201,7 +201,7 @@ def run_async(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluato
         model = ev.benchmark_model if ev.benchmark_url else run_in.model  # the name the training server serves
         max_tokens = ev.max_completion_length or p.args.max_completion_length
         generate = server_generate(url, model, ev.temperature, max_tokens)
-        suites = (prompt_fn or env_prompt, list(evaluators or []), run_in.data.heldout)
+        suites = (prompt_fn or student_prompt, list(evaluators or []), run_in.data.heldout)
         add_periodic_eval(trainer, settings, p.args, scorer, *suites, generate=generate)
     checkpoint = resume_checkpoint(settings, run_in.out)
     trainer.train(resume_from_checkpoint=checkpoint)

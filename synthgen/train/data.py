@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from synthgen.errors import UserError
+from synthgen.interop.records import student_prompt
 from synthgen.store import record_checks as checks
 from synthgen.store import records
 from synthgen.store.files import read_metadata
@@ -84,40 +85,34 @@ def is_filter_folder(folder: Path) -> bool:
     return (folder / f"{whole}{MARKER_SUFFIX}").is_file() or any(folder.glob(f"{whole}.part-*.parquet"))
 
 
-def _kept_rows(folder: Path) -> list[dict[str, Any]]:
-    """A filter stage folder: every kept problem (never its rejects/), all in the `kept` split."""
-    rows: list[dict[str, Any]] = []
-    for path in _finished_parts(folder, "filter"):
-        rows += [{**row, "difficulty": KEPT_SPLIT} for row in _problems(path) or []]
-    return rows
-
-
 def is_calibrate_folder(folder: Path) -> bool:
     """A `synthgen calibrate` output (its parts say so in their metadata), whatever the folder is called."""
     parts = sorted(folder.glob("*.part-*.parquet"))
     return bool(parts) and read_metadata(parts[0]).get("stage") == "calibrate"
 
 
-def _calibrated_rows(folder: Path) -> list[dict[str, Any]]:
-    """A calibrate stage folder, every shard finished: its problems with their new pass rates, one split."""
-    rows: list[dict[str, Any]] = []
-    for path in _finished_parts(folder, "calibrate"):
-        rows += [{**row, "difficulty": CALIBRATED_SPLIT} for row in _problems(path) or []]
-    return rows
+def _one_split(folder: Path, stage: str, split: str) -> list[dict[str, Any]]:
+    """A filter folder (every kept problem, never its rejects/) or a calibrate folder (every problem,
+    with its new pass rate), every shard finished, all in one split."""
+    return [{**row, "difficulty": split} for path in _finished_parts(folder, stage) for row in _problems(path) or []]
 
 
 def _folder_rows(folder: Path) -> list[dict[str, Any]]:
     """Every problems table under `folder`; a row without a difficulty takes its folder's name."""
     rows: list[dict[str, Any]] = []
     for path in _finished_parts(folder, "bin"):
-        found = _problems(path)
-        if found is None:
+        if _problems(path) is None:
             log.warning("training data: %s is not a problems table (no env/code columns); skipped", path)
-            continue
-        for row in found:
-            row["difficulty"] = str(row.get("difficulty") or path.parent.name)
-            rows.append(row)
+        else:
+            rows += _file_rows(path)
     return rows
+
+
+def _file_rows(path: Path) -> list[dict[str, Any]]:
+    rows = _problems(path)
+    if rows is None:
+        raise UserError(f"{path} is not a problems table (needs env and code columns)")
+    return [{**row, "difficulty": str(row.get("difficulty") or path.parent.name)} for row in rows]
 
 
 def load_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
@@ -139,13 +134,13 @@ def read_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
     for d in dirs:
         d = Path(d)
         if d.is_file() and d.suffix == ".parquet":
-            raw.extend(_folder_rows_of_file(d))
+            raw.extend(_file_rows(d))
         elif (d / "links").is_dir() and (d / "problems").is_dir():
             raw.extend(_chain_rows(d))
         elif d.is_dir() and is_filter_folder(d):
-            raw.extend(_kept_rows(d))
+            raw.extend(_one_split(d, "filter", KEPT_SPLIT))
         elif d.is_dir() and is_calibrate_folder(d):
-            raw.extend(_calibrated_rows(d))
+            raw.extend(_one_split(d, "calibrate", CALIBRATED_SPLIT))
         elif d.is_dir():
             raw.extend(_folder_rows(d))
         else:
@@ -181,25 +176,11 @@ def scorable(raw: list[dict[str, Any]], dirs: Sequence[str | Path], keep: Sequen
     return [rows[k] for k in sorted(rows)]
 
 
-def _folder_rows_of_file(path: Path) -> list[dict[str, Any]]:
-    rows = _problems(path)
-    if rows is None:
-        raise UserError(f"{path} is not a problems table (needs env and code columns)")
-    return [{**row, "difficulty": str(row.get("difficulty") or path.parent.name)} for row in rows]
-
-
-def env_prompt(row: dict) -> list:
-    """The student's chat messages for a problem row, from its environment's template."""
-    from synthgen.interop.records import student_prompt
-
-    return student_prompt(row)
-
-
 def to_dataset(rows: Sequence[dict], prompt_fn: PromptFn | None = None):
     """A `datasets.Dataset`: `prompt` (messages) plus the problem's columns, in a stable order."""
     from datasets import Dataset
 
-    prompt_fn = prompt_fn or env_prompt
+    prompt_fn = prompt_fn or student_prompt
     records = []
     for row in rows:
         try:
@@ -220,7 +201,4 @@ def to_dataset(rows: Sequence[dict], prompt_fn: PromptFn | None = None):
 
 
 def bin_counts(rows: Sequence[dict]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for row in rows:
-        out[row["difficulty"]] = out.get(row["difficulty"], 0) + 1
-    return dict(sorted(out.items()))
+    return dict(sorted(Counter(row["difficulty"] for row in rows).items()))

@@ -30,7 +30,7 @@ import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from transformers import TrainerCallback
 
@@ -186,6 +186,7 @@ class PeriodicEval(TrainerCallback):
         generate: Generate | None = None,
     ):
         self.trainer, self.evaluators, self.every, self.ks = trainer, list(evaluators), every, list(ks)
+        self.by_name = {ev.name: ev for ev in self.evaluators}
         self.temperature, self.max_new_tokens = temperature, max_new_tokens
         # A server holding the current weights (train --async: its vLLM server) instead of the policy in-process.
         self.generate = generate
@@ -233,13 +234,9 @@ class PeriodicEval(TrainerCallback):
         return {
             (suite, split, k): split_pass_at_k(v, k)
             for (suite, split), v in sorted(counts.items())
-            for k in self._ks(suite)
+            # a suite's own k (a benchmark's, e.g. math500 1 and 5), else the trainer's
+            for k in getattr(self.by_name[suite], "ks", None) or self.ks
         }
-
-    def _ks(self, suite: str) -> list[int]:
-        """The k of pass@k a suite reports: its own (a benchmark's, e.g. math500 1 and 5), else the trainer's."""
-        ev = next((e for e in self.evaluators if e.name == suite), None)
-        return list(getattr(ev, "ks", None) or self.ks)
 
     def on_train_end(self, args, state, control, **kwargs):
         for ev in self.evaluators:  # worker pools (the math verifier) end with the run
@@ -255,7 +252,7 @@ class PeriodicEval(TrainerCallback):
                 "suite": suite,
                 "split": split,
                 "problems": problems,
-                "samples": self._samples(suite),
+                "samples": getattr(self.by_name[suite], "samples", ""),
                 "k": k,
                 "pass_at_k": "" if value is None else round(value, 6),
             }
@@ -268,10 +265,6 @@ class PeriodicEval(TrainerCallback):
             if value is not None
         )
         log.info("eval at step %d: %s", step, summary or "no problem had enough scored samples")
-
-    def _samples(self, suite: str) -> Any:
-        ev = next((e for e in self.evaluators if e.name == suite), None)
-        return getattr(ev, "samples", "")
 
 
 def add_periodic_eval(trainer, settings, args, scorer, prompt_fn, evaluators, heldout, generate=None) -> None:

@@ -170,7 +170,7 @@ def is_on_policy(args) -> bool:
 
 def describe(args) -> str:
     """The settings that define the paper's GRPO, one line, for the run log."""
-    keys = (
+    keys = [
         "num_generations",
         "beta",
         "scale_rewards",
@@ -189,6 +189,6 @@ def describe(args) -> str:
         "loss_type",
         "use_vllm",
         "report_to",
-    )
+    ]
     values = {k: getattr(args, k, None) for k in keys}
     return ", ".join(f"{k}={getattr(v, 'value', v)!r}" for k, v in values.items())

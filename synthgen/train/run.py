@@ -194,7 +194,8 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
     An `--online` run has its own entry point, synthgen.online.run.run_online (same arguments)."""
     if settings.online.enabled:
         raise UserError("this is the offline trainer; an --online run goes through synthgen.online.run.run_online")
-    from synthgen.train.data import bin_counts, env_prompt, to_dataset
+    from synthgen.interop.records import student_prompt
+    from synthgen.train.data import bin_counts, to_dataset
     from synthgen.train.recipe import build_grpo_config, describe
     from synthgen.train.rewards import EnvScorer
     from synthgen.train.trainer import save_final
@@ -210,7 +211,7 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
         scorer = EnvScorer(settings.sandbox)
         scorer.start()  # fail now, in one line, if no sandbox isolation works here
     note_tiny_model(run_in.model)  # after the checks: an error stays the one line on stderr
-    suites = (prompt_fn or env_prompt, list(evaluators or []), run_in.data.heldout)
+    suites = (prompt_fn or student_prompt, list(evaluators or []), run_in.data.heldout)
     try:
         trainer = _train(settings, args, run_in, dataset, scorer, callbacks, suites)
     finally:

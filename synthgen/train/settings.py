@@ -132,7 +132,7 @@ class PeriodicEvalSettings(Section):
 class TrainSettings(EnvListMixin, RunSettings):
     section = "train"
     unhashed: ClassVar[frozenset[str]] = frozenset(
-        {
+        [
             "run_dir",
             "output",
             "resume",
@@ -145,7 +145,7 @@ class TrainSettings(EnvListMixin, RunSettings):
             "vllm_mode",
             "vllm_server_base_url",
             "save_completions",
-        }
+        ]
     )
 
     data: list[str] = Field(

@@ -143,9 +143,7 @@ class CurriculumRepeatSampler(CurriculumDraw, Sampler[int]):
         for chunk in range(self.chunks_per_epoch):
             indices = self.chunk(self.epoch * self.chunks_per_epoch + chunk)
             for _ in range(self.repeat_count):
-                for index in indices:
-                    for _ in range(self.mini_repeat_count):
-                        yield index
+                yield from (index for index in indices for _ in range(self.mini_repeat_count))
 
 
 class CurriculumGRPOTrainer(GRPOTrainer):
@@ -232,7 +230,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         """This round's completions with their rewards, gathered, written by the main process."""
         from accelerate.utils import gather_object
 
-        from synthgen.train.completions import completion_text
+        from synthgen.train.rewards import completion_text
 
         rows = gather_object([{k: x.get(k) for k in ("problem_id", "env", "difficulty")} for x in inputs])
         texts = gather_object([completion_text(c) for c in completions])
@@ -251,26 +249,20 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     def _record_round(self, keys: list[tuple[str, str]], rewards: list[float | None]) -> None:
         round_, g = self._next_round, self.num_generations
         self._next_round += 1
+        # bin -> groups, groups with a scored completion, regret sum, solved, scored, infra
         per_bin: dict[str, list[float]] = {}
         drawn: list[tuple[str, str, int]] = []  # (bin, problem, solved completions) per group
         # A group whose G rows are not one problem means the processes disagreed on the draw:
         # the advantages would be meaningless, so it is counted and reported, never hidden.
         split_groups = 0
         for start in range(0, len(rewards), g):
-            b = keys[start][0]
+            (b, problem), group = keys[start], rewards[start : start + g]
             split_groups += len(set(keys[start : start + g])) != 1
-            group = rewards[start : start + g]
-            # groups, groups with a scored completion, regret sum, solved, scored, infra
+            rho, solved, scored = group_regret(group) or (0.0, 0, 0)
             acc = per_bin.setdefault(b, [0, 0, 0.0, 0, 0, 0])
-            acc[0] += 1
-            acc[5] += sum(v is None for v in group)
-            scored = group_regret(group)
-            if scored is not None:
-                acc[1] += 1
-                acc[2] += scored[0]
-                acc[3] += scored[1]
-                acc[4] += scored[2]
-            drawn.append((b, keys[start][1], scored[1] if scored else 0))
+            for i, value in enumerate((1, scored > 0, rho, solved, scored, sum(v is None for v in group))):
+                acc[i] += value
+            drawn.append((b, problem, solved))
         self.solve_rates.update(round_, drawn)
         if self.frontier is not None:
             # A group that was all infra says nothing about difficulty: only scored groups count.
@@ -279,13 +271,13 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         step = sampler.step_of_round(round_) if sampler else self.state.global_step
         strata = sampler.weights(round_) if sampler else {}
         weights = self.mix.by_bin(strata)
+        source_weights = None if self.mix.pooled else self.mix.by_source(strata)
         cumulative = self.solve_rates.rows(round_, step)
         metrics = self._metrics["train"]
         for b, w in weights.items():
             metrics[f"curriculum/weight/{b}"].append(w)
-        if not self.mix.pooled:
-            for source, w in self.mix.by_source(strata).items():
-                metrics[f"curriculum/source_weight/{source}"].append(w)
+        for source, w in (source_weights or {}).items():
+            metrics[f"curriculum/source_weight/{source}"].append(w)
         for b, (groups, _, _, solved, scored, _) in per_bin.items():
             if scored:
                 metrics[f"curriculum/solve_rate/{b}"].append(solved / scored)
@@ -295,28 +287,8 @@ class CurriculumGRPOTrainer(GRPOTrainer):
                 metrics[f"curriculum/cumulative_solve_rate/{row['bin']}"].append(row["cumulative_solve_rate"])
         if split_groups:
             logger.warning("round %d: %d prompt group(s) mix different problems", round_, split_groups)
-        if self.accelerator.is_main_process:
-            self._write_round(
-                round_,
-                step,
-                weights,
-                per_bin,
-                split_groups,
-                cumulative,
-                None if self.mix.pooled else self.mix.by_source(strata),
-            )
-
-    # -- files -------------------------------------------------------------------------------
-    def _write_round(
-        self,
-        round_: int,
-        step: int,
-        weights: dict,
-        per_bin: dict,
-        split_groups: int,
-        cumulative: list[dict],
-        source_weights: dict | None,
-    ) -> None:
+        if not self.accelerator.is_main_process:
+            return
         self.out_dir.mkdir(parents=True, exist_ok=True)
         bins_out, rows = {}, []
         for b in sorted(set(per_bin) | set(weights)):
@@ -326,12 +298,9 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             counts = {"groups": int(groups), "solved": int(solved), "scored": int(scored), "infra": int(infra)}
             if groups:
                 bins_out[b] = {**counts, "solve_rate": rate, "regret": regret}
+            shown = {k: "" if v is None else round(v, 6) for k, v in (("solve_rate", rate), ("regret", regret))}
             rows.append(
-                {"round": round_, "step": step, "bin": b, "weight": round(weights.get(b, 0.0), 6), **counts}
-                | {
-                    "solve_rate": "" if rate is None else round(rate, 6),
-                    "regret": "" if regret is None else round(regret, 6),
-                }
+                {"round": round_, "step": step, "bin": b, "weight": round(weights.get(b, 0.0), 6), **counts, **shown}
             )
         line = {
             "round": round_,
