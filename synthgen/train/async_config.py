@@ -126,9 +126,8 @@ def build_async_config(
 
     `plan_only` (the dry run): on a machine without CUDA a recipe's bf16 is set aside so the rest
     can be checked; transformers refuses bf16 there, and the real run checks it on its GPU."""
-    from synthgen.train.recipe import EXTRA_KEYS, check_recipe_keys, grpo_fields, merged_settings
+    from synthgen.train.recipe import EXTRA_KEYS, check_recipe_keys, config_from, grpo_fields, merged_settings
 
-    module = async_trl()
     fields = async_fields()
     # The synchronous trainer's recipes (GRPOConfig keys), plus the async trainer's own (dtype, weight_sync_steps, ...).
     unknown = sorted(k for k in recipe if k not in grpo_fields() | fields | EXTRA_KEYS)
@@ -147,17 +146,14 @@ def build_async_config(
         if not torch.cuda.is_available():
             carried["bf16"] = False
             dropped.append("bf16 (a GPU setting: set aside on this machine for the dry run)")
-    try:
-        return module.AsyncGRPOConfig(**carried), dropped
-    except (ValueError, TypeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(f"async GRPO settings rejected by TRL: {first}") from None
+    return config_from(async_trl().AsyncGRPOConfig, carried, "async GRPO"), dropped
 
 
 def describe_async(args) -> str:
     """The async run's GRPO in one line, for the log, the plan and train_summary.json."""
-    keys = (*ASYNC_CARRIED[3:], "max_staleness", "weight_sync_steps", "max_inflight_tasks", "dtype")
-    return ", ".join(f"{k}={getattr(getattr(args, k, None), 'value', getattr(args, k, None))!r}" for k in keys)
+    from synthgen.train.recipe import describe
+
+    return describe(args, (*ASYNC_CARRIED[3:], "max_staleness", "weight_sync_steps", "max_inflight_tasks", "dtype"))
 
 
 def runtime_missing() -> list[str]:
