@@ -56,7 +56,6 @@ log = logging.getLogger(__name__)
 class AsyncSetup:
     """An --async run up to the trainer: its inputs, TRL's config and the curriculum-ordered prompts."""
 
-    settings: Any
     run: RunInputs
     args: Any  # AsyncGRPOConfig
     dropped: list[str]  # merged settings AsyncGRPOConfig has no field for
@@ -111,7 +110,7 @@ def prepare(settings, *, prompt_fn=None, evaluators=None, plan_only: bool = Fals
     )
     rounds = rounds_needed(run_in.max_steps, args.max_staleness)
     order = [i for r in range(rounds) for i in draw.chunk(r)]
-    return AsyncSetup(settings, run_in, args, dropped, dataset.select(order), draw, k)
+    return AsyncSetup(run_in, args, dropped, dataset.select(order), draw, k)
 
 
 def describe_setup(p: AsyncSetup) -> str:

@@ -278,6 +278,7 @@ def _train(settings, args, run_in: RunInputs, dataset, scorer, callbacks, suites
     from synthgen.train.trainer import CurriculumGRPOTrainer
 
     reward = SandboxReward(scorer, max_completion_length=args.max_completion_length)
+    mode = settings.save_completions
     trainer = CurriculumGRPOTrainer(
         model=run_in.model,
         reward_funcs=[reward],
@@ -285,7 +286,7 @@ def _train(settings, args, run_in: RunInputs, dataset, scorer, callbacks, suites
         train_dataset=dataset,
         curriculum=run_in.spec,
         callbacks=callbacks,
-        completion_log=CompletionLog(run_in.out, settings.save_completions),
+        completion_log=None if mode == "none" else CompletionLog(run_in.out, mode),
     )
     reward.eos_token_id = getattr(trainer.processing_class, "eos_token_id", None)
     launched = int(os.environ.get("WORLD_SIZE", "1"))

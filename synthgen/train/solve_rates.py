@@ -100,10 +100,13 @@ def append_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> Non
 
 def truncate_csv(path: Path, from_round: int) -> None:
     """Keep the header and the rows before `from_round` (the first column is the round, or the step)."""
-    if not path.exists():
-        return
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    keep = lines[:1] + [ln for ln in lines[1:] if int(ln.split(",", 1)[0]) < from_round]
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text("".join(keep), encoding="utf-8")
-    os.replace(tmp, path)
+    keep_lines(path, lambda line, i: i == 0 or int(line.split(",", 1)[0]) < from_round)
+
+
+def keep_lines(path: Path, keep) -> None:
+    """Rewrite `path` (if it exists) with the lines for which `keep(line, index)` holds, atomically."""
+    if path.exists():
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text("".join(ln for i, ln in enumerate(lines) if keep(ln, i)), encoding="utf-8")
+        os.replace(tmp, path)

@@ -44,6 +44,7 @@ from synthgen.train.solve_rates import (
     PER_ROUND_FILE,
     CumulativeSolveRates,
     append_csv,
+    keep_lines,
     truncate_csv,
 )
 
@@ -222,7 +223,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             keys = gather_object([(str(x.get("difficulty")), str(x.get("problem_id"))) for x in inputs])
             rewards = self._combined(rewards_per_func)
             self._record_round(keys, rewards)
-            if self.completion_log is not None and self.completion_log.enabled:
+            if self.completion_log is not None:
                 self._log_completions(inputs, completions, rewards)  # rewards: already every process's
         return rewards_per_func
 
@@ -320,13 +321,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 
     def _truncate_metrics(self, from_round: int) -> None:
         """On resume, drop rows of rounds the interrupted run got to after its last checkpoint."""
-        path = self.out_dir / ROUNDS_FILE
-        if path.exists():
-            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-            keep = [ln for ln in lines if ln.strip() and json.loads(ln)["round"] < from_round]
-            tmp = path.with_suffix(path.suffix + ".tmp")
-            tmp.write_text("".join(keep), encoding="utf-8")
-            os.replace(tmp, path)
+        keep_lines(self.out_dir / ROUNDS_FILE, lambda line, _: line.strip() and json.loads(line)["round"] < from_round)
         for name in (PER_ROUND_FILE, CUMULATIVE_FILE):
             truncate_csv(self.out_dir / name, from_round)
         if self.completion_log is not None:
