@@ -58,18 +58,8 @@ class CumulativeSolveRates:
             seen = sum(r <= round_ for r in self.first_seen.get(split, {}).values())
             solved = sum(r <= round_ for r in self.first_solved.get(split, {}).values())
             size = self.sizes.get(split, 0)
-            out.append(
-                {
-                    "round": round_,
-                    "step": step,
-                    "bin": split,
-                    "problems": size,
-                    "seen": seen,
-                    "solved_ever": solved,
-                    "cumulative_solve_rate": round(solved / size, 6) if size else "",
-                    "solved_of_seen": round(solved / seen, 6) if seen else "",
-                }
-            )
+            rates = (round(solved / size, 6) if size else "", round(solved / seen, 6) if seen else "")
+            out.append(dict(zip(CUMULATIVE_FIELDS, (round_, step, split, size, seen, solved, *rates))))
         return out
 
     def forget_from(self, round_: int) -> None:
@@ -82,11 +72,8 @@ class CumulativeSolveRates:
         return {"sizes": self.sizes, "first_seen": self.first_seen, "first_solved": self.first_solved}
 
     def load_state_dict(self, data: Mapping[str, Any]) -> None:
-        self.first_seen = {b: dict(v) for b, v in data.get("first_seen", {}).items()}
-        self.first_solved = {b: dict(v) for b, v in data.get("first_solved", {}).items()}
-        for b in self.sizes:
-            self.first_seen.setdefault(b, {})
-            self.first_solved.setdefault(b, {})
+        self.first_seen = {b: {} for b in self.sizes} | {b: dict(v) for b, v in data.get("first_seen", {}).items()}
+        self.first_solved = {b: {} for b in self.sizes} | {b: dict(v) for b, v in data.get("first_solved", {}).items()}
 
 
 def append_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:

@@ -299,9 +299,9 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             counts = {"groups": int(groups), "solved": int(solved), "scored": int(scored), "infra": int(infra)}
             if groups:
                 bins_out[b] = {**counts, "solve_rate": rate, "regret": regret}
-            shown = {k: "" if v is None else round(v, 6) for k, v in (("solve_rate", rate), ("regret", regret))}
+            shown = ["" if v is None else round(v, 6) for v in (rate, regret)]
             rows.append(
-                {"round": round_, "step": step, "bin": b, "weight": round(weights.get(b, 0.0), 6), **counts, **shown}
+                dict(zip(PER_ROUND_FIELDS, (round_, step, b, round(weights.get(b, 0.0), 6), *counts.values(), *shown)))
             )
         line = {
             "round": round_,
