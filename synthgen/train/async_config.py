@@ -18,7 +18,7 @@ flags, synthgen.train.recipe.merged_settings) and then
     trainer's own flags on the command line, the adaptive frontier curriculum (it needs each
     round's rewards before the next draw; rollouts here run ahead in another process).
 
-What still differs from the paper, said in the plan and the summary (`ADVANTAGE_NOTE`): TRL's
+What still differs from the paper, said in the dry run and the summary (`ADVANTAGE_NOTE`): TRL's
 async trainer divides each group's advantage by its reward std, whatever `scale_rewards` says.
 """
 
@@ -120,11 +120,11 @@ def build_async_config(
     *,
     max_staleness: int | None,
     where: str = "recipe",
-    plan_only: bool = False,
+    dry_run: bool = False,
 ):
     """(AsyncGRPOConfig, the merged keys it has no field for); TRL's own checks become UserErrors.
 
-    `plan_only` (the dry run): on a machine without CUDA a recipe's bf16 is set aside so the rest
+    `dry_run` (the dry run): on a machine without CUDA a recipe's bf16 is set aside so the rest
     can be checked; transformers refuses bf16 there, and the real run checks it on its GPU."""
     from synthgen.train.recipe import EXTRA_KEYS, check_recipe_keys, config_from, grpo_fields, merged_settings
 
@@ -140,7 +140,7 @@ def build_async_config(
     if max_staleness is not None:
         carried["max_staleness"] = max_staleness
     dropped = sorted(k for k in values if k not in fields)
-    if plan_only and carried.get("bf16"):
+    if dry_run and carried.get("bf16"):
         import torch
 
         if not torch.cuda.is_available():
@@ -150,7 +150,7 @@ def build_async_config(
 
 
 def describe_async(args) -> str:
-    """The async run's GRPO in one line, for the log, the plan and train_summary.json."""
+    """The async run's GRPO in one line, for the log, the dry run and train_summary.json."""
     from synthgen.train.recipe import describe
 
     return describe(args, (*ASYNC_CARRIED[3:], "max_staleness", "weight_sync_steps", "max_inflight_tasks", "dtype"))

@@ -4,7 +4,7 @@
     print(describe_setup(setup))          # what `train --async --dry-run` prints; nothing loads or connects
     run_async(settings)                   # train: needs CUDA, vllm and the server at --vllm-server-url
 
-The same pieces as the synchronous stage (synthgen.train.run): recipes, the data plan (sources,
+The same pieces as the synchronous stage (synthgen.train.run): recipes, the data selection (sources,
 held-out splits, per-env budget), the curriculum's `CurriculumDraw` (as the prompt order: see
 below), the sandboxed reward (`SandboxReward` over `EnvScorer`, pickled into
 TRL's rollout process, where it starts its own sandbox pool), periodic evaluation (sampled from
@@ -81,9 +81,9 @@ def rounds_needed(max_steps: int, max_staleness: int) -> int:
     return 2 * max_steps + max_staleness + 1
 
 
-def prepare(settings, *, prompt_fn=None, evaluators=None, plan_only: bool = False) -> AsyncSetup:
+def prepare(settings, *, prompt_fn=None, evaluators=None, dry_run: bool = False) -> AsyncSetup:
     """Everything up to the trainer: checks, config, data and order. Loads no model, contacts nothing.
-    `plan_only`: for the dry run (GPU-only settings are set aside on a machine without one)."""
+    `dry_run`: for the dry run (GPU-only settings are set aside on a machine without one)."""
     from synthgen.train.data import to_dataset
     from synthgen.train.mix import SourceMix
     from synthgen.train.run import grpo_overrides, prepare_run, recipe_origin
@@ -96,7 +96,7 @@ def prepare(settings, *, prompt_fn=None, evaluators=None, plan_only: bool = Fals
         overrides,
         max_staleness=settings.max_staleness,
         where=recipe_origin(settings),
-        plan_only=plan_only,
+        dry_run=dry_run,
     )
     k = groups_per_step(args, int(os.environ.get("WORLD_SIZE", "1")))
     dataset = to_dataset(run_in.data.rows, prompt_fn)

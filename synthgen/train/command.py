@@ -1,4 +1,4 @@
-"""What `synthgen train` does with its settings and its action flags: print a plan or a schedule,
+"""What `synthgen train` does with its settings and its action flags: print a dry run or a schedule,
 write a tiny model, or train (offline curriculum, `--async`, or `--online`). torch and TRL load only here."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def run(settings, show_schedule: str | None, make_tiny_model: Path | None, dry_r
         from synthgen.train.preflight import require_train_extra
 
         require_train_extra()
-        print(describe_setup(prepare(settings, plan_only=True)))  # checks, config and prompt order; loads nothing
+        print(describe_setup(prepare(settings, dry_run=True)))  # checks, config and prompt order; loads nothing
         return
     if dry_run:
         if not settings.online.enabled:

@@ -196,6 +196,6 @@ DESCRIBED = (
 
 
 def describe(args, keys=DESCRIBED) -> str:
-    """`keys` of a GRPO config in one line, for the run log, the plan and train_summary.json."""
+    """`keys` of a GRPO config in one line, for the run log, the dry run and train_summary.json."""
     values = {k: getattr(args, k, None) for k in keys}
     return ", ".join(f"{k}={getattr(v, 'value', v)!r}" for k, v in values.items())

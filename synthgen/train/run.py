@@ -1,4 +1,4 @@
-"""The train stage: settings -> data plan, GRPO config, curriculum, trainer -> checkpoints + metrics.
+"""The train stage: settings -> data selection, GRPO config, curriculum, trainer -> checkpoints + metrics.
 
     from synthgen.train.settings import TrainSettings
     from synthgen.train.run import run

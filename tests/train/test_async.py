@@ -91,7 +91,7 @@ def test_every_mapped_field_comes_from_the_settings_or_the_recipe(binned_dir, ti
 def test_the_paper_recipe_drops_the_synchronous_trainers_keys(binned_dir, tiny_model, tmp_path):
     from synthgen.train.async_run import describe_setup, prepare
 
-    p = prepare(settings(binned_dir, tiny_model, tmp_path, recipe="qwen3-8b-base", max_steps=40), plan_only=True)
+    p = prepare(settings(binned_dir, tiny_model, tmp_path, recipe="qwen3-8b-base", max_steps=40), dry_run=True)
     assert p.args.learning_rate == pytest.approx(1.4e-7) and p.args.warmup_steps == 800
     assert {"steps_per_generation", "use_vllm", "vllm_mode", "vllm_gpu_memory_utilization", "beta"} <= set(p.dropped)
     assert p.args.max_staleness == 4  # TRL's default when --max-staleness is not given
