@@ -226,15 +226,19 @@ def load_schedule_file(path: Path) -> Schedule:
       17500: {easy: 0.25, medium: 0.75}
       20000: {easy: 1}
     """
-    import yaml
-
     if not path.is_file():
         raise UserError(f"curriculum file not found: {path}")
+    return schedule_from_dict(read_yaml(path, "curriculum file"), default_name=path.stem, where=str(path))
+
+
+def read_yaml(path: Path, what: str) -> Any:
+    """A YAML file a user wrote (a schedule, a recipe, data sources); a broken one is a one-line UserError."""
+    import yaml
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except Exception as exc:
-        raise UserError(f"curriculum file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
-    return schedule_from_dict(data, default_name=path.stem, where=str(path))
+        raise UserError(f"{what} {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
 
 
 def schedule_from_dict(data: Any, *, default_name: str = "custom", where: str = "schedule") -> Schedule:

@@ -10,11 +10,9 @@ sandbox infrastructure failure is left out of n, never counted wrong). Results g
 `report_to` tracker as `eval/<suite>/<split>/pass@<k>`.
 
 An evaluation suite is anything with a `name` and `evaluate(generate, step) -> {split: [(n, c), ...]}`
-(`Evaluator`). `HeldOutEvaluator` is the synthetic one: held-out problems per difficulty bin.
-LiveCodeBench plugs in the same way: an evaluator whose `evaluate` sends LCB's prompts through
-the `generate` it is handed (the policy in-process) or to a vLLM server that holds the current
-weights, scores them against LCB's tests, and returns its splits (easy / medium / hard, the date
-window); pass it as `run(settings, evaluators=[...])`. Nothing here knows LCB.
+(`Evaluator`): `HeldOutEvaluator` (held-out problems per difficulty bin), the benchmarks of
+`synthgen eval` (synthgen.evals.train_hook), or any passed as `run(settings, evaluators=[...])`.
+`generate` is the policy in-process, or a server holding the current weights (`train --async`).
 
 Under several processes every evaluator runs on every process and the counts of all processes
 are gathered, so all processes log the same figures; only the main one writes the file. An

@@ -74,15 +74,12 @@ def load_recipe(name_or_path: str | Path | None, *, _chain: tuple[Path, ...] = (
     """The recipe's mapping with `extends` resolved (empty for None); bad files are one-line UserErrors."""
     if name_or_path is None:
         return {}
-    import yaml
+    from synthgen.train.curriculum import read_yaml
 
     path = recipe_path(name_or_path, _chain[-1].parent if _chain else None).resolve()
     if path in _chain:
         raise UserError(f"recipe {path} extends itself (through {', '.join(p.name for p in _chain)})")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except Exception as exc:
-        raise UserError(f"recipe {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    data = read_yaml(path, "recipe")
     if data is None:
         return {}
     if not isinstance(data, dict):
