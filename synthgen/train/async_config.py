@@ -103,17 +103,6 @@ def check_async_settings(settings: TrainSettings) -> None:
         )
 
 
-def async_fields() -> set[str]:
-    return {f.name for f in dataclasses.fields(async_trl().AsyncGRPOConfig) if f.init}
-
-
-def _refuse(values: Mapping[str, Any], where: str) -> None:
-    if float(values.get("beta") or 0.0) != 0.0:
-        raise UserError(f"{where}: beta={values['beta']} (a KL term); TRL's async trainer has no reference model")
-    if int(values.get("num_iterations") or 1) > 1:
-        raise UserError(f"{where}: num_iterations={values['num_iterations']} reuses batches; --async cannot")
-
-
 def build_async_config(
     recipe: Mapping[str, Any],
     overrides: Mapping[str, Any],
@@ -128,14 +117,17 @@ def build_async_config(
     can be checked; transformers refuses bf16 there, and the real run checks it on its GPU."""
     from synthgen.train.recipe import EXTRA_KEYS, check_recipe_keys, config_from, grpo_fields, merged_settings
 
-    fields = async_fields()
+    fields = {f.name for f in dataclasses.fields(async_trl().AsyncGRPOConfig) if f.init}
     # The synchronous trainer's recipes (GRPOConfig keys), plus the async trainer's own (dtype, weight_sync_steps, ...).
     unknown = sorted(k for k in recipe if k not in grpo_fields() | fields | EXTRA_KEYS)
     if unknown:
         raise UserError(f"{where}: {unknown[0]!r} is neither a GRPOConfig nor an AsyncGRPOConfig setting")
     check_recipe_keys(overrides, "settings")
     values = merged_settings(recipe, overrides)
-    _refuse(values, where)
+    if float(values.get("beta") or 0.0) != 0.0:
+        raise UserError(f"{where}: beta={values['beta']} (a KL term); TRL's async trainer has no reference model")
+    if int(values.get("num_iterations") or 1) > 1:
+        raise UserError(f"{where}: num_iterations={values['num_iterations']} reuses batches; --async cannot")
     carried = {k: v for k, v in values.items() if k in fields}
     if max_staleness is not None:
         carried["max_staleness"] = max_staleness

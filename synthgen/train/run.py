@@ -24,22 +24,12 @@ from typing import Any
 from synthgen.errors import UserError
 from synthgen.train.curriculum import ADAPTIVE, EVERYTHING, PAPER_STEPS, CurriculumSpec, Schedule, get_schedule
 from synthgen.train.selection import DataSelection
-from synthgen.train.settings import FrontierSettings
 
 log = logging.getLogger(__name__)
 
 
 def output_dir(settings) -> Path:
     return Path(settings.output) if settings.output else Path(settings.run_dir) / "train"
-
-
-def curriculum_spec(name: str, max_steps: int | None, frontier=None):
-    """The curriculum for a run of `max_steps` steps: a scaled schedule, or the frontier rule."""
-    if name in ADAPTIVE:
-        frontier = frontier or FrontierSettings()
-        return CurriculumSpec(name, None, frontier, list(frontier.bins) if frontier.bins else None)
-    schedule = get_schedule(name).scaled(max_steps)
-    return CurriculumSpec(schedule.name, schedule)
 
 
 def check_bins(schedule: Schedule | None, counts: dict[str, int], policy: str) -> list[str]:
@@ -173,7 +163,12 @@ def prepare_run(settings, evaluators=None) -> RunInputs:
 
     recipe, model = recipe_and_model(settings)
     max_steps = resolve_max_steps(settings, recipe)
-    spec = curriculum_spec(settings.curriculum, max_steps, settings.frontier)
+    if settings.curriculum in ADAPTIVE:
+        bins = list(settings.frontier.bins) if settings.frontier.bins else None
+        spec = CurriculumSpec(settings.curriculum, None, settings.frontier, bins)
+    else:
+        schedule = get_schedule(settings.curriculum).scaled(max_steps)
+        spec = CurriculumSpec(schedule.name, schedule)
     ev = settings.eval
     if ev.steps and not (ev.heldout_fraction or ev.heldout or evaluators or ev.benchmarks):
         raise UserError(
