@@ -295,7 +295,7 @@ def _train(settings, args, run_in: RunInputs, dataset, scorer, callbacks, suites
     add_periodic_eval(trainer, settings, args, scorer, *suites)
     checkpoint = resume_checkpoint(settings, run_in.out)
     if checkpoint:
-        trainer.load_curriculum_state(checkpoint)
+        trainer.restore(checkpoint)
     if trainer.accelerator.is_main_process:
         log.info(
             "train: %d problems %s, curriculum %s, %d steps; %s",
