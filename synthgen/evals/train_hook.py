@@ -113,7 +113,7 @@ def budget(name: str, ev) -> tuple[int, list[int]]:
 
 
 def benchmark_evaluators(ev, sandbox, *, max_tokens: int, rank: int = 0, world: int = 1) -> list[BenchmarkEvaluator]:
-    """The suites `train`'s eval settings ask for (`ev`: synthgen.train.settings.EvalSettings).
+    """The suites `train`'s eval settings ask for (`ev`: synthgen.train.settings.PeriodicEvalSettings).
 
     The math suites share one Math-Verify pool, closed by the first suite's `close()`."""
     from synthgen.evals import humaneval, lcb, mathbench
