@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from synthgen.slurm.render import Job
+from synthgen.slurm.render import SbatchJob
 
 _GPUS = re.compile(r"gpu(?::[^:,(]+)?:(\d+)")
 
@@ -43,7 +43,7 @@ def parse_sinfo(text: str) -> tuple[list[Node], str | None]:
     return list(by_name.values()), default
 
 
-def warnings_for(jobs: list[Job], nodes: list[Node], default: str | None) -> list[str]:
+def warnings_for(jobs: list[SbatchJob], nodes: list[Node], default: str | None) -> list[str]:
     """One line per job that no node (of its partition) can hold."""
     out = []
     for job in jobs:
@@ -76,7 +76,7 @@ def warnings_for(jobs: list[Job], nodes: list[Node], default: str | None) -> lis
     return out
 
 
-def check(jobs: list[Job]) -> list[str]:
+def check(jobs: list[SbatchJob]) -> list[str]:
     """Warnings for `jobs` on the cluster this machine talks to; none when there is no `sinfo`."""
     if shutil.which("sinfo") is None:
         return []
