@@ -35,7 +35,7 @@ from rich.table import Table
 from synthgen import __version__
 from synthgen.errors import UserError
 from synthgen.export import tables
-from synthgen.export.card import TRAINERS, CardFacts, card, split_rule
+from synthgen.export.card import TRAINERS, CardFacts, TrainerExport, card, split_rule
 from synthgen.export.lineage import lineage_summary
 from synthgen.export.settings import ExportSettings
 from synthgen.settings.base import ENV_NAMES
@@ -159,30 +159,23 @@ def _trainer_format(settings: ExportSettings, run_dir: Path, bin_status, chains,
         built = formats.problem_tables(settings.format, rows)
     run_name = run_dir.resolve().name
     where = package.data_folder(run_name) if settings.format == "verifiers" else ""
-    files = {split: f"{where}/{split}.parquet" if where else f"{split}.parquet" for split in built}
-    by_split = {
-        split: {"rows": t.num_rows, "by_bin": formats.bin_counts(settings.format, t)} for split, t in built.items()
-    }
-    written = {
-        "format": settings.format,
-        "title": TRAINERS[settings.format][0],
-        "trainer": TRAINERS[settings.format][1],
-        "out": str(Path(settings.out).resolve()),
-        "files": files,
-        "tables": built,
-        "splits": by_split,
-        "split_rule": split_rule(settings.test_fraction, settings.test_bins, settings.seed),
-        "problems": problems.height,
-        "chained": int(problems["chain_id"].is_not_null().sum()),
-        "sft": sft,
-        "verl_reward_path": _verl_module_path(),
-        "env_id": package.env_id(run_name),
-        "module": package.module_name(run_name),
-        "data_folder": package.data_folder(run_name),
-        "split_seed": settings.seed if settings.test_fraction is not None else None,
-        "test_fraction": settings.test_fraction,
-        "test_bins": list(settings.test_bins),
-    }
+    written = TrainerExport(
+        format=settings.format,
+        out=str(Path(settings.out).resolve()),
+        tables=built,
+        files={split: f"{where}/{split}.parquet" if where else f"{split}.parquet" for split in built},
+        splits={s: {"rows": t.num_rows, "by_bin": formats.bin_counts(settings.format, t)} for s, t in built.items()},
+        split_rule=split_rule(settings.test_fraction, settings.test_bins, settings.seed),
+        problems=problems.height,
+        chained=int(problems["chain_id"].is_not_null().sum()),
+        sft=sft,
+        env_id=package.env_id(run_name),
+        data_folder=package.data_folder(run_name),
+        verl_reward_path=_verl_module_path(),
+        split_seed=settings.seed if settings.test_fraction is not None else None,
+        test_fraction=settings.test_fraction,
+        test_bins=list(settings.test_bins),
+    )
     return written, problems
 
 
@@ -209,11 +202,11 @@ def _attempts(run_dir: Path):
 def _write_trainer_format(folder: Path, facts: CardFacts, meta: dict[str, str]) -> None:
     from synthgen.export import formats, package
 
-    written = facts.exported or {}
-    where = written["data_folder"] if facts.format == "verifiers" else ""
-    formats.write_tables(folder, where, written["tables"], meta)
+    written = facts.exported
+    where = written.data_folder if facts.format == "verifiers" else ""
+    formats.write_tables(folder, where, written.tables, meta)
     if facts.format == "verifiers":
-        package.write_package(folder, facts.run_name, written["problems"])
+        package.write_package(folder, facts.run_name, written.problems)
 
 
 def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins, binned) -> CardFacts:
@@ -356,28 +349,19 @@ def _provenance(facts: CardFacts) -> dict:
         "integrity": facts.integrity,
         "lineage": facts.lineage,
         "format": facts.format,
-        **({"export": _format_provenance(facts.exported)} if facts.exported else {}),
+        **({"export": facts.exported.provenance()} if facts.exported else {}),
     }
 
 
-def _format_provenance(written: dict) -> dict:
-    """The trainer format's facts for scripts: files, rows per split and bin, how the split was drawn."""
-    keep = ("files", "splits", "problems", "chained", "sft", "test_fraction", "test_bins", "split_seed", "env_id")
-    out = {key: written[key] for key in keep if written.get(key) is not None}
-    if written["format"] == "verl":
-        out["verl_reward_path"] = written["verl_reward_path"]
-    return out
-
-
 def _show_format(facts: CardFacts, out: Path, console: Console) -> None:
-    written = facts.exported or {}
+    written = facts.exported
     console.print(f"export: wrote {out} (--format {facts.format})")
     table = Table(show_edge=False)
     table.add_column("split", no_wrap=True)
     table.add_column("file")
     table.add_column("rows", justify="right")
-    for split, name in written["files"].items():
-        table.add_row(split, name, str(written["splits"][split]["rows"]))
+    for split, name in written.files.items():
+        table.add_row(split, name, str(written.splits[split]["rows"]))
     console.print(table)
     console.print(f"export: {out}/README.md says how to point {TRAINERS[facts.format][1]} at them", soft_wrap=True)
 
