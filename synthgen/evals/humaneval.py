@@ -16,8 +16,7 @@ from pathlib import Path
 from synthgen.envs import parsing
 from synthgen.envs.problem import Reward
 from synthgen.errors import UserError
-from synthgen.evals.data import Column, local_files, missing_local, read_local
-from synthgen.evals.items import EvalItem
+from synthgen.evals.data import Column, EvalItem, local_files, missing_local, read_local
 
 INSTRUCTION = (
     "Complete the Python function below so that it does what its docstring says. Answer with one ```python "

@@ -32,8 +32,7 @@ import zlib
 
 from synthgen.envs.problem import Problem
 from synthgen.errors import UserError
-from synthgen.evals.data import Column
-from synthgen.evals.items import EvalItem, env_scorer
+from synthgen.evals.data import Column, EvalItem, env_scorer
 
 MAX_TESTS_BYTES = 1 << 30  # a decompressed private-test field larger than this is refused
 COLUMNS = (
