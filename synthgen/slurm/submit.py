@@ -20,6 +20,7 @@ from pathlib import Path
 
 from synthgen.errors import UserError
 from synthgen.slurm.render import RenderContext, SbatchJob, submit_script
+from synthgen.store.files import write_text_atomic
 
 JOBS_FILE = "jobs.jsonl"
 # States after which a job no longer runs (a preempted job that Slurm requeues shows PENDING again).
@@ -59,10 +60,7 @@ def write_jobs(ctx: RenderContext, jobs: list[SbatchJob]) -> list[Path]:
 
 
 def _write(path: Path, text: str, mode: int) -> None:
-    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
-    tmp.write_text(text, encoding="utf-8")
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+    os.chmod(write_text_atomic(path, text), mode)
 
 
 def _tool(name: str) -> str:
