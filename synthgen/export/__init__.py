@@ -34,8 +34,8 @@ from rich.table import Table
 
 from synthgen import __version__
 from synthgen.errors import UserError
-from synthgen.export import tables
-from synthgen.export.card import TRAINERS, CardFacts, TrainerExport, card, split_rule
+from synthgen.export import formats, package, splits, tables
+from synthgen.export.card import CardFacts, TrainerExport, card, split_rule
 from synthgen.export.lineage import lineage_summary
 from synthgen.export.settings import ExportSettings
 from synthgen.settings.base import ENV_NAMES
@@ -109,17 +109,17 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
     facts.partial = read_partially + [name for name, info in infos.items() if info.partial_input]
 
     with StageDir.at(out, "export").rebuild() as build:
-        if settings.format == "hf":
+        if facts.exported is None:
             for config in configs:
                 tables.write_config(build.path, config, settings.rows_per_file, meta)
         else:
-            _write_trainer_format(build.path, facts, meta)
+            x = facts.exported
+            formats.write_tables(build.path, x.data_folder if x.format == "verifiers" else "", x.tables, meta)
+            if x.format == "verifiers":
+                package.write_package(build.path, facts.run_name, x.problems)
         write_text_atomic(build.path / "README.md", card(facts))
         write_text_atomic(build.path / PROVENANCE, json.dumps(_provenance(facts), indent=1, sort_keys=True) + "\n")
-    if settings.format == "hf":
-        _show(configs, out, console)
-    else:
-        _show_format(facts, out, console)
+    _show(facts, out, console)
 
     if settings.push_to_hub:
         from synthgen.export.hub import push
@@ -138,7 +138,6 @@ def _binned_frame(configs):
 
 def _trainer_format(settings: ExportSettings, run_dir: Path, bin_status, chains, bins):
     """The rows of a trainer format, split, rendered and built into tables; nothing written yet."""
-    from synthgen.export import formats, package, splits
     from synthgen.export.portable import portable_problems, render
 
     problems = portable_problems(bin_status, chains)
@@ -197,16 +196,6 @@ def _attempts(run_dir: Path):
             "with --keep-attempts solved"
         )
     return attempts
-
-
-def _write_trainer_format(folder: Path, facts: CardFacts, meta: dict[str, str]) -> None:
-    from synthgen.export import formats, package
-
-    written = facts.exported
-    where = written.data_folder if facts.format == "verifiers" else ""
-    formats.write_tables(folder, where, written.tables, meta)
-    if facts.format == "verifiers":
-        package.write_package(folder, facts.run_name, written.problems)
 
 
 def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins, binned) -> CardFacts:
@@ -353,27 +342,26 @@ def _provenance(facts: CardFacts) -> dict:
     }
 
 
-def _show_format(facts: CardFacts, out: Path, console: Console) -> None:
-    written = facts.exported
-    console.print(f"export: wrote {out} (--format {facts.format})")
+def _show(facts: CardFacts, out: Path, console: Console) -> None:
+    """What was written: hf's configs and how to load one, or a trainer format's files."""
+    x = facts.exported
     table = Table(show_edge=False)
-    table.add_column("split", no_wrap=True)
-    table.add_column("file")
-    table.add_column("rows", justify="right")
-    for split, name in written.files.items():
-        table.add_row(split, name, str(written.splits[split]["rows"]))
+    if x is None:
+        console.print(f"export: wrote {out}")
+        table.add_column("config", no_wrap=True)
+        table.add_column("rows", justify="right")
+        table.add_column("files", justify="right")
+        for c in facts.configs:
+            table.add_row(c.name, str(c.rows), str(len(c.files or [])))
+        where = os.path.relpath(out) if not Path(out).is_absolute() else str(out)
+        last = f'export: load with datasets.load_dataset("{where}", name="{facts.configs[0].name}")'
+    else:
+        console.print(f"export: wrote {out} (--format {facts.format})")
+        table.add_column("split", no_wrap=True)
+        table.add_column("file")
+        table.add_column("rows", justify="right")
+        for split, name in x.files.items():
+            table.add_row(split, name, str(x.splits[split]["rows"]))
+        last = f"export: {out}/README.md says how to point {x.trainer} at them"
     console.print(table)
-    console.print(f"export: {out}/README.md says how to point {TRAINERS[facts.format][1]} at them", soft_wrap=True)
-
-
-def _show(configs, out: Path, console: Console) -> None:
-    console.print(f"export: wrote {out}")
-    table = Table(show_edge=False)
-    table.add_column("config", no_wrap=True)
-    table.add_column("rows", justify="right")
-    table.add_column("files", justify="right")
-    for c in configs:
-        table.add_row(c.name, str(c.rows), str(len(c.files or [])))
-    console.print(table)
-    where = os.path.relpath(out) if not Path(out).is_absolute() else str(out)
-    console.print(f'export: load with datasets.load_dataset("{where}", name="{configs[0].name}")', soft_wrap=True)
+    console.print(last, soft_wrap=True)
