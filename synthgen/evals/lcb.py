@@ -174,15 +174,11 @@ def splits_of(row: dict, settings) -> tuple[str, ...]:
         return ()
     out = []
     if settings.start <= day <= settings.end:
-        out.append(window_name(settings))
+        out.append(f"{settings.start:%Y.%m}-{settings.end:%Y.%m}")
     difficulty = str(row.get("difficulty") or "").lower()
     if settings.v5_start <= day <= settings.v5_end and difficulty in ("easy", "medium", "hard"):
         out.append(f"v5-{difficulty}")
     return tuple(out)
-
-
-def window_name(settings) -> str:
-    return f"{settings.start:%Y.%m}-{settings.end:%Y.%m}"
 
 
 def items(rows: list[dict], settings, pool, sandbox, skipped: list | None = None) -> list[EvalItem]:

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 
 from synthgen.evals.data import EvalItem
 
-CODE_BENCHMARKS = ("lcb", "humaneval")
 MATH_BENCHMARKS = ("math500", "aime2024")
 
 

@@ -29,6 +29,7 @@ import json
 import os
 from pathlib import Path
 
+import polars as pl
 from rich.console import Console
 from rich.table import Table
 
@@ -97,7 +98,8 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
         kept = tables.read_kept(run_dir, settings.allow_partial)
         if kept is not None:
             configs.append(kept)
-        facts = _facts(settings, run_dir, configs, infos, bins, _binned_frame(configs))
+        binned = pl.concat([pl.from_arrow(c.table) for c in configs if c.env], how="vertical_relaxed")
+        facts = _facts(settings, run_dir, configs, infos, bins, binned)
         rows = facts.binned_rows
     else:
         written, problems = _trainer_format(settings, run_dir, bin_status, chains, bins)
@@ -128,12 +130,6 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
         url = push(out, settings.push_to_hub, private=settings.private, message=message)
         console.print(f"export: pushed to {url}")
     return out
-
-
-def _binned_frame(configs):
-    import polars as pl
-
-    return pl.concat([pl.from_arrow(c.table) for c in configs if c.env], how="vertical_relaxed")
 
 
 def _trainer_format(settings: ExportSettings, run_dir: Path, bin_status, chains, bins):
@@ -296,8 +292,6 @@ def _measured_rows(binned, configs):
 
     Chain steps are measured by `synthgen chain`, which may have used another student on purpose
     (`--remeasure`); the card's "difficulty measured against" must name that measurement too."""
-    import polars as pl
-
     chains = next((c for c in configs if c.name == tables.CHAINS_CONFIG), None)
     if chains is None or chains.rows == 0:
         return binned
