@@ -14,17 +14,15 @@ is counted as far as it is written (`shards_done` says how far). Numbers:
 - multi-turn against single-turn yield (kept problems per seed) when both modes are present;
 - token use per role (teacher, student: in and out) and tokens per kept problem; the chain
   stage's own tokens separately;
-- the sets the run offers for `train --data` and export (synthgen.stages.stats.training_sets): the
-  filter's kept set, the bins together and one by one, the chains and their disjoint baseline,
-  each with its folder and counts per split;
+- the sets the run offers for `train --data` and export (`training_sets`): the filter's kept set,
+  the bins together and one by one, the chains and their disjoint baseline, each with its folder
+  and counts per split;
 - chance levels (synthgen.envs.chance) of the valid generated rows and of the kept ones: their
   distribution, how many a no-skill strategy solves at least half the time, per environment, the
   strategies that won, and the mean pass rate above chance, (p - c) / (1 - c);
 - the generate stage's cost in the keys `synthgen plan` estimates: requests, prompt and completion
-  tokens, sandbox jobs, GPU-hours and wall time (at the throughput flags), and per kept problem.
-  The count is the rows' token columns, as the generate stage's
-  live line and stats file count them: prompt tokens once per request, completion tokens
-  (reasoning included) once per attempt.
+  tokens, sandbox jobs, GPU-hours and wall time (at the throughput flags), and per kept problem,
+  counted as the generate stage's live line counts them (synthgen.turns.report.TOKEN_RULE).
 
 `collect` returns a JSON-ready dict (`--json` prints it as is); synthgen.stages.stats.show renders it with rich.
 """
@@ -43,7 +41,6 @@ from synthgen.errors import UserError
 from synthgen.stages.bin.run import histogram
 from synthgen.stages.plan import cost as costs
 from synthgen.stages.stats.settings import StatsSettings
-from synthgen.stages.stats.training_sets import training_sets
 from synthgen.store.attempts import format_failure_reasons
 from synthgen.store.layout import StageDir
 from synthgen.store.measurement import (
@@ -91,8 +88,12 @@ def _json(path: Path) -> dict | None:
         raise UserError(f"cannot read {path}: {exc}") from None
 
 
-def _hist(values: list, buckets: int) -> list[int]:
-    return histogram([v for v in values if v is not None], buckets)
+def _histograms(frame: pl.DataFrame, buckets: int) -> dict[str, list[int]]:
+    """A pass-rate histogram per environment of `frame`."""
+    return {
+        env: histogram(part["pass_rate"].drop_nulls().to_list(), buckets)
+        for (env,), part in sorted(frame.group_by("env"), key=lambda kv: kv[0][0])
+    }
 
 
 def collect(settings: StatsSettings) -> dict[str, Any]:
@@ -165,10 +166,8 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         if chain_tokens is not None:
             out["tokens"]["chain"] = chain_tokens
         out["pass_rate_histograms"] = {
-            "generated_valid": {
-                env: _hist(gen.filter(pl.col("valid") & (pl.col("env") == env))["pass_rate"].to_list(), b)
-                for env in sorted(gen["env"].unique().to_list())
-            }
+            # every environment generated, an empty histogram where none of its rows is valid
+            "generated_valid": _histograms(gen.with_columns(pass_rate=pl.when("valid").then("pass_rate")), b)
         }
     if filter_stats:
         out["reasons"]["filter"] = {k: v for k, v in filter_stats.get("reasons", {}).items() if k in R.FILTER and v}
@@ -186,10 +185,7 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         run, read_columns(generate, ("valid", "format_failures", "failed_examples"))
     )
     if kept_frame is not None:
-        out.setdefault("pass_rate_histograms", {})["kept"] = {
-            env: _hist(kept_frame.filter(pl.col("env") == env)["pass_rate"].to_list(), b)
-            for env in sorted(kept_frame["env"].unique().to_list())
-        }
+        out.setdefault("pass_rate_histograms", {})["kept"] = _histograms(kept_frame, b)
     return out
 
 
@@ -210,15 +206,14 @@ def _chain(run: Path) -> tuple[dict | None, dict | None]:
     if problems is not None:
         info["problems"] = problems.height
     frame = read_columns(dirs["tries"], TOKENS)
-    tokens = None
     if frame is not None:
         info["tries"] = frame.height
-        sums = {c: int(frame[c].fill_null(0).sum()) for c in TOKENS}
-        tokens = {
-            role: {"in": sums[f"{role}_tokens_in"], "out": sums[f"{role}_tokens_out"]}
-            for role in ("teacher", "student")
-        }
-    return info, tokens
+    return info, None if frame is None else _role_tokens(frame)
+
+
+def _role_tokens(frame: pl.DataFrame) -> dict[str, dict[str, int]]:
+    sums = {c: int(frame[c].fill_null(0).sum()) for c in TOKENS}
+    return {r: {"in": sums[f"{r}_tokens_in"], "out": sums[f"{r}_tokens_out"]} for r in ("teacher", "student")}
 
 
 def _mean(series: pl.Series) -> float | None:
@@ -265,16 +260,10 @@ def _modes(gen: pl.DataFrame, have_kept: bool) -> dict | None:
 
 
 def _tokens(gen: pl.DataFrame, kept: int | None) -> dict:
-    sums = {c: int(gen[c].fill_null(0).sum()) for c in TOKENS}
     out: dict[str, Any] = {"kept_problems": kept}
-    for role in ("teacher", "student"):
-        tin, tout = sums[f"{role}_tokens_in"], sums[f"{role}_tokens_out"]
-        out[role] = {
-            "in": tin,
-            "out": tout,
-            "total": tin + tout,
-            "per_kept": round((tin + tout) / kept, 1) if kept else None,
-        }
+    for role, n in _role_tokens(gen).items():
+        total = n["in"] + n["out"]
+        out[role] = {**n, "total": total, "per_kept": round(total / kept, 1) if kept else None}
     total = out["teacher"]["total"] + out["student"]["total"]
     out["total"] = {"total": total, "per_kept": round(total / kept, 1) if kept else None}
     out["counting"] = TOKEN_RULE
@@ -299,10 +288,43 @@ def _infra(run: Path) -> list[dict[str, Any]]:
     return found
 
 
+# The sets a run offers for training and export, each a folder `train --data` reads as it is
+# (synthgen.train.data), named by its path under the run directory: `filter` (the paper's "all
+# synthetic" set, one split `kept`), `bin` split by bin and `bin/<name>`, `chain` split by level and
+# `chain/disjoint`. An unfinished stage is listed with its rows so far and `finished: false`.
+def _splits(stage: StageDir, column: str) -> dict[str, int]:
+    frame = stage.read([column])
+    return dict(sorted((str(k), n) for k, n in frame.group_by(column).len().iter_rows()))
+
+
+def _entry(name: str, path: Path, splits: dict[str, int], finished: bool) -> dict[str, Any]:
+    return {"name": name, "data": str(path), "problems": sum(splits.values()), "splits": splits, "finished": finished}
+
+
+def training_sets(run: Path) -> list[dict[str, Any]]:
+    """The sets of `run` that hold rows, in pipeline order: name, `--data` folder, counts per split."""
+    out: list[dict[str, Any]] = []
+    kept = StageDir.of(run, "filter")
+    if kept.parts():
+        out.append(_entry("filter", kept.path, {"kept": kept.count_rows()}, bool(kept.done_shards())))
+    binned = StageDir.of(run, "bin")
+    if binned.nested_parts():
+        splits = _splits(binned, "difficulty")
+        finished = binned.is_done(binned.whole_shard)
+        out.append(_entry("bin", binned.path, splits, finished))
+        out += [_entry(f"bin/{b}", binned.path / b, {b: n}, finished) for b, n in splits.items()]
+    links = StageDir.of(run, "chain/links")
+    if links.parts():
+        finished = not links.status().missing
+        out.append(_entry("chain", links.path.parent, _splits(links, "level"), finished))
+    disjoint = StageDir.of(run, "chain/disjoint")
+    if disjoint.parts():
+        out.append(_entry("chain/disjoint", disjoint.path, _splits(disjoint, "difficulty"), True))
+    return out
+
+
 def print_stats(settings: StatsSettings) -> None:
     """`synthgen stats RUN_DIR`: the table on the terminal, or JSON with --json."""
-    import json
-
     from synthgen.stages.stats.show import show
 
     data = collect(settings)
