@@ -27,7 +27,6 @@ import builtins
 import keyword
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 import xxhash
@@ -62,7 +61,7 @@ _PLACEHOLDERS = [f"v{i}" for i in range(256)]
 MULTIPLIER = 0x9E3779B97F4A7C15
 _P = np.uint64(MULTIPLIER)
 _VOCAB_MAX = 1 << 18  # distinct tokens kept per process
-TRANSIENT = 1 << 30  # ids of one block's uncached tokens start here
+_VOCAB_CHARS = 1 << 26
 _ID_BITS = 31  # token ids stay below 2^31 (placeholder keys pack (line, id) into one int64)
 
 
@@ -161,19 +160,15 @@ def token_hash(tok: str) -> int:
 
 
 class _Vocab:
-    """Token -> id, with each id's kind and hash in numpy arrays. Tokens that are not kept (long
-    ones, and any past the bound) get one block's ids from `TRANSIENT` up, dropped at its end."""
+    """Token -> id, with each id's kind and hash in numpy arrays (one per process: `_vocab`)."""
 
     def __init__(self) -> None:
         self.code: dict[str, int] = {}  # code token -> id
         self.words: dict[str, int] = {}  # message word -> id (kind OTHER: never renamed)
         self.kind = np.zeros(4096, dtype=np.uint8)
         self.hash = np.zeros(4096, dtype=np.uint64)
-        self.size = 0
+        self.size = self.chars = 0
         self.mark_id = self._add(MESSAGE_MARK, OTHER)
-        self.transient: dict[tuple[str, bool], int] = {}
-        self.transient_kinds: list[int] = []
-        self.transient_hashes: list[int] = []
         self._placeholders = np.zeros(0, dtype=np.uint64)
 
     def _add(self, tok: str, kind: int) -> int:
@@ -183,45 +178,20 @@ class _Vocab:
         i = self.size
         self.kind[i], self.hash[i] = kind, token_hash(tok)
         self.size += 1
+        self.chars += len(tok)
         return i
 
     def fill(self, toks: list[str], ids: list, word: bool) -> list[int]:
-        """`ids` (from dict.get) with every None replaced by a new or transient id."""
+        """`ids` (from dict.get) with every None replaced by the token's id, new if need be."""
         table = self.words if word else self.code
         for i, got in enumerate(ids):
             if got is None:
                 tok = toks[i]
-                got = table.get(tok)
+                got = table.get(tok)  # (added for an earlier None of the same token)
                 if got is None:
-                    kind = OTHER if word else token_kind(tok)
-                    if len(tok) < CACHED_LENGTH and self.size < _VOCAB_MAX:
-                        got = table[tok] = self._add(tok, kind)
-                    else:
-                        got = self.transient.get((tok, word))
-                        if got is None:
-                            got = self.transient[(tok, word)] = TRANSIENT + len(self.transient_kinds)
-                            self.transient_kinds.append(kind)
-                            self.transient_hashes.append(token_hash(tok))
+                    got = table[tok] = self._add(tok, OTHER if word else token_kind(tok))
                 ids[i] = got
         return ids
-
-    def lookup(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(kinds, hashes) of a block's ids; forgets the block's transients."""
-        if not self.transient_kinds:
-            return self.kind[ids], self.hash[ids]
-        transient = ids >= TRANSIENT
-        known = np.where(transient, 0, ids)
-        kind, hashes = self.kind[known], self.hash[known]
-        local = ids[transient] - TRANSIENT
-        kind[transient] = np.array(self.transient_kinds, dtype=np.uint8)[local]
-        hashes[transient] = np.array(self.transient_hashes, dtype=np.uint64)[local]
-        self.forget_transients()
-        return kind, hashes
-
-    def forget_transients(self) -> None:
-        self.transient.clear()
-        self.transient_kinds.clear()
-        self.transient_hashes.clear()
 
     def placeholders(self, count: int) -> np.ndarray:
         """Hashes of v0 .. v<count-1>."""
@@ -232,10 +202,16 @@ class _Vocab:
         return self._placeholders
 
 
-@lru_cache(maxsize=1)
+_VOCAB: _Vocab | None = None
+
+
 def _vocab() -> _Vocab:
-    """The process's token table, made on first use (no work at import)."""
-    return _Vocab()
+    """The process's token table, made on first use (no work at import) and made anew between blocks
+    once it holds `_VOCAB_MAX` tokens or `_VOCAB_CHARS` characters (string literals, comments)."""
+    global _VOCAB
+    if _VOCAB is None or _VOCAB.size > _VOCAB_MAX or _VOCAB.chars > _VOCAB_CHARS:
+        _VOCAB = _Vocab()
+    return _VOCAB
 
 
 def _token_ids(texts: Sequence[tuple[str | None, str | None]], vocab: _Vocab) -> tuple[list[int], list[int]]:
@@ -298,10 +274,9 @@ def _rename(ids: np.ndarray, kind: np.ndarray, hashes: np.ndarray, doc: np.ndarr
 def token_stream(texts: Sequence[tuple[str | None, str | None]]) -> tuple[np.ndarray, np.ndarray]:
     """(the kept tokens' uint64 hashes, concatenated; each document's token count)."""
     vocab = _vocab()
-    vocab.forget_transients()  # (a block that raised may have left some)
     ids_list, length_list = _token_ids(texts, vocab)
     ids = np.array(ids_list, dtype=np.int64)
-    kind, hashes = vocab.lookup(ids)
+    kind, hashes = vocab.kind[ids], vocab.hash[ids]
     lengths = np.array(length_list, dtype=np.int64)
     doc = np.repeat(np.arange(len(lengths)), lengths)
     starts = np.cumsum(lengths) - lengths
