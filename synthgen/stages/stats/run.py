@@ -3,26 +3,13 @@
 Reads (never writes) `seeds/`, `generate/`, `filter/`, `bin/` and `chain/` under the run
 directory, each file checked against its schema (a wrong one is exit 2, naming the file and the
 column); a stage that is missing is reported as absent, not as an error, and an unfinished one
-is counted as far as it is written (`shards_done` says how far). Numbers:
-
-- per stage: rows written (seeds, generated turns, kept and rejected, per bin; chains, links and
-  problems of the chain stage);
-- per (mode, turn): generated, valid, kept and the mean pass rate of valid rows: the multi-turn
-  yield curve;
-- reject reasons: generation reasons from the invalid rows, filter reasons from filter/stats.json;
-- pass-rate histograms per environment, of valid generated rows and of kept rows;
-- multi-turn against single-turn yield (kept problems per seed) when both modes are present;
-- token use per role (teacher, student: in and out) and tokens per kept problem; the chain
-  stage's own tokens separately;
-- the sets the run offers for `train --data` and export (`training_sets`): the filter's kept set,
-  the bins together and one by one, the chains and their disjoint baseline, each with its folder
-  and counts per split;
-- chance levels (synthgen.envs.chance) of the valid generated rows and of the kept ones: their
-  distribution, how many a no-skill strategy solves at least half the time, per environment, the
-  strategies that won, and the mean pass rate above chance, (p - c) / (1 - c);
-- the generate stage's cost in the keys `synthgen plan` estimates: requests, prompt and completion
-  tokens, sandbox jobs, GPU-hours and wall time (at the throughput flags), and per kept problem,
-  counted as the generate stage's live line counts them (synthgen.turns.report.TOKEN_RULE).
+is counted as far as it is written (`shards_done` says how far). Besides rows per stage: the
+multi-turn yield curve per (mode, turn), reject reasons, pass-rate histograms per environment,
+multi- against single-turn yield per seed, token use per role (the chain stage's separately, as
+its `tries/` count them: `problems/` repeats hard starts generate already paid for), the sets
+offered to `train --data` (`training_sets`), chance levels (synthgen.envs.chance) and the
+generate stage's cost in the keys `synthgen plan` estimates, so an estimate and its outcome
+compare line by line.
 
 `collect` returns a JSON-ready dict (`--json` prints it as is); synthgen.stages.stats.show renders it with rich.
 """
@@ -190,10 +177,7 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
 
 
 def _chain(run: Path) -> tuple[dict | None, dict | None]:
-    """Chain stage counts (links, chains, problems, tries) and the tokens its own turns used.
-
-    Tokens come from `tries/` (one row per chain turn): `problems/` repeats the hard starts,
-    whose tokens the generate stage already counted."""
+    """Chain stage counts (links, chains, problems, tries) and the tokens its own turns used."""
     dirs = {name: StageDir.of(run, f"chain/{name}") for name in ("links", "problems", "tries", "disjoint")}
     files = sum(len(d.parts()) for d in dirs.values())
     if not files:
