@@ -54,9 +54,6 @@ _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
 
 # Token kinds; the ones from NAME on are kept (a name as its placeholder).
 SKIP, NEWLINE, NAME, OPEN, CLOSE, OTHER = range(6)
-CACHED_LENGTH = 40  # longer tokens are strings and comments: classified every time, not cached
-_KINDS: dict[str, int] = {}  # token -> kind, per process (bounded)
-_KINDS_MAX = 1 << 18
 _PLACEHOLDERS = [f"v{i}" for i in range(256)]
 MULTIPLIER = 0x9E3779B97F4A7C15
 _P = np.uint64(MULTIPLIER)
@@ -92,13 +89,8 @@ def code_tokens(code: str) -> list[str]:
     out: list[str] = []
     append = out.append
     depth = 0
-    kinds, get = _KINDS, _KINDS.get
     for tok in TOKEN.findall(code):
-        kind = get(tok)
-        if kind is None:
-            kind = token_kind(tok)
-            if len(tok) < CACHED_LENGTH and len(kinds) < _KINDS_MAX:
-                kinds[tok] = kind
+        kind = token_kind(tok)
         if kind == OTHER:  # the most frequent
             append(tok)
         elif kind == NAME:
