@@ -115,15 +115,10 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         # Before its first part, a generate that is running is not absent: say so, with its writer.
         note = running_note(generate)
         stages["generate"] = {"state": note} if note else None
-    stages["filter"] = (
-        None
-        if kept_frame is None and filter_stats is None
-        else {
-            "kept": len(kept_ids or ()),
-            "rejected": filter_stats.get("rejected") if filter_stats else None,
-            "input_rows": filter_stats.get("input_rows") if filter_stats else None,
-        }
-    )
+    stages["filter"] = None
+    if kept_frame is not None or filter_stats is not None:
+        known = filter_stats or {}
+        stages["filter"] = {"kept": len(kept_ids or ()), **{k: known.get(k) for k in ("rejected", "input_rows")}}
     bin_stage = StageDir.of(run, "bin")
     bin_summary = _json(bin_stage.path / "summary.json")
     if bin_summary:
@@ -147,9 +142,10 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         out["reasons"]["generation"] = dict(sorted(invalid.group_by("reason").len().iter_rows()))
         out["turns"] = _turns(gen, kept_ids is not None)
         out["modes"] = _modes(gen, kept_ids is not None)
-        out["tokens"] = _tokens(gen, len(kept_ids) if kept_ids is not None else None)
+        n_kept = len(kept_ids) if kept_ids is not None else None
+        out["tokens"] = _tokens(gen, n_kept)
         # The same keys as `synthgen plan` estimates, so that an estimate and its outcome compare.
-        out["cost"] = costs.counted(gen, len(kept_ids) if kept_ids is not None else None).as_dict(settings)
+        out["cost"] = costs.counted(gen, n_kept).as_dict(settings)
         if chain_tokens is not None:
             out["tokens"]["chain"] = chain_tokens
         out["pass_rate_histograms"] = {
