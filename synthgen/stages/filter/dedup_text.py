@@ -54,7 +54,6 @@ _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
 
 # Token kinds; the ones from NAME on are kept (a name as its placeholder).
 SKIP, NEWLINE, NAME, OPEN, CLOSE, OTHER = range(6)
-_PLACEHOLDERS = [f"v{i}" for i in range(256)]
 MULTIPLIER = 0x9E3779B97F4A7C15
 _P = np.uint64(MULTIPLIER)
 _VOCAB_MAX = 1 << 18  # distinct tokens kept per process
@@ -71,10 +70,6 @@ def token_kind(tok: str) -> int:
     if (first.isalpha() or first == "_") and tok[-1] not in "'\"" and tok not in KEEP:
         return NAME
     return OPEN if tok in _OPEN else CLOSE if tok in _CLOSE else OTHER
-
-
-def placeholder(k: int) -> str:
-    return _PLACEHOLDERS[k] if k < 256 else f"v{k}"
 
 
 def code_tokens(code: str) -> list[str]:
@@ -96,7 +91,7 @@ def code_tokens(code: str) -> list[str]:
         elif kind == NAME:
             name = names.get(tok)
             if name is None:
-                name = names[tok] = placeholder(len(names))
+                name = names[tok] = f"v{len(names)}"
             append(name)
         elif kind == NEWLINE:
             if depth == 0:
@@ -189,7 +184,7 @@ class _Vocab:
         """Hashes of v0 .. v<count-1>."""
         if len(self._placeholders) < count:
             more = range(len(self._placeholders), max(count, 256))
-            new = np.fromiter((token_hash(placeholder(k)) for k in more), dtype=np.uint64, count=len(more))
+            new = np.fromiter((token_hash(f"v{k}") for k in more), dtype=np.uint64, count=len(more))
             self._placeholders = np.concatenate((self._placeholders, new))
         return self._placeholders
 
