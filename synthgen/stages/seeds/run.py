@@ -64,7 +64,7 @@ def filler_flags(lines: list[str]) -> list[bool]:
                 in_string = None
             continue
         for quote in ('"""', "'''"):
-            if stripped.startswith(quote) or stripped.startswith(("r" + quote, "b" + quote)):
+            if stripped.startswith((quote, "r" + quote, "b" + quote)):
                 if stripped.count(quote) % 2 == 1:
                     in_string = quote
                 flags.append(True)
