@@ -10,7 +10,7 @@ filter's `dedup.signature`, DedupSettings), never mixed:
 
 Both are datasketch's affine32 MinHash (num_perm, seed): min over shingles of
 `a * fmix32(hash) + b` (mod 2^32) per permutation (a, b), here computed with numpy over blocks of
-documents and spread over a process pool (datasketch's own `MinHash.bulk` signs about a third
+documents and spread over a process pool (datasketch's own `MinHash.bulk` signs a quarter to a third
 fewer documents per CPU-second, bench/README.md). A document without shingles stays all-max,
 like an empty datasketch MinHash. Candidate pairs are documents that share a band, with the
 (bands, rows) that datasketch's `MinHashLSH(threshold, num_perm, weights)` picks; with `verify` a
