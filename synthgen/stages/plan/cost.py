@@ -56,12 +56,11 @@ class Cost:
 
     def as_dict(self, tp: ThroughputSettings) -> dict:
         teacher_s, student_s = self.gpu_seconds(tp)
-        tokens = (
-            self.teacher_prompt_tokens
-            + self.teacher_completion_tokens
-            + self.student_prompt_tokens
-            + self.student_completion_tokens
-        )
+        by_role = {
+            "teacher": (self.teacher_prompt_tokens, self.teacher_completion_tokens),
+            "student": (self.student_prompt_tokens, self.student_completion_tokens),
+        }
+        tokens = sum(n for pair in by_role.values() for n in pair)
         requests = self.teacher_requests + self.student_requests
         gpu_hours = (teacher_s + student_s) / 3600
         out = {
@@ -73,14 +72,7 @@ class Cost:
             },
             "student_attempts": round(self.student_attempts),
             "tokens": {
-                "teacher": {
-                    "prompt": round(self.teacher_prompt_tokens),
-                    "completion": round(self.teacher_completion_tokens),
-                },
-                "student": {
-                    "prompt": round(self.student_prompt_tokens),
-                    "completion": round(self.student_completion_tokens),
-                },
+                **{role: {"prompt": round(p), "completion": round(c)} for role, (p, c) in by_role.items()},
                 "total": round(tokens),
             },
             "sandbox_jobs": round(self.sandbox_jobs),
