@@ -565,7 +565,7 @@ async def test_cache_entries_from_before_are_read_safely(serve, tmp_path):
         "error": None,
     }  # no `model`: older format
     store = RequestCache(cache)
-    store.put(cache_key(role.model, msgs("x"), role.sampling(), 0, ""), old)
+    store.put_many([(cache_key(role.model, msgs("x"), role.sampling(), 0, ""), old)])
     store.close()
     async with client(server, cache) as llm:
         [c] = await llm.complete("teacher", msgs("x"))
