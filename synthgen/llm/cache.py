@@ -5,7 +5,14 @@ messages, the sampling settings (reasoning_effort, temperature, top_p, max_token
 index and a caller key. The server address, API key and timeout are not in the key: moving the
 server does not invalidate answers. Infra failures are never stored (a re-run retries them);
 ok and truncated answers are. Values are stored as ASCII JSON, and read back through
-`llm_response.from_cache`, which sanitises their text (synthgen.text).
+synthgen.llm.response's `from_cache`, which sanitises their text (synthgen.text).
+
+What is not cached is drawn again alike: sample i of a caller key is drawn with seed base + i.
+vLLM gives sample j of a request for n samples with seed s the seed s + j (its parallel sampling
+adds the child's index to the seed), so the client asks for a run of consecutive samples
+i..i+k-1 in one request with n = k and seed base + i, and each sample's seed is the same whether
+it is asked for alone, inside the whole request, or in the smaller request a re-run sends for the
+samples a kill left missing.
 
 Writes are small commits in WAL mode, one per answer (all its samples), made from the event loop thread under a
 lock; several processes (a Slurm array) may share a file, SQLite serialises their writers.
@@ -44,6 +51,36 @@ def cache_key(model: str, messages: list[dict], sampling: dict, sample: int, key
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     # surrogatepass: the same bytes as plain UTF-8 for any encodable text, and no crash on the rest
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def base_seed(key: str) -> int | None:
+    """The seed of a caller key's sample 0 (sample i gets base + i); None without a key. Below
+    2**30, so base + i stays a non-negative 31-bit int, safe for every server."""
+    if not key:
+        return None
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:4], "big") >> 2
+
+
+def request_seed(key: str, sample: int) -> int | None:
+    """The sampling seed of sample `sample` of a caller key: distinct turns that happen to send the
+    same messages still draw distinct samples, and a replayed request draws the same ones."""
+    return seed_of(base_seed(key), sample)
+
+
+def seed_of(base: int | None, sample: int) -> int | None:
+    return None if base is None else base + sample
+
+
+def sample_runs(indices: list[int]) -> list[list[int]]:
+    """Consecutive runs of sorted indices: [0, 1, 2, 5, 6] -> [[0, 1, 2], [5, 6]]."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
 
 
 # Free bytes below which a SQLite "disk I/O error" is taken for a full disk (SQLite grows its files

@@ -26,8 +26,6 @@ import openai
 
 from synthgen.llm.errors import RequestTimeout
 
-HTTP_BACKENDS = ("auto", "aiohttp", "httpx")
-
 
 def _httpx_module():
     """httpx or httpx2, whichever this openai version is built on."""
@@ -37,7 +35,7 @@ def _httpx_module():
 
 
 def make_http_client(max_in_flight: int, backend: str = "auto"):
-    """An http client for AsyncOpenAI(http_client=...); backend is one of HTTP_BACKENDS."""
+    """An http client for AsyncOpenAI(http_client=...); backend: auto, aiohttp or httpx (LLMSettings)."""
     hx = _httpx_module()
     limits = hx.Limits(max_connections=max_in_flight, max_keepalive_connections=max_in_flight)
     if backend in ("auto", "aiohttp"):
@@ -46,8 +44,6 @@ def make_http_client(max_in_flight: int, backend: str = "auto"):
         except (AttributeError, ImportError, RuntimeError) as exc:
             if backend == "aiohttp":
                 raise RuntimeError("http_backend 'aiohttp' needs `pip install openai[aiohttp]`") from exc
-    elif backend != "httpx":
-        raise ValueError(f"http_backend must be one of {HTTP_BACKENDS}, not {backend!r}")
     shards = max(1, min(16, max_in_flight // 16))
     verify = _ssl_context()
     nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
@@ -87,22 +83,23 @@ async def post_chat(client: openai.AsyncOpenAI, body: dict, timeout_s: float) ->
     (milliseconds of CPU a call at hundreds of calls a second)."""
     options = {"timeout": openai.Timeout(timeout_s, connect=min(timeout_s, 30.0))}
     request = client.post("/chat/completions", cast_to=object, body=body, options=options)
+    return await _within(request, timeout_s, "no complete answer")
+
+
+async def get_json(client: openai.AsyncOpenAI, path: str, timeout_s: float) -> object:
+    """GET `path` under the base URL and return the decoded JSON, within `timeout_s` in all."""
+    options = {"timeout": openai.Timeout(timeout_s, connect=timeout_s)}
+    return await _within(client.get(path, cast_to=object, options=options), timeout_s, "no answer")
+
+
+async def _within(request, timeout_s: float, what: str) -> object:
     try:
         if sys.version_info >= (3, 11):
             async with asyncio.timeout(timeout_s):
                 return await request
         return await asyncio.wait_for(request, timeout_s)
     except (TimeoutError, asyncio.TimeoutError):
-        raise RequestTimeout(f"no complete answer within {timeout_s:g} s") from None
-
-
-async def get_json(client: openai.AsyncOpenAI, path: str, timeout_s: float) -> object:
-    """GET `path` under the base URL and return the decoded JSON, within `timeout_s` in all."""
-    options = {"timeout": openai.Timeout(timeout_s, connect=timeout_s)}
-    try:
-        return await asyncio.wait_for(client.get(path, cast_to=object, options=options), timeout_s)
-    except (TimeoutError, asyncio.TimeoutError):
-        raise RequestTimeout(f"no answer within {timeout_s:g} s") from None
+        raise RequestTimeout(f"{what} within {timeout_s:g} s") from None
 
 
 def chat_body(settings, messages: list[dict], n: int, seed: int | None = None) -> dict:
