@@ -170,7 +170,7 @@ class LLMClient:
                 self._seed_flags(settings.base_url),
                 seed_done,
             )
-            if not found.n_supported:  # known up front: no request is spent finding it out again
+            if found.n in ("ignored", "refused"):  # known up front: no request is spent finding it out again
                 self._n_supported[endpoint] = False
                 self._noticed.add(("n", endpoint))
             self.notify(found.line())

@@ -109,10 +109,6 @@ class Findings:
     seed: str = "not sent"  # "accepted" | "failed: ..." | "not sent"
     trouble: list[str] = field(default_factory=list)  # probe requests that failed (the run retries)
 
-    @property
-    def n_supported(self) -> bool:
-        return self.n in (None, "honoured")
-
     def line(self) -> str:
         parts = []
         if self.n == "honoured":
@@ -177,8 +173,8 @@ async def probe_server(
     page: object,
     samples: int,
     use_n: bool,
-    seed_flags: str = "",
-    seed_done: dict | None = None,
+    seed_flags: str,
+    seed_done: dict,
 ) -> Findings:
     """Probe one role's server cheaply (requests of at most 8 completion tokens, no seed unless the
     role sends seeds); ServerConfigError for seeds that fail. `seed_flags` names the flags that
@@ -211,16 +207,14 @@ async def probe_server(
         endpoint = (found.url, settings.model)
         if answer is None:
             found.seed = "not probed"
-        elif seed_done is not None and endpoint in seed_done:
+        elif endpoint in seed_done:
             found.seed = seed_done[endpoint]
         else:
             long_prompt = None
             if _entry(page, settings.model).get("owned_by") == "vllm":  # (its hardware plugins say so too)
                 room = (found.context or SEED_PROMPT_TOKENS * 2) - 64
                 long_prompt = min(SEED_PROMPT_TOKENS, room) if room > 0 else None
-            found.seed = await _probe_seed(client, label, base, long_prompt, seed_flags or f"--no-{label}-send-seed")
-            if seed_done is not None:
-                seed_done[endpoint] = found.seed
+            found.seed = seed_done[endpoint] = await _probe_seed(client, label, base, long_prompt, seed_flags)
     return found
 
 
