@@ -5,7 +5,14 @@ messages, the sampling settings (reasoning_effort, temperature, top_p, max_token
 index and a caller key. The server address, API key and timeout are not in the key: moving the
 server does not invalidate answers. Infra failures are never stored (a re-run retries them);
 ok and truncated answers are. Values are stored as ASCII JSON, and read back through
-`llm_response.from_cache`, which sanitises their text (synthgen.text).
+synthgen.llm.response's `from_cache`, which sanitises their text (synthgen.text).
+
+What is not cached is drawn again alike: sample i of a caller key is drawn with seed base + i.
+vLLM gives sample j of a request for n samples with seed s the seed s + j (its parallel sampling
+adds the child's index to the seed), so the client asks for a run of consecutive samples
+i..i+k-1 in one request with n = k and seed base + i, and each sample's seed is the same whether
+it is asked for alone, inside the whole request, or in the smaller request a re-run sends for the
+samples a kill left missing.
 
 Writes are small commits in WAL mode, one per answer (all its samples), made from the event loop thread under a
 lock; several processes (a Slurm array) may share a file, SQLite serialises their writers.
@@ -18,21 +25,18 @@ or not at all, so a re-run after freeing space asks again exactly what was not s
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import os
 import shutil
-import signal
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 # 2: sample i of a caller key is drawn with seed base + i however its request was split.
 CACHE_FORMAT = 2
-# A test hook: a positive count N makes the process kill itself (SIGKILL) right after its N-th
-# commit, so a test can place a kill -9 at any chosen commit of a run deterministically.
-KILL_AFTER_COMMITS_ENV = "SYNTHGEN_TEST_KILL_AFTER_COMMITS"
 
 
 def cache_key(model: str, messages: list[dict], sampling: dict, sample: int, key: str) -> str:
@@ -49,6 +53,36 @@ def cache_key(model: str, messages: list[dict], sampling: dict, sample: int, key
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def base_seed(key: str) -> int | None:
+    """The seed of a caller key's sample 0 (sample i gets base + i); None without a key. Below
+    2**30, so base + i stays a non-negative 31-bit int, safe for every server."""
+    if not key:
+        return None
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:4], "big") >> 2
+
+
+def request_seed(key: str, sample: int) -> int | None:
+    """The sampling seed of sample `sample` of a caller key: distinct turns that happen to send the
+    same messages still draw distinct samples, and a replayed request draws the same ones."""
+    return seed_of(base_seed(key), sample)
+
+
+def seed_of(base: int | None, sample: int) -> int | None:
+    return None if base is None else base + sample
+
+
+def sample_runs(indices: list[int]) -> list[list[int]]:
+    """Consecutive runs of sorted indices: [0, 1, 2, 5, 6] -> [[0, 1, 2], [5, 6]]."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
+
+
 # Free bytes below which a SQLite "disk I/O error" is taken for a full disk (SQLite grows its files
 # by pages, a few KiB at a time, and says I/O error when the write-ahead log cannot grow).
 NEARLY_FULL = 1 << 20
@@ -58,7 +92,7 @@ class RequestCache:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self._lock = threading.Lock()
-        try:
+        with self._full_disk():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=60)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -66,78 +100,53 @@ class RequestCache:
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS samples (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
             )
-        except (OSError, sqlite3.OperationalError) as exc:
-            self._raise_if_full(exc)
-            raise
-        self._commits = 0
-        self._kill_after = int(os.environ.get(KILL_AFTER_COMMITS_ENV) or 0)
 
-    def _raise_if_full(self, exc: BaseException) -> None:
-        """`OutOfSpace` when `exc` is SQLite (or the OS) failing for want of space; else nothing."""
+    @contextlib.contextmanager
+    def _full_disk(self) -> Iterator[None]:
+        """Within the block, SQLite (or the OS) failing for want of space raises `OutOfSpace`."""
         from synthgen.errors import OutOfSpace, is_out_of_space
 
-        if is_out_of_space(exc):
-            raise OutOfSpace(self.path, exc) from None
-        if isinstance(exc, sqlite3.OperationalError) and "disk i/o error" in str(exc).lower():
-            try:
-                free = shutil.disk_usage(self.path.parent).free
-            except OSError:
-                return
-            if free < NEARLY_FULL:
-                raise OutOfSpace(self.path, f"disk I/O error with {free} bytes free") from None
-
-    def get(self, key: str) -> dict | None:
-        with self._lock:
-            try:
-                row = self._db.execute("SELECT value FROM samples WHERE key = ?", (key,)).fetchone()
-            except sqlite3.OperationalError as exc:
-                self._raise_if_full(exc)
-                raise
-        return json.loads(row[0]) if row else None
+        try:
+            yield
+        except Exception as exc:
+            if is_out_of_space(exc):
+                raise OutOfSpace(self.path, exc) from None
+            if isinstance(exc, sqlite3.OperationalError) and "disk i/o error" in str(exc).lower():
+                free = NEARLY_FULL  # (unknown: not taken for a full disk)
+                with contextlib.suppress(OSError):
+                    free = shutil.disk_usage(self.path.parent).free
+                if free < NEARLY_FULL:
+                    raise OutOfSpace(self.path, f"disk I/O error with {free} bytes free") from None
+            raise
 
     def get_many(self, keys: list[str]) -> dict[str, dict]:
         found: dict[str, dict] = {}
         for start in range(0, len(keys), 500):  # stay under SQLite's bound-parameter limit
             chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            with self._lock:
-                try:
-                    rows = self._db.execute(f"SELECT key, value FROM samples WHERE key IN ({marks})", chunk).fetchall()
-                except sqlite3.OperationalError as exc:
-                    self._raise_if_full(exc)
-                    raise
+            with self._lock, self._full_disk():
+                rows = self._db.execute(f"SELECT key, value FROM samples WHERE key IN ({marks})", chunk).fetchall()
             found.update((k, json.loads(v)) for k, v in rows)
         return found
-
-    def put(self, key: str, value: dict) -> None:
-        """Store a sample; the first answer stored under a key stays (replays are stable)."""
-        self.put_many([(key, value)])
 
     def put_many(self, items: list[tuple[str, dict]]) -> None:
         """Store the samples of one answer in one commit: a kill leaves all of them or none, so a
         re-run sends the very request the uninterrupted run sent (the same samples and the same
-        token counts, which a server reports per request, not per sample)."""
+        token counts, which a server reports per request, not per sample). The first answer
+        stored under a key stays (replays are stable)."""
         now = time.time()
         # ASCII JSON: any str, even a lone surrogate, is stored without error
         rows = [(key, json.dumps(value), now) for key, value in items]
-        with self._lock:
+        with self._lock, self._full_disk():
             try:
                 self._db.execute("BEGIN")  # the connection autocommits each statement otherwise
-                cursor = self._db.executemany(
-                    "INSERT OR IGNORE INTO samples (key, value, created) VALUES (?, ?, ?)", rows
-                )
+                self._db.executemany("INSERT OR IGNORE INTO samples (key, value, created) VALUES (?, ?, ?)", rows)
                 self._db.execute("COMMIT")
-            except BaseException as exc:
+            except BaseException:
                 if self._db.in_transaction:  # after an I/O error SQLite has rolled back already
-                    try:
+                    with contextlib.suppress(sqlite3.OperationalError):
                         self._db.execute("ROLLBACK")
-                    except sqlite3.OperationalError:
-                        pass
-                self._raise_if_full(exc)
                 raise
-            self._commits += cursor.rowcount > 0
-            if self._kill_after and self._commits >= self._kill_after:
-                os.kill(os.getpid(), signal.SIGKILL)
 
     def __len__(self) -> int:
         with self._lock:

@@ -5,34 +5,22 @@
         [answer] = await llm.complete("teacher", messages, key=problem_id)
         attempts = await llm.complete("student", messages, n=8, key=problem_id)
 
-`settings` is any settings object with `.teacher` and `.student` (synthgen.settings.shared's
-TeacherSettings / StudentSettings), `.llm` (LLMSettings) and `.max_in_flight`.
-
-- `max_in_flight` slots bound requests in flight; each call takes a slot only while its HTTP
-  request runs, so a slow request never holds back fast ones (no batch barriers), and a retry's
-  backoff sleep gives the slot back. Waiting calls get a free slot by `priority` (higher first,
-  then in arrival order; synthgen.llm.slots): the turn loop passes the requests its unit still
-  has ahead, so a run's tail drains with the server full.
-- Failures are labelled by kind (connection_refused, connection, timeout, http_<status>,
-  bad_response; see synthgen.llm.errors) and retried with capped exponential backoff and jitter
-  until `max_attempts` tries or `max_outage_s` seconds, so an outage of minutes is ridden out.
-  Then the samples come back with status "infra" and error "<kind>: <message>": never raised,
-  never a wrong answer, never cached. `timeout_s` bounds a request's whole duration.
-- `finish_reason == "length"` is status "truncated": a result (a formatting failure), not retried.
+- `max_in_flight` slots bound requests in flight; a call holds one only while its HTTP request
+  runs (a retry's backoff gives it back), so a slow request never holds back fast ones. Waiting
+  calls get a free slot by `priority` (synthgen.llm.slots).
+- Failures are labelled by kind and retried until `max_attempts` tries or `max_outage_s` seconds
+  (synthgen.llm.errors), then come back as status "infra" with error "<kind>: <message>": never
+  raised, never a wrong answer, never cached. `finish_reason == "length"` is status "truncated":
+  a result, not retried.
 - Student sampling asks once with `n = M`; if the server rejects n > 1 with a 400, or answers
-  with fewer choices (it ignores n), the client keeps what came, asks for the rest one by one
-  and remembers that for the endpoint.
-- With a cache path, every ok or truncated sample is stored as soon as its answer arrives
-  (synthgen.llm.cache); a re-run replays them with zero requests.
-- With a caller `key`, sample i carries the sampling seed base_seed(key) + i, alone or inside an
-  n-request (vLLM gives sample j of an n-request with seed s the seed s + j), so a request
-  re-sent after a crash, whole or split, asks for the same samples. Without a key, or with the
-  role's `send_seed` off (vLLM's CPU engine crashes on seeds), no seed is sent.
-- Every string a Completion holds has passed synthgen.text.safe_text; `Completion.model` is the
-  model name the server reported (the scripted stand-in says "scripted").
-- Token account: a request's prompt tokens are counted once, on its first sample (0 on the
-  others); its completion tokens are shared among its samples by length. Summing any field over
-  samples gives the per-request truth; `llm.usage` counts the same way.
+  with fewer choices, the client keeps what came, asks for the rest one by one and remembers
+  that for the endpoint.
+- With a cache path, every ok or truncated answer is stored as it arrives (synthgen.llm.cache);
+  a re-run replays it with zero requests. With a caller `key`, sample i carries the seed
+  base_seed(key) + i however its request is split (synthgen.llm.cache), unless the role's
+  `send_seed` is off (vLLM's CPU engine crashes on seeds).
+- Completions hold only safe text and share a request's tokens among its samples
+  (synthgen.llm.response); `llm.usage` counts the same way.
 - One LLMClient per process and event loop: it holds one AsyncOpenAI per (base_url, api key).
 """
 
@@ -48,7 +36,7 @@ from pathlib import Path
 
 import openai
 
-from synthgen.llm.cache import RequestCache, cache_key
+from synthgen.llm.cache import RequestCache, base_seed, cache_key, request_seed, sample_runs, seed_of
 from synthgen.llm.errors import (
     ATTEMPT_ERRORS,
     ServerConfigError,
@@ -62,22 +50,13 @@ from synthgen.llm.errors import (
     server_message,
 )
 from synthgen.llm.http import chat_body, make_http_client, post_chat
-from synthgen.llm.preflight import (
-    Findings,
-    ServerNotReady,
-    check_context,
-    check_server,
-    context_length,
-    fitted_max_tokens,
-    probe_server,
-)
-from synthgen.llm.response import Completion, from_cache, parse_completions, refused
-from synthgen.llm.seeds import base_seed, request_seed, sample_runs, seed_of
+from synthgen.llm.preflight import ServerNotReady, check_server, fit_context, probe_server
+from synthgen.llm.response import Completion, from_cache, parse_completions, unanswered
 from synthgen.llm.settings import LLMSettings, RoleSettings
 from synthgen.llm.slots import PrioritySlots
 from synthgen.llm.usage import Usage
 
-__all__ = ["Completion", "LLMClient", "ServerNotReady", "Usage", "base_seed", "check_servers", "request_seed"]
+__all__ = ["Completion", "LLMClient", "ServerNotReady", "Usage", "base_seed", "request_seed"]
 
 
 class LLMClient:
@@ -102,7 +81,6 @@ class LLMClient:
         # One line for what the operator should know as it happens (n ignored, the first retry of
         # each kind); stderr unless the caller routes it (the turn loop prints it above progress).
         self.notify = notify or (lambda line: print(line, file=sys.stderr, flush=True))
-        self.notices: list[str] = []
         self._noticed: set = set()
         self.llm = llm or LLMSettings()
         self.max_in_flight = max_in_flight
@@ -124,7 +102,7 @@ class LLMClient:
 
     @classmethod
     def from_settings(cls, settings, cache_path: Path | None = None, **more) -> LLMClient:
-        """From any settings with `.teacher`, `.student`, `.llm` and `.max_in_flight`."""
+        """From a turn loop's settings (synthgen.turns.settings): roles, client settings, in-flight bound."""
         return cls(
             settings.teacher,
             settings.student,
@@ -148,7 +126,6 @@ class LLMClient:
             self._cache.close()
             self._cache = None
 
-    # -- public ---------------------------------------------------------------------------------
     def role(self, name: str) -> RoleSettings:
         if name not in self.roles:
             raise ValueError(f"unknown role {name!r} (teacher or student)")
@@ -161,21 +138,14 @@ class LLMClient:
 
     async def preflight(
         self, wait_s: float = 0, samples: dict[str, int] | None = None, fit_max_tokens: bool = False
-    ) -> list[Findings]:
-        """Check every role's server before any work: it answers GET /models and lists the role's
-        model (with wait_s > 0, keep asking for up to wait_s seconds); ServerNotReady (a UserError)
-        with one line naming what the server serves, or that nothing answered at the URL. A
-        max_tokens not below the context a server states is one ServerConfigError naming every
-        such flag; with `fit_max_tokens` (the demo, on built-in defaults) a role's max_tokens that
-        the user did not set is fitted to half the context instead (in place: the caller's
-        settings then say what is sent), and said in its probe line. Then, unless `llm.probe` is
-        off, probe each role cheaply (synthgen.llm.preflight): one line per role says what the
-        server does with n, reasoning_effort and seed and what synthgen does about it;
-        ServerConfigError (exit 2) for what cannot work. `samples` is how many samples each role
-        asks for per prompt (default 2 for the student, 1 for the teacher)."""
+    ) -> None:
+        """Check every role's server before any work (synthgen.llm.preflight; with wait_s > 0, keep
+        asking for up to wait_s seconds), then, unless `llm.probe` is off, probe each and say one line
+        per role. With `fit_max_tokens` (the demo, on built-in defaults) a max_tokens the user did not
+        set that is not below the stated context is fitted to half of it, in the caller's settings.
+        `samples`: how many samples each role asks for per prompt (default: teacher 1, student 2)."""
         pages: dict[tuple[str, str], object] = {}
         probed: set[int] = set()
-        findings: list[Findings] = []
         samples = {"teacher": 1, "student": 2, **(samples or {})}
         for name, settings in self.roles.items():  # every server up and serving before any probe
             endpoint = (settings.base_url, settings.model)
@@ -183,7 +153,7 @@ class LLMClient:
                 pages[endpoint] = await check_server(self._client(settings), self.labels[name], settings, wait_s)
             self._answered.add(settings.base_url)
         if self.llm.probe or fit_max_tokens:  # (without the probe, the first request's 400 says it)
-            self._fit_context(pages, fit_max_tokens)
+            fit_context([(self.labels[n], r) for n, r in self.roles.items()], pages, fit_max_tokens, self.notify)
         seed_done: dict = {}
         for name, settings in self.roles.items():
             endpoint, label = (settings.base_url, settings.model), self.labels[name]
@@ -200,37 +170,10 @@ class LLMClient:
                 self._seed_flags(settings.base_url),
                 seed_done,
             )
-            if not found.n_supported:  # known up front: no request is spent finding it out again
+            if found.n in ("ignored", "refused"):  # known up front: no request is spent finding it out again
                 self._n_supported[endpoint] = False
                 self._noticed.add(("n", endpoint))
             self.notify(found.line())
-            findings.append(found)
-        return findings
-
-    def _fit_context(self, pages: dict, fit: bool) -> dict[int, int]:
-        """Roles whose max_tokens is not below the stated context: fitted (`fit`, and not set by the
-        user; id(settings) -> the new value) or one ServerConfigError naming every flag."""
-        over, fits, seen = [], [], set()
-        for name, settings in self.roles.items():
-            context = context_length(pages[(settings.base_url, settings.model)], settings.model)
-            if context is None or settings.max_tokens < context or id(settings) in seen:
-                continue
-            seen.add(id(settings))
-            if fit and "max_tokens" not in settings.model_fields_set:
-                fits.append((self.labels[name], settings, context))
-            else:
-                over.append((self.labels[name], settings, context))
-        check_context(over)  # (before any fit is said: a run that stops says one line)
-        fitted = {}
-        for label, settings, context in fits:
-            was = settings.max_tokens
-            settings.max_tokens = fitted[id(settings)] = fitted_max_tokens(context)
-            self.notify(
-                f"{label}: max_tokens fitted to {settings.max_tokens}: the default {was} is not below the "
-                f"context length of {settings.base_url.rstrip('/')} ({context} tokens); half is left to the "
-                f"prompt (--{label}-max-tokens sets it)"
-            )
-        return fitted
 
     def _seed_flags(self, base_url: str) -> str:
         """The flags that stop every role on `base_url` from sending seeds (the probe kills the
@@ -262,7 +205,6 @@ class LLMClient:
             await self._fill(role, settings, messages, missing, keys, results, key, priority)
         return results  # type: ignore[return-value]
 
-    # -- internals ------------------------------------------------------------------------------
     def _client(self, settings: RoleSettings) -> openai.AsyncOpenAI:
         api_key = settings.api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
         ident = (settings.base_url, api_key)
@@ -276,21 +218,14 @@ class LLMClient:
             )
         return self._clients[ident]
 
-    async def _take_slot(self, priority: float = 0.0) -> None:
+    @contextlib.asynccontextmanager
+    async def _slot(self, priority: float):
+        """One of max_in_flight request slots, held while one HTTP request runs."""
         self.queued += 1
         try:
             await self._slots.acquire(priority)
         finally:
             self.queued -= 1
-
-    @contextlib.asynccontextmanager
-    async def _slot(self, priority: float = 0.0, taken: list | None = None):
-        """One of max_in_flight request slots, held while one HTTP request runs; `taken` holds a
-        slot the caller has already taken for it (handed over, and emptied, here)."""
-        if taken:
-            taken.clear()
-        else:
-            await self._take_slot(priority)
         self._flight(+1)
         try:
             yield
@@ -306,9 +241,7 @@ class LLMClient:
 
     async def _fill(self, role, settings, messages, missing, keys, results, key: str = "", priority=0.0) -> None:
         """Ask for the missing samples: each run of consecutive indices in one request (n = its
-        length, seed = its first sample's), so sample i gets seed base + i however the request was
-        split (vLLM seeds sample j of an n-request with seed + j): a re-run after a kill that left
-        a request half cached draws exactly the samples the uninterrupted run drew."""
+        length, seed = its first sample's; synthgen.llm.cache)."""
         base = base_seed(key) if settings.send_seed else None
         runs = sample_runs(missing)
         if len(runs) == 1:  # most calls: no gather, no task of its own (tens of us a call)
@@ -341,7 +274,7 @@ class LLMClient:
         # One request per sample (n unsupported); each is cached on arrival.
         async def one(i: int) -> None:
             got = await self._request(role, settings, messages, 1, seed_of(base, i), priority)
-            self._store(keys, i, got[0], results)  # type: ignore[index]
+            self._store_answer(keys, [(i, got[0])], results)  # type: ignore[index]
 
         if len(rest) == 1:  # most calls: no task of its own (one less task and loop turn a call)
             await one(rest[0])
@@ -352,11 +285,7 @@ class LLMClient:
         """Say `line` once per `what` (the operator needs it once, not a thousand times)."""
         if what not in self._noticed:
             self._noticed.add(what)
-            self.notices.append(line)
             self.notify(line)
-
-    def _store(self, keys: list[str], i: int, completion: Completion, results: list) -> None:
-        self._store_answer(keys, [(i, completion)], results)
 
     def _store_answer(self, keys: list[str], samples: list[tuple[int, Completion]], results: list) -> None:
         """Keep one answer's samples, and cache them in one commit (see RequestCache.put_many)."""
@@ -378,54 +307,30 @@ class LLMClient:
         usage = self.usage.role(role)
         body = self._body(settings, messages, n, seed)
         start = time.monotonic()
-        # The first try's slot is taken before tenacity's loop is built (a tenth of a millisecond
-        # a call): thousands of calls queued at a run's start then cost a heap push each, and the
-        # first requests are not held up behind building all of their loops.
-        await self._take_slot(priority)
-        taken = [True]
         try:
-            first = time.monotonic()
-            try:  # the first try outside tenacity's loop, which costs ~50 us a call in CPU
-                completions, prompt, total, latency = await self._attempt(
-                    role, settings, body, n, False, priority, taken
-                )
-            except ATTEMPT_ERRORS as exc:
-                if not is_retryable(exc) or self.llm.max_attempts <= 1:
-                    raise
-                completions, prompt, total, latency = await self._retry(exc, first, role, settings, body, n, priority)
+            async for attempt in retry_policy(self.llm):
+                with attempt:
+                    retry = attempt.retry_state.attempt_number > 1
+                    completions, prompt, total, latency = await self._attempt(role, settings, body, n, retry, priority)
         except ATTEMPT_ERRORS as exc:
             kind = refusal_kind(exc, settings.max_tokens)
             if kind == "config":
                 raise ServerConfigError(config_line(self.labels[role], settings, exc)) from None
             if kind == "prompt_too_long":  # this prompt, not the server: a result, never retried
                 usage.samples_refused += n
-                return refused(n, server_message(exc), time.monotonic() - start)
+                return unanswered(
+                    "prompt_too_long", n, f"prompt_too_long: {server_message(exc)}", time.monotonic() - start
+                )
             if n > 1 and is_final_refusal(exc):
                 return None  # maybe n is not supported: the caller falls back to single requests
             return usage.give_up(n, exc, time.monotonic() - start, self._died.get(settings.base_url))
-        finally:
-            if taken:  # never handed to a try (cancelled in between): give it back
-                self._slots.release()
         usage.account(completions, prompt, total, latency)
         return completions
 
-    async def _retry(self, failed: BaseException, first: float, role, settings, body, n, priority):
-        """Tenacity's loop after a failed first try made at `first` (monotonic): that try is its
-        first attempt (counted, timed from `first`, backed off after), replayed without a request."""
-        replay = [failed]
-        async for attempt in retry_policy(self.llm):
-            with attempt:
-                if replay:
-                    attempt.retry_state.start_time = first
-                    raise replay.pop()
-                return await self._attempt(role, settings, body, n, True, priority)
-        raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
-
-    async def _attempt(self, role: str, settings: RoleSettings, body: dict, n: int, retry: bool, priority, taken=None):
-        """One HTTP try within a slot (`taken`: see `_slot`): (completions, prompt tokens,
-        completion tokens, latency)."""
+    async def _attempt(self, role: str, settings: RoleSettings, body: dict, n: int, retry: bool, priority):
+        """One HTTP try within a slot: (completions, prompt tokens, completion tokens, latency)."""
         usage = self.usage.role(role)
-        async with self._slot(priority, taken):
+        async with self._slot(priority):
             usage.requests += 1
             usage.retries += retry
             t0 = time.monotonic()
@@ -465,13 +370,3 @@ class LLMClient:
                 f"connections; restart it (its log says why): requests keep retrying for up to --max-outage "
                 f"{self.llm.max_outage_s:g} s",
             )
-
-
-def check_servers(settings) -> None:
-    """`preflight` for a settings object (as for `from_settings`), from synchronous code."""
-
-    async def check() -> None:
-        async with LLMClient.from_settings(settings) as llm:
-            await llm.preflight(settings.llm.wait_ready_s)
-
-    asyncio.run(check())

@@ -3,10 +3,10 @@
 At hundreds of requests a second the client's own CPU decides whether a server stays full. The
 openai package runs on httpx (httpx2 in recent versions) or, with `openai[aiohttp]`, on aiohttp:
   - "aiohttp" (openai.DefaultAioHttpClient) costs about a third of httpx's CPU per request;
-  - "httpx" here spreads connections over several pools, because an httpx pool scans all of its
-    connections on every request event (milliseconds a request at hundreds of connections);
+  - "httpx", one connection pool (spreading connections over 16 pools saved a sixth of its CPU
+    but moved no figure of bench/llm.py by 5%);
   - "auto" takes aiohttp when it is installed, else httpx.
-Each pool may hold max_in_flight connections, so no request ever waits for a connection: the
+The pool may hold max_in_flight connections, so no request ever waits for a connection: the
 client's semaphore is the only bound.
 
 `post_chat` sends one chat request under a deadline on its WHOLE duration: the transports' own
@@ -17,16 +17,12 @@ otherwise hold a request far past its timeout.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import socket
-import ssl
 import sys
 
 import openai
 
 from synthgen.llm.errors import RequestTimeout
-
-HTTP_BACKENDS = ("auto", "aiohttp", "httpx")
 
 
 def _httpx_module():
@@ -37,7 +33,7 @@ def _httpx_module():
 
 
 def make_http_client(max_in_flight: int, backend: str = "auto"):
-    """An http client for AsyncOpenAI(http_client=...); backend is one of HTTP_BACKENDS."""
+    """An http client for AsyncOpenAI(http_client=...); backend: auto, aiohttp or httpx (LLMSettings)."""
     hx = _httpx_module()
     limits = hx.Limits(max_connections=max_in_flight, max_keepalive_connections=max_in_flight)
     if backend in ("auto", "aiohttp"):
@@ -46,37 +42,8 @@ def make_http_client(max_in_flight: int, backend: str = "auto"):
         except (AttributeError, ImportError, RuntimeError) as exc:
             if backend == "aiohttp":
                 raise RuntimeError("http_backend 'aiohttp' needs `pip install openai[aiohttp]`") from exc
-    elif backend != "httpx":
-        raise ValueError(f"http_backend must be one of {HTTP_BACKENDS}, not {backend!r}")
-    shards = max(1, min(16, max_in_flight // 16))
-    verify = _ssl_context()
     nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-
-    class ShardedTransport(hx.AsyncBaseTransport):
-        def __init__(self) -> None:
-            self._pools = [
-                hx.AsyncHTTPTransport(limits=limits, verify=verify, socket_options=nodelay) for _ in range(shards)
-            ]
-            self._next = itertools.cycle(self._pools)
-
-        async def handle_async_request(self, request):
-            return await next(self._next).handle_async_request(request)
-
-        async def aclose(self) -> None:
-            for pool in self._pools:
-                await pool.aclose()
-
-    return openai.DefaultAsyncHttpxClient(transport=ShardedTransport())
-
-
-def _ssl_context() -> ssl.SSLContext:
-    """One context for all pools (loading CA certificates costs ~0.1 s each time)."""
-    try:
-        import certifi
-
-        return ssl.create_default_context(cafile=certifi.where())
-    except ImportError:
-        return ssl.create_default_context()
+    return openai.DefaultAsyncHttpxClient(transport=hx.AsyncHTTPTransport(limits=limits, socket_options=nodelay))
 
 
 async def post_chat(client: openai.AsyncOpenAI, body: dict, timeout_s: float) -> object:
@@ -87,22 +54,23 @@ async def post_chat(client: openai.AsyncOpenAI, body: dict, timeout_s: float) ->
     (milliseconds of CPU a call at hundreds of calls a second)."""
     options = {"timeout": openai.Timeout(timeout_s, connect=min(timeout_s, 30.0))}
     request = client.post("/chat/completions", cast_to=object, body=body, options=options)
+    return await _within(request, timeout_s, "no complete answer")
+
+
+async def get_json(client: openai.AsyncOpenAI, path: str, timeout_s: float) -> object:
+    """GET `path` under the base URL and return the decoded JSON, within `timeout_s` in all."""
+    options = {"timeout": openai.Timeout(timeout_s, connect=timeout_s)}
+    return await _within(client.get(path, cast_to=object, options=options), timeout_s, "no answer")
+
+
+async def _within(request, timeout_s: float, what: str) -> object:
     try:
         if sys.version_info >= (3, 11):
             async with asyncio.timeout(timeout_s):
                 return await request
         return await asyncio.wait_for(request, timeout_s)
     except (TimeoutError, asyncio.TimeoutError):
-        raise RequestTimeout(f"no complete answer within {timeout_s:g} s") from None
-
-
-async def get_json(client: openai.AsyncOpenAI, path: str, timeout_s: float) -> object:
-    """GET `path` under the base URL and return the decoded JSON, within `timeout_s` in all."""
-    options = {"timeout": openai.Timeout(timeout_s, connect=timeout_s)}
-    try:
-        return await asyncio.wait_for(client.get(path, cast_to=object, options=options), timeout_s)
-    except (TimeoutError, asyncio.TimeoutError):
-        raise RequestTimeout(f"no answer within {timeout_s:g} s") from None
+        raise RequestTimeout(f"{what} within {timeout_s:g} s") from None
 
 
 def chat_body(settings, messages: list[dict], n: int, seed: int | None = None) -> dict:

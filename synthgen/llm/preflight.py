@@ -1,25 +1,19 @@
 """Before any work: is each role's server up, does it serve the role's model, and what does it do?
 
 `check_server` asks GET {base_url}/models once, or keeps asking for up to `wait_s` seconds (for
-jobs that start their own server). A wrong URL, a server that never comes up, or a model the
-server does not serve is a `ServerNotReady` (a UserError: one line, exit code 2) that names what
-the server does serve, or says that nothing answered at that address (a URL without /v1 that
-answers 404 gets the hint).
+jobs that start their own server); a wrong URL, a server that never comes up, or a model it does
+not serve is a `ServerNotReady` (a UserError, exit 2) naming what the server does serve.
 
 `probe_server` then learns, with requests of at most 8 completion tokens, what real
 OpenAI-compatible servers bend: does it honour `n` (transformers serve, llama.cpp and Ollama
 answer one choice), return reasoning when `reasoning_effort` is sent, survive a `seed`, and what
-is its context length (`max_model_len`, which vLLM states in /models). Its `Findings` say it in
-one line per role, with what synthgen does about it; what cannot work (max_tokens not below the
-context, seeds that kill the server) is a ServerConfigError (exit 2) naming every flag to change.
+is its context length (`max_model_len`, which vLLM states in /models). What cannot work (max_tokens
+not below the context, seeds that kill the server) is a ServerConfigError naming every flag to change.
 
-The seed: vLLM's CPU engine dies on a seeded request only once the request's prompt needs more
-than one prefill chunk (its sampler then rewinds the request's generator by an offset, which a
-CPU generator does not have: "CPU Generator does not use offset"; the default chunk on CPU is
-2048 tokens). A short seeded request passes. So a server that says it is vLLM (`owned_by` in
-/models) also gets one seeded request with a prompt of about SEED_PROMPT_TOKENS tokens (1
-completion token; seconds of prefill on two CPU cores, nothing on a GPU), the shape of every
-real teacher prompt; other servers get the short one only.
+The seed: vLLM's CPU engine dies on a seeded request only once its prompt needs more than one
+prefill chunk (2048 tokens on CPU: its sampler rewinds the request's generator by an offset, which
+a CPU generator does not have). So a server that says it is vLLM (`owned_by` in /models) also gets
+one seeded request of about SEED_PROMPT_TOKENS prompt tokens, the shape of every real teacher prompt.
 """
 
 from __future__ import annotations
@@ -43,13 +37,10 @@ class ServerNotReady(UserError):
     """The server did not answer /models in time, or does not serve the configured model."""
 
 
-def served_models(page: object) -> list[str] | None:
-    """Model ids of a /models answer; None if it is not a model list."""
+def _entries(page: object) -> list[dict] | None:
+    """The model entries of a /models answer; None if it is not a model list."""
     data = page.get("data") if isinstance(page, dict) else None
-    if not isinstance(data, list):
-        return None
-    ids = [m.get("id") for m in data if isinstance(m, dict)]
-    return [str(i) for i in ids if i is not None]
+    return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else None
 
 
 def _still_starting(exc: BaseException) -> bool:
@@ -71,11 +62,12 @@ async def check_server(client: openai.AsyncOpenAI, role: str, settings: RoleSett
                 raise ServerNotReady(_unreachable(role, url, exc, wait_s)) from None
             await asyncio.sleep(POLL_S)
             continue
-        served = served_models(page)
-        if served is None:
+        entries = _entries(page)
+        if entries is None:
             raise ServerNotReady(
                 f"{role}: {url}/models did not answer with a model list; is it an OpenAI-compatible server?"
             )
+        served = [str(m["id"]) for m in entries if m.get("id") is not None]
         if settings.model not in served:
             listed = ", ".join(repr(m) for m in served) or "no model"
             raise ServerNotReady(f"{role}: {url} serves {listed}, not the configured model {settings.model!r}")
@@ -94,7 +86,6 @@ def _unreachable(role: str, url: str, exc: BaseException, wait_s: float) -> str:
     return f"{role}: nothing answered at {url}/models{waited} ({describe(exc)})"
 
 
-# -- the probe: what the server does with n, reasoning_effort, seed and long requests -------------
 PROBE_MESSAGES = [{"role": "user", "content": "Say OK."}]
 PROBE_TIMEOUT_S = 120.0
 
@@ -118,10 +109,6 @@ class Findings:
     seed: str = "not sent"  # "accepted" | "failed: ..." | "not sent"
     trouble: list[str] = field(default_factory=list)  # probe requests that failed (the run retries)
 
-    @property
-    def n_supported(self) -> bool:
-        return self.n in (None, "honoured")
-
     def line(self) -> str:
         parts = []
         if self.n == "honoured":
@@ -140,10 +127,7 @@ class Findings:
 
 
 def _entry(page: object, model: str) -> dict:
-    for entry in page.get("data", []) if isinstance(page, dict) else []:
-        if isinstance(entry, dict) and entry.get("id") == model:
-            return entry
-    return {}
+    return next((m for m in _entries(page) or [] if m.get("id") == model), {})
 
 
 def context_length(page: object, model: str) -> int | None:
@@ -152,28 +136,34 @@ def context_length(page: object, model: str) -> int | None:
     return value if type(value) is int and value > 0 else None
 
 
-def is_vllm(page: object, model: str) -> bool:
-    """The /models answer is vLLM's (it, and its hardware plugins, say `owned_by: vllm`)."""
-    return _entry(page, model).get("owned_by") == "vllm"
-
-
-def fitted_max_tokens(context: int) -> int:
-    """A max_tokens that leaves half of the context to the prompt (a teacher prompt is thousands of tokens)."""
-    return max(1, context // 2)
-
-
-def check_context(over: list[tuple[str, RoleSettings, int]]) -> None:
-    """One ServerConfigError naming every role whose max_tokens is not below its server's stated
-    context, with a value that fits, so that a user learns every flag to change at once."""
-    if not over:
-        return
-    said = "; ".join(
-        f"{label}: --{label}-max-tokens {settings.max_tokens} is not below the server's context length "
-        f"({context} tokens, stated by {settings.base_url.rstrip('/')}/models)"
-        for label, settings, context in over
-    )
-    fix = " ".join(f"--{label}-max-tokens {fitted_max_tokens(context)}" for label, _, context in over)
-    raise ServerConfigError(f"{said}; pass e.g. {fix}")
+def fit_context(roles: list[tuple[str, RoleSettings]], pages: dict, fit: bool, notify) -> None:
+    """Roles (label, settings) whose max_tokens is not below the context their server states: with
+    `fit`, one the user did not set is fitted to half of it (a teacher prompt is thousands of
+    tokens), in place; the others are one ServerConfigError naming every flag to change, raised
+    before any fit is said (a run that stops says one line)."""
+    over, fits, seen = [], [], set()
+    for label, settings in roles:
+        context = context_length(pages[(settings.base_url, settings.model)], settings.model)
+        if context is None or settings.max_tokens < context or id(settings) in seen:
+            continue
+        seen.add(id(settings))
+        fitted = fit and "max_tokens" not in settings.model_fields_set
+        (fits if fitted else over).append((label, settings, context))
+    if over:
+        said = "; ".join(
+            f"{label}: --{label}-max-tokens {settings.max_tokens} is not below the server's context length "
+            f"({context} tokens, stated by {settings.base_url.rstrip('/')}/models)"
+            for label, settings, context in over
+        )
+        fix = " ".join(f"--{label}-max-tokens {max(1, context // 2)}" for label, _, context in over)
+        raise ServerConfigError(f"{said}; pass e.g. {fix}")
+    for label, settings, context in fits:
+        was, settings.max_tokens = settings.max_tokens, max(1, context // 2)
+        notify(
+            f"{label}: max_tokens fitted to {settings.max_tokens}: the default {was} is not below the "
+            f"context length of {settings.base_url.rstrip('/')} ({context} tokens); half is left to the "
+            f"prompt (--{label}-max-tokens sets it)"
+        )
 
 
 async def probe_server(
@@ -183,8 +173,8 @@ async def probe_server(
     page: object,
     samples: int,
     use_n: bool,
-    seed_flags: str = "",
-    seed_done: dict | None = None,
+    seed_flags: str,
+    seed_done: dict,
 ) -> Findings:
     """Probe one role's server cheaply (requests of at most 8 completion tokens, no seed unless the
     role sends seeds); ServerConfigError for seeds that fail. `seed_flags` names the flags that
@@ -217,16 +207,14 @@ async def probe_server(
         endpoint = (found.url, settings.model)
         if answer is None:
             found.seed = "not probed"
-        elif seed_done is not None and endpoint in seed_done:
+        elif endpoint in seed_done:
             found.seed = seed_done[endpoint]
         else:
             long_prompt = None
-            if is_vllm(page, settings.model):
+            if _entry(page, settings.model).get("owned_by") == "vllm":  # (its hardware plugins say so too)
                 room = (found.context or SEED_PROMPT_TOKENS * 2) - 64
                 long_prompt = min(SEED_PROMPT_TOKENS, room) if room > 0 else None
-            found.seed = await _probe_seed(client, label, base, long_prompt, seed_flags or f"--no-{label}-send-seed")
-            if seed_done is not None:
-                seed_done[endpoint] = found.seed
+            found.seed = seed_done[endpoint] = await _probe_seed(client, label, base, long_prompt, seed_flags)
     return found
 
 

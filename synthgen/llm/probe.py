@@ -8,27 +8,39 @@ from __future__ import annotations
 
 import asyncio
 
+from pydantic import BaseModel
+
+from synthgen.errors import UserError
 from synthgen.llm.client import LLMClient
 from synthgen.llm.settings import LLMSettings, RoleSettings
 
 
-def probe_settings(settings) -> list[str]:
-    """`config show --probe`: the preflight lines of a command's settings (roles teacher and
-    student, or eval's one `model`), from synchronous code; UserError for what would stop a run."""
-    labels = None
-    samples = {"teacher": getattr(settings, "single_turn", 0) or 1, "student": getattr(settings, "attempts", 2)}
-    if isinstance(getattr(settings, "model", None), RoleSettings):  # eval: one role, n samples per problem
-        teacher = student = settings.model
-        labels, samples = {"teacher": "model", "student": "model"}, {"teacher": 2}
-    else:
-        teacher, student = settings.teacher, settings.student
-        shared = getattr(settings, "base_url", None)  # the demo's one server, unless a role names its own
-        if shared:
+def probe_settings(settings: BaseModel) -> list[str]:
+    """`config show --probe`: the preflight lines of a command's settings, from synchronous code;
+    UserError for what would stop a run. The roles are the settings' typed fields, matched below:
+    eval's one `model` (n samples per problem), or a teacher and a student (`attempts` samples,
+    generate's `single_turn` K for the teacher; the demo's `base_url` for roles without their own)."""
+    match settings:
+        case BaseModel(model=RoleSettings() as model, llm=LLMSettings() as llm):
+            teacher = student = model
+            labels, samples = {"teacher": "model", "student": "model"}, {"teacher": 2}
+        case BaseModel(
+            teacher=RoleSettings() as teacher,
+            student=RoleSettings() as student,
+            llm=LLMSettings() as llm,
+            attempts=int(attempts),
+        ):
+            labels, samples = None, {"teacher": 1, "student": attempts}
+        case _:
+            raise UserError(f"--probe: {type(settings).__name__} names no teacher and student, nor a model")
+    match settings:
+        case BaseModel(single_turn=int(single)) if single:
+            samples["teacher"] = single
+        case BaseModel(base_url=str(shared)):
             teacher, student = (
                 r if "base_url" in r.model_fields_set else r.model_copy(update={"base_url": shared})
                 for r in (teacher, student)
             )
-    llm = getattr(settings, "llm", None) or LLMSettings()
     lines: list[str] = []
 
     async def probe() -> None:

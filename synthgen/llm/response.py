@@ -6,9 +6,8 @@ not non-negative integers, text fields that are not strings) raises `BadResponse
 client retries and finally reports as infra. Every string taken from the answer passes through
 `safe_text`, so no lone surrogate ever leaves the client.
 
-Token account (one rule, so that summing over samples gives the per-request truth): a request
-for n samples pays its prompt once, so its `prompt_tokens` go on the request's first sample and
-0 on the others; its `completion_tokens` are shared among the samples by answer length.
+Token account, so that summing over samples gives the per-request truth: a request's prompt tokens
+go on its first sample (0 on the others); its completion tokens are shared by answer length.
 """
 
 from __future__ import annotations
@@ -50,14 +49,9 @@ def from_cache(stored: dict) -> Completion:
     return Completion(**{**values, "cached": True})
 
 
-def infra(n: int, error: str, elapsed: float) -> list[Completion]:
-    return [Completion("infra", "", "", None, 0, 0, elapsed, error=safe_text(error)) for _ in range(n)]
-
-
-def refused(n: int, message: str, elapsed: float) -> list[Completion]:
-    """n samples of a request the server refused for its length: a result, not a failure."""
-    error = safe_text(f"prompt_too_long: {message}")
-    return [Completion("prompt_too_long", "", "", None, 0, 0, elapsed, error=error) for _ in range(n)]
+def unanswered(status: str, n: int, error: str, elapsed: float) -> list[Completion]:
+    """n samples without an answer: "infra" (given up), or "prompt_too_long" (a result, not a failure)."""
+    return [Completion(status, "", "", None, 0, 0, elapsed, error=safe_text(error)) for _ in range(n)]
 
 
 def parse_completions(response, n: int, latency: float) -> tuple[list[Completion], int, int]:

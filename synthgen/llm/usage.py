@@ -2,18 +2,17 @@
 
 `Usage.as_dict()` goes into a stage's stats JSON; `Usage.summary()` is one line for progress.
 Counts are of what this process sent and received: cache replays are counted as hits only, so
-tokens here are tokens paid for in this run. Prompt tokens are counted once per request (a
-request for n = M samples pays its prompt once), completion tokens once per sample; the
-Completions of a request carry the same account (its prompt tokens on the first sample).
+tokens here are tokens paid for in this run, counted as the Completions carry them
+(synthgen.llm.response: a request's prompt once).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field, fields
 
 from synthgen.llm.errors import describe, error_kind
-from synthgen.llm.response import Completion, infra
+from synthgen.llm.response import Completion, unanswered
 
 
 @dataclass
@@ -32,20 +31,11 @@ class RoleUsage:
     latency_s: float = 0.0  # summed over successful requests
 
     def as_dict(self) -> dict:
-        return {
-            "requests": self.requests,
-            "samples_ok": self.samples_ok,
-            "samples_truncated": self.samples_truncated,
-            "samples_infra": self.samples_infra,
-            "samples_refused": self.samples_refused,
-            "infra_by_cause": dict(sorted(self.infra_by_cause.items())),
-            "errors_by_cause": dict(sorted(self.errors_by_cause.items())),
-            "retries": self.retries,
-            "cache_hits": self.cache_hits,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "latency_s": round(self.latency_s, 3),
-        }
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name in ("infra_by_cause", "errors_by_cause"):
+            out[name] = dict(sorted(out[name].items()))
+        out["latency_s"] = round(self.latency_s, 3)
+        return out
 
     def account(self, completions: list[Completion], prompt: int, total: int, latency: float) -> None:
         """Count one answered request: its tokens, its latency and each sample's outcome."""
@@ -67,33 +57,18 @@ class RoleUsage:
         error = describe(exc)
         if first:
             error = f"{error} (the server died after answering {first})"
-        return infra(n, error, elapsed)
+        return unanswered("infra", n, error, elapsed)
 
     def add(self, other: RoleUsage) -> None:
-        for name in (
-            "requests",
-            "samples_ok",
-            "samples_truncated",
-            "samples_infra",
-            "samples_refused",
-            "retries",
-            "cache_hits",
-            "prompt_tokens",
-            "completion_tokens",
-            "latency_s",
-        ):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.infra_by_cause.update(other.infra_by_cause)
-        self.errors_by_cause.update(other.errors_by_cause)
+        for f in fields(self):  # counts and Counters alike
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 @dataclass
 class Usage:
-    roles: dict[str, RoleUsage] = field(default_factory=dict)
+    roles: defaultdict[str, RoleUsage] = field(default_factory=lambda: defaultdict(RoleUsage))
 
     def role(self, name: str) -> RoleUsage:
-        if name not in self.roles:
-            self.roles[name] = RoleUsage()
         return self.roles[name]
 
     def total(self) -> RoleUsage:

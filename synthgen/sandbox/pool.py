@@ -38,7 +38,7 @@ import weakref
 
 from synthgen.sandbox import isolation as iso
 from synthgen.sandbox.results import Job, JobResult, Limits, build_result, infra_result, split_done_frame
-from synthgen.sandbox.settings import SANDBOX_LIBRARIES
+from synthgen.sandbox.settings import SANDBOX_LIBRARIES, SandboxSettings
 from synthgen.sandbox.workers import BadFrame, Group, Pending, Worker
 
 GRACE_S = 5.0  # how long past a job's timeout the zygote has to report before it is replaced
@@ -84,13 +84,13 @@ class SandboxPool:
         atexit.register(self._atexit)
 
     @classmethod
-    def from_settings(cls, sandbox, workers: int | None = None, **kwargs) -> SandboxPool:
-        """A pool as `sandbox` (SandboxSettings) says: workers, unsafe fallback, interpreter, libraries."""
+    def from_settings(cls, sandbox: SandboxSettings, workers: int | None = None, **kwargs) -> SandboxPool:
+        """A pool as `sandbox` says: workers, unsafe fallback, interpreter, libraries."""
         return cls(
             workers=workers if workers is not None else sandbox.workers,
             allow_unsafe=sandbox.allow_unsafe,
-            python=getattr(sandbox, "python", None),
-            libraries=tuple(getattr(sandbox, "libraries", SANDBOX_LIBRARIES)),
+            python=sandbox.python,
+            libraries=tuple(sandbox.libraries),
             **kwargs,
         )
 

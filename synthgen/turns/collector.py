@@ -3,11 +3,11 @@ before the run walked again.
 
 With thousands of calls queued, each a task with frames, futures and a request body, the default
 thresholds (a young collection every 700 allocations, an older one every 10 of those) keep walking
-objects that are all alive: queueing one of 5,120 LLM calls costs 42 us of CPU with them (after a
-freeze) against 17 with no collector, and the server waits for requests the client is still
-building (bench/llm.py). What is alive when the run starts (imports, settings, the plan) is frozen
-out of the collector's way and young collections run every 50,000 allocations; garbage cycles are
-still collected, a little later."""
+objects that are all alive, and the server waits for requests the client is still building: the
+one speed setting of the LLM path that moves bench/llm.py's wall time by more than 5% (its history
+in bench/README.md). What is alive when the run starts (imports, settings, the plan) is frozen out
+of the collector's way and young collections run every 50,000 allocations; garbage cycles are still
+collected, a little later."""
 
 from __future__ import annotations
 

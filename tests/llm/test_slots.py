@@ -61,27 +61,3 @@ async def test_a_waiter_that_gives_up_does_not_take_or_lose_a_slot():
     late.cancel()
     await asyncio.gather(late, return_exceptions=True)
     assert slots.free == 1
-
-
-async def test_at_most_per_turn_slots_are_handed_out_per_loop_turn_most_urgent_first():
-    # Hundreds of free slots at a run's start: a few per turn, so the first requests are on the wire
-    # before the last ones are built; the waiters beyond the allowance are served by priority.
-    slots = PrioritySlots(100, per_turn=4)
-    order: list[int] = []
-
-    async def one(i: int) -> None:
-        await slots.acquire(priority=i % 3)
-        order.append(i)
-
-    tasks = [asyncio.create_task(one(i)) for i in range(10)]
-    free = []
-    for _ in range(4):
-        await asyncio.sleep(0)
-        free.append(slots.free)
-    await asyncio.gather(*tasks)
-    assert free == [96, 92, 90, 90]
-    assert order[:4] == [0, 1, 2, 3]  # the first four took free slots at once, in arrival order
-    assert order[4:] == [5, 8, 4, 7, 6, 9]  # then priority 2, 1, 0, arrival order among equals
-    for _ in range(10):
-        slots.release()
-    assert slots.free == 100

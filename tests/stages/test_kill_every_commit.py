@@ -1,8 +1,8 @@
 """kill -9 at every LLM cache commit of a small `generate` run and of a small `chain` run, then a
 re-run: the rows equal those of an uninterrupted run, at every kill point.
 
-The kill is the request cache's test hook (SYNTHGEN_TEST_KILL_AFTER_COMMITS=k): the process sends
-itself SIGKILL right after its k-th commit (a commit is one answer, all its samples), so kill point
+The kill is tests/helpers/commit_kill's wrapper of the request cache (SYNTHGEN_TEST_KILL_AFTER_COMMITS=k):
+the process sends itself SIGKILL right after its k-th commit (a commit is one answer, all its samples), so kill point
 k is the state after k committed answers, for every k from 1 to the number of commits of the
 uninterrupted run. The rows are compared whole, token counts included. Two processes per
 point (the killed run and its re-run), over a hundred points: an interpreter that imports the CLI
@@ -15,6 +15,7 @@ of the SIGKILL. The uninterrupted reference runs are plain `python -m synthgen` 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import sqlite3
@@ -26,8 +27,9 @@ from contextlib import closing
 
 import pytest
 
-from synthgen.llm.cache import KILL_AFTER_COMMITS_ENV, RequestCache
+from synthgen.llm.cache import RequestCache
 from synthgen.store.layout import StageDir
+from tests.helpers.commit_kill import KILL_AFTER_COMMITS_ENV, kill_path
 
 # Small runs: 8 seeds x 4 turns x (a teacher answer + a student answer of M = 2 samples), about 60
 # commits (one per answer) in generate; up to 8 chains x 2 steps x up to 3 tries x 2 answers in chain.
@@ -94,7 +96,11 @@ class Launcher:
     def __enter__(self) -> Launcher:
         self.cpu_s = 0.0
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", LAUNCHER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", LAUNCHER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": kill_path()},  # each fork sets its own kill point
         )
         return self
 

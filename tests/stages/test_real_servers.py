@@ -201,10 +201,9 @@ def test_an_answer_that_did_not_parse_is_kept_in_its_row_and_shown_by_report(cli
 def test_kill_9_right_after_chosen_cache_commits_then_resume_equals_an_uninterrupted_run(
     cli, seeds_run, tmp_path, scripted_server
 ):
-    import os
     import subprocess
 
-    from synthgen.llm.cache import KILL_AFTER_COMMITS_ENV
+    from tests.helpers.commit_kill import kill_env
 
     server = scripted_server()
     args = ["--base-url", server.url, *ARGS, "--max-in-flight", "2"]
@@ -213,11 +212,10 @@ def test_kill_9_right_after_chosen_cache_commits_then_resume_equals_an_uninterru
     assert rc == 0, err
     run_dir = _run_dir(seeds_run, tmp_path, "killed")
     cmd = python_m("generate", "--run-dir", run_dir, *args)
-    # Each process dies (SIGKILL, from inside the cache) right after its k-th commit: a commit is a
+    # Each process dies (SIGKILL, tests/helpers/commit_kill) right after its k-th commit: a commit is a
     # whole answer (a teacher's, or the student's 4 samples); test_kill_every_commit tries them all.
     for k in (2, 3, 4):  # 9 of the run's 12 commits
-        env = {**os.environ, KILL_AFTER_COMMITS_ENV: str(k)}
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(cmd, env=kill_env(k), capture_output=True, text=True, timeout=600)
         assert proc.returncode == -9, proc.stderr
     final = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert final.returncode == 0, final.stderr
