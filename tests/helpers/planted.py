@@ -143,7 +143,7 @@ class PlantedResponder:
         self.lock = threading.Lock()
 
     def respond(self, messages: list[dict], n: int, rng_seed: int, params: dict) -> list:
-        from synthgen.demo.scripted.reply import ScriptedReply
+        from synthgen.demo.scripted.responder import ScriptedReply
         from synthgen.demo.scripted.responder import last_user_text
 
         del rng_seed, params

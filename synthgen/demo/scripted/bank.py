@@ -24,13 +24,12 @@ Python functions in this process; model-written code is never run here.
 
 from __future__ import annotations
 
-import hashlib
-
 from synthgen.demo.scripted import bank_problems as bp
 from synthgen.demo.scripted import cues
 from synthgen.demo.scripted.bank_text import student_reply, teacher_reply
 from synthgen.demo.scripted.curve import solve_probability
-from synthgen.demo.scripted.reply import ScriptedReply
+from synthgen.demo.scripted.faults import pick, unit
+from synthgen.demo.scripted.responder import ScriptedReply
 
 FLAW_RATE = 0.10
 UNREADABLE_RATE = 0.03
@@ -38,16 +37,6 @@ ENVS = cues.ENVS
 # Level steps per strategy; anything easier goes down one level (the bank has five).
 STEPS = {"harder": 1, "similar": 0, "somewhat-easier": -1, "easier": -1, "chain-medium": -1, "chain-easy": -1}
 UNRECOGNISED = "I can only answer the synthgen prompt templates (this prompt is not one of them)."
-
-
-def unit(*parts: object) -> float:
-    """A deterministic number in [0, 1) from the parts (SHA-256; independent of PYTHONHASHSEED)."""
-    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
-
-
-def pick(seq, *parts: object):
-    return seq[int(unit(*parts) * len(seq))]
 
 
 class BankResponder:

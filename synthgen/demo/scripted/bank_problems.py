@@ -1,7 +1,7 @@
 """The scripted brain's problem bank: 12 families x 5 difficulty levels, usable in all 4 environments.
 
-A `Level` (synthgen.demo.scripted.bank_level) is a real Python function with six inputs and a hint,
-declared in bank_families_numbers, _text, _lists and _grids. From it
+A `Level` (synthgen.demo.scripted.bank_families) is a real Python function with six inputs and a hint.
+From it
 `build(family, level, env, variant)` makes a problem for any environment:
   induction  the function renamed to `f`, five of its six inputs (rotated by the variant), the hint;
   abduction / deduction  the function and one of its inputs (chosen by the variant);
@@ -21,8 +21,7 @@ import textwrap
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
-from synthgen.demo.scripted import bank_families_grids, bank_families_lists, bank_families_numbers, bank_families_text
-from synthgen.demo.scripted.bank_level import Level, literal_args
+from synthgen.demo.scripted.bank_families import INPUTS, Level, literal_args
 
 # How often the scripted student solves a problem of each level (1..5).
 # Chosen so that each level lands mostly inside one of the paper's bands at M = 32: level 2 in the
@@ -66,11 +65,10 @@ FAMILY_ORDER = (
 
 @lru_cache(maxsize=1)
 def families() -> dict[str, list[Level]]:
-    modules = (bank_families_numbers, bank_families_text, bank_families_lists, bank_families_grids)
-    found = {name: levels for module in modules for name, levels in module.FAMILIES.items()}
-    if sorted(found) != sorted(FAMILY_ORDER) or any(len(levels) != LEVELS for levels in found.values()):
-        raise RuntimeError("the bank's family modules must declare exactly FAMILY_ORDER, each with LEVELS levels")
-    return {name: found[name] for name in FAMILY_ORDER}
+    by_name = {func.__name__: (func, inputs) for func, inputs in INPUTS.items()}
+    if set(by_name) != {f"{name}_{i}" for name in FAMILY_ORDER for i in range(1, LEVELS + 1)}:
+        raise RuntimeError("the bank must declare `<family>_<level>` for each of FAMILY_ORDER and levels 1 to LEVELS")
+    return {name: [Level(*by_name[f"{name}_{i}"]) for i in range(1, LEVELS + 1)] for name in FAMILY_ORDER}
 
 
 def family_names() -> list[str]:

@@ -8,23 +8,14 @@ a leaked `<think>` draft), plus a short reasoning text.
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 from synthgen.demo.scripted import bank_problems as bp
 from synthgen.demo.scripted import cues
+from synthgen.demo.scripted.faults import pick, unit
 
 FENCE = "```"
 STYLES = ("plain", "plain", "answer_tags", "crlf", "think_leak")
-
-
-def _unit(*parts: object) -> float:
-    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
-
-
-def _pick(seq, *parts: object):
-    return seq[int(_unit(*parts) * len(seq))]
 
 
 def block(lang: str, body: str) -> str:
@@ -67,7 +58,7 @@ def teacher_reply(problem: bp.BankProblem, how: str, flaw: str | None, draw) -> 
     elif flaw == "format":
         if problem.env == "fuzzing":  # its example inputs are optional: leave out a checker instead
             helpers = helpers[:1]
-        elif problem.env == "induction" and _unit(*draw, "fmt") < 0.5:
+        elif problem.env == "induction" and unit(*draw, "fmt") < 0.5:
             drop_message = True
         else:
             drop_inputs = True
@@ -81,7 +72,7 @@ def teacher_reply(problem: bp.BankProblem, how: str, flaw: str | None, draw) -> 
         parts += ["", block("message", message)]
     parts += ["", "Each input runs quickly and the outputs differ from one another."]
     content = "\n".join(parts)
-    style = _pick(STYLES, *draw, "style")
+    style = pick(STYLES, *draw, "style")
     if style == "answer_tags":
         content = "Plan done.\n<answer>\n" + content + "\n</answer>"
     elif style == "crlf":
@@ -107,7 +98,7 @@ def teacher_reply(problem: bp.BankProblem, how: str, flaw: str | None, draw) -> 
 def student_reply(env: str, text: str, found: tuple[str, int] | None, outcome: str, draw) -> tuple[str, str]:
     """(content, reasoning) of one student attempt with the decided outcome."""
     if outcome == "unreadable":
-        return _pick(_UNREADABLE, *draw, "unreadable"), "Not sure, running out of time."
+        return pick(_UNREADABLE, *draw, "unreadable"), "Not sure, running out of time."
     if outcome == "unknown" or found is None:
         return _UNKNOWN[env], "I do not recognise this; a guess."
     family, level = found
@@ -136,7 +127,7 @@ def _induction(lv: bp.Level, family: str, level: int, text: str, correct: bool, 
     if correct:
         return block("python", lv.source())
     pairs = cues.induction_pairs(text)
-    choice = _pick(("memorise", "neighbour", "constant"), *draw, "wrong")
+    choice = pick(("memorise", "neighbour", "constant"), *draw, "wrong")
     if choice == "neighbour":
         other = bp.level_of(family, level - 1 if level > 1 else level + 1)
         if _differs(lv, other):
@@ -175,7 +166,7 @@ def _abduction(lv: bp.Level, family: str, level: int, text: str, correct: bool, 
     misses = [x for x in lv.inputs if repr(lv.run(x)) != target]
     if correct and hits:
         return block("input", hits[0])
-    return block("input", _pick(misses, *draw, "miss") if misses else "None")
+    return block("input", pick(misses, *draw, "miss") if misses else "None")
 
 
 def _deduction(lv: bp.Level, family: str, level: int, text: str, correct: bool, draw) -> str:
@@ -201,7 +192,7 @@ def _perturb(value):
 
 
 def _fuzzing(lv: bp.Level, family: str, level: int, text: str, correct: bool, draw) -> str:
-    problem = bp.build(family, level, "fuzzing", int(_unit(*draw, "variant") * 6))
+    problem = bp.build(family, level, "fuzzing", int(unit(*draw, "variant") * 6))
     if correct:
         return block("input", problem.bug_input or "None")
-    return block("input", _pick(problem.normal_inputs, *draw, "normal"))
+    return block("input", pick(problem.normal_inputs, *draw, "normal"))

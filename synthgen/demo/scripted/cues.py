@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from synthgen.demo.scripted.responder import content_text
+
 ENVS = ("induction", "abduction", "deduction", "fuzzing")
 
 # The sentence each student template opens its request with.
@@ -48,13 +50,7 @@ class Cues:
 
 
 def prompt_text(messages: list[dict]) -> str:
-    parts = []
-    for message in messages:
-        content = message.get("content", "")
-        if isinstance(content, list):
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        parts.append(str(content or ""))
-    return "\n".join(parts)
+    return "\n".join(content_text(m) for m in messages)
 
 
 def read(text: str) -> Cues:

@@ -13,10 +13,10 @@ in bench/online.py so that the policy's pass rates follow the same curve without
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from synthgen.demo.scripted import bank_problems as bp
+from synthgen.demo.scripted.faults import unit
 
 # (level, solve probability): the bank's table with the two ends the interpolation needs.
 _POINTS = [(0.0, 1.0)] + [(float(i + 1), p) for i, p in enumerate(bp.SOLVE_PROBABILITY)] + [(6.0, 0.0)]
@@ -44,12 +44,6 @@ def bank_level(row: dict) -> int | None:
     return None if found is None else found[1]
 
 
-def _unit(*parts: object) -> float:
-    """A deterministic number in [0, 1) from the parts (SHA-256), as the bank draws its own."""
-    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
-
-
 class CurveScorer:
     """A training reward that follows the learning curve (tests and the bench; not a verifier).
 
@@ -72,7 +66,7 @@ class CurveScorer:
                 level = bank_level(row)
                 p = 0.0 if level is None else solve_probability(level, self.step, self.gain)
                 self.groups.append((self.step, key, level, p))
-            out.append(1.0 if _unit(self.seed, "curve", key, self.step, i) < p else 0.0)
+            out.append(1.0 if unit(self.seed, "curve", key, self.step, i) < p else 0.0)
         return out
 
     def callback(self):

@@ -20,6 +20,7 @@ names it was started with, so a client configured for gpt-oss passes its preflig
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import socket
@@ -31,7 +32,6 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from synthgen.demo.scripted.faults import (
-    body_digest,
     cut,
     derive_seed,
     draw_latency,
@@ -41,11 +41,35 @@ from synthgen.demo.scripted.faults import (
     malform,
     prompt_tokens,
 )
-from synthgen.demo.scripted.request import parse_chat_body
 from synthgen.demo.scripted.responder import Responder, ScriptedReply
 from synthgen.demo.scripted.settings import ScriptedServerSettings
 
 MAX_LATENCIES = 1_000_000  # per-request latencies kept for /stats (a bench replays them)
+MAX_N = 1024
+
+
+def parse_chat_body(raw: bytes, reject_n: bool = False) -> tuple[dict, list, int]:
+    """(body, messages, n) of a chat request, checked the way vLLM checks it; ValueError says why it is a 400."""
+    body = json.loads(raw or b"null")
+    if not isinstance(body, dict):
+        raise ValueError("the body must be a JSON object")
+    messages, n = body.get("messages"), body.get("n")
+    n = 1 if n is None else n
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("messages must be a non-empty list")
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_N:
+        raise ValueError(f"n must be an integer in [1, {MAX_N}]")
+    if body.get("stream"):
+        raise ValueError("the scripted server does not stream")
+    if reject_n and n > 1:
+        raise ValueError("n > 1 is not supported by this server (scripted --reject-n)")
+    return body, messages, n
+
+
+def body_digest(body: dict) -> str:
+    """A request body's digest, whatever the order of its keys."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 class ScriptedHTTPServer(ThreadingHTTPServer):
@@ -211,7 +235,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             return
         if server.settings.ignore_n:
             n = 1  # answered as if n were not there
-        digest = body_digest(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+        digest = body_digest(body)
         sampling = f"effort={body.get('reasoning_effort')} n={n} max_tokens={body.get('max_tokens')}"
         with server.lock:
             server.by_sampling[sampling] += 1
@@ -304,12 +328,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         if not per_sample or not isinstance(seed, int) or isinstance(seed, bool):
             return [digest] * n
         single = {k: v for k, v in body.items() if k != "n"}
-        return [
-            body_digest(
-                json.dumps({**single, "seed": seed + i}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-            )
-            for i in range(n)
-        ]
+        return [body_digest({**single, "seed": seed + i}) for i in range(n)]
 
     def _replies(self, body: dict, messages: list, n: int, digests: list[str]) -> list[ScriptedReply] | None:
         """The responder's n replies; a responder bug is answered 500 (and None returned)."""

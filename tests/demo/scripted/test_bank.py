@@ -152,9 +152,7 @@ def test_every_style_parses(env, style):
 
 
 def _u(i):
-    from synthgen.demo.scripted.bank_text import _unit
-
-    return _unit(i, "style")
+    return unit(i, "style")
 
 
 FLAWS = {
