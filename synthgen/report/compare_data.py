@@ -71,7 +71,9 @@ class GenerateRun:
 
 
 @dataclass
-class Group:
+class RunGroup:
+    """Runs whose settings differ only in seed: one curve of the comparison."""
+
     key: str
     runs: list[Any]
     label: str = ""
@@ -91,14 +93,20 @@ class Ratio:
 
 @dataclass
 class CompareData:
-    train: list[Group] = field(default_factory=list)
-    generate: list[Group] = field(default_factory=list)
+    train: list[RunGroup] = field(default_factory=list)
+    generate: list[RunGroup] = field(default_factory=list)
     ratios: list[Ratio] = field(default_factory=list)
     inputs: list[Path] = field(default_factory=list)
 
 
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
+
+
+def spread(values: list[float]) -> tuple[float, float]:
+    """(mean, standard deviation) of a non-empty list."""
+    mean = sum(values) / len(values)
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
 
 
 def is_train_output(path: Path) -> bool:
@@ -239,7 +247,7 @@ def _shortened(values: list[str]) -> list[str]:
     return [v if len(v) <= 40 else "..." + v[-37:] for v in values]
 
 
-def label_groups(groups: list[Group], settings_of, drop: frozenset[str]) -> None:
+def label_groups(groups: list[RunGroup], settings_of, drop: frozenset[str]) -> None:
     """Name each group by the settings that tell it from the others (the folder name when none do)."""
     flats = [
         {k: v for k, v in _flat(settings_of(g.runs[0]) or {}).items() if k.split(".")[-1] not in drop} for g in groups
@@ -258,11 +266,11 @@ def label_groups(groups: list[Group], settings_of, drop: frozenset[str]) -> None
         group.label = label + (f" ({seeds} seeds)" if seeds > 1 else "")
 
 
-def _groups(runs: list[Any], drop: frozenset[str], settings_of) -> list[Group]:
-    by_key: dict[str, Group] = {}
+def _groups(runs: list[Any], drop: frozenset[str], settings_of) -> list[RunGroup]:
+    by_key: dict[str, RunGroup] = {}
     for run in runs:
         key = group_key(settings_of(run), drop, run.path)
-        by_key.setdefault(key, Group(key, [])).runs.append(run)
+        by_key.setdefault(key, RunGroup(key, [])).runs.append(run)
     groups = list(by_key.values())
     label_groups(groups, settings_of, drop)
     return groups
@@ -311,11 +319,7 @@ def series(runs: list[Any], rows_of, band: str) -> list[tuple[int, float, float,
     out = []
     for step in sorted(by_step):
         values = by_step[step]
-        mean = sum(values) / len(values)
-        if band == "std":
-            std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
-            low, high = mean - std, mean + std
-        else:
-            low, high = min(values), max(values)
+        mean, std = spread(values)
+        low, high = (mean - std, mean + std) if band == "std" else (min(values), max(values))
         out.append((step, mean, low, high, len(values)))
     return out

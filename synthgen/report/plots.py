@@ -35,10 +35,10 @@ def _legend_above(ax, columns: int) -> None:
     ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=columns, frameon=False)
 
 
-def _png(fig) -> str:
+def _png(fig, **savefig) -> str:
     buffer = io.BytesIO()
     fig.tight_layout()
-    fig.savefig(buffer, format="png", dpi=100)
+    fig.savefig(buffer, format="png", dpi=100, **savefig)
     pyplot().close(fig)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
