@@ -20,6 +20,7 @@ names it was started with, so a client configured for gpt-oss passes its preflig
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import random
@@ -29,6 +30,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from synthgen.demo.scripted.faults import (
@@ -72,6 +74,23 @@ def body_digest(body: dict) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+@dataclass
+class ServerStats:
+    """What GET /stats reports (tests and the benchmark read it)."""
+
+    requests: int = 0
+    by_status: Counter[str] = field(default_factory=Counter)
+    # What the requests asked for, so a test can check what a real run would send a real server.
+    by_sampling: Counter[str] = field(default_factory=Counter)
+    choices: int = 0
+    hangs: int = 0
+    in_flight: int = 0
+    peak_in_flight: int = 0
+    latency_sum_s: float = 0.0
+    latencies_s: list[float] = field(default_factory=list)  # each request's drawn latency, in arrival order (capped)
+    overhead_sum_s: float = 0.0  # time in the handler beyond the injected latency, 200s only
+
+
 class ScriptedHTTPServer(ThreadingHTTPServer):
     """One thread per connection (HTTP/1.1 keep-alive); the state below is shared under a lock."""
 
@@ -82,40 +101,17 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
         super().__init__((settings.host, settings.port), ScriptedHandler)
         self.responder = responder
         self.settings = settings
-        self.seed = settings.seed
-        self.models = settings.models
         self.engine_dead = False  # crash_on_seed: a seeded request arrived
         self.started = int(time.time())
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self.connections: set[socket.socket] = set()
         self.occurrences: Counter[str] = Counter()
-        self.by_status: Counter[str] = Counter()
-        # What the requests asked for, so a test can check what a real run would send a real server.
-        self.by_sampling: Counter[str] = Counter()
-        self.requests = 0
-        self.choices = 0
-        self.hangs = 0
-        self.in_flight = 0
-        self.peak_in_flight = 0
-        self.latency_sum_s = 0.0
-        self.latencies_s: list[float] = []  # each request's drawn latency, in the order they came (capped)
-        self.overhead_sum_s = 0.0  # time in the handler beyond the injected latency, 200s only
+        self.counts = ServerStats()
 
     def stats(self) -> dict:
         with self.lock:
-            return {
-                "requests": self.requests,
-                "by_status": dict(self.by_status),
-                "by_sampling": dict(self.by_sampling),
-                "choices": self.choices,
-                "hangs": self.hangs,
-                "in_flight": self.in_flight,
-                "peak_in_flight": self.peak_in_flight,
-                "latency_sum_s": self.latency_sum_s,
-                "latencies_s": list(self.latencies_s),
-                "overhead_sum_s": self.overhead_sum_s,
-            }
+            return {name: copy.copy(value) for name, value in vars(self.counts).items()}
 
     def handle_error(self, request, client_address) -> None:
         if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
@@ -184,7 +180,12 @@ class ScriptedHandler(BaseHTTPRequestHandler):
 
     def _count(self, status: int | str) -> None:
         with self.server.lock:
-            self.server.by_status[str(status)] += 1
+            self.server.counts.by_status[str(status)] += 1
+
+    def _fail(self, status: int, message: str, kind: str, headers: dict | None = None) -> None:
+        """A counted error answer (a 404 is not counted: no request reached the model)."""
+        self._count(status)
+        self._error(status, message, kind, headers)
 
     # -- routes ---------------------------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
@@ -194,7 +195,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         elif path in ("/v1/models", "/models"):
             data = [
                 {"id": m, "object": "model", "created": self.server.started, "owned_by": "synthgen-scripted"}
-                for m in self.server.models
+                for m in self.server.settings.models
             ]
             if self.server.settings.max_model_len is not None:  # vLLM states it per model
                 data = [{**m, "max_model_len": self.server.settings.max_model_len} for m in data]
@@ -212,14 +213,14 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             return
         server = self.server
         with server.lock:
-            server.requests += 1
-            server.in_flight += 1
-            server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
+            server.counts.requests += 1
+            server.counts.in_flight += 1
+            server.counts.peak_in_flight = max(server.counts.peak_in_flight, server.counts.in_flight)
         try:
             self._chat(raw)
         finally:
             with server.lock:
-                server.in_flight -= 1
+                server.counts.in_flight -= 1
 
     def _chat(self, raw: bytes) -> None:
         """Answer one chat request: check it, maybe inject a fault, answer (maybe malformed)."""
@@ -228,8 +229,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         try:
             body, messages, n = parse_chat_body(raw, server.settings.reject_n)
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
-            self._count(400)
-            self._error(400, str(exc), "BadRequestError")
+            self._fail(400, str(exc), "BadRequestError")
             return
         if self._refused(body, messages):
             return
@@ -238,10 +238,10 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         digest = body_digest(body)
         sampling = f"effort={body.get('reasoning_effort')} n={n} max_tokens={body.get('max_tokens')}"
         with server.lock:
-            server.by_sampling[sampling] += 1
+            server.counts.by_sampling[sampling] += 1
             occurrence = server.occurrences[digest]
             server.occurrences[digest] += 1
-        request_seed = derive_seed(server.seed, digest, occurrence)
+        request_seed = derive_seed(server.settings.seed, digest, occurrence)
         if self._injected_fault(random.Random(request_seed)):
             return
         digests = self._sample_digests(body, n, digest)
@@ -250,23 +250,23 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             return
         choices, completion_tokens, latency = self._choices(replies, body, digests, occurrence)
         with server.lock:
-            if len(server.latencies_s) < MAX_LATENCIES:
-                server.latencies_s.append(latency)
+            if len(server.counts.latencies_s) < MAX_LATENCIES:
+                server.counts.latencies_s.append(latency)
         if latency > 0 and server.stopping.wait(latency):
             self.close_connection = True  # shutting down
             return
         response = self._response(body, messages, choices, completion_tokens, request_seed, occurrence)
         broken = malform(server.settings, random.Random(derive_seed(request_seed, "malform")), response)
         with server.lock:  # counted before the answer leaves, so a client never sees stale stats
-            server.choices += n
-            server.latency_sum_s += latency
-            server.by_status["200" if broken is None else "200-malformed"] += 1
+            server.counts.choices += n
+            server.counts.latency_sum_s += latency
+            server.counts.by_status["200" if broken is None else "200-malformed"] += 1
         if broken is None:
             self._send_json(200, response)
         else:
             self._send_bytes(200, broken)
         with server.lock:
-            server.overhead_sum_s += time.monotonic() - arrived - latency
+            server.counts.overhead_sum_s += time.monotonic() - arrived - latency
 
     def _refused(self, body: dict, messages: list) -> bool:
         """The refusals of a real server's modes (a dead engine, the context length); True if sent."""
@@ -274,8 +274,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         if settings.crash_on_seed and body.get("seed") is not None:
             server.engine_dead = True
         if server.engine_dead:
-            self._count(500)
-            self._error(500, "EngineCore encountered an issue (scripted --crash-on-seed)", "EngineDeadError")
+            self._fail(500, "EngineCore encountered an issue (scripted --crash-on-seed)", "EngineDeadError")
             return True
         limit = settings.max_model_len
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
@@ -295,8 +294,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             )
         else:
             return False
-        self._count(400)
-        self._error(400, message, "BadRequestError")
+        self._fail(400, message, "BadRequestError")
         return True
 
     def _injected_fault(self, rng: random.Random) -> bool:
@@ -305,16 +303,14 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         fault = draw_request_fault(server.settings, rng)
         if fault == "hang":
             with server.lock:
-                server.hangs += 1
+                server.counts.hangs += 1
             server.stopping.wait(server.settings.hang_s)
             self._count("hang")
             self.close_connection = True  # drop the connection without an answer
         elif fault == "429":
-            self._count(429)
-            self._error(429, "scripted rate limit", "RateLimitError", {"Retry-After": "1"})
+            self._fail(429, "scripted rate limit", "RateLimitError", {"Retry-After": "1"})
         elif fault == "500":
-            self._count(500)
-            self._error(500, "scripted internal error", "InternalServerError")
+            self._fail(500, "scripted internal error", "InternalServerError")
         return fault is not None
 
     def _sample_digests(self, body: dict, n: int, digest: str) -> list[str]:
@@ -342,27 +338,28 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 replies = []
                 for i, digest in enumerate(digests):
                     one = {**params, "n": 1, "seed": params["seed"] + i}
-                    replies.extend(server.responder.respond(messages, 1, derive_seed(server.seed, digest), one))
+                    replies.extend(
+                        server.responder.respond(messages, 1, derive_seed(server.settings.seed, digest), one)
+                    )
             else:
-                replies = server.responder.respond(messages, n, derive_seed(server.seed, digests[0]), params)
+                replies = server.responder.respond(messages, n, derive_seed(server.settings.seed, digests[0]), params)
             if len(replies) != n or not all(isinstance(r, ScriptedReply) for r in replies):
                 raise TypeError(f"responder returned {len(replies)} replies for n={n}")
         except Exception as exc:  # a responder bug: say so loudly, as a 500
             print(f"scripted server: responder failed: {exc!r}", file=sys.stderr)
-            self._count(500)
-            self._error(500, f"responder failed: {exc!r}", "InternalServerError")
+            self._fail(500, f"responder failed: {exc!r}", "InternalServerError")
             return None
         return replies
 
     def _choices(self, replies, body: dict, digests: list[str], occurrence: int) -> tuple[list[dict], int, float]:
         """(choices, completion tokens, latency): per-choice garbage, truncation and latency draws
         (a seeded choice draws them as its own n = 1 request would: its digest, index 0)."""
-        settings, seed = self.server.settings, self.server.seed
+        settings = self.server.settings
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         choices, completion_tokens, latency = [], 0, 0.0
         split = len(set(digests)) > 1
         for index, reply in enumerate(replies):
-            crng = random.Random(derive_seed(seed, digests[index], occurrence, 0 if split else index))
+            crng = random.Random(derive_seed(settings.seed, digests[index], occurrence, 0 if split else index))
             latency = max(latency, draw_latency(settings, crng))
             content, reasoning, finish = reply.content, reply.reasoning, "stop"
             garbage, truncate, where = crng.random(), crng.random(), crng.random()
@@ -400,11 +397,11 @@ class ScriptedHandler(BaseHTTPRequestHandler):
 
     def _choice(self, index: int, content: str, reasoning: str, finish: str) -> dict:
         message: dict = {"role": "assistant", "content": content, "refusal": None, "tool_calls": []}
-        field = self.server.settings.reasoning_field
+        where = self.server.settings.reasoning_field
         if self.server.settings.ignore_reasoning_effort:
             reasoning = ""
-        if field in ("reasoning", "both"):
+        if where in ("reasoning", "both"):
             message["reasoning"] = reasoning or None
-        if field in ("reasoning_content", "both"):
+        if where in ("reasoning_content", "both"):
             message["reasoning_content"] = reasoning or None
         return {"index": index, "message": message, "logprobs": None, "finish_reason": finish, "stop_reason": None}
