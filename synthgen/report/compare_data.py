@@ -57,7 +57,6 @@ class GenerateRun:
     settings: dict[str, Any] | None  # {"seeds": {...}, "generate": {...}}
     seeds: dict[str, int]  # mode -> seeds with rows of that mode
     kept: dict[tuple[str, int], int]  # (mode, turn) -> kept problems
-    generated: dict[tuple[str, int], int]
 
     @property
     def seed(self) -> Any:
@@ -96,7 +95,6 @@ class CompareData:
     train: list[RunGroup] = field(default_factory=list)
     generate: list[RunGroup] = field(default_factory=list)
     ratios: list[Ratio] = field(default_factory=list)
-    inputs: list[Path] = field(default_factory=list)
 
 
 def _mean(values: list[float]) -> float | None:
@@ -170,11 +168,7 @@ def _number(row: dict[str, str], key: str, path: Path, kind=float):
 def read_train_run(path: Path) -> TrainRun:
     evals = []
     for row in _csv_rows(path / EVAL_FILE):
-        step, k, value = (
-            _number(row, "step", path, int),
-            _number(row, "k", path, int),
-            _number(row, "pass_at_k", path),
-        )
+        step, k, value = _number(row, "step", path, int), _number(row, "k", path, int), _number(row, "pass_at_k", path)
         if step is not None and k is not None and value is not None:
             evals.append(
                 {"step": step, "suite": row.get("suite", ""), "split": row.get("split", ""), "k": k, "value": value}
@@ -203,13 +197,10 @@ def read_generate_run(path: Path) -> GenerateRun:
         raise UserError(f"compare: {path} has no filter stage yet: yield counts kept problems (run `synthgen filter`)")
     gen = gen.with_columns(pl.col("turn_id").is_in(kept_frame["turn_id"].to_list()).alias("kept"))
     seeds = {str(mode): part["seed_id"].n_unique() for (mode,), part in gen.group_by(["mode"])}
-    kept, generated = {}, {}
-    for (mode, turn), part in gen.group_by(["mode", "turn"]):
-        kept[(str(mode), int(turn))] = int(part["kept"].sum())
-        generated[(str(mode), int(turn))] = part.height
+    kept = {(str(mode), int(turn)): int(part["kept"].sum()) for (mode, turn), part in gen.group_by(["mode", "turn"])}
     found = stages(path)
     settings = {name: found[name].settings for name in ("seeds", "generate") if name in found}
-    return GenerateRun(path, settings if settings.get("generate") else None, seeds, kept, generated)
+    return GenerateRun(path, settings if settings.get("generate") else None, seeds, kept)
 
 
 def _flat(data: Any, prefix: str = "") -> dict[str, Any]:
@@ -306,7 +297,6 @@ def collect_compare(inputs: list[Path]) -> CompareData:
         train=_groups(train_runs, SEED_KEYS, lambda r: r.settings),
         generate=_groups(generate_runs, SEED_KEYS, lambda r: r.settings),
         ratios=_ratios(generate_runs),
-        inputs=list(inputs),
     )
 
 

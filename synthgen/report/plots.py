@@ -65,13 +65,8 @@ def yield_per_turn(turns: list[dict[str, Any]]) -> str | None:
             ax.bar([v + (i - 1) * width for v in x], heights, width, label=key, color=color)
         for t in rows:
             if t["kept"] is not None and t["generated"]:
-                ax.annotate(
-                    f"{t['kept'] / t['generated']:.0%}",
-                    (t["turn"] + width, t["kept"] or 0),
-                    ha="center",
-                    va="bottom",
-                    fontsize=7,
-                )
+                share = f"{t['kept'] / t['generated']:.0%}"
+                ax.annotate(share, (t["turn"] + width, t["kept"] or 0), ha="center", va="bottom", fontsize=7)
         ax.set_xticks(x)
         ax.set_xlabel(f"teacher turn ({mode}-turn lineages)")
         _legend_above(ax, 3)
@@ -130,9 +125,8 @@ def bin_histograms(
     for ax, (title, frame) in zip(axes[:, 0], panels):
         for b, color in zip(bins, bin_colors(len(bins))):
             ax.axvspan(b.low, b.high, color=color, alpha=0.18)
-            ax.text(
-                (b.low + b.high) / 2, 1.0, b.name, transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize=7
-            )
+            middle = (b.low + b.high) / 2
+            ax.text(middle, 1.0, b.name, transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize=7)
         if band:
             for edge in band:
                 ax.axvline(edge, color="k", linestyle="--", linewidth=0.8)

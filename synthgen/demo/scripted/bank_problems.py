@@ -1,8 +1,7 @@
 """The scripted brain's problem bank: 12 families x 5 difficulty levels, usable in all 4 environments.
 
 A `Level` (synthgen.demo.scripted.bank_families) is a real Python function with six inputs and a hint.
-From it
-`build(family, level, env, variant)` makes a problem for any environment:
+From it `build(family, level, env, variant)` makes a problem for any environment:
   induction  the function renamed to `f`, five of its six inputs (rotated by the variant), the hint;
   abduction / deduction  the function and one of its inputs (chosen by the variant);
   fuzzing  the function with a bug line inserted at the top of its body, a `pre_test_f` derived
@@ -21,7 +20,7 @@ import textwrap
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
-from synthgen.demo.scripted.bank_families import INPUTS, Level, literal_args
+from synthgen.demo.scripted.bank_families import INPUTS, Level, argument_text, literal_args
 
 # How often the scripted student solves a problem of each level (1..5).
 # Chosen so that each level lands mostly inside one of the paper's bands at M = 32: level 2 in the
@@ -65,7 +64,7 @@ FAMILY_ORDER = (
 
 @lru_cache(maxsize=1)
 def families() -> dict[str, list[Level]]:
-    by_name = {func.__name__: (func, inputs) for func, inputs in INPUTS.items()}
+    by_name = {f.__name__: (f, tuple(argument_text(f, x) for x in examples)) for f, examples in INPUTS.items()}
     if set(by_name) != {f"{name}_{i}" for name in FAMILY_ORDER for i in range(1, LEVELS + 1)}:
         raise RuntimeError("the bank must declare `<family>_<level>` for each of FAMILY_ORDER and levels 1 to LEVELS")
     return {name: [Level(*by_name[f"{name}_{i}"]) for i in range(1, LEVELS + 1)] for name in FAMILY_ORDER}
@@ -138,27 +137,14 @@ def _fuzz(family: str, level: int, variant: int) -> BankProblem:
     code = _insert_bug(lv.source(), template.format(p=params[pos], t=t))
     # Checker bounds from every candidate bug input, not just this variant's: the pre-test is then
     # the same for all variants, so any of them can be answered with any bug input.
-    all_examples = examples + bugs
-    return BankProblem(
-        family,
-        level,
-        "fuzzing",
-        variant,
-        code,
-        inputs,
-        "",
-        _pre_test(params, all_examples),
-        _test(lv, params),
-        bug,
-        chosen,
-    )
+    pre_test = _pre_test(params, examples + bugs)
+    return BankProblem(family, level, "fuzzing", variant, code, inputs, "", pre_test, _test(lv, params), bug, chosen)
 
 
 def _candidates(examples: list[list], pos: int) -> list[list]:
     """Example inputs and widened ones (longer lists and strings, more integers) to look for a bug in."""
     out = [list(ex) for ex in examples]
-    values = [ex[pos] for ex in examples]
-    if type(values[0]) is int:
+    if type(examples[0][pos]) is int:
         out += [_with(examples[0], pos, v) for v in range(0, 64)]
     else:
         for a in examples:
@@ -168,11 +154,7 @@ def _candidates(examples: list[list], pos: int) -> list[list]:
             if a[pos]:
                 out.append(_with(a, pos, (a[pos] * 8)[: max(len(a[pos]), 8)]))
                 out.append(_with(a, pos, a[pos][:1] * 8))
-    unique: list[list] = []
-    for args in out:
-        if args not in unique:
-            unique.append(args)
-    return unique
+    return [args for i, args in enumerate(out) if args not in out[:i]]
 
 
 _RAISED = object()

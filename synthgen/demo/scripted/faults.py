@@ -81,10 +81,7 @@ def estimate_tokens(text: str) -> int:
 
 
 def prompt_tokens(messages: list[dict]) -> int:
-    total = 3
-    for message in messages:
-        total += 4 + estimate_tokens(content_text(message))
-    return total
+    return 3 + sum(4 + estimate_tokens(content_text(m)) for m in messages)
 
 
 def garbage_text(rng: random.Random) -> str:

@@ -6,14 +6,8 @@ in `message.reasoning`, or `reasoning_content` for older versions, `finish_reaso
 GET /stats is scripted-only: request counts by status, in-flight peak, summed latency (tests and
 the benchmark read it). The answers come from a Responder (synthgen.demo.scripted.responder).
 
-    python -m synthgen.demo.scripted --port 8000 --seed 0 --latency lognormal --latency-s 0.5
-    # or, wired by the CLI: synthgen scripted-server ...
-
-Every knob is a field of synthgen.demo.scripted.settings.ScriptedServerSettings. In-process use (tests):
-
-    with start_scripted_server(EchoResponder(), error_rate=0.2) as server:
-        ... TeacherSettings(base_url=server.url) ...   # server.url ends in /v1
-
+Every knob is a field of synthgen.demo.scripted.settings.ScriptedServerSettings; synthgen.demo.scripted.launch
+starts it (`synthgen scripted-server`, or `start_scripted_server` in-process).
 Each answer reports `"model": "scripted"` (rows record what answered), while /v1/models lists the
 names it was started with, so a client configured for gpt-oss passes its preflight.
 """
@@ -156,10 +150,9 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
     # -- plumbing -------------------------------------------------------------------------------
-    def _send_json(self, status: int, payload: object, headers: dict | None = None) -> None:
-        self._send_bytes(status, json.dumps(payload).encode(), headers)
-
-    def _send_bytes(self, status: int, body: bytes, headers: dict | None = None) -> None:
+    def _send(self, status: int, payload: object, headers: dict | None = None) -> None:
+        """Send `payload` as JSON, or as it is if it is already bytes (a malformed body)."""
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         if self.server.settings.log_requests:
             self.log_request(status)
         try:
@@ -174,24 +167,22 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         except OSError:  # the client went away (timed out): nothing to tell it
             self.close_connection = True
 
-    def _error(self, status: int, message: str, kind: str, headers: dict | None = None) -> None:
-        payload = {"error": {"message": message, "type": kind, "param": None, "code": status}}
-        self._send_json(status, payload, headers)
-
     def _count(self, status: int | str) -> None:
         with self.server.lock:
             self.server.counts.by_status[str(status)] += 1
 
-    def _fail(self, status: int, message: str, kind: str, headers: dict | None = None) -> None:
-        """A counted error answer (a 404 is not counted: no request reached the model)."""
-        self._count(status)
-        self._error(status, message, kind, headers)
+    def _error(self, status: int, message: str, kind: str, headers: dict | None = None, counted: bool = True) -> None:
+        """An error answer, counted in /stats unless no request reached the model (a 404)."""
+        if counted:
+            self._count(status)
+        payload = {"error": {"message": message, "type": kind, "param": None, "code": status}}
+        self._send(status, payload, headers)
 
     # -- routes ---------------------------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == "/health":
-            self._send_json(200, {})
+            self._send(200, {})
         elif path in ("/v1/models", "/models"):
             data = [
                 {"id": m, "object": "model", "created": self.server.started, "owned_by": "synthgen-scripted"}
@@ -199,17 +190,17 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             ]
             if self.server.settings.max_model_len is not None:  # vLLM states it per model
                 data = [{**m, "max_model_len": self.server.settings.max_model_len} for m in data]
-            self._send_json(200, {"object": "list", "data": data})
+            self._send(200, {"object": "list", "data": data})
         elif path == "/stats":
-            self._send_json(200, self.server.stats())
+            self._send(200, self.server.stats())
         else:
-            self._error(404, f"no route {self.path}", "NotFoundError")
+            self._error(404, f"no route {self.path}", "NotFoundError", counted=False)
 
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if self.path.split("?", 1)[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-            self._error(404, f"no route {self.path}", "NotFoundError")
+            self._error(404, f"no route {self.path}", "NotFoundError", counted=False)
             return
         server = self.server
         with server.lock:
@@ -229,7 +220,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         try:
             body, messages, n = parse_chat_body(raw, server.settings.reject_n)
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
-            self._fail(400, str(exc), "BadRequestError")
+            self._error(400, str(exc), "BadRequestError")
             return
         if self._refused(body, messages):
             return
@@ -261,10 +252,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             server.counts.choices += n
             server.counts.latency_sum_s += latency
             server.counts.by_status["200" if broken is None else "200-malformed"] += 1
-        if broken is None:
-            self._send_json(200, response)
-        else:
-            self._send_bytes(200, broken)
+        self._send(200, response if broken is None else broken)
         with server.lock:
             server.counts.overhead_sum_s += time.monotonic() - arrived - latency
 
@@ -274,7 +262,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         if settings.crash_on_seed and body.get("seed") is not None:
             server.engine_dead = True
         if server.engine_dead:
-            self._fail(500, "EngineCore encountered an issue (scripted --crash-on-seed)", "EngineDeadError")
+            self._error(500, "EngineCore encountered an issue (scripted --crash-on-seed)", "EngineDeadError")
             return True
         limit = settings.max_model_len
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
@@ -294,7 +282,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             )
         else:
             return False
-        self._fail(400, message, "BadRequestError")
+        self._error(400, message, "BadRequestError")
         return True
 
     def _injected_fault(self, rng: random.Random) -> bool:
@@ -308,9 +296,9 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             self._count("hang")
             self.close_connection = True  # drop the connection without an answer
         elif fault == "429":
-            self._fail(429, "scripted rate limit", "RateLimitError", {"Retry-After": "1"})
+            self._error(429, "scripted rate limit", "RateLimitError", {"Retry-After": "1"})
         elif fault == "500":
-            self._fail(500, "scripted internal error", "InternalServerError")
+            self._error(500, "scripted internal error", "InternalServerError")
         return fault is not None
 
     def _sample_digests(self, body: dict, n: int, digest: str) -> list[str]:
@@ -347,7 +335,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 raise TypeError(f"responder returned {len(replies)} replies for n={n}")
         except Exception as exc:  # a responder bug: say so loudly, as a 500
             print(f"scripted server: responder failed: {exc!r}", file=sys.stderr)
-            self._fail(500, f"responder failed: {exc!r}", "InternalServerError")
+            self._error(500, f"responder failed: {exc!r}", "InternalServerError")
             return None
         return replies
 
