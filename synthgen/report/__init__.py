@@ -56,6 +56,12 @@ def render_page(template: str, **context: object) -> str:
     return templates.get_template(template).render(version=__version__, written=written, paper=PAPER, **context)
 
 
+def write_page(output: Path, html: str, console: Console, what: str, detail: str = "") -> Path:
+    write_text_atomic(output, html)
+    console.print(f"{what}: {output} ({len(html.encode()) / 1024:.0f} KiB{detail}); open it in a browser")
+    return output
+
+
 def run(settings: ReportSettings, console: Console | None = None) -> Path:
     console = console or Console(stderr=True)
     need_matplotlib("report")
@@ -63,10 +69,7 @@ def run(settings: ReportSettings, console: Console | None = None) -> Path:
         output_file(settings.output, "--output")  # before any reading
     data = collect_report(settings)
     output = output_file(Path(settings.output) if settings.output else data.run_dir / "report.html", "--output")
-    html = render(data)
-    write_text_atomic(output, html)
-    console.print(f"report: {output} ({len(html.encode()) / 1024:.0f} KiB); open it in a browser")
-    return output
+    return write_page(output, render(data), console, "report")
 
 
 def figures(data: ReportData) -> dict[str, str | None]:

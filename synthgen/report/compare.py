@@ -24,10 +24,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from synthgen.report import compare_plots, need_matplotlib, render_page
+from synthgen.report import compare_plots, need_matplotlib, render_page, write_page
 from synthgen.report.compare_data import CompareData, RunGroup, collect_compare, spread
 from synthgen.report.settings import CompareSettings
-from synthgen.store.files import write_text_atomic
 from synthgen.store.paths import output_file
 
 
@@ -36,11 +35,8 @@ def run(settings: CompareSettings, console: Console | None = None) -> Path:
     need_matplotlib("compare")
     output = output_file(Path(settings.output), "--output")  # before any reading
     data = collect_compare(list(settings.inputs))
-    html = render(data, settings.band)
-    write_text_atomic(output, html)
     runs = sum(len(g.runs) for g in data.train + data.generate)
-    console.print(f"compare: {output} ({len(html.encode()) / 1024:.0f} KiB, {runs} runs); open it in a browser")
-    return output
+    return write_page(output, render(data, settings.band), console, "compare", f", {runs} runs")
 
 
 def figures(data: CompareData, band: str) -> dict[str, object]:

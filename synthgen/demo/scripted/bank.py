@@ -115,9 +115,7 @@ class BankResponder:
         return ScriptedReply(*student_reply(env, text, found, outcome, draw))
 
     def identify(self, env: str, text: str) -> tuple[str, int] | None:
-        if env == "induction":
-            return bp.message_index().get((cues.induction_hint(text) or "").strip())
-        return bp.code_index().get(bp.code_key(cues.first_code(text) or "") or "")
+        return bp.recognise(env, cues.first_code(text), cues.induction_hint(text))
 
 
 FENCE = "```"

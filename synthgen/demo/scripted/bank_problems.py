@@ -268,3 +268,10 @@ def code_index() -> dict[str, tuple[str, int]]:
 @lru_cache(maxsize=1)
 def message_index() -> dict[str, tuple[str, int]]:
     return {lv.message: (family, i) for family, levels in families().items() for i, lv in enumerate(levels, 1)}
+
+
+def recognise(env: str | None, code: str | None, message: str | None) -> tuple[str, int] | None:
+    """(family, level) of a bank problem: by its code, or an induction problem (whose code is hidden) by its hint."""
+    if env == "induction":
+        return message_index().get((message or "").strip())
+    return code_index().get(code_key(code or "") or "")

@@ -36,11 +36,8 @@ def solve_probability(level: int, step: float = 0.0, gain: float = 0.0) -> float
 
 
 def bank_level(row: dict) -> int | None:
-    """The bank level of a problem row (recognised by its code, or an induction problem by its hint)."""
-    if row.get("env") == "induction":
-        found = bp.message_index().get(str(row.get("message") or "").strip())
-    else:
-        found = bp.code_index().get(bp.code_key(str(row.get("code") or "")) or "")
+    """The bank level of a problem row."""
+    found = bp.recognise(row.get("env"), str(row.get("code") or ""), str(row.get("message") or ""))
     return None if found is None else found[1]
 
 
