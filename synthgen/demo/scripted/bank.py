@@ -14,7 +14,7 @@ synthgen.demo.scripted.cues) and answers from the bank in synthgen.demo.scripted
            so that every rejection path of the pipeline gets exercised.
   student  recognises the problem (by its code, or for induction by its hint) and answers
            correctly with the level's solve probability (0.97, 0.86, 0.5, 0.11, 0.0; with a learning
-           curve, the probability at the request's `policy_step`: synthgen.demo.scripted.curve), otherwise
+           curve, the probability at the request's `policy_step`: solve_probability below), otherwise
            with a plausible wrong answer, and now and then with an unreadable one.
 
 Every choice is a function of (seed, rng_seed, prompt, sample index) through SHA-256, so the same
@@ -28,7 +28,6 @@ import re
 
 from synthgen.demo.scripted import bank_problems as bp
 from synthgen.demo.scripted import cues
-from synthgen.demo.scripted.curve import solve_probability
 from synthgen.demo.scripted.faults import pick, unit
 from synthgen.demo.scripted.responder import ScriptedReply
 
@@ -37,6 +36,25 @@ UNREADABLE_RATE = 0.03
 # Level steps per strategy; anything easier goes down one level (the bank has five).
 STEPS = {"harder": 1, "similar": 0, "somewhat-easier": -1, "easier": -1, "chain-medium": -1, "chain-easy": -1}
 UNRECOGNISED = "I can only answer the synthgen prompt templates (this prompt is not one of them)."
+
+
+# The learning curve: with `gain` levels per 100 steps, a request for policy step t is answered as if its problem
+# were at level L - gain * t / 100, the probability read off (level, solve probability), the bank's table with the
+# two ends the interpolation needs (1.0 below level 0, 0.0 above level 5). At step 0, or gain 0, it is the table.
+_POINTS = [(0.0, 1.0)] + [(float(i + 1), p) for i, p in enumerate(bp.SOLVE_PROBABILITY)] + [(6.0, 0.0)]
+
+
+def solve_probability(level: int, step: float = 0.0, gain: float = 0.0) -> float:
+    """How often the scripted policy at `step` solves a level-`level` bank problem."""
+    x = level - gain * float(step or 0) / 100.0
+    if x <= _POINTS[0][0]:
+        return _POINTS[0][1]
+    for (x0, p0), (x1, p1) in zip(_POINTS, _POINTS[1:]):
+        if x == x1:  # on a level: the table's own number, no rounding
+            return p1
+        if x < x1:
+            return p0 + (p1 - p0) * (x - x0) / (x1 - x0)
+    return 0.0
 
 
 class BankResponder:
@@ -53,14 +71,10 @@ class BankResponder:
         found = cues.read(text)
         if found.env is None or found.task is None:
             return [ScriptedReply(UNRECOGNISED, "unrecognised prompt") for _ in range(n)]
-        replies = []
-        for i in range(n):
-            draw = (self.seed, rng_seed, text, i)
-            if found.task == "solve":
-                replies.append(self._student(found.env, text, draw, params.get("policy_step")))
-            else:
-                replies.append(self._teacher(found.env, text, draw))
-        return replies
+        draws = [(self.seed, rng_seed, text, i) for i in range(n)]
+        if found.task == "solve":
+            return [self._student(found.env, text, draw, params.get("policy_step")) for draw in draws]
+        return [self._teacher(found.env, text, draw) for draw in draws]
 
     # -- teacher ---------------------------------------------------------------------------
     def choose(self, text: str) -> tuple[str, int, int, str]:

@@ -112,19 +112,14 @@ def _fuzz(family: str, level: int, variant: int) -> BankProblem:
         i for i in range(len(params)) if len({type(ex[i]) for ex in examples}) == 1 and type(examples[0][i]) in _BUGS
     )
     template, trigger, transform, settings = _BUGS[type(examples[0][pos])]
+
+    def changes(args: list) -> bool:  # whether the bug changes the answer for these arguments
+        return _safe(lv.func, args) != _safe(lv.func, _with(args, pos, transform(args[pos])))
+
+    candidates = _candidates(examples, pos)
     for t in settings:  # the first setting with a passing example and a reachable bug (variant-independent)
-        normal = [
-            text
-            for text, ex in zip(lv.inputs, examples)
-            if not trigger(ex[pos], t) or _safe(lv.func, ex) == _safe(lv.func, _with(ex, pos, transform(ex[pos])))
-        ]
-        bugs = [
-            args
-            for args in _candidates(examples, pos)
-            if trigger(args[pos], t)
-            and _safe(lv.func, args) is not _RAISED
-            and _safe(lv.func, args) != _safe(lv.func, _with(args, pos, transform(args[pos])))
-        ]
+        normal = [text for text, ex in zip(lv.inputs, examples) if not trigger(ex[pos], t) or not changes(ex)]
+        bugs = [a for a in candidates if trigger(a[pos], t) and _safe(lv.func, a) is not _RAISED and changes(a)]
         if normal and bugs:
             break
     else:
@@ -192,47 +187,25 @@ def _test(lv: Level, params: list[str]) -> str:
 
 
 def _pre_test(params: list[str], examples: list[list]) -> str:
-    checks = [_shape_check(_shape([ex[i] for ex in examples]), name, 0) for i, name in enumerate(params)]
+    checks = [_check([ex[i] for ex in examples], name) for i, name in enumerate(params)]
     body = "\n        and ".join(checks)
     return f"def pre_test_f({', '.join(params)}):\n    return (\n        {body}\n    )"
 
 
-def _shape(values: list) -> dict:
+def _check(values: list, var: str, depth: int = 0) -> str:
+    """A condition that `var` has the shape of the example `values`, with room to spare."""
     kinds = {type(v) for v in values}
-    if len(kinds) != 1:
-        return {"kind": "any"}
-    kind = kinds.pop()
+    kind = kinds.pop() if len(kinds) == 1 else None
     if kind is int:
-        return {"kind": "int", "lo": min(min(values), 0) * 2, "hi": max(max(values) * 2, 10)}
+        return f"type({var}) is int and {min(min(values), 0) * 2} <= {var} <= {max(max(values) * 2, 10)}"
     if kind is str:
-        chars = "".join(sorted(set("".join(values))))
-        return {"kind": "str", "chars": chars, "max": max(2 * max(len(v) for v in values), 12)}
+        chars, longest = "".join(sorted(set("".join(values)))), max(2 * max(len(v) for v in values), 12)
+        return f"type({var}) is str and len({var}) <= {longest} and set({var}) <= set({chars!r})"
     if kind is list:
-        items = [x for v in values for x in v]
-        return {
-            "kind": "list",
-            "min": min(len(v) for v in values),
-            "max": max(2 * max(len(v) for v in values), 8),
-            "item": _shape(items) if items else {"kind": "none"},
-        }
-    return {"kind": "any"}
-
-
-def _shape_check(shape: dict, var: str, depth: int) -> str:
-    kind = shape["kind"]
-    if kind == "int":
-        return f"type({var}) is int and {shape['lo']} <= {var} <= {shape['hi']}"
-    if kind == "str":
-        return f"type({var}) is str and len({var}) <= {shape['max']} and set({var}) <= set({shape['chars']!r})"
-    if kind == "list":
-        item = f"v{depth}"
-        inner = _shape_check(shape["item"], item, depth + 1)
-        return (
-            f"type({var}) is list and {shape['min']} <= len({var}) <= {shape['max']}"
-            f" and all({inner} for {item} in {var})"
-        )
-    if kind == "none":
-        return "False"
+        items, item = [x for v in values for x in v], f"v{depth}"
+        inner = _check(items, item, depth + 1) if items else "False"
+        shortest, longest = min(len(v) for v in values), max(2 * max(len(v) for v in values), 8)
+        return f"type({var}) is list and {shortest} <= len({var}) <= {longest} and all({inner} for {item} in {var})"
     return "True"
 
 

@@ -64,8 +64,7 @@ class EchoResponder:
 
 
 def make_responder(name: str, seed: int = 0, learning_curve: float = 0.0, strength: float = 0.0) -> Responder:
-    """By name: "auto" or "bank" (the problem bank, whose student may follow a learning curve:
-    synthgen.demo.scripted.curve) or "echo"."""
+    """By name: "auto" or "bank" (the problem bank, whose student may follow a learning curve) or "echo"."""
     if name == "echo":
         return EchoResponder()
     if name in ("auto", "bank"):

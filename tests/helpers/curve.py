@@ -1,38 +1,13 @@
-"""A learning curve for the scripted student: the policy "improves" with the training step. NOT a model.
-
-The scripted student solves a bank problem of level L (1..5) with the bank's probability
-(0.97, 0.86, 0.5, 0.11, 0.0). With a learning curve of `gain` levels per 100 steps, a request
-made for policy step t is answered as if the problem were at level L - gain * t / 100, the
-probability read off the bank's table by linear interpolation (1.0 below level 0, 0.0 above
-level 5). At step 0, or with gain 0, it is the bank's table exactly.
-
-Two users: the scripted server's student (a request's `policy_step` field names the step; see
-synthgen.demo.scripted.bank), and `CurveScorer`, which stands in for the training reward in tests and
-in bench/online.py so that the policy's pass rates follow the same curve without real learning.
-"""
+"""CurveScorer: a training reward that follows the scripted student's learning curve, so that tests and
+bench/online.py see pass rates move as if a policy learned, without real learning. Not a verifier."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from synthgen.demo.scripted import bank_problems as bp
+from synthgen.demo.scripted.bank import solve_probability
 from synthgen.demo.scripted.faults import unit
-
-# (level, solve probability): the bank's table with the two ends the interpolation needs.
-_POINTS = [(0.0, 1.0)] + [(float(i + 1), p) for i, p in enumerate(bp.SOLVE_PROBABILITY)] + [(6.0, 0.0)]
-
-
-def solve_probability(level: int, step: float = 0.0, gain: float = 0.0) -> float:
-    """How often the scripted policy at `step` solves a level-`level` bank problem."""
-    x = level - gain * float(step or 0) / 100.0
-    if x <= _POINTS[0][0]:
-        return _POINTS[0][1]
-    for (x0, p0), (x1, p1) in zip(_POINTS, _POINTS[1:]):
-        if x == x1:  # on a level: the table's own number, no rounding
-            return p1
-        if x < x1:
-            return p0 + (p1 - p0) * (x - x0) / (x1 - x0)
-    return 0.0
 
 
 def bank_level(row: dict) -> int | None:
