@@ -212,11 +212,16 @@ def _flat(data: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: data}
 
 
+def _flat_without(settings: dict[str, Any] | None, drop: frozenset[str]) -> dict[str, Any]:
+    """Nested settings as dotted keys, without those whose last part is in `drop`."""
+    return {k: v for k, v in _flat(settings or {}).items() if k.split(".")[-1] not in drop}
+
+
 def group_key(settings: dict[str, Any] | None, drop: frozenset[str], fallback: Path) -> str:
     """A hash of the settings without `drop` (at any depth), or the run's own path when it has none."""
     if not settings:
         return f"path:{fallback.resolve()}"
-    flat = {k: v for k, v in _flat(settings).items() if k.split(".")[-1] not in drop}
+    flat = _flat_without(settings, drop)
     return hashlib.sha256(json.dumps(flat, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -238,17 +243,15 @@ def _shortened(values: list[str]) -> list[str]:
     return [v if len(v) <= 40 else "..." + v[-37:] for v in values]
 
 
-def label_groups(groups: list[RunGroup], settings_of, drop: frozenset[str]) -> None:
+def label_groups(groups: list[RunGroup]) -> None:
     """Name each group by the settings that tell it from the others (the folder name when none do)."""
-    flats = [
-        {k: v for k, v in _flat(settings_of(g.runs[0]) or {}).items() if k.split(".")[-1] not in drop} for g in groups
-    ]
+    flats = [_flat_without(g.runs[0].settings, SEED_KEYS) for g in groups]
     keys = sorted({k for f in flats for k in f})
     varying = [k for k in keys if len({json.dumps(f.get(k), sort_keys=True, default=str) for f in flats}) > 1]
     # Settings every group has tell them apart best; one only some have (a stage the others lack) is a last resort.
     varying = [k for k in varying if all(k in f for f in flats if f)] or varying
     varying.sort(key=lambda k: (k.split(".")[-1] not in ("data", "curriculum"), k))
-    shown = {k: dict(zip(range(len(flats)), _shortened([_text(f.get(k, "-")) for f in flats]))) for k in varying}
+    shown = {k: _shortened([_text(f.get(k, "-")) for f in flats]) for k in varying}
     for i, (group, flat) in enumerate(zip(groups, flats)):
         parts = [f"{k.split('.')[-1]}={shown[k][i]}" for k in varying if k in flat]
         names = sorted({r.path.name for r in group.runs})
@@ -257,13 +260,14 @@ def label_groups(groups: list[RunGroup], settings_of, drop: frozenset[str]) -> N
         group.label = label + (f" ({seeds} seeds)" if seeds > 1 else "")
 
 
-def _groups(runs: list[Any], drop: frozenset[str], settings_of) -> list[RunGroup]:
+def _groups(runs: list[Any]) -> list[RunGroup]:
+    """Runs grouped by their settings without the seed, each group labelled."""
     by_key: dict[str, RunGroup] = {}
     for run in runs:
-        key = group_key(settings_of(run), drop, run.path)
+        key = group_key(run.settings, SEED_KEYS, run.path)
         by_key.setdefault(key, RunGroup(key, [])).runs.append(run)
     groups = list(by_key.values())
-    label_groups(groups, settings_of, drop)
+    label_groups(groups)
     return groups
 
 
@@ -294,8 +298,8 @@ def collect_compare(inputs: list[Path]) -> CompareData:
         raise UserError(f"compare: {empty[0]} has logged no evaluation and no solve rates yet: nothing to plot")
     train_runs = [r for r in train_runs if r.evals or r.cumulative]
     return CompareData(
-        train=_groups(train_runs, SEED_KEYS, lambda r: r.settings),
-        generate=_groups(generate_runs, SEED_KEYS, lambda r: r.settings),
+        train=_groups(train_runs),
+        generate=_groups(generate_runs),
         ratios=_ratios(generate_runs),
     )
 

@@ -101,8 +101,7 @@ def yields(groups: list[RunGroup], ratios: list[Ratio], band: str) -> str | None
     with the multi-turn / single-turn ratio of each comparable family."""
     if not groups:
         return None
-    plt = pyplot()
-    fig, (per_turn, total) = plt.subplots(1, 2, figsize=WIDE, gridspec_kw={"width_ratios": [1.3, 1]})
+    fig, (per_turn, total) = pyplot().subplots(1, 2, figsize=WIDE, gridspec_kw={"width_ratios": [1.3, 1]})
     bars: list[tuple[str, float, float, float, str]] = []
     for i, group in enumerate(groups):
         runs: list[GenerateRun] = group.runs

@@ -6,25 +6,15 @@ responder.py (the pluggable answer logic), bank.py (the teacher and student that
 and launch.py (start in a thread, a subprocess or the foreground).
 """
 
-from synthgen.demo.scripted.launch import (
-    SCRIPTED_SERVER_HELP,
-    ServerHandle,
-    scripted_server_command,
-    serve,
-    start_scripted_server,
-)
-from synthgen.demo.scripted.responder import EchoResponder, Responder, ScriptedReply, make_responder
+from synthgen.demo.scripted.launch import scripted_server_command, start_scripted_server
+from synthgen.demo.scripted.responder import EchoResponder, ScriptedReply, make_responder
 from synthgen.demo.scripted.settings import ScriptedServerSettings
 
 __all__ = [
-    "SCRIPTED_SERVER_HELP",
     "EchoResponder",
-    "Responder",
     "ScriptedReply",
     "ScriptedServerSettings",
-    "ServerHandle",
     "make_responder",
     "scripted_server_command",
-    "serve",
     "start_scripted_server",
 ]

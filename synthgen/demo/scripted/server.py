@@ -82,7 +82,6 @@ class ServerStats:
     peak_in_flight: int = 0
     latency_sum_s: float = 0.0
     latencies_s: list[float] = field(default_factory=list)  # each request's drawn latency, in arrival order (capped)
-    overhead_sum_s: float = 0.0  # time in the handler beyond the injected latency, 200s only
 
 
 class ScriptedHTTPServer(ThreadingHTTPServer):
@@ -215,7 +214,6 @@ class ScriptedHandler(BaseHTTPRequestHandler):
 
     def _chat(self, raw: bytes) -> None:
         """Answer one chat request: check it, maybe inject a fault, answer (maybe malformed)."""
-        arrived = time.monotonic()
         server = self.server
         try:
             body, messages, n = parse_chat_body(raw, server.settings.reject_n)
@@ -253,8 +251,6 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             server.counts.latency_sum_s += latency
             server.counts.by_status["200" if broken is None else "200-malformed"] += 1
         self._send(200, response if broken is None else broken)
-        with server.lock:
-            server.counts.overhead_sum_s += time.monotonic() - arrived - latency
 
     def _refused(self, body: dict, messages: list) -> bool:
         """The refusals of a real server's modes (a dead engine, the context length); True if sent."""
