@@ -70,8 +70,8 @@ def collect_report(settings: ReportSettings) -> ReportData:
         kept=kept,
         binned=binned,
         bins=bins_of(found.get("bin")),
-        band=_band(found.get("filter")),
-        targets=_targets(found.get("generate")),
+        band=_pair(_settings(found, "filter"), "band_low", "band_high"),
+        targets=_pair(_settings(found, "generate").get("progression"), "target_low", "target_high"),
         drop_reasons=_reasons(numbers, run),
         models=models(gen) if gen is not None else {},
         examples=pick_examples(binned, settings.examples, settings.seed),
@@ -90,18 +90,16 @@ def unparsed_answers(run: Path, count: int) -> list[dict[str, Any]]:
     return found.to_dicts()
 
 
-def _band(info: StageInfo | None) -> tuple[float, float] | None:
-    s = info.settings if info else None
-    if not s or "band_low" not in s or "band_high" not in s:
-        return None
-    return float(s["band_low"]), float(s["band_high"])
+def _settings(found: dict[str, StageInfo], stage: str) -> dict[str, Any]:
+    info = found.get(stage)
+    return (info.settings if info else None) or {}
 
 
-def _targets(info: StageInfo | None) -> tuple[float, float] | None:
-    progression = (info.settings or {}).get("progression") if info else None
-    if not isinstance(progression, dict) or "target_low" not in progression:
+def _pair(values: Any, low: str, high: str) -> tuple[float, float] | None:
+    """(values[low], values[high]) of recorded settings, None when they are not there."""
+    if not isinstance(values, dict) or low not in values or high not in values:
         return None
-    return float(progression["target_low"]), float(progression["target_high"])
+    return float(values[low]), float(values[high])
 
 
 def _reasons(numbers: dict[str, Any], run: Path) -> dict[str, dict[str, int]]:
