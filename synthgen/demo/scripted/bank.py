@@ -117,7 +117,7 @@ class BankResponder:
 
     # -- student ---------------------------------------------------------------------------
     def _student(self, env: str, text: str, draw, policy_step=None) -> ScriptedReply:
-        found = self.identify(env, text)
+        found = bp.recognise(env, cues.first_code(text), cues.induction_hint(text))
         u = unit(*draw, "solve")
         if found is None:
             outcome = "unknown"
@@ -127,9 +127,6 @@ class BankResponder:
             p = solve_probability(found[1] - self.strength, step, self.learning_curve)
             outcome = "correct" if u < p else ("unreadable" if u > 1 - UNREADABLE_RATE else "wrong")
         return ScriptedReply(*student_reply(env, text, found, outcome, draw))
-
-    def identify(self, env: str, text: str) -> tuple[str, int] | None:
-        return bp.recognise(env, cues.first_code(text), cues.induction_hint(text))
 
 
 FENCE = "```"

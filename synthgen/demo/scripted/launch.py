@@ -140,9 +140,9 @@ def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
     return ServerHandle(url, actual_port, settings.host, stop)
 
 
-def serve(settings: ScriptedServerSettings, responder: Responder | None = None) -> None:
+def serve(settings: ScriptedServerSettings) -> None:
     """Serve in the foreground until Ctrl+C or SIGTERM, then close connections and return."""
-    responder = responder or _responder(settings)
+    responder = _responder(settings)
     server = ScriptedHTTPServer(responder, settings)
     url = _url(settings.host, server.server_address[1])
     if threading.current_thread() is threading.main_thread():

@@ -381,11 +381,9 @@ class ScriptedHandler(BaseHTTPRequestHandler):
 
     def _choice(self, index: int, content: str, reasoning: str, finish: str) -> dict:
         message: dict = {"role": "assistant", "content": content, "refusal": None, "tool_calls": []}
-        where = self.server.settings.reasoning_field
-        if self.server.settings.ignore_reasoning_effort:
-            reasoning = ""
-        if where in ("reasoning", "both"):
-            message["reasoning"] = reasoning or None
-        if where in ("reasoning_content", "both"):
-            message["reasoning_content"] = reasoning or None
+        settings = self.server.settings
+        fields = (
+            ("reasoning", "reasoning_content") if settings.reasoning_field == "both" else (settings.reasoning_field,)
+        )
+        message.update(dict.fromkeys(fields, None if settings.ignore_reasoning_effort else reasoning or None))
         return {"index": index, "message": message, "logprobs": None, "finish_reason": finish, "stop_reason": None}
