@@ -129,6 +129,8 @@ class BankResponder:
         return ScriptedReply(*student_reply(env, text, found, outcome, draw))
 
 
+# -- the words: fenced blocks in some prose, in a few formatting styles the parsers must cope with
+# (plain, `<answer>` tags, Windows line endings, a leaked `<think>` draft), and a short reasoning text
 FENCE = "```"
 STYLES = ("plain", "plain", "answer_tags", "crlf", "think_leak")
 
@@ -137,8 +139,6 @@ def block(lang: str, body: str) -> str:
     return f"{FENCE}{lang}\n{body.strip(chr(10))}\n{FENCE}"
 
 
-# -- the words: fenced blocks in some prose, in a few formatting styles the parsers must cope with
-# (plain, `<answer>` tags, Windows line endings, a leaked `<think>` draft), and a short reasoning text
 _INTROS = {
     "first": "Here is a problem built on the main idea of the snippet.",
     "harder": "The student found the last one easy, so this version adds a twist.",

@@ -71,4 +71,4 @@ def make_responder(name: str, seed: int = 0, learning_curve: float = 0.0, streng
         from synthgen.demo.scripted.bank import BankResponder  # the bank imports this module
 
         return BankResponder(seed, learning_curve, strength)
-    raise ValueError(f"responder must be one of auto, bank, echo, not {name!r}")
+    raise ValueError(f"responder must be one of ('auto', 'bank', 'echo'), not {name!r}")
