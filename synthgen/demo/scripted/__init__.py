@@ -6,8 +6,8 @@ responder.py (the pluggable answer logic), bank.py (the teacher and student that
 and launch.py (start in a thread, a subprocess or the foreground).
 """
 
-from synthgen.demo.scripted.launch import scripted_server_command, start_scripted_server
-from synthgen.demo.scripted.responder import EchoResponder, ScriptedReply, make_responder
+from synthgen.demo.scripted.launch import make_responder, scripted_server_command, start_scripted_server
+from synthgen.demo.scripted.responder import EchoResponder, ScriptedReply
 from synthgen.demo.scripted.settings import ScriptedServerSettings
 
 __all__ = [

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from synthgen.demo.scripted.responder import Responder, make_responder
+from synthgen.demo.scripted.responder import EchoResponder, Responder
 from synthgen.demo.scripted.server import ScriptedHTTPServer
 from synthgen.demo.scripted.settings import ScriptedServerSettings
 from synthgen.errors import UserError
@@ -111,6 +111,17 @@ def start_scripted_server(
 
     actual_port = server.server_address[1]
     return ServerHandle(_url(config.host, actual_port), actual_port, config.host, stop)
+
+
+def make_responder(name: str, seed: int = 0, learning_curve: float = 0.0, strength: float = 0.0) -> Responder:
+    """By name: "auto" or "bank" (the problem bank, whose student may follow a learning curve) or "echo"."""
+    if name == "echo":
+        return EchoResponder()
+    if name in ("auto", "bank"):
+        from synthgen.demo.scripted.bank import BankResponder  # loaded when served: the CLI imports this module
+
+        return BankResponder(seed, learning_curve, strength)
+    raise ValueError(f"responder must be one of ('auto', 'bank', 'echo'), not {name!r}")
 
 
 def _responder(settings: ScriptedServerSettings) -> Responder:

@@ -61,14 +61,3 @@ class EchoResponder:
             ScriptedReply(f"echo[{tag:06d}]: {text}", f"scripted reasoning (effort {effort}) for sample {i}")
             for i, tag in enumerate(tags)
         ]
-
-
-def make_responder(name: str, seed: int = 0, learning_curve: float = 0.0, strength: float = 0.0) -> Responder:
-    """By name: "auto" or "bank" (the problem bank, whose student may follow a learning curve) or "echo"."""
-    if name == "echo":
-        return EchoResponder()
-    if name in ("auto", "bank"):
-        from synthgen.demo.scripted.bank import BankResponder  # the bank imports this module
-
-        return BankResponder(seed, learning_curve, strength)
-    raise ValueError(f"responder must be one of ('auto', 'bank', 'echo'), not {name!r}")
