@@ -4,7 +4,7 @@
     python bench/online.py --steps 60 --gain 3
 
 Against the scripted server (a bank of problems, NOT a model), whose student follows a learning
-curve (it gains `--gain` bank levels per 100 policy steps; synthgen.demo.scripted.curve), and a tiny
+curve (it gains `--gain` bank levels per 100 policy steps; synthgen.demo.scripted.bank), and a tiny
 random model as the policy being trained (GRPO on TRL, CPU), the reward being the same curve
 (CurveScorer), so the pass rates move as if the policy learned and the bench needs no real
 learning:
@@ -38,13 +38,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rich.console import Console  # noqa: E402
 
-from synthgen.demo.scripted.curve import CurveScorer  # noqa: E402
 from synthgen.demo.scripted.launch import start_scripted_server  # noqa: E402
 from synthgen.stages.bin.settings import BinSettings  # noqa: E402
 from synthgen.stages.filter.settings import FilterSettings  # noqa: E402
 from synthgen.stages.generate.settings import GenerateSettings  # noqa: E402
 from synthgen.stages.seeds.settings import SeedsSettings  # noqa: E402
 from synthgen.train.settings import TrainSettings  # noqa: E402
+from tests.helpers.curve import CurveScorer  # noqa: E402
 
 BAND = (0.125, 0.625)
 ONLINE_TARGET, RATIO_TARGET = 0.5, 1.5

@@ -35,20 +35,41 @@ PAPER = (
 )
 
 
+def need_matplotlib(command: str) -> None:
+    """Checked before any reading; the plots import it when drawing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UserError(f"synthgen {command} needs matplotlib: pip install 'synthgen[plot]'") from None
+
+
+def render_page(template: str, **context: object) -> str:
+    """A page from templates/, stamped with the version, the time and the paper it follows."""
+    templates = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    written = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return templates.get_template(template).render(version=__version__, written=written, paper=PAPER, **context)
+
+
+def write_page(output: Path, html: str, console: Console, what: str, detail: str = "") -> Path:
+    write_text_atomic(output, html)
+    console.print(f"{what}: {output} ({len(html.encode()) / 1024:.0f} KiB{detail}); open it in a browser")
+    return output
+
+
 def run(settings: ReportSettings, console: Console | None = None) -> Path:
     console = console or Console(stderr=True)
-    try:
-        import matplotlib  # noqa: F401 (checked before any reading; the plots import it when drawing)
-    except ImportError:
-        raise UserError("synthgen report needs matplotlib: pip install 'synthgen[plot]'") from None
+    need_matplotlib("report")
     if settings.output:
         output_file(settings.output, "--output")  # before any reading
     data = collect_report(settings)
     output = output_file(Path(settings.output) if settings.output else data.run_dir / "report.html", "--output")
-    html = render(data)
-    write_text_atomic(output, html)
-    console.print(f"report: {output} ({len(html.encode()) / 1024:.0f} KiB); open it in a browser")
-    return output
+    return write_page(output, render(data), console, "report")
 
 
 def figures(data: ReportData) -> dict[str, str | None]:
@@ -63,13 +84,6 @@ def figures(data: ReportData) -> dict[str, str | None]:
 
 
 def render(data: ReportData) -> str:
-    templates = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
     stage_rows = [
         {
             "name": name,
@@ -90,15 +104,13 @@ def render(data: ReportData) -> str:
         for stage, counts in data.drop_reasons.items()
         for code, n in sorted(counts.items(), key=lambda kv: -kv[1])
     ]
-    return templates.get_template("report.html.j2").render(
+    return render_page(
+        "report.html.j2",
         d=data,
         name=data.run_dir.resolve().name,
-        version=__version__,
-        written=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         fig=figures(data),
         stage_rows=stage_rows,
         bin_table=dict(sorted(bin_table.items())),
         bin_names=bin_names,
         reason_rows=reason_rows,
-        paper=PAPER,
     )

@@ -20,36 +20,23 @@ What is read, and how runs are grouped, is synthgen.report.compare_data. Needs m
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
-import jinja2
 from rich.console import Console
 
-from synthgen import __version__
-from synthgen.errors import UserError
-from synthgen.report import PAPER, compare_plots
-from synthgen.report.compare_data import CompareData, Group, collect_compare
+from synthgen.report import compare_plots, need_matplotlib, render_page, write_page
+from synthgen.report.compare_data import CompareData, RunGroup, collect_compare, spread
 from synthgen.report.settings import CompareSettings
-from synthgen.store.files import write_text_atomic
 from synthgen.store.paths import output_file
-
-TEMPLATES = Path(__file__).parent / "templates"
 
 
 def run(settings: CompareSettings, console: Console | None = None) -> Path:
     console = console or Console(stderr=True)
-    try:
-        import matplotlib  # noqa: F401 (checked before any reading)
-    except ImportError:
-        raise UserError("synthgen compare needs matplotlib: pip install 'synthgen[plot]'") from None
+    need_matplotlib("compare")
     output = output_file(Path(settings.output), "--output")  # before any reading
     data = collect_compare(list(settings.inputs))
-    html = render(data, settings.band)
-    write_text_atomic(output, html)
     runs = sum(len(g.runs) for g in data.train + data.generate)
-    console.print(f"compare: {output} ({len(html.encode()) / 1024:.0f} KiB, {runs} runs); open it in a browser")
-    return output
+    return write_page(output, render(data, settings.band), console, "compare", f", {runs} runs")
 
 
 def figures(data: CompareData, band: str) -> dict[str, object]:
@@ -61,7 +48,7 @@ def figures(data: CompareData, band: str) -> dict[str, object]:
     }
 
 
-def last_step_rows(groups: list[Group]) -> list[dict[str, object]]:
+def last_step_rows(groups: list[RunGroup]) -> list[dict[str, object]]:
     """Per group, benchmark, split and k: the mean and spread at each group's last logged step."""
     rows = []
     for group in groups:
@@ -73,8 +60,7 @@ def last_step_rows(groups: list[Group]) -> list[dict[str, object]]:
                 if logged:
                     finals.append(max(logged, key=lambda r: r["step"]))
             values = [r["value"] for r in finals]
-            mean = sum(values) / len(values)
-            std = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+            mean, std = spread(values)
             steps = sorted({r["step"] for r in finals})
             rows.append(
                 {
@@ -90,19 +76,10 @@ def last_step_rows(groups: list[Group]) -> list[dict[str, object]]:
 
 
 def render(data: CompareData, band: str) -> str:
-    templates = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    return templates.get_template("compare.html.j2").render(
+    return render_page(
+        "compare.html.j2",
         d=data,
         fig=figures(data, band),
         band="min to max" if band == "range" else "one standard deviation either side",
         finals=last_step_rows(data.train),
-        version=__version__,
-        written=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        paper=PAPER,
     )

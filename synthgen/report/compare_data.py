@@ -57,7 +57,6 @@ class GenerateRun:
     settings: dict[str, Any] | None  # {"seeds": {...}, "generate": {...}}
     seeds: dict[str, int]  # mode -> seeds with rows of that mode
     kept: dict[tuple[str, int], int]  # (mode, turn) -> kept problems
-    generated: dict[tuple[str, int], int]
 
     @property
     def seed(self) -> Any:
@@ -71,7 +70,9 @@ class GenerateRun:
 
 
 @dataclass
-class Group:
+class RunGroup:
+    """Runs whose settings differ only in seed: one curve of the comparison."""
+
     key: str
     runs: list[Any]
     label: str = ""
@@ -91,14 +92,19 @@ class Ratio:
 
 @dataclass
 class CompareData:
-    train: list[Group] = field(default_factory=list)
-    generate: list[Group] = field(default_factory=list)
+    train: list[RunGroup] = field(default_factory=list)
+    generate: list[RunGroup] = field(default_factory=list)
     ratios: list[Ratio] = field(default_factory=list)
-    inputs: list[Path] = field(default_factory=list)
 
 
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
+
+
+def spread(values: list[float]) -> tuple[float, float]:
+    """(mean, standard deviation) of a non-empty list."""
+    mean = sum(values) / len(values)
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
 
 
 def is_train_output(path: Path) -> bool:
@@ -162,11 +168,7 @@ def _number(row: dict[str, str], key: str, path: Path, kind=float):
 def read_train_run(path: Path) -> TrainRun:
     evals = []
     for row in _csv_rows(path / EVAL_FILE):
-        step, k, value = (
-            _number(row, "step", path, int),
-            _number(row, "k", path, int),
-            _number(row, "pass_at_k", path),
-        )
+        step, k, value = _number(row, "step", path, int), _number(row, "k", path, int), _number(row, "pass_at_k", path)
         if step is not None and k is not None and value is not None:
             evals.append(
                 {"step": step, "suite": row.get("suite", ""), "split": row.get("split", ""), "k": k, "value": value}
@@ -195,13 +197,10 @@ def read_generate_run(path: Path) -> GenerateRun:
         raise UserError(f"compare: {path} has no filter stage yet: yield counts kept problems (run `synthgen filter`)")
     gen = gen.with_columns(pl.col("turn_id").is_in(kept_frame["turn_id"].to_list()).alias("kept"))
     seeds = {str(mode): part["seed_id"].n_unique() for (mode,), part in gen.group_by(["mode"])}
-    kept, generated = {}, {}
-    for (mode, turn), part in gen.group_by(["mode", "turn"]):
-        kept[(str(mode), int(turn))] = int(part["kept"].sum())
-        generated[(str(mode), int(turn))] = part.height
+    kept = {(str(mode), int(turn)): int(part["kept"].sum()) for (mode, turn), part in gen.group_by(["mode", "turn"])}
     found = stages(path)
     settings = {name: found[name].settings for name in ("seeds", "generate") if name in found}
-    return GenerateRun(path, settings if settings.get("generate") else None, seeds, kept, generated)
+    return GenerateRun(path, settings if settings.get("generate") else None, seeds, kept)
 
 
 def _flat(data: Any, prefix: str = "") -> dict[str, Any]:
@@ -213,11 +212,16 @@ def _flat(data: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: data}
 
 
+def _flat_without(settings: dict[str, Any] | None, drop: frozenset[str]) -> dict[str, Any]:
+    """Nested settings as dotted keys, without those whose last part is in `drop`."""
+    return {k: v for k, v in _flat(settings or {}).items() if k.split(".")[-1] not in drop}
+
+
 def group_key(settings: dict[str, Any] | None, drop: frozenset[str], fallback: Path) -> str:
     """A hash of the settings without `drop` (at any depth), or the run's own path when it has none."""
     if not settings:
         return f"path:{fallback.resolve()}"
-    flat = {k: v for k, v in _flat(settings).items() if k.split(".")[-1] not in drop}
+    flat = _flat_without(settings, drop)
     return hashlib.sha256(json.dumps(flat, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -239,17 +243,15 @@ def _shortened(values: list[str]) -> list[str]:
     return [v if len(v) <= 40 else "..." + v[-37:] for v in values]
 
 
-def label_groups(groups: list[Group], settings_of, drop: frozenset[str]) -> None:
+def label_groups(groups: list[RunGroup]) -> None:
     """Name each group by the settings that tell it from the others (the folder name when none do)."""
-    flats = [
-        {k: v for k, v in _flat(settings_of(g.runs[0]) or {}).items() if k.split(".")[-1] not in drop} for g in groups
-    ]
+    flats = [_flat_without(g.runs[0].settings, SEED_KEYS) for g in groups]
     keys = sorted({k for f in flats for k in f})
     varying = [k for k in keys if len({json.dumps(f.get(k), sort_keys=True, default=str) for f in flats}) > 1]
     # Settings every group has tell them apart best; one only some have (a stage the others lack) is a last resort.
     varying = [k for k in varying if all(k in f for f in flats if f)] or varying
     varying.sort(key=lambda k: (k.split(".")[-1] not in ("data", "curriculum"), k))
-    shown = {k: dict(zip(range(len(flats)), _shortened([_text(f.get(k, "-")) for f in flats]))) for k in varying}
+    shown = {k: _shortened([_text(f.get(k, "-")) for f in flats]) for k in varying}
     for i, (group, flat) in enumerate(zip(groups, flats)):
         parts = [f"{k.split('.')[-1]}={shown[k][i]}" for k in varying if k in flat]
         names = sorted({r.path.name for r in group.runs})
@@ -258,13 +260,14 @@ def label_groups(groups: list[Group], settings_of, drop: frozenset[str]) -> None
         group.label = label + (f" ({seeds} seeds)" if seeds > 1 else "")
 
 
-def _groups(runs: list[Any], drop: frozenset[str], settings_of) -> list[Group]:
-    by_key: dict[str, Group] = {}
+def _groups(runs: list[Any]) -> list[RunGroup]:
+    """Runs grouped by their settings without the seed, each group labelled."""
+    by_key: dict[str, RunGroup] = {}
     for run in runs:
-        key = group_key(settings_of(run), drop, run.path)
-        by_key.setdefault(key, Group(key, [])).runs.append(run)
+        key = group_key(run.settings, SEED_KEYS, run.path)
+        by_key.setdefault(key, RunGroup(key, [])).runs.append(run)
     groups = list(by_key.values())
-    label_groups(groups, settings_of, drop)
+    label_groups(groups)
     return groups
 
 
@@ -295,10 +298,9 @@ def collect_compare(inputs: list[Path]) -> CompareData:
         raise UserError(f"compare: {empty[0]} has logged no evaluation and no solve rates yet: nothing to plot")
     train_runs = [r for r in train_runs if r.evals or r.cumulative]
     return CompareData(
-        train=_groups(train_runs, SEED_KEYS, lambda r: r.settings),
-        generate=_groups(generate_runs, SEED_KEYS, lambda r: r.settings),
+        train=_groups(train_runs),
+        generate=_groups(generate_runs),
         ratios=_ratios(generate_runs),
-        inputs=list(inputs),
     )
 
 
@@ -311,11 +313,7 @@ def series(runs: list[Any], rows_of, band: str) -> list[tuple[int, float, float,
     out = []
     for step in sorted(by_step):
         values = by_step[step]
-        mean = sum(values) / len(values)
-        if band == "std":
-            std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
-            low, high = mean - std, mean + std
-        else:
-            low, high = min(values), max(values)
+        mean, std = spread(values)
+        low, high = (mean - std, mean + std) if band == "std" else (min(values), max(values))
         out.append((step, mean, low, high, len(values)))
     return out

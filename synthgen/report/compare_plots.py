@@ -7,11 +7,9 @@ None when the inputs hold nothing of its kind, and the page says what would fill
 
 from __future__ import annotations
 
-import base64
-import io
 import math
 
-from synthgen.report.compare_data import GenerateRun, Group, Ratio, TrainRun, series
+from synthgen.report.compare_data import GenerateRun, Ratio, RunGroup, TrainRun, series
 from synthgen.report.plots import ENV_COLORS, WIDE, _legend_above, _png
 from synthgen.stages.bin.run import pyplot
 
@@ -44,80 +42,66 @@ def _curve(ax, points, color: str, label: str) -> None:
         ax.fill_between(steps, [p[2] for p in points], [p[3] for p in points], color=color, alpha=0.18)
 
 
-def _legend_png(fig, groups: list[Group]) -> str:
+def _legend_png(fig, groups: list[RunGroup]) -> str:
     """The figure as a PNG data URI with one legend above all its panels (kept inside the image)."""
     handles = [pyplot().Line2D([0], [0], color=_color(i), marker="o", markersize=3) for i in range(len(groups))]
-    fig.tight_layout()
+    fig.tight_layout()  # before the legend, which then sits above the panels
+    labels = [g.label for g in groups]
     fig.legend(
         handles,
-        [g.label for g in groups],
+        labels,
         loc="lower center",
         ncol=min(3, len(groups)),
         fontsize=7,
         frameon=False,
         bbox_to_anchor=(0.5, 1.0),
     )
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    pyplot().close(fig)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return _png(fig, bbox_inches="tight")
 
 
-def pass_at_k(groups: list[Group], suite: str, band: str) -> str | None:
-    """pass@k over training steps for one benchmark: a panel per split and k, a curve per group."""
-    keys = sorted({(r["split"], r["k"]) for g in groups for run in g.runs for r in run.evals if r["suite"] == suite})
+def _panels(groups: list[RunGroup], keys: list, rows_of, title, band: str) -> str | None:
+    """A panel per key, a curve per group: `rows_of(run, key)` gives a run's (step, value) rows."""
     if not keys:
         return None
     fig, axes = _grid(len(keys))
-    for ax, (split, k) in zip(axes, keys):
+    for ax, key in zip(axes, keys):
         for i, group in enumerate(groups):
-
-            def rows(run: TrainRun, split=split, k=k):
-                return [
-                    (r["step"], r["value"])
-                    for r in run.evals
-                    if r["suite"] == suite and r["split"] == split and r["k"] == k
-                ]
-
-            points = series(group.runs, rows, band)
+            points = series(group.runs, lambda run, key=key: rows_of(run, key), band)
             if points:
                 _curve(ax, points, _color(i), group.label)
-        ax.set_title(f"{suite} {split}: pass@{k}", fontsize=8)
+        ax.set_title(title(key), fontsize=8)
         ax.set_xlabel("training step", fontsize=7)
         ax.tick_params(labelsize=7)
         ax.set_ylim(-0.03, 1.03)
     return _legend_png(fig, groups)
 
 
-def cumulative_solve_rates(groups: list[Group], band: str) -> str | None:
+def pass_at_k(groups: list[RunGroup], suite: str, band: str) -> str | None:
+    """pass@k over training steps for one benchmark: a panel per split and k, a curve per group."""
+    keys = sorted({(r["split"], r["k"]) for g in groups for run in g.runs for r in run.evals if r["suite"] == suite})
+
+    def rows(run: TrainRun, key: tuple[str, int]) -> list[tuple[int, float]]:
+        return [(r["step"], r["value"]) for r in run.evals if (r["suite"], r["split"], r["k"]) == (suite, *key)]
+
+    return _panels(groups, keys, rows, lambda key: f"{suite} {key[0]}: pass@{key[1]}", band)
+
+
+def cumulative_solve_rates(groups: list[RunGroup], band: str) -> str | None:
     """The paper's Fig. 9: per split, the share of its problems solved at least once so far."""
     splits = sorted({r["bin"] for g in groups for run in g.runs for r in run.cumulative})
-    if not splits:
-        return None
-    fig, axes = _grid(len(splits))
-    for ax, split in zip(axes, splits):
-        for i, group in enumerate(groups):
 
-            def rows(run: TrainRun, split=split):
-                return [(r["step"], r["value"]) for r in run.cumulative if r["bin"] == split]
+    def rows(run: TrainRun, split: str) -> list[tuple[int, float]]:
+        return [(r["step"], r["value"]) for r in run.cumulative if r["bin"] == split]
 
-            points = series(group.runs, rows, band)
-            if points:
-                _curve(ax, points, _color(i), group.label)
-        ax.set_title(f"{split}: solved at least once", fontsize=8)
-        ax.set_xlabel("training step", fontsize=7)
-        ax.tick_params(labelsize=7)
-        ax.set_ylim(-0.03, 1.03)
-    return _legend_png(fig, groups)
+    return _panels(groups, splits, rows, lambda split: f"{split}: solved at least once", band)
 
 
-def yields(groups: list[Group], ratios: list[Ratio], band: str) -> str | None:
+def yields(groups: list[RunGroup], ratios: list[Ratio], band: str) -> str | None:
     """Kept problems per seed by teacher turn (multi-turn runs), and in total per group and mode,
     with the multi-turn / single-turn ratio of each comparable family."""
     if not groups:
         return None
-    plt = pyplot()
-    fig, (per_turn, total) = plt.subplots(1, 2, figsize=WIDE, gridspec_kw={"width_ratios": [1.3, 1]})
+    fig, (per_turn, total) = pyplot().subplots(1, 2, figsize=WIDE, gridspec_kw={"width_ratios": [1.3, 1]})
     bars: list[tuple[str, float, float, float, str]] = []
     for i, group in enumerate(groups):
         runs: list[GenerateRun] = group.runs

@@ -9,7 +9,7 @@ unfinished, so a report can follow a run in progress.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,16 +27,8 @@ from synthgen.turns.report import TOKEN_COLUMNS
 
 GENERATE_COLUMNS = ("env", "mode", "turn", "strategy", "valid", "pass_rate", "reason", "turn_id", *TOKEN_COLUMNS)
 GENERATE_COLUMNS += ("teacher_model", "student_model", "scored")
-EXAMPLE_COLUMNS = (
-    *PROBLEM_COLUMNS,
-    "turn",
-    "strategy",
-    "pass_rate",
-    "pass_rate_low",
-    "pass_rate_high",
-    "scored",
-    "correct",
-)
+EXAMPLE_COLUMNS = (*PROBLEM_COLUMNS, "turn", "strategy", "pass_rate", "pass_rate_low", "pass_rate_high")
+EXAMPLE_COLUMNS += ("scored", "correct")
 HISTOGRAM_BUCKETS = 20
 
 
@@ -53,9 +45,9 @@ class ReportData:
     targets: tuple[float, float] | None  # the teacher's medium target band (generate's progression)
     drop_reasons: dict[str, dict[str, int]]  # {"generation": {...}, "filter": {...}}
     models: dict[str, dict[str, int]]
-    examples: list[dict[str, Any]] = field(default_factory=list)
-    chains: list[list[dict[str, Any]]] = field(default_factory=list)
-    unparsed: list[dict[str, Any]] = field(default_factory=list)  # teacher answers that did not parse
+    examples: list[dict[str, Any]]
+    chains: list[list[dict[str, Any]]]
+    unparsed: list[dict[str, Any]]  # teacher answers that did not parse
 
     @property
     def scripted(self) -> bool:
@@ -70,7 +62,7 @@ def collect_report(settings: ReportSettings) -> ReportData:
     kept = read_columns(StageDir.of(run, "filter"), ("turn_id", "problem_id", "env", "pass_rate"))
     binned_stage = StageDir.of(run, "bin")
     binned = read_columns(binned_stage, (*EXAMPLE_COLUMNS, "difficulty")) if binned_stage.parts() else None
-    data = ReportData(
+    return ReportData(
         run_dir=run,
         stats=numbers,
         stages=found,
@@ -78,15 +70,14 @@ def collect_report(settings: ReportSettings) -> ReportData:
         kept=kept,
         binned=binned,
         bins=bins_of(found.get("bin")),
-        band=_band(found.get("filter")),
-        targets=_targets(found.get("generate")),
+        band=_pair(_settings(found, "filter"), "band_low", "band_high"),
+        targets=_pair(_settings(found, "generate").get("progression"), "target_low", "target_high"),
         drop_reasons=_reasons(numbers, run),
         models=models(gen) if gen is not None else {},
+        examples=pick_examples(binned, settings.examples, settings.seed),
+        chains=pick_chains(run, settings.chains, settings.seed),
+        unparsed=unparsed_answers(run, settings.examples),
     )
-    data.examples = pick_examples(binned if binned is not None else None, settings.examples, settings.seed)
-    data.chains = pick_chains(run, settings.chains, settings.seed)
-    data.unparsed = unparsed_answers(run, settings.examples)
-    return data
 
 
 def unparsed_answers(run: Path, count: int) -> list[dict[str, Any]]:
@@ -99,18 +90,16 @@ def unparsed_answers(run: Path, count: int) -> list[dict[str, Any]]:
     return found.to_dicts()
 
 
-def _band(info: StageInfo | None) -> tuple[float, float] | None:
-    s = info.settings if info else None
-    if not s or "band_low" not in s or "band_high" not in s:
-        return None
-    return float(s["band_low"]), float(s["band_high"])
+def _settings(found: dict[str, StageInfo], stage: str) -> dict[str, Any]:
+    info = found.get(stage)
+    return (info.settings if info else None) or {}
 
 
-def _targets(info: StageInfo | None) -> tuple[float, float] | None:
-    progression = (info.settings or {}).get("progression") if info else None
-    if not isinstance(progression, dict) or "target_low" not in progression:
+def _pair(values: Any, low: str, high: str) -> tuple[float, float] | None:
+    """(values[low], values[high]) of recorded settings, None when they are not there."""
+    if not isinstance(values, dict) or low not in values or high not in values:
         return None
-    return float(progression["target_low"]), float(progression["target_high"])
+    return float(values[low]), float(values[high])
 
 
 def _reasons(numbers: dict[str, Any], run: Path) -> dict[str, dict[str, int]]:

@@ -35,10 +35,10 @@ def _legend_above(ax, columns: int) -> None:
     ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=columns, frameon=False)
 
 
-def _png(fig) -> str:
+def _png(fig, **savefig) -> str:
     buffer = io.BytesIO()
     fig.tight_layout()
-    fig.savefig(buffer, format="png", dpi=100)
+    fig.savefig(buffer, format="png", dpi=100, **savefig)
     pyplot().close(fig)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
@@ -52,26 +52,20 @@ def yield_per_turn(turns: list[dict[str, Any]]) -> str | None:
     """Generated, valid and kept rows per teacher turn (multi-turn lineages; single-turn apart)."""
     if not turns:
         return None
-    plt = pyplot()
     modes = sorted({t["mode"] for t in turns})
-    fig, axes = plt.subplots(1, len(modes), figsize=WIDE, squeeze=False)
+    fig, axes = pyplot().subplots(1, len(modes), figsize=WIDE, squeeze=False)
     for ax, mode in zip(axes[0], modes):
         rows = sorted((t for t in turns if t["mode"] == mode), key=lambda t: t["turn"])
         x = [t["turn"] for t in rows]
-        series = [(key, STAGE_COLORS[key]) for key in ("generated", "valid", "kept")]
-        width = 0.8 / len(series)
-        for i, (key, color) in enumerate(series):
-            heights = [t[key] or 0 for t in rows]
-            ax.bar([v + (i - 1) * width for v in x], heights, width, label=key, color=color)
+        width = 0.8 / 3
+        for i, key in enumerate(("generated", "valid", "kept")):
+            ax.bar(
+                [v + (i - 1) * width for v in x], [t[key] or 0 for t in rows], width, label=key, color=STAGE_COLORS[key]
+            )
         for t in rows:
             if t["kept"] is not None and t["generated"]:
-                ax.annotate(
-                    f"{t['kept'] / t['generated']:.0%}",
-                    (t["turn"] + width, t["kept"] or 0),
-                    ha="center",
-                    va="bottom",
-                    fontsize=7,
-                )
+                share = f"{t['kept'] / t['generated']:.0%}"
+                ax.annotate(share, (t["turn"] + width, t["kept"] or 0), ha="center", va="bottom", fontsize=7)
         ax.set_xticks(x)
         ax.set_xlabel(f"teacher turn ({mode}-turn lineages)")
         _legend_above(ax, 3)
@@ -97,8 +91,7 @@ def pass_rates(gen: pl.DataFrame | None, targets: tuple[float, float] | None) ->
     valid = gen.filter(pl.col("valid") & pl.col("pass_rate").is_not_null() & (pl.col("mode") != "single"))
     if valid.height == 0:
         return None
-    plt = pyplot()
-    fig, (by_turn, by_strategy) = plt.subplots(1, 2, figsize=WIDE, gridspec_kw={"width_ratios": [1, 1.2]})
+    fig, (by_turn, by_strategy) = pyplot().subplots(1, 2, figsize=WIDE, gridspec_kw={"width_ratios": [1, 1.2]})
     turns = sorted(set(valid["turn"].to_list()))
     _boxes(by_turn, [(str(t), _values(valid, "turn", t)) for t in turns], targets, "teacher's target")
     by_turn.set_xlabel("teacher turn")
@@ -125,14 +118,12 @@ def bin_histograms(
     panels = [(title, frame) for title, frame in panels if frame.height]
     if not panels:
         return None
-    plt = pyplot()
-    fig, axes = plt.subplots(len(panels), 1, figsize=TALL if len(panels) > 1 else WIDE, sharex=True, squeeze=False)
+    fig, axes = pyplot().subplots(len(panels), 1, figsize=TALL if len(panels) > 1 else WIDE, sharex=True, squeeze=False)
     for ax, (title, frame) in zip(axes[:, 0], panels):
         for b, color in zip(bins, bin_colors(len(bins))):
             ax.axvspan(b.low, b.high, color=color, alpha=0.18)
-            ax.text(
-                (b.low + b.high) / 2, 1.0, b.name, transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize=7
-            )
+            middle = (b.low + b.high) / 2
+            ax.text(middle, 1.0, b.name, transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize=7)
         if band:
             for edge in band:
                 ax.axvline(edge, color="k", linestyle="--", linewidth=0.8)
@@ -152,8 +143,7 @@ def drop_reasons(reasons: dict[str, dict[str, int]]) -> str | None:
     if not rows:
         return None
     rows.sort(key=lambda r: r[1])
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(WIDE[0], max(2.2, 0.32 * len(rows) + 0.9)))
+    fig, ax = pyplot().subplots(figsize=(WIDE[0], max(2.2, 0.32 * len(rows) + 0.9)))
     colors = {"generation": "#C44E52", "filter": "#DD8452"}
     ax.barh([r[0] for r in rows], [r[1] for r in rows], color=[colors.get(r[2], "C7") for r in rows])
     for i, (_, n, _) in enumerate(rows):
@@ -179,8 +169,7 @@ def per_env(
         series.append(("kept", kept))
     if binned is not None:
         series.append(("binned", binned))
-    plt = pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=WIDE)
+    fig, (left, right) = pyplot().subplots(1, 2, figsize=WIDE)
     width = 0.8 / len(series)
     for i, (name, frame) in enumerate(series):
         counts = [frame.filter(pl.col("env") == env).height for env in envs]
@@ -211,8 +200,7 @@ def tokens_per_kept(gen: pl.DataFrame | None, kept: pl.DataFrame | None) -> str 
     envs = _envs(kept)
     groups = [(env, gen.filter(pl.col("env") == env), kept.filter(pl.col("env") == env).height) for env in envs]
     groups.append(("all", gen, kept.height))
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=WIDE)
+    fig, ax = pyplot().subplots(figsize=WIDE)
     labels = [g[0] for g in groups]
     left = [0.0] * len(groups)
     for i, column in enumerate(TOKEN_COLUMNS):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from synthgen.demo.scripted.reply import ScriptedReply
-from synthgen.demo.scripted.responder import last_user_text
+from synthgen.demo.scripted.responder import ScriptedReply, last_user_text
 
 
 class ChoiceResponder:

@@ -176,8 +176,7 @@ class AnswerResponder:
         self._lock = threading.Lock()
 
     def respond(self, messages: list[dict], n: int, rng_seed: int, params: dict) -> list:
-        from synthgen.demo.scripted.reply import ScriptedReply
-        from synthgen.demo.scripted.responder import last_user_text
+        from synthgen.demo.scripted.responder import ScriptedReply, last_user_text
 
         text = last_user_text(messages)
         replies = []

@@ -143,8 +143,7 @@ class PlantedResponder:
         self.lock = threading.Lock()
 
     def respond(self, messages: list[dict], n: int, rng_seed: int, params: dict) -> list:
-        from synthgen.demo.scripted.reply import ScriptedReply
-        from synthgen.demo.scripted.responder import last_user_text
+        from synthgen.demo.scripted.responder import ScriptedReply, last_user_text
 
         del rng_seed, params
         text = "\n".join(str(m.get("content") or "") for m in messages)

@@ -113,7 +113,7 @@ def test_the_verifiers_commands_as_written_install_and_evaluate_the_environment(
     responder = AnswerResponder({})  # answers "no idea" to everything: a format failure, reward 0
     with start_scripted_server(responder) as server:
         argv = list(evaluate)
-        argv[argv.index("-b") + 1] = server.base_url
+        argv[argv.index("-b") + 1] = server.url
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]),

@@ -50,7 +50,7 @@ def vf_run(exports, tmp_path_factory):
     env_id = module.name.replace("_", "-")
     with start_scripted_server(responder) as server:
         paths = os.pathsep.join([str(target), str(ROOT)])
-        proc = run_in_venv("verifiers", SCRIPT, env_id, server.base_url, RIGHT["contest"], env={"PYTHONPATH": paths})
+        proc = run_in_venv("verifiers", SCRIPT, env_id, server.url, RIGHT["contest"], env={"PYTHONPATH": paths})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
     lines = read_json_lines(proc.stdout)
     return {"env": lines[0], "runs": {line["run"]: line["rollouts"] for line in lines[1:]}, "responder": responder}

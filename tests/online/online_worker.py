@@ -12,9 +12,9 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    from synthgen.demo.scripted.curve import CurveScorer
     from synthgen.online.run import run_online
     from synthgen.train.settings import TrainSettings
+    from tests.helpers.curve import CurveScorer
 
     logging.basicConfig(level=logging.WARNING)
     settings = TrainSettings(**json.loads(Path(argv[0]).read_text()))

@@ -19,9 +19,9 @@ GAIN = 10.0  # levels per 100 steps: a level-3 problem (0.5 at step 0) is master
 
 
 def train(settings: dict, gain: float = GAIN):
-    from synthgen.demo.scripted.curve import CurveScorer
     from synthgen.online.run import run_online
     from synthgen.train.settings import TrainSettings
+    from tests.helpers.curve import CurveScorer
 
     scorer = CurveScorer(gain)
     out = run_online(TrainSettings(**settings), scorer=scorer, callbacks=[scorer.callback()])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from synthgen.demo.scripted import bank_problems as bp
-from synthgen.demo.scripted.curve import bank_level, solve_probability
+from synthgen.demo.scripted.bank import solve_probability
 from synthgen.envs.base import Problem
 from synthgen.llm.client import LLMClient
 from synthgen.llm.settings import RoleSettings, StudentSettings, TeacherSettings
@@ -13,6 +13,7 @@ from synthgen.online.student import PolicyLLM, ServerStudent
 from synthgen.online.worker import ACCEPTED, TOO_EASY, TOO_HARD, OnlineWorker, TeacherJob, policy_summary, retarget
 from synthgen.turns.settings import TurnLoopSettings
 from synthgen.turns.turn import TurnRunner
+from tests.helpers.curve import bank_level
 
 SNIPPET = "def total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n"
 

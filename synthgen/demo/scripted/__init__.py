@@ -1,37 +1,20 @@
 """The scripted OpenAI-compatible server: a stand-in for vLLM that is scripted, NOT a model.
 
 It lets the pipeline and its tests run without a GPU. See server.py (HTTP and response shape),
-faults.py (injected latency and failures; every knob is a field of
-synthgen.demo.scripted.settings.ScriptedServerSettings), responder.py (the pluggable answer logic) and
-launch.py (start in a thread, a subprocess or the foreground).
+faults.py (injected latency and failures; every knob is a field of settings.ScriptedServerSettings),
+responder.py (the pluggable answer logic), bank.py (the teacher and student that answer by default)
+and launch.py (start in a thread, a subprocess or the foreground).
 """
 
-from synthgen.demo.scripted.launch import (
-    SCRIPTED_SERVER_HELP,
-    ServerHandle,
-    scripted_server_command,
-    serve,
-    start_scripted_server,
-)
-from synthgen.demo.scripted.responder import (
-    EchoResponder,
-    Responder,
-    ScriptedReply,
-    default_responder,
-    make_responder,
-)
+from synthgen.demo.scripted.launch import make_responder, scripted_server_command, start_scripted_server
+from synthgen.demo.scripted.responder import EchoResponder, ScriptedReply
 from synthgen.demo.scripted.settings import ScriptedServerSettings
 
 __all__ = [
-    "SCRIPTED_SERVER_HELP",
     "EchoResponder",
-    "Responder",
     "ScriptedReply",
     "ScriptedServerSettings",
-    "ServerHandle",
-    "default_responder",
     "make_responder",
     "scripted_server_command",
-    "serve",
     "start_scripted_server",
 ]

@@ -1,8 +1,7 @@
 """The scripted brain's problem bank: 12 families x 5 difficulty levels, usable in all 4 environments.
 
-A `Level` (synthgen.demo.scripted.bank_level) is a real Python function with six inputs and a hint,
-declared in bank_families_numbers, _text, _lists and _grids. From it
-`build(family, level, env, variant)` makes a problem for any environment:
+A `Level` (synthgen.demo.scripted.bank_families) is a real Python function with six inputs and a hint.
+From it `build(family, level, env, variant)` makes a problem for any environment:
   induction  the function renamed to `f`, five of its six inputs (rotated by the variant), the hint;
   abduction / deduction  the function and one of its inputs (chosen by the variant);
   fuzzing  the function with a bug line inserted at the top of its body, a `pre_test_f` derived
@@ -21,8 +20,7 @@ import textwrap
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
-from synthgen.demo.scripted import bank_families_grids, bank_families_lists, bank_families_numbers, bank_families_text
-from synthgen.demo.scripted.bank_level import Level, literal_args
+from synthgen.demo.scripted.bank_families import INPUTS, Level, argument_text, literal_args
 
 # How often the scripted student solves a problem of each level (1..5).
 # Chosen so that each level lands mostly inside one of the paper's bands at M = 32: level 2 in the
@@ -66,11 +64,10 @@ FAMILY_ORDER = (
 
 @lru_cache(maxsize=1)
 def families() -> dict[str, list[Level]]:
-    modules = (bank_families_numbers, bank_families_text, bank_families_lists, bank_families_grids)
-    found = {name: levels for module in modules for name, levels in module.FAMILIES.items()}
-    if sorted(found) != sorted(FAMILY_ORDER) or any(len(levels) != LEVELS for levels in found.values()):
-        raise RuntimeError("the bank's family modules must declare exactly FAMILY_ORDER, each with LEVELS levels")
-    return {name: found[name] for name in FAMILY_ORDER}
+    by_name = {f.__name__: (f, tuple(argument_text(f, x) for x in examples)) for f, examples in INPUTS.items()}
+    if set(by_name) != {f"{name}_{i}" for name in FAMILY_ORDER for i in range(1, LEVELS + 1)}:
+        raise RuntimeError("the bank must declare `<family>_<level>` for each of FAMILY_ORDER and levels 1 to LEVELS")
+    return {name: [Level(*by_name[f"{name}_{i}"]) for i in range(1, LEVELS + 1)] for name in FAMILY_ORDER}
 
 
 def family_names() -> list[str]:
@@ -115,19 +112,14 @@ def _fuzz(family: str, level: int, variant: int) -> BankProblem:
         i for i in range(len(params)) if len({type(ex[i]) for ex in examples}) == 1 and type(examples[0][i]) in _BUGS
     )
     template, trigger, transform, settings = _BUGS[type(examples[0][pos])]
+
+    def changes(args: list) -> bool:  # whether the bug changes the answer for these arguments
+        return _safe(lv.func, args) != _safe(lv.func, _with(args, pos, transform(args[pos])))
+
+    candidates = _candidates(examples, pos)
     for t in settings:  # the first setting with a passing example and a reachable bug (variant-independent)
-        normal = [
-            text
-            for text, ex in zip(lv.inputs, examples)
-            if not trigger(ex[pos], t) or _safe(lv.func, ex) == _safe(lv.func, _with(ex, pos, transform(ex[pos])))
-        ]
-        bugs = [
-            args
-            for args in _candidates(examples, pos)
-            if trigger(args[pos], t)
-            and _safe(lv.func, args) is not _RAISED
-            and _safe(lv.func, args) != _safe(lv.func, _with(args, pos, transform(args[pos])))
-        ]
+        normal = [text for text, ex in zip(lv.inputs, examples) if not trigger(ex[pos], t) or not changes(ex)]
+        bugs = [a for a in candidates if trigger(a[pos], t) and _safe(lv.func, a) is not _RAISED and changes(a)]
         if normal and bugs:
             break
     else:
@@ -140,27 +132,14 @@ def _fuzz(family: str, level: int, variant: int) -> BankProblem:
     code = _insert_bug(lv.source(), template.format(p=params[pos], t=t))
     # Checker bounds from every candidate bug input, not just this variant's: the pre-test is then
     # the same for all variants, so any of them can be answered with any bug input.
-    all_examples = examples + bugs
-    return BankProblem(
-        family,
-        level,
-        "fuzzing",
-        variant,
-        code,
-        inputs,
-        "",
-        _pre_test(params, all_examples),
-        _test(lv, params),
-        bug,
-        chosen,
-    )
+    pre_test = _pre_test(params, examples + bugs)
+    return BankProblem(family, level, "fuzzing", variant, code, inputs, "", pre_test, _test(lv, params), bug, chosen)
 
 
 def _candidates(examples: list[list], pos: int) -> list[list]:
     """Example inputs and widened ones (longer lists and strings, more integers) to look for a bug in."""
     out = [list(ex) for ex in examples]
-    values = [ex[pos] for ex in examples]
-    if type(values[0]) is int:
+    if type(examples[0][pos]) is int:
         out += [_with(examples[0], pos, v) for v in range(0, 64)]
     else:
         for a in examples:
@@ -170,11 +149,7 @@ def _candidates(examples: list[list], pos: int) -> list[list]:
             if a[pos]:
                 out.append(_with(a, pos, (a[pos] * 8)[: max(len(a[pos]), 8)]))
                 out.append(_with(a, pos, a[pos][:1] * 8))
-    unique: list[list] = []
-    for args in out:
-        if args not in unique:
-            unique.append(args)
-    return unique
+    return [args for i, args in enumerate(out) if args not in out[:i]]
 
 
 _RAISED = object()
@@ -212,47 +187,25 @@ def _test(lv: Level, params: list[str]) -> str:
 
 
 def _pre_test(params: list[str], examples: list[list]) -> str:
-    checks = [_shape_check(_shape([ex[i] for ex in examples]), name, 0) for i, name in enumerate(params)]
+    checks = [_check([ex[i] for ex in examples], name) for i, name in enumerate(params)]
     body = "\n        and ".join(checks)
     return f"def pre_test_f({', '.join(params)}):\n    return (\n        {body}\n    )"
 
 
-def _shape(values: list) -> dict:
+def _check(values: list, var: str, depth: int = 0) -> str:
+    """A condition that `var` has the shape of the example `values`, with room to spare."""
     kinds = {type(v) for v in values}
-    if len(kinds) != 1:
-        return {"kind": "any"}
-    kind = kinds.pop()
+    kind = kinds.pop() if len(kinds) == 1 else None
     if kind is int:
-        return {"kind": "int", "lo": min(min(values), 0) * 2, "hi": max(max(values) * 2, 10)}
+        return f"type({var}) is int and {min(min(values), 0) * 2} <= {var} <= {max(max(values) * 2, 10)}"
     if kind is str:
-        chars = "".join(sorted(set("".join(values))))
-        return {"kind": "str", "chars": chars, "max": max(2 * max(len(v) for v in values), 12)}
+        chars, longest = "".join(sorted(set("".join(values)))), max(2 * max(len(v) for v in values), 12)
+        return f"type({var}) is str and len({var}) <= {longest} and set({var}) <= set({chars!r})"
     if kind is list:
-        items = [x for v in values for x in v]
-        return {
-            "kind": "list",
-            "min": min(len(v) for v in values),
-            "max": max(2 * max(len(v) for v in values), 8),
-            "item": _shape(items) if items else {"kind": "none"},
-        }
-    return {"kind": "any"}
-
-
-def _shape_check(shape: dict, var: str, depth: int) -> str:
-    kind = shape["kind"]
-    if kind == "int":
-        return f"type({var}) is int and {shape['lo']} <= {var} <= {shape['hi']}"
-    if kind == "str":
-        return f"type({var}) is str and len({var}) <= {shape['max']} and set({var}) <= set({shape['chars']!r})"
-    if kind == "list":
-        item = f"v{depth}"
-        inner = _shape_check(shape["item"], item, depth + 1)
-        return (
-            f"type({var}) is list and {shape['min']} <= len({var}) <= {shape['max']}"
-            f" and all({inner} for {item} in {var})"
-        )
-    if kind == "none":
-        return "False"
+        items, item = [x for v in values for x in v], f"v{depth}"
+        inner = _check(items, item, depth + 1) if items else "False"
+        shortest, longest = min(len(v) for v in values), max(2 * max(len(v) for v in values), 8)
+        return f"type({var}) is list and {shortest} <= len({var}) <= {longest} and all({inner} for {item} in {var})"
     return "True"
 
 
@@ -288,3 +241,10 @@ def code_index() -> dict[str, tuple[str, int]]:
 @lru_cache(maxsize=1)
 def message_index() -> dict[str, tuple[str, int]]:
     return {lv.message: (family, i) for family, levels in families().items() for i, lv in enumerate(levels, 1)}
+
+
+def recognise(env: str | None, code: str | None, message: str | None) -> tuple[str, int] | None:
+    """(family, level) of a bank problem: by its code, or an induction problem (whose code is hidden) by its hint."""
+    if env == "induction":
+        return message_index().get((message or "").strip())
+    return code_index().get(code_key(code or "") or "")

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from synthgen.demo.scripted.responder import content_text
+
 ENVS = ("induction", "abduction", "deduction", "fuzzing")
 
 # The sentence each student template opens its request with.
@@ -48,13 +50,7 @@ class Cues:
 
 
 def prompt_text(messages: list[dict]) -> str:
-    parts = []
-    for message in messages:
-        content = message.get("content", "")
-        if isinstance(content, list):
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        parts.append(str(content or ""))
-    return "\n".join(parts)
+    return "\n".join(content_text(m) for m in messages)
 
 
 def read(text: str) -> Cues:
@@ -86,24 +82,17 @@ def snippet(text: str) -> str | None:
 def previous_code(text: str) -> str | None:
     """The code block under the previous-puzzle heading (the first one after it)."""
     start = text.find(PREVIOUS_HEADING)
-    if start < 0:
-        return None
-    match = _PYTHON_BLOCK.search(text, start)
-    return match.group(1) if match else None
+    return None if start < 0 else first_code(text, start)
 
 
 def previous_region(text: str) -> str:
     """The previous puzzle's section (code, message and pairs), up to the next heading."""
-    start = text.find(PREVIOUS_HEADING)
-    if start < 0:
-        return ""
-    end = text.find("\n## ", start + len(PREVIOUS_HEADING))
-    return text[start : end if end >= 0 else len(text)]
+    return between(text, PREVIOUS_HEADING, "\n## ") or ""
 
 
-def first_code(text: str) -> str | None:
-    """The first ```python block (a student prompt shows the problem's code first)."""
-    match = _PYTHON_BLOCK.search(text)
+def first_code(text: str, start: int = 0) -> str | None:
+    """The first ```python block from `start` (a student prompt shows the problem's code first)."""
+    match = _PYTHON_BLOCK.search(text, start)
     return match.group(1) if match else None
 
 

@@ -16,6 +16,7 @@ import math
 import random
 import string
 
+from synthgen.demo.scripted.responder import content_text
 from synthgen.demo.scripted.settings import ScriptedServerSettings
 
 
@@ -65,8 +66,13 @@ def derive_seed(*parts: object) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-def body_digest(canonical_body: str) -> str:
-    return hashlib.sha256(canonical_body.encode()).hexdigest()
+def unit(*parts: object) -> float:
+    """A deterministic number in [0, 1) from the parts (SHA-256; independent of PYTHONHASHSEED)."""
+    return derive_seed(*parts) / 2**64
+
+
+def pick(seq, *parts: object):
+    return seq[int(unit(*parts) * len(seq))]
 
 
 def estimate_tokens(text: str) -> int:
@@ -75,13 +81,7 @@ def estimate_tokens(text: str) -> int:
 
 
 def prompt_tokens(messages: list[dict]) -> int:
-    total = 3
-    for message in messages:
-        content = message.get("content") or ""
-        if isinstance(content, list):
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        total += 4 + estimate_tokens(str(content))
-    return total
+    return 3 + sum(4 + estimate_tokens(content_text(m)) for m in messages)
 
 
 def garbage_text(rng: random.Random) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from synthgen.demo.scripted.responder import Responder, make_responder
+from synthgen.demo.scripted.responder import EchoResponder, Responder
 from synthgen.demo.scripted.server import ScriptedHTTPServer
 from synthgen.demo.scripted.settings import ScriptedServerSettings
 from synthgen.errors import UserError
@@ -33,7 +33,7 @@ from synthgen.settings.base import describe_validation_error
 
 SCRIPTED_SERVER_HELP = (
     "Run the scripted OpenAI-compatible server. It is scripted, NOT a language model: answers come "
-    "from a bank of problems the project wrote itself (or echo when no bank is installed), with "
+    "from a bank of problems the project wrote itself (or echo, with --responder echo), with "
     "seeded solve probabilities and optional injected faults (latency, 500/429 errors, hangs, "
     "truncated, garbage or malformed answers). Use it to run the pipeline and its tests without a "
     "GPU; point the teacher and student base_url at http://HOST:PORT/v1."
@@ -48,16 +48,8 @@ class ServerHandle:
     _stop: Callable[[], None] = field(repr=False)
     _stopped: bool = field(default=False, repr=False)
 
-    @property
-    def base_url(self) -> str:
-        return self.url
-
-    @property
-    def root(self) -> str:
-        return self.url[: -len("/v1")]
-
     def stats(self) -> dict:
-        with urllib.request.urlopen(f"{self.root}/stats", timeout=10) as response:
+        with urllib.request.urlopen(f"{self.url.removesuffix('/v1')}/stats", timeout=10) as response:
             return json.loads(response.read())
 
     def stop(self) -> None:
@@ -93,25 +85,23 @@ def start_scripted_server(
     """Start a scripted server and return once it accepts connections.
 
     `fields` are ScriptedServerSettings fields overriding `settings`; the port defaults to 0 (a
-    free one) here. `responder` is a Responder object or a name ("auto": the bank when installed,
-    else echo; "bank"; "echo"); None means the settings' responder. mode "thread" serves from
+    free one) here. `responder` is a Responder object or a name ("auto" or "bank": the problem
+    bank; "echo"); None means the settings' responder. mode "thread" serves from
     this process; mode "process" runs `python -m synthgen.demo.scripted` in a subprocess with its own
     interpreter lock (responder by name only), which is what a benchmark of the client wants.
     """
     if settings is None:
         fields.setdefault("port", 0)
     if isinstance(responder, str):
-        fields["responder"] = responder
+        fields["responder"], responder = responder, None
     config = scripted_settings(settings, **fields)
     if mode == "process":
-        if responder is not None and not isinstance(responder, str):
+        if responder is not None:
             raise ValueError("mode='process' takes a responder name, not an object; use mode='thread'")
         return _start_process(config)
     if mode != "thread":
         raise ValueError(f"mode must be 'thread' or 'process', not {mode!r}")
-    if responder is None or isinstance(responder, str):
-        responder = make_responder(config.responder, config.seed, config.learning_curve, config.student_strength)
-    server = ScriptedHTTPServer(responder, config)
+    server = ScriptedHTTPServer(responder or _responder(config), config)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
 
@@ -121,6 +111,21 @@ def start_scripted_server(
 
     actual_port = server.server_address[1]
     return ServerHandle(_url(config.host, actual_port), actual_port, config.host, stop)
+
+
+def make_responder(name: str, seed: int = 0, learning_curve: float = 0.0, strength: float = 0.0) -> Responder:
+    """By name: "auto" or "bank" (the problem bank, whose student may follow a learning curve) or "echo"."""
+    if name == "echo":
+        return EchoResponder()
+    if name in ("auto", "bank"):
+        from synthgen.demo.scripted.bank import BankResponder  # loaded when served: the CLI imports this module
+
+        return BankResponder(seed, learning_curve, strength)
+    raise ValueError(f"responder must be one of ('auto', 'bank', 'echo'), not {name!r}")
+
+
+def _responder(settings: ScriptedServerSettings) -> Responder:
+    return make_responder(settings.responder, settings.seed, settings.learning_curve, settings.student_strength)
 
 
 def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
@@ -146,11 +151,9 @@ def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
     return ServerHandle(url, actual_port, settings.host, stop)
 
 
-def serve(settings: ScriptedServerSettings, responder: Responder | None = None) -> None:
+def serve(settings: ScriptedServerSettings) -> None:
     """Serve in the foreground until Ctrl+C or SIGTERM, then close connections and return."""
-    responder = responder or make_responder(
-        settings.responder, settings.seed, settings.learning_curve, settings.student_strength
-    )
+    responder = _responder(settings)
     server = ScriptedHTTPServer(responder, settings)
     url = _url(settings.host, server.server_address[1])
     if threading.current_thread() is threading.main_thread():

@@ -1,27 +1,24 @@
 """The pluggable "brain" of the scripted server: what it answers, separate from how it serves.
 
 The server (synthgen.demo.scripted.server) handles HTTP, faults and the response shape; a responder
-only turns a chat request into `n` replies (ScriptedReply, from synthgen.demo.scripted.reply).
-`BankResponder` (synthgen.demo.scripted.bank) plays teacher and student for the four environments;
-`EchoResponder` here is a trivial stand-in for tests of the transport. Neither is a language model.
+only turns a chat request into `n` replies (ScriptedReply). `BankResponder` (synthgen.demo.scripted.bank)
+plays teacher and student for the four environments; `EchoResponder` here is a trivial stand-in for
+tests of the transport. Neither is a language model.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from synthgen.demo.scripted.reply import ScriptedReply
 
-__all__ = [
-    "RESPONDER_NAMES",
-    "EchoResponder",
-    "Responder",
-    "ScriptedReply",
-    "default_responder",
-    "last_user_text",
-    "make_responder",
-]
+@dataclass
+class ScriptedReply:
+    """One choice of a chat completion: the visible answer and the reasoning text."""
+
+    content: str
+    reasoning: str = ""
 
 
 @runtime_checkable
@@ -38,15 +35,17 @@ class Responder(Protocol):
         ...
 
 
+def content_text(message: dict) -> str:
+    """A message's text; list-of-parts content is joined."""
+    content = message.get("content") or ""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return str(content)
+
+
 def last_user_text(messages: list[dict]) -> str:
-    """The text of the last user message ("" if none); list-of-parts content is joined."""
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            content = message.get("content", "")
-            if isinstance(content, list):
-                return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-            return str(content or "")
-    return ""
+    """The text of the last user message ("" if none)."""
+    return next((content_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
 
 
 class EchoResponder:
@@ -57,50 +56,8 @@ class EchoResponder:
     def respond(self, messages: list[dict], n: int, rng_seed: int, params: dict) -> list[ScriptedReply]:
         text = last_user_text(messages)
         effort = params.get("reasoning_effort") or "none"
-        replies = []
-        for i in range(n):
-            tag = random.Random(f"{rng_seed}:{i}").randrange(1_000_000)
-            replies.append(
-                ScriptedReply(
-                    content=f"echo[{tag:06d}]: {text}",
-                    reasoning=f"scripted reasoning (effort {effort}) for sample {i}",
-                )
-            )
-        return replies
-
-
-def default_responder(seed: int = 0, learning_curve: float = 0.0, strength: float = 0.0) -> Responder:
-    """`BankResponder(seed)` when synthgen.demo.scripted.bank exists, else `EchoResponder()`.
-
-    Only a missing bank module falls back; an import error inside the bank is raised, so a broken
-    bank is never silently replaced by echo answers.
-    """
-    try:
-        from synthgen.demo.scripted.bank import BankResponder  # type: ignore[import-not-found]
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("synthgen.demo.scripted.bank",):
-            raise
-        return EchoResponder()
-    return _bank(BankResponder, seed, learning_curve, strength)
-
-
-def _bank(cls, seed: int, learning_curve: float, strength: float) -> Responder:
-    extra = {"learning_curve": learning_curve} if learning_curve else {}
-    return cls(seed, strength=strength, **extra) if strength else cls(seed, **extra)
-
-
-RESPONDER_NAMES = ("auto", "bank", "echo")
-
-
-def make_responder(name: str, seed: int = 0, learning_curve: float = 0.0, strength: float = 0.0) -> Responder:
-    """By name: "auto" (the bank when installed, else echo), "bank" or "echo"; the bank's student
-    may follow a learning curve (synthgen.demo.scripted.curve)."""
-    if name == "auto":
-        return default_responder(seed, learning_curve, strength)
-    if name == "echo":
-        return EchoResponder()
-    if name == "bank":
-        from synthgen.demo.scripted.bank import BankResponder  # type: ignore[import-not-found]
-
-        return _bank(BankResponder, seed, learning_curve, strength)
-    raise ValueError(f"responder must be one of {RESPONDER_NAMES}, not {name!r}")
+        tags = [random.Random(f"{rng_seed}:{i}").randrange(1_000_000) for i in range(n)]
+        return [
+            ScriptedReply(f"echo[{tag:06d}]: {text}", f"scripted reasoning (effort {effort}) for sample {i}")
+            for i, tag in enumerate(tags)
+        ]

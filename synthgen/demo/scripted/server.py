@@ -6,20 +6,16 @@ in `message.reasoning`, or `reasoning_content` for older versions, `finish_reaso
 GET /stats is scripted-only: request counts by status, in-flight peak, summed latency (tests and
 the benchmark read it). The answers come from a Responder (synthgen.demo.scripted.responder).
 
-    python -m synthgen.demo.scripted --port 8000 --seed 0 --latency lognormal --latency-s 0.5
-    # or, wired by the CLI: synthgen scripted-server ...
-
-Every knob is a field of synthgen.demo.scripted.settings.ScriptedServerSettings. In-process use (tests):
-
-    with start_scripted_server(EchoResponder(), error_rate=0.2) as server:
-        ... TeacherSettings(base_url=server.url) ...   # server.url ends in /v1
-
+Every knob is a field of synthgen.demo.scripted.settings.ScriptedServerSettings; synthgen.demo.scripted.launch
+starts it (`synthgen scripted-server`, or `start_scripted_server` in-process).
 Each answer reports `"model": "scripted"` (rows record what answered), while /v1/models lists the
 names it was started with, so a client configured for gpt-oss passes its preflight.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import json
 import random
 import socket
@@ -28,10 +24,10 @@ import threading
 import time
 import uuid
 from collections import Counter
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from synthgen.demo.scripted.faults import (
-    body_digest,
     cut,
     derive_seed,
     draw_latency,
@@ -41,11 +37,51 @@ from synthgen.demo.scripted.faults import (
     malform,
     prompt_tokens,
 )
-from synthgen.demo.scripted.request import parse_chat_body
 from synthgen.demo.scripted.responder import Responder, ScriptedReply
 from synthgen.demo.scripted.settings import ScriptedServerSettings
 
 MAX_LATENCIES = 1_000_000  # per-request latencies kept for /stats (a bench replays them)
+MAX_N = 1024
+
+
+def parse_chat_body(raw: bytes, reject_n: bool = False) -> tuple[dict, list, int]:
+    """(body, messages, n) of a chat request, checked the way vLLM checks it; ValueError says why it is a 400."""
+    body = json.loads(raw or b"null")
+    if not isinstance(body, dict):
+        raise ValueError("the body must be a JSON object")
+    messages, n = body.get("messages"), body.get("n")
+    n = 1 if n is None else n
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("messages must be a non-empty list")
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_N:
+        raise ValueError(f"n must be an integer in [1, {MAX_N}]")
+    if body.get("stream"):
+        raise ValueError("the scripted server does not stream")
+    if reject_n and n > 1:
+        raise ValueError("n > 1 is not supported by this server (scripted --reject-n)")
+    return body, messages, n
+
+
+def body_digest(body: dict) -> str:
+    """A request body's digest, whatever the order of its keys."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass
+class ServerStats:
+    """What GET /stats reports (tests and the benchmark read it)."""
+
+    requests: int = 0
+    by_status: Counter[str] = field(default_factory=Counter)
+    # What the requests asked for, so a test can check what a real run would send a real server.
+    by_sampling: Counter[str] = field(default_factory=Counter)
+    choices: int = 0
+    hangs: int = 0
+    in_flight: int = 0
+    peak_in_flight: int = 0
+    latency_sum_s: float = 0.0
+    latencies_s: list[float] = field(default_factory=list)  # each request's drawn latency, in arrival order (capped)
 
 
 class ScriptedHTTPServer(ThreadingHTTPServer):
@@ -58,40 +94,17 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
         super().__init__((settings.host, settings.port), ScriptedHandler)
         self.responder = responder
         self.settings = settings
-        self.seed = settings.seed
-        self.models = settings.models
         self.engine_dead = False  # crash_on_seed: a seeded request arrived
         self.started = int(time.time())
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self.connections: set[socket.socket] = set()
         self.occurrences: Counter[str] = Counter()
-        self.by_status: Counter[str] = Counter()
-        # What the requests asked for, so a test can check what a real run would send a real server.
-        self.by_sampling: Counter[str] = Counter()
-        self.requests = 0
-        self.choices = 0
-        self.hangs = 0
-        self.in_flight = 0
-        self.peak_in_flight = 0
-        self.latency_sum_s = 0.0
-        self.latencies_s: list[float] = []  # each request's drawn latency, in the order they came (capped)
-        self.overhead_sum_s = 0.0  # time in the handler beyond the injected latency, 200s only
+        self.counts = ServerStats()
 
     def stats(self) -> dict:
         with self.lock:
-            return {
-                "requests": self.requests,
-                "by_status": dict(self.by_status),
-                "by_sampling": dict(self.by_sampling),
-                "choices": self.choices,
-                "hangs": self.hangs,
-                "in_flight": self.in_flight,
-                "peak_in_flight": self.peak_in_flight,
-                "latency_sum_s": self.latency_sum_s,
-                "latencies_s": list(self.latencies_s),
-                "overhead_sum_s": self.overhead_sum_s,
-            }
+            return {name: copy.copy(value) for name, value in vars(self.counts).items()}
 
     def handle_error(self, request, client_address) -> None:
         if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
@@ -136,10 +149,9 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
     # -- plumbing -------------------------------------------------------------------------------
-    def _send_json(self, status: int, payload: object, headers: dict | None = None) -> None:
-        self._send_bytes(status, json.dumps(payload).encode(), headers)
-
-    def _send_bytes(self, status: int, body: bytes, headers: dict | None = None) -> None:
+    def _send(self, status: int, payload: object, headers: dict | None = None) -> None:
+        """Send `payload` as JSON, or as it is if it is already bytes (a malformed body)."""
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         if self.server.settings.log_requests:
             self.log_request(status)
         try:
@@ -154,70 +166,71 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         except OSError:  # the client went away (timed out): nothing to tell it
             self.close_connection = True
 
-    def _error(self, status: int, message: str, kind: str, headers: dict | None = None) -> None:
-        payload = {"error": {"message": message, "type": kind, "param": None, "code": status}}
-        self._send_json(status, payload, headers)
-
     def _count(self, status: int | str) -> None:
         with self.server.lock:
-            self.server.by_status[str(status)] += 1
+            self.server.counts.by_status[str(status)] += 1
+
+    def _error(self, status: int, message: str, kind: str, headers: dict | None = None, counted: bool = True) -> None:
+        """An error answer, counted in /stats unless no request reached the model (a 404)."""
+        if counted:
+            self._count(status)
+        payload = {"error": {"message": message, "type": kind, "param": None, "code": status}}
+        self._send(status, payload, headers)
 
     # -- routes ---------------------------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == "/health":
-            self._send_json(200, {})
+            self._send(200, {})
         elif path in ("/v1/models", "/models"):
             data = [
                 {"id": m, "object": "model", "created": self.server.started, "owned_by": "synthgen-scripted"}
-                for m in self.server.models
+                for m in self.server.settings.models
             ]
             if self.server.settings.max_model_len is not None:  # vLLM states it per model
                 data = [{**m, "max_model_len": self.server.settings.max_model_len} for m in data]
-            self._send_json(200, {"object": "list", "data": data})
+            self._send(200, {"object": "list", "data": data})
         elif path == "/stats":
-            self._send_json(200, self.server.stats())
+            self._send(200, self.server.stats())
         else:
-            self._error(404, f"no route {self.path}", "NotFoundError")
+            self._error(404, f"no route {self.path}", "NotFoundError", counted=False)
 
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if self.path.split("?", 1)[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-            self._error(404, f"no route {self.path}", "NotFoundError")
+            self._error(404, f"no route {self.path}", "NotFoundError", counted=False)
             return
         server = self.server
         with server.lock:
-            server.requests += 1
-            server.in_flight += 1
-            server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
+            server.counts.requests += 1
+            server.counts.in_flight += 1
+            server.counts.peak_in_flight = max(server.counts.peak_in_flight, server.counts.in_flight)
         try:
             self._chat(raw)
         finally:
             with server.lock:
-                server.in_flight -= 1
+                server.counts.in_flight -= 1
 
     def _chat(self, raw: bytes) -> None:
         """Answer one chat request: check it, maybe inject a fault, answer (maybe malformed)."""
-        arrived = time.monotonic()
         server = self.server
         try:
             body, messages, n = parse_chat_body(raw, server.settings.reject_n)
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
-            self._count(400)
             self._error(400, str(exc), "BadRequestError")
             return
         if self._refused(body, messages):
             return
         if server.settings.ignore_n:
             n = 1  # answered as if n were not there
-        digest = body_digest(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+        digest = body_digest(body)
         sampling = f"effort={body.get('reasoning_effort')} n={n} max_tokens={body.get('max_tokens')}"
         with server.lock:
-            server.by_sampling[sampling] += 1
+            server.counts.by_sampling[sampling] += 1
             occurrence = server.occurrences[digest]
             server.occurrences[digest] += 1
-        request_seed = derive_seed(server.seed, digest, occurrence)
+        request_seed = derive_seed(server.settings.seed, digest, occurrence)
         if self._injected_fault(random.Random(request_seed)):
             return
         digests = self._sample_digests(body, n, digest)
@@ -226,23 +239,18 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             return
         choices, completion_tokens, latency = self._choices(replies, body, digests, occurrence)
         with server.lock:
-            if len(server.latencies_s) < MAX_LATENCIES:
-                server.latencies_s.append(latency)
+            if len(server.counts.latencies_s) < MAX_LATENCIES:
+                server.counts.latencies_s.append(latency)
         if latency > 0 and server.stopping.wait(latency):
             self.close_connection = True  # shutting down
             return
         response = self._response(body, messages, choices, completion_tokens, request_seed, occurrence)
         broken = malform(server.settings, random.Random(derive_seed(request_seed, "malform")), response)
         with server.lock:  # counted before the answer leaves, so a client never sees stale stats
-            server.choices += n
-            server.latency_sum_s += latency
-            server.by_status["200" if broken is None else "200-malformed"] += 1
-        if broken is None:
-            self._send_json(200, response)
-        else:
-            self._send_bytes(200, broken)
-        with server.lock:
-            server.overhead_sum_s += time.monotonic() - arrived - latency
+            server.counts.choices += n
+            server.counts.latency_sum_s += latency
+            server.counts.by_status["200" if broken is None else "200-malformed"] += 1
+        self._send(200, response if broken is None else broken)
 
     def _refused(self, body: dict, messages: list) -> bool:
         """The refusals of a real server's modes (a dead engine, the context length); True if sent."""
@@ -250,7 +258,6 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         if settings.crash_on_seed and body.get("seed") is not None:
             server.engine_dead = True
         if server.engine_dead:
-            self._count(500)
             self._error(500, "EngineCore encountered an issue (scripted --crash-on-seed)", "EngineDeadError")
             return True
         limit = settings.max_model_len
@@ -271,7 +278,6 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             )
         else:
             return False
-        self._count(400)
         self._error(400, message, "BadRequestError")
         return True
 
@@ -281,15 +287,13 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         fault = draw_request_fault(server.settings, rng)
         if fault == "hang":
             with server.lock:
-                server.hangs += 1
+                server.counts.hangs += 1
             server.stopping.wait(server.settings.hang_s)
             self._count("hang")
             self.close_connection = True  # drop the connection without an answer
         elif fault == "429":
-            self._count(429)
             self._error(429, "scripted rate limit", "RateLimitError", {"Retry-After": "1"})
         elif fault == "500":
-            self._count(500)
             self._error(500, "scripted internal error", "InternalServerError")
         return fault is not None
 
@@ -304,12 +308,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         if not per_sample or not isinstance(seed, int) or isinstance(seed, bool):
             return [digest] * n
         single = {k: v for k, v in body.items() if k != "n"}
-        return [
-            body_digest(
-                json.dumps({**single, "seed": seed + i}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-            )
-            for i in range(n)
-        ]
+        return [body_digest({**single, "seed": seed + i}) for i in range(n)]
 
     def _replies(self, body: dict, messages: list, n: int, digests: list[str]) -> list[ScriptedReply] | None:
         """The responder's n replies; a responder bug is answered 500 (and None returned)."""
@@ -323,14 +322,15 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 replies = []
                 for i, digest in enumerate(digests):
                     one = {**params, "n": 1, "seed": params["seed"] + i}
-                    replies.extend(server.responder.respond(messages, 1, derive_seed(server.seed, digest), one))
+                    replies.extend(
+                        server.responder.respond(messages, 1, derive_seed(server.settings.seed, digest), one)
+                    )
             else:
-                replies = server.responder.respond(messages, n, derive_seed(server.seed, digests[0]), params)
+                replies = server.responder.respond(messages, n, derive_seed(server.settings.seed, digests[0]), params)
             if len(replies) != n or not all(isinstance(r, ScriptedReply) for r in replies):
                 raise TypeError(f"responder returned {len(replies)} replies for n={n}")
         except Exception as exc:  # a responder bug: say so loudly, as a 500
             print(f"scripted server: responder failed: {exc!r}", file=sys.stderr)
-            self._count(500)
             self._error(500, f"responder failed: {exc!r}", "InternalServerError")
             return None
         return replies
@@ -338,12 +338,12 @@ class ScriptedHandler(BaseHTTPRequestHandler):
     def _choices(self, replies, body: dict, digests: list[str], occurrence: int) -> tuple[list[dict], int, float]:
         """(choices, completion tokens, latency): per-choice garbage, truncation and latency draws
         (a seeded choice draws them as its own n = 1 request would: its digest, index 0)."""
-        settings, seed = self.server.settings, self.server.seed
+        settings = self.server.settings
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         choices, completion_tokens, latency = [], 0, 0.0
         split = len(set(digests)) > 1
         for index, reply in enumerate(replies):
-            crng = random.Random(derive_seed(seed, digests[index], occurrence, 0 if split else index))
+            crng = random.Random(derive_seed(settings.seed, digests[index], occurrence, 0 if split else index))
             latency = max(latency, draw_latency(settings, crng))
             content, reasoning, finish = reply.content, reply.reasoning, "stop"
             garbage, truncate, where = crng.random(), crng.random(), crng.random()
@@ -381,11 +381,9 @@ class ScriptedHandler(BaseHTTPRequestHandler):
 
     def _choice(self, index: int, content: str, reasoning: str, finish: str) -> dict:
         message: dict = {"role": "assistant", "content": content, "refusal": None, "tool_calls": []}
-        field = self.server.settings.reasoning_field
-        if self.server.settings.ignore_reasoning_effort:
-            reasoning = ""
-        if field in ("reasoning", "both"):
-            message["reasoning"] = reasoning or None
-        if field in ("reasoning_content", "both"):
-            message["reasoning_content"] = reasoning or None
+        settings = self.server.settings
+        fields = (
+            ("reasoning", "reasoning_content") if settings.reasoning_field == "both" else (settings.reasoning_field,)
+        )
+        message.update(dict.fromkeys(fields, None if settings.ignore_reasoning_effort else reasoning or None))
         return {"index": index, "message": message, "logprobs": None, "finish_reason": finish, "stop_reason": None}

@@ -35,7 +35,7 @@ class ScriptedServerSettings(Settings):
         "scripted", description="the model name each answer reports (it is not a model: 'scripted')"
     )
     responder: Literal["auto", "bank", "echo"] = Field(
-        "auto", description="what answers: auto (the problem bank when installed, else echo), bank or echo"
+        "auto", description="what answers: auto (the problem bank), bank or echo"
     )
     learning_curve: float = Field(
         0.0,

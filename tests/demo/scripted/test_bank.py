@@ -7,8 +7,7 @@ import pytest
 
 from synthgen.demo.scripted import bank_problems as bp
 from synthgen.demo.scripted import cues
-from synthgen.demo.scripted.bank import UNRECOGNISED, BankResponder, unit
-from synthgen.demo.scripted.bank_text import STYLES, teacher_reply
+from synthgen.demo.scripted.bank import STYLES, UNRECOGNISED, BankResponder, teacher_reply, unit
 from synthgen.envs import get_env, reasons
 from synthgen.envs.problem import Problem, Reward
 from synthgen.envs.settings import EnvSettings, ProgressionSettings
@@ -152,9 +151,7 @@ def test_every_style_parses(env, style):
 
 
 def _u(i):
-    from synthgen.demo.scripted.bank_text import _unit
-
-    return _unit(i, "style")
+    return unit(i, "style")
 
 
 FLAWS = {

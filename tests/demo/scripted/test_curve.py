@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from synthgen.demo.scripted import bank_problems as bp
-from synthgen.demo.scripted.bank import BankResponder
-from synthgen.demo.scripted.curve import CurveScorer, bank_level, solve_probability
+from synthgen.demo.scripted.bank import BankResponder, solve_probability
 from synthgen.envs import get_env
 from synthgen.envs.base import Problem
+from tests.helpers.curve import CurveScorer, bank_level
 
 
 def test_the_curve_is_the_bank_table_at_step_0_and_rises_with_the_step():

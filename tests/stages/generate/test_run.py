@@ -545,7 +545,7 @@ class _MemoryCheatStudent:
 
     def respond(self, messages, n, rng_seed, params):
         from synthgen.demo.scripted import cues
-        from synthgen.demo.scripted.reply import ScriptedReply
+        from synthgen.demo.scripted.responder import ScriptedReply
 
         found = cues.read(cues.prompt_text(messages))
         if found.task == "solve" and found.env == "induction":
