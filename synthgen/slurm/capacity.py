@@ -56,7 +56,7 @@ def warnings_for(jobs: list[SbatchJob], nodes: list[Node], default: str | None) 
         if not fitting:
             out.append(f"{job.stage}: {where} has no nodes (sinfo); the job would pend forever")
             continue
-        key = "train" if job.stage == "train" else ("generate" if job.stage == "generate" else "curate")
+        key = job.stage if job.stage in ("generate", "calibrate", "train") else "curate"  # the curate job runs the rest
         most_cpus, most_gpus = max(n.cpus for n in fitting), max(n.gpus for n in fitting)
         for asked, most, what, limit, setting in (
             (need.cpus, most_cpus, "CPUs per task", f"the largest node of {where} has", "cpus_per_task"),

@@ -30,15 +30,22 @@ def test_jobs_that_fit_get_no_warning_and_those_that_cannot_are_named():
     nodes, default = parse_sinfo(SINFO)
     assert warnings_for([_job("generate", cpus=8, gpus=8), _job("filter", "cpu", cpus=16)], nodes, default) == []
     lines = warnings_for(
-        [_job("generate", cpus=128), _job("chain", "cpu", gpus=1), _job("train", nodes=5), _job("bin", "nowhere")],
+        [
+            _job("generate", cpus=128),
+            _job("chain", "cpu", gpus=1),
+            _job("train", nodes=5),
+            _job("bin", "nowhere"),
+            _job("calibrate", "cpu", cpus=32),
+        ],
         nodes,
         default,
     )
-    assert len(lines) == 4
+    assert len(lines) == 5
     assert "generate: asks for 128 CPUs" in lines[0] and "slurm.generate.cpus_per_task" in lines[0]
     assert "chain: asks for 1 GPUs" in lines[1] and "slurm.curate.gpus_per_node" in lines[1]
     assert "train: asks for 5 nodes but partition gpu has 2" in lines[2]
     assert "partition nowhere has no nodes" in lines[3]
+    assert "calibrate: asks for 32 CPUs" in lines[4] and "slurm.calibrate.cpus_per_task" in lines[4]
 
 
 @pytest.mark.slurm
