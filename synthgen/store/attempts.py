@@ -48,6 +48,7 @@ from synthgen.settings.base import ENV_NAMES
 from synthgen.store import record_checks as checks
 from synthgen.store.files import file_metadata
 from synthgen.store.layout import Layout, StageDir
+from synthgen.store.readiness import refuse_other_settings
 from synthgen.store.records import ATTEMPTS, table_from_rows
 from synthgen.store.writer import ShardWriter
 
@@ -164,9 +165,10 @@ class AttemptsShardWriter(ShardWriter):
         if self.attempts is None:
             return parts
         folder, shard = self.attempts, self.shard
-        folder.remove_stale_temps(shard)
         if force:
             folder.clear_shard(shard)
+        else:
+            folder.remove_stale_temps(shard)
         rows_at = {_index(p): p for p in parts}
         mine = []
         for part in folder.shard_parts(shard):
@@ -189,11 +191,7 @@ class AttemptsShardWriter(ShardWriter):
                     f"{self.shard} of {self.stage.path} was started with --keep-attempts {found} "
                     f"({part} holds its attempts), not {self.keep}{again}"
                 )
-            if meta.get("settings_hash") != self.settings_hash:
-                raise UserError(
-                    f"{part} was written with other settings (hash {meta.get('settings_hash')} vs "
-                    f"{self.settings_hash}); use --force to start this shard again, or another --run-dir"
-                )
+            refuse_other_settings(self.attempts, self.shard, meta.get("settings_hash"), self.settings_hash)
         if self.keeping:
             have = {_index(p) for p in mine}
             missing = sorted(i for i in rows_at if i not in have)

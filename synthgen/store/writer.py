@@ -15,9 +15,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from synthgen.errors import UserError
 from synthgen.store.files import file_metadata, read_metadata
 from synthgen.store.layout import StageDir
+from synthgen.store.readiness import refuse_other_settings
 from synthgen.store.records import table_from_rows
 
 
@@ -50,18 +50,13 @@ class ShardWriter:
         Nothing is loaded: `written` counts their rows from the footers, and the stage reads
         what it needs from the parts (lazily, for a shard of a million lineages) and hands the
         keys a resumed unit will produce again to `skip`."""
-        self.stage.remove_stale_temps(self.shard)
-        parts = self.stage.shard_parts(self.shard)
-        if parts and force:
+        if force:
             self.stage.clear_shard(self.shard)
-            parts = []
+        else:
+            self.stage.remove_stale_temps(self.shard)
+        parts = self.stage.shard_parts(self.shard)
         for part in parts:
-            found = read_metadata(part).get("settings_hash")
-            if found != self.settings_hash:
-                raise UserError(
-                    f"{part} was written with other settings (hash {found} vs {self.settings_hash}); "
-                    "use --force to start this shard again, or another --run-dir"
-                )
+            refuse_other_settings(self.stage, self.shard, read_metadata(part).get("settings_hash"), self.settings_hash)
         if parts:
             self._next_part = 1 + max(int(p.name.rsplit(".part-", 1)[1].split(".")[0]) for p in parts)
         self.written = sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
