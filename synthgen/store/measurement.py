@@ -330,6 +330,8 @@ def integrity_table(frame: pl.DataFrame | None, order: list[str] | None = None) 
     if frame is None or frame.height == 0:
         return []
     frame = with_intervals(frame) if "pass_rate" in frame.columns else frame
+    if "pass_rate_low" in frame.columns:
+        frame = frame.with_columns((pl.col("pass_rate_high") - pl.col("pass_rate_low")).alias("_width"))
     if "difficulty" not in frame.columns:
         frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias("difficulty"))
     rank = {name: i for i, name in enumerate(order or [])}
@@ -337,17 +339,10 @@ def integrity_table(frame: pl.DataFrame | None, order: list[str] | None = None) 
     groups = frame.group_by("env", "difficulty").agg(pl.len()).rows()
     for env, difficulty, _ in sorted(groups, key=lambda g: (str(g[0]), rank.get(g[1], len(rank)), str(g[1]))):
         part = frame.filter((pl.col("env") == env) & pl.col("difficulty").eq_missing(difficulty))
-        chance = [v for v in part["chance_rate"].to_list() if v is not None] if "chance_rate" in part.columns else []
-        score = (
-            [v for v in part["mutation_score"].to_list() if v is not None] if "mutation_score" in part.columns else []
+        chance, score, width = (
+            part[c].drop_nulls().to_list() if c in part.columns else []
+            for c in ("chance_rate", "mutation_score", "_width")
         )
-        width = []
-        if "pass_rate_low" in part.columns:
-            width = [
-                h - lo
-                for lo, h in part.select("pass_rate_low", "pass_rate_high").rows()
-                if lo is not None and h is not None
-            ]
         out.append(
             {
                 "env": env,

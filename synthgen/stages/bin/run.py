@@ -63,10 +63,7 @@ SPARK = "·▁▂▃▄▅▆▇█"  # first: an empty bucket
 
 def classify(p: float | None, bins: list[Bin]) -> str | None:
     """The bin holding pass rate p, or None (for one value; `assign` does whole tables)."""
-    for b in bins:
-        if b.holds(p):
-            return b.name
-    return None
+    return next((b.name for b in bins if b.holds(p)), None)
 
 
 def assign(df: pl.DataFrame, bins: list[Bin]) -> pl.DataFrame:
@@ -175,14 +172,11 @@ def show(df: pl.DataFrame, written: pl.DataFrame, bins: list[Bin], console: Cons
         for name in ("bin", "measured", "mean chance", f"chance >= {GUESSABLE_AT:g}", "mean pass rate", "above chance"):
             table.add_column(name, justify="left" if name == "bin" else "right")
         for name, c in chance.items():
-            shown = [c["mean_chance_rate"], c["mean_pass_rate"], c["mean_above_chance"]]
-            table.add_row(
-                name,
-                str(c["measured"]),
-                *(("-" if v is None else f"{v:.3f}") for v in shown[:1]),
-                str(c["guessable"]),
-                *(("-" if v is None else f"{v:.3f}") for v in shown[1:]),
+            mean_chance, mean_pass, above = (
+                "-" if v is None else f"{v:.3f}"
+                for v in (c["mean_chance_rate"], c["mean_pass_rate"], c["mean_above_chance"])
             )
+            table.add_row(name, str(c["measured"]), mean_chance, str(c["guessable"]), mean_pass, above)
         console.print(table)
 
 

@@ -79,18 +79,10 @@ def rule_reasons(df: pl.DataFrame, settings: FilterSettings) -> tuple[list[str |
     low, high = settings.band_low, settings.band_high
     reasons: list[str | None] = []
     details: list[str | None] = []
-    cols = [
-        "turn_id",
-        "valid",
-        "reason",
-        "reason_detail",
-        "pass_rate",
-        "attempts",
-        "scored",
-        "correct",
-        "infra_failures",
-    ]
-    for turn_id, valid, reason, detail, p, attempts, scored, correct, infra in df.select(cols).iter_rows():
+    rows = df.select(
+        "turn_id", "valid", "reason", "reason_detail", "pass_rate", "attempts", "scored", "correct", "infra_failures"
+    )
+    for turn_id, valid, reason, detail, p, attempts, scored, correct, infra in rows.iter_rows():
         if not valid:
             if reason not in R.GENERATION:
                 raise UserError(f"row {turn_id} is invalid with reason {reason!r}, not a generation reason code")

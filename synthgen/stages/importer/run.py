@@ -41,6 +41,9 @@ from synthgen.store.measurement import GUESSABLE_AT
 from synthgen.store.readiness import WholeStage
 
 SUFFIXES = (".parquet", ".jsonl", ".jsonl.gz", ".json")
+# An imported problem was never attempted nor written by a teacher here: its counts are 0.
+NOTHING_MEASURED = ("attempts", "scored", "correct", "format_failures", "infra_failures", "teacher_tokens_in")
+NOTHING_MEASURED += ("teacher_tokens_out", "student_tokens_in", "student_tokens_out")
 
 
 def input_files(paths: list[str]) -> list[Path]:
@@ -109,15 +112,7 @@ def _row(real: formats.RealProblem, name: str, digest: str) -> dict:
         "turn": 1,
         "valid": True,
         "reason": "ok",
-        "attempts": 0,
-        "scored": 0,
-        "correct": 0,
-        "format_failures": 0,
-        "infra_failures": 0,
-        "teacher_tokens_in": 0,
-        "teacher_tokens_out": 0,
-        "student_tokens_in": 0,
-        "student_tokens_out": 0,
+        **dict.fromkeys(NOTHING_MEASURED, 0),
         "teacher_model": "",
         "student_model": "",
         "settings_hash": digest,
