@@ -277,7 +277,43 @@ class StageDir:
     # -- completeness --------------------------------------------------------------------------
     def status(self) -> StageStatus:
         """What is finished and what is missing, without refusing anything."""
-        return survey(self)
+        path = self.path
+        if path.exists() and not path.is_dir():
+            raise UserError(f"{path} is a file, not a stage folder")
+        if not path.is_dir():
+            return StageStatus(self, exists=False)
+        markers = {name: self.done_info(name) or {} for name in self.done_shards()}
+        groups: dict[str, list[Path]] = defaultdict(list)
+        loose: list[Path] = []
+        for part in self.top_parts():
+            shard = self.part_shard(part)
+            (groups[shard] if shard else loose).append(part)
+        nested = self.nested_parts()
+        ours = [p for p in nested if checks.file_metadata_of(checks.read_schema(p)).get("stage")]
+        whole = self.layout.whole
+        expected = set(groups) | set(markers) | ({whole} if ours and whole else set())
+        splits = sorted({pos[1] for name in expected if (pos := self.shard_index(name))})
+        if len(splits) > 1:
+            raise UserError(
+                f"{path} holds shards of {' and '.join(f'{n}-way' for n in splits)} splits, which overlap; "
+                "keep one split (remove the other's files) or use another run directory"
+            )
+        if splits:
+            expected |= {self.shard_name(i, splits[0]) for i in range(splits[0])}
+        finished = sorted(s for s in expected if s in markers)
+        missing = sorted(expected - set(markers))
+        digest = _one_hash(path, {s: markers[s].get("settings_hash") for s in finished})
+        parts = list(loose)
+        for shard in finished:
+            _check_part_hashes(self, groups.get(shard, []), shard, markers[shard].get("settings_hash"))
+            parts += groups.get(shard, [])
+        if not ours or (whole in markers):
+            if ours:
+                _check_part_hashes(self, ours, whole, markers[whole].get("settings_hash"))
+            parts += nested
+        else:
+            parts += [p for p in nested if p not in ours]
+        return StageStatus(self, True, finished, missing, sorted(parts), digest)
 
     def require_complete(self, allow_partial: bool = False, *, hint: str = "") -> StageStatus:
         """The stage's status if it is finished; else a one-line UserError naming what is missing.
@@ -286,7 +322,45 @@ class StageDir:
         says so (`.partial`, `.note()`, `.metadata()`) so the reader can report and record it.
         `hint` is appended to the "nothing found" message (", or pass --input").
         """
-        return require(self, allow_partial, hint)
+        found = self.status()
+        layout = self.layout
+        busy = running(self)
+        if busy:
+            busy_note = f"`synthgen {layout.made_by}` is still writing {self.path} ({', '.join(busy)})"
+        if not found.exists or (not found.parts and not found.finished and not found.missing):
+            if busy:
+                raise UserError(f"{busy_note}; wait for it to finish")
+            also = "; --allow-partial reads finished shards only, and there are none" if allow_partial else ""
+            raise UserError(
+                f"no {layout.noun} found in {self.path} (run `synthgen {layout.made_by}` first{hint})"
+                + _leftover(self)
+                + also
+            )
+        if found.missing:
+            total = len(found.missing) + len(found.finished)
+            what = (
+                f"{self.path} is not finished: {len(found.missing)} of {total} shard(s) have no completion marker "
+                f"({found.missing_names()})"
+            )
+            if busy:
+                what = f"{busy_note}: {len(found.missing)} of {total} shard(s) not finished ({found.missing_names()})"
+            resume = (
+                "wait for it to finish"
+                if busy
+                else f"run `synthgen {layout.made_by}` again with the same settings to finish them (it resumes where "
+                "it stopped)"
+            )
+            if not allow_partial:
+                raise UserError(
+                    f"{what}; {resume}, or pass --allow-partial to read only the finished ones" + _leftover(self)
+                )
+            if not found.finished:
+                raise UserError(
+                    f"{what} and none is finished, so even --allow-partial has nothing to read; {resume}"
+                    + _leftover(self)
+                )
+            found.partial = True
+        return found
 
     # -- reading (no completeness check: stats, tests, a writer's own shard) -------------------
     def read_table(self, columns: Sequence[str] | None = None, *, spec: checks.TableSpec | None = None) -> pa.Table:
@@ -316,7 +390,7 @@ class StageDir:
 # -- is a stage finished? -----------------------------------------------------------------------------
 @dataclass
 class StageStatus:
-    """What `survey` found in a stage folder; `parts` are the files a reader may take."""
+    """What `StageDir.status` found in a stage folder; `parts` are the files a reader may take."""
 
     stage: StageDir
     exists: bool
@@ -366,46 +440,6 @@ class StageStatus:
         return pl.from_arrow(self.read_table(columns, spec=spec))
 
 
-def survey(stage: StageDir) -> StageStatus:
-    path = stage.path
-    if path.exists() and not path.is_dir():
-        raise UserError(f"{path} is a file, not a stage folder")
-    if not path.is_dir():
-        return StageStatus(stage, exists=False)
-    markers = {name: stage.done_info(name) or {} for name in stage.done_shards()}
-    groups: dict[str, list[Path]] = defaultdict(list)
-    loose: list[Path] = []
-    for part in stage.top_parts():
-        shard = stage.part_shard(part)
-        (groups[shard] if shard else loose).append(part)
-    nested = stage.nested_parts()
-    ours = [p for p in nested if checks.file_metadata_of(checks.read_schema(p)).get("stage")]
-    whole = stage.layout.whole
-    expected = set(groups) | set(markers) | ({whole} if ours and whole else set())
-    splits = sorted({pos[1] for name in expected if (pos := stage.shard_index(name))})
-    if len(splits) > 1:
-        raise UserError(
-            f"{path} holds shards of {' and '.join(f'{n}-way' for n in splits)} splits, which overlap; "
-            "keep one split (remove the other's files) or use another run directory"
-        )
-    if splits:
-        expected |= {stage.shard_name(i, splits[0]) for i in range(splits[0])}
-    finished = sorted(s for s in expected if s in markers)
-    missing = sorted(expected - set(markers))
-    digest = _one_hash(path, {s: markers[s].get("settings_hash") for s in finished})
-    parts = list(loose)
-    for shard in finished:
-        _check_part_hashes(stage, groups.get(shard, []), shard, markers[shard].get("settings_hash"))
-        parts += groups.get(shard, [])
-    if not ours or (whole in markers):
-        if ours:
-            _check_part_hashes(stage, ours, whole, markers[whole].get("settings_hash"))
-        parts += nested
-    else:
-        parts += [p for p in nested if p not in ours]
-    return StageStatus(stage, True, finished, missing, sorted(parts), digest)
-
-
 def _one_hash(path: Path, hashes: dict[str, str | None]) -> str | None:
     seen: dict[str, str] = {}
     for shard, digest in sorted(hashes.items()):
@@ -430,47 +464,6 @@ def _check_part_hashes(stage: StageDir, parts: list[Path], shard: str, digest: s
                 f"{part} was written with settings {found}, but {stage.marker_path(shard).name} says "
                 f"{digest}; re-make the shard (--force)"
             )
-
-
-def require(stage: StageDir, allow_partial: bool, hint: str = "") -> StageStatus:
-    found = survey(stage)
-    layout = stage.layout
-    busy = running(stage)
-    if busy:
-        busy_note = f"`synthgen {layout.made_by}` is still writing {stage.path} ({', '.join(busy)})"
-    if not found.exists or (not found.parts and not found.finished and not found.missing):
-        if busy:
-            raise UserError(f"{busy_note}; wait for it to finish")
-        also = "; --allow-partial reads finished shards only, and there are none" if allow_partial else ""
-        raise UserError(
-            f"no {layout.noun} found in {stage.path} (run `synthgen {layout.made_by}` first{hint})"
-            + _leftover(stage)
-            + also
-        )
-    if found.missing:
-        total = len(found.missing) + len(found.finished)
-        what = (
-            f"{stage.path} is not finished: {len(found.missing)} of {total} shard(s) have no completion marker "
-            f"({found.missing_names()})"
-        )
-        if busy:
-            what = f"{busy_note}: {len(found.missing)} of {total} shard(s) not finished ({found.missing_names()})"
-        resume = (
-            "wait for it to finish"
-            if busy
-            else f"run `synthgen {layout.made_by}` again with the same settings to finish them (it resumes where "
-            "it stopped)"
-        )
-        if not allow_partial:
-            raise UserError(
-                f"{what}; {resume}, or pass --allow-partial to read only the finished ones" + _leftover(stage)
-            )
-        if not found.finished:
-            raise UserError(
-                f"{what} and none is finished, so even --allow-partial has nothing to read; {resume}" + _leftover(stage)
-            )
-        found.partial = True
-    return found
 
 
 def running(stage: StageDir) -> list[str]:
