@@ -120,11 +120,6 @@ def attempt_rows(
     return out
 
 
-def _index(part: Path) -> int:
-    """The number of a part file (`<shard>.part-00003.parquet` -> 3)."""
-    return int(part.name.rsplit(".part-", 1)[1].split(".", 1)[0])
-
-
 class AttemptsShardWriter(ShardWriter):
     """A stage's rows writer (synthgen.store.writer.ShardWriter) that also writes the attempts of
     those rows to `attempts` (RUN/<stage>-attempts), part for part, before each rows part.
@@ -169,10 +164,10 @@ class AttemptsShardWriter(ShardWriter):
             folder.clear_shard(shard)
         else:
             folder.remove_stale_temps(shard)
-        rows_at = {_index(p): p for p in parts}
+        rows_at = {StageDir.part_index(p): p for p in parts}
         mine = []
         for part in folder.shard_parts(shard):
-            if _index(part) not in rows_at:  # killed between the two writes: its rows come again
+            if StageDir.part_index(part) not in rows_at:  # killed between the two writes: its rows come again
                 part.unlink(missing_ok=True)
             else:
                 mine.append(part)
@@ -193,7 +188,7 @@ class AttemptsShardWriter(ShardWriter):
                 )
             refuse_other_settings(self.attempts, self.shard, meta.get("settings_hash"), self.settings_hash)
         if self.keeping:
-            have = {_index(p) for p in mine}
+            have = {StageDir.part_index(p) for p in mine}
             missing = sorted(i for i in rows_at if i not in have)
             if missing:
                 raise UserError(

@@ -139,6 +139,11 @@ class StageDir:
         m = _PART.match(Path(path).name)
         return m.group("shard") if m else None
 
+    @staticmethod
+    def part_index(path: Path) -> int:
+        """The number of a part file (`<shard>.part-00003.parquet` -> 3)."""
+        return int(_PART.match(Path(path).name).group("index"))
+
     @property
     def whole_shard(self) -> str:
         """The one shard (and marker) name of a whole-folder stage."""

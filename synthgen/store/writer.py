@@ -58,7 +58,7 @@ class ShardWriter:
         for part in parts:
             refuse_other_settings(self.stage, self.shard, read_metadata(part).get("settings_hash"), self.settings_hash)
         if parts:
-            self._next_part = 1 + max(int(p.name.rsplit(".part-", 1)[1].split(".")[0]) for p in parts)
+            self._next_part = 1 + max(map(self.stage.part_index, parts))
         self.written = sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
         return parts
 

@@ -164,11 +164,7 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
         by_minhash = {int(rows[k]): detail for k, detail in found.items()}
     for i, detail in by_minhash.items():
         hits.setdefault(i, detail)
-    matched = dict.fromkeys(versions, 0)
-    for detail in hits.values():
-        for name in versions:
-            if f" {name}:" in detail:
-                matched[name] += 1
+    matched = {name: sum(f" {name}:" in detail for detail in hits.values()) for name in versions}
     summary = {
         "references": [str(r) for r in cfg.references],
         "reference_texts": len(refs) + len(bench_refs),
