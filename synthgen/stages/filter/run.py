@@ -63,14 +63,14 @@ STATS_FILE = "stats.json"
 # -- reading ----------------------------------------------------------------------------------------
 def prior_kept(paths: list[str]) -> pl.DataFrame:
     """Earlier runs' kept problems (run dir -> its filter/ folder, or a folder of Parquet)."""
-    frames = []
+    frames = [pl.DataFrame(schema=dict.fromkeys(["problem_id", "env", "code", "message"], pl.String))]
     for raw in paths:
         path = Path(raw)
         folder = path / STAGE if (path / STAGE).is_dir() else path
         found = StageDir.at(folder, STAGE).require_complete(hint=" in that run")
         table = found.read_table(["problem_id", "env", "code", "message"])
         frames.append(pl.from_arrow(table))
-    return pl.concat(frames) if frames else pl.DataFrame()
+    return pl.concat(frames)
 
 
 # -- the rules --------------------------------------------------------------------------------------
@@ -183,7 +183,7 @@ def _distance(p: float | None) -> float:
 
 
 def dedup_reasons(
-    df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings, prior: pl.DataFrame | None = None
+    df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings, prior: pl.DataFrame
 ) -> tuple[dict[int, str], dict]:
     """Rule 5: {row: detail} for near-duplicates among `alive` rows, and a summary.
 
@@ -194,11 +194,6 @@ def dedup_reasons(
 
     cfg = settings.dedup
     rows = np.flatnonzero(alive)
-    prior = (
-        prior
-        if prior is not None and prior.height
-        else pl.DataFrame(schema={"problem_id": pl.String, "env": pl.String, "code": pl.String, "message": pl.String})
-    )
     if not cfg.enabled or len(rows) == 0:
         return {}, {"enabled": cfg.enabled, "clusters": 0, "near_duplicates": 0}
     started = time.perf_counter()
@@ -259,7 +254,7 @@ def dedup_reasons(
 
 
 def decide(
-    df: pl.DataFrame, settings: FilterSettings, prior: pl.DataFrame | None = None
+    df: pl.DataFrame, settings: FilterSettings, prior: pl.DataFrame
 ) -> tuple[list[str | None], list[str | None], dict[str, Any]]:
     """Every row's reject reason (None = kept) and detail, plus the rule summaries."""
     reasons, details = rule_reasons(df, settings)
@@ -340,7 +335,7 @@ class FilterStage(WholeStage):
     def build(self, build: StageDir) -> dict:
         settings, found = self.settings, self.found
         table = found.read_table()
-        prior = prior_kept(settings.dedup.against) if settings.dedup.enabled and settings.dedup.against else None
+        prior = prior_kept(settings.dedup.against if settings.dedup.enabled else [])
         df = pl.from_arrow(table)
         reasons, details, extra = decide(df, settings, prior)
         keep = pa.array([r is None for r in reasons], type=pa.bool_())
