@@ -310,16 +310,10 @@ class BinStage(WholeStage):
             "chance": chance_by_bin(written, bins),
             "outside": where_outside(df, bins),
             "outside_written": settings.write_outside,
-            "by_env": {
-                env: dict(
-                    sorted(
-                        ((k or "outside"), n)
-                        for k, n in df.filter(pl.col("env") == env).group_by("difficulty").len().iter_rows()
-                    )
-                )
-                for env in sorted(df["env"].unique().to_list())
-            },
+            "by_env": {},
         }
+        for env, difficulty, n in df.group_by("env", "difficulty").len().sort("env", "difficulty").iter_rows():
+            self.summary["by_env"].setdefault(env, {})[difficulty or "outside"] = n
         for b in bins:
             rows = written.filter(pl.col("difficulty") == b.name)
             if rows.height:
