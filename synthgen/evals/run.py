@@ -33,6 +33,7 @@ from synthgen.store import records
 from synthgen.store.files import file_metadata
 from synthgen.store.layout import StageDir
 from synthgen.store.paths import output_folder
+from synthgen.store.readiness import check_finished
 
 PROGRESS_S = 10.0
 
@@ -45,14 +46,13 @@ def unit_hash(settings, benchmark: str) -> str:
     return records.content_hash("eval", sampling, bench, sandbox, settings.seed, str(settings.data_dir or ""))
 
 
-def load_items(settings, pool, verifier, skipped: dict | None = None) -> dict[str, list[EvalItem]]:
+def load_items(settings, pool, verifier, skipped: dict) -> dict[str, list[EvalItem]]:
     """Every benchmark's items (this shard's share), loaded once for all targets; the problems
     that could not be read go to `skipped` (benchmark -> [(id, reason)]) and are said on stderr."""
     from synthgen.evals import heldout, humaneval, lcb, mathbench
     from synthgen.evals.data import benchmark_rows
 
     out: dict[str, list[EvalItem]] = {}
-    skipped = {} if skipped is None else skipped
     for name in settings.benchmarks:
         bench = settings.bench(name)
         if name == "lcb":
@@ -117,17 +117,7 @@ def run(settings, force: bool = False) -> None:
 
 def _finished(settings, out: Path, target: Target, benchmark: str, shard: str, force: bool) -> bool:
     unit = StageDir.at(out / target.tag / benchmark, "eval")
-    info = unit.done_info(shard)
-    if info is None:
-        return False
-    if info.get("settings_hash") == unit_hash(settings, benchmark) and not force:
-        return True
-    if not force:
-        raise UserError(
-            f"{unit.path} was made with other settings; pass --force to redo it (or another --output / --tag)"
-        )
-    unit.clear_shard(shard)
-    return False
+    return check_finished(unit, shard, unit_hash(settings, benchmark), force, elsewhere="--output / --tag")
 
 
 async def _evaluate(
@@ -211,7 +201,7 @@ async def _sample_and_score(llm, settings, target: Target, benchmark: str, items
                     "detail": reward.detail or None,
                     "completion": completion.content,
                     "finish_reason": completion.finish_reason,
-                    "model": completion.model or model_name(llm),
+                    "model": completion.model or llm.role("student").model,
                     "prompt_tokens": completion.prompt_tokens,
                     "completion_tokens": completion.completion_tokens,
                     "settings_hash": digest,
@@ -229,10 +219,6 @@ async def _sample_and_score(llm, settings, target: Target, benchmark: str, items
     _progress_line(target.tag, benchmark, len(items), state, started, final=True)
     rows.sort(key=lambda r: (r["problem_id"], r["sample"]))
     return rows, state["infra"]
-
-
-def model_name(llm) -> str:
-    return llm.role("student").model
 
 
 async def _progress(tag: str, benchmark: str, total: int, state: dict, started: float) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from synthgen.export.tables import CHAIN_COLUMNS, ConfigTable
-from synthgen.store.status import StageStatus
+from synthgen.store.layout import StageStatus
 
 
 @dataclass

@@ -24,10 +24,9 @@ import pyarrow as pa
 
 from synthgen.errors import UserError
 from synthgen.settings.base import ENV_NAMES
-from synthgen.stages.bin.settings import Bin
+from synthgen.store.bins import Bin
 from synthgen.store.files import write_parquet_atomic
-from synthgen.store.layout import StageDir
-from synthgen.store.status import StageStatus
+from synthgen.store.layout import StageDir, StageStatus
 
 SPLIT = "train"
 DEFAULT_CONFIG = "all"

@@ -17,9 +17,9 @@ import polars as pl
 
 from synthgen.report.settings import ReportSettings
 from synthgen.sandbox import values
-from synthgen.stages.bin.settings import Bin
 from synthgen.stages.stats.run import collect, read_columns
 from synthgen.stages.stats.settings import StatsSettings
+from synthgen.store.bins import Bin
 from synthgen.store.layout import StageDir
 from synthgen.store.records import PROBLEM_COLUMNS
 from synthgen.store.run_info import StageInfo, bins_of, check_run_dir, filter_reasons, is_scripted, models, stages

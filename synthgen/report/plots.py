@@ -15,7 +15,7 @@ import polars as pl
 
 from synthgen.settings.base import ENV_NAMES
 from synthgen.stages.bin.run import pyplot
-from synthgen.stages.bin.settings import Bin
+from synthgen.store.bins import Bin
 from synthgen.turns.report import TOKEN_COLUMNS
 
 STRATEGIES = ("first", "easier", "somewhat-easier", "similar", "harder", "chain-medium", "chain-easy")

@@ -1,5 +1,6 @@
-"""Kept student attempts (`generate` / `calibrate --keep-attempts solved|all`): where they live, how
-the turn loop writes them beside its rows, and how a reader gets them back (`read_attempts`).
+"""A sharded stage's rows as they finish (`AttemptsShardWriter`), and its kept student attempts
+(`generate` / `calibrate --keep-attempts solved|all`): where they live, how the turn loop writes
+them beside its rows, and how a reader gets them back (`read_attempts`).
 
 A PROBLEMS row keeps only a summary of its M attempts (counts, a few solved and failed answers).
 With `--keep-attempts` every attempt of a valid, measured problem is also kept whole (`all`), or
@@ -17,7 +18,7 @@ file below it (calibrate's --input-dir, user globs such as `generate/**/*.parque
 them should meet attempt rows where it expects problems. No reader lists a run directory's
 folders as stages: each opens the folders it knows by name.
 
-What a shard guarantees, as its rows do (synthgen.store.writer):
+What a shard guarantees, as its rows do (AttemptsShardWriter below):
 - attempts part i is written, atomically, just before rows part i, and holds the attempts of
   exactly those rows. A kill between the two leaves attempts part i without its rows part: the
   next run deletes it and writes both again (the request cache replays the answers), so a resumed
@@ -35,6 +36,7 @@ shards kept attempts differently, or whose rows and attempts disagree.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -46,10 +48,10 @@ import pyarrow.parquet as pq
 from synthgen.errors import UserError
 from synthgen.settings.base import ENV_NAMES
 from synthgen.store import record_checks as checks
-from synthgen.store.files import file_metadata
+from synthgen.store.files import file_metadata, read_metadata
 from synthgen.store.layout import Layout, StageDir
+from synthgen.store.readiness import refuse_other_settings
 from synthgen.store.records import ATTEMPTS, table_from_rows
-from synthgen.store.writer import ShardWriter
 
 KeepAttempts = Literal["none", "solved", "all"]
 KEEP_MODES: tuple[str, ...] = ("none", "solved", "all")
@@ -119,18 +121,16 @@ def attempt_rows(
     return out
 
 
-def _index(part: Path) -> int:
-    """The number of a part file (`<shard>.part-00003.parquet` -> 3)."""
-    return int(part.name.rsplit(".part-", 1)[1].split(".", 1)[0])
+class AttemptsShardWriter:
+    """A stage's rows, written as they finish in bounded, atomic parts of one shard, and the
+    attempts of those rows to `attempts` (RUN/<stage>-attempts), part for part, before each rows part.
 
-
-class AttemptsShardWriter(ShardWriter):
-    """A stage's rows writer (synthgen.store.writer.ShardWriter) that also writes the attempts of
-    those rows to `attempts` (RUN/<stage>-attempts), part for part, before each rows part.
-
-    `attempts` None (a stage that keeps none, such as chain) makes it a plain ShardWriter; with
-    `keep` "none" it writes no attempts but still refuses to resume a shard begun with them, and
-    `--force` still clears them."""
+    Rows wait in a bounded buffer; each part is atomic, so a crash loses at most the buffer, which
+    the stage recomputes on resume (the request cache makes that free). `seen` holds the keys on
+    disk of the units a run resumes, so it adds no duplicates; memory holds the buffer and those
+    keys, never the whole shard. `attempts` None (a stage that keeps none, such as chain) writes
+    rows only; with `keep` "none" it writes no attempts but still refuses to resume a shard begun
+    with them, and `--force` still clears them."""
 
     def __init__(
         self,
@@ -141,12 +141,22 @@ class AttemptsShardWriter(ShardWriter):
         *,
         attempts: StageDir | None = None,
         keep: str = "none",
+        key: str = "turn_id",
+        max_rows: int = 256,
+        max_age_s: float = 30.0,
         extra_meta: dict[str, Any] | None = None,
-        **kwargs: Any,
     ):
         if keep not in KEEP_MODES:
             raise ValueError(f"keep must be one of {', '.join(KEEP_MODES)}, not {keep!r}")
-        super().__init__(stage, shard, schema, settings_hash, extra_meta=extra_meta, **kwargs)
+        self.stage, self.shard, self.schema, self.key = stage, shard, schema, key
+        self.settings_hash = settings_hash
+        self.max_rows, self.max_age_s = max_rows, max_age_s
+        self.meta = file_metadata(stage.stage, settings_hash, {"shard": shard, **(extra_meta or {})})
+        self.buffer: list[dict[str, Any]] = []
+        self.seen: set[str] = set()
+        self.written = 0
+        self._next_part = 0
+        self._last_flush = time.monotonic()
         self.attempts, self.keep = attempts, keep
         self.keeping = attempts is not None and keep != "none"
         self.attempts_meta = file_metadata(
@@ -160,17 +170,32 @@ class AttemptsShardWriter(ShardWriter):
 
     # -- resume --------------------------------------------------------------------------------
     def resume(self, force: bool = False) -> list[Path]:
-        parts = super().resume(force)  # the rows: settings checked, cleared with --force
+        """The rows parts already written for this shard, their settings checked (none after `force`).
+
+        Nothing is loaded: `written` counts their rows from the footers, and the stage reads
+        what it needs from the parts (lazily, for a shard of a million lineages) and hands the
+        keys a resumed unit will produce again to `skip`."""
+        if force:
+            self.stage.clear_shard(self.shard)
+        else:
+            self.stage.remove_stale_temps(self.shard)
+        parts = self.stage.shard_parts(self.shard)
+        for part in parts:
+            refuse_other_settings(self.stage, self.shard, read_metadata(part).get("settings_hash"), self.settings_hash)
+        if parts:
+            self._next_part = 1 + max(map(self.stage.part_index, parts))
+        self.written = sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
         if self.attempts is None:
             return parts
         folder, shard = self.attempts, self.shard
-        folder.remove_stale_temps(shard)
         if force:
             folder.clear_shard(shard)
-        rows_at = {_index(p): p for p in parts}
+        else:
+            folder.remove_stale_temps(shard)
+        rows_at = {StageDir.part_index(p): p for p in parts}
         mine = []
         for part in folder.shard_parts(shard):
-            if _index(part) not in rows_at:  # killed between the two writes: its rows come again
+            if StageDir.part_index(part) not in rows_at:  # killed between the two writes: its rows come again
                 part.unlink(missing_ok=True)
             else:
                 mine.append(part)
@@ -189,13 +214,9 @@ class AttemptsShardWriter(ShardWriter):
                     f"{self.shard} of {self.stage.path} was started with --keep-attempts {found} "
                     f"({part} holds its attempts), not {self.keep}{again}"
                 )
-            if meta.get("settings_hash") != self.settings_hash:
-                raise UserError(
-                    f"{part} was written with other settings (hash {meta.get('settings_hash')} vs "
-                    f"{self.settings_hash}); use --force to start this shard again, or another --run-dir"
-                )
+            refuse_other_settings(self.attempts, self.shard, meta.get("settings_hash"), self.settings_hash)
         if self.keeping:
-            have = {_index(p) for p in mine}
+            have = {StageDir.part_index(p) for p in mine}
             missing = sorted(i for i in rows_at if i not in have)
             if missing:
                 raise UserError(
@@ -205,21 +226,37 @@ class AttemptsShardWriter(ShardWriter):
                 )
 
     # -- writing -------------------------------------------------------------------------------
+    def skip(self, keys: set[str]) -> None:
+        """Keys already on disk that this run will produce again (units it resumes): not written twice."""
+        self.seen = keys
+
     def add(self, row: dict[str, Any], attempts: Iterable[dict[str, Any]] = ()) -> bool:
-        """Queue a row and its attempts unless the row is on disk already (then so are they)."""
-        if self.keeping and row[self.key] not in self.seen:
+        """Queue a row and its attempts unless the row is on disk already (then so are they); flush
+        when the buffer is full or old."""
+        if row[self.key] in self.seen:
+            self.seen.discard(row[self.key])  # each key comes back once: memory shrinks as units resume
+            return False
+        if self.keeping:
             for attempt in attempts:
                 self.kept.append(attempt)
                 self._kept_chars += len(attempt["content"]) + len(attempt["reasoning"] or "")
-        added = super().add(row)
-        if self._kept_chars > MAX_BUFFER_CHARS:
+        self.buffer.append(row)
+        full = len(self.buffer) >= self.max_rows or self._kept_chars > MAX_BUFFER_CHARS
+        if full or time.monotonic() - self._last_flush > self.max_age_s:
             self.flush()
-        return added
+        return True
 
     def flush(self) -> None:
-        if self.buffer and self.keeping:
+        self._last_flush = time.monotonic()
+        if not self.buffer:
+            return
+        if self.keeping:
             self._write_attempts(self._next_part)  # before the rows part that it belongs to
-        super().flush()
+        rows, self.buffer = self.buffer, []
+        rows.sort(key=lambda r: r[self.key])
+        self.stage.write_part(self.shard, self._next_part, table_from_rows(rows, self.schema), self.meta)
+        self._next_part += 1
+        self.written += len(rows)
 
     def _write_attempts(self, index: int) -> None:
         kept, self.kept, self._kept_chars = self.kept, [], 0
@@ -243,7 +280,10 @@ class AttemptsShardWriter(ShardWriter):
                     **info,
                 },
             )
-        super().finish(info)  # the stage's marker last: a finished shard has its attempts finished
+        if self.written == 0:  # an empty but typed part: readers see zero rows rather than no data at all
+            self.stage.write_part(self.shard, self._next_part, self.schema.empty_table(), self.meta)
+        # The stage's marker last: a finished shard has its attempts finished.
+        self.stage.mark_done(self.shard, {"rows": self.written, "settings_hash": self.settings_hash, **info})
 
 
 # -- reading ----------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import ctypes
 import errno
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,36 +34,23 @@ def file_metadata(stage: str, settings_hash: str, extra: dict[str, Any] | None =
 
 def write_parquet_atomic(path: Path, table: pa.Table, metadata: dict[str, str] | None = None) -> Path:
     """Write `table` to `path` so that `path` either does not exist or is complete."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if metadata:
-        merged = dict(table.schema.metadata or {})
-        merged.update({k.encode(): v.encode() for k, v in metadata.items()})
+        merged = {**(table.schema.metadata or {}), **{k.encode(): v.encode() for k, v in metadata.items()}}
         table = table.replace_schema_metadata(merged)
-    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
-    try:
-        pq.write_table(table, tmp, compression="zstd")
-        _fsync(tmp)
-        os.replace(tmp, path)
-        fsync_dir(path.parent)
-    except OSError as exc:
-        if is_out_of_space(exc):
-            raise OutOfSpace(path, exc) from None
-        raise
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    return _write_atomic(Path(path), lambda tmp: pq.write_table(table, tmp, compression="zstd"))
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
-    path = Path(path)
+    return _write_atomic(Path(path), lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def _write_atomic(path: Path, write: Callable[[Path], object]) -> Path:
+    """`write` to a temp file beside `path`, fsync it, rename it over `path`; a full disk is OutOfSpace."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        write(tmp)
+        _fsync(tmp)
         os.replace(tmp, path)
         fsync_dir(path.parent)
     except OSError as exc:

@@ -14,9 +14,13 @@ A run directory holds one folder per stage. Each stage is one of two kinds:
 
 A shard's name is `shard-00003-of-00008` (`StageDir.shard_name`); a part file exists only once
 complete; a shard is finished only when its marker exists. A stage is finished when every shard
-it should have is marked with one settings hash; readers check that (`require_complete`) and read
-the parts through `synthgen.store.record_checks`, which checks each file against its schema.
-Parquet files that synthgen did not write (no `.part-` name, no synthgen metadata) are read as
+it should have is marked with one settings hash and every part of a finished shard was written
+under that hash. The shards it should have come from what is on disk: every shard that has parts
+or a marker and, for Slurm splits, all n of `shard-i-of-n` (a shard that never started is missing
+too). Readers check that (`require_complete`: one line naming the missing shards, or with
+`allow_partial` the finished ones, said in the status) and read the parts through
+`synthgen.store.record_checks`, which checks each file against its schema. Parquet files that
+synthgen did not write (no `.part-` name, no synthgen metadata) need no marker and are read as
 they are: a folder of your own problems works as an input.
 """
 
@@ -27,8 +31,9 @@ import json
 import os
 import re
 import shutil
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +43,14 @@ import pyarrow as pa
 from synthgen.errors import UserError
 from synthgen.store import record_checks as checks
 from synthgen.store.files import exchange, fsync_dir, list_parquet, write_parquet_atomic, write_text_atomic
-from synthgen.store.lock import exclusive
-from synthgen.store.status import MARKER_SUFFIX, StageStatus, require, survey
+from synthgen.store.lock import exclusive, holder
+from synthgen.store.records import content_hash
 
 SHARD_FORMAT = "shard-{index:05d}-of-{count:05d}"
 SHARD_PRINTF = "shard-%05d-of-%05d"  # the same name for shell scripts (the Slurm array)
 _SHARD = re.compile(r"shard-(\d+)-of-(\d+)\Z")
 _PART = re.compile(r"(?P<shard>.+)\.part-(?P<index>\d+)\.parquet\Z")
+MARKER_SUFFIX = ".done"
 
 
 @dataclass(frozen=True)
@@ -77,8 +83,8 @@ class StageDir:
     """One stage's folder in a run: its parts, markers, lock, completeness and validated reads.
 
     `StageDir.of(run_dir, "generate")` is a stage of a run; `StageDir.at(folder, "filter")` is a
-    folder anywhere that holds a stage's kind of output; `StageDir.input_of(settings, "filter")`
-    is what a stage reads (its `input_dir` setting, else RUN_DIR/<upstream>).
+    folder anywhere that holds a stage's kind of output; `StageDir.input_of(run_dir, "filter",
+    input_dir)` is what a stage reads (its `input_dir` setting, else RUN_DIR/<upstream>).
     """
 
     def __init__(self, run_dir: Path, stage: str, *, path: Path | None = None):
@@ -102,10 +108,9 @@ class StageDir:
         return cls(folder.parent, stage, path=folder)
 
     @classmethod
-    def input_of(cls, settings: Any, upstream: str) -> StageDir:
-        """The folder a stage reads: `settings.input_dir` when set, else RUN_DIR/<upstream>."""
-        given = getattr(settings, "input_dir", None)
-        return cls.at(given, upstream) if given else cls.of(settings.run_dir, upstream)
+    def input_of(cls, run_dir: Path | str, upstream: str, input_dir: Path | str | None) -> StageDir:
+        """The folder a stage reads: its `input_dir` setting when set, else RUN_DIR/<upstream>."""
+        return cls.at(input_dir, upstream) if input_dir else cls.of(run_dir, upstream)
 
     def sub(self, name: str) -> StageDir:
         """A stage nested in this one's folder (filter/rejects inside filter/)."""
@@ -133,6 +138,11 @@ class StageDir:
         """The shard a part file belongs to (`<shard>.part-00000.parquet`), or None."""
         m = _PART.match(Path(path).name)
         return m.group("shard") if m else None
+
+    @staticmethod
+    def part_index(path: Path) -> int:
+        """The number of a part file (`<shard>.part-00003.parquet` -> 3)."""
+        return int(_PART.match(Path(path).name).group("index"))
 
     @property
     def whole_shard(self) -> str:
@@ -272,7 +282,43 @@ class StageDir:
     # -- completeness --------------------------------------------------------------------------
     def status(self) -> StageStatus:
         """What is finished and what is missing, without refusing anything."""
-        return survey(self)
+        path = self.path
+        if path.exists() and not path.is_dir():
+            raise UserError(f"{path} is a file, not a stage folder")
+        if not path.is_dir():
+            return StageStatus(self, exists=False)
+        markers = {name: self.done_info(name) or {} for name in self.done_shards()}
+        groups: dict[str, list[Path]] = defaultdict(list)
+        loose: list[Path] = []
+        for part in self.top_parts():
+            shard = self.part_shard(part)
+            (groups[shard] if shard else loose).append(part)
+        nested = self.nested_parts()
+        ours = [p for p in nested if checks.file_metadata_of(checks.read_schema(p)).get("stage")]
+        whole = self.layout.whole
+        expected = set(groups) | set(markers) | ({whole} if ours and whole else set())
+        splits = sorted({pos[1] for name in expected if (pos := self.shard_index(name))})
+        if len(splits) > 1:
+            raise UserError(
+                f"{path} holds shards of {' and '.join(f'{n}-way' for n in splits)} splits, which overlap; "
+                "keep one split (remove the other's files) or use another run directory"
+            )
+        if splits:
+            expected |= {self.shard_name(i, splits[0]) for i in range(splits[0])}
+        finished = sorted(s for s in expected if s in markers)
+        missing = sorted(expected - set(markers))
+        digest = _one_hash(path, {s: markers[s].get("settings_hash") for s in finished})
+        parts = list(loose)
+        for shard in finished:
+            _check_part_hashes(self, groups.get(shard, []), shard, markers[shard].get("settings_hash"))
+            parts += groups.get(shard, [])
+        if not ours or (whole in markers):
+            if ours:
+                _check_part_hashes(self, ours, whole, markers[whole].get("settings_hash"))
+            parts += nested
+        else:
+            parts += [p for p in nested if p not in ours]
+        return StageStatus(self, True, finished, missing, sorted(parts), digest)
 
     def require_complete(self, allow_partial: bool = False, *, hint: str = "") -> StageStatus:
         """The stage's status if it is finished; else a one-line UserError naming what is missing.
@@ -281,7 +327,45 @@ class StageDir:
         says so (`.partial`, `.note()`, `.metadata()`) so the reader can report and record it.
         `hint` is appended to the "nothing found" message (", or pass --input").
         """
-        return require(self, allow_partial, hint)
+        found = self.status()
+        layout = self.layout
+        busy = running(self)
+        if busy:
+            busy_note = f"`synthgen {layout.made_by}` is still writing {self.path} ({', '.join(busy)})"
+        if not found.exists or (not found.parts and not found.finished and not found.missing):
+            if busy:
+                raise UserError(f"{busy_note}; wait for it to finish")
+            also = "; --allow-partial reads finished shards only, and there are none" if allow_partial else ""
+            raise UserError(
+                f"no {layout.noun} found in {self.path} (run `synthgen {layout.made_by}` first{hint})"
+                + _leftover(self)
+                + also
+            )
+        if found.missing:
+            total = len(found.missing) + len(found.finished)
+            what = (
+                f"{self.path} is not finished: {len(found.missing)} of {total} shard(s) have no completion marker "
+                f"({found.missing_names()})"
+            )
+            if busy:
+                what = f"{busy_note}: {len(found.missing)} of {total} shard(s) not finished ({found.missing_names()})"
+            resume = (
+                "wait for it to finish"
+                if busy
+                else f"run `synthgen {layout.made_by}` again with the same settings to finish them (it resumes where "
+                "it stopped)"
+            )
+            if not allow_partial:
+                raise UserError(
+                    f"{what}; {resume}, or pass --allow-partial to read only the finished ones" + _leftover(self)
+                )
+            if not found.finished:
+                raise UserError(
+                    f"{what} and none is finished, so even --allow-partial has nothing to read; {resume}"
+                    + _leftover(self)
+                )
+            found.partial = True
+        return found
 
     # -- reading (no completeness check: stats, tests, a writer's own shard) -------------------
     def read_table(self, columns: Sequence[str] | None = None, *, spec: checks.TableSpec | None = None) -> pa.Table:
@@ -306,6 +390,109 @@ class StageDir:
     def count_rows(self, parts: Sequence[Path] | None = None) -> int:
         """Rows in the stage's parts, from their footers, each file's schema checked."""
         return checks.count_rows(self.parts() if parts is None else parts, self.layout.spec)
+
+
+# -- is a stage finished? -----------------------------------------------------------------------------
+@dataclass
+class StageStatus:
+    """What `StageDir.status` found in a stage folder; `parts` are the files a reader may take."""
+
+    stage: StageDir
+    exists: bool
+    finished: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    parts: list[Path] = field(default_factory=list)
+    settings_hash: str | None = None
+    partial: bool = False  # an unfinished stage let through on purpose (allow_partial)
+
+    @property
+    def complete(self) -> bool:
+        return self.exists and not self.missing
+
+    def missing_names(self, limit: int = 5) -> str:
+        names = self.missing[:limit] + (["..."] if len(self.missing) > limit else [])
+        return ", ".join(names)
+
+    def note(self) -> str | None:
+        """One line for the console when the stage was read partially, else None."""
+        if not self.partial:
+            return None
+        total = len(self.finished) + len(self.missing)
+        return (
+            f"--allow-partial: reading the {len(self.finished)} finished of {total} shard(s) in "
+            f"{self.stage.path}; not finished: {self.missing_names()}"
+        )
+
+    def metadata(self) -> dict[str, Any]:
+        """What a reader records in its own output's metadata: only when the input was partial."""
+        if not self.partial:
+            return {}
+        return {"input_partial": {"path": str(self.stage.path), "finished": self.finished, "missing": self.missing}}
+
+    def fingerprint(self) -> str:
+        """Changes when any part a reader takes is added, removed or rewritten."""
+        rows = []
+        for p in self.parts:
+            st = p.stat()
+            rows.append([str(p.relative_to(self.stage.path)), st.st_size, st.st_mtime_ns])
+        return content_hash(rows)
+
+    def read_table(self, columns: Sequence[str] | None = None, *, spec: checks.TableSpec | None = None) -> pa.Table:
+        """The parts a reader may take, checked against the stage's schema (or `spec`)."""
+        return checks.read_parts(self.parts, spec or self.stage.layout.spec, columns)
+
+    def read(self, columns: Sequence[str] | None = None, *, spec: checks.TableSpec | None = None) -> pl.DataFrame:
+        return pl.from_arrow(self.read_table(columns, spec=spec))
+
+
+def _one_hash(path: Path, hashes: dict[str, str | None]) -> str | None:
+    seen: dict[str, str] = {}
+    for shard, digest in sorted(hashes.items()):
+        if digest:
+            seen.setdefault(str(digest), shard)
+    if len(seen) > 1:
+        (h1, s1), (h2, s2) = list(seen.items())[:2]
+        raise UserError(
+            f"{path} mixes shards made with different settings ({s1}: {h1}; {s2}: {h2}); "
+            "re-make the odd ones with the same settings (--force) or use another run directory"
+        )
+    return next(iter(seen), None)
+
+
+def _check_part_hashes(stage: StageDir, parts: list[Path], shard: str, digest: str | None) -> None:
+    if not digest:
+        return
+    for part in parts:
+        found = checks.file_metadata_of(checks.read_schema(part)).get("settings_hash")
+        if found and found != digest:
+            raise UserError(
+                f"{part} was written with settings {found}, but {stage.marker_path(shard).name} says "
+                f"{digest}; re-make the shard (--force)"
+            )
+
+
+def running(stage: StageDir) -> list[str]:
+    """Who is writing `stage` now ("pid 1234 on host gpu07"), from the locks of its writers: one per
+    shard inside the folder, or one beside it for a whole-folder stage."""
+    path = Path(stage.path)
+    locks = [path.parent / f".{path.name}.lock"]
+    if path.is_dir():
+        locks += sorted(path.glob(".*.lock"))
+    return sorted({who for lock in locks if (who := holder(lock))})
+
+
+def running_note(stage: StageDir) -> str | None:
+    """`running (pid 1234 on host gpu07)` while a writer holds the stage, for `stats`, else None."""
+    busy = running(stage)
+    return f"running ({', '.join(busy)})" if busy else None
+
+
+def _leftover(stage: StageDir) -> str:
+    """A build that a whole-folder writer left beside the stage (killed, or still running)."""
+    if not stage.layout.whole or not stage.path.parent.is_dir():
+        return ""
+    builds = sorted(stage.path.parent.glob(f".{stage.path.name}.new-*"))
+    return f" ({builds[0].name} is a build that was killed or is still running)" if builds else ""
 
 
 def glob_escape(name: str) -> str:

@@ -28,14 +28,6 @@ from synthgen.store.records import content_hash
 
 Z95 = 1.959963984540054  # the normal quantile of 0.975
 INTERVAL_COLUMNS = ("pass_rate_low", "pass_rate_high")
-PROVENANCE_COLUMNS = (
-    "student_endpoint",
-    "student_effort",
-    "student_temperature",
-    "sandbox_isolation",
-    "synthgen_version",
-    "measured_by",
-)
 
 
 def wilson(correct: int, scored: int, z: float = Z95) -> tuple[float | None, float | None]:
@@ -230,9 +222,6 @@ def mutation_summary(frame: pl.DataFrame | None, buckets: int = 10) -> dict[str,
     if frame.height == 0:
         return None
     scores = frame["mutation_score"]
-    counts = [0] * buckets
-    for v in scores.to_list():
-        counts[min(buckets - 1, int(v * buckets))] += 1
     per = (
         frame.group_by("env", "turn")
         .agg(pl.len().alias("n"), pl.col("mutation_score").mean().round(4).alias("mean"))
@@ -243,7 +232,7 @@ def mutation_summary(frame: pl.DataFrame | None, buckets: int = 10) -> dict[str,
         "rows": frame.height,
         "mean": round(float(scores.mean()), 4),
         "quantiles": {f"p{q}": round(float(scores.quantile(q / 100, "nearest")), 4) for q in (10, 25, 50, 75, 90)},
-        "histogram": counts,
+        "histogram": histogram(scores.to_list(), buckets),
         "by_env_turn": per.to_dicts(),
         "surviving_kinds": {k: int(n) for k, n in kinds.iter_rows()},
     }
@@ -271,6 +260,15 @@ def above_chance_expr(p: pl.Expr | None = None, c: pl.Expr | None = None) -> pl.
     return pl.when(c.is_not_null() & (c < 1)).then((p - c) / (1 - c)).otherwise(None)
 
 
+def histogram(values: list[float | None], buckets: int = 20) -> list[int]:
+    """Counts of values in `buckets` equal slices of [0, 1] (1.0 goes to the last)."""
+    counts = [0] * buckets
+    for v in values:
+        if v is not None:
+            counts[min(buckets - 1, max(0, int(v * buckets)))] += 1
+    return counts
+
+
 def _stats(values: list[float]) -> dict[str, Any]:
     if not values:
         return {"n": 0}
@@ -294,9 +292,6 @@ def chance_summary(frame: pl.DataFrame | None, buckets: int = 10) -> dict[str, A
     if frame.height == 0:
         return None
     measured = frame.filter(pl.col("chance_rate").is_not_null())
-    counts = [0] * buckets
-    for v in measured["chance_rate"].to_list():
-        counts[min(buckets - 1, int(v * buckets))] += 1
     by_env = {}
     for env in sorted(frame["env"].unique().to_list()):
         part = measured.filter(pl.col("env") == env)
@@ -321,14 +316,11 @@ def chance_summary(frame: pl.DataFrame | None, buckets: int = 10) -> dict[str, A
         "guessable_at": GUESSABLE_AT,
         "guessable": sum(1 for v in rates if v >= GUESSABLE_AT),
         "always": sum(1 for v in rates if v >= 1),
-        "histogram": counts,
+        "histogram": histogram(rates, buckets),
         "by_env": by_env,
         "strategies": {str(k): int(n) for k, n in kinds.iter_rows()} if kinds is not None else {},
         "mean_pass_rate_above_chance": above,
     }
-
-
-INTEGRITY_COLUMNS = ("env", "difficulty", "chance_rate", "mutation_score", *INTERVAL_COLUMNS)
 
 
 def integrity_table(frame: pl.DataFrame | None, order: list[str] | None = None) -> list[dict[str, Any]]:
@@ -338,6 +330,8 @@ def integrity_table(frame: pl.DataFrame | None, order: list[str] | None = None) 
     if frame is None or frame.height == 0:
         return []
     frame = with_intervals(frame) if "pass_rate" in frame.columns else frame
+    if "pass_rate_low" in frame.columns:
+        frame = frame.with_columns((pl.col("pass_rate_high") - pl.col("pass_rate_low")).alias("_width"))
     if "difficulty" not in frame.columns:
         frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias("difficulty"))
     rank = {name: i for i, name in enumerate(order or [])}
@@ -345,17 +339,10 @@ def integrity_table(frame: pl.DataFrame | None, order: list[str] | None = None) 
     groups = frame.group_by("env", "difficulty").agg(pl.len()).rows()
     for env, difficulty, _ in sorted(groups, key=lambda g: (str(g[0]), rank.get(g[1], len(rank)), str(g[1]))):
         part = frame.filter((pl.col("env") == env) & pl.col("difficulty").eq_missing(difficulty))
-        chance = [v for v in part["chance_rate"].to_list() if v is not None] if "chance_rate" in part.columns else []
-        score = (
-            [v for v in part["mutation_score"].to_list() if v is not None] if "mutation_score" in part.columns else []
+        chance, score, width = (
+            part[c].drop_nulls().to_list() if c in part.columns else []
+            for c in ("chance_rate", "mutation_score", "_width")
         )
-        width = []
-        if "pass_rate_low" in part.columns:
-            width = [
-                h - lo
-                for lo, h in part.select("pass_rate_low", "pass_rate_high").rows()
-                if lo is not None and h is not None
-            ]
         out.append(
             {
                 "env": env,

@@ -1,21 +1,30 @@
-"""Is a stage ready to run? Its input must be finished (`read_input`), and its own shard not
-finished already with these settings (`check_finished`: skip it, or redo it with --force)."""
+"""Is a stage ready to run, and the one shape of a stage that rewrites its folder whole.
+
+A stage's input must be finished (`read_input`); its own output must not be made already with
+other settings (`check_finished`, the one settings-hash check of every stage: skip a shard
+finished with these settings, refuse one made with others, redo it with --force). `WholeStage`
+is a stage rebuilt whole (filter, bin, chain's disjoint baseline, import): it says what it reads
+and what it builds, and `WholeStage.run` does the rest for all of them: the output folder's
+check, the lock, the settings check and the build beside the old folder, swapped in at the end.
+"""
 
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from synthgen.errors import UserError
-from synthgen.settings.base import command_settings
+from synthgen.settings.base import Settings, command_settings
 from synthgen.store.files import read_metadata
-from synthgen.store.layout import StageDir
-from synthgen.store.status import StageStatus
+from synthgen.store.layout import StageDir, StageStatus
+from synthgen.store.paths import output_folder
 
 
-def check_finished(stage: StageDir, shard: str, settings_hash: str, force: bool) -> bool:
+def check_finished(stage: StageDir, shard: str, settings_hash: str, force: bool, *, elsewhere="--run-dir") -> bool:
     """True when `shard` is already finished with these settings (the caller skips it).
 
     A shard finished under other settings is an error unless `force`, in which case it is
@@ -24,24 +33,31 @@ def check_finished(stage: StageDir, shard: str, settings_hash: str, force: bool)
     info = stage.done_info(shard)
     if info is None:
         return False
-    if info.get("settings_hash") == settings_hash and not force:
-        return True
     if not force:
-        changed = settings_changes(stage, shard, settings_hash)
-        raise UserError(
-            f"{stage.path} already holds {shard} made with other settings ({changed}); --force redoes it "
-            f"(its output is replaced; LLM answers to requests the same as before come from the run's request "
-            f"cache, not paid for again), or use another --run-dir"
-        )
+        refuse_other_settings(stage, shard, info.get("settings_hash"), settings_hash, elsewhere)
+        return True
     stage.clear_shard(shard)
     return False
 
 
-def settings_changes(stage: StageDir, shard: str, settings_hash: str, limit: int = 4) -> str:
+def refuse_other_settings(
+    stage: StageDir, shard: str, found: str | None, settings_hash: str, elsewhere: str = "--run-dir"
+) -> None:
+    """A one-line UserError when `shard` (its marker, or a part of it) was made under `found`, not these settings."""
+    if found == settings_hash:
+        return
+    changed = settings_changes(stage, shard, found, settings_hash)
+    raise UserError(
+        f"{stage.path} already holds {shard} made with other settings ({changed}); --force redoes it "
+        f"(its output is replaced; LLM answers to requests the same as before come from the run's request "
+        f"cache, not paid for again), or use another {elsewhere}"
+    )
+
+
+def settings_changes(stage: StageDir, shard: str, found: str | None, settings_hash: str, limit: int = 4) -> str:
     """What differs between the settings `shard` was made with and the command line's (`turns: 2 -> 3`),
     from the settings its parts record; the two hashes where either side is unknown."""
-    info = stage.done_info(shard) or {}
-    hashes = f"hash {info.get('settings_hash')} vs {settings_hash}"
+    hashes = f"hash {found} vs {settings_hash}"
     new = command_settings(settings_hash)
     old = _recorded_settings(stage, shard)
     if new is None or old is None:
@@ -88,21 +104,70 @@ def _recorded_settings(stage: StageDir, shard: str) -> dict[str, Any] | None:
     return None
 
 
-def read_input(settings, upstream: str, console: Console, label: str, *, hint: str = "") -> StageStatus:
-    """The finished input of a stage (`settings.input_dir`, else RUN_DIR/<upstream>), or exit 2.
+def read_input(stage: StageDir, allow_partial: bool, console: Console, label: str) -> StageStatus:
+    """The finished input of a stage (StageDir.input_of), or exit 2.
 
-    With `settings.allow_partial` an unfinished input is read as far as it is finished; the
-    console says so, and the returned status's `metadata()` goes into the stage's output.
+    With `allow_partial` an unfinished input is read as far as it is finished; the console says
+    so, and the returned status's `metadata()` goes into the stage's output.
     """
-    found = StageDir.input_of(settings, upstream).require_complete(
-        bool(getattr(settings, "allow_partial", False)), hint=hint
-    )
+    found = stage.require_complete(allow_partial, hint=", or pass --input-dir")
     if found.partial:
         console.print(f"[yellow]{label}: {found.note()}[/yellow]")
-    stage = found.stage
     if any((stage.done_info(shard) or {}).get("input_partial") for shard in found.finished):
         console.print(
             f"[yellow]{label}: note: {stage.path} was itself made from a partial input "
             "(--allow-partial upstream)[/yellow]"
         )
     return found
+
+
+class WholeStage(ABC):
+    """A stage that rewrites one folder whole: what it reads (`prepare`) and what it builds (`build`).
+
+        class MyStage(WholeStage):
+            def prepare(self): self.found = read_input(...)   # before the lock: bad input, exit 2
+            def build(self, build): ...; return {"rows": n}    # parts and files into `build`
+        MyStage(settings, StageDir.of(run_dir, "filter"), console).run(force)
+
+    A second writer gets exit 2 (the folder's lock); an output marked with other settings is
+    refused unless `force`; a killed build leaves the old complete output or none.
+    """
+
+    flag = "--run-dir"  # the flag that names the folder `output_root` checks
+
+    def __init__(self, settings: Settings, output: StageDir, console: Console | None = None):
+        self.settings, self.output = settings, output
+        self.console = console or Console(stderr=True, soft_wrap=True)
+        self.digest = settings.settings_hash()
+        self.found: StageStatus | None = None  # the input stage, where `prepare` reads one
+        self.summary: dict[str, Any] = {}  # what the output holds, for the console and the caller
+
+    def output_root(self) -> Path:
+        """The folder checked before any work (writable, a folder)."""
+        return self.output.run_dir
+
+    def prepare(self) -> None:  # noqa: B027 (an optional hook, not an abstract step)
+        """Read the inputs; runs before the lock and before any output is touched."""
+
+    def up_to_date(self, info: dict[str, Any]) -> bool:
+        """The output, made with these settings (its marker `info`), needs no rebuild."""
+        return False
+
+    @abstractmethod
+    def build(self, build: StageDir) -> dict[str, Any]:
+        """Write the output into `build` (swapped in when this returns); return the marker's figures."""
+
+    def run(self, force: bool = False) -> bool:
+        """Build the output; False when it was up to date (nothing written)."""
+        output_folder(self.output_root(), self.flag)
+        self.prepare()
+        out = self.output
+        with out.lock():
+            info = out.done_info(out.whole_shard)
+            if info is not None and not force:
+                refuse_other_settings(out, out.whole_shard, info.get("settings_hash"), self.digest)
+                if self.up_to_date(info):
+                    return False
+            with out.rebuild() as build:
+                build.mark_done(out.whole_shard, {"settings_hash": self.digest, **self.build(build)})
+        return True

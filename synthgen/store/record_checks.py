@@ -18,7 +18,8 @@ Any failure is a one-line `UserError` (exit 2).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,14 +215,21 @@ def check_values(table: pa.Table, spec: TableSpec, path: Path | str) -> None:
 
 
 # -- files ------------------------------------------------------------------------------------------
-def read_schema(path: Path) -> pa.Schema:
-    """A file's Arrow schema (footer only); a missing or corrupt file is a one-line UserError."""
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """A missing or corrupt file, read in the block, as a one-line UserError naming it."""
     try:
-        return pq.read_schema(path)
+        yield
     except FileNotFoundError:
         raise UserError(f"file not found: {path}") from None
     except (pa.ArrowInvalid, OSError) as exc:
         raise UserError(f"cannot read Parquet file {path}: {str(exc).splitlines()[0]}") from None
+
+
+def read_schema(path: Path) -> pa.Schema:
+    """A file's Arrow schema (footer only)."""
+    with _reading(path):
+        return pq.read_schema(path)
 
 
 def read_file(path: Path, spec: TableSpec, columns: Sequence[str] | None = None) -> pa.Table:
@@ -229,12 +237,8 @@ def read_file(path: Path, spec: TableSpec, columns: Sequence[str] | None = None)
     schema = read_schema(path)
     check_schema(schema, spec, path, columns)
     present = [c for c in spec.columns(columns) if c in schema.names]
-    try:
+    with _reading(path):
         table = pq.ParquetFile(path).read(columns=present)
-    except FileNotFoundError:
-        raise UserError(f"file not found: {path}") from None
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise UserError(f"cannot read Parquet file {path}: {str(exc).splitlines()[0]}") from None
     return conform(table, spec, path, columns)
 
 
@@ -253,10 +257,8 @@ def count_rows(paths: Sequence[Path], spec: TableSpec | None) -> int:
     for path in paths:
         if spec is not None:
             check_schema(read_schema(path), spec, path)
-        try:
+        with _reading(path):
             total += pq.ParquetFile(path).metadata.num_rows
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise UserError(f"cannot read Parquet file {path}: {str(exc).splitlines()[0]}") from None
     return total
 
 
@@ -266,11 +268,8 @@ def read_parts(parts: Sequence[Path], spec: TableSpec | None, columns: Sequence[
         return read_checked(parts, spec, columns)
     tables = []
     for path in parts:
-        read_schema(path)  # a missing or corrupt file: one line naming it
-        try:
+        with _reading(path):
             tables.append(pq.ParquetFile(path).read(columns=list(columns) if columns else None))
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise UserError(f"cannot read Parquet file {path}: {str(exc).splitlines()[0]}") from None
     if not tables:
         raise UserError("no Parquet files to read")
     try:

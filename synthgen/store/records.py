@@ -207,10 +207,7 @@ REJECTS_EXTRA = [pa.field("reject_reason", pa.string(), nullable=False), pa.fiel
 
 def with_fields(schema: pa.Schema, extra: Iterable[pa.Field]) -> pa.Schema:
     """`schema` plus `extra` fields at the end (e.g. the `difficulty` column of binned problems)."""
-    out = schema
-    for field in extra:
-        out = out.append(field)
-    return out
+    return pa.schema([*schema, *extra])
 
 
 # `synthgen train --online` (synthgen.online.log): what the problem pool held and when. Every table

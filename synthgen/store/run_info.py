@@ -18,7 +18,7 @@ import polars as pl
 
 from synthgen.envs import reasons as R
 from synthgen.errors import UserError
-from synthgen.stages.bin.settings import Bin, BinSettings
+from synthgen.store.bins import Bin, scheme_bins
 from synthgen.store.files import read_metadata
 from synthgen.store.layout import StageDir
 
@@ -142,8 +142,8 @@ def bins_of(info: StageInfo | None) -> list[Bin]:
     if info is None or not info.settings:
         return []
     try:
-        return BinSettings.model_validate(info.settings).resolved()
-    except (ValueError, TypeError):
+        return scheme_bins(info.settings.get("scheme", "broad"), info.settings.get("bins") or {})
+    except (ValueError, TypeError, KeyError, AttributeError):
         return []
 
 

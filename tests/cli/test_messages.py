@@ -12,8 +12,7 @@ import textwrap
 
 import pytest
 
-from synthgen.store.layout import StageDir
-from synthgen.store.status import running_note
+from synthgen.store.layout import StageDir, running_note
 from tests.helpers.argv import SMALL_GENERATE, python_m, stage
 
 

@@ -38,7 +38,8 @@ from rich.console import Console
 from rich.table import Table
 
 from synthgen.errors import UserError
-from synthgen.stages.bin.settings import Bin, BinSettings
+from synthgen.stages.bin.settings import BinSettings
+from synthgen.store.bins import Bin
 from synthgen.store.files import file_metadata, write_parquet_atomic, write_text_atomic
 from synthgen.store.layout import StageDir
 from synthgen.store.measurement import (
@@ -46,11 +47,11 @@ from synthgen.store.measurement import (
     INTERVAL_COLUMNS,
     above_chance_expr,
     describe,
+    histogram,
     measurements,
     with_intervals,
 )
-from synthgen.store.paths import output_folder
-from synthgen.store.readiness import read_input
+from synthgen.store.readiness import WholeStage, read_input
 from synthgen.store.record_checks import BINNED_SPEC
 
 STAGE = "bin"
@@ -62,10 +63,7 @@ SPARK = "·▁▂▃▄▅▆▇█"  # first: an empty bucket
 
 def classify(p: float | None, bins: list[Bin]) -> str | None:
     """The bin holding pass rate p, or None (for one value; `assign` does whole tables)."""
-    for b in bins:
-        if b.holds(p):
-            return b.name
-    return None
+    return next((b.name for b in bins if b.holds(p)), None)
 
 
 def assign(df: pl.DataFrame, bins: list[Bin]) -> pl.DataFrame:
@@ -141,15 +139,6 @@ def check_measurements(df: pl.DataFrame, allow_mixed: bool) -> None:
 
 
 # -- histograms -------------------------------------------------------------------------------------
-def histogram(values: list[float], buckets: int = 20) -> list[int]:
-    """Counts of values in `buckets` equal slices of [0, 1] (1.0 goes to the last)."""
-    counts = [0] * buckets
-    for v in values:
-        if v is not None:
-            counts[min(buckets - 1, max(0, int(v * buckets)))] += 1
-    return counts
-
-
 def sparkline(counts: list[int]) -> str:
     top = max(counts) if counts else 0
     if not top:
@@ -183,14 +172,11 @@ def show(df: pl.DataFrame, written: pl.DataFrame, bins: list[Bin], console: Cons
         for name in ("bin", "measured", "mean chance", f"chance >= {GUESSABLE_AT:g}", "mean pass rate", "above chance"):
             table.add_column(name, justify="left" if name == "bin" else "right")
         for name, c in chance.items():
-            shown = [c["mean_chance_rate"], c["mean_pass_rate"], c["mean_above_chance"]]
-            table.add_row(
-                name,
-                str(c["measured"]),
-                *(("-" if v is None else f"{v:.3f}") for v in shown[:1]),
-                str(c["guessable"]),
-                *(("-" if v is None else f"{v:.3f}") for v in shown[1:]),
+            mean_chance, mean_pass, above = (
+                "-" if v is None else f"{v:.3f}"
+                for v in (c["mean_chance_rate"], c["mean_pass_rate"], c["mean_above_chance"])
             )
+            table.add_row(name, str(c["measured"]), mean_chance, str(c["guessable"]), mean_pass, above)
         console.print(table)
 
 
@@ -263,33 +249,23 @@ def _rows_of(table: pa.Table, df: pl.DataFrame) -> pa.Table:
     return taken.cast(BINNED)
 
 
-def run(
-    settings: BinSettings,
-    *,
-    force: bool = False,
-    plot_path: Path | None = None,
-    console: Console | None = None,
-    out_console: Console | None = None,
-) -> dict:
-    plot_path = plot_path or (Path(settings.plot) if settings.plot else None)
-    console = console or Console(stderr=True, soft_wrap=True)
-    out_console = out_console or Console(soft_wrap=True)
-    bins = settings.resolved()
-    output_folder(settings.run_dir, "--run-dir")
-    if plot_path is not None:
-        pyplot()  # fail before any work when matplotlib is missing
-    found = read_input(settings, "filter", console, STAGE, hint=", or pass --input-dir")
-    stage = StageDir.of(settings.run_dir, STAGE)
-    out = stage.path
-    digest = settings.settings_hash()
-    with stage.lock():
-        if stage.is_done(stage.whole_shard) and not force:
-            previous = (stage.done_info(stage.whole_shard) or {}).get("settings_hash")
-            if previous != digest:
-                raise UserError(
-                    f"{out} was binned with other settings (hash {previous} vs {digest}); "
-                    f"use --force or another --run-dir"
-                )
+class BinStage(WholeStage):
+    """Reads the filter's kept rows; builds bin/ (a folder per non-empty bin, summary.json) and bin_outside/."""
+
+    settings: BinSettings
+
+    def __init__(self, settings: BinSettings, console: Console | None = None):
+        super().__init__(settings, StageDir.of(settings.run_dir, STAGE), console)
+        self.df = self.written = pl.DataFrame()  # every input row with its bin; the rows written
+
+    def prepare(self) -> None:
+        s = self.settings
+        self.found = read_input(
+            StageDir.input_of(s.run_dir, "filter", s.input_dir), s.allow_partial, self.console, STAGE
+        )
+
+    def build(self, build: StageDir) -> dict:
+        settings, found, bins = self.settings, self.found, self.settings.resolved()
         table = found.read_table()
         columns = ["turn_id", "env", "pass_rate", "scored", "pass_rate_low", "pass_rate_high"]
         columns += ["measured_by", "student_model", "student_effort", "student_temperature", "attempts"]
@@ -302,16 +278,15 @@ def run(
             inside = inside.filter(~pl.col("straddles"))
         check_measurements(inside, settings.mix_measurements)
         written, target = balance(inside, bins, settings.seed) if settings.balance else (inside, None)
-        outside = where_outside(df, bins)
+        bin_labels = {b.name: b.label() for b in bins}
         meta = file_metadata(
-            STAGE,
-            digest,
-            {"settings": settings.hashed_view(), "bins": {b.name: b.label() for b in bins}, **found.metadata()},
+            STAGE, self.digest, {"settings": settings.hashed_view(), "bins": bin_labels, **found.metadata()}
         )
         counts_in = dict(inside.group_by("difficulty").len().iter_rows())
-        summary = {
+        self.df, self.written = df, written
+        self.summary = {
             "stage": STAGE,
-            "settings_hash": digest,
+            "settings_hash": self.digest,
             "settings": settings.hashed_view(),
             "input": str(found.stage.path),
             **found.metadata(),
@@ -333,36 +308,43 @@ def run(
             "measurements": measurements(inside),
             # Per bin as written: the chance rates and the pass rate above chance (synthgen.envs.chance).
             "chance": chance_by_bin(written, bins),
-            "outside": outside,
+            "outside": where_outside(df, bins),
             "outside_written": settings.write_outside,
-            "by_env": {
-                env: dict(
-                    sorted(
-                        ((k or "outside"), n)
-                        for k, n in df.filter(pl.col("env") == env).group_by("difficulty").len().iter_rows()
-                    )
-                )
-                for env in sorted(df["env"].unique().to_list())
-            },
+            "by_env": {},
         }
-        # Built beside the old bins and swapped in: a killed bin leaves the old bins or none.
-        with stage.rebuild() as build:
-            for b in bins:
-                rows = written.filter(pl.col("difficulty") == b.name)
-                if rows.height:
-                    write_parquet_atomic(build.group_part_path(b.name), _rows_of(table, rows), meta)
-            write_text_atomic(build.path / SUMMARY, json.dumps(summary, indent=1, sort_keys=True) + "\n")
-            build.mark_done(
-                stage.whole_shard, {"settings_hash": digest, "input": found.fingerprint(), **found.metadata()}
-            )
+        for env, difficulty, n in df.group_by("env", "difficulty").len().sort("env", "difficulty").iter_rows():
+            self.summary["by_env"].setdefault(env, {})[difficulty or "outside"] = n
+        for b in bins:
+            rows = written.filter(pl.col("difficulty") == b.name)
+            if rows.height:
+                write_parquet_atomic(build.group_part_path(b.name), _rows_of(table, rows), meta)
+        write_text_atomic(build.path / SUMMARY, json.dumps(self.summary, indent=1, sort_keys=True) + "\n")
         outside_stage = StageDir.of(settings.run_dir, OUTSIDE)
         rows = df.filter(pl.col("difficulty").is_null())
         if settings.write_outside and rows.height:
-            with outside_stage.rebuild() as build:
-                write_parquet_atomic(build.group_part_path(), _rows_of(table, rows), meta)
+            with outside_stage.rebuild() as outside:
+                write_parquet_atomic(outside.group_part_path(), _rows_of(table, rows), meta)
         else:
             outside_stage.remove()
-    show(df, written, bins, out_console)
+        return {"input": found.fingerprint(), **found.metadata()}
+
+
+def run(
+    settings: BinSettings,
+    *,
+    force: bool = False,
+    plot_path: Path | None = None,
+    console: Console | None = None,
+    out_console: Console | None = None,
+) -> dict:
+    plot_path = plot_path or (Path(settings.plot) if settings.plot else None)
+    if plot_path is not None:
+        pyplot()  # fail before any work when matplotlib is missing
+    stage = BinStage(settings, console)
+    stage.run(force)
+    console, summary, bins, out = stage.console, stage.summary, settings.resolved(), stage.output.path
+    df, written, outside, target = stage.df, stage.written, summary["outside"], summary["balanced_to"]
+    show(df, written, bins, out_console or Console(soft_wrap=True))
     if plot_path is not None:
         plot(df, bins, plot_path)
         console.print(f"bin: plot written to {plot_path}")

@@ -25,10 +25,11 @@ import numpy as np
 import polars as pl
 from rich.console import Console
 
-from synthgen.stages.bin.settings import SCHEMES
 from synthgen.stages.chain.settings import ChainSettings
+from synthgen.store.bins import SCHEMES
 from synthgen.store.files import file_metadata, write_text_atomic
 from synthgen.store.layout import StageDir
+from synthgen.store.readiness import WholeStage
 from synthgen.store.record_checks import DISJOINT_SPEC, LEVELS
 from synthgen.store.records import PROBLEMS, table_from_rows
 
@@ -76,36 +77,48 @@ def disjoint_finished(settings: ChainSettings) -> bool:
     return marked and (run_dir / "chain" / "disjoint.json").is_file()
 
 
+class DisjointStage(WholeStage):
+    """Reads the chains (chain/links) and the kept problems (filter/); builds chain/disjoint/."""
+
+    settings: ChainSettings
+
+    def build(self, build: StageDir) -> dict:
+        run_dir = Path(self.settings.run_dir)
+        chained = StageDir.of(run_dir, "chain/links").status().read()
+        # The pool is every kept problem (the filter stage), not the bin folder the chains start from.
+        pool = StageDir.of(run_dir, "filter").require_complete(self.settings.allow_partial).read()
+        pool = pool.filter(pl.col("valid") & pl.col("pass_rate").is_not_null())
+        starts = set(chained.filter(pl.col("level") == "hard")["problem_id"])
+        used = set(pool.filter(pl.col("problem_id").is_in(list(starts)))["lineage_id"])
+        rows = []
+        for level in LEVELS:
+            targets = chained.filter(pl.col("level") == level)["pass_rate"].to_list()
+            lo, hi = level_range(level, targets)
+            candidates = pool.filter(pl.col("pass_rate").is_between(lo, hi) & ~pl.col("lineage_id").is_in(list(used)))
+            picks = match_level(targets, candidates, used)
+            distance = histogram_distance(targets, [p["pass_rate"] for p in picks], self.settings.histogram_bins)
+            self.summary[level] = {
+                "chained": len(targets),
+                "disjoint": len(picks),
+                "histogram_distance": round(distance, 4),
+            }
+            rows += [{**{k: p.get(k) for k in PROBLEMS.names}, "difficulty": level} for p in picks]
+        meta = file_metadata(build.stage, self.digest, {"report": self.summary})
+        build.write_part(build.whole_shard, 0, table_from_rows(rows, DISJOINT), meta)
+        return self.summary
+
+
 def write_disjoint(settings: ChainSettings, console: Console) -> dict:
     run_dir = Path(settings.run_dir)
-    links = StageDir.of(run_dir, "chain/links").status()
-    if not links.parts:
+    if not StageDir.of(run_dir, "chain/links").status().parts:
         console.print("chain --disjoint: no accepted chains, so no baseline to match")
         return {}
-    chained = links.read()
-    # The pool is every kept problem (the filter stage), not the bin folder the chains start from.
-    pool = StageDir.of(run_dir, "filter").require_complete(settings.allow_partial).read()
-    pool = pool.filter(pl.col("valid") & pl.col("pass_rate").is_not_null())
-    starts = set(chained.filter(pl.col("level") == "hard")["problem_id"])
-    used = set(pool.filter(pl.col("problem_id").is_in(list(starts)))["lineage_id"])
-    rows, report = [], {}
-    for level in LEVELS:
-        targets = chained.filter(pl.col("level") == level)["pass_rate"].to_list()
-        lo, hi = level_range(level, targets)
-        candidates = pool.filter(pl.col("pass_rate").is_between(lo, hi) & ~pl.col("lineage_id").is_in(list(used)))
-        picks = match_level(targets, candidates, used)
-        distance = histogram_distance(targets, [p["pass_rate"] for p in picks], settings.histogram_bins)
-        report[level] = {"chained": len(targets), "disjoint": len(picks), "histogram_distance": round(distance, 4)}
-        rows += [{**{k: p.get(k) for k in PROBLEMS.names}, "difficulty": level} for p in picks]
-    out = StageDir.of(run_dir, "chain/disjoint")
-    meta = file_metadata(out.stage, settings.settings_hash(), {"report": report})
-    # Built beside the old baseline and swapped in: a killed run leaves the old one or none.
-    with out.rebuild() as build:
-        build.write_part(out.whole_shard, 0, table_from_rows(rows, DISJOINT), meta)
-        build.mark_done(out.whole_shard, {"settings_hash": settings.settings_hash(), **report})
+    stage = DisjointStage(settings, StageDir.of(run_dir, "chain/disjoint"), console)
+    stage.run(force=True)  # the chains passed their settings check: the baseline always follows them
+    report = stage.summary
     write_text_atomic(run_dir / "chain" / "disjoint.json", json.dumps(report, indent=1) + "\n")
     # The path stays on one line (to copy it); the prose wraps at the terminal's width.
-    console.print(f"chain --disjoint: the baseline is in {out.path}", soft_wrap=True)
+    console.print(f"chain --disjoint: the baseline is in {stage.output.path}", soft_wrap=True)
     console.print(
         "  per level, kept problems from lineages no chain uses, pass rates matched: the chains' difficulty "
         "mix with no relation between levels"

@@ -11,7 +11,7 @@ is shown the problem, the student's results on it and the pass-rate band to land
 for an easier variant of the same core task; the student attempts the variant M times and it is
 accepted as the medium step only if it is a new problem (not its parent nor any level of its
 chain) whose pass rate lands in the medium band; then the same from medium to easy. The bands are
-the bin stage's `chains` scheme (synthgen.stages.bin.settings.SCHEMES), the one definition of both. Each
+the bin stage's `chains` scheme (synthgen.store.bins.SCHEMES), the one definition of both. Each
 step gets `tries` teacher tries.
 
 Outputs under `RUN_DIR/chain/`:
@@ -46,9 +46,9 @@ from rich.console import Console
 
 from synthgen.envs import get_env
 from synthgen.envs.base import Problem, Summary
-from synthgen.stages.bin.settings import SCHEMES, Bin, make_bins
 from synthgen.stages.chain.measure import settle
 from synthgen.stages.chain.settings import ChainSettings
+from synthgen.store.bins import SCHEMES, Bin, make_bins
 from synthgen.store.files import file_metadata
 from synthgen.store.layout import StageDir
 from synthgen.store.readiness import read_input
@@ -99,7 +99,8 @@ def read_starts(settings: ChainSettings, console: Console | None = None) -> tupl
     """The run's chain starts, every shard's (kept problems in the start band, at most
     `max_chains`), the partial-input metadata, and the start report (band, candidates, how many
     lay outside it). No start in the band gives no chains, not an error."""
-    found = read_input(settings, "filter", console or Console(stderr=True), STAGE, hint=", or pass --input-dir")
+    stage = StageDir.input_of(settings.run_dir, "filter", settings.input_dir)
+    found = read_input(stage, settings.allow_partial, console or Console(stderr=True), STAGE)
     kept = pl.from_arrow(found.read_table()) if found.parts else pl.from_arrow(PROBLEMS.empty_table())
     hard, report = select_starts(kept, start_band(settings))
     if settings.max_chains:

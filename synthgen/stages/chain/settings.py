@@ -18,7 +18,7 @@ from pydantic import Field, field_validator
 
 from synthgen.settings.base import cli
 from synthgen.settings.shared import InputSettings, ShardedSettings
-from synthgen.stages.bin.settings import SCHEMES
+from synthgen.store.bins import SCHEMES
 from synthgen.turns.settings import TURN_LOOP_UNHASHED, TurnLoopSettings
 
 

@@ -50,8 +50,7 @@ from synthgen.errors import UserError
 from synthgen.stages.filter.settings import DedupSettings, FilterSettings
 from synthgen.store.files import file_metadata, write_text_atomic
 from synthgen.store.layout import StageDir
-from synthgen.store.paths import output_folder
-from synthgen.store.readiness import read_input
+from synthgen.store.readiness import WholeStage, read_input
 from synthgen.store.records import PROBLEMS, REJECTS_EXTRA, with_fields
 
 STAGE = "filter"
@@ -64,14 +63,14 @@ STATS_FILE = "stats.json"
 # -- reading ----------------------------------------------------------------------------------------
 def prior_kept(paths: list[str]) -> pl.DataFrame:
     """Earlier runs' kept problems (run dir -> its filter/ folder, or a folder of Parquet)."""
-    frames = []
+    frames = [pl.DataFrame(schema=dict.fromkeys(["problem_id", "env", "code", "message"], pl.String))]
     for raw in paths:
         path = Path(raw)
         folder = path / STAGE if (path / STAGE).is_dir() else path
         found = StageDir.at(folder, STAGE).require_complete(hint=" in that run")
         table = found.read_table(["problem_id", "env", "code", "message"])
         frames.append(pl.from_arrow(table))
-    return pl.concat(frames) if frames else pl.DataFrame()
+    return pl.concat(frames)
 
 
 # -- the rules --------------------------------------------------------------------------------------
@@ -80,18 +79,10 @@ def rule_reasons(df: pl.DataFrame, settings: FilterSettings) -> tuple[list[str |
     low, high = settings.band_low, settings.band_high
     reasons: list[str | None] = []
     details: list[str | None] = []
-    cols = [
-        "turn_id",
-        "valid",
-        "reason",
-        "reason_detail",
-        "pass_rate",
-        "attempts",
-        "scored",
-        "correct",
-        "infra_failures",
-    ]
-    for turn_id, valid, reason, detail, p, attempts, scored, correct, infra in df.select(cols).iter_rows():
+    rows = df.select(
+        "turn_id", "valid", "reason", "reason_detail", "pass_rate", "attempts", "scored", "correct", "infra_failures"
+    )
+    for turn_id, valid, reason, detail, p, attempts, scored, correct, infra in rows.iter_rows():
         if not valid:
             if reason not in R.GENERATION:
                 raise UserError(f"row {turn_id} is invalid with reason {reason!r}, not a generation reason code")
@@ -173,11 +164,7 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
         by_minhash = {int(rows[k]): detail for k, detail in found.items()}
     for i, detail in by_minhash.items():
         hits.setdefault(i, detail)
-    matched = dict.fromkeys(versions, 0)
-    for detail in hits.values():
-        for name in versions:
-            if f" {name}:" in detail:
-                matched[name] += 1
+    matched = {name: sum(f" {name}:" in detail for detail in hits.values()) for name in versions}
     summary = {
         "references": [str(r) for r in cfg.references],
         "reference_texts": len(refs) + len(bench_refs),
@@ -196,7 +183,7 @@ def _distance(p: float | None) -> float:
 
 
 def dedup_reasons(
-    df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings, prior: pl.DataFrame | None = None
+    df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings, prior: pl.DataFrame
 ) -> tuple[dict[int, str], dict]:
     """Rule 5: {row: detail} for near-duplicates among `alive` rows, and a summary.
 
@@ -207,11 +194,6 @@ def dedup_reasons(
 
     cfg = settings.dedup
     rows = np.flatnonzero(alive)
-    prior = (
-        prior
-        if prior is not None and prior.height
-        else pl.DataFrame(schema={"problem_id": pl.String, "env": pl.String, "code": pl.String, "message": pl.String})
-    )
     if not cfg.enabled or len(rows) == 0:
         return {}, {"enabled": cfg.enabled, "clusters": 0, "near_duplicates": 0}
     started = time.perf_counter()
@@ -272,7 +254,7 @@ def dedup_reasons(
 
 
 def decide(
-    df: pl.DataFrame, settings: FilterSettings, prior: pl.DataFrame | None = None
+    df: pl.DataFrame, settings: FilterSettings, prior: pl.DataFrame
 ) -> tuple[list[str | None], list[str | None], dict[str, Any]]:
     """Every row's reject reason (None = kept) and detail, plus the rule summaries."""
     reasons, details = rule_reasons(df, settings)
@@ -331,60 +313,56 @@ def _write_parts(stage: StageDir, shard: str, table: pa.Table, rows_per_part: in
     return parts
 
 
-def run(settings: FilterSettings, *, force: bool = False, console: Console | None = None) -> dict:
-    console = console or Console(stderr=True, soft_wrap=True)
-    output_folder(settings.run_dir, "--run-dir")
-    found = read_input(settings, "generate", console, STAGE, hint=", or pass --input-dir")
-    stage = StageDir.of(settings.run_dir, STAGE)
-    digest = settings.settings_hash()
-    with stage.lock():
-        print_ = found.fingerprint()
-        info = stage.done_info(KEPT)
-        if info is not None and not force:
-            if info.get("settings_hash") != digest:
-                raise UserError(
-                    f"{stage.path} was filtered with other settings (hash {info.get('settings_hash')} "
-                    f"vs {digest}); use --force or another --run-dir"
-                )
-            if info.get("input") == print_ and (stage.path / STATS_FILE).is_file():
-                console.print(f"filter: {stage.path} is up to date with {found.stage.path}; nothing to do")
-                return json.loads((stage.path / STATS_FILE).read_text())
+class FilterStage(WholeStage):
+    """Reads generate's rows; builds filter/ (kept parts, rejects/, stats.json)."""
+
+    settings: FilterSettings
+
+    def prepare(self) -> None:
+        s = self.settings
+        self.found = read_input(
+            StageDir.input_of(s.run_dir, "generate", s.input_dir), s.allow_partial, self.console, STAGE
+        )
+
+    def up_to_date(self, info: dict) -> bool:
+        stats = self.output.path / STATS_FILE
+        if info.get("input") != self.found.fingerprint() or not stats.is_file():
+            return False
+        self.console.print(f"filter: {self.output.path} is up to date with {self.found.stage.path}; nothing to do")
+        self.summary = json.loads(stats.read_text())
+        return True
+
+    def build(self, build: StageDir) -> dict:
+        settings, found = self.settings, self.found
         table = found.read_table()
-        prior = prior_kept(settings.dedup.against) if settings.dedup.enabled and settings.dedup.against else None
+        prior = prior_kept(settings.dedup.against if settings.dedup.enabled else [])
         df = pl.from_arrow(table)
         reasons, details, extra = decide(df, settings, prior)
         keep = pa.array([r is None for r in reasons], type=pa.bool_())
-        stats = summarize(df, reasons, settings, {"input": str(found.stage.path), **found.metadata(), **extra})
-        meta = file_metadata(STAGE, digest, {"settings": settings.hashed_view(), **found.metadata()})
-        kept_table = table.filter(keep)
-        # Built beside the old output and swapped in: a killed filter leaves the old one or none.
-        with stage.rebuild() as build:
-            n_parts = _write_parts(build, KEPT, kept_table, settings.rows_per_part, meta)
-            if settings.rejects:
-                rejects = build.sub(REJECTS_SHARD)
-                dropped = table.filter(pc.invert(keep))
-                mask = [r is not None for r in reasons]
-                dropped = dropped.append_column(
-                    REJECTS_EXTRA[0], pa.array([r for r, m in zip(reasons, mask) if m], pa.string())
-                )
-                dropped = dropped.append_column(
-                    REJECTS_EXTRA[1], pa.array([d for d, m in zip(details, mask) if m], pa.string())
-                )
-                _write_parts(rejects, REJECTS_SHARD, dropped.cast(REJECTS), settings.rows_per_part, meta)
-                rejects.mark_done(REJECTS_SHARD, {"settings_hash": digest, "rows": dropped.num_rows})
-            write_text_atomic(build.path / STATS_FILE, json.dumps(stats, indent=1, sort_keys=True) + "\n")
-            build.mark_done(
-                KEPT,
-                {
-                    "settings_hash": digest,
-                    "input": print_,
-                    "rows": kept_table.num_rows,
-                    "parts": n_parts,
-                    **found.metadata(),
-                },
+        self.summary = summarize(df, reasons, settings, {"input": str(found.stage.path), **found.metadata(), **extra})
+        meta = file_metadata(STAGE, self.digest, {"settings": settings.hashed_view(), **found.metadata()})
+        kept = table.filter(keep)
+        n_parts = _write_parts(build, KEPT, kept, settings.rows_per_part, meta)
+        if settings.rejects:
+            rejects = build.sub(REJECTS_SHARD)
+            dropped = table.filter(pc.invert(keep))
+            dropped = dropped.append_column(
+                REJECTS_EXTRA[0], pa.array([r for r in reasons if r is not None], pa.string())
             )
-    report(stats, console)
-    return stats
+            dropped = dropped.append_column(
+                REJECTS_EXTRA[1], pa.array([d for r, d in zip(reasons, details) if r is not None], pa.string())
+            )
+            _write_parts(rejects, REJECTS_SHARD, dropped.cast(REJECTS), settings.rows_per_part, meta)
+            rejects.mark_done(REJECTS_SHARD, {"settings_hash": self.digest, "rows": dropped.num_rows})
+        write_text_atomic(build.path / STATS_FILE, json.dumps(self.summary, indent=1, sort_keys=True) + "\n")
+        return {"input": found.fingerprint(), "rows": kept.num_rows, "parts": n_parts, **found.metadata()}
+
+
+def run(settings: FilterSettings, *, force: bool = False, console: Console | None = None) -> dict:
+    stage = FilterStage(settings, StageDir.of(settings.run_dir, STAGE), console)
+    if stage.run(force):
+        report(stage.summary, stage.console)
+    return stage.summary
 
 
 def report(stats: dict, console: Console) -> None:

@@ -54,7 +54,8 @@ class GenerateStage(TurnStage):
         return StageDir(self.settings.run_dir, STAGE)
 
     def prepare(self) -> None:
-        found = read_input(self.settings, "seeds", Console(stderr=True), STAGE, hint=", or pass --input-dir")
+        seeds = StageDir.input_of(self.settings.run_dir, "seeds", self.settings.input_dir)
+        found = read_input(seeds, self.settings.allow_partial, Console(stderr=True), STAGE)
         self.seed_parts, self.input_meta = found.parts, found.metadata()
         check_seed_files(self.seed_parts)
 

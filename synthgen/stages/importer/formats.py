@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 from synthgen.envs.problem import Problem
 
-FORMATS = ("lcb", "apps", "codecontests")
 PYTHON3 = 3  # CodeContests' language code for Python 3
 
 
@@ -56,19 +55,13 @@ def _stdin_text(value) -> str:
     return str(value)
 
 
+# The sets' difficulty names -> the folder a problem goes to (anything else: "all").
+LEVELS = {"easy": "easy", "introductory": "easy", "medium": "medium", "interview": "medium", "medium_hard": "medium"}
+LEVELS |= {"hard": "hard", "competition": "hard", "very_hard": "hard"}
+
+
 def _level(value) -> str:
-    text = str(value or "").strip().lower()
-    table = {
-        "easy": "easy",
-        "introductory": "easy",
-        "medium": "medium",
-        "interview": "medium",
-        "medium_hard": "medium",
-        "hard": "hard",
-        "competition": "hard",
-        "very_hard": "hard",
-    }
-    return table.get(text, "all")
+    return LEVELS.get(str(value or "").strip().lower(), "all")
 
 
 def read_lcb(row: dict, index: int) -> RealProblem:

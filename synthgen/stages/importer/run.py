@@ -27,17 +27,23 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pyarrow as pa
+
 from synthgen.envs.problem import Problem
-from synthgen.errors import UserError
+from synthgen.errors import InfraIncomplete, UserError
 from synthgen.evals.data import read_local
 from synthgen.stages.importer import formats
+from synthgen.stages.importer.settings import ImportSettings
 from synthgen.store import records
-from synthgen.store.files import file_metadata, write_text_atomic
+from synthgen.store.files import file_metadata, write_parquet_atomic, write_text_atomic
 from synthgen.store.layout import StageDir
 from synthgen.store.measurement import GUESSABLE_AT
-from synthgen.store.paths import output_folder
+from synthgen.store.readiness import WholeStage
 
 SUFFIXES = (".parquet", ".jsonl", ".jsonl.gz", ".json")
+# An imported problem was never attempted nor written by a teacher here: its counts are 0.
+NOTHING_MEASURED = ("attempts", "scored", "correct", "format_failures", "infra_failures", "teacher_tokens_in")
+NOTHING_MEASURED += ("teacher_tokens_out", "student_tokens_in", "student_tokens_out")
 
 
 def input_files(paths: list[str]) -> list[Path]:
@@ -56,7 +62,7 @@ def input_files(paths: list[str]) -> list[Path]:
     return files
 
 
-def read_problem(row: dict, index: int, settings) -> formats.RealProblem:
+def read_problem(row: dict, index: int, settings: ImportSettings) -> formats.RealProblem:
     kind = settings.format if settings.format != "auto" else formats.detect(row)
     if kind is None:
         raise ValueError(f"unknown layout (columns: {', '.join(sorted(row))[:200]}); pass --format")
@@ -74,7 +80,7 @@ def read_problem(row: dict, index: int, settings) -> formats.RealProblem:
     return found
 
 
-async def check_solutions(real: formats.RealProblem, env, pool, settings) -> str | None:
+async def check_solutions(real: formats.RealProblem, env, pool, settings: ImportSettings) -> str | None:
     """None when a reference solution passes every test (it becomes the row's `code`), else why not."""
     tried = real.solutions[: settings.solutions_tried]
     alternative = None
@@ -106,15 +112,7 @@ def _row(real: formats.RealProblem, name: str, digest: str) -> dict:
         "turn": 1,
         "valid": True,
         "reason": "ok",
-        "attempts": 0,
-        "scored": 0,
-        "correct": 0,
-        "format_failures": 0,
-        "infra_failures": 0,
-        "teacher_tokens_in": 0,
-        "teacher_tokens_out": 0,
-        "student_tokens_in": 0,
-        "student_tokens_out": 0,
+        **dict.fromkeys(NOTHING_MEASURED, 0),
         "teacher_model": "",
         "student_model": "",
         "settings_hash": digest,
@@ -122,7 +120,7 @@ def _row(real: formats.RealProblem, name: str, digest: str) -> dict:
     }
 
 
-async def _import(settings, rows: list[dict], name: str, digest: str):
+async def _import(settings: ImportSettings, rows: list[dict], name: str, digest: str):
     from synthgen.envs import get_env
     from synthgen.envs.contest import _check_imported
     from synthgen.sandbox import SandboxPool, SandboxUnavailable
@@ -157,8 +155,6 @@ async def _import(settings, rows: list[dict], name: str, digest: str):
             pool.close()
     failed = {id(r): w for r, w in zip(checkable, why) if w}
     if any(w.startswith("infra:") for w in failed.values()):
-        from synthgen.errors import InfraIncomplete
-
         raise InfraIncomplete("the sandbox failed while checking reference solutions; nothing written, re-run")
     for real in reals:
         if id(real) in failed:
@@ -171,37 +167,48 @@ async def _import(settings, rows: list[dict], name: str, digest: str):
     return kept, rejects
 
 
-def run(settings, force: bool = False) -> None:
-    del force  # the output is always rebuilt whole
-    output_folder(settings.output_dir(), "--output" if settings.output else "--run-dir")
-    files = input_files(settings.paths)
-    rows = read_local(files)
-    if settings.max_problems is not None:
-        rows = rows[: settings.max_problems]
-    if not rows:
-        raise UserError(f"no problems in {', '.join(map(str, files))}")
-    name = settings.name or files[0].name.split(".")[0]
-    digest = settings.settings_hash()
-    kept, rejects = asyncio.run(_import(settings, rows, name, digest))
-    out = settings.output_dir()
-    if not kept:
-        first = rejects[0]["reason"] if rejects else "no rows"
-        raise UserError(f"no problem of {len(rows)} could be imported (first reason: {first})")
-    by_level: dict[str, list[dict]] = {}
-    for row in kept:
-        by_level.setdefault(row["difficulty"], []).append(row)
-    schema = records.with_fields(records.PROBLEMS, [records.pa.field("difficulty", records.pa.string())])
-    stage = StageDir.at(out, "bin")
-    with stage.rebuild() as build:
-        meta = file_metadata("import", digest, {"source": name})
-        for level, level_rows in sorted(by_level.items()):
-            from synthgen.store.files import write_parquet_atomic
+class ImportStage(WholeStage):
+    """Reads problem-set files; builds a bin-like problems folder (RUN_DIR/real, or --output)."""
 
+    settings: ImportSettings
+
+    def __init__(self, settings: ImportSettings):
+        super().__init__(settings, StageDir.at(settings.output_dir(), "bin"))
+        self.flag = "--output" if settings.output else "--run-dir"
+        self.name = ""  # the set's name in the turn ids
+        self.files: list[Path] = []
+        self.rows: list[dict] = []
+        self.kept: list[dict] = []
+        self.rejects: list[dict] = []
+
+    def output_root(self) -> Path:
+        return self.output.path
+
+    def prepare(self) -> None:
+        s = self.settings
+        self.files = input_files(s.paths)
+        self.rows = read_local(self.files)[: s.max_problems]
+        if not self.rows:
+            raise UserError(f"no problems in {', '.join(map(str, self.files))}")
+        self.name = s.name or self.files[0].name.split(".")[0]
+        self.kept, self.rejects = asyncio.run(_import(s, self.rows, self.name, self.digest))
+        if not self.kept:
+            first = self.rejects[0]["reason"] if self.rejects else "no rows"
+            raise UserError(f"no problem of {len(self.rows)} could be imported (first reason: {first})")
+
+    def build(self, build: StageDir) -> dict:
+        kept, rejects = self.kept, self.rejects
+        by_level: dict[str, list[dict]] = {}
+        for row in kept:
+            by_level.setdefault(row["difficulty"], []).append(row)
+        schema = records.with_fields(records.PROBLEMS, [pa.field("difficulty", pa.string())])
+        meta = file_metadata("import", self.digest, {"source": self.name})
+        for level, level_rows in sorted(by_level.items()):
             write_parquet_atomic(build.group_part_path(level), records.table_from_rows(level_rows, schema), meta)
         tests = [len(r["inputs"]) for r in kept]
-        summary = {
-            "files": [str(f) for f in files],
-            "rows": len(rows),
+        self.summary = {
+            "files": [str(f) for f in self.files],
+            "rows": len(self.rows),
             "kept": len(kept),
             "rejected": len(rejects),
             "reject_reasons": dict(Counter(r["reason"].split(":")[0].split(" (")[0] for r in rejects)),
@@ -214,13 +221,20 @@ def run(settings, force: bool = False) -> None:
                 "strategies": dict(Counter(s for r in kept for s in r.get("chance_strategies") or [])),
             },
         }
-        write_text_atomic(build.path / "import_summary.json", json.dumps(summary, indent=1) + "\n")
+        write_text_atomic(build.path / "import_summary.json", json.dumps(self.summary, indent=1) + "\n")
         write_text_atomic(build.path / "rejects.jsonl", "".join(json.dumps(r) + "\n" for r in rejects))
-        build.mark_done(build.whole_shard, {"rows": len(kept), "settings_hash": digest})
+        return {"rows": len(kept)}
+
+
+def run(settings: ImportSettings, force: bool = False) -> None:
+    del force  # the sets read carry no settings to compare: the output is always rebuilt whole
+    stage = ImportStage(settings)
+    stage.run(force=True)
+    summary, kept, rejects = stage.summary, stage.kept, stage.rejects
     print(
-        f"import: {len(kept)} of {len(rows)} problems -> {out} ({summary['tests_per_problem']['mean']} tests each "
-        f"on average, {summary['checked_by_solution']} checked by a reference solution); {len(rejects)} rejected"
-        + (f": {summary['reject_reasons']}" if rejects else "")
+        f"import: {len(kept)} of {len(stage.rows)} problems -> {stage.output.path} "
+        f"({summary['tests_per_problem']['mean']} tests each on average, {summary['checked_by_solution']} checked "
+        f"by a reference solution); {len(rejects)} rejected" + (f": {summary['reject_reasons']}" if rejects else "")
     )
     if summary["chance"]["guessable"]:
         print(

@@ -42,7 +42,7 @@ def lineages_per_env(seeds: int, per_seed: int, envs: list[str]) -> dict[str, in
 
 def count_seeds(generate: GenerateSettings, seeds: SeedsSettings) -> tuple[int, str]:
     """(seeds the run will use, where that number comes from)."""
-    stage = StageDir.input_of(generate, "seeds")
+    stage = StageDir.input_of(generate.run_dir, "seeds", generate.input_dir)
     if stage.parts():
         found = stage.read(["seed_id"])["seed_id"].n_unique()
         where = f"{found} seeds in {stage.path}"

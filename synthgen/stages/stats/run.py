@@ -25,20 +25,19 @@ from rich.console import Console
 
 from synthgen.envs import reasons as R
 from synthgen.errors import UserError
-from synthgen.stages.bin.run import histogram
 from synthgen.stages.plan import cost as costs
 from synthgen.stages.stats.settings import StatsSettings
 from synthgen.store.attempts import format_failure_reasons
-from synthgen.store.layout import StageDir
+from synthgen.store.layout import StageDir, running_note
 from synthgen.store.measurement import (
     CHANCE_COLUMNS,
     EVIDENCE_COLUMNS,
     MUTATION_COLUMNS,
     chance_summary,
     evidence,
+    histogram,
     mutation_summary,
 )
-from synthgen.store.status import running_note
 from synthgen.turns.report import TOKEN_COLUMNS as TOKENS
 from synthgen.turns.report import TOKEN_RULE
 

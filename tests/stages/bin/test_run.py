@@ -13,7 +13,8 @@ import pytest
 
 from synthgen.cli import app as cli
 from synthgen.stages.bin import run as stage
-from synthgen.stages.bin.settings import SCHEMES, BinSettings
+from synthgen.stages.bin.settings import BinSettings
+from synthgen.store.bins import SCHEMES
 from synthgen.store.files import file_metadata, read_metadata
 from synthgen.store.layout import StageDir
 from synthgen.store.records import PROBLEMS, SCHEMA_VERSION, problem_id, table_from_rows

@@ -13,7 +13,7 @@ import time
 import polars as pl
 import pytest
 
-from synthgen.stages.bin.settings import SCHEMES
+from synthgen.store.bins import SCHEMES
 from synthgen.store.layout import StageDir
 
 COMPARED = ["turn_id", "problem_id", "pass_rate", "scored", "correct", "pass_rate_low", "measured_by"]

@@ -13,9 +13,9 @@ import pytest
 
 from synthgen.envs.base import Summary
 from synthgen.envs.settings import ProgressionSettings
-from synthgen.stages.bin.settings import SCHEMES
 from synthgen.stages.chain.disjoint import histogram_distance, match_level
 from synthgen.stages.chain.run import accepts, assemble, chain_bands, replay
+from synthgen.store.bins import SCHEMES
 from synthgen.store.layout import StageDir
 
 # Columns that must match row for row between two runs of the same settings.
