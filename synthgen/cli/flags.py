@@ -345,11 +345,12 @@ def describe(command: str, settings: Settings) -> str:
     data = settings.model_dump(mode="json")
     body = {settings.section: data} if settings.section else data
     lines.append(yaml.safe_dump(body, sort_keys=False, width=110).rstrip())
-    roles = [(n, getattr(settings, n)) for n in ("teacher", "student") if hasattr(settings, n)]
+    fields = dict(settings)  # the model's own fields, whichever command's model it is
+    roles = [(n, fields[n]) for n in ("teacher", "student") if n in fields]
     if roles:
         lines.append("# each request sends:")
     for name, role in roles:
-        n = getattr(settings, "attempts", 1) if name == "student" else 1
+        n = fields.get("attempts", 1) if name == "student" else 1
         sampling = " ".join(f"{k}={v}" for k, v in role.sampling().items())
         lines.append(
             f"#   {name}: POST {role.base_url.rstrip('/')}/chat/completions model={role.model} {sampling} n={n}"

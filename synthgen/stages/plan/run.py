@@ -127,7 +127,7 @@ def run(settings: PlanSettings, config: ConfigFile | None = None) -> dict:
     plan: section applies as --config's would; flags still win over the file."""
     config = config or ConfigFile()
     if settings.config is not None and config.path is None:
-        given = {name: getattr(settings, name) for name in settings.model_fields_set}
+        given = settings.model_dump(include=settings.model_fields_set)
         own = ConfigFile(settings.config, config.sections)
         settings = resolve_settings(PlanSettings, own.data(), given)
     out = plan(settings, config)
