@@ -36,11 +36,7 @@ class SingleInput(Environment):
         bad = bad or validation.static_checks(problem, ("f",))
         if bad:
             return problem, bad
-        calls = [f"f({x})" for x in problem.inputs]
-        labels = [f"f({short(x, 60)})" for x in problem.inputs]
-        verdicts, bad = await validation.run_deterministic(
-            problem, calls, labels, pool, sandbox, settings.max_output_chars
-        )
+        verdicts, bad = await validation.run_f(problem, pool, sandbox, settings.max_output_chars)
         if bad:
             return problem, bad
         shown = verdicts[0].value or ""

@@ -11,7 +11,8 @@ import random
 from collections import defaultdict
 from typing import Any
 
-from synthgen.envs.base import Problem, Summary
+from synthgen.envs.problem import Problem
+from synthgen.envs.summary import Summary
 from synthgen.online.requests import EXPLORE, Request
 from synthgen.online.worker import Job, retarget
 

@@ -19,7 +19,10 @@ from functools import lru_cache
 from typing import Any
 
 from synthgen.envs import reasons
-from synthgen.envs.base import Environment, FormatError, Problem, Reward, Summary, summarize
+from synthgen.envs.base import Environment
+from synthgen.envs.parsing import FormatError
+from synthgen.envs.problem import Problem, Reward
+from synthgen.envs.summary import Summary, summarize
 from synthgen.store.measurement import provenance, wilson
 
 

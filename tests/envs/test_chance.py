@@ -93,14 +93,14 @@ def test_draws_keep_each_arguments_type_and_keyword_and_repeat_for_the_same_prob
 
 
 def test_a_wilson_interval_is_stated_only_for_drawn_strategies():
-    drawn = chance.Outcome("random", 20, 40, random=True)
-    exact = chance.Outcome("coin", 1, 2)
+    drawn = chance.ChanceOutcome("random", 20, 40, random=True)
+    exact = chance.ChanceOutcome("coin", 1, 2)
     low, high = drawn.interval
     assert low < 0.5 < high and high - low < 0.32
     assert exact.interval == (0.5, 0.5)
-    result = chance.ChanceResult([exact, drawn, chance.Outcome("echo", 0, 1)])
+    result = chance.ChanceResult([exact, drawn, chance.ChanceOutcome("echo", 0, 1)])
     assert result.rate == 0.5 and result.winners == ["coin", "random"]
-    assert chance.ChanceResult([chance.Outcome("echo", 0, 1)]).to_fields() == {
+    assert chance.ChanceResult([chance.ChanceOutcome("echo", 0, 1)]).to_fields() == {
         "chance_rate": 0.0,
         "chance_strategies": [],
     }

@@ -8,7 +8,7 @@ from synthgen.demo.scripted import bank_problems as bp
 from synthgen.demo.scripted.bank import BankResponder
 from synthgen.demo.scripted.curve import CurveScorer, bank_level, solve_probability
 from synthgen.envs import get_env
-from synthgen.envs.base import Problem
+from synthgen.envs.problem import Problem
 
 
 def test_the_curve_is_the_bank_table_at_step_0_and_rises_with_the_step():
