@@ -288,18 +288,25 @@ def flag_name(name: str, spec: dict[str, Any], flag_prefix: str = "") -> str:
     return own if own.startswith("--") else f"--{flag_prefix}{own}"
 
 
-def _spec(info: Any) -> dict[str, Any]:
+def cli_spec(info: Any) -> dict[str, Any]:
+    """What a field's `cli(...)` says (see `cli`); {} when it says nothing."""
     extra = info.json_schema_extra
     return extra.get("cli", {}) if isinstance(extra, dict) else {}
 
 
-def nested_model(annotation: Any) -> type[BaseModel] | None:
-    """The pydantic model a field holds (`TeacherSettings`, `X | None`), or None."""
+def without_none(annotation: Any) -> Any:
+    """`X` for `X | None`; any other annotation as it is."""
     from typing import Union, get_args, get_origin
 
     if get_origin(annotation) in (Union, types.UnionType):
         args = [a for a in get_args(annotation) if a is not type(None)]
-        annotation = args[0] if len(args) == 1 else annotation
+        return args[0] if len(args) == 1 else annotation
+    return annotation
+
+
+def nested_model(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model a field holds (`TeacherSettings`, `X | None`), or None."""
+    annotation = without_none(annotation)
     return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
@@ -310,7 +317,7 @@ def flag_keys(
     out: dict[str, tuple[str, ...]] = {}
     for name, info in model.model_fields.items():
         path = (*prefix, name)
-        flag = flag_name(name, _spec(info), flag_prefix)
+        flag = flag_name(name, cli_spec(info), flag_prefix)
         nested = nested_model(info.annotation)
         if nested is not None:
             out.update(flag_keys(nested, path, f"{flag[2:]}-"))
@@ -329,7 +336,7 @@ def _local_names(model: type[BaseModel]) -> dict[str, str]:
     """The keys a nested mapping (`teacher: {...}`) may use: field names and their flags' own part."""
     out: dict[str, str] = {}
     for name, info in model.model_fields.items():
-        own = (_spec(info).get("flag") or name).lstrip("-").replace("-", "_")
+        own = (cli_spec(info).get("flag") or name).lstrip("-").replace("-", "_")
         out.setdefault(own, name)
     out.update({name: name for name in model.model_fields})
     return out
@@ -350,13 +357,13 @@ def section_values(
         # `dedup: false` is the flag --dedup (dedup.enabled); `dedup: {...}` is the section
         flag_of_section = norm in flat and len(flat[norm]) > 1 and not isinstance(value, dict)
         if norm in model.model_fields and not flag_of_section:
-            _put_path(high, (norm,), _nested_values(model, norm, value, f"{where}.{norm}"))
+            put_path(high, (norm,), _nested_values(model, norm, value, f"{where}.{norm}"))
         elif norm in flat:
             path = flat[norm]
-            _put_path(high, path, _nested_values_at(model, path, value, f"{where}.{norm}"))
+            put_path(high, path, _nested_values_at(model, path, value, f"{where}.{norm}"))
         elif norm in aliases:
             for path in aliases[norm]:
-                _put_path(low, tuple(path.split(".")), value)
+                put_path(low, tuple(path.split(".")), value)
         else:
             raise UserError(_unknown(key, where, [*flat, *model.model_fields, *aliases]))
     return _deep_merge(low, high)
@@ -383,10 +390,11 @@ def _nested_values(model: type[BaseModel], name: str, value: Any, where: str) ->
 
 
 def _nested_values_at(model: type[BaseModel], path: tuple[str, ...], value: Any, where: str) -> Any:
-    return _nested_values(_model_at(model, path[:-1]), path[-1], value, where)
+    return _nested_values(model_at(model, path[:-1]), path[-1], value, where)
 
 
-def _put_path(target: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+def put_path(target: dict[str, Any], path: tuple[str, ...] | list[str], value: Any) -> None:
+    """Set `value` at `path` in nested dicts, merging it into a mapping already there."""
     for key in path[:-1]:
         child = target.get(key)
         if not isinstance(child, dict):
@@ -419,7 +427,7 @@ def llm_values(file_data: dict[str, Any], keys: SectionKeys | None) -> tuple[dic
         norm = str(key).replace("-", "_")
         if norm in LLM_ROLE_KEYS:
             for path in keys.llm.get(norm, ()):
-                _put_path(low, tuple(path.split(".")), value)
+                put_path(low, tuple(path.split(".")), value)
             continue
         if norm in LLM_ROLES:
             if value is not None and not isinstance(value, dict):
@@ -428,13 +436,14 @@ def llm_values(file_data: dict[str, Any], keys: SectionKeys | None) -> tuple[dic
         else:
             targets = [((*p.split("."), norm), value) for p in keys.llm.get("client", ())]
         for path, given in targets:
-            parent = _model_at(keys.model, path[:-1])
+            parent = model_at(keys.model, path[:-1])
             name = _local_names(parent).get(path[-1], path[-1])
-            _put_path(high, (*path[:-1], name), _nested_values(parent, name, given, f"llm.{norm}"))
+            put_path(high, (*path[:-1], name), _nested_values(parent, name, given, f"llm.{norm}"))
     return low, high
 
 
-def _model_at(model: type[BaseModel], path: tuple[str, ...]) -> type[BaseModel]:
+def model_at(model: type[BaseModel], path: tuple[str, ...]) -> type[BaseModel]:
+    """The nested settings model at `path` (a field's parent section)."""
     for name in path:
         model = nested_model(model.model_fields[name].annotation) or model
     return model
