@@ -13,7 +13,7 @@ Dive into Scaling RL for Code Generation with Synthetic Data and Curricula") kno
     problem, verdict = await env.validate(problem, pool, env_settings, sandbox_settings)
     msgs = env.student_messages(problem)             # only for verdict.valid problems
     rewards = await env.rewards(problem, completions, pool, sandbox_settings, truncated=[...])
-    summary = summarize(problem, rewards, progression_settings)   # synthgen.envs.summary
+    summary = summarize(rewards, progression_settings)   # synthgen.envs.summary
 
 One attempt alone: `await env.score(problem, completion, pool, sandbox, truncated=False)`, which
 is `env.parse_student(text)` (FormatError -> a format failure) then `await env.check(...)`.

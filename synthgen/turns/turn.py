@@ -209,7 +209,7 @@ class TurnRunner:
         broken = next((r for r in rewards if r.status == "infra"), None)
         if broken is not None:
             return TurnOutcome(row, infra="sandbox", cause=f"sandbox: {broken.detail}" if broken.detail else None)
-        summary = summarize(problem, rewards, self.settings.progression)
+        summary = summarize(rewards, self.settings.progression)
         low, high = wilson(summary.correct, summary.scored)
         row.update(pass_rate_low=low, pass_rate_high=high)
         row.update(provenance(self.settings.student, self.settings.attempts, row["student_model"], self._isolation))
