@@ -132,17 +132,9 @@ class ChanceResult:
             return []
         return sorted({o.strategy for o in self.outcomes if round(o.rate, 6) == best})
 
-    def best(self) -> ChanceOutcome | None:
-        best = self.rate
-        return next((o for o in self.outcomes if round(o.rate, 6) == best), None) if self.outcomes else None
-
     def to_fields(self) -> dict[str, Any]:
         rate = self.rate
         return {"chance_rate": rate, "chance_strategies": None if rate is None else self.winners}
-
-
-def unmeasured() -> dict[str, Any]:
-    return {"chance_rate": None, "chance_strategies": None}
 
 
 # -- reading verdicts -----------------------------------------------------------------------------

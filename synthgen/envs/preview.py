@@ -88,9 +88,9 @@ def problem_row(env: str, run_dir, problem_id, problem_file) -> dict | None:
     if problem_file is not None and (run_dir is not None or problem_id is not None):
         raise UserError("give either --problem or --run-dir with --problem-id, not both")
     if problem_file is not None:
-        from synthgen.envs.verify import load_problem_row
+        from synthgen.envs.verify import load_problem
 
-        problem, row = load_problem_row(str(problem_file), env)
+        problem, row = load_problem(str(problem_file), env)
         return {**row, **problem.to_fields()}
     if (run_dir is None) != (problem_id is None):
         raise UserError("--run-dir and --problem-id go together")
