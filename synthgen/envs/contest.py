@@ -62,7 +62,7 @@ class Contest(ManyInputs):
 
     # -- teacher ---------------------------------------------------------------------------
     def check_message(self, message: str, code: str) -> None:
-        if "def f" in message or "```" in message:
+        if parsing.has_code(message):
             raise FormatError(reasons.FORMAT_ERROR, "the statement contains code")
 
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:

@@ -200,7 +200,7 @@ def _shown(problem: Problem, k: int) -> int:
 
 def check_message(message: str, code: str) -> None:
     """The hint must not give the code away (it is all the student gets besides the pairs)."""
-    if "def f" in message or "```" in message:
+    if parsing.has_code(message):
         raise FormatError(reasons.FORMAT_ERROR, "the message contains code")
     body = [ln.strip() for ln in code.split("\n") if len(ln.strip()) >= 24 and not ln.strip().startswith("#")]
     copied = [ln for ln in body if ln in message]

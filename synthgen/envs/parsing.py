@@ -126,6 +126,11 @@ def defines(code: str, name: str) -> bool:
     )
 
 
+def has_code(message: str) -> bool:
+    """Whether a teacher's message holds code (a definition of f, or a fenced block)."""
+    return "def f" in message or "```" in message
+
+
 def mentions_def(code: str, name: str) -> bool:
     """A textual check that tolerates code that does not compile (it still claims to define `name`)."""
     return re.search(rf"^\s*(async\s+)?def\s+{re.escape(name)}\s*\(", code, re.M) is not None

@@ -23,9 +23,7 @@ class SingleInput(Environment):
         code = parsing.strip_main_guard(answer.code)
         inputs = parsing.teacher_inputs(answer.input_blocks)
         # A message is optional here (the student sees the code); keep it only if it is prose.
-        message = answer.message or ""
-        if "def f" in message or "```" in message:
-            message = ""
+        message = "" if parsing.has_code(answer.message or "") else answer.message or ""
         return Problem(env=self.name, code=code, inputs=inputs, message=message)
 
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:

@@ -104,7 +104,7 @@ class Settings(Section):
     shard of a Slurm array, and a resumed run with more workers, share one hash.
     """
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+    model_config = ConfigDict(validate_assignment=True)  # extra="forbid" comes from Section
     section: ClassVar[str] = ""
     unhashed: ClassVar[frozenset[str]] = frozenset()
 
@@ -165,8 +165,9 @@ def load_config_file(path: Path | None) -> dict[str, Any]:
         raise UserError(f"cannot read config file {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise UserError(f"config file {path} is not UTF-8 text (byte {exc.start} cannot be decoded)") from None
+    toml = path.suffix.lower() == ".toml"
     try:
-        if path.suffix.lower() == ".toml":
+        if toml:
             if sys.version_info >= (3, 11):
                 import tomllib
             else:  # pragma: no cover - exercised on 3.10 only
@@ -178,7 +179,7 @@ def load_config_file(path: Path | None) -> dict[str, Any]:
             data = yaml.safe_load(text)
     except Exception as exc:  # parser errors differ by library; all mean the same to the user
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(f"config file {path} is not valid {_kind(path)}: {first}") from None
+        raise UserError(f"config file {path} is not valid {'TOML' if toml else 'YAML'}: {first}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -277,10 +278,6 @@ def check_sections(
     )
 
 
-def _kind(path: Path) -> str:
-    return "TOML" if path.suffix.lower() == ".toml" else "YAML"
-
-
 # -- config keys: a field's name, or its flag's name, dashes or underscores --------------------------
 def flag_name(name: str, spec: dict[str, Any], flag_prefix: str = "") -> str:
     """The flag of a field (`max_in_flight` -> `--max-in-flight`; in a section, `--teacher-url`)."""
@@ -360,7 +357,7 @@ def section_values(
             put_path(high, (norm,), _nested_values(model, norm, value, f"{where}.{norm}"))
         elif norm in flat:
             path = flat[norm]
-            put_path(high, path, _nested_values_at(model, path, value, f"{where}.{norm}"))
+            put_path(high, path, _nested_values(model_at(model, path[:-1]), path[-1], value, f"{where}.{norm}"))
         elif norm in aliases:
             for path in aliases[norm]:
                 put_path(low, tuple(path.split(".")), value)
@@ -387,10 +384,6 @@ def _nested_values(model: type[BaseModel], name: str, value: Any, where: str) ->
             raise UserError(_unknown(key, where, local))
         out[local[norm]] = _nested_values(nested, local[norm], sub, f"{where}.{norm}")
     return out
-
-
-def _nested_values_at(model: type[BaseModel], path: tuple[str, ...], value: Any, where: str) -> Any:
-    return _nested_values(model_at(model, path[:-1]), path[-1], value, where)
 
 
 def put_path(target: dict[str, Any], path: tuple[str, ...] | list[str], value: Any) -> None:
