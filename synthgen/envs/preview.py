@@ -47,16 +47,12 @@ def preview(
 ) -> list[dict]:
     """The messages one turn of `kind` sends (or the student's, with `student`); `band` is a chain
     turn's target pass-rate band."""
-    if student or kind != "first":
-        if row is None:
-            raise UserError("this needs a problem: --problem FILE, or --run-dir with --problem-id")
-        return _messages(environment, kind, row, settings, pass_rate, strategy, feedback, student, band)
-    if row is not None:
-        raise UserError("a first-turn prompt starts from a seed, not a problem: use --seed-file")
-    return _teacher(environment, "first", seed_text=seed_text or SAMPLE_SEED, feedback=feedback, strategy=strategy)
-
-
-def _messages(environment, kind, row, settings, pass_rate, strategy, feedback, student, band) -> list[dict]:
+    if not student and kind == "first":
+        if row is not None:
+            raise UserError("a first-turn prompt starts from a seed, not a problem: use --seed-file")
+        return _teacher(environment, kind, seed_text=seed_text or SAMPLE_SEED, feedback=feedback, strategy=strategy)
+    if row is None:
+        raise UserError("this needs a problem: --problem FILE, or --run-dir with --problem-id")
     problem = Problem.from_fields(row)
     if student:  # a problem never run has no gold outputs: the prompt shows them as unknown
         return environment.student_messages(problem)
@@ -65,12 +61,10 @@ def _messages(environment, kind, row, settings, pass_rate, strategy, feedback, s
         summary = Summary.made_up(pass_rate, settings.progression)
     elif row.get("pass_rate") is not None:
         summary = Summary.from_row(row, settings.progression)
-    if kind == "mutate":
-        if summary is None:
-            raise UserError(
-                "a mutate prompt needs the student's pass rate: pass --pass-rate, or a stored problem that has one"
-            )
-        return _teacher(environment, kind, previous=problem, summary=summary, feedback=feedback, strategy=strategy)
+    if kind == "mutate" and summary is None:
+        raise UserError(
+            "a mutate prompt needs the student's pass rate: pass --pass-rate, or a stored problem that has one"
+        )
     return _teacher(
         environment, kind, previous=problem, summary=summary, feedback=feedback, strategy=strategy, target=band
     )

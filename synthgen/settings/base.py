@@ -226,17 +226,13 @@ class ConfigFile:
         if self._data is None:
             data = load_config_file(self.path)
             check_sections(data, self.sections, self.keys)
-            where = f" in {self.path}" if self.path else ""
-            if self.llm_models:
-                try:
+            try:
+                if self.llm_models:
                     check_llm_section(data, *self.llm_models)
-                except UserError as exc:
-                    raise UserError(f"{exc}{where}") from None
-            for name, keys in self.keys.items():
-                try:
+                for name, keys in self.keys.items():
                     section_values(keys.model, _section_dict(data, name), keys, name)
-                except UserError as exc:
-                    raise UserError(f"{exc}{where}") from None
+            except UserError as exc:
+                raise UserError(f"{exc}{f' in {self.path}' if self.path else ''}") from None
             self._data = data
         return self._data
 
