@@ -64,7 +64,6 @@ input keeps its type and keyword; a value v becomes
 
 from __future__ import annotations
 
-import ast
 import random
 import string
 from collections import Counter
@@ -280,14 +279,12 @@ def mode(encodings: list[str]) -> str | None:
 
 def arity(code: str, name: str = "f") -> int:
     """Positional parameters of `name` without a default (at least 1), read from the AST."""
-    from synthgen.envs.parsing import parse_python
+    from synthgen.envs.parsing import function_def
 
-    tree = parse_python(code)
-    for node in tree.body if tree else []:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            args = node.args.posonlyargs + node.args.args
-            return max(1, len(args) - len(node.args.defaults))
-    return 1
+    node = function_def(code, name)
+    if node is None:
+        return 1
+    return max(1, len(node.args.posonlyargs + node.args.args) - len(node.args.defaults))
 
 
 def empty_of(encoded: str) -> str | None:

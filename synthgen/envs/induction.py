@@ -238,14 +238,12 @@ async def trivial_check(problem: Problem, pool, sandbox) -> Verdict | None:
 
 def _parameters(code: str) -> list[tuple[int | None, str]]:
     """(position, name) of f's first few parameters and its keyword-only ones, read from the AST."""
-    import ast
-
-    for node in ast.parse(code).body:
-        if isinstance(node, ast.FunctionDef) and node.name == "f":
-            positional = [a.arg for a in node.args.posonlyargs + node.args.args][:MAX_POSITIONS]
-            out: list[tuple[int | None, str]] = list(enumerate(positional))
-            out += [(None, a.arg) for a in node.args.kwonlyargs[:MAX_POSITIONS]]
-            if node.args.vararg and not positional:
-                out += [(i, f"*{i}") for i in range(MAX_POSITIONS)]
-            return out
-    return []
+    node = parsing.function_def(code)
+    if node is None:
+        return []
+    positional = [a.arg for a in node.args.posonlyargs + node.args.args][:MAX_POSITIONS]
+    out: list[tuple[int | None, str]] = list(enumerate(positional))
+    out += [(None, a.arg) for a in node.args.kwonlyargs[:MAX_POSITIONS]]
+    if node.args.vararg and not positional:
+        out += [(i, f"*{i}") for i in range(MAX_POSITIONS)]
+    return out

@@ -118,6 +118,12 @@ def parse_python(code: str) -> ast.Module | None:
         return None
 
 
+def function_def(code: str, name: str = "f") -> ast.FunctionDef | None:
+    """The top-level (not async) definition of `name` in `code`; None when it has none or does not parse."""
+    tree = parse_python(code)
+    return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None) if tree else None
+
+
 def defines(code: str, name: str) -> bool:
     """Whether `code` parses and defines a top-level function `name` (no execution)."""
     tree = parse_python(code)
