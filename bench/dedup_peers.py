@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from synthgen.stages.filter import dedup
-from synthgen.stages.filter.dedup_tokenhash import problem_shingle_hashes
+from synthgen.stages.filter.dedup_text import problem_shingle_hashes, problem_shingles
 from synthgen.stages.filter.settings import DedupSettings
 
 THRESHOLD, BANDS, ROWS, SEED, NGRAM = 0.8, 14, 9, 1, 5
@@ -79,7 +79,7 @@ def precision_recall(labels, planted: list[tuple[int, int]]) -> tuple[float, flo
 
 
 def _shingles(docs: list[str]) -> list[list[bytes]]:
-    return [dedup.problem_shingles(d, None, NGRAM) for d in docs]
+    return [problem_shingles(d, None, NGRAM) for d in docs]
 
 
 # -- synthgen ---------------------------------------------------------------------------------------
@@ -181,7 +181,7 @@ def datatrove(own_shingles: bool) -> Callable[[list[str]], np.ndarray]:
 
         class SynthgenShingles(MinhashDedupSignature):
             def get_shingles(self, text: str) -> np.ndarray:
-                found = dedup.problem_shingles(text, None, NGRAM)
+                found = problem_shingles(text, None, NGRAM)
                 return np.fromiter(map(self._hash_func, found), dtype=np.uint64).reshape((-1, 1))
 
         with tempfile.TemporaryDirectory(prefix="bench-datatrove-") as tmp:

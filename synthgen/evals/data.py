@@ -11,17 +11,30 @@ is one line naming the data set and how to point at a local copy.
 
 Every row's columns are checked against the benchmark's `Column`s (their types) before anything
 is scored: a wrong type is one line naming the file (or data set), the row and the column.
+
+Each benchmark turns its rows into `EvalItem`s, what the eval loop samples and scores, each in
+one or more splits:
+
+    item = EvalItem("lcb", "abc301_a", ("2024.08-2025.05", "v5-easy"), messages, score)
+    reward = await item.score(completion_text, truncated)     # synthgen.envs.problem.Reward
+
+A Reward with value None (status "infra") is an infrastructure failure: never written, never
+counted. `choose(items, n, seed)` is the seeded subset of `--max-problems`.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from synthgen.envs.problem import Reward
 from synthgen.errors import UserError
+
+Score = Callable[[str, bool], Awaitable[Reward]]
 
 LOCAL_SUFFIXES = (".parquet", ".jsonl", ".jsonl.gz", ".json")
 
@@ -153,3 +166,31 @@ def column(row: dict, *names: str, default=None):
         if name in row and row[name] is not None:
             return row[name]
     return default
+
+
+@dataclass
+class EvalItem:
+    benchmark: str
+    problem_id: str
+    splits: tuple[str, ...]
+    messages: list[dict]
+    score: Score
+
+
+def choose(items: Sequence[EvalItem], limit: int | None, seed: int) -> list[EvalItem]:
+    """At most `limit` items, a choice that depends only on the ids and the seed (stable across runs)."""
+    items = list(items)
+    if limit is None or len(items) <= limit:
+        return items
+    key = lambda item: hashlib.sha256(f"{seed}:{item.problem_id}".encode()).hexdigest()  # noqa: E731
+    chosen = {id(i) for i in sorted(items, key=key)[:limit]}
+    return [i for i in items if id(i) in chosen]
+
+
+def env_scorer(env, problem, pool, sandbox) -> Score:
+    """An item's score through an environment's own verifier (contest, induction, ...)."""
+
+    async def score(text: str, truncated: bool) -> Reward:
+        return await env.score(problem, text, pool, sandbox, truncated=truncated)
+
+    return score

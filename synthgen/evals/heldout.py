@@ -7,7 +7,7 @@ environment, exactly as in training. `--heldout-max-problems` caps each split (a
 
 from __future__ import annotations
 
-from synthgen.evals.items import EvalItem, choose, env_scorer
+from synthgen.evals.data import EvalItem, choose, env_scorer
 
 
 def items(settings, pool, sandbox, seed: int) -> list[EvalItem]:

@@ -32,8 +32,7 @@ import zlib
 
 from synthgen.envs.problem import Problem
 from synthgen.errors import UserError
-from synthgen.evals.data import Column
-from synthgen.evals.items import EvalItem, env_scorer
+from synthgen.evals.data import Column, EvalItem, env_scorer
 
 MAX_TESTS_BYTES = 1 << 30  # a decompressed private-test field larger than this is refused
 COLUMNS = (
@@ -175,15 +174,11 @@ def splits_of(row: dict, settings) -> tuple[str, ...]:
         return ()
     out = []
     if settings.start <= day <= settings.end:
-        out.append(window_name(settings))
+        out.append(f"{settings.start:%Y.%m}-{settings.end:%Y.%m}")
     difficulty = str(row.get("difficulty") or "").lower()
     if settings.v5_start <= day <= settings.v5_end and difficulty in ("easy", "medium", "hard"):
         out.append(f"v5-{difficulty}")
     return tuple(out)
-
-
-def window_name(settings) -> str:
-    return f"{settings.start:%Y.%m}-{settings.end:%Y.%m}"
 
 
 def items(rows: list[dict], settings, pool, sandbox, skipped: list | None = None) -> list[EvalItem]:

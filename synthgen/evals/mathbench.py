@@ -21,8 +21,7 @@ import multiprocessing
 
 from synthgen.envs.problem import Reward
 from synthgen.errors import UserError
-from synthgen.evals.data import Column, column
-from synthgen.evals.items import EvalItem
+from synthgen.evals.data import Column, EvalItem, column
 
 COLUMNS = (
     Column(("problem", "Problem", "question"), (str,)),

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from synthgen.errors import InfraIncomplete, UserError
-from synthgen.evals.items import EvalItem, choose
-from synthgen.evals.serving import Target, served, targets
+from synthgen.evals.data import EvalItem, choose
+from synthgen.evals.serve import Target, served, targets
 from synthgen.store import records
 from synthgen.store.files import file_metadata
 from synthgen.store.layout import StageDir

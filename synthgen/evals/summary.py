@@ -7,7 +7,9 @@ at least k scored samples; `samples` is the scored samples per problem (the mean
 infrastructure failures left some out of a re-run that was never finished); `timeouts` is how
 many of the split's samples were wrong because a test ran past its time limit (when it is a
 large share, the limits shape the score). Problems a benchmark could not read are listed with
-their reason in summary.md and skipped.json (they count in no split).
+their reason in summary.md and skipped.json (they count in no split). With several steps the plot
+draws pass@k over training steps, one panel per benchmark, one line per split and k (the
+paper's figures); matplotlib (the `plot` extra) is imported only then, with the Agg backend.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from synthgen.errors import UserError
 from synthgen.evals.pass_at_k import split_pass_at_k
 from synthgen.store.files import write_text_atomic
 from synthgen.store.layout import StageDir
 
 COLUMNS = ("tag", "step", "benchmark", "split", "problems", "samples", "k", "pass_at_k", "timeouts")
+HEAD = ["model", "step", "benchmark", "split", "problems", "samples", "k", "pass@k", "timeouts"]
 
 
 def finished_units(out: Path) -> list[tuple[dict, list[Path]]]:
@@ -90,18 +94,15 @@ def skipped_problems(out: Path) -> list[dict]:
     return list(seen.values())
 
 
+def _cells(r: dict) -> list[str]:
+    value = "n/a" if r["pass_at_k"] is None else f"{r['pass_at_k']:.4f}"
+    shown = r | {"step": "" if r["step"] is None else r["step"], "samples": f"{r['samples']:g}", "pass_at_k": value}
+    return [str(shown.get(name, 0)) for name in COLUMNS]
+
+
 def markdown(rows: list[dict], skipped: list[dict] = ()) -> str:
-    lines = [
-        "| model | step | benchmark | split | problems | samples | k | pass@k | timeouts |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        value = "n/a" if r["pass_at_k"] is None else f"{r['pass_at_k']:.4f}"
-        step = "" if r["step"] is None else r["step"]
-        lines.append(
-            f"| {r['tag']} | {step} | {r['benchmark']} | {r['split']} | {r['problems']} | {r['samples']:g} "
-            f"| {r['k']} | {value} | {r.get('timeouts', 0)} |"
-        )
+    lines = ["| " + " | ".join(HEAD) + " |", "|---" * len(HEAD) + "|"]
+    lines += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
     if skipped:
         lines += ["", "Skipped (unreadable) problems:", ""]
         lines += [f"- {s['benchmark']} {s['problem_id']}: {s['reason']}" for s in skipped]
@@ -109,23 +110,39 @@ def markdown(rows: list[dict], skipped: list[dict] = ()) -> str:
 
 
 def terminal(rows: list[dict]) -> str:
-    head = ["model", "step", "benchmark", "split", "problems", "samples", "k", "pass@k", "timeouts"]
-    body = [
-        [
-            r["tag"],
-            "" if r["step"] is None else str(r["step"]),
-            r["benchmark"],
-            r["split"],
-            str(r["problems"]),
-            f"{r['samples']:g}",
-            str(r["k"]),
-            "n/a" if r["pass_at_k"] is None else f"{r['pass_at_k']:.4f}",
-            str(r.get("timeouts", 0)),
-        ]
-        for r in rows
-    ]
-    widths = [max(len(x) for x in col) for col in zip(head, *body)]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [head, *body])
+    body = [_cells(r) for r in rows]
+    widths = [max(len(x) for x in col) for col in zip(HEAD, *body)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [HEAD, *body])
+
+
+def plot_over_steps(rows: list[dict], path: Path) -> Path:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UserError("the pass@k plot needs matplotlib: pip install 'synthgen[plot]' (or pass --no-plot)") from None
+    lines: dict[str, dict[tuple[str, int], list[tuple[int, float]]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        if r["step"] is not None and r["pass_at_k"] is not None:
+            lines[r["benchmark"]][(r["split"], r["k"])].append((r["step"], r["pass_at_k"]))
+    benchmarks = sorted(lines)
+    fig, axes = plt.subplots(1, len(benchmarks), figsize=(5 * len(benchmarks), 4), squeeze=False)
+    for ax, benchmark in zip(axes[0], benchmarks):
+        for (split, k), points in sorted(lines[benchmark].items()):
+            points.sort()
+            ax.plot([s for s, _ in points], [v for _, v in points], marker="o", label=f"{split} pass@{k}")
+        ax.set(title=benchmark, xlabel="training step", ylabel="pass@k", ylim=(0, 1))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)
+    return path
 
 
 def report(settings, out: Path) -> list[dict]:
@@ -142,8 +159,6 @@ def report(settings, out: Path) -> list[dict]:
         print(f"eval: skipped {s['benchmark']} problem {s['problem_id']}: {s['reason']}")
     steps = {r["step"] for r in rows if r["step"] is not None}
     if settings.plot and len(steps) >= 2:
-        from synthgen.evals.plot import plot_over_steps
-
         print(f"eval: plot written to {plot_over_steps(rows, out / 'pass_at_k.png')}")
     print(f"eval: summary in {out / 'summary.md'} and {out / 'summary.json'}")
     return rows

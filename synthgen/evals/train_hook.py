@@ -22,9 +22,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from synthgen.evals.items import EvalItem
+from synthgen.evals.data import EvalItem
 
-CODE_BENCHMARKS = ("lcb", "humaneval")
 MATH_BENCHMARKS = ("math500", "aime2024")
 
 
@@ -97,11 +96,9 @@ def server_generate(url: str, model: str, temperature: float, max_tokens: int):
 
 def bench_settings(name: str):
     """`synthgen eval`'s settings of benchmark `name` (samples, k, data set), at their defaults."""
-    from synthgen.evals.settings import AIMESettings, HumanEvalSettings, LCBSettings, Math500Settings
+    from synthgen.evals.settings import EvalSettings
 
-    return {"lcb": LCBSettings, "humaneval": HumanEvalSettings, "math500": Math500Settings, "aime2024": AIMESettings}[
-        name
-    ]()
+    return EvalSettings.model_fields[name].default_factory()
 
 
 def budget(name: str, ev) -> tuple[int, list[int]]:
@@ -113,12 +110,11 @@ def budget(name: str, ev) -> tuple[int, list[int]]:
 
 
 def benchmark_evaluators(ev, sandbox, *, max_tokens: int, rank: int = 0, world: int = 1) -> list[BenchmarkEvaluator]:
-    """The suites `train`'s eval settings ask for (`ev`: synthgen.train.settings.EvalSettings).
+    """The suites `train`'s eval settings ask for (`ev`: synthgen.train.settings.PeriodicEvalSettings).
 
     The math suites share one Math-Verify pool, closed by the first suite's `close()`."""
     from synthgen.evals import humaneval, lcb, mathbench
-    from synthgen.evals.data import benchmark_rows
-    from synthgen.evals.items import choose
+    from synthgen.evals.data import benchmark_rows, choose
     from synthgen.sandbox import SandboxPool
 
     pool = SandboxPool.from_settings(sandbox)

@@ -29,13 +29,14 @@ import json
 import os
 from pathlib import Path
 
+import polars as pl
 from rich.console import Console
 from rich.table import Table
 
 from synthgen import __version__
 from synthgen.errors import UserError
-from synthgen.export import tables
-from synthgen.export.card import TRAINERS, CardFacts, card, split_rule
+from synthgen.export import formats, package, splits, tables
+from synthgen.export.card import CardFacts, TrainerExport, card, split_rule
 from synthgen.export.lineage import lineage_summary
 from synthgen.export.settings import ExportSettings
 from synthgen.settings.base import ENV_NAMES
@@ -97,7 +98,8 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
         kept = tables.read_kept(run_dir, settings.allow_partial)
         if kept is not None:
             configs.append(kept)
-        facts = _facts(settings, run_dir, configs, infos, bins, _binned_frame(configs))
+        binned = pl.concat([pl.from_arrow(c.table) for c in configs if c.env], how="vertical_relaxed")
+        facts = _facts(settings, run_dir, configs, infos, bins, binned)
         rows = facts.binned_rows
     else:
         written, problems = _trainer_format(settings, run_dir, bin_status, chains, bins)
@@ -109,17 +111,17 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
     facts.partial = read_partially + [name for name, info in infos.items() if info.partial_input]
 
     with StageDir.at(out, "export").rebuild() as build:
-        if settings.format == "hf":
+        if facts.exported is None:
             for config in configs:
                 tables.write_config(build.path, config, settings.rows_per_file, meta)
         else:
-            _write_trainer_format(build.path, facts, meta)
+            x = facts.exported
+            formats.write_tables(build.path, x.data_folder if x.format == "verifiers" else "", x.tables, meta)
+            if x.format == "verifiers":
+                package.write_package(build.path, facts.run_name, x.problems)
         write_text_atomic(build.path / "README.md", card(facts))
         write_text_atomic(build.path / PROVENANCE, json.dumps(_provenance(facts), indent=1, sort_keys=True) + "\n")
-    if settings.format == "hf":
-        _show(configs, out, console)
-    else:
-        _show_format(facts, out, console)
+    _show(facts, out, console)
 
     if settings.push_to_hub:
         from synthgen.export.hub import push
@@ -130,15 +132,8 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
     return out
 
 
-def _binned_frame(configs):
-    import polars as pl
-
-    return pl.concat([pl.from_arrow(c.table) for c in configs if c.env], how="vertical_relaxed")
-
-
 def _trainer_format(settings: ExportSettings, run_dir: Path, bin_status, chains, bins):
     """The rows of a trainer format, split, rendered and built into tables; nothing written yet."""
-    from synthgen.export import formats, package, splits
     from synthgen.export.portable import portable_problems, render
 
     problems = portable_problems(bin_status, chains)
@@ -159,30 +154,23 @@ def _trainer_format(settings: ExportSettings, run_dir: Path, bin_status, chains,
         built = formats.problem_tables(settings.format, rows)
     run_name = run_dir.resolve().name
     where = package.data_folder(run_name) if settings.format == "verifiers" else ""
-    files = {split: f"{where}/{split}.parquet" if where else f"{split}.parquet" for split in built}
-    by_split = {
-        split: {"rows": t.num_rows, "by_bin": formats.bin_counts(settings.format, t)} for split, t in built.items()
-    }
-    written = {
-        "format": settings.format,
-        "title": TRAINERS[settings.format][0],
-        "trainer": TRAINERS[settings.format][1],
-        "out": str(Path(settings.out).resolve()),
-        "files": files,
-        "tables": built,
-        "splits": by_split,
-        "split_rule": split_rule(settings.test_fraction, settings.test_bins, settings.seed),
-        "problems": problems.height,
-        "chained": int(problems["chain_id"].is_not_null().sum()),
-        "sft": sft,
-        "verl_reward_path": _verl_module_path(),
-        "env_id": package.env_id(run_name),
-        "module": package.module_name(run_name),
-        "data_folder": package.data_folder(run_name),
-        "split_seed": settings.seed if settings.test_fraction is not None else None,
-        "test_fraction": settings.test_fraction,
-        "test_bins": list(settings.test_bins),
-    }
+    written = TrainerExport(
+        format=settings.format,
+        out=str(Path(settings.out).resolve()),
+        tables=built,
+        files={split: f"{where}/{split}.parquet" if where else f"{split}.parquet" for split in built},
+        splits={s: {"rows": t.num_rows, "by_bin": formats.bin_counts(settings.format, t)} for s, t in built.items()},
+        split_rule=split_rule(settings.test_fraction, settings.test_bins, settings.seed),
+        problems=problems.height,
+        chained=int(problems["chain_id"].is_not_null().sum()),
+        sft=sft,
+        env_id=package.env_id(run_name),
+        data_folder=package.data_folder(run_name),
+        verl_reward_path=_verl_module_path(),
+        split_seed=settings.seed if settings.test_fraction is not None else None,
+        test_fraction=settings.test_fraction,
+        test_bins=list(settings.test_bins),
+    )
     return written, problems
 
 
@@ -204,16 +192,6 @@ def _attempts(run_dir: Path):
             "with --keep-attempts solved"
         )
     return attempts
-
-
-def _write_trainer_format(folder: Path, facts: CardFacts, meta: dict[str, str]) -> None:
-    from synthgen.export import formats, package
-
-    written = facts.exported or {}
-    where = written["data_folder"] if facts.format == "verifiers" else ""
-    formats.write_tables(folder, where, written["tables"], meta)
-    if facts.format == "verifiers":
-        package.write_package(folder, facts.run_name, written["problems"])
 
 
 def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins, binned) -> CardFacts:
@@ -314,8 +292,6 @@ def _measured_rows(binned, configs):
 
     Chain steps are measured by `synthgen chain`, which may have used another student on purpose
     (`--remeasure`); the card's "difficulty measured against" must name that measurement too."""
-    import polars as pl
-
     chains = next((c for c in configs if c.name == tables.CHAINS_CONFIG), None)
     if chains is None or chains.rows == 0:
         return binned
@@ -356,40 +332,30 @@ def _provenance(facts: CardFacts) -> dict:
         "integrity": facts.integrity,
         "lineage": facts.lineage,
         "format": facts.format,
-        **({"export": _format_provenance(facts.exported)} if facts.exported else {}),
+        **({"export": facts.exported.provenance()} if facts.exported else {}),
     }
 
 
-def _format_provenance(written: dict) -> dict:
-    """The trainer format's facts for scripts: files, rows per split and bin, how the split was drawn."""
-    keep = ("files", "splits", "problems", "chained", "sft", "test_fraction", "test_bins", "split_seed", "env_id")
-    out = {key: written[key] for key in keep if written.get(key) is not None}
-    if written["format"] == "verl":
-        out["verl_reward_path"] = written["verl_reward_path"]
-    return out
-
-
-def _show_format(facts: CardFacts, out: Path, console: Console) -> None:
-    written = facts.exported or {}
-    console.print(f"export: wrote {out} (--format {facts.format})")
+def _show(facts: CardFacts, out: Path, console: Console) -> None:
+    """What was written: hf's configs and how to load one, or a trainer format's files."""
+    x = facts.exported
     table = Table(show_edge=False)
-    table.add_column("split", no_wrap=True)
-    table.add_column("file")
-    table.add_column("rows", justify="right")
-    for split, name in written["files"].items():
-        table.add_row(split, name, str(written["splits"][split]["rows"]))
+    if x is None:
+        console.print(f"export: wrote {out}")
+        table.add_column("config", no_wrap=True)
+        table.add_column("rows", justify="right")
+        table.add_column("files", justify="right")
+        for c in facts.configs:
+            table.add_row(c.name, str(c.rows), str(len(c.files or [])))
+        where = os.path.relpath(out) if not Path(out).is_absolute() else str(out)
+        last = f'export: load with datasets.load_dataset("{where}", name="{facts.configs[0].name}")'
+    else:
+        console.print(f"export: wrote {out} (--format {facts.format})")
+        table.add_column("split", no_wrap=True)
+        table.add_column("file")
+        table.add_column("rows", justify="right")
+        for split, name in x.files.items():
+            table.add_row(split, name, str(x.splits[split]["rows"]))
+        last = f"export: {out}/README.md says how to point {x.trainer} at them"
     console.print(table)
-    console.print(f"export: {out}/README.md says how to point {TRAINERS[facts.format][1]} at them", soft_wrap=True)
-
-
-def _show(configs, out: Path, console: Console) -> None:
-    console.print(f"export: wrote {out}")
-    table = Table(show_edge=False)
-    table.add_column("config", no_wrap=True)
-    table.add_column("rows", justify="right")
-    table.add_column("files", justify="right")
-    for c in configs:
-        table.add_row(c.name, str(c.rows), str(len(c.files or [])))
-    console.print(table)
-    where = os.path.relpath(out) if not Path(out).is_absolute() else str(out)
-    console.print(f'export: load with datasets.load_dataset("{where}", name="{configs[0].name}")', soft_wrap=True)
+    console.print(last, soft_wrap=True)

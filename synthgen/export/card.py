@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import pyarrow as pa
 import yaml
 
 from synthgen.export.tables import CHAINS_CONFIG, DEFAULT_CONFIG, SPLIT, ConfigTable
@@ -151,6 +152,41 @@ def size_category(rows: int) -> str:
 
 
 @dataclass
+class TrainerExport:
+    """A trainer format's files: what the card's training section and synthgen_export.json say of them."""
+
+    format: str
+    out: str  # the export folder, resolved: the card's commands point at it
+    tables: dict[str, pa.Table]  # split -> its rows
+    files: dict[str, str]  # split -> its file, relative to `out`
+    splits: dict[str, dict[str, Any]]  # split -> {"rows": n, "by_bin": {bin: n}}
+    split_rule: str | None
+    problems: int
+    chained: int
+    sft: dict[str, Any] | None
+    env_id: str
+    data_folder: str
+    verl_reward_path: str
+    split_seed: int | None
+    test_fraction: float | None
+    test_bins: list[str]
+
+    @property
+    def title(self) -> str:
+        return TRAINERS[self.format][0]
+
+    @property
+    def trainer(self) -> str:
+        return TRAINERS[self.format][1]
+
+    def provenance(self) -> dict[str, Any]:
+        """The facts for scripts: files, rows per split and bin, how the split was drawn."""
+        keep = ("files", "splits", "problems", "chained", "sft", "test_fraction", "test_bins", "split_seed", "env_id")
+        out = {key: getattr(self, key) for key in keep if getattr(self, key) is not None}
+        return out | ({"verl_reward_path": self.verl_reward_path} if self.format == "verl" else {})
+
+
+@dataclass
 class CardFacts:
     """Everything the card says, gathered by synthgen.export."""
 
@@ -176,7 +212,7 @@ class CardFacts:
     lineage: dict[str, Any] | None = None  # synthgen.export.lineage.lineage_summary
     integrity: dict[str, Any] | None = None  # synthgen.export._integrity: chance, mutation, widths, checks
     format: str = "hf"
-    exported: dict[str, Any] | None = None  # a trainer format's splits, files and commands (synthgen.export)
+    exported: TrainerExport | None = None
 
     @property
     def binned_rows(self) -> int:
@@ -196,42 +232,49 @@ class CardFacts:
 
 
 def header(facts: CardFacts) -> str:
-    """The YAML between the card's `---` lines."""
-    if facts.format != "hf":
-        return _format_header(facts)
+    """The YAML between the card's `---` lines: hf's configs, or a trainer format's one config of splits."""
     from datasets import DatasetInfo, Features, SplitDict, SplitInfo
     from datasets.info import DatasetInfosDict
     from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub import DatasetCardData
 
+    if facts.exported is None:
+        tags, rows = TAGS, facts.binned_rows + sum(c.rows for c in facts.configs if not c.env)
+        configs: dict[str, dict[str, Any]] = {
+            DEFAULT_CONFIG: {"data_files": [{"split": SPLIT, "path": "data/*/*/*.parquet"}], "default": True}
+        }
+        configs |= {c.name: {"data_files": [{"split": SPLIT, "path": f"{c.folder}/*.parquet"}]} for c in facts.configs}
+        # config -> split -> its tables; the default config is every binned table
+        groups = {DEFAULT_CONFIG: {SPLIT: [c.table for c in facts.configs if c.env]}}
+        groups |= {c.name: {SPLIT: [c.table]} for c in facts.configs}
+    else:
+        tables = facts.exported.tables
+        tags, rows = [*TAGS, facts.format], sum(t.num_rows for t in tables.values())
+        files = [{"split": s, "path": path} for s, path in facts.exported.files.items()]
+        configs = {"default": {"data_files": files, "default": True}}
+        groups = {"default": {split: [table] for split, table in tables.items()}}
     data = DatasetCardData(
         pretty_name=facts.pretty_name,
         license=facts.license,
         language=["en"],
         task_categories=["text-generation"],
-        tags=TAGS,
-        size_categories=[size_category(facts.binned_rows + sum(c.rows for c in facts.configs if not c.env))],
+        tags=tags,
+        size_categories=[size_category(rows)],
     )
-    binned = [c for c in facts.configs if c.env]
-    configs: dict[str, dict[str, Any]] = {
-        DEFAULT_CONFIG: {"data_files": [{"split": SPLIT, "path": "data/*/*/*.parquet"}], "default": True}
-    }
-    for c in facts.configs:
-        configs[c.name] = {"data_files": [{"split": SPLIT, "path": f"{c.folder}/*.parquet"}]}
     infos = {}
-    everything = [(DEFAULT_CONFIG, binned)] + [(c.name, [c]) for c in facts.configs]
-    for name, parts in everything:
-        if not parts:
+    for name, by_split in groups.items():
+        first = next((t for parts in by_split.values() for t in parts), None)
+        if first is None:
             continue
-        rows = sum(p.rows for p in parts)
-        nbytes = sum(p.table.nbytes for p in parts)
         splits = SplitDict()
-        splits.add(SplitInfo(name=SPLIT, num_bytes=nbytes, num_examples=rows))
+        for split, parts in by_split.items():
+            nbytes, count = sum(t.nbytes for t in parts), sum(t.num_rows for t in parts)
+            splits.add(SplitInfo(name=split, num_bytes=nbytes, num_examples=count))
         infos[name] = DatasetInfo(
             config_name=name,
-            features=Features.from_arrow_schema(parts[0].table.schema),
+            features=Features.from_arrow_schema(first.schema),
             splits=splits,
-            dataset_size=nbytes,
+            dataset_size=sum(t.nbytes for parts in by_split.values() for t in parts),
         )
     MetadataConfigs(configs).to_dataset_card_data(data)
     DatasetInfosDict(infos).to_dataset_card_data(data)
@@ -253,41 +296,6 @@ def split_rule(test_fraction: float | None, test_bins: list[str], seed: int) -> 
             f"{','.join(test_bins)}`); a chain goes where its hard start goes."
         )
     return None
-
-
-def _format_header(facts: CardFacts) -> str:
-    """A trainer format's header: one default config whose splits are its files."""
-    from datasets import DatasetInfo, Features, SplitDict, SplitInfo
-    from datasets.info import DatasetInfosDict
-    from datasets.utils.metadata import MetadataConfigs
-    from huggingface_hub import DatasetCardData
-
-    exported = facts.exported or {}
-    tables = exported["tables"]
-    rows = sum(t.num_rows for t in tables.values())
-    data = DatasetCardData(
-        pretty_name=facts.pretty_name,
-        license=facts.license,
-        language=["en"],
-        task_categories=["text-generation"],
-        tags=[*TAGS, facts.format],
-        size_categories=[size_category(rows)],
-    )
-    files = exported["files"]
-    configs = {"default": {"data_files": [{"split": s, "path": files[s]} for s in files], "default": True}}
-    splits = SplitDict()
-    for name, table in tables.items():
-        splits.add(SplitInfo(name=name, num_bytes=table.nbytes, num_examples=table.num_rows))
-    schema = next(iter(tables.values())).schema
-    info = DatasetInfo(
-        config_name="default",
-        features=Features.from_arrow_schema(schema),
-        splits=splits,
-        dataset_size=sum(t.nbytes for t in tables.values()),
-    )
-    MetadataConfigs(configs).to_dataset_card_data(data)
-    DatasetInfosDict({"default": info}).to_dataset_card_data(data)
-    return data.to_yaml()
 
 
 def format_columns(fmt: str, schema) -> list[tuple[str, str]]:
@@ -319,8 +327,7 @@ def prose(facts: CardFacts) -> str:
         names = list(dict.fromkeys(name for c in facts.configs for name in c.table.schema.names))
         columns = [(name, FIELD_TEXT.get(name, "")) for name in names]
     else:
-        tables = (facts.exported or {})["tables"]
-        columns = format_columns(facts.format, next(iter(tables.values())).schema)
+        columns = format_columns(facts.format, next(iter(facts.exported.tables.values())).schema)
     return env.get_template("card.md.j2").render(
         f=facts,
         paper=PAPER,

@@ -57,13 +57,9 @@ def push(folder: Path, repo_id: str, *, private: bool, message: str) -> str:
             ) from None
         raise UserError(f"the Hub refused the upload to {repo_id}: {first}") from None
     except Exception as exc:
-        if not _network_error(exc):
+        if not (isinstance(exc, OSError) or type(exc).__module__.split(".")[0] in _NETWORK_MODULES):
             raise
         raise InfraIncomplete(
             f"cannot reach the Hub ({type(exc).__name__}: {exc}); {folder} is written, re-run to retry the upload"
         ) from None
     return str(url)
-
-
-def _network_error(exc: BaseException) -> bool:
-    return isinstance(exc, OSError) or type(exc).__module__.split(".")[0] in _NETWORK_MODULES

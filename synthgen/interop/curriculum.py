@@ -15,7 +15,7 @@ problems are walked in a seeded order, each once before any repeats. Every choic
 every process of a distributed job, and a resumed job, draws the same indices.
 
 `CurriculumDraw` is that draw, round by round; synthgen's own TRL sampler
-(synthgen.train.sampler), `synthgen train --async` and verl's sampler
+(synthgen.train.trainer.CurriculumRepeatSampler), `synthgen train --async` and verl's sampler
 (synthgen.interop.verl.CurriculumSampler) all use it, so a schedule means the same thing in each.
 The adaptive `frontier` curriculum needs the trainer's solve rates: it is not offered here.
 Pure Python: no torch, nothing started at import.

@@ -94,7 +94,12 @@ async def score_problems(
 
 
 class Scorer:
-    """One sandbox pool and one event loop thread, scoring for whichever thread calls `score`."""
+    """One sandbox pool per process and the environments' verifiers; `synthgen train`'s reward is one too.
+
+    `rewards` is awaited on the caller's event loop (TRL awaits synthgen train's reward on its own);
+    `score`, for a caller without one, runs it on a loop thread the scorer starts. What pickles is
+    the settings only: a trainer's rollout process starts its own pool.
+    """
 
     def __init__(self, sandbox=None, env_settings=None, workers: int | None = None):
         from synthgen.sandbox.settings import SandboxSettings
@@ -108,6 +113,12 @@ class Scorer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._envs: dict[str, Any] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {"sandbox": self.sandbox, "env_settings": self.env_settings, "workers": self.workers}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)
+
     def _env(self, name: str):
         if name not in self._envs:
             from synthgen.envs import get_env
@@ -115,18 +126,19 @@ class Scorer:
             self._envs[name] = get_env(name, self.env_settings)
         return self._envs[name]
 
-    def _start(self) -> asyncio.AbstractEventLoop:
+    def start(self):
+        """The pool, started now if need be: where no sandbox isolation works this fails at once, in one line."""
         with self._lock:
             if self._pid != os.getpid():  # first use, or a forked child holding its parent's dead thread
                 self._pool, self._loop = None, None
                 self._pid = os.getpid()
             if self._pool is None:
                 self._pool = trainer_pool(self.sandbox, self.workers)
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="synthgen-scorer", daemon=True).start()
-                self._loop = loop
-            return self._loop
+            return self._pool
+
+    async def rewards(self, problems: Sequence[Problem], completions: Sequence[str], truncated: Sequence[bool]):
+        """`score_problems` on this scorer's pool and environments."""
+        return await score_problems(problems, completions, truncated, self.start(), self.sandbox, self._env)
 
     def score(
         self, truths: Sequence[str | dict], completions: Sequence[str], truncated: Sequence[bool] | None = None
@@ -136,9 +148,13 @@ class Scorer:
             raise ValueError(f"{len(truths)} ground truths for {len(completions)} completions")
         flags = list(truncated) if truncated is not None else [False] * len(completions)
         problems = [problem_of(t) for t in truths]
-        loop = self._start()
-        work = score_problems(problems, [str(c) for c in completions], flags, self._pool, self.sandbox, self._env)
-        return asyncio.run_coroutine_threadsafe(work, loop).result()
+        self.start()
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, name="synthgen-scorer", daemon=True).start()
+        work = self.rewards(problems, [str(c) for c in completions], flags)
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result()
 
     def close(self) -> None:
         with self._lock:

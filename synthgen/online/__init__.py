@@ -12,8 +12,8 @@ Curricula") generate offline against a fixed student. Here a generation worker r
     buffer.py     Frontier Learning's buffer (regret, priority, rank-based Zipf, eviction)
     controller.py SCALER's controller and environment curation
     requests.py   explore / mutate / respawn requests and their bounded queue
-    jobs.py       a request resolved into a job (environment, target slice, seed or parent, summary)
-    worker.py     one job: the paper's multi-turn loop (synthgen.turns.turn) with SvS's band as the gate
+    worker.py     a request resolved into a job (environment, target slice, seed or parent, summary),
+                  and one job: the paper's multi-turn loop (synthgen.turns.turn) with SvS's band as the gate
     student.py    the policy as student: in-process, or an OpenAI-compatible server that serves it
     drivers.py    sync (at step boundaries) or thread (beside training)
     log.py        the Parquet log (synthgen.store.records.ONLINE_*)

@@ -21,8 +21,8 @@ import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from synthgen.online.requests import Request
-from synthgen.online.worker import Job, Outcome, Worker
+from synthgen.online.requests import OnlineRequest
+from synthgen.online.worker import JobOutcome, OnlineWorker, TeacherJob
 
 
 class WorkerFactory:
@@ -46,7 +46,7 @@ class WorkerFactory:
         try:
             await llm.preflight(o.llm.wait_ready_s)  # a wrong URL or model: exit 2 before any training
             runner = TurnRunner(llm, self.sandbox_pool, self.turn_settings, self.settings_hash)
-            yield Worker(runner, o.accept), llm.student
+            yield OnlineWorker(runner, o.accept), llm.student
         finally:
             await llm.aclose()
 
@@ -58,27 +58,27 @@ class SyncDriver:
         self.factory = factory
         self.loop = asyncio.new_event_loop()
         self._context = None
-        self.worker: Worker | None = None
+        self.worker: OnlineWorker | None = None
         self.student = None
 
     def start(self) -> None:
         self._context = self.factory.open()
         self.worker, self.student = self.loop.run_until_complete(self._context.__aenter__())
 
-    def run(self, jobs: list[Job], step: int) -> list[Outcome]:
+    def run(self, jobs: list[TeacherJob], step: int) -> list[JobOutcome]:
         """Run `jobs` now and return their outcomes (training waits)."""
         if not jobs:
             return []
         self.student.policy_step = step
         return self.loop.run_until_complete(self.worker.run_many(jobs))
 
-    def exchange(self, jobs: list[Job], step: int) -> list[Outcome]:
+    def exchange(self, jobs: list[TeacherJob], step: int) -> list[JobOutcome]:
         return self.run(jobs, step)
 
     def capacity(self, budget: int) -> int:
         return budget
 
-    def in_flight(self) -> list[Request]:
+    def in_flight(self) -> list[OnlineRequest]:
         return []
 
     def close(self, drain_s: float = 0.0) -> None:
@@ -94,11 +94,11 @@ class ThreadDriver:
     def __init__(self, factory: WorkerFactory):
         self.factory = factory
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.worker: Worker | None = None
+        self.worker: OnlineWorker | None = None
         self.student = None
         self._cond = threading.Condition()
-        self._done: list[Outcome] = []
-        self._running: dict[str, Request] = {}
+        self._done: list[JobOutcome] = []
+        self._running: dict[str, OnlineRequest] = {}
         self._tasks: set = set()
         self._error: BaseException | None = None
         self._ready = threading.Event()
@@ -137,7 +137,7 @@ class ThreadDriver:
             error, self._error = self._error, None
             raise error
 
-    def submit(self, jobs: list[Job], step: int) -> None:
+    def submit(self, jobs: list[TeacherJob], step: int) -> None:
         self._raise()
         self.student.policy_step = step
         with self._cond:
@@ -146,7 +146,7 @@ class ThreadDriver:
         for job in jobs:
             asyncio.run_coroutine_threadsafe(self._one(job), self.loop)
 
-    async def _one(self, job: Job) -> None:
+    async def _one(self, job: TeacherJob) -> None:
         task = asyncio.current_task()
         self._tasks.add(task)
         try:
@@ -165,20 +165,20 @@ class ThreadDriver:
             self._done.append(out)
             self._cond.notify_all()
 
-    def collect(self) -> list[Outcome]:
+    def collect(self) -> list[JobOutcome]:
         with self._cond:
             out, self._done = self._done, []
         self._raise()
         return out
 
-    def exchange(self, jobs: list[Job], step: int) -> list[Outcome]:
+    def exchange(self, jobs: list[TeacherJob], step: int) -> list[JobOutcome]:
         """What finished since the last boundary; `jobs` start now and land at a later boundary."""
         done = self.collect()
         if jobs:
             self.submit(jobs, step)
         return done
 
-    def run(self, jobs: list[Job], step: int) -> list[Outcome]:
+    def run(self, jobs: list[TeacherJob], step: int) -> list[JobOutcome]:
         """Run `jobs` and wait for them (the fill before step 0); earlier outcomes stay collected."""
         ids = {j.request.request_id for j in jobs}
         self.submit(jobs, step)
@@ -193,7 +193,7 @@ class ThreadDriver:
         with self._cond:
             return max(0, budget - len(self._running))
 
-    def in_flight(self) -> list[Request]:
+    def in_flight(self) -> list[OnlineRequest]:
         with self._cond:
             return sorted(self._running.values(), key=lambda r: r.request_id)
 

@@ -26,9 +26,8 @@ from typing import Any
 
 from synthgen.online.buffer import ACTIVE, EASY, RETIRED, Entry, FrontierBuffer
 from synthgen.online.controller import Curation
-from synthgen.online.jobs import JobMaker
-from synthgen.online.requests import EXPLORE, MUTATE, RESPAWN, Request, RequestQueue
-from synthgen.online.worker import ACCEPTED, INFRA, Outcome
+from synthgen.online.requests import EXPLORE, MUTATE, RESPAWN, OnlineRequest, RequestQueue
+from synthgen.online.worker import ACCEPTED, INFRA, JobMaker, JobOutcome
 from synthgen.store.records import SCORING_COLUMNS
 
 logger = logging.getLogger(__name__)
@@ -59,7 +58,7 @@ class OnlinePool:
         self.last_snapshot: int | None = None
 
     # -- the training set ------------------------------------------------------------------------
-    def add(self, problem: dict[str, Any], *, origin: str, step: int, request: Request | None = None) -> Entry:
+    def add(self, problem: dict[str, Any], *, origin: str, step: int, request: OnlineRequest | None = None) -> Entry:
         index = len(self.rows)
         round_ = self.round_of_step(step)
         logged = {
@@ -133,9 +132,9 @@ class OnlinePool:
             explore = rng.random() < s.explore
             mutate = not explore and rng.random() < self.buffer.mutation_probability(e)
             if explore:
-                self.request(Request(f"r{round_}s{slot}e", EXPLORE, round_), step)
+                self.request(OnlineRequest(f"r{round_}s{slot}e", EXPLORE, round_), step)
             if mutate:
-                self.request(Request(f"r{round_}s{slot}m", MUTATE, round_, env=e.env, parent=e.index), step)
+                self.request(OnlineRequest(f"r{round_}s{slot}m", MUTATE, round_, env=e.env, parent=e.index), step)
             self.log.add(
                 "draws",
                 {
@@ -153,7 +152,7 @@ class OnlinePool:
                 },
             )
 
-    def request(self, req: Request, step: int) -> None:
+    def request(self, req: OnlineRequest, step: int) -> None:
         for dropped in self.queue.push(req):
             self.event(step, "drop", None, request=dropped, detail=f"more than {self.queue.max_pending} waiting")
 
@@ -185,11 +184,11 @@ class OnlinePool:
         self.event(step, "retire", e, detail=why)
         rng = random.Random(f"{self.seed}:respawn:{e.index}")
         if rng.random() < self.online.buffer.respawn:
-            req = Request(f"x{e.index}", RESPAWN, self.round_of_step(step), env=e.env, parent=e.index)
+            req = OnlineRequest(f"x{e.index}", RESPAWN, self.round_of_step(step), env=e.env, parent=e.index)
             self.request(req, step)
             self.event(step, "respawn", e, request=req, detail="asks for a harder variant")
 
-    def apply(self, outcomes: list[Outcome], step: int) -> list[Request]:
+    def apply(self, outcomes: list[JobOutcome], step: int) -> list[OnlineRequest]:
         """Admit accepted candidates (in request order), log the rest; returns requests to retry (infra)."""
         retry = []
         for out in sorted(outcomes, key=lambda o: o.job.request.request_id):
@@ -265,7 +264,7 @@ class OnlinePool:
         }
 
     # -- checkpoints ------------------------------------------------------------------------------
-    def state_dict(self, step: int, in_flight: list[Request] = ()) -> dict[str, Any]:
+    def state_dict(self, step: int, in_flight: list[OnlineRequest] = ()) -> dict[str, Any]:
         first = self.round_of_step(step)
         return {
             "version": STATE_VERSION,

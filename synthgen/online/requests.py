@@ -19,7 +19,7 @@ KINDS = (EXPLORE, MUTATE, RESPAWN)
 
 
 @dataclass
-class Request:
+class OnlineRequest:
     request_id: str  # unique in a run; the teacher's request key (its cache key and sampling seed)
     kind: str  # explore | mutate | respawn
     round: int  # the round it was asked in
@@ -35,13 +35,13 @@ class Request:
 class RequestQueue:
     def __init__(self, max_pending: int):
         self.max_pending = max_pending
-        self.respawns: deque[Request] = deque()
-        self.others: deque[Request] = deque()
+        self.respawns: deque[OnlineRequest] = deque()
+        self.others: deque[OnlineRequest] = deque()
 
     def __len__(self) -> int:
         return len(self.respawns) + len(self.others)
 
-    def push(self, req: Request) -> list[Request]:
+    def push(self, req: OnlineRequest) -> list[OnlineRequest]:
         """Queue `req`; returns the requests dropped to stay within max_pending (oldest first)."""
         (self.respawns if req.kind == RESPAWN else self.others).append(req)
         dropped = []
@@ -50,12 +50,12 @@ class RequestQueue:
             dropped.append(lane.popleft())
         return dropped
 
-    def push_front(self, reqs: list[Request]) -> None:
+    def push_front(self, reqs: list[OnlineRequest]) -> None:
         """Put requests back at the head of their lanes (retried after an infrastructure failure)."""
         for req in reversed(reqs):
             (self.respawns if req.kind == RESPAWN else self.others).appendleft(req)
 
-    def take(self, n: int) -> list[Request]:
+    def take(self, n: int) -> list[OnlineRequest]:
         out = []
         while len(out) < n and (self.respawns or self.others):
             out.append((self.respawns or self.others).popleft())
@@ -68,5 +68,5 @@ class RequestQueue:
         self.respawns.clear()
         self.others.clear()
         for row in rows:
-            req = Request(**row)
+            req = OnlineRequest(**row)
             (self.respawns if req.kind == RESPAWN else self.others).append(req)

@@ -95,12 +95,11 @@ def load_seeds(settings) -> dict[str, str]:
 
 def initial_rows(settings):
     """(rows the buffer starts from, held-out splits): --data as `synthgen train` plans it, if any."""
-    from synthgen.train.plan import plan_data
-    from synthgen.train.selection import seeded_order
+    from synthgen.train.selection import seeded_order, select_data
 
     if not settings.data and not (Path(settings.run_dir) / "bin").is_dir():
         return [], {}
-    plan = plan_data(settings)
+    plan = select_data(settings)
     # A seeded order, round-robin over the bins, so that a small buffer spans the data's difficulties.
     by_bin: dict[str, list] = {}
     for row in seeded_order(plan.rows, settings.seed, "online"):
@@ -116,15 +115,15 @@ def initial_rows(settings):
 def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=None) -> Path:
     from datasets import Dataset
 
+    from synthgen.interop.records import student_prompt
     from synthgen.online.schedule import PoolDataset
     from synthgen.online.session import OnlineSession
     from synthgen.online.trainer import OnlineGRPOTrainer
-    from synthgen.train.data import env_prompt
+    from synthgen.train.evaluation import add_periodic_eval
     from synthgen.train.quiet import install_progress
     from synthgen.train.recipe import build_grpo_config, describe
     from synthgen.train.rewards import EnvScorer, SandboxReward
     from synthgen.train.run import (
-        _add_periodic_eval,
         grpo_overrides,
         output_dir,
         recipe_and_model,
@@ -140,7 +139,7 @@ def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluat
     recipe, model = recipe_and_model(settings)
     out = output_dir(settings)
     max_steps = resolve_max_steps(settings, recipe)
-    prompt_fn = prompt_fn or env_prompt
+    prompt_fn = prompt_fn or student_prompt
     rows, heldout = initial_rows(settings)
     if settings.eval.steps and not (heldout or evaluators):
         raise UserError("--eval-every needs held-out problems: --eval-heldout-fraction F or --eval-heldout DIR")
@@ -176,7 +175,7 @@ def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluat
         trainer.session = session
         trainer.train_dataset = PoolDataset(session.pool)
         install_progress(trainer)
-        _add_periodic_eval(trainer, settings, args, scorer, prompt_fn, list(evaluators or []), heldout)
+        add_periodic_eval(trainer, settings, args, scorer, prompt_fn, list(evaluators or []), heldout)
         checkpoint = online_checkpoint(settings, out)
         if checkpoint is not None:
             step = session.restore(checkpoint)

@@ -21,7 +21,7 @@ from synthgen.envs import DEFAULT_ENVIRONMENTS
 from synthgen.errors import InfraIncomplete, UserError
 from synthgen.online.log import OnlineLog
 from synthgen.online.pool import OnlinePool
-from synthgen.online.requests import EXPLORE, Request
+from synthgen.online.requests import EXPLORE, OnlineRequest
 from synthgen.store.files import write_text_atomic
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ class OnlineSession:
             if missing <= 0:
                 break
             for i in range(budget):
-                self.pool.request(Request(f"w{attempt}n{i}", EXPLORE, 0), 0)
+                self.pool.request(OnlineRequest(f"w{attempt}n{i}", EXPLORE, 0), 0)
             self._worker_round(0, run_now=True)
         self.log.flush()
         if not self.pool.buffer.active():

@@ -1,8 +1,10 @@
 """One teacher request, end to end: the paper's multi-turn loop with the policy as student, SvS's band as the gate.
 
-A `Job` is a request with everything it needs resolved beforehand (environment, SCALER's target
-slice, the seed snippet or the parent problem and the policy's summary on it), so the worker
-never reads the live buffer: it can run beside training in another thread.
+`JobMaker` resolves a queued request into a `TeacherJob` with everything it needs (environment,
+SCALER's target slice, the seed snippet or the parent problem and the policy's summary on it). It
+runs in the training process's main thread at a step boundary, seeded by the request id (a
+resumed run makes the same choices), so the worker never reads the live buffer: it can run
+beside training in another thread.
 
 The loop (synthgen.turns.turn.TurnRunner runs each turn: teacher answer, validation in the
 sandbox, the policy's `attempts` answers, scoring):
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import random
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,16 +32,15 @@ from synthgen.envs import get_env
 from synthgen.envs.problem import Problem
 from synthgen.envs.settings import ProgressionSettings
 from synthgen.envs.summary import Summary, choose_strategy
-from synthgen.online.requests import Request
-from synthgen.stages.generate.run import feedback_of
-from synthgen.turns.turn import TurnRequest, TurnRunner
+from synthgen.online.requests import EXPLORE, OnlineRequest
+from synthgen.turns.turn import Lineage, Mode, TurnRunner
 
 ACCEPTED, TOO_EASY, TOO_HARD, INVALID, INFRA = "accepted", "too_easy", "too_hard", "invalid", "infra"
 
 
 @dataclass
-class Job:
-    request: Request
+class TeacherJob:
+    request: OnlineRequest
     env: str
     band: tuple[float, float]  # the pass-rate slice the teacher aims at (SCALER level)
     lineage_id: str
@@ -49,8 +52,8 @@ class Job:
 
 
 @dataclass
-class Outcome:
-    job: Job
+class JobOutcome:
+    job: TeacherJob
     status: str  # accepted | too_easy | too_hard | invalid | infra
     row: dict[str, Any] | None = None  # the accepted turn's PROBLEMS row
     turns: list[dict[str, Any]] = field(default_factory=list)  # every finished turn, with the request's columns
@@ -67,60 +70,138 @@ def retarget(summary: Summary, band: tuple[float, float]) -> Summary:
     )
 
 
-class Worker:
+EXAMPLES_SHOWN = 2  # solved and failed answers each, as the paper's summary shows
+
+
+def policy_summary(window: list[tuple[int, int]], attempts: list[tuple[str, Any]]) -> Summary:
+    """What the teacher learns about the policy on a pool problem: its windowed training pass rate
+    and the newest group's answers (shortest distinct solved and failed ones)."""
+    scored = sum(n for _, n in window)
+    correct = sum(s for s, _ in window)
+
+    def shortest(texts: list[str]) -> list[str]:
+        unique = list(dict.fromkeys(t.strip() for t in texts if t and t.strip()))
+        return sorted(unique, key=lambda t: (len(t), t))[:EXAMPLES_SHOWN]
+
+    return Summary(
+        pass_rate=correct / scored if scored else None,
+        attempts=scored,
+        scored=scored,
+        correct=correct,
+        format_failures=0,
+        infra_failures=0,
+        solved=shortest([t for t, r in attempts if r is not None and float(r) >= 0.5]),
+        failed=shortest([t for t, r in attempts if r is not None and float(r) < 0.5]),
+    )
+
+
+class JobMaker:
+    """Resolves requests against the pool (`pool` is a synthgen.online.pool.OnlinePool)."""
+
+    def __init__(self, pool, seed: int):
+        self.pool, self.seed = pool, seed
+
+    def make(
+        self, requests: list[OnlineRequest], policy_step: int
+    ) -> tuple[list[TeacherJob], list[tuple[OnlineRequest, str]]]:
+        """(jobs, skipped requests with the reason) for the requests the budget took; `policy_step`
+        names the weights that will answer as the student."""
+        pool, active = self.pool, self.pool.curation.active_envs()
+        wanted = [e for e in sorted(pool.envs) if e in active]
+        jobs_by_env: dict[str, list[OnlineRequest]] = defaultdict(list)
+        skipped: list[tuple[OnlineRequest, str]] = []
+        for req in requests:
+            rng = random.Random(f"{self.seed}:request:{req.request_id}")
+            if req.kind == EXPLORE:
+                if not pool.seeds:
+                    skipped.append((req, "no seeds to explore from"))
+                    continue
+                req.env = req.env or rng.choice(wanted)
+                req.seed_id = req.seed_id or rng.choice(sorted(pool.seeds))
+            elif req.env not in active:
+                skipped.append((req, f"environment {req.env} is retired by the controller"))
+                continue
+            jobs_by_env[req.env].append(req)
+        jobs = []
+        for env, reqs in jobs_by_env.items():
+            # SCALER's realisation of the real d over this batch of the environment's requests.
+            for req, level in zip(reqs, pool.curation.levels(env, len(reqs))):
+                req.level = level if req.level is None else req.level
+                jobs.append(self._job(req, policy_step))
+        order = {r.request_id: i for i, r in enumerate(requests)}
+        return sorted(jobs, key=lambda j: order[j.request.request_id]), skipped
+
+    def _job(self, req: OnlineRequest, policy_step: int) -> TeacherJob:
+        pool = self.pool
+        band = pool.curation.band(req.level, pool.accept.low, pool.accept.high)
+        if req.kind == EXPLORE:
+            return TeacherJob(
+                req,
+                req.env,
+                band,
+                f"online:{req.request_id}",
+                req.seed_id,
+                pool.seeds[req.seed_id],
+                policy_step=policy_step,
+            )
+        row, entry = pool.problem_rows[req.parent], pool.buffer.entries[req.parent]
+        summary = retarget(policy_summary(list(entry.window), entry.attempts), band)
+        return TeacherJob(
+            req,
+            req.env,
+            band,
+            row["lineage_id"],
+            row.get("seed_id") or "data",
+            parent=Problem.from_fields(row),
+            summary=summary,
+            policy_step=policy_step,
+        )
+
+
+class OnlineWorker:
     """Runs jobs with one TurnRunner (its llm is a synthgen.online.student.PolicyLLM)."""
 
     def __init__(self, runner: TurnRunner, accept):
         self.runner, self.accept = runner, accept
 
-    async def run_many(self, jobs: list[Job]) -> list[Outcome]:
+    async def run_many(self, jobs: list[TeacherJob]) -> list[JobOutcome]:
         return list(await asyncio.gather(*(self.run(job) for job in jobs)))
 
-    async def run(self, job: Job) -> Outcome:
-        req, env = job.request, get_env(job.env)
+    async def run(self, job: TeacherJob) -> JobOutcome:
         # The policy the student requests name (jobs running at once share one step: the newest).
         self.runner.llm.student.policy_step = job.policy_step
-        previous, summary, feedback = job.parent, job.summary, None
+        lineage = Lineage(
+            job.lineage_id,
+            job.seed_id,
+            get_env(job.env),
+            Mode.ONLINE,
+            seed_text=job.seed_text,
+            previous=job.parent,
+            summary=job.summary,
+        )
         turns: list[dict[str, Any]] = []
         last_rate: float | None = None
         for turn in range(1, self.accept.max_turns + 1):
-            first = previous is None
-            kind, strategy = ("first", "first") if first else ("mutate", summary.strategy)
-            turn_req = TurnRequest(
-                job.lineage_id,
-                job.seed_id,
-                env,
-                "online",
-                turn,
-                kind,
-                strategy,
-                seed_text=job.seed_text if first else None,
-                previous=previous,
-                summary=summary,
-                feedback=feedback,
-                key=req.request_id,
-            )
-            outcome = await self.runner.run(turn_req)
+            outcome = await self.runner.run(lineage.request(turn, key=job.request.request_id))
             if not outcome.finished:
-                return Outcome(job, INFRA, turns=turns, detail=outcome.infra)
+                return JobOutcome(job, INFRA, turns=turns, detail=outcome.infra)
             row = {**outcome.row, **self._columns(job)}
             turns.append(row)
             if outcome.problem is None or outcome.summary is None:
-                feedback = feedback_of(outcome.row)
+                lineage.absorb(outcome)
                 row["decision"] = INVALID
                 continue
-            rate = outcome.summary.pass_rate
-            last_rate = rate
+            rate = last_rate = outcome.summary.pass_rate
             if rate is not None and self.accept.low <= rate <= self.accept.high:
                 row["decision"] = ACCEPTED
-                return Outcome(job, ACCEPTED, row, turns, rate)
+                return JobOutcome(job, ACCEPTED, row, turns, rate)
             row["decision"] = TOO_EASY if rate is not None and rate > self.accept.high else TOO_HARD
-            previous, summary, feedback = outcome.problem, retarget(outcome.summary, job.band), None
+            lineage.absorb(outcome, retarget(outcome.summary, job.band))
         status = INVALID if last_rate is None else (TOO_EASY if last_rate > self.accept.high else TOO_HARD)
-        return Outcome(job, status, None, turns, last_rate)
+        return JobOutcome(job, status, None, turns, last_rate)
 
     @staticmethod
-    def _columns(job: Job) -> dict[str, Any]:
+    def _columns(job: TeacherJob) -> dict[str, Any]:
         req = job.request
         return {
             "request_id": req.request_id,

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from synthgen.slurm.render import Job
+from synthgen.slurm.render import SbatchJob
 
 _GPUS = re.compile(r"gpu(?::[^:,(]+)?:(\d+)")
 
@@ -43,7 +43,7 @@ def parse_sinfo(text: str) -> tuple[list[Node], str | None]:
     return list(by_name.values()), default
 
 
-def warnings_for(jobs: list[Job], nodes: list[Node], default: str | None) -> list[str]:
+def warnings_for(jobs: list[SbatchJob], nodes: list[Node], default: str | None) -> list[str]:
     """One line per job that no node (of its partition) can hold."""
     out = []
     for job in jobs:
@@ -56,27 +56,22 @@ def warnings_for(jobs: list[Job], nodes: list[Node], default: str | None) -> lis
         if not fitting:
             out.append(f"{job.stage}: {where} has no nodes (sinfo); the job would pend forever")
             continue
-        most_cpus, most_gpus = max(n.cpus for n in fitting), max(n.gpus for n in fitting)
         key = "train" if job.stage == "train" else ("generate" if job.stage == "generate" else "curate")
-        if need.cpus > most_cpus:
-            out.append(
-                f"{job.stage}: asks for {need.cpus} CPUs per task but the largest node of {where} has "
-                f"{most_cpus}; it would pend forever (set slurm.{key}.cpus_per_task)"
-            )
-        if need.gpus > most_gpus:
-            out.append(
-                f"{job.stage}: asks for {need.gpus} GPUs per node but the nodes of {where} have at most "
-                f"{most_gpus}; it would pend forever (set slurm.{key}.gpus_per_node)"
-            )
-        if need.nodes > len(fitting):
-            out.append(
-                f"{job.stage}: asks for {need.nodes} nodes but {where} has {len(fitting)}; "
-                f"it would pend forever (set slurm.{key}.nodes)"
-            )
+        most_cpus, most_gpus = max(n.cpus for n in fitting), max(n.gpus for n in fitting)
+        for asked, most, what, limit, setting in (
+            (need.cpus, most_cpus, "CPUs per task", f"the largest node of {where} has", "cpus_per_task"),
+            (need.gpus, most_gpus, "GPUs per node", f"the nodes of {where} have at most", "gpus_per_node"),
+            (need.nodes, len(fitting), "nodes", f"{where} has", "nodes"),
+        ):
+            if asked > most:
+                out.append(
+                    f"{job.stage}: asks for {asked} {what} but {limit} {most}; it would pend forever "
+                    f"(set slurm.{key}.{setting})"
+                )
     return out
 
 
-def check(jobs: list[Job]) -> list[str]:
+def check(jobs: list[SbatchJob]) -> list[str]:
     """Warnings for `jobs` on the cluster this machine talks to; none when there is no `sinfo`."""
     if shutil.which("sinfo") is None:
         return []

@@ -16,13 +16,9 @@ import urllib.request
 from pathlib import Path
 
 
-def probe_url(url: str) -> str:
-    base = url.rstrip("/")
-    return f"{base}/models" if base.endswith("/v1") else url
-
-
 def is_ready(url: str, api_key: str | None = None, timeout_s: float = 5.0) -> bool:
-    request = urllib.request.Request(probe_url(url))
+    base = url.rstrip("/")
+    request = urllib.request.Request(f"{base}/models" if base.endswith("/v1") else url)
     if api_key:
         request.add_header("Authorization", f"Bearer {api_key}")
     try:

@@ -23,14 +23,27 @@ from typing import Any
 
 from synthgen.errors import UserError
 from synthgen.slurm.settings import JobResources, SlurmSettings
+from synthgen.store.layout import StageDir
 
 STAGE_GENERATE = "generate"
 CURATE_STEPS = ("filter", "bin", "chain")
+# The curation steps that talk to a model (the teacher writes easier variants, the student tries them).
+STEPS_WITH_MODEL = frozenset({"chain"})
+
+
+@dataclass(frozen=True)
+class ResourceRequest:
+    """What a job asks of each of its nodes (for the capacity check)."""
+
+    partition: str | None
+    nodes: int
+    cpus: int
+    gpus: int
 
 
 @dataclass
-class Job:
-    """One rendered job: its script and where it is written, and what it must wait for."""
+class SbatchJob:
+    """One rendered sbatch script, where it is written, and what it must wait for."""
 
     stage: str
     script: str
@@ -39,17 +52,7 @@ class Job:
     after_job: str | None = None  # or a job id submitted earlier (e.g. `curate --after ID`)
     array: str | None = None
     shards: list[int] = field(default_factory=list)
-    request: Request | None = None  # what one node of the job needs (for the capacity check)
-
-
-@dataclass(frozen=True)
-class Request:
-    """What a job asks of each of its nodes."""
-
-    partition: str | None
-    nodes: int
-    cpus: int
-    gpus: int
+    request: ResourceRequest | None = None
 
 
 @dataclass
@@ -95,18 +98,9 @@ def _absolute(path: Path, base: Path) -> Path:
     return path if path.is_absolute() else (base / path)
 
 
-# -- shards -------------------------------------------------------------------------------------
 def pending_shards(run_dir: Path, num_shards: int, stage: str = STAGE_GENERATE) -> list[int]:
     """Shard indices of `stage` that have no completion marker yet."""
-    from synthgen.store.layout import StageDir
-
     return StageDir.of(run_dir, stage).pending(num_shards)
-
-
-def _marker_printf() -> str:
-    from synthgen.store.layout import StageDir
-
-    return StageDir.marker_printf()
 
 
 def array_spec(indices: list[int], parallelism: int | None = None) -> str:
@@ -127,23 +121,6 @@ def array_spec(indices: list[int], parallelism: int | None = None) -> str:
     return f"{spec}%{parallelism}" if parallelism else spec
 
 
-# -- templates ----------------------------------------------------------------------------------
-def _environment():
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-    env.filters["q"] = lambda value: shlex.quote(str(value))
-    env.filters["cmd"] = lambda value: " ".join(shlex.quote(w) for w in shlex.split(str(value)))
-    return env
-
-
 def group_args(words: list[str]) -> list[str]:
     """Shell words grouped one option per line: `--flag value` together, a lone word alone."""
     lines: list[str] = []
@@ -156,13 +133,24 @@ def group_args(words: list[str]) -> list[str]:
     return lines
 
 
-def _render(name: str, **values: Any) -> str:
-    text = _environment().get_template(name).render(**values)
+def _render(template: str, settings: SlurmSettings, ctx: RenderContext, stage: str, /, **values: Any) -> str:
+    """A template rendered with the values every script shares (paths, job name, requeue)."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["q"] = lambda value: shlex.quote(str(value))
+    env.filters["cmd"] = lambda value: " ".join(shlex.quote(w) for w in shlex.split(str(value)))
+    shared = {"ctx": ctx, "log_dir": ctx.log_dir, "job_name": f"{settings.job_name}-{stage}"}
+    shared |= {"requeue": settings.requeue, "signal_grace_s": settings.signal_grace_s}
+    text = env.get_template(template).render(**shared, **values)
     return re.sub(r"\n{3,}", "\n\n", text)
-
-
-def request(settings: SlurmSettings, res: JobResources, gpus: int | None) -> Request:
-    return Request(res.partition or settings.partition, res.nodes, res.cpus_per_task or 1, gpus or 0)
 
 
 def sbatch_options(settings: SlurmSettings, res: JobResources, ctx: RenderContext, gpus: int | None) -> list[str]:
@@ -208,14 +196,14 @@ def server_mode(settings: SlurmSettings, config_urls: list[str] | None) -> tuple
     return "config", None
 
 
-def _server_values(settings: SlurmSettings, config_urls: list[str] | None) -> dict[str, Any]:
-    server, shared = server_mode(settings, config_urls)
+def _server_values(settings: SlurmSettings, config_urls: list[str] | None, talks_to_model: bool = True) -> dict:
+    server, shared = server_mode(settings, config_urls) if talks_to_model else (None, None)
     return {
         "server": server,
         "vllm": settings.vllm,
-        "vllm_extra": group_args([shlex.quote(a) for a in settings.vllm.extra_args]),
+        "vllm_extra": group_args([shlex.quote(a) for a in settings.vllm.extra_args]) if talks_to_model else [],
         "base_url": shared,
-        "config_urls": config_urls or [],
+        "config_urls": (config_urls or []) if talks_to_model else [],
     }
 
 
@@ -226,74 +214,65 @@ def _gpus(res: JobResources, settings: SlurmSettings, server: str | None) -> int
     return settings.vllm.tensor_parallel_size if server == "own" else None
 
 
+def _job(settings, ctx, stage, template, res: JobResources, gpus: int | None, values: dict, **job) -> SbatchJob:
+    """Render `template` for `stage` with the `#SBATCH` options of `res`; the job asks each node for them."""
+    script = _render(template, settings, ctx, stage, sbatch=sbatch_options(settings, res, ctx, gpus), **values)
+    request = ResourceRequest(res.partition or settings.partition, res.nodes, res.cpus_per_task or 1, gpus or 0)
+    return SbatchJob(stage, script, ctx.slurm_dir / f"{stage}.sbatch", request=request, **job)
+
+
+def _array_job(settings, ctx, stage, res, parallelism, pending, num_shards, server: dict, **values) -> SbatchJob:
+    """A sharded stage as an array over its `pending` shards of `num_shards` (task id == shard index)."""
+    array = array_spec(pending, parallelism)
+    values |= {"array": array, "pending": pending, "num_shards": num_shards, "marker_printf": StageDir.marker_printf()}
+    gpus = _gpus(res, settings, server["server"])
+    return _job(settings, ctx, stage, f"{stage}.sbatch.j2", res, gpus, values | server, array=array, shards=pending)
+
+
 def render_generate(
     settings: SlurmSettings,
     ctx: RenderContext,
     num_shards: int,
     pending: list[int],
     config_urls: list[str] | None = None,
-) -> Job:
+) -> SbatchJob:
     """The generate array over `pending` shards of `num_shards` (server: see `server_mode`)."""
     server = _server_values(settings, config_urls)
-    script = _render(
-        "generate.sbatch.j2",
-        ctx=ctx,
-        job_name=f"{settings.job_name}-generate",
-        array=array_spec(pending, settings.array_parallelism),
-        pending=pending,
-        num_shards=num_shards,
-        marker_printf=_marker_printf(),
-        log_dir=ctx.log_dir,
-        requeue=settings.requeue,
-        signal_grace_s=settings.signal_grace_s,
-        sbatch=sbatch_options(settings, settings.generate, ctx, _gpus(settings.generate, settings, server["server"])),
-        **server,
-    )
-    return Job(
-        STAGE_GENERATE,
-        script,
-        ctx.slurm_dir / "generate.sbatch",
-        array=array_spec(pending, settings.array_parallelism),
-        shards=list(pending),
-        request=request(settings, settings.generate, _gpus(settings.generate, settings, server["server"])),
-    )
+    res, parallelism = settings.generate, settings.array_parallelism
+    return _array_job(settings, ctx, STAGE_GENERATE, res, parallelism, list(pending), num_shards, server)
 
 
-# The curation steps that talk to a model (the teacher writes easier variants, the student tries them).
-STEPS_WITH_MODEL = frozenset({"chain"})
+def render_calibrate(
+    settings: SlurmSettings,
+    ctx: RenderContext,
+    input_dir: Path,
+    num_shards: int,
+    pending: list[int],
+    model: str,
+    config_urls: list[str] | None = None,
+) -> SbatchJob:
+    """The calibrate array over `pending` shards of `num_shards`; a per-task server serves `model`."""
+    res = settings.calibrate
+    # The task's own server serves the student being calibrated, not generate's teacher.
+    vllm = settings.vllm.model_copy(update={"model": model, "reasoning_parser": res.reasoning_parser})
+    server = _server_values(settings, config_urls) | {"vllm": vllm}
+    parallelism = res.array_parallelism
+    return _array_job(
+        settings, ctx, "calibrate", res, parallelism, list(pending), num_shards, server, input_dir=input_dir
+    )
 
 
 def render_curate(
     settings: SlurmSettings, ctx: RenderContext, after_generate: bool, config_urls: list[str] | None = None
-) -> list[Job]:
+) -> list[SbatchJob]:
     """filter -> bin -> chain, each waiting (afterok) for the one before; chain gets a server."""
-    jobs: list[Job] = []
+    jobs: list[SbatchJob] = []
     previous = STAGE_GENERATE if after_generate else None
     for stage in CURATE_STEPS:
-        server = (
-            _server_values(settings, config_urls)
-            if stage in STEPS_WITH_MODEL
-            else {"server": None, "vllm": settings.vllm, "vllm_extra": [], "base_url": None, "config_urls": []}
-        )
-        script = _render(
-            "curate.sbatch.j2",
-            ctx=ctx,
-            stage=stage,
-            steps=CURATE_STEPS,
-            job_name=f"{settings.job_name}-{stage}",
-            log_dir=ctx.log_dir,
-            sbatch=sbatch_options(settings, settings.curate, ctx, _gpus(settings.curate, settings, server["server"])),
-            **server,
-        )
-        jobs.append(
-            Job(
-                stage,
-                script,
-                ctx.slurm_dir / f"{stage}.sbatch",
-                after=previous,
-                request=request(settings, settings.curate, _gpus(settings.curate, settings, server["server"])),
-            )
-        )
+        server = _server_values(settings, config_urls, talks_to_model=stage in STEPS_WITH_MODEL)
+        gpus = _gpus(settings.curate, settings, server["server"])
+        values = {"stage": stage, "steps": CURATE_STEPS, **server}
+        jobs.append(_job(settings, ctx, stage, "curate.sbatch.j2", settings.curate, gpus, values, after=previous))
         previous = stage
     return jobs
 
@@ -304,7 +283,7 @@ def render_train(
     train_flags: dict[str, str],
     model: str | None,
     after: str | None,
-) -> Job:
+) -> SbatchJob:
     """The training job. `train_flags` maps `synthgen train` flags (`--data`, ...) to values."""
     train = settings.train
     if train.use_vllm_server and train.nodes < 2:
@@ -319,35 +298,22 @@ def render_train(
         words += [shlex.quote(flag), shlex.quote(str(value))]
     if train.use_vllm_server:
         words.extend(_with_placeholders(a, {"host": "VLLM_HOST", "port": "VLLM_PORT"}) for a in train.vllm_train_args)
-    script = _render(
-        "train.sbatch.j2",
-        ctx=ctx,
-        job_name=f"{settings.job_name}-train",
-        log_dir=ctx.log_dir,
-        nodes=train.nodes,
-        requeue=settings.requeue,
-        use_vllm_server=train.use_vllm_server,
-        procs_per_node=train.gpus_per_node or 1,
-        sbatch=sbatch_options(settings, train, ctx, train.gpus_per_node),
-        train=train,
-        model=model or "",
-        train_args=group_args(words),
-        vllm_extra=group_args([shlex.quote(a) for a in train.vllm_extra_args]),
-    )
-    return Job(
-        "train",
-        script,
-        ctx.slurm_dir / "train.sbatch",
-        after=after,
-        request=request(settings, train, train.gpus_per_node),
-    )
+    values = {
+        "nodes": train.nodes,
+        "use_vllm_server": train.use_vllm_server,
+        "procs_per_node": train.gpus_per_node or 1,
+        "train": train,
+        "model": model or "",
+        "train_args": group_args(words),
+        "vllm_extra": group_args([shlex.quote(a) for a in train.vllm_extra_args]),
+    }
+    return _job(settings, ctx, "train", "train.sbatch.j2", train, train.gpus_per_node, values, after=after)
 
 
 def _with_placeholders(arg: str, variables: dict[str, str]) -> str:
     """`arg` as one shell word, with `{name}` replaced by the shell variable `variables[name]`."""
-    pieces = re.split(r"(\{[a-z_]+\})", arg)
     out = []
-    for piece in pieces:
+    for piece in re.split(r"(\{[a-z_]+\})", arg):
         name = piece[1:-1] if piece.startswith("{") and piece.endswith("}") else None
         if name in variables:
             out.append(f'"${{{variables[name]}}}"')
@@ -356,7 +322,7 @@ def _with_placeholders(arg: str, variables: dict[str, str]) -> str:
     return "".join(out) or "''"
 
 
-def submit_script(jobs: list[Job]) -> str:
+def submit_script(jobs: list[SbatchJob]) -> str:
     """A plain shell script that submits `jobs` in order, chaining them the same way we do."""
     lines = [
         "#!/bin/bash",

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from synthgen.errors import UserError
-from synthgen.slurm.render import Job, RenderContext, submit_script
+from synthgen.slurm.render import RenderContext, SbatchJob, submit_script
+from synthgen.store.files import write_text_atomic
 
 JOBS_FILE = "jobs.jsonl"
 # States after which a job no longer runs (a preempted job that Slurm requeues shows PENDING again).
@@ -40,7 +41,7 @@ FINISHED_STATES = frozenset(
 )
 
 
-def write_jobs(ctx: RenderContext, jobs: list[Job]) -> list[Path]:
+def write_jobs(ctx: RenderContext, jobs: list[SbatchJob]) -> list[Path]:
     """Write the scripts, the config copy and submit.sh; make the log folder. Returns the paths."""
     ctx.slurm_dir.mkdir(parents=True, exist_ok=True)
     ctx.log_dir.mkdir(parents=True, exist_ok=True)  # Slurm does not create the --output folder
@@ -59,10 +60,7 @@ def write_jobs(ctx: RenderContext, jobs: list[Job]) -> list[Path]:
 
 
 def _write(path: Path, text: str, mode: int) -> None:
-    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
-    tmp.write_text(text, encoding="utf-8")
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+    os.chmod(write_text_atomic(path, text), mode)
 
 
 def _tool(name: str) -> str:
@@ -88,7 +86,7 @@ def sbatch(script: Path, dependency: str | None = None, cwd: Path | None = None)
     return job_id
 
 
-def submit_jobs(ctx: RenderContext, jobs: list[Job]) -> dict[str, str]:
+def submit_jobs(ctx: RenderContext, jobs: list[SbatchJob]) -> dict[str, str]:
     """Submit `jobs` in order, chaining dependencies; record each in jobs.jsonl."""
     ids: dict[str, str] = {}
     for job in jobs:
@@ -102,7 +100,7 @@ def submit_jobs(ctx: RenderContext, jobs: list[Job]) -> dict[str, str]:
     return ids
 
 
-def _record(ctx: RenderContext, job: Job, job_id: str, dependency: str | None) -> None:
+def _record(ctx: RenderContext, job: SbatchJob, job_id: str, dependency: str | None) -> None:
     entry = {
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "stage": job.stage,

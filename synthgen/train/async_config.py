@@ -18,7 +18,7 @@ flags, synthgen.train.recipe.merged_settings) and then
     trainer's own flags on the command line, the adaptive frontier curriculum (it needs each
     round's rewards before the next draw; rollouts here run ahead in another process).
 
-What still differs from the paper, said in the plan and the summary (`ADVANTAGE_NOTE`): TRL's
+What still differs from the paper, said in the dry run and the summary (`ADVANTAGE_NOTE`): TRL's
 async trainer divides each group's advantage by its reward std, whatever `scale_rewards` says.
 """
 
@@ -31,11 +31,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from synthgen.errors import UserError
+from synthgen.train.settings import TrainSettings
 
 ASYNC_MODULE = "trl.experimental.async_grpo"
 
 # Settings of the paper's GRPO that AsyncGRPOConfig shares with GRPOConfig: carried as they are.
-ASYNC_CARRIED = (
+ASYNC_CARRIED = [
     "output_dir",
     "max_steps",
     "seed",
@@ -53,7 +54,7 @@ ASYNC_CARRIED = (
     "logging_steps",
     "report_to",
     "vllm_server_base_url",
-)
+]
 
 ADVANTAGE_NOTE = (
     "advantage = (reward - group mean) / group std in TRL's async trainer (the paper's: reward - group mean; "
@@ -77,7 +78,7 @@ def async_trl():
     return module
 
 
-def check_async_settings(settings) -> None:
+def check_async_settings(settings: TrainSettings) -> None:
     """The flags that mean nothing (or something else) with --async: one line and exit 2 each."""
     from synthgen.train.curriculum import ADAPTIVE
 
@@ -88,12 +89,12 @@ def check_async_settings(settings) -> None:
             f"--curriculum {settings.curriculum} needs each round's rewards before it draws the next; with "
             "--async the rollouts run ahead in another process: use a schedule (reverse-medium, classic, ...)"
         )
-    for name, flag in (("steps_per_generation", "--steps-per-generation"), ("num_iterations", "--num-iterations")):
-        if getattr(settings, name) is not None:
-            raise UserError(
-                f"{flag} shapes the synchronous trainer's generation batches; --async has none (rollouts "
-                "stream from the vLLM server): their age is bounded by --max-staleness instead"
-            )
+    if settings.steps_per_generation is not None or settings.num_iterations is not None:
+        flag = "--steps-per-generation" if settings.steps_per_generation is not None else "--num-iterations"
+        raise UserError(
+            f"{flag} shapes the synchronous trainer's generation batches; --async has none (rollouts "
+            "stream from the vLLM server): their age is bounded by --max-staleness instead"
+        )
     if settings.use_vllm is False or settings.vllm_mode == "colocate":
         raise UserError("--async generates on a separate vLLM server (--vllm-server-url); drop --no-use-vllm/colocate")
     if settings.save_completions != "none":
@@ -102,61 +103,49 @@ def check_async_settings(settings) -> None:
         )
 
 
-def async_fields() -> set[str]:
-    return {f.name for f in dataclasses.fields(async_trl().AsyncGRPOConfig) if f.init}
-
-
-def _refuse(values: Mapping[str, Any], where: str) -> None:
-    if float(values.get("beta") or 0.0) != 0.0:
-        raise UserError(f"{where}: beta={values['beta']} (a KL term); TRL's async trainer has no reference model")
-    if int(values.get("num_iterations") or 1) > 1:
-        raise UserError(f"{where}: num_iterations={values['num_iterations']} reuses batches; --async cannot")
-
-
 def build_async_config(
     recipe: Mapping[str, Any],
     overrides: Mapping[str, Any],
     *,
     max_staleness: int | None,
     where: str = "recipe",
-    plan_only: bool = False,
+    dry_run: bool = False,
 ):
     """(AsyncGRPOConfig, the merged keys it has no field for); TRL's own checks become UserErrors.
 
-    `plan_only` (the dry run): on a machine without CUDA a recipe's bf16 is set aside so the rest
+    `dry_run` (the dry run): on a machine without CUDA a recipe's bf16 is set aside so the rest
     can be checked; transformers refuses bf16 there, and the real run checks it on its GPU."""
-    from synthgen.train.recipe import EXTRA_KEYS, check_recipe_keys, grpo_fields, merged_settings
+    from synthgen.train.recipe import EXTRA_KEYS, check_recipe_keys, config_from, grpo_fields, merged_settings
 
-    module = async_trl()
-    fields = async_fields()
+    fields = {f.name for f in dataclasses.fields(async_trl().AsyncGRPOConfig) if f.init}
     # The synchronous trainer's recipes (GRPOConfig keys), plus the async trainer's own (dtype, weight_sync_steps, ...).
     unknown = sorted(k for k in recipe if k not in grpo_fields() | fields | EXTRA_KEYS)
     if unknown:
         raise UserError(f"{where}: {unknown[0]!r} is neither a GRPOConfig nor an AsyncGRPOConfig setting")
     check_recipe_keys(overrides, "settings")
     values = merged_settings(recipe, overrides)
-    _refuse(values, where)
+    if float(values.get("beta") or 0.0) != 0.0:
+        raise UserError(f"{where}: beta={values['beta']} (a KL term); TRL's async trainer has no reference model")
+    if int(values.get("num_iterations") or 1) > 1:
+        raise UserError(f"{where}: num_iterations={values['num_iterations']} reuses batches; --async cannot")
     carried = {k: v for k, v in values.items() if k in fields}
     if max_staleness is not None:
         carried["max_staleness"] = max_staleness
     dropped = sorted(k for k in values if k not in fields)
-    if plan_only and carried.get("bf16"):
+    if dry_run and carried.get("bf16"):
         import torch
 
         if not torch.cuda.is_available():
             carried["bf16"] = False
             dropped.append("bf16 (a GPU setting: set aside on this machine for the dry run)")
-    try:
-        return module.AsyncGRPOConfig(**carried), dropped
-    except (ValueError, TypeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(f"async GRPO settings rejected by TRL: {first}") from None
+    return config_from(async_trl().AsyncGRPOConfig, carried, "async GRPO"), dropped
 
 
 def describe_async(args) -> str:
-    """The async run's GRPO in one line, for the log, the plan and train_summary.json."""
-    keys = (*ASYNC_CARRIED[3:], "max_staleness", "weight_sync_steps", "max_inflight_tasks", "dtype")
-    return ", ".join(f"{k}={getattr(getattr(args, k, None), 'value', getattr(args, k, None))!r}" for k in keys)
+    """The async run's GRPO in one line, for the log, the dry run and train_summary.json."""
+    from synthgen.train.recipe import describe
+
+    return describe(args, (*ASYNC_CARRIED[3:], "max_staleness", "weight_sync_steps", "max_inflight_tasks", "dtype"))
 
 
 def runtime_missing() -> list[str]:

@@ -1,4 +1,4 @@
-"""What `synthgen train` does with its settings and its action flags: print a plan or a schedule,
+"""What `synthgen train` does with its settings and its action flags: print a dry run or a schedule,
 write a tiny model, or train (offline curriculum, `--async`, or `--online`). torch and TRL load only here."""
 
 from __future__ import annotations
@@ -12,13 +12,11 @@ from synthgen.store.paths import output_folder
 
 def run(settings, show_schedule: str | None, make_tiny_model: Path | None, dry_run: bool) -> None:
     if dry_run and settings.async_grpo:
-        from synthgen.train.async_run import describe_plan, prepare
+        from synthgen.train.async_run import describe_setup, prepare
         from synthgen.train.preflight import require_train_extra
 
         require_train_extra()
-        print(
-            describe_plan(prepare(settings, plan_only=True))
-        )  # checks, config and prompt order; loads and contacts nothing
+        print(describe_setup(prepare(settings, dry_run=True)))  # checks, config and prompt order; loads nothing
         return
     if dry_run:
         if not settings.online.enabled:
@@ -35,7 +33,7 @@ def run(settings, show_schedule: str | None, make_tiny_model: Path | None, dry_r
     if make_tiny_model is not None:
         output_folder(make_tiny_model, "--make-tiny-model")
     else:
-        from synthgen.train.run import output_dir
+        from synthgen.train.run import check_resume_from, output_dir
 
         output_folder(output_dir(settings), "--output" if settings.output else "--run-dir")
         check_resume_from(settings)
@@ -58,10 +56,3 @@ def run(settings, show_schedule: str | None, make_tiny_model: Path | None, dry_r
     else:
         from synthgen.train.run import run as train
     print(f"train: checkpoints and metrics in {train(settings)}")
-
-
-def check_resume_from(settings) -> None:
-    """`--resume-from` must name a checkpoint: said in one line before anything loads or logs."""
-    if settings.resume_from and not (Path(settings.resume_from) / "trainer_state.json").is_file():
-        what = "does not exist" if not Path(settings.resume_from).exists() else "has no trainer_state.json"
-        raise UserError(f"--resume-from {settings.resume_from} is not a checkpoint folder (it {what})")

@@ -12,33 +12,17 @@ after its checkpoint, so a file is always one round as trained.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 FOLDER = "completions"
-MODES = ("none", "solved", "all")
-
-
-def completion_text(completion: Any) -> str:
-    """The text of a TRL completion: a string, or conversational messages (their contents joined)."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list):
-        return "".join(str(m.get("content", "")) for m in completion if isinstance(m, dict))
-    return str(completion)
 
 
 class CompletionLog:
-    """Writes the rounds' completions (see the module docstring); `mode` is one of MODES."""
+    """Writes the rounds' completions (see the module docstring)."""
 
-    def __init__(self, output_dir: Path | str, mode: str):
-        if mode not in MODES:
-            raise ValueError(f"save_completions must be one of {', '.join(MODES)}, got {mode!r}")
+    def __init__(self, output_dir: Path | str, mode: Literal["solved", "all"]):
         self.folder = Path(output_dir) / FOLDER
         self.mode = mode
-
-    @property
-    def enabled(self) -> bool:
-        return self.mode != "none"
 
     def path(self, round_: int) -> Path:
         return self.folder / f"round-{round_:06d}.parquet"

@@ -20,17 +20,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synthgen.errors import UserError
+
+if TYPE_CHECKING:
+    from synthgen.train.settings import FrontierSettings
 
 PAPER_STEPS = 40_000
 SLOTS = ("easy", "medium", "hard")
 ALL_BINS = "*"  # a weight key meaning "every bin in the data, equally"
 ALL_PROBLEMS = "**"  # a weight key meaning "every problem in the data, equally" (bins weighted by their size)
 EVERYTHING = (ALL_BINS, ALL_PROBLEMS)
+EVERYTHING_MEANS = {
+    ALL_BINS: "every bin in the data, equally",
+    ALL_PROBLEMS: "every problem in the data, equally (each bin in proportion to its size)",
+}
 
 
 @dataclass(frozen=True)
@@ -60,34 +67,29 @@ class Schedule:
 
     def weights_at(self, step: int) -> dict[str, float]:
         """Normalised weights over data bins at `step` (ALL_BINS / ALL_PROBLEMS are left for the sampler)."""
-        raw = self.phase_at(step).weights
         out: dict[str, float] = {}
-        for name, w in raw.items():
+        for name, w in self.phase_at(step).weights.items():
             if w > 0:
-                key = name if name in EVERYTHING else self.data_bin(name)
-                out[key] = out.get(key, 0.0) + float(w)
+                out[self.data_bin(name)] = out.get(self.data_bin(name), 0.0) + float(w)
         total = sum(out.values())
         return {k: v / total for k, v in out.items()}
 
     def bins_used(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for phase in self.phases:
-            for name, w in phase.weights.items():
-                if w > 0:
-                    seen[name if name in EVERYTHING else self.data_bin(name)] = None
-        return list(seen)
+        return list(dict.fromkeys(self.data_bin(n) for p in self.phases for n, w in p.weights.items() if w > 0))
 
     def scaled(self, steps: int | None) -> Schedule:
         """This schedule fitted to a run of `steps` steps (see the module's scaling rule)."""
         if self.length is None:
-            note = "not scaled: the file gives absolute steps (no length); the last phase holds to the end"
-            return Schedule(self.name, self.phases, None, self.bin_map, self.source, note)
+            return replace(
+                self,
+                scale_note="not scaled: the file gives absolute steps (no length); the last phase holds to the end",
+            )
         if steps is None or steps >= self.length:
             note = (
                 f"not scaled: the run ({steps if steps else 'unbounded'} steps) is not shorter than the schedule "
                 f"({self.length} steps); the last phase holds to the end"
             )
-            return Schedule(self.name, self.phases, self.length, self.bin_map, self.source, note)
+            return replace(self, scale_note=note)
         if steps < 1:
             raise UserError(f"cannot fit a schedule to {steps} steps")
         scale = steps / self.length
@@ -112,15 +114,11 @@ class Schedule:
         )
         if dropped:
             note += "; dropped (no steps left): " + ", ".join(f"{p.start}-{p.end}" for p in dropped)
-        return Schedule(self.name, tuple(kept), steps, self.bin_map, self.source, note)
+        return replace(self, phases=tuple(kept), length=steps, scale_note=note)
 
     def render(self) -> str:
         """A table: step range, weights per slot, data bin used for each slot."""
-        names: list[str] = []
-        for p in self.phases:
-            for n in p.weights:
-                if n not in names:
-                    names.append(n)
+        names = list(dict.fromkeys(n for p in self.phases for n in p.weights))
         order = [s for s in SLOTS if s in names] + [n for n in names if n not in SLOTS]
         span = f"over {self.length} steps" if self.length else "in absolute steps"
         lines = [
@@ -130,16 +128,10 @@ class Schedule:
             lines.append(f"source: {self.source}")
         if self.scale_note:
             lines.append(self.scale_note)
-        mapping = ", ".join(f"{n} = bin '{self.data_bin(n)}'" for n in order if n not in EVERYTHING)
-        if ALL_BINS in order:
-            mapping = (mapping + ", " if mapping else "") + "* = every bin in the data, equally"
-        if ALL_PROBLEMS in order:
-            mapping = (
-                mapping + ", " if mapping else ""
-            ) + "** = every problem in the data, equally (each bin in proportion to its size)"
-        lines.append(f"bins: {mapping}")
-        head = f"{'steps':>17}  " + "  ".join(f"{n:>6}" for n in order)
-        lines.append(head)
+        mapping = [f"{n} = bin '{self.data_bin(n)}'" for n in order if n not in EVERYTHING]
+        mapping += [f"{n} = {EVERYTHING_MEANS[n]}" for n in EVERYTHING if n in order]
+        lines.append(f"bins: {', '.join(mapping)}")
+        lines.append(f"{'steps':>17}  " + "  ".join(f"{n:>6}" for n in order))
         for p in self.phases:
             total = sum(p.weights.values())
             cells = "  ".join(f"{p.weights.get(n, 0.0) / total:6.2f}" for n in order)
@@ -148,74 +140,63 @@ class Schedule:
         return "\n".join(lines)
 
 
-def _table(name: str, rows: list[tuple[int, int, tuple[float, ...]]], source: str, bin_map=None) -> Schedule:
-    phases = tuple(Phase(a, b, dict(zip(SLOTS, w))) for a, b, w in rows)
+def _table(name: str, bounds: tuple[int, ...], weights: list, source: str, bin_map=None) -> Schedule:
+    """A paper schedule: weights[i] (over SLOTS, or a mapping) from step bounds[i] to bounds[i + 1]."""
+    rows = [w if isinstance(w, dict) else dict(zip(SLOTS, w)) for w in weights]
+    phases = tuple(Phase(a, b, w) for a, b, w in zip(bounds, bounds[1:], rows))
     return Schedule(name, phases, PAPER_STEPS, dict(bin_map or {}), source)
 
 
 def _paper_schedules() -> dict[str, Schedule]:
     k = 1000
+    end = PAPER_STEPS
     return {
         # The paper's uniform draws every problem equally, so the largest (easy) split dominates.
-        "uniform": Schedule(
+        "uniform": _table(
             "uniform",
-            (Phase(0, PAPER_STEPS, {ALL_PROBLEMS: 1.0}),),
-            PAPER_STEPS,
-            {},
+            (0, end),
+            [{ALL_PROBLEMS: 1.0}],
             "the paper's uniform sampling (Figs. 10c and 12): every problem equally likely, "
             "so each bin in proportion to its size",
         ),
-        "uniform-bins": Schedule(
+        "uniform-bins": _table(
             "uniform-bins",
-            (Phase(0, PAPER_STEPS, {ALL_BINS: 1.0}),),
-            PAPER_STEPS,
-            {},
+            (0, end),
+            [{ALL_BINS: 1.0}],
             "not in the paper: equal weight on every difficulty bin, whatever its size",
         ),
         "classic": _table(
             "classic",
-            [
-                (0, 10 * k, (1, 0, 0)),
-                (10 * k, 15 * k, (0.75, 0.25, 0)),
-                (15 * k, 25 * k, (0, 1, 0)),
-                (25 * k, 30 * k, (0, 0.75, 0.25)),
-                (30 * k, 40 * k, (0, 0, 1)),
-            ],
+            (0, 10 * k, 15 * k, 25 * k, 30 * k, end),
+            [(1, 0, 0), (0.75, 0.25, 0), (0, 1, 0), (0, 0.75, 0.25), (0, 0, 1)],
             "the paper's Table 4 (classic)",
         ),
         "reverse-hard": _table(
             "reverse-hard",
-            [
-                (0, 10 * k, (0, 0, 1)),
-                (10 * k, 15 * k, (0, 0.25, 0.75)),
-                (15 * k, 25 * k, (0, 1, 0)),
-                (25 * k, 30 * k, (0.25, 0.75, 0)),
-                (30 * k, 40 * k, (1, 0, 0)),
-            ],
+            (0, 10 * k, 15 * k, 25 * k, 30 * k, end),
+            [(0, 0, 1), (0, 0.25, 0.75), (0, 1, 0), (0.25, 0.75, 0), (1, 0, 0)],
             "the paper's Table 4 (reverse, hard start)",
         ),
         "reverse-medium": _table(
             "reverse-medium",
-            [(0, 17500, (0, 1, 0)), (17500, 20 * k, (0.25, 0.75, 0)), (20 * k, 40 * k, (1, 0, 0))],
+            (0, 17500, 20 * k, end),
+            [(0, 1, 0), (0.25, 0.75, 0), (1, 0, 0)],
             "the paper's Table 4 (reverse, medium start; its easy is the easy-medium split)",
             bin_map={"easy": "easy_medium"},
         ),
         "soft": _table(
             "soft",
-            [
-                (0, 7500, (0.80, 0.15, 0.05)),
-                (7500, 17500, (0.15, 0.80, 0.05)),
-                (17500, 30 * k, (0.15, 0.40, 0.45)),
-                (30 * k, 40 * k, (0.05, 0.15, 0.80)),
-            ],
+            (0, 7500, 17500, 30 * k, end),
+            [(0.80, 0.15, 0.05), (0.15, 0.80, 0.05), (0.15, 0.40, 0.45), (0.05, 0.15, 0.80)],
             "the paper's Table 2 (soft, chains)",
         ),
         "hard": _table(
             "hard",
-            [(0, 7500, (0.90, 0.05, 0.05)), (7500, 17500, (0.05, 0.90, 0.05)), (17500, 40 * k, (0.05, 0.05, 0.90))],
+            (0, 7500, 17500, end),
+            [(0.90, 0.05, 0.05), (0.05, 0.90, 0.05), (0.05, 0.05, 0.90)],
             "the paper's Table 2 (hard, chains)",
         ),
-        "medium-only": _table("medium-only", [(0, 40 * k, (0, 1, 0))], "the paper's Section 4.3: medium split only"),
+        "medium-only": _table("medium-only", (0, end), [(0, 1, 0)], "the paper's Section 4.3: medium split only"),
     }
 
 
@@ -245,15 +226,19 @@ def load_schedule_file(path: Path) -> Schedule:
       17500: {easy: 0.25, medium: 0.75}
       20000: {easy: 1}
     """
-    import yaml
-
     if not path.is_file():
         raise UserError(f"curriculum file not found: {path}")
+    return schedule_from_dict(read_yaml(path, "curriculum file"), default_name=path.stem, where=str(path))
+
+
+def read_yaml(path: Path, what: str) -> Any:
+    """A YAML file a user wrote (a schedule, a recipe, data sources); a broken one is a one-line UserError."""
+    import yaml
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except Exception as exc:
-        raise UserError(f"curriculum file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
-    return schedule_from_dict(data, default_name=path.stem, where=str(path))
+        raise UserError(f"{what} {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
 
 
 def schedule_from_dict(data: Any, *, default_name: str = "custom", where: str = "schedule") -> Schedule:
@@ -319,6 +304,18 @@ def resolve_weights(weights: Mapping[str, float], present: Mapping[str, int]) ->
     if total <= 0:
         return {b: 1.0 / len(live) for b in live}
     return {b: w / total for b, w in out.items()}
+
+
+@dataclass
+class CurriculumSpec:
+    """A run's curriculum: a schedule fitted to the run, or the frontier rule, and how it mixes sources."""
+
+    name: str
+    schedule: Schedule | None = None  # already scaled to the run; None for frontier
+    frontier: FrontierSettings | None = None
+    frontier_bins: list[str] | None = None  # default: every bin of the curriculum's sources
+    source_weights: dict[str, float] | None = None  # None: every problem pools (one source)
+    curriculum_sources: set[str] | None = None  # None: the curriculum applies inside every source
 
 
 def describe_schedule(name: str, max_steps: int | None) -> str:

@@ -1,18 +1,14 @@
-"""The training set: binned Parquet folders -> student prompts with gold data riding along.
+"""The training set: problem folders -> scorable rows -> student prompts with gold data riding along.
 
-Reads every `*.parquet` under each `--data` folder (the bin stage writes
-`<run_dir>/bin/<difficulty>/*.parquet`; real problems in the same PROBLEMS schema can be mixed
-in; a chain folder gives the three levels of its chains, hard start included, each with its
-level; a filter stage folder gives everything the filter kept, pass rate in [0.01, 0.97] by
-default, as one split named `kept`: the paper's "all synthetic" training set; a `synthgen
-calibrate` folder gives every problem it re-measured, with its new pass rate, as one split named
-`calibrated`, since its rows have no bin yet: `synthgen bin --input-dir RUN/calibrate` bins them
-by the new pass rates for a curriculum over bins). A synthgen stage
-folder must be finished; every problems table is checked against the schema
-(synthgen.store.record_checks). It keeps the problems that can be scored, and renders each one's
-student prompt with its environment's template (`env.student_messages`). The environment name and the gold columns
-(code, inputs, outputs, fuzzing checkers, visible count) stay as columns: TRL passes every column
-to the reward function, which rebuilds the problem from them.
+`load_problem_rows` reads each `--data` folder by what it is: bin stage output (or any problems
+tables, one folder per bin or with a `difficulty` column; real problems in the PROBLEMS schema mix
+in); a chain folder (every level of its chains, hard start included, the level as difficulty); a
+filter folder (everything the filter kept, as one split `kept`: the paper's "all synthetic" set);
+a calibrate folder (its re-measured problems as one split `calibrated`: they have no bin yet, and
+`synthgen bin --input-dir RUN/calibrate` bins them). A synthgen stage folder must be finished, and
+every table is checked against the schema (synthgen.store.record_checks). `to_dataset` renders
+each student prompt with its environment's template; the gold columns stay, since TRL passes every
+column to the reward function, which rebuilds the problem from them.
 
     rows = load_problem_rows(["data/runs/demo/bin"])
     dataset = to_dataset(rows)           # a datasets.Dataset with a conversational `prompt`
@@ -27,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from synthgen.errors import UserError
+from synthgen.interop.records import student_prompt
 from synthgen.store import record_checks as checks
 from synthgen.store import records
 from synthgen.store.files import read_metadata
@@ -84,52 +81,32 @@ def is_filter_folder(folder: Path) -> bool:
     return (folder / f"{whole}{MARKER_SUFFIX}").is_file() or any(folder.glob(f"{whole}.part-*.parquet"))
 
 
-def _kept_rows(folder: Path) -> list[dict[str, Any]]:
-    """A filter stage folder: every kept problem (never its rejects/), all in the `kept` split."""
-    rows: list[dict[str, Any]] = []
-    for path in _finished_parts(folder, "filter"):
-        rows += [{**row, "difficulty": KEPT_SPLIT} for row in _problems(path) or []]
-    return rows
-
-
 def is_calibrate_folder(folder: Path) -> bool:
     """A `synthgen calibrate` output (its parts say so in their metadata), whatever the folder is called."""
     parts = sorted(folder.glob("*.part-*.parquet"))
     return bool(parts) and read_metadata(parts[0]).get("stage") == "calibrate"
 
 
-def _calibrated_rows(folder: Path) -> list[dict[str, Any]]:
-    """A calibrate stage folder, every shard finished: its problems with their new pass rates, one split."""
-    rows: list[dict[str, Any]] = []
-    for path in _finished_parts(folder, "calibrate"):
-        rows += [{**row, "difficulty": CALIBRATED_SPLIT} for row in _problems(path) or []]
-    return rows
+def _one_split(folder: Path, stage: str, split: str) -> list[dict[str, Any]]:
+    """A filter folder (every kept problem, never its rejects/) or a calibrate folder (every problem,
+    with its new pass rate), every shard finished, all in one split."""
+    return [{**row, "difficulty": split} for path in _finished_parts(folder, stage) for row in _problems(path) or []]
 
 
-def _folder_rows(folder: Path) -> list[dict[str, Any]]:
-    """Every problems table under `folder`; a row without a difficulty takes its folder's name."""
-    rows: list[dict[str, Any]] = []
-    for path in _finished_parts(folder, "bin"):
-        found = _problems(path)
-        if found is None:
-            log.warning("training data: %s is not a problems table (no env/code columns); skipped", path)
-            continue
-        for row in found:
-            row["difficulty"] = str(row.get("difficulty") or path.parent.name)
-            rows.append(row)
-    return rows
+def _file_rows(path: Path, *, skip_other: bool = False) -> list[dict[str, Any]]:
+    """A problems table's rows; a row without a difficulty takes its folder's name."""
+    rows = _problems(path)
+    if rows is None and skip_other:
+        log.warning("training data: %s is not a problems table (no env/code columns); skipped", path)
+        return []
+    if rows is None:
+        raise UserError(f"{path} is not a problems table (needs env and code columns)")
+    return [{**row, "difficulty": str(row.get("difficulty") or path.parent.name)} for row in rows]
 
 
 def load_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """Scorable problem rows from the folders, each with a `difficulty` (sorted, deduplicated).
-
-    A folder is read recursively (bin stage output, or any problems tables with a `difficulty`
-    column or one folder per bin); a filter stage folder gives its kept problems as one split,
-    `kept`, a calibrate folder its re-measured problems as one split, `calibrated`; a chain stage
-    folder (with `links/` and `problems/`) gives the
-    linked problems with their chain level (easy/medium/hard) as difficulty, for the soft and
-    hard curricula. The same problem in two folders is kept once.
-    """
+    """Scorable problem rows of the folders (see the module docstring), each with a `difficulty`,
+    sorted by problem id; the same problem in two folders is kept once."""
     return scorable(read_problem_rows(dirs), dirs, KEEP)
 
 
@@ -139,15 +116,15 @@ def read_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
     for d in dirs:
         d = Path(d)
         if d.is_file() and d.suffix == ".parquet":
-            raw.extend(_folder_rows_of_file(d))
+            raw.extend(_file_rows(d))
         elif (d / "links").is_dir() and (d / "problems").is_dir():
             raw.extend(_chain_rows(d))
         elif d.is_dir() and is_filter_folder(d):
-            raw.extend(_kept_rows(d))
+            raw.extend(_one_split(d, "filter", KEPT_SPLIT))
         elif d.is_dir() and is_calibrate_folder(d):
-            raw.extend(_calibrated_rows(d))
+            raw.extend(_one_split(d, "calibrate", CALIBRATED_SPLIT))
         elif d.is_dir():
-            raw.extend(_folder_rows(d))
+            raw.extend(row for path in _finished_parts(d, "bin") for row in _file_rows(path, skip_other=True))
         else:
             raise UserError(f"training data not found: {d}")
     return raw
@@ -157,7 +134,7 @@ def scorable(raw: list[dict[str, Any]], dirs: Sequence[str | Path], keep: Sequen
     """The rows that can be scored (valid, with gold outputs), each problem once, sorted by problem id;
     `keep` names the columns kept (None: all)."""
     rows: dict[str, dict[str, Any]] = {}
-    skipped: dict[str, int] = {}
+    skipped: Counter[str] = Counter()
     for row in raw:
         why = None
         if row.get("valid") is False:
@@ -171,7 +148,7 @@ def scorable(raw: list[dict[str, Any]], dirs: Sequence[str | Path], keep: Sequen
         if why is None and row["problem_id"] in rows:
             why = "duplicate"
         if why:
-            skipped[why] = skipped.get(why, 0) + 1
+            skipped[why] += 1
             continue
         rows[row["problem_id"]] = row if keep is None else {k: row.get(k) for k in keep}
     if skipped:
@@ -181,25 +158,11 @@ def scorable(raw: list[dict[str, Any]], dirs: Sequence[str | Path], keep: Sequen
     return [rows[k] for k in sorted(rows)]
 
 
-def _folder_rows_of_file(path: Path) -> list[dict[str, Any]]:
-    rows = _problems(path)
-    if rows is None:
-        raise UserError(f"{path} is not a problems table (needs env and code columns)")
-    return [{**row, "difficulty": str(row.get("difficulty") or path.parent.name)} for row in rows]
-
-
-def env_prompt(row: dict) -> list:
-    """The student's chat messages for a problem row, from its environment's template."""
-    from synthgen.interop.records import student_prompt
-
-    return student_prompt(row)
-
-
 def to_dataset(rows: Sequence[dict], prompt_fn: PromptFn | None = None):
     """A `datasets.Dataset`: `prompt` (messages) plus the problem's columns, in a stable order."""
     from datasets import Dataset
 
-    prompt_fn = prompt_fn or env_prompt
+    prompt_fn = prompt_fn or student_prompt
     records = []
     for row in rows:
         try:
@@ -220,7 +183,4 @@ def to_dataset(rows: Sequence[dict], prompt_fn: PromptFn | None = None):
 
 
 def bin_counts(rows: Sequence[dict]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for row in rows:
-        out[row["difficulty"]] = out.get(row["difficulty"], 0) + 1
-    return dict(sorted(out.items()))
+    return dict(sorted(Counter(row["difficulty"] for row in rows).items()))

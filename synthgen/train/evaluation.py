@@ -10,11 +10,9 @@ sandbox infrastructure failure is left out of n, never counted wrong). Results g
 `report_to` tracker as `eval/<suite>/<split>/pass@<k>`.
 
 An evaluation suite is anything with a `name` and `evaluate(generate, step) -> {split: [(n, c), ...]}`
-(`Evaluator`). `HeldOutEvaluator` is the synthetic one: held-out problems per difficulty bin.
-LiveCodeBench plugs in the same way: an evaluator whose `evaluate` sends LCB's prompts through
-the `generate` it is handed (the policy in-process) or to a vLLM server that holds the current
-weights, scores them against LCB's tests, and returns its splits (easy / medium / hard, the date
-window); pass it as `run(settings, evaluators=[...])`. Nothing here knows LCB.
+(`Evaluator`): `HeldOutEvaluator` (held-out problems per difficulty bin), the benchmarks of
+`synthgen eval` (synthgen.evals.train_hook), or any passed as `run(settings, evaluators=[...])`.
+`generate` is the policy in-process, or a server holding the current weights (`train --async`).
 
 Under several processes every evaluator runs on every process and the counts of all processes
 are gathered, so all processes log the same figures; only the main one writes the file. An
@@ -30,11 +28,12 @@ import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from transformers import TrainerCallback
 
-from synthgen.evals.pass_at_k import pass_at_k, split_pass_at_k  # one estimator for train and eval
+from synthgen.evals.pass_at_k import split_pass_at_k  # one estimator for train and eval
+from synthgen.train.solve_rates import append_csv, truncate_csv
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +43,6 @@ EVAL_FIELDS = ["step", "suite", "split", "problems", "samples", "k", "pass_at_k"
 # (prompts as chat messages, completions per prompt) -> per prompt, n (text, truncated) pairs
 Generate = Callable[[Sequence[list], int], list[list[tuple[str, bool]]]]
 Counts = dict[str, list[tuple[int, int]]]  # split -> (scored samples, correct samples) per problem
-__all__ = ["Evaluator", "HeldOutEvaluator", "PeriodicEval", "in_process_generate", "pass_at_k", "split_pass_at_k"]
 
 
 class Evaluator(Protocol):
@@ -186,6 +184,7 @@ class PeriodicEval(TrainerCallback):
         generate: Generate | None = None,
     ):
         self.trainer, self.evaluators, self.every, self.ks = trainer, list(evaluators), every, list(ks)
+        self.by_name = {ev.name: ev for ev in self.evaluators}
         self.temperature, self.max_new_tokens = temperature, max_new_tokens
         # A server holding the current weights (train --async: its vLLM server) instead of the policy in-process.
         self.generate = generate
@@ -193,7 +192,7 @@ class PeriodicEval(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kwargs):
         if self.trainer.accelerator.is_main_process:  # a resumed run redoes the steps after its checkpoint
-            _truncate_after(Path(args.output_dir) / EVAL_FILE, state.global_step)
+            truncate_csv(Path(args.output_dir) / EVAL_FILE, state.global_step + 1)
 
     def on_step_end(self, args, state, control, **kwargs):
         step = state.global_step
@@ -233,13 +232,9 @@ class PeriodicEval(TrainerCallback):
         return {
             (suite, split, k): split_pass_at_k(v, k)
             for (suite, split), v in sorted(counts.items())
-            for k in self._ks(suite)
+            # a suite's own k (a benchmark's, e.g. math500 1 and 5), else the trainer's
+            for k in getattr(self.by_name[suite], "ks", None) or self.ks
         }
-
-    def _ks(self, suite: str) -> list[int]:
-        """The k of pass@k a suite reports: its own (a benchmark's, e.g. math500 1 and 5), else the trainer's."""
-        ev = next((e for e in self.evaluators if e.name == suite), None)
-        return list(getattr(ev, "ks", None) or self.ks)
 
     def on_train_end(self, args, state, control, **kwargs):
         for ev in self.evaluators:  # worker pools (the math verifier) end with the run
@@ -248,8 +243,6 @@ class PeriodicEval(TrainerCallback):
         return control
 
     def _write(self, out: Path, step: int, figures) -> None:
-        from synthgen.train.solve_rates import append_csv
-
         out.mkdir(parents=True, exist_ok=True)
         rows = [
             {
@@ -257,7 +250,7 @@ class PeriodicEval(TrainerCallback):
                 "suite": suite,
                 "split": split,
                 "problems": problems,
-                "samples": self._samples(suite),
+                "samples": getattr(self.by_name[suite], "samples", ""),
                 "k": k,
                 "pass_at_k": "" if value is None else round(value, 6),
             }
@@ -271,19 +264,25 @@ class PeriodicEval(TrainerCallback):
         )
         log.info("eval at step %d: %s", step, summary or "no problem had enough scored samples")
 
-    def _samples(self, suite: str) -> Any:
-        ev = next((e for e in self.evaluators if e.name == suite), None)
-        return getattr(ev, "samples", "")
 
-
-def _truncate_after(path: Path, step: int) -> None:
-    """Keep the header and the rows of steps up to `step` (the first column is the step)."""
-    if not path.exists():
+def add_periodic_eval(trainer, settings, args, scorer, prompt_fn, evaluators, heldout, generate=None) -> None:
+    """`PeriodicEval` over the held-out splits, `evaluators` and the `--eval-benchmarks` (LiveCodeBench,
+    HumanEval, ... scored as `synthgen eval` scores them), when `--eval-every` is set; `generate`: a
+    server holding the current weights, instead of the policy in-process."""
+    ev = settings.eval
+    if not ev.steps:
         return
-    import os
+    acc = trainer.accelerator
+    max_tokens = ev.max_completion_length or args.max_completion_length
+    suites = list(evaluators)
+    if ev.benchmarks:
+        from synthgen.evals.train_hook import benchmark_evaluators
 
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    keep = lines[:1] + [ln for ln in lines[1:] if int(ln.split(",", 1)[0]) <= step]
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(keep), encoding="utf-8")
-    os.replace(tmp, path)
+        suites += benchmark_evaluators(
+            ev, settings.sandbox, max_tokens=max_tokens, rank=acc.process_index, world=acc.num_processes
+        )
+    if heldout:
+        held = HeldOutEvaluator(heldout, scorer, prompt_fn, ev.samples, rank=acc.process_index, world=acc.num_processes)
+        suites.insert(0, held)
+    every = dict(every=ev.steps, ks=ev.k, temperature=ev.temperature, max_new_tokens=max_tokens, generate=generate)
+    trainer.add_callback(PeriodicEval(trainer, suites, **every))

@@ -76,13 +76,21 @@ class SourceMix:
         return {k: v / total for k, v in out.items()}
 
     def by_bin(self, stratum_weights: Mapping[str, float]) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for k, w in stratum_weights.items():
-            out[self.bin_of(k)] = out.get(self.bin_of(k), 0.0) + w
-        return out
+        return _summed(stratum_weights, self.bin_of)
 
     def by_source(self, stratum_weights: Mapping[str, float]) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for k, w in stratum_weights.items():
-            out[self.source_of(k)] = out.get(self.source_of(k), 0.0) + w
-        return out
+        return _summed(stratum_weights, self.source_of)
+
+    @classmethod
+    def of_dataset(cls, dataset, source_weights: Mapping[str, float] | None, scope: set[str] | None) -> SourceMix:
+        """The mix of a training set's rows (its `difficulty` and, when mixed, `source` columns)."""
+        bins = [str(b) for b in dataset["difficulty"]]
+        has_source = "source" in dataset.column_names
+        return cls([str(s) for s in dataset["source"]] if has_source else [""] * len(bins), bins, source_weights, scope)
+
+
+def _summed(stratum_weights: Mapping[str, float], key) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for k, w in stratum_weights.items():
+        out[key(k)] = out.get(key(k), 0.0) + w
+    return out

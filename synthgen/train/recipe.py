@@ -74,15 +74,12 @@ def load_recipe(name_or_path: str | Path | None, *, _chain: tuple[Path, ...] = (
     """The recipe's mapping with `extends` resolved (empty for None); bad files are one-line UserErrors."""
     if name_or_path is None:
         return {}
-    import yaml
+    from synthgen.train.curriculum import read_yaml
 
     path = recipe_path(name_or_path, _chain[-1].parent if _chain else None).resolve()
     if path in _chain:
         raise UserError(f"recipe {path} extends itself (through {', '.join(p.name for p in _chain)})")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except Exception as exc:
-        raise UserError(f"recipe {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    data = read_yaml(path, "recipe")
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -154,12 +151,16 @@ def build_grpo_config(recipe: Mapping[str, Any], overrides: Mapping[str, Any], w
 
     check_recipe_keys(recipe, where)
     check_recipe_keys(overrides, "settings")
-    values = merged_settings(recipe, overrides)
+    return config_from(GRPOConfig, merged_settings(recipe, overrides), "GRPO")
+
+
+def config_from(config_class, values: Mapping[str, Any], what: str):
+    """`config_class(**values)`, TRL's own checks (batch divisibility, ...) as one-line UserErrors."""
     try:
-        return GRPOConfig(**values)
+        return config_class(**values)
     except (ValueError, TypeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(f"GRPO settings rejected by TRL: {first}") from None
+        raise UserError(f"{what} settings rejected by TRL: {first}") from None
 
 
 def is_on_policy(args) -> bool:
@@ -168,27 +169,30 @@ def is_on_policy(args) -> bool:
     return args.gradient_accumulation_steps % generate_every == 0
 
 
-def describe(args) -> str:
-    """The settings that define the paper's GRPO, one line, for the run log."""
-    keys = (
-        "num_generations",
-        "beta",
-        "scale_rewards",
-        "epsilon",
-        "epsilon_high",
-        "temperature",
-        "learning_rate",
-        "lr_scheduler_type",
-        "warmup_steps",
-        "per_device_train_batch_size",
-        "gradient_accumulation_steps",
-        "generation_batch_size",
-        "steps_per_generation",
-        "num_iterations",
-        "max_completion_length",
-        "loss_type",
-        "use_vllm",
-        "report_to",
-    )
+# The settings that define the paper's GRPO, for the run log.
+DESCRIBED = (
+    "num_generations",
+    "beta",
+    "scale_rewards",
+    "epsilon",
+    "epsilon_high",
+    "temperature",
+    "learning_rate",
+    "lr_scheduler_type",
+    "warmup_steps",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "generation_batch_size",
+    "steps_per_generation",
+    "num_iterations",
+    "max_completion_length",
+    "loss_type",
+    "use_vllm",
+    "report_to",
+)
+
+
+def describe(args, keys=DESCRIBED) -> str:
+    """`keys` of a GRPO config in one line, for the run log, the dry run and train_summary.json."""
     values = {k: getattr(args, k, None) for k in keys}
     return ", ".join(f"{k}={getattr(v, 'value', v)!r}" for k, v in values.items())

@@ -18,13 +18,13 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from synthgen.interop.scorer import Scorer
 from synthgen.store.records import SCORING_COLUMNS
 
 log = logging.getLogger(__name__)
 
 
-ScoreResult = list | Awaitable[list]
-Scorer = Callable[[list, list, list], ScoreResult]
+ScoreFn = Callable[[list, list, list], list | Awaitable[list]]
 
 
 def completion_text(completion: Any) -> str:
@@ -56,53 +56,13 @@ def cut_off(
     return out
 
 
-class EnvScorer:
-    """Scores completions with `synthgen.envs` in a `synthgen.sandbox` pool started on first use.
-
-    One pool serves the whole run; TRL awaits the reward on its own event-loop thread, and the
-    pool's futures can be awaited from any loop.
-    """
-
-    def __init__(self, sandbox_settings=None, env_settings=None, pool=None):
-        from synthgen.sandbox.settings import SandboxSettings
-
-        self.sandbox = sandbox_settings or SandboxSettings()
-        self.env_settings = env_settings
-        self._pool = pool
-        self._owns_pool = pool is None
-        self._envs: dict[str, Any] = {}
-
-    def _env(self, name: str):
-        if name not in self._envs:
-            from synthgen.envs import get_env
-
-            self._envs[name] = get_env(name, self.env_settings) if self.env_settings else get_env(name)
-        return self._envs[name]
-
-    def start(self):
-        """Start the sandbox pool now (it runs its own thread, so any event loop can await it).
-
-        Called before training so that a machine where no isolation works fails at once with one
-        line, instead of scoring every completion as infra.
-        """
-        if self._pool is None:
-            from synthgen.interop.scorer import trainer_pool
-
-            self._pool = trainer_pool(self.sandbox)
-        return self._pool
-
-    def close(self) -> None:
-        if self._pool is not None and self._owns_pool:
-            self._pool.close()
-            self._pool = None
+class EnvScorer(Scorer):
+    """The interop `Scorer` as the reward calls it: dataset rows in, reward values out (None: infra)."""
 
     async def __call__(self, rows: Sequence[dict], completions: Sequence[str], truncated: Sequence[bool]) -> list:
         from synthgen.envs.problem import Problem
-        from synthgen.interop.scorer import score_problems
 
-        pool = self.start()
-        problems = [Problem.from_fields(row) for row in rows]
-        rewards = await score_problems(problems, completions, truncated, pool, self.sandbox, self._env)
+        rewards = await self.rewards([Problem.from_fields(row) for row in rows], completions, truncated)
         return [reward.value for reward in rewards]
 
 
@@ -111,7 +71,7 @@ class SandboxReward:
 
     __name__ = "sandbox"  # TRL names the reward's metrics after this
 
-    def __init__(self, scorer: Scorer, *, max_completion_length: int | None = None, eos_token_id: int | None = None):
+    def __init__(self, scorer: ScoreFn, *, max_completion_length: int | None = None, eos_token_id: int | None = None):
         self.scorer = scorer
         self.max_completion_length = max_completion_length
         self.eos_token_id = eos_token_id

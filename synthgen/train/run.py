@@ -1,4 +1,4 @@
-"""The train stage: settings -> data plan, GRPO config, curriculum, trainer -> checkpoints + metrics.
+"""The train stage: settings -> data selection, GRPO config, curriculum, trainer -> checkpoints + metrics.
 
     from synthgen.train.settings import TrainSettings
     from synthgen.train.run import run
@@ -17,29 +17,19 @@ import logging
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from synthgen.errors import UserError
-from synthgen.train.curriculum import ADAPTIVE, EVERYTHING, PAPER_STEPS, Schedule, get_schedule
-from synthgen.train.settings import FrontierSettings
+from synthgen.train.curriculum import ADAPTIVE, EVERYTHING, PAPER_STEPS, CurriculumSpec, Schedule, get_schedule
+from synthgen.train.selection import DataSelection
 
 log = logging.getLogger(__name__)
 
 
 def output_dir(settings) -> Path:
     return Path(settings.output) if settings.output else Path(settings.run_dir) / "train"
-
-
-def curriculum_spec(name: str, max_steps: int | None, frontier=None):
-    """The curriculum for a run of `max_steps` steps: a scaled schedule, or the frontier rule."""
-    from synthgen.train.trainer import CurriculumSpec
-
-    if name in ADAPTIVE:
-        frontier = frontier or FrontierSettings()
-        return CurriculumSpec(name, None, frontier, list(frontier.bins) if frontier.bins else None)
-    schedule = get_schedule(name).scaled(max_steps)
-    return CurriculumSpec(schedule.name, schedule)
 
 
 def check_bins(schedule: Schedule | None, counts: dict[str, int], policy: str) -> list[str]:
@@ -133,12 +123,17 @@ def grpo_overrides(settings, out: Path, max_steps: int, recipe: dict[str, Any]) 
     }
 
 
+def check_resume_from(settings) -> None:
+    """`--resume-from` must name a checkpoint: said in one line before anything loads or logs."""
+    if settings.resume_from and not (Path(settings.resume_from) / "trainer_state.json").is_file():
+        what = "does not exist" if not Path(settings.resume_from).exists() else "has no trainer_state.json"
+        raise UserError(f"--resume-from {settings.resume_from} is not a checkpoint folder (it {what})")
+
+
 def resume_checkpoint(settings, out: Path) -> str | None:
     if settings.resume_from:
-        path = Path(settings.resume_from)
-        if not (path / "trainer_state.json").exists():
-            raise UserError(f"not a checkpoint folder (no trainer_state.json): {path}")
-        return str(path)
+        check_resume_from(settings)
+        return str(settings.resume_from)
     if settings.resume:
         from transformers.trainer_utils import get_last_checkpoint
 
@@ -149,24 +144,43 @@ def resume_checkpoint(settings, out: Path) -> str | None:
     return None
 
 
-def run_plan(settings, evaluators=None):
-    """What a trainer (synchronous or --async) settles before it starts: (recipe, model, output
-    folder, max steps, curriculum spec with its source weights, data plan)."""
-    from synthgen.train.plan import plan_data
+@dataclass
+class RunInputs:
+    """What a trainer (synchronous or --async) settles before it starts."""
+
+    recipe: dict[str, Any]
+    model: str
+    out: Path
+    max_steps: int
+    spec: CurriculumSpec  # with the data's source weights
+    data: DataSelection
+    missing_bins: list[str]  # bins the schedule wants and the data lacks (their weight shared out)
+
+
+def prepare_run(settings, evaluators=None) -> RunInputs:
+    from synthgen.train.data import bin_counts
+    from synthgen.train.selection import select_data
 
     recipe, model = recipe_and_model(settings)
-    out = output_dir(settings)
     max_steps = resolve_max_steps(settings, recipe)
-    spec = curriculum_spec(settings.curriculum, max_steps, settings.frontier)
+    if settings.curriculum in ADAPTIVE:
+        bins = list(settings.frontier.bins) if settings.frontier.bins else None
+        spec = CurriculumSpec(settings.curriculum, None, settings.frontier, bins)
+    else:
+        schedule = get_schedule(settings.curriculum).scaled(max_steps)
+        spec = CurriculumSpec(schedule.name, schedule)
     ev = settings.eval
     if ev.steps and not (ev.heldout_fraction or ev.heldout or evaluators or ev.benchmarks):
         raise UserError(
             "--eval-every needs held-out problems (--eval-heldout-fraction F or --eval-heldout DIR) "
             "or benchmarks (--eval-benchmarks lcb)"
         )
-    plan = plan_data(settings)
-    spec.source_weights, spec.curriculum_sources = plan.weights, plan.curriculum_sources
-    return recipe, model, out, max_steps, spec, plan
+    data = select_data(settings)
+    spec.source_weights, spec.curriculum_sources = data.weights, data.curriculum_sources
+    scope = data.curriculum_sources
+    scoped = bin_counts([r for r in data.rows if scope is None or r["source"] in scope])
+    missing = check_bins(spec.schedule, scoped, settings.missing_bins)
+    return RunInputs(recipe, model, output_dir(settings), max_steps, spec, data, missing)
 
 
 def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=None) -> Path:
@@ -175,44 +189,46 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
     An `--online` run has its own entry point, synthgen.online.run.run_online (same arguments)."""
     if settings.online.enabled:
         raise UserError("this is the offline trainer; an --online run goes through synthgen.online.run.run_online")
-    from synthgen.train.data import bin_counts, env_prompt, to_dataset
+    from synthgen.interop.records import student_prompt
+    from synthgen.train.data import bin_counts, to_dataset
     from synthgen.train.recipe import build_grpo_config, describe
     from synthgen.train.rewards import EnvScorer
+    from synthgen.train.trainer import save_final
 
     started = time.time()
-    recipe, model, out, max_steps, spec, plan = run_plan(settings, evaluators)
-    rows, counts = plan.rows, bin_counts(plan.rows)
-    scoped = bin_counts([r for r in rows if plan.curriculum_sources is None or r["source"] in plan.curriculum_sources])
-    missing = check_bins(spec.schedule, scoped, settings.missing_bins)
-    args = build_grpo_config(recipe, grpo_overrides(settings, out, max_steps, recipe), where=recipe_origin(settings))
+    run_in = prepare_run(settings, evaluators)
+    out, max_steps = run_in.out, run_in.max_steps
+    overrides = grpo_overrides(settings, out, max_steps, run_in.recipe)
+    args = build_grpo_config(run_in.recipe, overrides, where=recipe_origin(settings))
     _warn_about_schedule(args, max_steps)
-    dataset = to_dataset(rows, prompt_fn)
+    dataset = to_dataset(run_in.data.rows, prompt_fn)
     if scorer is None:
         scorer = EnvScorer(settings.sandbox)
         scorer.start()  # fail now, in one line, if no sandbox isolation works here
-    note_tiny_model(model)  # after the checks: an error stays the one line on stderr
-    suites = (prompt_fn or env_prompt, list(evaluators or []), plan.heldout)
+    note_tiny_model(run_in.model)  # after the checks: an error stays the one line on stderr
+    suites = (prompt_fn or student_prompt, list(evaluators or []), run_in.data.heldout)
     try:
-        trainer = _train(settings, args, model, dataset, spec, scorer, callbacks, out, suites)
+        trainer = _train(settings, args, run_in, dataset, scorer, callbacks, suites)
     finally:
         if hasattr(scorer, "close"):
             scorer.close()
     save_final(trainer, out)
     if trainer.accelerator.is_main_process:
+        spec = run_in.spec
         summary = {
-            "model": model,
-            "data": plan.summary(),
-            "bins": counts,
+            "model": run_in.model,
+            "data": run_in.data.summary(),
+            "bins": bin_counts(run_in.data.rows),
             "curriculum": spec.name,
             "schedule": spec.schedule.render() if spec.schedule else "frontier (adaptive)",
-            "missing_bins": missing,
+            "missing_bins": run_in.missing_bins,
             "max_steps": max_steps,
             "global_step": trainer.state.global_step,
             "resumed_from": trainer.checkpoint_used,
             "grpo": describe(args),
             "seconds": round(time.time() - started, 1),
             "clip_fraction": _mean_logged(trainer, "clip_ratio/region_mean"),
-            "step_seconds": _step_seconds(trainer),
+            "step_seconds": step_seconds(trainer, trainer.checkpoint_step),
             # Frontier rounds drawn before the stats they should use existed (0 unless the lag is short).
             "frontier_late_rounds": trainer.frontier.late_rounds if trainer.frontier else None,
             # What shaped the run, so that `synthgen compare` groups runs that differ only in seed.
@@ -221,24 +237,6 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
         }
         (out / "train_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return out
-
-
-def save_final(trainer, out: Path) -> None:
-    """The final weights in OUTPUT. TRL saves a checkpoint at the last step; writing the same weights
-    again with save_model doubled the disk writes of every run (16 GB for an 8B model), so the
-    checkpoint's model files are linked into OUTPUT instead. Every process takes the same branch
-    (the step is shared), so save_model's collective gathers under DeepSpeed stay matched."""
-    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
-
-    from synthgen.train.trainer import link_final_weights
-
-    step = trainer.state.global_step
-    if trainer.last_checkpoint_step != step:
-        trainer.save_model(str(out))
-        return
-    if trainer.accelerator.is_main_process:
-        link_final_weights(out / f"{PREFIX_CHECKPOINT_DIR}-{step}", out)
-    trainer.accelerator.wait_for_everyone()
 
 
 def _warn_about_schedule(args, max_steps: int) -> None:
@@ -259,27 +257,31 @@ def _mean_logged(trainer, key: str) -> float | None:
     return round(sum(values) / len(values), 6) if values else None
 
 
-def _step_seconds(trainer) -> float | None:
+def step_seconds(trainer, first_step: int = 0) -> float | None:
+    """Seconds per optimizer step of this session (from `first_step`, where a resumed run started)."""
     final = next((e for e in reversed(trainer.state.log_history) if "train_runtime" in e), None)
-    steps = trainer.state.global_step - (trainer.checkpoint_step or 0)
+    steps = trainer.state.global_step - first_step
     return round(final["train_runtime"] / steps, 4) if final and steps > 0 else None
 
 
-def _train(settings, args, model, dataset, spec, scorer, callbacks, out, suites):
+def _train(settings, args, run_in: RunInputs, dataset, scorer, callbacks, suites):
     from synthgen.train.completions import CompletionLog
+    from synthgen.train.evaluation import add_periodic_eval
+    from synthgen.train.quiet import install_progress
     from synthgen.train.recipe import describe
     from synthgen.train.rewards import SandboxReward
     from synthgen.train.trainer import CurriculumGRPOTrainer
 
     reward = SandboxReward(scorer, max_completion_length=args.max_completion_length)
+    mode = settings.save_completions
     trainer = CurriculumGRPOTrainer(
-        model=model,
+        model=run_in.model,
         reward_funcs=[reward],
         args=args,
         train_dataset=dataset,
-        curriculum=spec,
+        curriculum=run_in.spec,
         callbacks=callbacks,
-        completion_log=CompletionLog(out, settings.save_completions),
+        completion_log=None if mode == "none" else CompletionLog(run_in.out, mode),
     )
     reward.eos_token_id = getattr(trainer.processing_class, "eos_token_id", None)
     launched = int(os.environ.get("WORLD_SIZE", "1"))
@@ -289,56 +291,19 @@ def _train(settings, args, model, dataset, spec, scorer, callbacks, out, suites)
             f"{launched} processes were launched but the trainer sees "
             f"{trainer.accelerator.num_processes}; on CPU set use_cpu: true in the recipe"
         )
-    from synthgen.train.quiet import install_progress
-
     install_progress(trainer)
-    _add_periodic_eval(trainer, settings, args, scorer, *suites)
-    checkpoint = resume_checkpoint(settings, out)
-    trainer.checkpoint_step = 0
+    add_periodic_eval(trainer, settings, args, scorer, *suites)
+    checkpoint = resume_checkpoint(settings, run_in.out)
     if checkpoint:
-        trainer.load_curriculum_state(checkpoint)
-        trainer.checkpoint_step = json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"]
+        trainer.restore(checkpoint)
     if trainer.accelerator.is_main_process:
         log.info(
             "train: %d problems %s, curriculum %s, %d steps; %s",
             len(dataset),
             trainer.solve_rates.sizes,
-            spec.name,
+            run_in.spec.name,
             args.max_steps,
             describe(args),
         )
     trainer.train(resume_from_checkpoint=checkpoint)
-    trainer.checkpoint_used = checkpoint
     return trainer
-
-
-def _add_periodic_eval(trainer, settings, args, scorer, prompt_fn, evaluators, heldout) -> None:
-    ev = settings.eval
-    if not ev.steps:
-        return
-    from synthgen.train.evaluation import HeldOutEvaluator, PeriodicEval
-
-    suites = list(evaluators)
-    if ev.benchmarks:  # LiveCodeBench / HumanEval splits, scored as `synthgen eval` scores them
-        from synthgen.evals.train_hook import benchmark_evaluators
-
-        acc = trainer.accelerator
-        max_tokens = ev.max_completion_length or args.max_completion_length
-        suites += benchmark_evaluators(
-            ev, settings.sandbox, max_tokens=max_tokens, rank=acc.process_index, world=acc.num_processes
-        )
-    if heldout:
-        acc = trainer.accelerator
-        suites.insert(
-            0, HeldOutEvaluator(heldout, scorer, prompt_fn, ev.samples, rank=acc.process_index, world=acc.num_processes)
-        )
-    trainer.add_callback(
-        PeriodicEval(
-            trainer,
-            suites,
-            every=ev.steps,
-            ks=ev.k,
-            temperature=ev.temperature,
-            max_new_tokens=ev.max_completion_length or args.max_completion_length,
-        )
-    )

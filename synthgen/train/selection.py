@@ -8,15 +8,24 @@ file or row order, is the same on every process, and a larger budget contains a 
     least one when the fraction is above 0) out of training, as that bin's evaluation split.
   * `per_env_budget(rows, n, seed)`: N problems of each environment, for the paper's comparison of
     5K problems from each of four environments against 20K from one (its Section 4.5).
+
+`select_data(settings)` applies them to the `--data` sources: a `DataSelection` of training rows
+and held-out splits, with `summary()` for the run log and train_summary.json.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from synthgen.errors import UserError
+from synthgen.train.sources import SourceSpec, check_curriculum_sources, load_source_rows, parse_sources, source_weights
+
+log = logging.getLogger(__name__)
 
 Row = dict[str, Any]
 
@@ -81,3 +90,64 @@ def per_env_budget(rows: Sequence[Row], n: int | None, seed: int) -> list[Row]:
 
 def counts(rows: Sequence[Row], column: str) -> dict[str, int]:
     return {k: len(v) for k, v in group_by(rows, column).items()}
+
+
+@dataclass
+class DataSelection:
+    """The training problems (each with `source` and `difficulty`) and the held-out splits (bin -> problems)."""
+
+    rows: list[dict[str, Any]]
+    specs: list[SourceSpec]
+    weights: dict[str, float] | None = None
+    curriculum_sources: set[str] | None = None
+    heldout: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    heldout_out_of_training: int = 0  # held-out problems in total (before the per-split cap)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "sources": {
+                s.name: {
+                    "paths": list(s.paths),
+                    "weight": (self.weights or {}).get(s.name),
+                    "bins": counts([r for r in self.rows if r["source"] == s.name], "difficulty"),
+                }
+                for s in self.specs
+            },
+            "curriculum_sources": sorted(self.curriculum_sources) if self.curriculum_sources else "all",
+            "envs": counts(self.rows, "env"),
+            "heldout": {b: len(v) for b, v in self.heldout.items()},
+            "heldout_out_of_training": self.heldout_out_of_training,
+        }
+
+
+def select_data(settings) -> DataSelection:
+    """Sources -> environment filter -> held-out splits -> per-env budget, in that order: held-out
+    problems are taken out before the budget, so `--per-env N` always means N *training* problems
+    per environment; a problem in a held-out folder is removed from every training source."""
+    from synthgen.train.data import load_problem_rows
+
+    specs = parse_sources(list(settings.data) or [str(Path(settings.run_dir) / "bin")])
+    weights = source_weights(specs)
+    scope = check_curriculum_sources(settings.curriculum_sources, specs)
+    rows = filter_envs(load_source_rows(specs), settings.envs)
+    ev = settings.eval
+    folder_rows = filter_envs(load_problem_rows(ev.heldout), settings.envs) if ev.heldout else []
+    if folder_rows:
+        in_folders = {r["problem_id"] for r in folder_rows}
+        before = len(rows)
+        rows = [r for r in rows if r["problem_id"] not in in_folders]
+        if before != len(rows):
+            log.info("training data: %d problem(s) of the held-out folders left out of training", before - len(rows))
+    rows, held = split_heldout(rows, ev.heldout_fraction, settings.seed)
+    rows = per_env_budget(rows, settings.per_env, settings.seed)
+    if not rows:
+        raise UserError("no training problems left after --envs / held-out / --per-env")
+    if weights:
+        empty = [s.name for s in specs if not any(r["source"] == s.name for r in rows)]
+        if empty:
+            raise UserError(f"source {empty[0]!r} has no training problems left (after --envs / --per-env)")
+    splits: dict[str, list[dict[str, Any]]] = {}
+    for b, members in group_by(held + folder_rows, "difficulty").items():
+        chosen = seeded_order(members, settings.seed, "eval")
+        splits[b] = chosen[: ev.max_problems] if ev.max_problems else chosen
+    return DataSelection(rows, specs, weights, scope, splits, len(held) + len(folder_rows))

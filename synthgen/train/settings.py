@@ -37,7 +37,7 @@ class FrontierSettings(Section):
     bins: list[str] | None = Field(None, description="bins the frontier rule chooses from (default: all in the data)")
 
 
-class EvalSettings(Section):
+class PeriodicEvalSettings(Section):
     """Periodic evaluation on held-out problems during training (synthgen.train.evaluation)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -132,7 +132,7 @@ class EvalSettings(Section):
 class TrainSettings(EnvListMixin, RunSettings):
     section = "train"
     unhashed: ClassVar[frozenset[str]] = frozenset(
-        {
+        [
             "run_dir",
             "output",
             "resume",
@@ -145,7 +145,7 @@ class TrainSettings(EnvListMixin, RunSettings):
             "vllm_mode",
             "vllm_server_base_url",
             "save_completions",
-        }
+        ]
     )
 
     data: list[str] = Field(
@@ -277,7 +277,7 @@ class TrainSettings(EnvListMixin, RunSettings):
         "over the bins present",
     )
     frontier: FrontierSettings = Field(default_factory=FrontierSettings)
-    eval: EvalSettings = Field(default_factory=EvalSettings)
+    eval: PeriodicEvalSettings = Field(default_factory=PeriodicEvalSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     online: OnlineSettings = Field(default_factory=OnlineSettings)
 

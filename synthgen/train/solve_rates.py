@@ -58,18 +58,8 @@ class CumulativeSolveRates:
             seen = sum(r <= round_ for r in self.first_seen.get(split, {}).values())
             solved = sum(r <= round_ for r in self.first_solved.get(split, {}).values())
             size = self.sizes.get(split, 0)
-            out.append(
-                {
-                    "round": round_,
-                    "step": step,
-                    "bin": split,
-                    "problems": size,
-                    "seen": seen,
-                    "solved_ever": solved,
-                    "cumulative_solve_rate": round(solved / size, 6) if size else "",
-                    "solved_of_seen": round(solved / seen, 6) if seen else "",
-                }
-            )
+            rates = (round(solved / size, 6) if size else "", round(solved / seen, 6) if seen else "")
+            out.append(dict(zip(CUMULATIVE_FIELDS, (round_, step, split, size, seen, solved, *rates))))
         return out
 
     def forget_from(self, round_: int) -> None:
@@ -82,11 +72,8 @@ class CumulativeSolveRates:
         return {"sizes": self.sizes, "first_seen": self.first_seen, "first_solved": self.first_solved}
 
     def load_state_dict(self, data: Mapping[str, Any]) -> None:
-        self.first_seen = {b: dict(v) for b, v in data.get("first_seen", {}).items()}
-        self.first_solved = {b: dict(v) for b, v in data.get("first_solved", {}).items()}
-        for b in self.sizes:
-            self.first_seen.setdefault(b, {})
-            self.first_solved.setdefault(b, {})
+        self.first_seen = {b: {} for b in self.sizes} | {b: dict(v) for b, v in data.get("first_seen", {}).items()}
+        self.first_solved = {b: {} for b in self.sizes} | {b: dict(v) for b, v in data.get("first_solved", {}).items()}
 
 
 def append_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:
@@ -99,11 +86,14 @@ def append_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> Non
 
 
 def truncate_csv(path: Path, from_round: int) -> None:
-    """Keep the header and the rows of rounds before `from_round` (the first column is the round)."""
-    if not path.exists():
-        return
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    keep = lines[:1] + [ln for ln in lines[1:] if int(ln.split(",", 1)[0]) < from_round]
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text("".join(keep), encoding="utf-8")
-    os.replace(tmp, path)
+    """Keep the header and the rows before `from_round` (the first column is the round, or the step)."""
+    keep_lines(path, lambda line, i: i == 0 or int(line.split(",", 1)[0]) < from_round)
+
+
+def keep_lines(path: Path, keep) -> None:
+    """Rewrite `path` (if it exists) with the lines for which `keep(line, index)` holds, atomically."""
+    if path.exists():
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text("".join(ln for i, ln in enumerate(lines) if keep(ln, i)), encoding="utf-8")
+        os.replace(tmp, path)

@@ -60,12 +60,9 @@ def _split_weight(text: str, where: str) -> tuple[str, float | None]:
 
 
 def _from_yaml(path: Path) -> list[SourceSpec]:
-    import yaml
+    from synthgen.train.curriculum import read_yaml
 
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except Exception as exc:
-        raise UserError(f"data sources file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    data = read_yaml(path, "data sources file")
     items = data.get("sources") if isinstance(data, dict) else data
     if not isinstance(items, list) or not items:
         raise UserError(f"{path}: expected 'sources:' with a list of {{name, path, weight}}")

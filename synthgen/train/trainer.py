@@ -1,7 +1,7 @@
 """`CurriculumGRPOTrainer`: TRL's GRPOTrainer with a curriculum sampler and per-bin metrics.
 
 What it changes in TRL, and only this:
-  * `_get_train_sampler` returns a `CurriculumSampler` (same layout as TRL's RepeatSampler) whose
+  * `_get_train_sampler` returns a `CurriculumRepeatSampler` (TRL's RepeatSampler layout) whose
     strata are difficulty bins, or source/bin pairs when weighted sources are mixed
     (synthgen.train.mix);
   * `_calculate_rewards` is wrapped to record, per generation round and difficulty bin, how many
@@ -25,18 +25,18 @@ import json
 import logging
 import math
 import os
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import torch
+from torch.utils.data import Sampler
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
-from synthgen.train.curriculum import Schedule
+from synthgen.interop.curriculum import CurriculumDraw, WeightsFn
+from synthgen.train.curriculum import CurriculumSpec
 from synthgen.train.frontier import FrontierPolicy, group_regret
 from synthgen.train.mix import SourceMix
-from synthgen.train.sampler import CurriculumSampler
-from synthgen.train.settings import FrontierSettings
 from synthgen.train.solve_rates import (
     CUMULATIVE_FIELDS,
     CUMULATIVE_FILE,
@@ -44,6 +44,7 @@ from synthgen.train.solve_rates import (
     PER_ROUND_FILE,
     CumulativeSolveRates,
     append_csv,
+    keep_lines,
     truncate_csv,
 )
 
@@ -53,7 +54,16 @@ STATE_FILE = "curriculum_state.json"
 # TRL's model card (trl/templates/lm_model_card.md) when its base model is a local folder, which it leaves unnamed.
 UNNAMED_BASE = "fine-tuned version of [None](https://huggingface.co/None)"
 # What a checkpoint holds besides the model: the state to resume training, not what a user loads.
-TRAINING_STATE = ("optimizer", "scheduler", "scaler", "rng_state", "trainer_state.json", "latest", "zero_to_fp32")
+TRAINING_STATE = (
+    "optimizer",
+    "scheduler",
+    "scaler",
+    "rng_state",
+    "trainer_state.json",
+    "latest",
+    "zero_to_fp32",
+    "rollout_state",
+)
 
 
 def name_base_model(card: Path, base: str) -> None:
@@ -87,32 +97,71 @@ ROUNDS_FILE = "curriculum_metrics.jsonl"
 LOG_FILE = "trainer_log.jsonl"
 
 
-@dataclass
-class CurriculumSpec:
-    name: str
-    schedule: Schedule | None = None  # already scaled to the run; None for frontier
-    frontier: FrontierSettings | None = None
-    frontier_bins: list[str] | None = None  # default: every bin of the curriculum's sources
-    source_weights: dict[str, float] | None = None  # None: every problem pools (one source)
-    curriculum_sources: set[str] | None = None  # None: the curriculum applies inside every source
+class CurriculumRepeatSampler(CurriculumDraw, Sampler[int]):
+    """TRL's RepeatSampler layout around `CurriculumDraw`, the one draw every synthgen curriculum uses.
+
+    TRL's `RepeatSampler` emits, per generation round, a chunk of `generation_batch_size / G`
+    distinct prompt indices, each index G times in a row, and the whole chunk `num_iterations x
+    steps_per_generation` times; every process runs the same sampler and accelerate hands each its
+    slice, so the G completions of a prompt are scored as one group. This sampler keeps that layout
+    and changes only *which* indices fill a chunk (the draw's docstring says how).
+
+    Why it is safe on many processes and on resume: the round of a chunk is computed from (epoch,
+    chunk index), the step it trains on from the round (never from the live trainer state, which
+    the dataloader's read-ahead puts off by a round); every random choice is seeded by round or
+    bin, not by the process-specific torch seed; and the within-bin walk is replayed from round 0
+    when an earlier round is asked for (resume via skip_first_batches re-iterates the epoch).
+    """
+
+    def __init__(
+        self,
+        bins: Sequence[str],
+        *,
+        mini_repeat_count: int,
+        batch_size: int,
+        repeat_count: int,
+        weights_fn: WeightsFn,
+        steps_per_round: float,
+        seed: int = 0,
+    ):
+        """`bins[i]` is the difficulty bin of dataset row i; `steps_per_round` is optimizer steps per round."""
+        super().__init__(bins, batch_size=batch_size, weights_fn=weights_fn, steps_per_round=steps_per_round, seed=seed)
+        self.num_samples = len(self.row_bins)
+        self.mini_repeat_count = mini_repeat_count
+        self.repeat_count = repeat_count
+        self.epoch = 0
+        # As many chunks per epoch as RepeatSampler would make, so that the Trainer's epoch and
+        # resume arithmetic (len(dataloader)) is unchanged; a tiny dataset still gets one chunk.
+        self.chunks_per_epoch = max(1, self.num_samples // self.batch_size)
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __len__(self) -> int:
+        return self.chunks_per_epoch * self.batch_size * self.mini_repeat_count * self.repeat_count
+
+    def __iter__(self) -> Iterator[int]:
+        for chunk in range(self.chunks_per_epoch):
+            indices = self.chunk(self.epoch * self.chunks_per_epoch + chunk)
+            for _ in range(self.repeat_count):
+                yield from (index for index in indices for _ in range(self.mini_repeat_count))
 
 
 class CurriculumGRPOTrainer(GRPOTrainer):
     def __init__(self, *args, curriculum: CurriculumSpec, completion_log=None, **kwargs):
         self.curriculum = curriculum
         self.completion_log = completion_log  # synthgen.train.completions.CompletionLog, or None
-        self.curriculum_sampler: CurriculumSampler | None = None
+        self.curriculum_sampler: CurriculumRepeatSampler | None = None
         self.frontier: FrontierPolicy | None = None
         self._next_round = 0
-        self.last_checkpoint_step: int | None = None  # the step of the newest checkpoint this process saved
+        self.checkpoint_used: str | None = None  # the checkpoint this run resumed from
+        self.checkpoint_step = 0  # its step
         # What the run started from, for the model card: TRL names only Hub ids and writes "[None]" for a folder.
         model = kwargs.get("model", args[0] if args else None)
         self.base_model_name = model if isinstance(model, str) else None
         super().__init__(*args, **kwargs)
-        columns = self.train_dataset.column_names
+        self.mix = SourceMix.of_dataset(self.train_dataset, curriculum.source_weights, curriculum.curriculum_sources)
         bins = [str(b) for b in self.train_dataset["difficulty"]]
-        sources = [str(s) for s in self.train_dataset["source"]] if "source" in columns else [""] * len(bins)
-        self.mix = SourceMix(sources, bins, curriculum.source_weights, curriculum.curriculum_sources)
         self.solve_rates = CumulativeSolveRates({b: bins.count(b) for b in sorted(set(bins))})
         if curriculum.frontier is not None:
             self.frontier = FrontierPolicy(
@@ -120,6 +169,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             )
         self.out_dir = Path(self.args.output_dir)
         self.add_callback(_CurriculumCallback(self))
+        self.add_callback(TrainerLog())
 
     # -- rounds and steps ------------------------------------------------------------------
     @property
@@ -151,7 +201,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 
     # -- TRL hooks -------------------------------------------------------------------------
     def _get_train_sampler(self, dataset=None):
-        self.curriculum_sampler = CurriculumSampler(
+        self.curriculum_sampler = CurriculumRepeatSampler(
             self.mix.strata,  # one per row of train_dataset, the only dataset the Trainer samples
             mini_repeat_count=self.num_generations,
             batch_size=self.args.generation_batch_size // self.num_generations,
@@ -173,7 +223,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             keys = gather_object([(str(x.get("difficulty")), str(x.get("problem_id"))) for x in inputs])
             rewards = self._combined(rewards_per_func)
             self._record_round(keys, rewards)
-            if self.completion_log is not None and self.completion_log.enabled:
+            if self.completion_log is not None:
                 self._log_completions(inputs, completions, rewards)  # rewards: already every process's
         return rewards_per_func
 
@@ -181,7 +231,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         """This round's completions with their rewards, gathered, written by the main process."""
         from accelerate.utils import gather_object
 
-        from synthgen.train.completions import completion_text
+        from synthgen.train.rewards import completion_text
 
         rows = gather_object([{k: x.get(k) for k in ("problem_id", "env", "difficulty")} for x in inputs])
         texts = gather_object([completion_text(c) for c in completions])
@@ -200,26 +250,20 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     def _record_round(self, keys: list[tuple[str, str]], rewards: list[float | None]) -> None:
         round_, g = self._next_round, self.num_generations
         self._next_round += 1
+        # bin -> groups, groups with a scored completion, regret sum, solved, scored, infra
         per_bin: dict[str, list[float]] = {}
         drawn: list[tuple[str, str, int]] = []  # (bin, problem, solved completions) per group
         # A group whose G rows are not one problem means the processes disagreed on the draw:
         # the advantages would be meaningless, so it is counted and reported, never hidden.
         split_groups = 0
         for start in range(0, len(rewards), g):
-            b = keys[start][0]
+            (b, problem), group = keys[start], rewards[start : start + g]
             split_groups += len(set(keys[start : start + g])) != 1
-            group = rewards[start : start + g]
-            # groups, groups with a scored completion, regret sum, solved, scored, infra
+            rho, solved, scored = group_regret(group) or (0.0, 0, 0)
             acc = per_bin.setdefault(b, [0, 0, 0.0, 0, 0, 0])
-            acc[0] += 1
-            acc[5] += sum(v is None for v in group)
-            scored = group_regret(group)
-            if scored is not None:
-                acc[1] += 1
-                acc[2] += scored[0]
-                acc[3] += scored[1]
-                acc[4] += scored[2]
-            drawn.append((b, keys[start][1], scored[1] if scored else 0))
+            for i, value in enumerate((1, scored > 0, rho, solved, scored, sum(v is None for v in group))):
+                acc[i] += value
+            drawn.append((b, problem, solved))
         self.solve_rates.update(round_, drawn)
         if self.frontier is not None:
             # A group that was all infra says nothing about difficulty: only scored groups count.
@@ -228,13 +272,13 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         step = sampler.step_of_round(round_) if sampler else self.state.global_step
         strata = sampler.weights(round_) if sampler else {}
         weights = self.mix.by_bin(strata)
+        source_weights = None if self.mix.pooled else self.mix.by_source(strata)
         cumulative = self.solve_rates.rows(round_, step)
         metrics = self._metrics["train"]
         for b, w in weights.items():
             metrics[f"curriculum/weight/{b}"].append(w)
-        if not self.mix.pooled:
-            for source, w in self.mix.by_source(strata).items():
-                metrics[f"curriculum/source_weight/{source}"].append(w)
+        for source, w in (source_weights or {}).items():
+            metrics[f"curriculum/source_weight/{source}"].append(w)
         for b, (groups, _, _, solved, scored, _) in per_bin.items():
             if scored:
                 metrics[f"curriculum/solve_rate/{b}"].append(solved / scored)
@@ -244,57 +288,20 @@ class CurriculumGRPOTrainer(GRPOTrainer):
                 metrics[f"curriculum/cumulative_solve_rate/{row['bin']}"].append(row["cumulative_solve_rate"])
         if split_groups:
             logger.warning("round %d: %d prompt group(s) mix different problems", round_, split_groups)
-        if self.accelerator.is_main_process:
-            self._write_round(
-                round_,
-                step,
-                weights,
-                per_bin,
-                split_groups,
-                cumulative,
-                None if self.mix.pooled else self.mix.by_source(strata),
-            )
-
-    # -- files -------------------------------------------------------------------------------
-    def _write_round(
-        self,
-        round_: int,
-        step: int,
-        weights: dict,
-        per_bin: dict,
-        split_groups: int,
-        cumulative: list[dict],
-        source_weights: dict | None,
-    ) -> None:
+        if not self.accelerator.is_main_process:
+            return
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        bins_out = {}
-        rows = []
+        bins_out, rows = {}, []
         for b in sorted(set(per_bin) | set(weights)):
             groups, scored_groups, regret_sum, solved, scored, infra = per_bin.get(b, [0, 0, 0.0, 0, 0, 0])
             rate = solved / scored if scored else None
             regret = regret_sum / scored_groups if scored_groups else None
+            counts = {"groups": int(groups), "solved": int(solved), "scored": int(scored), "infra": int(infra)}
             if groups:
-                bins_out[b] = {
-                    "groups": int(groups),
-                    "solved": int(solved),
-                    "scored": int(scored),
-                    "infra": int(infra),
-                    "solve_rate": rate,
-                    "regret": regret,
-                }
+                bins_out[b] = {**counts, "solve_rate": rate, "regret": regret}
+            shown = ["" if v is None else round(v, 6) for v in (rate, regret)]
             rows.append(
-                {
-                    "round": round_,
-                    "step": step,
-                    "bin": b,
-                    "weight": round(weights.get(b, 0.0), 6),
-                    "groups": int(groups),
-                    "solved": int(solved),
-                    "scored": int(scored),
-                    "infra": int(infra),
-                    "solve_rate": "" if rate is None else round(rate, 6),
-                    "regret": "" if regret is None else round(regret, 6),
-                }
+                dict(zip(PER_ROUND_FIELDS, (round_, step, b, round(weights.get(b, 0.0), 6), *counts.values(), *shown)))
             )
         line = {
             "round": round_,
@@ -314,13 +321,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 
     def _truncate_metrics(self, from_round: int) -> None:
         """On resume, drop rows of rounds the interrupted run got to after its last checkpoint."""
-        path = self.out_dir / ROUNDS_FILE
-        if path.exists():
-            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-            keep = [ln for ln in lines if ln.strip() and json.loads(ln)["round"] < from_round]
-            tmp = path.with_suffix(path.suffix + ".tmp")
-            tmp.write_text("".join(keep), encoding="utf-8")
-            os.replace(tmp, path)
+        keep_lines(self.out_dir / ROUNDS_FILE, lambda line, _: line.strip() and json.loads(line)["round"] < from_round)
         for name in (PER_ROUND_FILE, CUMULATIVE_FILE):
             truncate_csv(self.out_dir / name, from_round)
         if self.completion_log is not None:
@@ -333,7 +334,6 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 
     def _save_checkpoint(self, model, trial):
         super()._save_checkpoint(model, trial)
-        self.last_checkpoint_step = self.state.global_step
         if self.args.should_save:
             from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
@@ -346,7 +346,10 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             }
             (folder / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
 
-    def load_curriculum_state(self, checkpoint: str | Path) -> None:
+    def restore(self, checkpoint: str) -> None:
+        """Before `train(resume_from_checkpoint=...)`: the curriculum state the checkpoint holds."""
+        self.checkpoint_used = checkpoint
+        self.checkpoint_step = json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"]
         path = Path(checkpoint) / STATE_FILE
         if not path.exists():
             return
@@ -375,10 +378,37 @@ class _CurriculumCallback(TrainerCallback):
         if t.accelerator.is_main_process:
             t._truncate_metrics(t._next_round)
 
+
+class TrainerLog(TrainerCallback):
+    """TRL's log lines to OUTPUT/trainer_log.jsonl (synchronous and --async trainers), and the step last saved."""
+
+    def __init__(self):
+        self.saved_step: int | None = None  # the step of the newest checkpoint this process saved
+
+    def on_save(self, args, state, control, **kwargs):
+        self.saved_step = state.global_step
+
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if logs and self.trainer.accelerator.is_main_process:
+        if logs and state.is_world_process_zero:
             out = Path(args.output_dir)
             out.mkdir(parents=True, exist_ok=True)
             clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in logs.items()}
             with open(out / LOG_FILE, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"step": state.global_step, **clean}, sort_keys=True) + "\n")
+
+
+def save_final(trainer, out: Path) -> None:
+    """The final weights in OUTPUT. TRL saves a checkpoint at the last step; writing the same weights
+    again with save_model doubled the disk writes of every run (16 GB for an 8B model), so the
+    checkpoint's model files are linked into OUTPUT instead. Every process takes the same branch
+    (the step is shared), so save_model's collective gathers under DeepSpeed stay matched."""
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+    step = trainer.state.global_step
+    saved = next(c.saved_step for c in trainer.callback_handler.callbacks if isinstance(c, TrainerLog))
+    if saved != step:
+        trainer.save_model(str(out))
+        return
+    if trainer.accelerator.is_main_process:
+        link_final_weights(out / f"{PREFIX_CHECKPOINT_DIR}-{step}", out)
+    trainer.accelerator.wait_for_everyone()

@@ -11,9 +11,9 @@ down part for part just before the rows they belong to (synthgen.store.attempts)
     class MyStage(TurnStage):
         name, units = "generate", "lineages"
         def rows_dir(self): ...                          # where one row per finished turn goes
-        def plan(self, parts): return Plan(...)          # the units left, from the rows on disk
-        async def run_unit(self, item, loop):            # one lineage / chain
-            outcome = await loop.turn(TurnRequest(...))  # None: infrastructure failure, stop here
+        def plan(self, parts): return UnitsLeft(...)     # the units left, from the rows on disk
+        async def run_unit(self, item, loop):            # one lineage / chain; False: it stopped early
+            outcome = await loop.turn(lineage.request(turn))  # None: infrastructure failure, stop here
     TurnLoop(MyStage(settings), force=False, console=console).run()
 
 How the work flows: the request bound (`max_in_flight`) and the units in progress are separate.
@@ -27,8 +27,9 @@ consumed lazily and memory holds only the units in progress, whatever the shard'
 How a run ends:
 - every unit finished: the stage's `finish` writes its other outputs, the shard gets its `.done`
   marker and later runs skip it;
-- SIGTERM / SIGINT (Slurm preemption, Ctrl+C): no new turns start, running ones are cancelled,
-  finished rows are flushed and `Interrupted` is raised (exit 143 / 130);
+- SIGTERM / SIGINT (Slurm preemption, Ctrl+C): no new turns start, running ones are cancelled at
+  once even with thousands queued (`catch_signals`), finished rows are flushed and
+  `errors.Interrupted` is raised (exit 143 / 130);
 - some turns failed on infrastructure (a server down, the sandbox broken): their units stop there
   (later turns would be built on a turn that never finished), finished rows are saved, the stats
   file is written and `InfraIncomplete` is raised (exit 3) with no marker. A re-run redoes exactly
@@ -40,11 +41,11 @@ How a run ends:
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,27 +55,21 @@ from rich.console import Console
 
 from synthgen import errors
 from synthgen.errors import InfraIncomplete, is_out_of_space
-from synthgen.store.attempts import AttemptsShardWriter, attempt_rows
+from synthgen.store.attempts import AttemptsShardWriter, KeepAttempts, attempt_rows, attempts_dir
 from synthgen.store.layout import StageDir
 from synthgen.store.paths import output_folder
 from synthgen.store.readiness import check_finished
 from synthgen.store.records import PROBLEMS
 from synthgen.turns.collector import quiet_collector
 from synthgen.turns.report import TOKEN_COLUMNS, LiveProgress, TurnStats, summary_table, write_stats
-from synthgen.turns.signals import catch_signals
+from synthgen.turns.settings import KeepAttemptsSettings, TurnLoopSettings
 from synthgen.turns.turn import TurnOutcome, TurnRequest, TurnRunner
 
 _END = object()  # the plan has no more units
-# The unit a task works for (tasks a unit starts share it): did any of its turns fail?
-_UNIT_FAILED: ContextVar[list[bool]] = ContextVar("unit_failed")
-
-
-class Interrupted(errors.Interrupted):
-    """The run was asked to stop (SIGTERM/SIGINT); finished rows are on disk (exit 128 + signal)."""
 
 
 @dataclass
-class Plan:
+class UnitsLeft:
     """What a shard still has to do: the units left (lazy) and the figures progress shows."""
 
     items: Iterable[Any]  # units not finished yet, in a stable order; consumed lazily
@@ -90,7 +85,7 @@ class TurnStage(ABC):
     name: str = ""  # "generate" | "chain": names the request cache, console lines, the stats file
     units: str = "units"  # what a unit is called on the progress line and in the stats file
 
-    def __init__(self, settings):
+    def __init__(self, settings: TurnLoopSettings):
         self.settings = settings
         # Set by `prepare` when the input was read partially on purpose (--allow-partial): it goes
         # into every part's metadata and the marker, so later stages and readers can tell.
@@ -102,8 +97,19 @@ class TurnStage(ABC):
 
     def attempts_dir(self) -> StageDir | None:
         """Where the student's attempts go with --keep-attempts solved|all (synthgen.store.attempts);
-        None: this stage keeps none."""
+        None: this stage has no such setting."""
+        if isinstance(self.settings, KeepAttemptsSettings):
+            return attempts_dir(self.settings.run_dir, self.name)
         return None
+
+    def keep_attempts(self) -> KeepAttempts:
+        """What --keep-attempts keeps of each measured problem in `attempts_dir`."""
+        return self.settings.keep_attempts if isinstance(self.settings, KeepAttemptsSettings) else "none"
+
+    @property
+    def teacher_samples(self) -> int:
+        """Answers asked of one teacher request (the single-turn baseline asks for K)."""
+        return 1
 
     def finished_dir(self) -> StageDir:
         """The folder whose shard marker says this stage's shard is finished (written last)."""
@@ -116,13 +122,14 @@ class TurnStage(ABC):
         """Read the inputs; runs before any output is touched (bad input -> UserError, exit 2)."""
 
     @abstractmethod
-    def plan(self, parts: list[Path]) -> Plan:
+    def plan(self, parts: list[Path]) -> UnitsLeft:
         """The units left, given the shard's parts already on disk (none: a fresh shard). Read only
         the columns needed (`read_rows`); `resumed_keys` names the rows the units left will redo."""
 
     @abstractmethod
-    async def run_unit(self, item: Any, loop: TurnLoop) -> None:
-        """Run one unit through `loop.turn(...)`; return early when a turn comes back None."""
+    async def run_unit(self, item: Any, loop: TurnLoop) -> bool:
+        """Run one unit through `loop.turn(...)`; when a turn comes back None (an infrastructure
+        failure), stop early and return False: the unit is not done."""
 
     def marker_info(self) -> dict[str, Any]:
         """Extra figures for the rows' `.done` marker."""
@@ -154,9 +161,14 @@ class TurnLoop:
         self.runner: TurnRunner | None = None
         self.progress: LiveProgress | None = None
         self.writer: AttemptsShardWriter | None = None
-        # What --keep-attempts keeps of each measured problem (a stage without the setting keeps none).
-        self.keep = getattr(self.settings, "keep_attempts", "none") if stage.attempts_dir() is not None else "none"
+        self.keep = stage.keep_attempts()
         self._active: set[asyncio.Task] = set()  # the units running now
+        # For the stats file, once the run has served: the sandbox's isolation, the LLM usage,
+        # and the worker-seconds the sandbox was busy and the mutation scores' share of them.
+        self._isolation: str | None = None
+        self._usage: dict[str, Any] = {}
+        self._usage_line = ""
+        self._sandbox_s: tuple[float | None, float | None] = (None, None)
 
     # -- what a stage calls from run_unit -----------------------------------------------------
     async def turn(self, req: TurnRequest, completion=None) -> TurnOutcome | None:
@@ -172,7 +184,6 @@ class TurnLoop:
         if not outcome.finished:
             self.failures[outcome.infra] += 1
             self.causes.setdefault(outcome.infra, outcome.cause or outcome.infra)
-            _UNIT_FAILED.get([False])[0] = True
             return None
         kept = []
         if self.keep != "none" and outcome.summary is not None:
@@ -235,7 +246,6 @@ class TurnLoop:
             "num_shards": settings.num_shards,
             "settings_hash": self.digest,
             "isolation": self._isolation,
-            # Worker-seconds the sandbox was busy in this run, and the mutation scores' share of it.
             "sandbox_busy_s": self._sandbox_s[0],
             "mutation_sandbox_s": self._sandbox_s[1],
             "finished": not caught and not self.failures,
@@ -244,7 +254,7 @@ class TurnLoop:
         }
         write_stats(stage.stats_path(self.shard), whole, self._usage, info)
         if caught:
-            raise Interrupted(caught[0], stage.name)
+            raise errors.Interrupted(caught[0], stage.name)
         if self.failures:
             raise InfraIncomplete(self.failure_line())
         self.writer.finish({self.stage.units: plan.units_total, **stage.marker_info(), **stage.input_meta})
@@ -276,15 +286,13 @@ class TurnLoop:
             "finished rows are saved, re-run to retry them"
         )
 
-    async def _run_plan(self, plan: Plan) -> list[int]:
+    async def _run_plan(self, plan: UnitsLeft) -> list[int]:
         """Run the plan's units; returns the stop signals caught (empty when it ran to the end)."""
         settings = self.settings
         stop = asyncio.Event()
         caught: list[int] = []
         handled = catch_signals(stop, caught, self._cancel_units)
         cache = Path(settings.run_dir) / "cache" / f"{self.stage.name}-{self.shard}.sqlite"
-        self._isolation, self._usage, self._usage_line = None, {}, ""
-        self._sandbox_s = (None, None)
         try:
             await self._serve(plan, cache, stop)
         except Exception as exc:
@@ -297,7 +305,7 @@ class TurnLoop:
             self.writer.flush()  # finished rows reach disk on any exit, a bug included
         return caught
 
-    async def _serve(self, plan: Plan, cache: Path, stop: asyncio.Event) -> None:
+    async def _serve(self, plan: UnitsLeft, cache: Path, stop: asyncio.Event) -> None:
         """Open the LLM client (its request cache) and the sandbox, and run the plan's units."""
         from synthgen.llm.client import LLMClient
         from synthgen.sandbox import SandboxPool
@@ -306,7 +314,7 @@ class TurnLoop:
         say = lambda line: self.console.print(line, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
         async with LLMClient.from_settings(settings, cache_path=cache, notify=say) as llm:
             # A wrong URL or model, max_tokens over the context: exit 2 before any work.
-            samples = {"teacher": getattr(settings, "single_turn", 0) or 1, "student": settings.attempts}
+            samples = {"teacher": self.stage.teacher_samples, "student": settings.attempts}
             await llm.preflight(settings.llm.wait_ready_s, samples)
             with SandboxPool.from_settings(settings.sandbox) as pool:
                 self._isolation = pool.isolation
@@ -376,10 +384,7 @@ class TurnLoop:
             task.cancel()
 
     async def _unit(self, item: Any) -> None:
-        failed = [False]
-        _UNIT_FAILED.set(failed)  # this task's own context: other units do not see it
-        await self.stage.run_unit(item, self)
-        if not failed[0]:
+        if await self.stage.run_unit(item, self):
             self.stats.units_done += 1
 
     def _shard_stats(self) -> TurnStats:
@@ -394,6 +399,45 @@ class TurnLoop:
             for row in pl.read_parquet(part, columns=columns).iter_rows(named=True):
                 whole.record(row)
         return whole
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def catch_signals(stop: asyncio.Event, caught: list[int], cancel) -> dict[int, Any]:
+    """SIGTERM/SIGINT set `stop` and `cancel()` the running work instead of killing the process;
+    returns the signals handled, each with the handler it had before.
+
+    Not `loop.add_signal_handler`: its callback joins the end of the loop's ready queue, and with
+    thousands of units one loop turn runs thousands of callbacks (parsing, static checks,
+    mutants: seconds of CPU) before it. A plain handler puts the stop at the head of the queue
+    instead: it runs as soon as the callback now running returns (between two callbacks, so no
+    future is cancelled in the middle of code that is completing it), and every callback still
+    queued finds its unit cancelled and unwinds instead of working."""
+    loop = asyncio.get_running_loop()
+
+    def stop_now(signum: int) -> None:
+        caught.append(signum)
+        # Nothing made before the signal needs the cycle collector any more: without this the
+        # unwinding of thousands of units runs full collections over the whole heap (seconds).
+        gc.freeze()
+        stop.set()
+        cancel()
+
+    def on_signal(signum: int, frame) -> None:
+        handle = loop.call_soon_threadsafe(stop_now, signum)  # (also wakes a loop waiting in select)
+        ready = getattr(loop, "_ready", None)  # asyncio's own loops: a deque of the callbacks ready
+        if ready and ready[-1] is handle:
+            ready.pop()
+            ready.appendleft(handle)
+
+    handled = {}
+    for signum in STOP_SIGNALS:
+        try:
+            handled[signum] = signal.signal(signum, on_signal)
+        except ValueError:  # not the main thread: signals stay with whoever handles them
+            continue
+    return handled
 
 
 def _reason(cause: str, kind: str) -> str:

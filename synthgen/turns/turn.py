@@ -1,4 +1,8 @@
-"""One teacher turn and its student evaluation: the unit of work that generate and chain share.
+"""A lineage's state, one teacher turn and its student evaluation: what generate, chain,
+calibrate and online share.
+
+A `Lineage` keeps what the next turn builds on (the last valid problem, the student's results on
+it, what was wrong with the latest answer) and makes each `TurnRequest`; `TurnRunner` runs it.
 
 A turn asks the teacher for a problem (from a seed, as a mutation of the previous problem, or as
 an easier chain step), parses and validates it in the sandbox, has the student attempt it M
@@ -13,10 +17,9 @@ kept. Such a turn says nothing about the problem; a re-run retries it.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any
+from enum import Enum
+from typing import TYPE_CHECKING, Any
 
 from synthgen.envs import reasons
 from synthgen.envs.base import Environment
@@ -25,22 +28,62 @@ from synthgen.envs.problem import Problem, Reward
 from synthgen.envs.summary import Summary, summarize
 from synthgen.store.measurement import provenance, wilson
 
+if TYPE_CHECKING:
+    from synthgen.sandbox import SandboxPool
+    from synthgen.turns.settings import TurnLoopSettings
 
-@dataclass
+
+class TurnName(str, Enum):
+    """A name written to the rows as its plain string (not `StrEnum`: Python 3.10 is supported)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Mode(TurnName):
+    """How a lineage makes its problems: the rows' `mode` column."""
+
+    MULTI = "multi"
+    SINGLE = "single"
+    CHAIN = "chain"
+    ONLINE = "online"
+
+
+class Kind(TurnName):
+    """What the teacher is asked: the teacher prompt's kind (calibrate asks nothing)."""
+
+    FIRST = "first"
+    MUTATE = "mutate"
+    CHAIN = "chain"
+    CALIBRATE = "calibrate"
+
+
+class Strategy(TurnName):
+    """How a new problem relates to the previous one: the rows' `strategy` column."""
+
+    FIRST = "first"
+    EASIER = "easier"
+    SOMEWHAT_EASIER = "somewhat-easier"
+    SIMILAR = "similar"
+    HARDER = "harder"
+    CHAIN_MEDIUM = "chain-medium"
+    CHAIN_EASY = "chain-easy"
+
+
+@dataclass(kw_only=True)
 class TurnRequest:
     lineage_id: str
     seed_id: str
     env: Environment
-    mode: str  # multi | single | chain
+    mode: str  # a Mode (calibrate keeps its input row's)
     turn: int
-    kind: str  # first | mutate | chain
-    strategy: str  # first | easier | harder | similar | chain-medium | chain-easy
+    kind: Kind
+    strategy: str  # a Strategy (calibrate keeps its input row's)
     seed_text: str | None = None
     previous: Problem | None = None
     summary: Summary | None = None  # the student's results on `previous`, shown to the teacher
     feedback: str | None = None  # what was wrong with the previous answer ("<reason>: <detail>")
     target: tuple[float, float] | None = None  # the pass-rate band the new problem should land in
-    sample: int = 0  # which of several samples of one request this turn is (single-turn mode)
     key: str | None = None  # the turn's identity, when it differs from the lineage (chain tries)
     turns_left: int = 1  # turns its unit has left, this one included: how soon its requests get a slot
 
@@ -52,6 +95,71 @@ class TurnRequest:
     @property
     def turn_id(self) -> str:
         return f"{self.key or self.lineage_id}:t{self.turn}"
+
+
+def feedback_of(row: dict) -> str:
+    """What the next teacher prompt is told about an invalid turn: "<reason>: <detail>"."""
+    detail = (row.get("reason_detail") or "").strip()
+    return f"{row['reason']}: {detail}" if detail else str(row["reason"])
+
+
+@dataclass
+class Lineage:
+    """A lineage's state between turns, the one place generate, chain and online keep it: the
+    problem the next turn builds on, the student's results on it, and what was wrong with the
+    latest answer. `request` makes the next turn's request, `absorb` takes in its outcome."""
+
+    lineage_id: str
+    seed_id: str
+    env: Environment
+    mode: Mode
+    seed_text: str | None = None
+    previous: Problem | None = None
+    summary: Summary | None = None
+    feedback: str | None = None
+
+    def request(
+        self,
+        turn: int,
+        *,
+        turns_left: int = 1,
+        key: str | None = None,
+        strategy: Strategy | None = None,
+        target: tuple[float, float] | None = None,
+    ) -> TurnRequest:
+        """Turn `turn`: from the seed until a problem is valid, then a mutation of the last valid one
+        (a chain step names its `strategy` and `target` band)."""
+        if self.mode is Mode.CHAIN:
+            kind = Kind.CHAIN
+        else:
+            kind = Kind.FIRST if self.previous is None else Kind.MUTATE
+        if strategy is None:
+            strategy = Strategy.FIRST if self.previous is None else Strategy(self.summary.strategy)
+        return TurnRequest(
+            lineage_id=self.lineage_id,
+            seed_id=self.seed_id,
+            env=self.env,
+            mode=self.mode,
+            turn=turn,
+            kind=kind,
+            strategy=strategy,
+            seed_text=self.seed_text,
+            previous=self.previous,
+            summary=self.summary,
+            feedback=self.feedback,
+            key=key,
+            target=target,
+            turns_left=turns_left,
+        )
+
+    def absorb(self, outcome: TurnOutcome, summary: Summary | None = None) -> bool:
+        """Build on a valid, measured outcome (with `summary` in place of its own, when given); else
+        tell the next turn what was wrong. True when the outcome was valid."""
+        if outcome.problem is None or outcome.summary is None:
+            self.feedback = feedback_of(outcome.row)
+            return False
+        self.previous, self.summary, self.feedback = outcome.problem, summary or outcome.summary, None
+        return True
 
 
 @dataclass
@@ -86,32 +194,25 @@ def raw_answer(text: str) -> str:
     return text[:RAW_ANSWER_CHARS] + f"\n[... {len(text) - RAW_ANSWER_CHARS} more characters not kept]"
 
 
-@lru_cache(maxsize=32)
-def _prompt_keywords(method) -> frozenset[str]:
-    return frozenset(inspect.signature(method).parameters)
-
-
 class TurnRunner:
     """Runs turns with one LLM client, one sandbox pool and one set of turn-loop settings."""
 
-    def __init__(self, llm, pool, settings, settings_hash: str):
+    def __init__(self, llm, pool: SandboxPool, settings: TurnLoopSettings, settings_hash: str):
         self.llm, self.pool, self.settings, self.settings_hash = llm, pool, settings, settings_hash
-        self._isolation = getattr(pool, "isolation", None)
         self.mutation_sandbox_s = 0.0  # sandbox wall time the mutation scores took (bench/mutation.py)
         # Mutation scores running beside their turn's student request: a signal cancels them with
         # the units (cancelling a unit reaches them only after it unwinds, a few loop turns later).
         self.side_tasks: set[asyncio.Task] = set()
 
     def teacher_messages(self, req: TurnRequest) -> list[dict]:
-        extra = {"feedback": req.feedback, "target": req.target}
-        if req.kind == "chain":
-            extra["strategy"] = req.strategy
-        # TODO(wave2-turns brief): pass feedback/target/strategy unconditionally once the envs
-        # helper's teacher_messages takes them; until then only where the signature accepts them.
-        accepted = _prompt_keywords(type(req.env).teacher_messages)
-        extra = {k: v for k, v in extra.items() if v is not None and k in accepted}
         return req.env.teacher_messages(
-            req.kind, seed_text=req.seed_text, previous=req.previous, summary=req.summary, **extra
+            req.kind,
+            seed_text=req.seed_text,
+            previous=req.previous,
+            summary=req.summary,
+            feedback=req.feedback,
+            target=req.target,
+            strategy=req.strategy if req.kind is Kind.CHAIN else None,  # a mutation's comes with its summary
         )
 
     async def run(self, req: TurnRequest, completion=None) -> TurnOutcome:
@@ -124,7 +225,7 @@ class TurnRunner:
             return TurnOutcome(row, infra=infra_kind(completion.error), cause=completion.error)
         if completion.status == "prompt_too_long":  # the server's context cannot hold this prompt
             return TurnOutcome(self._reject(row, reasons.PROMPT_TOO_LONG, f"teacher {completion.error}"))
-        row["teacher_model"] = getattr(completion, "model", None) or self.settings.teacher.model
+        row["teacher_model"] = completion.model or self.settings.teacher.model
         row["teacher_tokens_in"] = completion.prompt_tokens
         row["teacher_tokens_out"] = completion.completion_tokens
         if self.settings.keep_reasoning:
@@ -174,14 +275,11 @@ class TurnRunner:
         return outcome
 
     async def _mutation_score(self, req: TurnRequest, problem: Problem):
-        cfg = getattr(self.settings, "mutation", None)
-        mutate = cfg is not None and cfg.enabled
-        probes = cfg is None or cfg.chance_probes
-        if not (mutate or probes):
+        cfg = self.settings.mutation
+        if not (cfg.enabled or cfg.chance_probes):
             return None
-        limit = cfg.max_mutants if cfg is not None else 32
         return await req.env.mutation_score(
-            problem, self.pool, self.settings.sandbox, limit, mutate=mutate, probes=probes
+            problem, self.pool, self.settings.sandbox, cfg.max_mutants, mutate=cfg.enabled, probes=cfg.chance_probes
         )
 
     async def _evaluate(self, row: dict[str, Any], req: TurnRequest, problem: Problem) -> TurnOutcome:
@@ -194,7 +292,7 @@ class TurnRunner:
         too_long = next((a for a in answers if a.status == "prompt_too_long"), None)
         if too_long is not None:  # no student answer can be had for this problem on this server
             return TurnOutcome(self._reject(row, reasons.PROMPT_TOO_LONG, f"student {too_long.error}"))
-        served = next((a.model for a in answers if getattr(a, "model", None)), None)
+        served = next((a.model for a in answers if a.model), None)
         row["student_model"] = served or self.settings.student.model
         # Prompt tokens sit on the first sample of each request, completion tokens on every sample.
         row["student_tokens_in"] = sum(a.prompt_tokens for a in answers)
@@ -212,7 +310,7 @@ class TurnRunner:
         summary = summarize(rewards, self.settings.progression)
         low, high = wilson(summary.correct, summary.scored)
         row.update(pass_rate_low=low, pass_rate_high=high)
-        row.update(provenance(self.settings.student, self.settings.attempts, row["student_model"], self._isolation))
+        row.update(provenance(self.settings.student, self.settings.attempts, row["student_model"], self.pool.isolation))
         row.update(
             valid=True,
             reason=reasons.OK,

@@ -196,7 +196,7 @@ class RunningServer:
 
 
 def free_port() -> int:
-    from synthgen.evals.serving import free_port as pick
+    from synthgen.evals.serve import free_port as pick
 
     return pick()
 

@@ -30,10 +30,10 @@ def test_deterministic_by_seed_and_equal_to_the_trl_samplers_draw():
     assert a == list(schedule_indices(ROWS, "uniform", batch_size=3, steps=10, seed=1))
     assert a != list(schedule_indices(ROWS, "uniform", batch_size=3, steps=10, seed=2))
     pytest.importorskip("torch")
-    from synthgen.train.sampler import CurriculumSampler
+    from synthgen.train.trainer import CurriculumRepeatSampler
 
     schedule = get_schedule("uniform").scaled(10)
-    trl = CurriculumSampler(
+    trl = CurriculumRepeatSampler(
         ROWS,
         mini_repeat_count=1,
         batch_size=3,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from synthgen.online.controller import Curation, slope
-from synthgen.online.requests import EXPLORE, MUTATE, RESPAWN, Request, RequestQueue
+from synthgen.online.requests import EXPLORE, MUTATE, RESPAWN, OnlineRequest, RequestQueue
 from synthgen.online.settings import ControllerSettings
 
 
@@ -83,10 +83,10 @@ def test_state_round_trip():
 
 def test_queue_takes_respawns_first_and_drops_the_oldest_beyond_its_bound():
     q = RequestQueue(max_pending=3)
-    assert q.push(Request("a", EXPLORE, 0)) == []
-    q.push(Request("b", MUTATE, 0, env="induction", parent=1))
-    q.push(Request("x1", RESPAWN, 1, env="induction", parent=1))
-    dropped = q.push(Request("c", EXPLORE, 1))
+    assert q.push(OnlineRequest("a", EXPLORE, 0)) == []
+    q.push(OnlineRequest("b", MUTATE, 0, env="induction", parent=1))
+    q.push(OnlineRequest("x1", RESPAWN, 1, env="induction", parent=1))
+    dropped = q.push(OnlineRequest("c", EXPLORE, 1))
     assert [r.request_id for r in dropped] == ["a"]
     taken = q.take(2)
     assert [r.request_id for r in taken] == ["x1", "b"]

@@ -7,23 +7,22 @@ from synthgen.demo.scripted.curve import bank_level, solve_probability
 from synthgen.envs.problem import Problem
 from synthgen.llm.client import LLMClient
 from synthgen.llm.settings import RoleSettings, StudentSettings, TeacherSettings
-from synthgen.online.jobs import policy_summary
-from synthgen.online.requests import EXPLORE, MUTATE, Request
+from synthgen.online.requests import EXPLORE, MUTATE, OnlineRequest
 from synthgen.online.settings import AcceptSettings, LLMSettings
 from synthgen.online.student import PolicyLLM, ServerStudent
-from synthgen.online.worker import ACCEPTED, TOO_EASY, TOO_HARD, Job, Worker, retarget
+from synthgen.online.worker import ACCEPTED, TOO_EASY, TOO_HARD, OnlineWorker, TeacherJob, policy_summary, retarget
 from synthgen.turns.settings import TurnLoopSettings
 from synthgen.turns.turn import TurnRunner
 
 SNIPPET = "def total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n"
 
 
-def make_worker(url: str, pool, accept: AcceptSettings) -> Worker:
+def make_worker(url: str, pool, accept: AcceptSettings) -> OnlineWorker:
     teacher = TeacherSettings(base_url=url)
     student = RoleSettings(base_url=url, reasoning_effort=None, max_tokens=4096)
     llm = PolicyLLM(LLMClient(teacher, teacher, LLMSettings()), ServerStudent(student, LLMSettings(), max_in_flight=8))
     settings = TurnLoopSettings(attempts=accept.attempts, teacher=teacher, student=StudentSettings(model="policy"))
-    return Worker(TurnRunner(llm, pool, settings, "test"), accept)
+    return OnlineWorker(TurnRunner(llm, pool, settings, "test"), accept)
 
 
 def bank_problem(family: str, level: int) -> Problem:
@@ -39,8 +38,8 @@ async def test_an_exploration_runs_the_paper_loop_until_the_policy_lands_in_the_
     worker = make_worker(curve_server.url, pool, accept)
     outs = []
     for i in range(4):
-        job = Job(
-            Request(f"e{i}", EXPLORE, 0, env="deduction"),
+        job = TeacherJob(
+            OnlineRequest(f"e{i}", EXPLORE, 0, env="deduction"),
             "deduction",
             (0.125, 0.625),
             f"l{i}",
@@ -74,8 +73,8 @@ async def test_a_mastered_parent_is_mutated_harder_and_the_student_follows_the_p
     for step in (0, 30):  # the curve: 10 levels per 100 steps, so level 3 reads as level 0 at step 30
         # (The scripted teacher's deliberate flaws, one answer in ten, are drawn from the request's
         # per-sample seed: these request ids draw a clean answer at both steps.)
-        job = Job(
-            Request(f"mut{step}", MUTATE, 0, env="deduction", parent=0),
+        job = TeacherJob(
+            OnlineRequest(f"mut{step}", MUTATE, 0, env="deduction", parent=0),
             "deduction",
             (0.125, 0.625),
             "bank-digits",

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from synthgen.slurm.capacity import Node, parse_sinfo, warnings_for
-from synthgen.slurm.render import Job, Request
+from synthgen.slurm.render import ResourceRequest, SbatchJob
 
 SINFO = """gpu01|gpu*|64|gpu:h100:8(S:0-1)
 gpu02|gpu*|64|gpu:h100:8(S:0-1)
@@ -17,7 +17,7 @@ cpu01|debug|16|(null)
 
 
 def _job(stage, partition=None, nodes=1, cpus=1, gpus=0):
-    return Job(stage, "", None, request=Request(partition, nodes, cpus, gpus))  # type: ignore[arg-type]
+    return SbatchJob(stage, "", None, request=ResourceRequest(partition, nodes, cpus, gpus))  # type: ignore[arg-type]
 
 
 def test_sinfo_lines_become_nodes_with_their_partitions_and_gpus():

@@ -89,13 +89,13 @@ def test_every_mapped_field_comes_from_the_settings_or_the_recipe(binned_dir, ti
 
 
 def test_the_paper_recipe_drops_the_synchronous_trainers_keys(binned_dir, tiny_model, tmp_path):
-    from synthgen.train.async_run import describe_plan, prepare
+    from synthgen.train.async_run import describe_setup, prepare
 
-    p = prepare(settings(binned_dir, tiny_model, tmp_path, recipe="qwen3-8b-base", max_steps=40), plan_only=True)
+    p = prepare(settings(binned_dir, tiny_model, tmp_path, recipe="qwen3-8b-base", max_steps=40), dry_run=True)
     assert p.args.learning_rate == pytest.approx(1.4e-7) and p.args.warmup_steps == 800
     assert {"steps_per_generation", "use_vllm", "vllm_mode", "vllm_gpu_memory_utilization", "beta"} <= set(p.dropped)
     assert p.args.max_staleness == 4  # TRL's default when --max-staleness is not given
-    text = describe_plan(p)
+    text = describe_setup(p)
     assert "steps_per_generation" in text and "group std" in text
 
 
@@ -129,8 +129,7 @@ def test_a_kl_term_in_the_recipe_is_refused(binned_dir, tiny_model, tmp_path):
 def test_the_prompt_order_is_the_curriculum_samplers_draw(binned_dir, tiny_model, tmp_path):
     from trl.experimental.async_grpo.async_rollout_worker import _AsyncRolloutLoop
 
-    from synthgen.train.async_feed import rounds_needed
-    from synthgen.train.async_run import prepare
+    from synthgen.train.async_run import prepare, rounds_needed
 
     p = prepare(settings(binned_dir, tiny_model, tmp_path, max_steps=12))
     k, g = p.groups_per_step, p.args.num_generations
@@ -140,8 +139,8 @@ def test_the_prompt_order_is_the_curriculum_samplers_draw(binned_dir, tiny_model
     bins = list(p.dataset["difficulty"])
     for r in range(rounds):
         drawn = bins[r * k : (r + 1) * k]
-        assert drawn == p.sampler.history[r]  # row r*K+j is the sampler's j-th draw of round r
-        weights = p.spec.schedule.weights_at(r)
+        assert drawn == p.draw.history[r]  # row r*K+j is the sampler's j-th draw of round r
+        weights = p.run.spec.schedule.weights_at(r)
         assert all(weights.get(b, 0) > 0 for b in drawn), (r, drawn, weights)
     assert set(bins[:k]) != set(bins[11 * k : 12 * k])  # reverse-medium moves between bins over the run
 
@@ -271,7 +270,7 @@ def test_the_trainer_is_built_over_the_ordered_prompts(binned_dir, tiny_model, t
     assert trainer.train_dataset["problem_id"] == p.dataset["problem_id"]
     assert trainer.args.max_inflight_tasks == p.args.max_staleness * 16  # staleness x completions a step
     assert trainer.args.ignore_data_skip is True and trainer.args.max_steps == 6
-    assert any(type(c).__name__ == "_JsonlLog" for c in trainer.callback_handler.callbacks)
+    assert any(type(c).__name__ == "TrainerLog" for c in trainer.callback_handler.callbacks)
 
 
 def test_a_recipe_may_set_the_async_trainers_own_keys_and_a_typo_stops(binned_dir, tiny_model, tmp_path):

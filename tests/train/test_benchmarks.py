@@ -18,11 +18,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_budget_is_the_papers_unless_the_user_sets_one():
     from synthgen.evals.train_hook import budget
-    from synthgen.train.settings import EvalSettings
+    from synthgen.train.settings import PeriodicEvalSettings
 
-    paper = EvalSettings(benchmarks="lcb,math500,aime2024")
+    paper = PeriodicEvalSettings(benchmarks="lcb,math500,aime2024")
     assert [budget(b, paper) for b in paper.benchmarks] == [(20, [1, 10]), (10, [1, 5]), (64, [1, 5])]
-    small = EvalSettings(benchmarks="math500,aime2024", benchmark_samples="math500=2,aime2024=6")
+    small = PeriodicEvalSettings(benchmarks="math500,aime2024", benchmark_samples="math500=2,aime2024=6")
     assert [budget(b, small) for b in small.benchmarks] == [(2, [1]), (6, [1, 5])]
 
 

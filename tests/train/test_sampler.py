@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 trl_utils = pytest.importorskip("trl.trainer.utils")
 
 from synthgen.train.curriculum import get_schedule, schedule_from_dict  # noqa: E402
-from synthgen.train.sampler import CurriculumSampler  # noqa: E402
+from synthgen.train.trainer import CurriculumRepeatSampler  # noqa: E402
 
 ROWS = ["easy"] * 6 + ["medium"] * 5 + ["hard"] * 7  # row i's bin
 PER_STEP = schedule_from_dict(
@@ -17,7 +17,7 @@ PER_STEP = schedule_from_dict(
 
 
 def make(schedule=PER_STEP, seed=0, g=4, batch=3, repeat=2, steps_per_round=1.0):
-    return CurriculumSampler(
+    return CurriculumRepeatSampler(
         ROWS,
         mini_repeat_count=g,
         batch_size=batch,
@@ -103,7 +103,7 @@ CHI2_3DOF_P001 = 16.27
 
 def bin_draws(curriculum: str, rounds: int = 500, batch: int = 40) -> dict[str, int]:
     rows = [b for b, n in BROAD.items() for _ in range(n)]
-    sampler = CurriculumSampler(
+    sampler = CurriculumRepeatSampler(
         rows,
         mini_repeat_count=1,
         batch_size=batch,

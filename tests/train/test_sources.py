@@ -125,7 +125,7 @@ def test_plan_applies_envs_heldout_and_budget_in_order(tmp_path):
     import pyarrow.parquet as pq
 
     from synthgen.store import records
-    from synthgen.train.plan import plan_data
+    from synthgen.train.selection import select_data
     from synthgen.train.settings import TrainSettings
 
     schema = records.with_fields(records.PROBLEMS, [pa.field("difficulty", pa.string(), nullable=False)])
@@ -138,7 +138,7 @@ def test_plan_applies_envs_heldout_and_budget_in_order(tmp_path):
             rows.append(r)
     pq.write_table(records.table_from_rows(rows, schema), folder / "part-0.parquet")
     synth = write_binned(tmp_path / "s", bins=("easy", "hard"), n=4)
-    plan = plan_data(
+    plan = select_data(
         TrainSettings(
             data=[f"real={tmp_path / 'mixed'}:1", f"synth={synth}:1"],
             per_env=3,
@@ -149,7 +149,7 @@ def test_plan_applies_envs_heldout_and_budget_in_order(tmp_path):
     assert counts(plan.rows, "env") == {"deduction": 3, "induction": 3}
     assert set(plan.heldout) == {"easy", "hard"} and plan.curriculum_sources == {"synth"}
     assert not {r["problem_id"] for r in plan.rows} & {r["problem_id"] for s in plan.heldout.values() for r in s}
-    only = plan_data(TrainSettings(data=[str(tmp_path / "mixed")], envs=["induction"]))
+    only = select_data(TrainSettings(data=[str(tmp_path / "mixed")], envs=["induction"]))
     assert counts(only.rows, "env") == {"induction": 6}
     with pytest.raises(UserError, match="--curriculum-sources needs weighted sources"):
-        plan_data(TrainSettings(data=[str(synth)], curriculum_sources=["synth"]))
+        select_data(TrainSettings(data=[str(synth)], curriculum_sources=["synth"]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import pytest
 
@@ -13,7 +14,7 @@ from synthgen.envs import get_env
 from synthgen.envs.deduction import Deduction
 from synthgen.llm.client import Completion
 from synthgen.stages.generate.settings import GenerateSettings
-from synthgen.turns.turn import TurnRequest, TurnRunner
+from synthgen.turns.turn import Kind, Lineage, Mode, Strategy, TurnOutcome, TurnRequest, TurnRunner
 
 SEED = "def total(values):\n    out = 0\n    for v in values:\n        out += v\n    return out\n"
 
@@ -45,7 +46,15 @@ def _turn(pool, llm, env=None, **req):
     settings = GenerateSettings(attempts=4)
     runner = TurnRunner(llm, pool, settings, "hash")
     request = TurnRequest(
-        "lineage", "seed", env or get_env("deduction"), "multi", 1, "first", "first", seed_text=SEED, **req
+        lineage_id="lineage",
+        seed_id="seed",
+        env=env or get_env("deduction"),
+        mode=Mode.MULTI,
+        turn=1,
+        kind=Kind.FIRST,
+        strategy=Strategy.FIRST,
+        seed_text=SEED,
+        **req,
     )
     return asyncio.run(runner.run(request))
 
@@ -85,5 +94,26 @@ def test_feedback_and_target_reach_a_prompt_that_takes_them(pool):
     assert TakesFeedback.seen == [
         {"feedback": "format_error: no ```message block", "target": (0.41, 0.59), "strategy": None}
     ]
-    # An environment whose prompt does not take them yet still gets its turn.
+    # The environments' own prompt takes them as well.
     assert _turn(pool, BankLLM(), feedback="format_error: x", target=(0.4, 0.6)).finished
+
+
+def test_a_lineage_builds_on_its_last_valid_problem_and_feeds_back_what_was_wrong():
+    lineage = Lineage("lin", "seed", get_env("deduction"), Mode.MULTI, seed_text=SEED)
+    first = lineage.request(1, turns_left=3)
+    assert (first.kind, first.strategy, first.feedback, first.priority) == (Kind.FIRST, "first", None, 6)
+    assert not lineage.absorb(TurnOutcome({"reason": "format_error", "reason_detail": "no block"}))
+    again = lineage.request(2)
+    assert (again.kind, again.feedback, again.turn_id) == (Kind.FIRST, "format_error: no block", "lin:t2")
+    problem, summary = object(), SimpleNamespace(strategy="harder")
+    assert lineage.absorb(TurnOutcome({"reason": "ok"}, problem, summary))
+    mutate = lineage.request(3, key="k")
+    assert (mutate.kind, mutate.strategy, mutate.previous, mutate.summary) == (Kind.MUTATE, "harder", problem, summary)
+    assert mutate.feedback is None and mutate.turn_id == "k:t3"
+    assert str(mutate.mode) == f"{mutate.mode}" == "multi" and mutate.strategy == Strategy.HARDER
+
+
+def test_a_chain_step_names_its_strategy_and_band():
+    lineage = Lineage("lin", "seed", get_env("deduction"), Mode.CHAIN, previous=object(), summary=None)
+    req = lineage.request(1, strategy=Strategy.CHAIN_EASY, target=(0.6, 0.8))
+    assert (req.kind, req.strategy, req.target, req.mode) == ("chain", "chain-easy", (0.6, 0.8), "chain")

@@ -31,7 +31,6 @@ run directory; their `stage` column tells the two apart (calibrate keeps its inp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +41,11 @@ from synthgen.envs import get_env
 from synthgen.envs.problem import Problem
 from synthgen.errors import UserError
 from synthgen.stages.calibrate.settings import CalibrateSettings
-from synthgen.store.attempts import attempts_dir
 from synthgen.store.layout import StageDir
 from synthgen.store.record_checks import BINNED_SPEC, read_checked
 from synthgen.store.records import PROBLEMS
-from synthgen.turns.loop import Plan, TurnLoop, TurnStage, read_rows
-from synthgen.turns.turn import TurnRequest
+from synthgen.turns.loop import TurnLoop, TurnStage, UnitsLeft, read_rows
+from synthgen.turns.turn import Kind, Strategy, TurnRequest
 
 STAGE = "calibrate"
 PRIOR = {
@@ -58,11 +56,6 @@ PRIOR = {
     "prior_measured_by": "measured_by",
     "prior_difficulty": "difficulty",
 }
-
-
-@dataclass
-class Item:
-    row: dict[str, Any]  # the problem's row in the input, PROBLEMS columns plus difficulty
 
 
 def input_files(folder: Path) -> list[Path]:
@@ -97,39 +90,33 @@ class CalibrateStage(TurnStage):
     def rows_dir(self) -> StageDir:
         return StageDir(self.settings.run_dir, STAGE)
 
-    def attempts_dir(self) -> StageDir:
-        return attempts_dir(self.settings.run_dir, STAGE)
-
     def prepare(self) -> None:
         self.problems = read_problems(Path(self.settings.input_dir), self.settings.max_problems)
         self.input_meta = {"input": str(self.settings.input_dir)}
 
-    def plan(self, parts: list[Path]) -> Plan:
+    def plan(self, parts: list[Path]) -> UnitsLeft:
         s = self.settings
         mine = self.problems.with_row_index("_i").filter(pl.col("_i") % s.num_shards == s.shard).drop("_i")
         on_disk = read_rows(parts, ["turn_id"])
         done = set(on_disk["turn_id"].to_list()) if on_disk is not None else set()
         todo = mine.filter(~pl.col("turn_id").is_in(list(done)))
-        items = (Item(row) for row in todo.iter_rows(named=True))
-        return Plan(items, mine.height, mine.height - todo.height, todo.height)
+        return UnitsLeft(todo.iter_rows(named=True), mine.height, mine.height - todo.height, todo.height)
 
-    async def run_unit(self, item: Item, loop: TurnLoop) -> None:
-        row = item.row
-        env = get_env(row["env"], self.settings.env)
-        problem = Problem.from_fields(row)
+    async def run_unit(self, row: dict[str, Any], loop: TurnLoop) -> bool:
+        """`row`: the problem's row in the input, PROBLEMS columns plus difficulty."""
         req = TurnRequest(
-            row["lineage_id"],
-            row["seed_id"],
-            env,
-            row["mode"],
-            int(row["turn"]),
-            "calibrate",
-            row.get("strategy") or "first",
+            lineage_id=row["lineage_id"],
+            seed_id=row["seed_id"],
+            env=get_env(row["env"], self.settings.env),
+            mode=row["mode"],
+            turn=int(row["turn"]),
+            kind=Kind.CALIBRATE,
+            strategy=row.get("strategy") or Strategy.FIRST,
             key=f"calibrate:{row['problem_id']}",
         )
         kept = {name: row.get(name) for name in PROBLEMS.names}
         kept.update({prior: row.get(column) for prior, column in PRIOR.items()})
-        await loop.measure(req, kept, problem)
+        return await loop.measure(req, kept, Problem.from_fields(row)) is not None
 
 
 def run(settings: CalibrateSettings, *, force: bool = False, console: Console | None = None) -> StageDir:

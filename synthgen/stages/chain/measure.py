@@ -1,50 +1,34 @@
 """Chain measures its steps the way its start problems were measured, or stops and says why (exit 2).
 
 Why: a chain is three pass rates read side by side (hard < medium < easy), so its levels must be
-samples of one measurement. The hard start was measured by `generate` (or `calibrate`); chain
-measures medium and easy itself. With only its own settings, a run generated with `attempts: 8`
-in the config's generate section and chained with chain's default M = 32 held a hard level at
-M = 8 and medium and easy levels at M = 32, and nothing said so. `bin` refuses such a mix
-(synthgen.stages.bin.run.check_measurements); chain now does too.
+samples of one measurement. The hard start was measured by `generate` (or `calibrate`), medium and
+easy by chain: a run generated with `attempts: 8` and chained with chain's default M = 32 mixed
+M = 8 and M = 32 silently. `bin` refuses such a mix (synthgen.stages.bin.run.check_measurements);
+chain does too.
 
-Before any request and any write (`settle`, called by the stage before the turn loop hashes the
-settings):
+Before any request and any write (`settle`, called before the turn loop hashes the settings):
 
 - The starts' measurements (synthgen.store.measurement.measurements) over every start of the run,
-  not only this shard's: every shard of a Slurm array then takes the same settings and shares one
-  settings hash. More than one, or none recorded (rows of older runs or imports, without
-  `measured_by`): exit 2 unless --remeasure.
-- One: the settings that decide a measurement and that the rows record (M, the student's reasoning
-  effort and temperature) are taken from it where the user did not set them. "Set" means a flag or
-  the config's `chain:` section: `resolve_settings` validates exactly those values, so pydantic's
-  `model_fields_set` (per nested role too) holds exactly them. One console line says what was
-  taken. The taken values are settings like any other, so they are in the settings hash: the same
-  command takes the same values from the same starts and resumes its own rows. A setting set to
-  another value: exit 2 naming each difference (`attempts: 8 (the start problems) -> 32 (chain)`)
-  and the two ways out.
-- What the rows do not record (the student's top_p and max_tokens) is checked through
-  `measured_by`: the key that chain's settings give with the starts' student model, sandbox and
-  version must be the starts' key. These are not taken, only checked: no row says their values.
-- The student model's served name (a server may answer under another name than the one asked
-  for; the scripted server answers "scripted") and the sandbox's isolation level are known only
-  once the run has asked the server and started the sandbox. So every measured step is checked
-  against the starts' `measured_by` as it comes in (`ChainMeasurement.check`), and until one has
-  matched, the stage runs one turn at a time (ChainStage's gate): the first step that differs
-  stops the run with exit 2 while no other request is in flight, so nothing is paid for and lost
-  and no retry noise comes before the one line. That costs the run one turn's latency (about 1.5
-  on average, as a try may come back invalid and unmeasured); a re-run replays it from the
-  request cache. The rows already written stay valid (they were made with these settings, and the
-  request cache holds the answers), so a re-run with --remeasure resumes them rather than paying
-  again.
+  not only this shard's, so every shard of a Slurm array takes the same settings and hash. More
+  than one, or none recorded (older rows or imports, no `measured_by`): exit 2 unless --remeasure.
+- One: what decides a measurement and the rows record (M, the student's reasoning effort and
+  temperature) is taken from it where the user did not set it ("set": a flag or the config's
+  `chain:` section, i.e. pydantic's `model_fields_set`, per nested role too). The taken values are
+  settings like any other, in the settings hash, so the same command resumes its own rows. A
+  setting set to another value: exit 2 naming each difference and the two ways out.
+- What the rows do not record (the student's top_p and max_tokens) is only checked, through
+  `measured_by`: the key chain's settings give with the starts' model, sandbox and version.
+- The served model name and the sandbox's isolation are known only once the run has started, so
+  every measured step is checked against the starts' `measured_by` as it comes in
+  (`ChainMeasurement.check`); until one has matched, the stage runs one turn at a time, so the
+  first step that differs stops the run (exit 2) with no other request in flight: nothing is paid
+  for and lost. The rows already written stay valid, and a re-run with --remeasure resumes them.
 
-`--remeasure` (the `remeasure` setting) lets chain measure otherwise, on purpose. It is not hashed:
-it only permits; the measurement it permits is hashed through the settings themselves, and rows
-written before a refusal resume under it. Settings the user did not set are still taken from a
-single start measurement, so adding the flag to a refused command changes the permission and
-nothing else. What happened is recorded (`ChainMeasurement.record`) under `measurement` in the
-markers of chain/tries, chain/problems and chain/links and in the part metadata of problems and
-links: the starts' measurements, what was taken from them, whether --remeasure was given, and how
-the accepted steps were measured (`steps`, `same_as_starts`).
+`--remeasure` lets chain measure otherwise, on purpose. It is not hashed: it only permits, and
+what it permits is hashed through the settings themselves. What happened (the starts'
+measurements, what was taken, the flag, how the accepted steps were measured) is recorded by
+`ChainMeasurement.record` in the markers of chain/tries, problems and links and in the part
+metadata of problems and links.
 """
 
 from __future__ import annotations
@@ -53,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from synthgen import __version__
 from synthgen.errors import UserError
@@ -62,6 +46,7 @@ from synthgen.stages.chain.settings import ChainSettings
 from synthgen.store.measurement import describe, differences, measurement_key, measurements, shown
 
 THEIRS, OURS = "the start problems", "chain"
+_UNSET = object()
 
 # The settings chain takes from its starts' measurement: (setting path, the column that records
 # it, its name in messages, its flag).
@@ -151,14 +136,15 @@ def settle(settings: ChainSettings, starts: pl.DataFrame) -> tuple[ChainSettings
     start = found[0]
     taken: dict[str, Any] = {}
     differ: list[Difference] = []
+    values, given = settings.model_dump(), settings.model_dump(exclude_unset=True)
     for path, column, name, flag in TAKEN:
         theirs = start.get(column)
         if column not in start or (theirs is None and column != "student_effort"):  # None effort: none sent
             continue
-        ours = _get(settings, path)
+        ours = _lookup(values, path)
         if _same(theirs, ours):
             continue
-        if _explicit(settings, path):
+        if _lookup(given, path) is not _UNSET:  # given as a flag or in the config's chain section
             differ.append(Difference(f"{name}: {shown(theirs)} ({THEIRS}) -> {shown(ours)} ({OURS})", flag=flag))
         else:
             taken[".".join(path)] = theirs
@@ -239,19 +225,13 @@ def _unrecorded_differ(settings: ChainSettings, start: dict[str, Any]) -> bool:
     return key != start["measured_by"]
 
 
-def _get(settings: BaseModel, path: tuple[str, ...]) -> Any:
+def _lookup(data: dict[str, Any], path: tuple[str, ...]) -> Any:
+    """The value at `path` in a settings dump, or _UNSET (a dump without unset fields lacks it)."""
     for key in path:
-        settings = getattr(settings, key)
-    return settings
-
-
-def _explicit(settings: BaseModel, path: tuple[str, ...]) -> bool:
-    """Was the setting given (a flag or the config's chain section), not left at its default?"""
-    for key in path:
-        if key not in settings.model_fields_set:
-            return False
-        settings = getattr(settings, key)
-    return True
+        if key not in data:
+            return _UNSET
+        data = data[key]
+    return data
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -54,20 +54,8 @@ from synthgen.store.files import file_metadata
 from synthgen.store.layout import StageDir
 from synthgen.store.readiness import read_input
 from synthgen.store.records import CHAIN_LINKS, PROBLEMS, table_from_rows
-from synthgen.turns.loop import Interrupted, Plan, TurnLoop, TurnStage, read_rows
-from synthgen.turns.turn import TurnRequest
-
-__all__ = [
-    "ChainStage",
-    "Interrupted",
-    "accepts",
-    "assemble",
-    "chain_bands",
-    "read_starts",
-    "replay",
-    "run",
-    "select_starts",
-]
+from synthgen.turns.loop import TurnLoop, TurnStage, UnitsLeft, read_rows
+from synthgen.turns.turn import Lineage, Mode, Strategy, TurnRequest
 
 STAGE = "chain"
 STEPS = ("medium", "easy")  # position 1 and 2; the hard start is position 0
@@ -118,11 +106,6 @@ def read_starts(settings: ChainSettings, console: Console | None = None) -> tupl
     if settings.max_chains:
         hard = hard.head(settings.max_chains)
     return hard, found.metadata(), report
-
-
-def summary_from_row(row: dict[str, Any], progression) -> Summary:
-    """The student's results on a stored problem, as the teacher is shown them."""
-    return Summary.from_row(row, progression)
 
 
 @dataclass
@@ -199,7 +182,7 @@ class ChainStage(TurnStage):
     def prepare(self) -> None:
         self.starts = self._all_starts[self.settings.shard :: self.settings.num_shards]
 
-    def plan(self, parts: list[Path]) -> Plan:
+    def plan(self, parts: list[Path]) -> UnitsLeft:
         tried = tries_by_chain(read_rows(parts, ["turn_id", "valid", "pass_rate", "problem_id"]))
         finished, rows_left, redo = set(), 0, set()
         for start in self.starts["problem_id"].to_list():
@@ -212,30 +195,27 @@ class ChainStage(TurnStage):
         todo = (row for row in self.starts.iter_rows(named=True) if row["problem_id"] not in finished)
         left = self.starts.height - len(finished)
         turns_todo = max(0, len(STEPS) * left - rows_left)
-        return Plan(todo, self.starts.height, len(finished), turns_todo=turns_todo, resumed_keys=redo)
+        return UnitsLeft(todo, self.starts.height, len(finished), turns_todo=turns_todo, resumed_keys=redo)
 
-    async def run_unit(self, start: dict, loop: TurnLoop) -> None:
-        env = get_env(start["env"])
+    async def run_unit(self, start: dict, loop: TurnLoop) -> bool:
         chain = chain_id(start["problem_id"])
         members = {start["problem_id"]}
-        previous = Problem.from_fields(start)
-        summary = summary_from_row(start, self.settings.progression)
+        lineage = Lineage(
+            start["lineage_id"],
+            start["seed_id"],
+            get_env(start["env"]),
+            Mode.CHAIN,
+            previous=Problem.from_fields(start),
+            summary=Summary.from_row(start, self.settings.progression),
+        )
         for position, level in enumerate(STEPS, 1):
             band = self.bands[level]
-            found = None
             for attempt in range(1, self.settings.tries + 1):
                 if attempt > 1:
                     loop.expect_turns(+1)
-                req = TurnRequest(
-                    start["lineage_id"],
-                    start["seed_id"],
-                    env,
-                    "chain",
+                req = lineage.request(
                     position,
-                    "chain",
-                    f"chain-{level}",
-                    previous=previous,
-                    summary=summary,
+                    strategy=Strategy(f"chain-{level}"),
                     target=(band.low, band.high),
                     key=f"{chain}:{level}:try{attempt}",
                     turns_left=len(STEPS) - position + 1,
@@ -243,15 +223,15 @@ class ChainStage(TurnStage):
                 outcome = await self._turn(req, loop)
                 if outcome is None:  # the next step would build on a try that never finished
                     loop.expect_turns(-(len(STEPS) - position + 1))
-                    return
+                    return False
                 if accepts(outcome.row, members, band):
-                    found = outcome
+                    members.add(outcome.problem.problem_id)
+                    lineage.absorb(outcome)
                     break
-            if found is None:
+            else:  # no try landed in the band: the chain is given up
                 loop.expect_turns(-(len(STEPS) - position))
-                return
-            members.add(found.problem.problem_id)
-            previous, summary = found.problem, found.summary
+                return True
+        return True
 
     async def _turn(self, req: TurnRequest, loop: TurnLoop):
         """`loop.turn`, its measured row checked against the starts' measurement (the served model

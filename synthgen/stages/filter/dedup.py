@@ -1,53 +1,118 @@
 """Near-duplicate detection: MinHash signatures of normalised problem text and LSH clustering.
 
-Text -> tokens is synthgen.stages.filter.dedup_text (identifiers renamed per logical line, comments and
-whitespace dropped, the message's lower-cased words); a shingle is `ngram` consecutive tokens.
-Two signature kinds (the filter's `dedup.signature`, DedupSettings), never mixed:
+Text -> tokens and shingle hashes is synthgen.stages.filter.dedup_text. Two signature kinds (the
+filter's `dedup.signature`, DedupSettings), never mixed:
 
 - "token_hashes" (the default): each token hashed once and every shingle's hash made from its
-  tokens' hashes with numpy (synthgen.stages.filter.dedup_tokenhash), no shingle string built;
+  tokens' hashes with numpy, no shingle string built;
 - "shingle_bytes": each shingle's UTF-8 bytes hashed (xxh32 or datasketch's sha1), exactly
-  datasketch's `MinHash` (synthgen.stages.filter.dedup_minhash).
+  datasketch's `MinHash` given the same `hashfunc`.
 
-Both are datasketch's affine32 MinHash (num_perm, seed) over 32-bit shingle hashes, computed
-with numpy over blocks of documents and spread over a process pool. Candidate pairs are
-documents that share a band, with the (bands, rows) that datasketch's
-`MinHashLSH(threshold, num_perm, weights)` picks; with `verify` a pair links only if its
-estimated Jaccard (equal slots / num_perm, as `MinHash.jaccard`) reaches the threshold. Clusters
-are the connected components of the links; a cluster is labelled by its smallest document index.
+Both are datasketch's affine32 MinHash (num_perm, seed): min over shingles of
+`a * fmix32(hash) + b` (mod 2^32) per permutation (a, b), here computed with numpy over blocks of
+documents and spread over a process pool (datasketch's own `MinHash.bulk` signs a quarter to a third
+fewer documents per CPU-second, bench/README.md). A document without shingles stays all-max,
+like an empty datasketch MinHash. Candidate pairs are documents that share a band, with the
+(bands, rows) that datasketch's `MinHashLSH(threshold, num_perm, weights)` picks; with `verify` a
+pair links only if its estimated Jaccard (equal slots / num_perm, as `MinHash.jaccard`) reaches
+the threshold. Clusters are the connected components of the links; a cluster is labelled by its
+smallest document index.
 
 Speed against datasketch, rensa and datatrove: `python bench/dedup.py`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import os
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 import numpy as np
+import xxhash
 
-from synthgen.stages.filter.dedup_minhash import hashfunc as _hashfunc
-from synthgen.stages.filter.dedup_minhash import minhash_of_hashes, permutations, shingle_bytes_signatures
-from synthgen.stages.filter.dedup_text import (  # noqa: F401  (the module's public names, as before the split)
-    MESSAGE_MARK,
-    code_tokens,
-    message_tokens,
-    problem_shingles,
-    problem_tokens,
-    shingles,
-)
-from synthgen.stages.filter.dedup_tokenhash import problem_shingle_hashes
+from synthgen.stages.filter.dedup_text import problem_shingle_hashes, problem_shingles
 from synthgen.stages.filter.settings import DedupSettings
 
-SIGNATURES = ("token_hashes", "shingle_bytes")
+MAX32 = np.uint32(0xFFFFFFFF)
 _BLOCK_DOCS = 256  # documents per numpy pass of the token_hashes kind
+_GROUP_SHINGLES = 4096  # shingles per numpy block: (num_perm x 4096) uint32 = 2 MiB at 128
+
+
+# -- MinHash ---------------------------------------------------------------------------------------
+@lru_cache(maxsize=8)
+def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """datasketch's affine32 permutation parameters (a, b) for (num_perm, seed)."""
+    from datasketch import MinHash
+
+    a, b = MinHash(num_perm=num_perm, seed=seed).permutations
+    return np.ascontiguousarray(a, dtype=np.uint32), np.ascontiguousarray(b, dtype=np.uint32)
+
+
+def fmix32(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 32-bit finalizer, as datasketch applies it before permuting (wraps mod 2^32)."""
+    h = h ^ (h >> np.uint32(16))
+    h = h * np.uint32(0x85EBCA6B)
+    h = h ^ (h >> np.uint32(13))
+    h = h * np.uint32(0xC2B2AE35)
+    return h ^ (h >> np.uint32(16))
+
+
+def minhash_of_hashes(hashes: np.ndarray, counts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(len(counts), num_perm) uint32 signatures; document i owns the next counts[i] of `hashes`
+    (uint32 shingle hashes, documents in order)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    out = np.full((len(counts), len(a)), MAX32, dtype=np.uint32)
+    if not len(hashes):
+        return out
+    hv = fmix32(np.asarray(hashes, dtype=np.uint32))
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    a_col, b_col = a[:, None], b[:, None]
+    # One buffer for every block: a fresh 2 MiB array per block would be mapped and faulted in
+    # page by page each time, which cost several times the arithmetic.
+    buffer = np.empty((len(a), _GROUP_SHINGLES + 1024), dtype=np.uint32)
+    doc = 0
+    while doc < len(counts):
+        # documents [doc, stop) whose shingles fill about one block (at least one document)
+        stop = max(doc + 1, int(np.searchsorted(ends, starts[doc] + _GROUP_SHINGLES, side="right")))
+        lo, hi = starts[doc], ends[stop - 1]
+        if hi > lo:
+            if hi - lo > buffer.shape[1]:  # one document longer than a block
+                buffer = np.empty((len(a), hi - lo), dtype=np.uint32)
+            permuted = buffer[:, : hi - lo]
+            np.multiply(a_col, hv[None, lo:hi], out=permuted)
+            permuted += b_col
+            filled = doc + np.flatnonzero(counts[doc:stop])
+            out[filled] = np.minimum.reduceat(permuted, starts[filled] - lo, axis=1).T
+        doc = stop
+    return out
 
 
 def hashfunc(params: DedupSettings):
     """The per-item function datasketch's MinHash must be given to match "shingle_bytes" signatures."""
-    return _hashfunc(params.hash)
+    if params.hash == "sha1":
+        from datasketch.hashfunc import sha1_hash32
+
+        return sha1_hash32
+    return xxhash.xxh32_intdigest
+
+
+def _shingle_bytes_hashes(texts: Sequence[tuple[str | None, str | None]], params: DedupSettings):
+    """(uint32 hashes of every document's shingle bytes, concatenated; shingles per document)."""
+    docs = [problem_shingles(c, m, params.ngram) for c, m in texts]
+    counts = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+    items = [s for doc in docs for s in doc]
+    if params.hash == "xxh32":
+        # A shingle seen twice changes no minimum; with xxh32 the repeats cost less than finding them.
+        return np.fromiter(map(xxhash.xxh32_intdigest, items), dtype=np.uint32, count=len(items)), counts
+    # datasketch's sha1_hash32: the first 4 digest bytes, little-endian; a set per document saves
+    # the repeats' share of the sha1 calls.
+    docs = [set(doc) for doc in docs]
+    counts = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+    digests = b"".join([hashlib.sha1(s).digest() for doc in docs for s in doc])
+    return np.frombuffer(digests, dtype="<u4")[::5], counts
 
 
 # -- signatures ------------------------------------------------------------------------------------
@@ -55,7 +120,7 @@ def _sign_chunk(job: tuple[list[tuple[str | None, str | None]], DedupSettings]) 
     texts, params = job
     a, b = permutations(params.num_perm, params.seed)
     if params.signature == "shingle_bytes":
-        return shingle_bytes_signatures(texts, params.ngram, a, b, params.hash)
+        return minhash_of_hashes(*_shingle_bytes_hashes(texts, params), a, b)
     parts = []
     for i in range(0, len(texts), _BLOCK_DOCS):
         hashes, counts = problem_shingle_hashes(texts[i : i + _BLOCK_DOCS], params.ngram)
@@ -180,25 +245,15 @@ def _distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(index of the first row of each distinct row, in order; distinct-row number of every row).
 
     Rows are grouped by a 64-bit key and then compared whole; `np.unique(axis=0)` gives the same
-    answer but sorts 100k signatures about ten times slower.
+    answer but sorts 100k signatures about ten times slower, so it only settles a key collision.
     """
-    key = _row_keys(matrix)
-    order = np.argsort(key, kind="stable")
-    sk = key[order]
-    starts = np.concatenate(([True], sk[1:] != sk[:-1]))
-    first = np.maximum.accumulate(np.where(starts, np.arange(len(sk)), 0))
-    rep = np.empty(len(sk), dtype=np.int64)
-    rep[order] = order[first]  # the first row (in input order) with the same key
-    if not (matrix == matrix[rep]).all():  # a key collision: fall back to an exact sort
-        _, idx, inverse = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
-        order = np.argsort(idx, kind="stable")
-        renumber = np.empty_like(order)
-        renumber[order] = np.arange(len(order))
-        return idx[order], renumber[inverse.reshape(-1)]
-    rows_of = np.flatnonzero(rep == np.arange(len(rep)))
-    number = np.full(len(rep), -1, dtype=np.int64)
-    number[rows_of] = np.arange(len(rows_of))
-    return rows_of, number[rep]
+    _, first, inverse = np.unique(_row_keys(matrix), return_index=True, return_inverse=True)
+    if not (matrix == matrix[first[inverse]]).all():
+        _, first, inverse = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    number = np.empty_like(order)
+    number[order] = np.arange(len(order))
+    return first[order], number[inverse.reshape(-1)]
 
 
 def cluster(sigs: np.ndarray, params: DedupSettings, groups: np.ndarray | None = None) -> np.ndarray:
@@ -219,12 +274,9 @@ def cluster(sigs: np.ndarray, params: DedupSettings, groups: np.ndarray | None =
     pairs = pairs[ugroup[pairs[:, 0]] == ugroup[pairs[:, 1]]]
     if params.verify and len(pairs):
         pairs = pairs[_jaccard_ok(usig, pairs, params.threshold)]
-    ucomp = _components(len(usig), map(tuple, pairs.tolist()))
-    comp = ucomp[inverse]
-    # Relabel each component by its smallest document index.
-    smallest = np.full(len(usig), n, dtype=np.int64)
-    np.minimum.at(smallest, comp, np.arange(n, dtype=np.int64))
-    return smallest[comp]
+    # A component's root is its smallest distinct row, whose first document (rows_of is ascending)
+    # is the component's smallest document.
+    return rows_of[_components(len(usig), map(tuple, pairs.tolist()))][inverse]
 
 
 def clusters_of(labels: np.ndarray) -> list[list[int]]:

@@ -147,7 +147,7 @@ def chance_reasons(df: pl.DataFrame, alive: np.ndarray, maximum: float | None) -
 def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings) -> tuple[dict[int, str], dict]:
     """Rule 4: {row: detail} for contaminated rows among `alive`, and a summary."""
     from synthgen.stages.filter import contamination as C
-    from synthgen.stages.filter.benchmark_refs import benchmark_references, minhash_matches
+    from synthgen.stages.filter.contamination import benchmark_references, minhash_matches
 
     cfg = settings.contamination
     if not cfg.references and not cfg.benchmarks:

@@ -27,7 +27,7 @@ SINGLE_SAMPLE = r":s\d+$"  # single-turn samples `<lineage>:s<i>` count for thei
 
 
 @dataclass(frozen=True)
-class Lineage:
+class SeedLineage:
     seed_id: str
     seed_text: str
     env: str
@@ -40,7 +40,7 @@ class Lineage:
 
 
 @dataclass
-class ShardPlan:
+class LineagesLeft:
     """The shard's lineages not finished yet, as integers (file, row, j, env), and the figures around them."""
 
     todo: pl.DataFrame  # file, row, j, env: sorted by file and row, so texts stream in file order
@@ -89,7 +89,7 @@ def rows_per_lineage(parts: list[Path]) -> pl.DataFrame:
     return counts.collect(engine="streaming")
 
 
-def plan_shard(parts: list[Path], rows_parts: list[Path], settings, turns_per_lineage: int) -> ShardPlan:
+def plan_shard(parts: list[Path], rows_parts: list[Path], settings, turns_per_lineage: int) -> LineagesLeft:
     """The lineages of this shard left to run, from the seed files and the shard's rows on disk."""
     envs = settings.envs
     seeds = shard_seeds(parts, settings.shard, settings.num_shards, settings.max_seeds)
@@ -111,7 +111,7 @@ def plan_shard(parts: list[Path], rows_parts: list[Path], settings, turns_per_li
             resumed = set(hits["turn_id"].to_list())
     else:
         lineages = lineages.drop("seed_id").with_columns(rows=pl.lit(0, pl.UInt32))
-    return ShardPlan(
+    return LineagesLeft(
         todo=lineages.filter(pl.col("rows") < need).select("file", "row", "j", "env").sort("file", "row", "j"),
         lineages_total=lineages.height,
         lineages_done=lineages.filter(pl.col("rows") >= need).height,
@@ -120,7 +120,7 @@ def plan_shard(parts: list[Path], rows_parts: list[Path], settings, turns_per_li
     )
 
 
-def stream_lineages(parts: list[Path], todo: pl.DataFrame, envs: list[str], single: bool) -> Iterator[Lineage]:
+def stream_lineages(parts: list[Path], todo: pl.DataFrame, envs: list[str], single: bool) -> Iterator[SeedLineage]:
     """The lineages of `todo`, their seed texts read from `parts` batch by batch, in file order."""
     for (file_index,), rows in todo.group_by("file", maintain_order=True):
         part = parts[file_index]
@@ -138,7 +138,7 @@ def stream_lineages(parts: list[Path], todo: pl.DataFrame, envs: list[str], sing
                     text = texts[r].as_py()
                     if text is None:
                         raise UserError(f"{part}: column 'text' is null in row {int(wanted[at])}, which it must not be")
-                    yield Lineage(ids[r].as_py(), text, envs[env_ids[at]], js[at], single)
+                    yield SeedLineage(ids[r].as_py(), text, envs[env_ids[at]], js[at], single)
                 k = stop
             start = end
             if k >= len(wanted):

@@ -19,28 +19,20 @@ whole (text, reasoning, verdict, tokens) in RUN_DIR/generate-attempts/, sharded 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 from rich.console import Console
 
 from synthgen.envs import get_env
-from synthgen.stages.generate.plan import Lineage, check_seed_files, plan_shard, stream_lineages
+from synthgen.stages.generate.plan import SeedLineage, check_seed_files, plan_shard, stream_lineages
 from synthgen.stages.generate.settings import GenerateSettings
-from synthgen.store.attempts import attempts_dir
 from synthgen.store.layout import StageDir
 from synthgen.store.readiness import read_input
-from synthgen.turns.loop import Interrupted, Plan, TurnLoop, TurnStage
-from synthgen.turns.turn import TurnRequest
-
-__all__ = ["GenerateStage", "Interrupted", "Lineage", "run"]
+from synthgen.turns.loop import TurnLoop, TurnStage, UnitsLeft
+from synthgen.turns.turn import Lineage, Mode
 
 STAGE = "generate"
-
-
-def feedback_of(row: dict) -> str:
-    """What the next teacher prompt is told about an invalid turn: "<reason>: <detail>"."""
-    detail = (row.get("reason_detail") or "").strip()
-    return f"{row['reason']}: {detail}" if detail else str(row["reason"])
 
 
 class GenerateStage(TurnStage):
@@ -54,82 +46,56 @@ class GenerateStage(TurnStage):
     def turns_per_lineage(self) -> int:
         return self.settings.single_turn or self.settings.turns
 
+    @property
+    def teacher_samples(self) -> int:
+        return self.settings.single_turn or 1
+
     def rows_dir(self) -> StageDir:
         return StageDir(self.settings.run_dir, STAGE)
-
-    def attempts_dir(self) -> StageDir:
-        return attempts_dir(self.settings.run_dir, STAGE)
 
     def prepare(self) -> None:
         found = read_input(self.settings, "seeds", Console(stderr=True), STAGE, hint=", or pass --input-dir")
         self.seed_parts, self.input_meta = found.parts, found.metadata()
         check_seed_files(self.seed_parts)
 
-    def plan(self, parts: list[Path]) -> Plan:
+    def plan(self, parts: list[Path]) -> UnitsLeft:
         s, need = self.settings, self.turns_per_lineage
         shard = plan_shard(self.seed_parts, parts, s, need)
         todo = stream_lineages(self.seed_parts, shard.todo, s.envs, s.single_turn > 0)
         turns_todo = shard.lineages_total * need - shard.rows_on_disk
-        return Plan(todo, shard.lineages_total, shard.lineages_done, turns_todo, shard.resumed_keys)
+        return UnitsLeft(todo, shard.lineages_total, shard.lineages_done, turns_todo, shard.resumed_keys)
 
-    async def run_unit(self, item: Lineage, loop: TurnLoop) -> None:
-        env = get_env(item.env)
-        if item.single:
-            await self._single(item, env, loop)
-        else:
-            await self._multi(item, env, loop)
+    async def run_unit(self, item: SeedLineage, loop: TurnLoop) -> bool:
+        mode = Mode.SINGLE if item.single else Mode.MULTI
+        state = Lineage(item.lineage_id, item.seed_id, get_env(item.env), mode, seed_text=item.seed_text)
+        return await (self._single(state, loop) if item.single else self._multi(state, loop))
 
-    async def _multi(self, item: Lineage, env, loop: TurnLoop) -> None:
-        previous = summary = feedback = None
+    async def _multi(self, state: Lineage, loop: TurnLoop) -> bool:
         turns = self.settings.turns
         for turn in range(1, turns + 1):
-            kind, strategy = ("mutate", summary.strategy) if previous is not None else ("first", "first")
-            req = TurnRequest(
-                item.lineage_id,
-                item.seed_id,
-                env,
-                "multi",
-                turn,
-                kind,
-                strategy,
-                seed_text=item.seed_text,
-                previous=previous,
-                summary=summary,
-                feedback=feedback,
-                turns_left=turns - turn + 1,
-            )
-            outcome = await loop.turn(req)
+            outcome = await loop.turn(state.request(turn, turns_left=turns - turn + 1))
             if outcome is None:  # later turns would build on a turn that never finished
                 loop.expect_turns(-(turns - turn + 1))
-                return
-            if outcome.problem is not None and outcome.summary is not None:
-                previous, summary, feedback = outcome.problem, outcome.summary, None
-            else:
-                feedback = feedback_of(outcome.row)
+                return False
+            state.absorb(outcome)
+        return True
 
-    async def _single(self, item: Lineage, env, loop: TurnLoop) -> None:
+    async def _single(self, state: Lineage, loop: TurnLoop) -> bool:
         """The paper's baseline: K independent first-turn samples of one teacher prompt."""
-        k = self.settings.single_turn
-        first = TurnRequest(item.lineage_id, item.seed_id, env, "single", 1, "first", "first", seed_text=item.seed_text)
+        first = state.request(1)
         messages = loop.runner.teacher_messages(first)
-        answers = await loop.llm.complete("teacher", messages, k, key=first.turn_id, priority=first.priority)
+        answers = await loop.llm.complete(
+            "teacher", messages, self.settings.single_turn, key=first.turn_id, priority=first.priority
+        )
 
-        async def sample(i: int, answer) -> None:
-            req = TurnRequest(
-                f"{item.lineage_id}:s{i}",
-                item.seed_id,
-                env,
-                "single",
-                1,
-                "first",
-                "first",
-                seed_text=item.seed_text,
-                sample=i,
-            )
+        async def sample(i: int, answer) -> bool:
+            req = dataclasses.replace(first, lineage_id=f"{state.lineage_id}:s{i}")
             if await loop.turn(req, completion=answer) is None:
                 loop.expect_turns(-1)
+                return False
+            return True
 
-        await asyncio.gather(*(sample(i, answer) for i, answer in enumerate(answers)))
+        return all(await asyncio.gather(*(sample(i, answer) for i, answer in enumerate(answers))))
 
 
 def run(settings: GenerateSettings, *, force: bool = False, console: Console | None = None) -> StageDir:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, fields
 import polars as pl
 
 from synthgen.envs import reasons as R
+from synthgen.stages.plan.settings import ThroughputSettings
+from synthgen.turns.report import TOKEN_COLUMNS
 
 # Invalid turns whose problem still ran in the sandbox (validation) before it was rejected.
 CHECKED_IN_SANDBOX = (R.COMPILE_ERROR, R.EXECUTION_ERROR, R.NONDETERMINISTIC, R.OUTPUT_TOO_LARGE, R.TRIVIAL)
@@ -44,7 +46,7 @@ class Cost:
         kept = None if self.kept is None or other.kept is None else self.kept + other.kept
         return Cost(**total, kept=kept)
 
-    def gpu_seconds(self, tp) -> tuple[float, float]:
+    def gpu_seconds(self, tp: ThroughputSettings) -> tuple[float, float]:
         """(teacher, student) GPU-seconds under the throughput settings `tp`."""
         teacher = self.teacher_prompt_tokens / tp.prompt_tokens_per_s
         teacher += self.teacher_completion_tokens / tp.teacher_tokens_per_s
@@ -52,14 +54,13 @@ class Cost:
         student += self.student_completion_tokens / tp.student_tokens_per_s
         return teacher, student
 
-    def as_dict(self, tp) -> dict:
+    def as_dict(self, tp: ThroughputSettings) -> dict:
         teacher_s, student_s = self.gpu_seconds(tp)
-        tokens = (
-            self.teacher_prompt_tokens
-            + self.teacher_completion_tokens
-            + self.student_prompt_tokens
-            + self.student_completion_tokens
-        )
+        by_role = {
+            "teacher": (self.teacher_prompt_tokens, self.teacher_completion_tokens),
+            "student": (self.student_prompt_tokens, self.student_completion_tokens),
+        }
+        tokens = sum(n for pair in by_role.values() for n in pair)
         requests = self.teacher_requests + self.student_requests
         gpu_hours = (teacher_s + student_s) / 3600
         out = {
@@ -71,14 +72,7 @@ class Cost:
             },
             "student_attempts": round(self.student_attempts),
             "tokens": {
-                "teacher": {
-                    "prompt": round(self.teacher_prompt_tokens),
-                    "completion": round(self.teacher_completion_tokens),
-                },
-                "student": {
-                    "prompt": round(self.student_prompt_tokens),
-                    "completion": round(self.student_completion_tokens),
-                },
+                **{role: {"prompt": round(p), "completion": round(c)} for role, (p, c) in by_role.items()},
                 "total": round(tokens),
             },
             "sandbox_jobs": round(self.sandbox_jobs),
@@ -88,12 +82,7 @@ class Cost:
                 "total": round(gpu_hours, 4),
             },
             "wall_hours": round(gpu_hours / tp.gpus, 4),
-            "throughput": {
-                "gpus": tp.gpus,
-                "teacher_tokens_per_s": tp.teacher_tokens_per_s,
-                "student_tokens_per_s": tp.student_tokens_per_s,
-                "prompt_tokens_per_s": tp.prompt_tokens_per_s,
-            },
+            "throughput": tp.model_dump(include=set(ThroughputSettings.model_fields)),
             "kept": None if self.kept is None else round(self.kept),
             "per_kept": None,
         }
@@ -107,12 +96,7 @@ class Cost:
         return out
 
 
-COST_COLUMNS = ("lineage_id", "env", "mode", "valid", "reason", "scored", "attempts") + (
-    "teacher_tokens_in",
-    "teacher_tokens_out",
-    "student_tokens_in",
-    "student_tokens_out",
-)
+COST_COLUMNS = ("lineage_id", "env", "mode", "valid", "reason", "scored", "attempts", *TOKEN_COLUMNS)
 
 
 def counted(rows: pl.DataFrame, kept: int | None, validation_jobs: float = 2.0) -> Cost:
@@ -123,7 +107,7 @@ def counted(rows: pl.DataFrame, kept: int | None, validation_jobs: float = 2.0) 
     checked = valid.height + rows.filter(pl.col("reason").is_in(CHECKED_IN_SANDBOX)).height
 
     def total(frame: pl.DataFrame, column: str) -> float:
-        return float(frame[column].fill_null(0).sum()) if frame.height else 0.0
+        return float(frame[column].sum())  # nulls (and an empty frame) add nothing
 
     return Cost(
         turns=rows.height,
@@ -160,7 +144,7 @@ def measured(rows: pl.DataFrame, kept: int | None, validation_jobs: float) -> Pe
     turns = max(cost.turns, 1)
     invalid = rows.filter(~pl.col("valid"))
     checked = invalid.filter(pl.col("reason").is_in(CHECKED_IN_SANDBOX)).height
-    scored = float(rows.filter(pl.col("valid"))["scored"].fill_null(0).sum()) if cost.student_requests else 0.0
+    scored = float(rows.filter(pl.col("valid"))["scored"].sum())
     return PerTurn(
         teacher_prompt_tokens=cost.teacher_prompt_tokens / max(cost.teacher_requests, 1),
         teacher_completion_tokens=cost.teacher_completion_tokens / turns,

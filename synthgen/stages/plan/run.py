@@ -25,7 +25,7 @@ from synthgen.errors import UserError
 from synthgen.settings.base import ConfigFile, check_sections, load_config_file, resolve_settings
 from synthgen.stages.generate.settings import GenerateSettings
 from synthgen.stages.plan import cost as costs
-from synthgen.stages.plan.settings import PlanSettings
+from synthgen.stages.plan.settings import PlanSettings, RequestFigures
 from synthgen.stages.seeds.settings import SeedsSettings
 from synthgen.store.layout import StageDir
 
@@ -73,18 +73,6 @@ def figures_from_run(run_dir: Path, validation_jobs: float) -> tuple[costs.PerTu
     return figures(rows), per_env
 
 
-def default_figures(settings: PlanSettings) -> costs.PerTurn:
-    return costs.PerTurn(
-        teacher_prompt_tokens=settings.teacher_prompt_tokens,
-        teacher_completion_tokens=settings.teacher_completion_tokens,
-        student_prompt_tokens=settings.student_prompt_tokens,
-        student_completion_tokens=settings.student_completion_tokens,
-        valid_share=settings.valid_share,
-        kept_share=settings.kept_share,
-        validation_jobs=settings.validation_jobs,
-    )
-
-
 def plan(settings: PlanSettings, config: ConfigFile) -> dict:
     """The estimate and what it was made from, as a JSON-ready dict."""
     path = settings.config or config.path
@@ -97,7 +85,7 @@ def plan(settings: PlanSettings, config: ConfigFile) -> dict:
         overall, per_env = figures_from_run(settings.from_run, settings.validation_jobs)
         source = f"measured on {settings.from_run}"
     else:
-        overall, per_env = default_figures(settings), {}
+        overall, per_env = costs.PerTurn(**settings.model_dump(include=set(RequestFigures.model_fields))), {}
         source = "defaults (synthgen plan --help; set them in a plan: section or with flags)"
     envs = lineages_per_env(seeds, generate.lineages_per_seed, generate.envs)
     total = None

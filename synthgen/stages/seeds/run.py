@@ -64,7 +64,7 @@ def filler_flags(lines: list[str]) -> list[bool]:
                 in_string = None
             continue
         for quote in ('"""', "'''"):
-            if stripped.startswith(quote) or stripped.startswith(("r" + quote, "b" + quote)):
+            if stripped.startswith((quote, "r" + quote, "b" + quote)):
                 if stripped.count(quote) % 2 == 1:
                     in_string = quote
                 flags.append(True)
@@ -127,29 +127,27 @@ def documents(settings: SeedsSettings) -> Iterator[seed_sources.Document]:
     return seed_sources.iter_solutions(settings.paths, settings.code_column)
 
 
-def _priority(seed: int, text_id: str) -> bytes:
-    return hashlib.sha256(f"{seed}:{text_id}".encode()).digest()[:12]
+def _priority(seed: int, text_id: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:{text_id}".encode()).digest()[:12], "big")
 
 
 def select(windows: Iterable[Window], n: int, seed: int) -> list[tuple[str, Window]]:
     """The n distinct windows with the smallest priority, in priority order (with their ids)."""
-    heap: list[tuple[bytes, str, Window]] = []  # max-heap on priority via negation of bytes order
-    chosen: dict[str, bytes] = {}
+    heap: list[tuple[int, str, Window]] = []  # negated priorities: the root is the largest, evicted first
+    chosen: set[str] = set()
     for window in windows:
         sid = seed_id(window.text)
         if sid in chosen:
             continue
-        prio = _priority(seed, sid)
-        key = bytes(255 - b for b in prio)  # heapq is a min-heap: invert to evict the largest
+        item = (-_priority(seed, sid), sid, window)
         if len(heap) < n:
-            heapq.heappush(heap, (key, sid, window))
-            chosen[sid] = prio
-        elif key > heap[0][0]:
-            _, old, _ = heapq.heapreplace(heap, (key, sid, window))
-            del chosen[old]
-            chosen[sid] = prio
-    ranked = sorted(heap, key=lambda item: chosen[item[1]])
-    return [(sid, window) for _, sid, window in ranked]
+            heapq.heappush(heap, item)
+        elif item[0] > heap[0][0]:
+            chosen.discard(heapq.heapreplace(heap, item)[1])
+        else:
+            continue
+        chosen.add(sid)
+    return [(sid, window) for _, sid, window in sorted(heap, reverse=True)]
 
 
 def to_row(sid: str, window: Window, source: str) -> dict:

@@ -107,30 +107,24 @@ def iter_parquet(files: list[str], text_column: str, *, id_columns: tuple[str, .
             raise UserError(f"{file}: column {text_column!r} is {found}, expected string (the code as text)")
         repo_col = _pick(columns, REPO_COLUMNS)
         path_col = _pick(columns, PATH_COLUMNS)
-        id_col = _pick(columns, id_columns) if id_columns else None
+        id_col = _pick(columns, id_columns)
         wanted = [c for c in (text_column, repo_col, path_col, id_col) if c]
         row = 0
         try:
             for batch in pf.iter_batches(columns=wanted, batch_size=1024):
                 data = batch.to_pydict()
                 for i, text in enumerate(data[text_column]):
-                    yield _document(file, row + i, i, text, data, repo_col, path_col, id_col)
+                    repo, path, ident = (data[c][i] if c else None for c in (repo_col, path_col, id_col))
+                    if ident is not None:
+                        origin = f"{file}#{ident}"
+                    elif repo or path:
+                        origin = f"{repo or ''}:{path or ''}"
+                    else:
+                        origin = f"{file}#{row + i}"
+                    yield Document(origin=origin, text=text or "", repo=repo, path=path)
                 row += batch.num_rows
         except (pa.ArrowInvalid, OSError) as exc:
             raise UserError(f"cannot read Parquet file {file}: {str(exc).splitlines()[0]}") from None
-
-
-def _document(file, row, i, text, data, repo_col, path_col, id_col) -> Document:
-    repo = data[repo_col][i] if repo_col else None
-    path = data[path_col][i] if path_col else None
-    ident = data[id_col][i] if id_col else None
-    if ident is not None:
-        origin = f"{file}#{ident}"
-    elif repo or path:
-        origin = f"{repo or ''}:{path or ''}"
-    else:
-        origin = f"{file}#{row}"
-    return Document(origin=origin, text=text or "", repo=repo, path=path)
 
 
 def iter_jsonl(files: list[str], text_column: str) -> Iterator[Document]:
@@ -160,7 +154,7 @@ def iter_solutions(files: list[str], code_column: str) -> Iterator[Document]:
     if not files:
         raise UserError("no input files given")
     for name in files:
-        if name.endswith((".jsonl", ".json", ".jsonl.gz")) and not name.endswith(".gz"):
+        if name.endswith((".jsonl", ".json")):
             yield from iter_jsonl([name], code_column)
         else:
             yield from iter_parquet([name], code_column, id_columns=ID_COLUMNS)

@@ -3,28 +3,13 @@
 Reads (never writes) `seeds/`, `generate/`, `filter/`, `bin/` and `chain/` under the run
 directory, each file checked against its schema (a wrong one is exit 2, naming the file and the
 column); a stage that is missing is reported as absent, not as an error, and an unfinished one
-is counted as far as it is written (`shards_done` says how far). Numbers:
-
-- per stage: rows written (seeds, generated turns, kept and rejected, per bin; chains, links and
-  problems of the chain stage);
-- per (mode, turn): generated, valid, kept and the mean pass rate of valid rows: the multi-turn
-  yield curve;
-- reject reasons: generation reasons from the invalid rows, filter reasons from filter/stats.json;
-- pass-rate histograms per environment, of valid generated rows and of kept rows;
-- multi-turn against single-turn yield (kept problems per seed) when both modes are present;
-- token use per role (teacher, student: in and out) and tokens per kept problem; the chain
-  stage's own tokens separately;
-- the sets the run offers for `train --data` and export (synthgen.stages.stats.training_sets): the
-  filter's kept set, the bins together and one by one, the chains and their disjoint baseline,
-  each with its folder and counts per split;
-- chance levels (synthgen.envs.chance) of the valid generated rows and of the kept ones: their
-  distribution, how many a no-skill strategy solves at least half the time, per environment, the
-  strategies that won, and the mean pass rate above chance, (p - c) / (1 - c);
-- the generate stage's cost in the keys `synthgen plan` estimates: requests, prompt and completion
-  tokens, sandbox jobs, GPU-hours and wall time (at the throughput flags), and per kept problem.
-  The count is the rows' token columns, as the generate stage's
-  live line and stats file count them: prompt tokens once per request, completion tokens
-  (reasoning included) once per attempt.
+is counted as far as it is written (`shards_done` says how far). Besides rows per stage: the
+multi-turn yield curve per (mode, turn), reject reasons, pass-rate histograms per environment,
+multi- against single-turn yield per seed, token use per role (the chain stage's separately, as
+its `tries/` count them: `problems/` repeats hard starts generate already paid for), the sets
+offered to `train --data` (`training_sets`), chance levels (synthgen.envs.chance) and the
+generate stage's cost in the keys `synthgen plan` estimates, so an estimate and its outcome
+compare line by line.
 
 `collect` returns a JSON-ready dict (`--json` prints it as is); synthgen.stages.stats.show renders it with rich.
 """
@@ -43,7 +28,6 @@ from synthgen.errors import UserError
 from synthgen.stages.bin.run import histogram
 from synthgen.stages.plan import cost as costs
 from synthgen.stages.stats.settings import StatsSettings
-from synthgen.stages.stats.training_sets import training_sets
 from synthgen.store.attempts import format_failure_reasons
 from synthgen.store.layout import StageDir
 from synthgen.store.measurement import (
@@ -91,8 +75,12 @@ def _json(path: Path) -> dict | None:
         raise UserError(f"cannot read {path}: {exc}") from None
 
 
-def _hist(values: list, buckets: int) -> list[int]:
-    return histogram([v for v in values if v is not None], buckets)
+def _histograms(frame: pl.DataFrame, buckets: int) -> dict[str, list[int]]:
+    """A pass-rate histogram per environment of `frame`."""
+    return {
+        env: histogram(part["pass_rate"].drop_nulls().to_list(), buckets)
+        for (env,), part in sorted(frame.group_by("env"), key=lambda kv: kv[0][0])
+    }
 
 
 def collect(settings: StatsSettings) -> dict[str, Any]:
@@ -127,15 +115,10 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         # Before its first part, a generate that is running is not absent: say so, with its writer.
         note = running_note(generate)
         stages["generate"] = {"state": note} if note else None
-    stages["filter"] = (
-        None
-        if kept_frame is None and filter_stats is None
-        else {
-            "kept": len(kept_ids or ()),
-            "rejected": filter_stats.get("rejected") if filter_stats else None,
-            "input_rows": filter_stats.get("input_rows") if filter_stats else None,
-        }
-    )
+    stages["filter"] = None
+    if kept_frame is not None or filter_stats is not None:
+        known = filter_stats or {}
+        stages["filter"] = {"kept": len(kept_ids or ()), **{k: known.get(k) for k in ("rejected", "input_rows")}}
     bin_stage = StageDir.of(run, "bin")
     bin_summary = _json(bin_stage.path / "summary.json")
     if bin_summary:
@@ -159,16 +142,15 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         out["reasons"]["generation"] = dict(sorted(invalid.group_by("reason").len().iter_rows()))
         out["turns"] = _turns(gen, kept_ids is not None)
         out["modes"] = _modes(gen, kept_ids is not None)
-        out["tokens"] = _tokens(gen, len(kept_ids) if kept_ids is not None else None)
+        n_kept = len(kept_ids) if kept_ids is not None else None
+        out["tokens"] = _tokens(gen, n_kept)
         # The same keys as `synthgen plan` estimates, so that an estimate and its outcome compare.
-        out["cost"] = costs.counted(gen, len(kept_ids) if kept_ids is not None else None).as_dict(settings)
+        out["cost"] = costs.counted(gen, n_kept).as_dict(settings)
         if chain_tokens is not None:
             out["tokens"]["chain"] = chain_tokens
         out["pass_rate_histograms"] = {
-            "generated_valid": {
-                env: _hist(gen.filter(pl.col("valid") & (pl.col("env") == env))["pass_rate"].to_list(), b)
-                for env in sorted(gen["env"].unique().to_list())
-            }
+            # every environment generated, an empty histogram where none of its rows is valid
+            "generated_valid": _histograms(gen.with_columns(pass_rate=pl.when("valid").then("pass_rate")), b)
         }
     if filter_stats:
         out["reasons"]["filter"] = {k: v for k, v in filter_stats.get("reasons", {}).items() if k in R.FILTER and v}
@@ -186,18 +168,12 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         run, read_columns(generate, ("valid", "format_failures", "failed_examples"))
     )
     if kept_frame is not None:
-        out.setdefault("pass_rate_histograms", {})["kept"] = {
-            env: _hist(kept_frame.filter(pl.col("env") == env)["pass_rate"].to_list(), b)
-            for env in sorted(kept_frame["env"].unique().to_list())
-        }
+        out.setdefault("pass_rate_histograms", {})["kept"] = _histograms(kept_frame, b)
     return out
 
 
 def _chain(run: Path) -> tuple[dict | None, dict | None]:
-    """Chain stage counts (links, chains, problems, tries) and the tokens its own turns used.
-
-    Tokens come from `tries/` (one row per chain turn): `problems/` repeats the hard starts,
-    whose tokens the generate stage already counted."""
+    """Chain stage counts (links, chains, problems, tries) and the tokens its own turns used."""
     dirs = {name: StageDir.of(run, f"chain/{name}") for name in ("links", "problems", "tries", "disjoint")}
     files = sum(len(d.parts()) for d in dirs.values())
     if not files:
@@ -210,15 +186,14 @@ def _chain(run: Path) -> tuple[dict | None, dict | None]:
     if problems is not None:
         info["problems"] = problems.height
     frame = read_columns(dirs["tries"], TOKENS)
-    tokens = None
     if frame is not None:
         info["tries"] = frame.height
-        sums = {c: int(frame[c].fill_null(0).sum()) for c in TOKENS}
-        tokens = {
-            role: {"in": sums[f"{role}_tokens_in"], "out": sums[f"{role}_tokens_out"]}
-            for role in ("teacher", "student")
-        }
-    return info, tokens
+    return info, None if frame is None else _role_tokens(frame)
+
+
+def _role_tokens(frame: pl.DataFrame) -> dict[str, dict[str, int]]:
+    sums = {c: int(frame[c].fill_null(0).sum()) for c in TOKENS}
+    return {r: {"in": sums[f"{r}_tokens_in"], "out": sums[f"{r}_tokens_out"]} for r in ("teacher", "student")}
 
 
 def _mean(series: pl.Series) -> float | None:
@@ -265,16 +240,10 @@ def _modes(gen: pl.DataFrame, have_kept: bool) -> dict | None:
 
 
 def _tokens(gen: pl.DataFrame, kept: int | None) -> dict:
-    sums = {c: int(gen[c].fill_null(0).sum()) for c in TOKENS}
     out: dict[str, Any] = {"kept_problems": kept}
-    for role in ("teacher", "student"):
-        tin, tout = sums[f"{role}_tokens_in"], sums[f"{role}_tokens_out"]
-        out[role] = {
-            "in": tin,
-            "out": tout,
-            "total": tin + tout,
-            "per_kept": round((tin + tout) / kept, 1) if kept else None,
-        }
+    for role, n in _role_tokens(gen).items():
+        total = n["in"] + n["out"]
+        out[role] = {**n, "total": total, "per_kept": round(total / kept, 1) if kept else None}
     total = out["teacher"]["total"] + out["student"]["total"]
     out["total"] = {"total": total, "per_kept": round(total / kept, 1) if kept else None}
     out["counting"] = TOKEN_RULE
@@ -299,10 +268,43 @@ def _infra(run: Path) -> list[dict[str, Any]]:
     return found
 
 
+# The sets a run offers for training and export, each a folder `train --data` reads as it is
+# (synthgen.train.data), named by its path under the run directory: `filter` (the paper's "all
+# synthetic" set, one split `kept`), `bin` split by bin and `bin/<name>`, `chain` split by level and
+# `chain/disjoint`. An unfinished stage is listed with its rows so far and `finished: false`.
+def _splits(stage: StageDir, column: str) -> dict[str, int]:
+    frame = stage.read([column])
+    return dict(sorted((str(k), n) for k, n in frame.group_by(column).len().iter_rows()))
+
+
+def _entry(name: str, path: Path, splits: dict[str, int], finished: bool) -> dict[str, Any]:
+    return {"name": name, "data": str(path), "problems": sum(splits.values()), "splits": splits, "finished": finished}
+
+
+def training_sets(run: Path) -> list[dict[str, Any]]:
+    """The sets of `run` that hold rows, in pipeline order: name, `--data` folder, counts per split."""
+    out: list[dict[str, Any]] = []
+    kept = StageDir.of(run, "filter")
+    if kept.parts():
+        out.append(_entry("filter", kept.path, {"kept": kept.count_rows()}, bool(kept.done_shards())))
+    binned = StageDir.of(run, "bin")
+    if binned.nested_parts():
+        splits = _splits(binned, "difficulty")
+        finished = binned.is_done(binned.whole_shard)
+        out.append(_entry("bin", binned.path, splits, finished))
+        out += [_entry(f"bin/{b}", binned.path / b, {b: n}, finished) for b, n in splits.items()]
+    links = StageDir.of(run, "chain/links")
+    if links.parts():
+        finished = not links.status().missing
+        out.append(_entry("chain", links.path.parent, _splits(links, "level"), finished))
+    disjoint = StageDir.of(run, "chain/disjoint")
+    if disjoint.parts():
+        out.append(_entry("chain/disjoint", disjoint.path, _splits(disjoint, "difficulty"), True))
+    return out
+
+
 def print_stats(settings: StatsSettings) -> None:
     """`synthgen stats RUN_DIR`: the table on the terminal, or JSON with --json."""
-    import json
-
     from synthgen.stages.stats.show import show
 
     data = collect(settings)

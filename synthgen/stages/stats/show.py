@@ -24,44 +24,27 @@ def _table(
     return table
 
 
+def _pairs(counts: dict[str, Any], skip: tuple = (None,)) -> str:
+    """`key value, key value`, leaving out the values in `skip`."""
+    return ", ".join(f"{k} {v}" for k, v in counts.items() if v not in skip)
+
+
 def show(data: dict[str, Any], console: Console) -> None:
     stages = data["stages"]
     console.print(f"[bold]run[/bold] {data['run_dir']}")
-    rows = []
-    for name, info in stages.items():
-        if info is None:
-            rows.append([name, "absent"])
-        else:
-            rows.append([name, ", ".join(f"{k} {v}" for k, v in info.items() if v is not None)])
+    rows = [[name, "absent" if info is None else _pairs(info)] for name, info in stages.items()]
     console.print(_table("stages", ["stage", "rows"], rows, left=(0, 1), wrap=(1,)))
     if data.get("sets"):
-        console.print(
-            _table(
-                "sets to train on (train --data RUN_DIR/SET)",
-                ["set", "problems", "splits"],
-                [
-                    [
-                        t["name"] + ("" if t["finished"] else " (unfinished)"),
-                        t["problems"],
-                        ", ".join(f"{k} {v}" for k, v in t["splits"].items()),
-                    ]
-                    for t in data["sets"]
-                ],
-                left=(0, 2),
-                wrap=(2,),
-            )
-        )
+        title = "sets to train on (train --data RUN_DIR/SET)"
+        rows = [
+            [t["name"] + ("" if t["finished"] else " (unfinished)"), t["problems"], _pairs(t["splits"])]
+            for t in data["sets"]
+        ]
+        console.print(_table(title, ["set", "problems", "splits"], rows, left=(0, 2), wrap=(2,)))
     if data.get("turns"):
-        console.print(
-            _table(
-                "yield per turn",
-                ["mode", "turn", "generated", "valid", "kept", "mean pass rate"],
-                [
-                    [t["mode"], t["turn"], t["generated"], t["valid"], t["kept"], t["mean_pass_rate"]]
-                    for t in data["turns"]
-                ],
-            )
-        )
+        keys = ("mode", "turn", "generated", "valid", "kept", "mean_pass_rate")
+        rows = [[t[k] for k in keys] for t in data["turns"]]
+        console.print(_table("yield per turn", [k.replace("_", " ") for k in keys], rows))
     infra = [
         [f["stage"], f["shard"], kind, count, escape(f["causes"].get(kind, ""))]
         for f in data.get("infra", [])
@@ -82,30 +65,26 @@ def show(data: dict[str, Any], console: Console) -> None:
         )
         rows = [[escape(detail), n] for detail, n in unreadable["reasons"]]
         console.print(_table(title, ["reason", "answers"], rows, left=(0,), wrap=(0,)))
+    axis = "0" + "·" * (len(data["histogram_edges"]) - 3) + "1"
     for kind, groups in data.get("pass_rate_histograms", {}).items():
-        console.print(
-            _table(
-                f"pass rates ({kind.replace('_', ' ')})",
-                ["env", "n", "0" + "·" * (len(data["histogram_edges"]) - 3) + "1"],
-                [[env, sum(c), sparkline(c)] for env, c in groups.items()],
-                left=(0, 2),
-            )
-        )
-    measured = (data.get("measurement") or {}).get("generated")
+        rows = [[env, sum(c), sparkline(c)] for env, c in groups.items()]
+        console.print(_table(f"pass rates ({kind.replace('_', ' ')})", ["env", "n", axis], rows, left=(0, 2)))
+    measurement = data.get("measurement") or {}
+    measured = measurement.get("generated")
     if measured and measured["rows"]:
         for m in measured["measurements"]:
             console.print(f"pass rates measured against {m['described']}: {m['rows']} rows [{m['measured_by']}]")
         console.print(
             f"95% Wilson interval width: mean {measured['interval_width_mean']}, max {measured['interval_width_max']}"
         )
-    mutation = (data.get("measurement") or {}).get("mutation")
+    mutation = measurement.get("mutation")
     if mutation:
         q = mutation["quantiles"]
         console.print(
             f"mutation score of {mutation['rows']} valid problems: mean {mutation['mean']}, "
             f"median {q['p50']}, p10 {q['p10']}, p90 {q['p90']}"
         )
-    for kind, found in ((data.get("measurement") or {}).get("chance") or {}).items():
+    for kind, found in (measurement.get("chance") or {}).items():
         if not found or not found["measured"]:
             continue
         each = ", ".join(f"{env} {c['guessable']}/{c['n']}" for env, c in found["by_env"].items() if c["n"])
@@ -115,37 +94,21 @@ def show(data: dict[str, Any], console: Console) -> None:
             f"mean {found['mean']}, at or above {found['guessable_at']:g}: {found['guessable']} ({each}), "
             f"at 1: {found['always']}; mean pass rate above chance {'-' if above is None else above}"
         )
-    straddling = (data.get("measurement") or {}).get("straddling")
+    straddling = measurement.get("straddling")
     if straddling and any(straddling.values()):
-        each = ", ".join(f"{k} {v}" for k, v in straddling.items() if v)
-        console.print(f"binned problems whose interval straddles a bin boundary: {each}")
+        console.print(f"binned problems whose interval straddles a bin boundary: {_pairs(straddling, skip=(0, None))}")
     modes = data.get("modes")
     if modes:
-        console.print(
-            _table(
-                "multi-turn vs single-turn",
-                ["mode", "seeds", "generated", "valid", "kept", "kept/seed"],
-                [
-                    [m, *(modes[m][k] for k in ("seeds", "generated", "valid", "kept", "kept_per_seed"))]
-                    for m in ("multi", "single")
-                ],
-            )
-        )
+        keys = ("seeds", "generated", "valid", "kept", "kept_per_seed")
+        rows = [[m, *(modes[m][k] for k in keys)] for m in ("multi", "single")]
+        console.print(_table("multi-turn vs single-turn", ["mode", *keys[:-1], "kept/seed"], rows))
         console.print(f"multi/single kept per seed: {modes['multi_over_single']}")
     tokens = data.get("tokens")
     if tokens:
         title = f"tokens of the generated rows (kept problems: {tokens['kept_problems']})"
-        console.print(
-            _table(
-                title,
-                ["role", "in", "out", "total", "per kept"],
-                [
-                    [r, tokens[r]["in"], tokens[r]["out"], tokens[r]["total"], tokens[r]["per_kept"]]
-                    for r in ("teacher", "student")
-                ]
-                + [["all", None, None, tokens["total"]["total"], tokens["total"]["per_kept"]]],
-            )
-        )
+        rows = [[r, *(tokens[r][k] for k in ("in", "out", "total", "per_kept"))] for r in ("teacher", "student")]
+        rows.append(["all", None, None, tokens["total"]["total"], tokens["total"]["per_kept"]])
+        console.print(_table(title, ["role", "in", "out", "total", "per kept"], rows))
         console.print(f"tokens: {TOKEN_RULE}")
         chain = tokens.get("chain")
         if data.get("cost"):

@@ -15,7 +15,7 @@ from synthgen.envs.settings import ProgressionSettings
 from synthgen.envs.summary import Summary
 from synthgen.stages.bin.settings import SCHEMES
 from synthgen.stages.chain.disjoint import histogram_distance, match_level
-from synthgen.stages.chain.run import accepts, assemble, chain_bands, replay, summary_from_row
+from synthgen.stages.chain.run import accepts, assemble, chain_bands, replay
 from synthgen.store.layout import StageDir
 
 # Columns that must match row for row between two runs of the same settings.
@@ -105,7 +105,7 @@ def test_chains_start_from_the_chains_hard_band_and_step_down_through_the_bands(
     progression = ProgressionSettings()
     for row in tries.filter(pl.col("turn") == 1).iter_rows(named=True):
         start = hard.filter(pl.col("problem_id") == row["parent_id"]).row(0, named=True)
-        assert row["summary"] == summary_from_row(start, progression).render()
+        assert row["summary"] == Summary.from_row(start, progression).render()
     # A try is refused unless it lands in its band as a new problem; the first accepted try ends the step.
     steps = tries.with_columns(
         step=pl.col("turn_id").str.replace(r":try\d+:t\d+$", ""),
@@ -240,7 +240,7 @@ def test_a_stored_problem_summary_shows_its_examples():
         "solved_examples": ["f(1)"],
         "failed_examples": ["f(2)", "f(3)"],
     }
-    summary = summary_from_row(row, ProgressionSettings())
+    summary = Summary.from_row(row, ProgressionSettings())
     assert isinstance(summary, Summary) and summary.pass_rate == 0.125
     assert (summary.solved, summary.failed) == (["f(1)"], ["f(2)", "f(3)"])
     assert "f(1)" in summary.render() and "f(3)" in summary.render()

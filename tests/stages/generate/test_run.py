@@ -127,7 +127,7 @@ def test_progress_stats_file_and_stats_command_count_turns_and_tokens_alike(cli,
 
 def test_an_invalid_turn_is_fed_back_to_the_next_teacher_prompt(cli, seeds_run, tmp_path, scripted_server, monkeypatch):
     from synthgen.envs.base import Environment
-    from synthgen.stages.generate.run import feedback_of
+    from synthgen.turns.turn import feedback_of
 
     original, seen = Environment.teacher_messages, []
 
