@@ -121,7 +121,8 @@ def run_guarded(app: typer.Typer, argv: list[str] | None) -> int:
         return 0
     except Exception as exc:
         if is_out_of_space(exc):  # a full disk anywhere else (SQLite, a library's own files): infrastructure
-            print(f"synthgen: incomplete: {_command_name(argv)}: {OutOfSpace(_written(exc), exc)}", file=sys.stderr)
+            written = getattr(exc, "filename", None) or "a file"  # SQLite's error names no file
+            print(f"synthgen: incomplete: {_command_name(argv)}: {OutOfSpace(written, exc)}", file=sys.stderr)
             return EXIT_INFRA
 
         import traceback
@@ -136,11 +137,6 @@ def _command_name(argv: list[str] | None) -> str:
     """The command a command line runs (`generate`), for messages that have no other context."""
     names = set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
     return next((a for a in (sys.argv[1:] if argv is None else argv) if a in names), "")
-
-
-def _written(exc: BaseException) -> str:
-    """The file a failed write named, where the error says (SQLite's does not)."""
-    return str(getattr(exc, "filename", None) or "a file")
 
 
 # Without a terminal (a Slurm log, a pipe) rich wraps every console line at 80 columns, mid-phrase,

@@ -23,7 +23,7 @@ from pydantic_core import PydanticUndefined
 from synthgen.cli.flags import Flag, SettingsCommand
 from synthgen.cli.help import LAST_PANELS
 from synthgen.errors import UserError
-from synthgen.settings.base import LLM_SECTION, nested_model
+from synthgen.settings.base import LLM_SECTION, model_at
 from synthgen.settings.shared import DEFAULT_RUN_DIR
 
 HEADER = """\
@@ -129,9 +129,7 @@ def _line(model: type[BaseModel], flag: Flag, *, active: bool) -> str:
 
 
 def _default(model: type[BaseModel], path: tuple[str, ...]) -> Any:
-    for name in path[:-1]:
-        model = nested_model(model.model_fields[name].annotation) or model
-    info = model.model_fields[path[-1]]
+    info = model_at(model, path[:-1]).model_fields[path[-1]]
     if info.is_required():
         return PydanticUndefined
     return TypeAdapter(info.annotation).dump_python(info.get_default(call_default_factory=True), mode="json")

@@ -18,11 +18,10 @@ default is None, and resolution is defaults < config file < flags (synthgen.sett
 from __future__ import annotations
 
 import inspect
-import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 import typer
 from pydantic import BaseModel
@@ -30,7 +29,16 @@ from pydantic_core import PydanticUndefined
 
 from synthgen.cli.help import CONCERNS, SettingsHelp
 from synthgen.errors import UserError
-from synthgen.settings.base import ConfigFile, Settings, flag_name, nested_model, set_command_settings
+from synthgen.settings.base import (
+    ConfigFile,
+    Settings,
+    cli_spec,
+    flag_name,
+    nested_model,
+    put_path,
+    set_command_settings,
+    without_none,
+)
 
 _SIMPLE = (bool, int, float, str, Path)
 
@@ -181,13 +189,13 @@ class SettingsCommand:
                 value = values.pop(alias.param)
                 if value is not None:
                     for target in alias.targets:
-                        _put(overrides, target.split("."), value)
+                        put_path(overrides, target.split("."), value)
             for flag in flags:
                 value = values.pop(flag.param)
                 if value is not None and flag.split:
                     value = [piece.strip() for v in value for piece in str(v).split(",") if piece.strip()]
                 if value is not None:
-                    _put(overrides, list(flag.path), value)
+                    put_path(overrides, flag.path, value)
             names = {".".join(f.path): f.names[0] for f in flags if not f.argument}
             settings = config.resolve(model, overrides, names)
             if show:
@@ -250,7 +258,7 @@ def model_flags(
     """The flags of every field of `model`, depth first; fields with no flag form are skipped."""
     out: list[Flag] = []
     for name, info in model.model_fields.items():
-        spec = (info.json_schema_extra or {}).get("cli", {}) if isinstance(info.json_schema_extra, dict) else {}
+        spec = cli_spec(info)
         if spec.get("hidden"):
             continue
         path = (*prefix, name)
@@ -288,16 +296,9 @@ def model_flags(
     return out
 
 
-def _without_none(annotation: Any) -> Any:
-    if get_origin(annotation) in (Union, types.UnionType):
-        args = [a for a in get_args(annotation) if a is not type(None)]
-        return args[0] if len(args) == 1 else annotation
-    return annotation
-
-
 def _flag_type(annotation: Any) -> Any:
     """The type Typer parses for a field, or None when the field has no flag form."""
-    inner = _without_none(annotation)
+    inner = without_none(annotation)
     if inner in _SIMPLE or get_origin(inner) is Literal:
         return inner
     args = [a for a in get_args(inner) if a is not Ellipsis]
@@ -327,12 +328,6 @@ def _show_default(value: Any) -> str | None:
     return str(value)
 
 
-def _put(target: dict[str, Any], path: list[str], value: Any) -> None:
-    for key in path[:-1]:
-        target = target.setdefault(key, {})
-    target[path[-1]] = value
-
-
 def describe(command: str, settings: Settings) -> str:
     """The resolved settings as YAML, the hash, and what each LLM role will be sent."""
     import yaml
@@ -345,11 +340,12 @@ def describe(command: str, settings: Settings) -> str:
     data = settings.model_dump(mode="json")
     body = {settings.section: data} if settings.section else data
     lines.append(yaml.safe_dump(body, sort_keys=False, width=110).rstrip())
-    roles = [(n, getattr(settings, n)) for n in ("teacher", "student") if hasattr(settings, n)]
+    fields = dict(settings)  # the model's own fields, whichever command's model it is
+    roles = [(n, fields[n]) for n in ("teacher", "student") if n in fields]
     if roles:
         lines.append("# each request sends:")
     for name, role in roles:
-        n = getattr(settings, "attempts", 1) if name == "student" else 1
+        n = fields.get("attempts", 1) if name == "student" else 1
         sampling = " ".join(f"{k}={v}" for k, v in role.sampling().items())
         lines.append(
             f"#   {name}: POST {role.base_url.rstrip('/')}/chat/completions model={role.model} {sampling} n={n}"

@@ -9,7 +9,7 @@ names go on one line and its help below, indented. Text folds; nothing is ever c
 
 Panels come in this order: arguments, the command's first options ("Options": what it is about and
 where its servers are), the command's sections (Teacher, Student, ...) as the settings model
-declares them, then the panels of settings a user seldom sets first (synthgen.cli.flags.LAST_PANELS).
+declares them, then the panels of settings a user seldom sets first (LAST_PANELS below).
 """
 
 from __future__ import annotations

@@ -268,7 +268,7 @@ GROUPS: dict[str, tuple[str, list[SettingsCommand]]] = {
             SettingsCommand(
                 "show",
                 PromptsShowSettings,
-                "synthgen.envs.preview:show",
+                "synthgen.cli.prompts_show:show",
                 help="Print the messages a turn would send for a seed or a stored problem.",
             )
         ],

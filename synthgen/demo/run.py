@@ -26,8 +26,7 @@ def _roles(settings: DemoSettings, base_url: str | None) -> dict:
     """The demo's roles, each keeping its own defaults (teacher high effort, student low), on the
     demo's server unless the role names its own URL; the client settings (llm) go with them."""
     roles = {}
-    for name in ("teacher", "student"):
-        role = getattr(settings, name)
+    for name, role in (("teacher", settings.teacher), ("student", settings.student)):
         own = "base_url" in role.model_fields_set
         roles[name] = role.model_dump() | ({} if own or base_url is None else {"base_url": base_url})
     return {**roles, "llm": settings.llm.model_dump()}
@@ -36,7 +35,7 @@ def _roles(settings: DemoSettings, base_url: str | None) -> dict:
 def needs_server(settings: DemoSettings) -> bool:
     """True when some role has neither the demo's --base-url nor a URL of its own."""
     return settings.base_url is None and not all(
-        "base_url" in getattr(settings, name).model_fields_set for name in ("teacher", "student")
+        "base_url" in role.model_fields_set for role in (settings.teacher, settings.student)
     )
 
 
@@ -107,9 +106,9 @@ def fit_to_servers(settings: DemoSettings, base_url: str) -> DemoSettings:
 
     asyncio.run(check())
     update = {}
-    for name, role in (("teacher", teacher), ("student", student)):
-        if role.max_tokens != getattr(settings, name).max_tokens:
-            update[name] = getattr(settings, name).model_copy(update={"max_tokens": role.max_tokens})
+    for name, fitted, given in (("teacher", teacher, settings.teacher), ("student", student, settings.student)):
+        if fitted.max_tokens != given.max_tokens:
+            update[name] = given.model_copy(update={"max_tokens": fitted.max_tokens})
     return settings.model_copy(update=update) if update else settings
 
 

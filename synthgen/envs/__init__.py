@@ -48,11 +48,6 @@ ENVIRONMENTS: dict[str, str] = {
 DEFAULT_ENVIRONMENTS: tuple[str, ...] = ("induction", "abduction", "deduction", "fuzzing")
 
 
-def env_names() -> tuple[str, ...]:
-    """The registered environment names, in registry order."""
-    return tuple(ENVIRONMENTS)
-
-
 def get_env(name: str, settings=None):
     """The environment called `name`; an unknown name is a ValueError that lists the known ones."""
     if name not in ENVIRONMENTS:
@@ -61,4 +56,4 @@ def get_env(name: str, settings=None):
     return getattr(importlib.import_module(module), cls)(settings)
 
 
-__all__ = ["DEFAULT_ENVIRONMENTS", "ENVIRONMENTS", "env_names", "get_env"]
+__all__ = ["DEFAULT_ENVIRONMENTS", "ENVIRONMENTS", "get_env"]

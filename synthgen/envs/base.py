@@ -13,7 +13,7 @@ Dive into Scaling RL for Code Generation with Synthetic Data and Curricula") kno
     problem, verdict = await env.validate(problem, pool, env_settings, sandbox_settings)
     msgs = env.student_messages(problem)             # only for verdict.valid problems
     rewards = await env.rewards(problem, completions, pool, sandbox_settings, truncated=[...])
-    summary = summarize(problem, rewards, progression_settings)   # synthgen.envs.summary
+    summary = summarize(rewards, progression_settings)   # synthgen.envs.summary
 
 One attempt alone: `await env.score(problem, completion, pool, sandbox, truncated=False)`, which
 is `env.parse_student(text)` (FormatError -> a format failure) then `await env.check(...)`.
@@ -39,13 +39,14 @@ from synthgen.envs import parsing, prompts, validation
 from synthgen.envs.parsing import FormatError
 from synthgen.envs.problem import Problem, Reward, Verdict
 from synthgen.envs.settings import EnvSettings
-from synthgen.envs.summary import Summary, choose_strategy, summarize
-
-# Problem, Reward, Verdict, FormatError, Summary, summarize and choose_strategy live in their own
-# modules (problem, parsing, summary); they are re-exported here for callers of the older layout.
-__all__ = ["Environment", "FormatError", "Problem", "Reward", "Summary", "Verdict", "choose_strategy", "summarize"]
+from synthgen.envs.summary import Summary
 
 MAX_ANSWER_CHARS = 200_000
+
+
+def split_holdout(k: int, holdout_fraction: float) -> int:
+    """How many of k pairs the student sees: k - round(k * fraction), with at least one of each."""
+    return max(1, k - max(1, round(k * holdout_fraction)))
 
 
 class Environment(ABC):

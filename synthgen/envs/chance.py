@@ -41,7 +41,7 @@ How a success rate is measured:
 - a **random strategy over unboundedly many answers** (inputs drawn from the types of the
   problem's inputs) is scored on DRAWS independent draws from a generator seeded with the
   problem's id (reproducible: the same problem draws the same inputs on any machine); p is the
-  share of draws that pass, and `Outcome.interval` its 95% Wilson interval (about +-0.15 at
+  share of draws that pass, and `ChanceOutcome.interval` its 95% Wilson interval (about +-0.15 at
   p = 0.5 over 40 draws). A draw the sandbox never ran (the probes' time budget was spent, see
   synthgen.envs.mutation) is not a data point; one that raised or ran past its budget failed, as
   a student's answer would.
@@ -64,7 +64,6 @@ input keeps its type and keyword; a value v becomes
 
 from __future__ import annotations
 
-import ast
 import random
 import string
 from collections import Counter
@@ -92,7 +91,7 @@ class Probe:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ChanceOutcome:
     """One strategy's success rate: `successes` of `trials` equally likely answers or draws."""
 
     strategy: str
@@ -117,7 +116,7 @@ class Outcome:
 
 @dataclass
 class ChanceResult:
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[ChanceOutcome] = field(default_factory=list)
 
     @property
     def rate(self) -> float | None:
@@ -132,17 +131,9 @@ class ChanceResult:
             return []
         return sorted({o.strategy for o in self.outcomes if round(o.rate, 6) == best})
 
-    def best(self) -> Outcome | None:
-        best = self.rate
-        return next((o for o in self.outcomes if round(o.rate, 6) == best), None) if self.outcomes else None
-
     def to_fields(self) -> dict[str, Any]:
         rate = self.rate
         return {"chance_rate": rate, "chance_strategies": None if rate is None else self.winners}
-
-
-def unmeasured() -> dict[str, Any]:
-    return {"chance_rate": None, "chance_strategies": None}
 
 
 # -- reading verdicts -----------------------------------------------------------------------------
@@ -158,7 +149,7 @@ def passed(verdict) -> bool:
     return verdict is not None and str(verdict.status) == "ok" and verdict.match is True
 
 
-def per_call(ran: list, judge, random: tuple[str, ...] = ()) -> list[Outcome]:
+def per_call(ran: list, judge, random: tuple[str, ...] = ()) -> list[ChanceOutcome]:
     """Outcomes of probes whose every call is one answer (an argument list), judged alone:
     `judge(answer, verdict) -> bool`; labels in `random` are drawn strategies, the others
     deterministic (one call each) or enumerated."""
@@ -167,7 +158,7 @@ def per_call(ran: list, judge, random: tuple[str, ...] = ()) -> list[Outcome]:
         for label, answer, verdict in zip(probe.labels, probe.calls, verdicts):
             if ran_call(verdict):
                 hits.setdefault(label, []).append(int(judge(answer, verdict)))
-    return [Outcome(label, sum(h), len(h), random=label in random) for label, h in hits.items()]
+    return [ChanceOutcome(label, sum(h), len(h), random=label in random) for label, h in hits.items()]
 
 
 # -- inputs drawn like the problem's ----------------------------------------------------------------
@@ -286,17 +277,14 @@ def mode(encodings: list[str]) -> str | None:
     return next(e for e in encodings if counts[e] == top)
 
 
-def arity(code: str) -> int:
-    """Positional parameters of `f` without a default (at least 1), read from the AST."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError):
+def arity(code: str, name: str = "f") -> int:
+    """Positional parameters of `name` without a default (at least 1), read from the AST."""
+    from synthgen.envs.parsing import function_def
+
+    node = function_def(code, name)
+    if node is None:
         return 1
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == "f":
-            args = node.args.posonlyargs + node.args.args
-            return max(1, len(args) - len(node.args.defaults))
-    return 1
+    return max(1, len(node.args.posonlyargs + node.args.args) - len(node.args.defaults))
 
 
 def empty_of(encoded: str) -> str | None:

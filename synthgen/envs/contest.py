@@ -30,7 +30,7 @@ running `f` (twice, two hash seeds). The student never sees `f` and answers with
 from __future__ import annotations
 
 from synthgen.envs import contest_tests, parsing, reasons, validation
-from synthgen.envs.base import ManyInputs
+from synthgen.envs.base import ManyInputs, split_holdout
 from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward, Verdict
 from synthgen.envs.settings import EnvSettings
@@ -62,7 +62,7 @@ class Contest(ManyInputs):
 
     # -- teacher ---------------------------------------------------------------------------
     def check_message(self, message: str, code: str) -> None:
-        if "def f" in message or "```" in message:
+        if parsing.has_code(message):
             raise FormatError(reasons.FORMAT_ERROR, "the statement contains code")
 
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
@@ -78,11 +78,7 @@ class Contest(ManyInputs):
                 contest_tests.stdin_of(text)
             except ValueError:
                 return problem, Verdict(False, reasons.BAD_INPUTS, f"input {i + 1} is not one string (a whole stdin)")
-        calls = [f"f({x})" for x in problem.inputs]
-        labels = [f"f({short(x, 60)})" for x in problem.inputs]
-        verdicts, bad = await validation.run_deterministic(
-            problem, calls, labels, pool, sandbox, settings.max_output_chars
-        )
+        verdicts, bad = await validation.run_f(problem, pool, sandbox, settings.max_output_chars)
         if bad:
             return problem, bad
         if any(not (v.encoded or "").startswith('"') for v in verdicts):
@@ -90,8 +86,7 @@ class Contest(ManyInputs):
         problem.outputs = [v.encoded for v in verdicts]
         if len(set(problem.outputs)) < max(2, settings.min_distinct_outputs):
             return problem, Verdict(False, reasons.TRIVIAL, "too few distinct outputs over the inputs")
-        k = len(problem.inputs)
-        problem.visible_count = max(1, k - max(1, round(k * settings.holdout_fraction)))
+        problem.visible_count = split_holdout(len(problem.inputs), settings.holdout_fraction)
         return problem, Verdict(True, reasons.OK)
 
     # -- student ---------------------------------------------------------------------------
@@ -166,10 +161,10 @@ class Contest(ManyInputs):
             return CallVerdict(Status.OK, encoded=encoded)
 
         memorised = contest_tests.judge([verdict(e) for e in printed], problem.outputs, mode).passed
-        outcomes = [chance.Outcome("public-outputs", int(memorised), 1)]
+        outcomes = [chance.ChanceOutcome("public-outputs", int(memorised), 1)]
         if call is None:
             silent = contest_tests.judge([CallVerdict(Status.OK, value="")] * len(keys), problem.outputs, mode)
-            outcomes.append(chance.Outcome("empty-program", int(silent.passed), 1))
+            outcomes.append(chance.ChanceOutcome("empty-program", int(silent.passed), 1))
         return chance.ChanceResult(outcomes)
 
     # -- `synthgen verify` -----------------------------------------------------------------

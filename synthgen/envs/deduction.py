@@ -30,7 +30,7 @@ class Deduction(SingleInput):
         block = parsing.last_block(text, ("output",))
         if block is None:
             # Tolerated: the value alone in a ```python (or untagged) block.
-            block = parsing.last_block(text, ("python", ""), lambda b: _is_literal(b.text))
+            block = parsing.last_block(text, ("python", ""), lambda b: parsing.is_literal(b.text.strip()))
         if block is None:
             detail = f"no closed ```output block with the value; the answer has {parsing.describe_blocks(text)}"
             raise FormatError(reasons.FORMAT_ERROR, detail)
@@ -69,23 +69,13 @@ class Deduction(SingleInput):
             reward = await self.score(problem, f"```output\n{literal}\n```", pool, sandbox)
             return int(reward.value == 1.0)
 
-        outcomes = [chance.Outcome(f"empty:{v}", await won(v), 1) for v in chance.EMPTY_VALUES]
-        outcomes.append(chance.Outcome("coin", await won("True") + await won("False"), 2))
+        outcomes = [chance.ChanceOutcome(f"empty:{v}", await won(v), 1) for v in chance.EMPTY_VALUES]
+        outcomes.append(chance.ChanceOutcome("coin", await won("True") + await won("False"), 2))
         echoes = [await won(text) for text in chance.argument_texts(problem.inputs[0])]
         if echoes:
-            outcomes.append(chance.Outcome("echo", max(echoes), 1))
+            outcomes.append(chance.ChanceOutcome("echo", max(echoes), 1))
         returned = [v.encoded for _, verdicts in ran for v in verdicts if v is not None and str(v.status) == "ok"]
         common = chance.mode([e for e in returned if e is not None])
         if common is not None:
-            outcomes.append(chance.Outcome("mode", await won(chance.literal_of(common)), 1))
+            outcomes.append(chance.ChanceOutcome("mode", await won(chance.literal_of(common)), 1))
         return chance.ChanceResult(outcomes)
-
-
-def _is_literal(text: str) -> bool:
-    from synthgen.sandbox import values
-
-    try:
-        values.from_literal(text.strip())
-        return True
-    except ValueError:
-        return False

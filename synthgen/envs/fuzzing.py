@@ -45,9 +45,7 @@ class Fuzzing(Environment):
         rest, pre = parsing.split_functions(joined, ("pre_test_f",))
         rest, test = parsing.split_functions(rest, ("test_f",))
         inputs = parsing.teacher_inputs(answer.input_blocks)
-        message = answer.message or ""
-        if "def f" in message or "```" in message:
-            message = ""
+        message = "" if parsing.has_code(answer.message or "") else answer.message or ""
         return Problem(
             env=self.name,
             code=rest,

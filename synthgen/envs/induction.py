@@ -14,35 +14,32 @@ candidates run in the sandbox against the gold outputs like any other code.
 from __future__ import annotations
 
 from synthgen.envs import parsing, reasons, validation
-from synthgen.envs.base import ManyInputs
+from synthgen.envs.base import ManyInputs, split_holdout
 from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward, Verdict
 from synthgen.envs.settings import EnvSettings
 
-# One-argument functions a problem must not reduce to; they run inside the sandbox.
-TRIVIAL_MODULE = """
-def _rev(x):
-    return x[::-1]
-
-
-_TRIVIAL = {
-    "returns the argument": lambda x: x,
-    "len": len,
-    "sum": sum,
-    "sorted": sorted,
-    "sorted, descending": lambda x: sorted(x, reverse=True),
-    "reversed": _rev,
-    "min": min,
-    "max": max,
-    "abs": abs,
-    "negation": lambda x: -x,
-    "not": lambda x: not x,
-    "bool": bool,
-    "str": str,
-    "number of distinct items": lambda x: len(set(x)),
-    "upper-case": lambda x: x.upper(),
-    "lower-case": lambda x: x.lower(),
+# One-argument functions a problem must not reduce to (name -> source); they run inside the sandbox.
+TRIVIAL = {
+    "returns the argument": "lambda x: x",
+    "len": "len",
+    "sum": "sum",
+    "sorted": "sorted",
+    "sorted, descending": "lambda x: sorted(x, reverse=True)",
+    "reversed": "lambda x: x[::-1]",
+    "min": "min",
+    "max": "max",
+    "abs": "abs",
+    "negation": "lambda x: -x",
+    "not": "lambda x: not x",
+    "bool": "bool",
+    "str": "str",
+    "number of distinct items": "lambda x: len(set(x))",
+    "upper-case": "lambda x: x.upper()",
+    "lower-case": "lambda x: x.lower()",
 }
+TRIVIAL_MODULE = f"""
+_TRIVIAL = {{{", ".join(f"{name!r}: {source}" for name, source in TRIVIAL.items())}}}
 
 
 def _trivial(_cand, _index, _name, *args, **kwargs):
@@ -54,32 +51,8 @@ def _trivial(_cand, _index, _name, *args, **kwargs):
 def _all_args(*args, **kwargs):
     return args
 """
-TRIVIAL_NAMES = (
-    "returns the argument",
-    "len",
-    "sum",
-    "sorted",
-    "sorted, descending",
-    "reversed",
-    "min",
-    "max",
-    "abs",
-    "negation",
-    "not",
-    "bool",
-    "str",
-    "number of distinct items",
-    "upper-case",
-    "lower-case",
-)
 MAX_POSITIONS = 3
 MAX_TRIVIAL_CALLS = 5000
-
-
-def split_holdout(k: int, holdout_fraction: float) -> int:
-    """How many of k pairs the student sees: k - round(k * fraction), with at least one of each."""
-    held = max(1, round(k * holdout_fraction))
-    return max(1, k - held)
 
 
 class Induction(ManyInputs):
@@ -102,11 +75,7 @@ class Induction(ManyInputs):
         )
         if not 1 <= visible < k:
             return problem, Verdict(False, reasons.BAD_INPUTS, f"visible_count {visible} must be in 1..{k - 1}")
-        calls = [f"f({x})" for x in problem.inputs]
-        labels = [f"f({short(x, 60)})" for x in problem.inputs]
-        verdicts, bad = await validation.run_deterministic(
-            problem, calls, labels, pool, sandbox, settings.max_output_chars
-        )
+        verdicts, bad = await validation.run_f(problem, pool, sandbox, settings.max_output_chars)
         if bad:
             return problem, bad
         outputs = [v.encoded for v in verdicts]
@@ -122,8 +91,7 @@ class Induction(ManyInputs):
     # -- student ---------------------------------------------------------------------------
     def student_pairs(self, problem: Problem, pairs: list[dict]) -> list[dict]:
         """The leading `visible_count` pairs; the held-out rest checks the answer."""
-        shown = problem.visible_count if problem.visible_count is not None else max(1, len(pairs) - 1)
-        return pairs[:shown]
+        return pairs[: _shown(problem, len(pairs))]
 
     def parse_student(self, text: str) -> str:
         block = parsing.last_block(text, ("python", ""), lambda b: parsing.mentions_def(b.text, "f"))
@@ -195,18 +163,17 @@ class Induction(ManyInputs):
         outcomes = []
         common = chance.mode(visible)
         if common in passes:
-            outcomes.append(chance.Outcome("memorise+mode", passes[common], 1))
+            outcomes.append(chance.ChanceOutcome("memorise+mode", passes[common], 1))
         empty = chance.empty_of(self._visible_outputs(problem)[0]) if visible else None
         if empty in passes:
-            outcomes.append(chance.Outcome("memorise+empty", passes[empty], 1))
+            outcomes.append(chance.ChanceOutcome("memorise+empty", passes[empty], 1))
         drawn = [out for out in visible if out in passes]
         if drawn:
-            outcomes.append(chance.Outcome("memorise+visible", sum(passes[o] for o in drawn), len(drawn)))
+            outcomes.append(chance.ChanceOutcome("memorise+visible", sum(passes[o] for o in drawn), len(drawn)))
         return chance.ChanceResult(outcomes)
 
     def _visible_outputs(self, problem: Problem) -> list[str]:
-        shown = problem.visible_count if problem.visible_count is not None else max(1, len(problem.inputs) - 1)
-        return list(problem.outputs[:shown])
+        return list(problem.outputs[: _shown(problem, len(problem.inputs))])
 
     def _memorised(self, problem: Problem) -> tuple[list[tuple[str, str]], list[str]]:
         """The visible (input, output literal) pairs a student can copy, and the fallbacks tried."""
@@ -226,9 +193,14 @@ class Induction(ManyInputs):
         return [f"f({x})" for x in problem.inputs]
 
 
+def _shown(problem: Problem, k: int) -> int:
+    """How many of k pairs the student sees: `visible_count`, else all but one."""
+    return problem.visible_count if problem.visible_count is not None else max(1, k - 1)
+
+
 def check_message(message: str, code: str) -> None:
     """The hint must not give the code away (it is all the student gets besides the pairs)."""
-    if "def f" in message or "```" in message:
+    if parsing.has_code(message):
         raise FormatError(reasons.FORMAT_ERROR, "the message contains code")
     body = [ln.strip() for ln in code.split("\n") if len(ln.strip()) >= 24 and not ln.strip().startswith("#")]
     copied = [ln for ln in body if ln in message]
@@ -239,7 +211,7 @@ def check_message(message: str, code: str) -> None:
 async def trivial_check(problem: Problem, pool, sandbox) -> Verdict | None:
     """TRIVIAL if a constant-like or one-argument one-liner reproduces every gold output."""
     wheres = _parameters(problem.code)
-    candidates = [(name, where) for where in wheres for name in TRIVIAL_NAMES]
+    candidates = [(name, where) for where in wheres for name in TRIVIAL]
     # Stay well inside the sandbox's per-job call cap however many inputs the settings allow.
     candidates = candidates[: max(1, MAX_TRIVIAL_CALLS // max(1, len(problem.inputs)) - 1)]
     calls: list[str] = []
@@ -266,14 +238,12 @@ async def trivial_check(problem: Problem, pool, sandbox) -> Verdict | None:
 
 def _parameters(code: str) -> list[tuple[int | None, str]]:
     """(position, name) of f's first few parameters and its keyword-only ones, read from the AST."""
-    import ast
-
-    for node in ast.parse(code).body:
-        if isinstance(node, ast.FunctionDef) and node.name == "f":
-            positional = [a.arg for a in node.args.posonlyargs + node.args.args][:MAX_POSITIONS]
-            out: list[tuple[int | None, str]] = list(enumerate(positional))
-            out += [(None, a.arg) for a in node.args.kwonlyargs[:MAX_POSITIONS]]
-            if node.args.vararg and not positional:
-                out += [(i, f"*{i}") for i in range(MAX_POSITIONS)]
-            return out
-    return []
+    node = parsing.function_def(code)
+    if node is None:
+        return []
+    positional = [a.arg for a in node.args.posonlyargs + node.args.args][:MAX_POSITIONS]
+    out: list[tuple[int | None, str]] = list(enumerate(positional))
+    out += [(None, a.arg) for a in node.args.kwonlyargs[:MAX_POSITIONS]]
+    if node.args.vararg and not positional:
+        out += [(i, f"*{i}") for i in range(MAX_POSITIONS)]
+    return out

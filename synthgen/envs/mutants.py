@@ -28,6 +28,8 @@ import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from synthgen.envs.parsing import parse_python
+
 KINDS = ("arithmetic", "comparison", "boundary", "constant", "boolean", "branch", "return")
 _ARITH: dict[type, tuple[type, ...]] = {
     ast.Add: (ast.Sub,),
@@ -168,11 +170,8 @@ def _walk_f(tree: ast.Module) -> list[ast.AST]:
 
 def mutants(code: str, limit: int = 32) -> list[Mutant]:
     """Up to `limit` distinct mutants of `f` in `code` (none when code has no top-level f)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    nodes = _walk_f(tree)
+    tree = parse_python(code)
+    nodes = _walk_f(tree) if tree else []
     if not nodes:
         return []
     original = ast.unparse(tree)

@@ -316,12 +316,10 @@ async def score_checker(problem: Problem, pool, sandbox) -> MutationResult:
 
     The same trials are the environment's chance probes: an input that earns the reward is a
     strategy (`trivial:<x>`) that always succeeds, so any exploit makes the chance rate 1."""
-    from synthgen.envs.chance import ChanceResult, Outcome
-
     if not problem.pre_test_code or not problem.test_code:
         return MutationResult(None)
     module = problem.program() + CHECKER_HARNESS
-    arity = _arity(problem.pre_test_code, "pre_test_f")
+    arity = chance.arity(problem.pre_test_code, "pre_test_f")
     calls = [f"_trial({', '.join([x] * arity)})" for x in TRIVIAL_INPUTS]
     result = await pool.run(validation.job(module, calls, sandbox))
     if any(str(v.status) == "infra" for v in result.calls):
@@ -332,22 +330,7 @@ async def score_checker(problem: Problem, pool, sandbox) -> MutationResult:
         exploit = str(verdict.status) == "ok" and verdict.value == "'exploit'"
         outcomes.append((f"baseline:{text}", not exploit))
     scored = MutationResult.of(outcomes, 1, result.elapsed_s)
-    scored.chance = ChanceResult(
-        [Outcome(f"trivial:{kind.removeprefix('baseline:')}", int(not c), 1) for kind, c in outcomes]
+    scored.chance = chance.ChanceResult(
+        [chance.ChanceOutcome(f"trivial:{kind.removeprefix('baseline:')}", int(not c), 1) for kind, c in outcomes]
     )
     return scored
-
-
-def _arity(code: str, name: str) -> int:
-    """Positional parameters of `name` without a default (at least 1), read from the AST."""
-    import ast
-
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError):
-        return 1
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            args = node.args.posonlyargs + node.args.args
-            return max(1, len(args) - len(node.args.defaults))
-    return 1

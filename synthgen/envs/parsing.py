@@ -110,13 +110,31 @@ def _fold(tag: str) -> str:
     return _LANG_ALIASES.get(tag.lower(), "other")
 
 
+def parse_python(code: str) -> ast.Module | None:
+    """`code`'s syntax tree (nothing runs), or None when it does not parse."""
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def function_def(code: str, name: str = "f") -> ast.FunctionDef | None:
+    """The top-level (not async) definition of `name` in `code`; None when it has none or does not parse."""
+    tree = parse_python(code)
+    return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None) if tree else None
+
+
 def defines(code: str, name: str) -> bool:
     """Whether `code` parses and defines a top-level function `name` (no execution)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name for n in tree.body)
+    tree = parse_python(code)
+    return tree is not None and any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name for n in tree.body
+    )
+
+
+def has_code(message: str) -> bool:
+    """Whether a teacher's message holds code (a definition of f, or a fenced block)."""
+    return "def f" in message or "```" in message
 
 
 def mentions_def(code: str, name: str) -> bool:
@@ -186,11 +204,11 @@ def _require_literal(node: ast.AST) -> None:
     # bare `nan`/`inf`, which are not names inside the sandbox.
     called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
     if any(isinstance(n, ast.Name) and id(n) not in called for n in ast.walk(node)):
-        raise ArgsError(f"not a literal: {_short(ast.unparse(node))}")
+        raise ArgsError(f"not a literal: {short(ast.unparse(node))}")
     try:
         values.from_literal(ast.unparse(node))
     except (ValueError, RecursionError, MemoryError):
-        raise ArgsError(f"not a literal: {_short(ast.unparse(node))}") from None
+        raise ArgsError(f"not a literal: {short(ast.unparse(node))}") from None
 
 
 def input_list(block_text: str) -> list[str]:
@@ -213,14 +231,10 @@ def input_list(block_text: str) -> list[str]:
             raise whole from None
 
 
-def _short(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def short(text: str, limit: int = 80) -> str:
     """One-line, length-capped form of `text` for reason details."""
-    return _short(text, limit)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class FormatError(Exception):
@@ -339,13 +353,7 @@ def last_block(text: str, langs: tuple[str, ...], predicate=None) -> Block | Non
 def _reads_whole(block: Block) -> bool:
     if not block.text.strip():
         return False
-    if block.lang not in ("python", ""):
-        return True
-    try:
-        ast.parse(block.text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    return block.lang not in ("python", "") or parse_python(block.text) is not None
 
 
 def describe_blocks(text: str) -> str:
@@ -365,9 +373,8 @@ def describe_blocks(text: str) -> str:
 
 def strip_main_guard(code: str) -> str:
     """Drop top-level `if __name__ == "__main__":` demo sections (sloppy but harmless)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parse_python(code)
+    if tree is None:
         return code
     lines = code.split("\n")
     cut: list[tuple[int, int]] = []
@@ -386,9 +393,8 @@ def strip_main_guard(code: str) -> str:
 
 def split_functions(code: str, names: tuple[str, ...]) -> tuple[str, dict[str, str]]:
     """Move the top-level definitions of `names` out of `code`: (rest, {name: source})."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parse_python(code)
+    if tree is None:
         return code, {}
     lines = code.split("\n")
     taken: dict[str, str] = {}
@@ -439,10 +445,10 @@ def output_value(block: Block) -> str:
     what = f"```{block.tag} block" if block.tag else "untagged ``` block"
     if not whole:
         raise FormatError(reasons.FORMAT_ERROR, f"the {what} is empty")
-    if _is_value(whole):
+    if is_literal(whole):
         return whole
     lines = [ln.strip() for ln in block.text.split("\n") if ln.strip() and not ln.strip().startswith("#")]
-    literal = [ln for ln in lines if _is_value(ln)]
+    literal = [ln for ln in lines if is_literal(ln)]
     if literal and literal == lines[-1:]:
         return lines[-1]
     if len(literal) > 1:
@@ -454,7 +460,8 @@ def output_value(block: Block) -> str:
     raise FormatError(reasons.FORMAT_ERROR, f"the {what} is not a Python literal ({why}): {short(whole, 80)}")
 
 
-def _is_value(text: str) -> bool:
+def is_literal(text: str) -> bool:
+    """Whether `text` reads as one Python literal (values.from_literal: nothing evaluated)."""
     from synthgen.sandbox import values
 
     try:
@@ -479,9 +486,6 @@ def teacher_inputs(blocks: list[str]) -> list[str]:
 
 def is_definitions_only(code: str) -> bool:
     """Whether `code` parses and holds only imports, definitions and constant assignments."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
+    tree = parse_python(code)
     allowed = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
-    return bool(tree.body) and all(isinstance(node, allowed) for node in tree.body)
+    return tree is not None and bool(tree.body) and all(isinstance(node, allowed) for node in tree.body)

@@ -1,6 +1,10 @@
 """Preview of the exact messages a turn sends (`synthgen prompts show`), with no server.
 
     messages = preview(environment, "mutate", settings, row=stored_problem_row, pass_rate=0.9)
+    messages = preview(environment, "chain", settings, row=row, band=(0.41, 0.59))  # the chain target
+
+The CLI (synthgen.cli.prompts_show) reads the run's settings and chain's bands, which live in the
+stages above this package, and passes them in.
 
 A first-turn prompt starts from a seed (a built-in sample unless one is given); mutate and chain
 prompts from a problem, whose summary is rebuilt from its row (Summary.from_row) unless a pass
@@ -9,12 +13,11 @@ rate makes one up; `student=True` gives what the student reads instead.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from synthgen.envs.tool_settings import PromptsShowSettings
+from synthgen.envs.problem import Problem
+from synthgen.envs.summary import Summary
 from synthgen.errors import UserError
-from synthgen.settings.base import ConfigFile
 
 # A snippet of our own for a first-turn preview when no --seed-file is given.
 SAMPLE_SEED = '''def merge_ranges(ranges):
@@ -27,7 +30,6 @@ SAMPLE_SEED = '''def merge_ranges(ranges):
             merged.append((start, end))
     return merged
 '''
-CHAIN_TARGETS = {"chain-medium": "medium", "chain-easy": "easy"}
 
 
 def preview(
@@ -41,21 +43,16 @@ def preview(
     strategy: str | None = None,
     feedback: str | None = None,
     student: bool = False,
+    band: tuple[float, float] | None = None,
 ) -> list[dict]:
-    """The messages one turn of `kind` sends (or the student's, with `student`)."""
-    if student or kind != "first":
-        if row is None:
-            raise UserError("this needs a problem: --problem FILE, or --run-dir with --problem-id")
-        return _messages(environment, kind, row, settings, pass_rate, strategy, feedback, student)
-    if row is not None:
-        raise UserError("a first-turn prompt starts from a seed, not a problem: use --seed-file")
-    return _teacher(environment, "first", seed_text=seed_text or SAMPLE_SEED, feedback=feedback, strategy=strategy)
-
-
-def _messages(environment, kind, row, settings, pass_rate, strategy, feedback, student) -> list[dict]:
-    from synthgen.envs.problem import Problem
-    from synthgen.envs.summary import Summary
-
+    """The messages one turn of `kind` sends (or the student's, with `student`); `band` is a chain
+    turn's target pass-rate band."""
+    if not student and kind == "first":
+        if row is not None:
+            raise UserError("a first-turn prompt starts from a seed, not a problem: use --seed-file")
+        return _teacher(environment, kind, seed_text=seed_text or SAMPLE_SEED, feedback=feedback, strategy=strategy)
+    if row is None:
+        raise UserError("this needs a problem: --problem FILE, or --run-dir with --problem-id")
     problem = Problem.from_fields(row)
     if student:  # a problem never run has no gold outputs: the prompt shows them as unknown
         return environment.student_messages(problem)
@@ -64,27 +61,16 @@ def _messages(environment, kind, row, settings, pass_rate, strategy, feedback, s
         summary = Summary.made_up(pass_rate, settings.progression)
     elif row.get("pass_rate") is not None:
         summary = Summary.from_row(row, settings.progression)
-    if kind == "mutate":
-        if summary is None:
-            from synthgen.errors import UserError
-
-            raise UserError(
-                "a mutate prompt needs the student's pass rate: pass --pass-rate, or a stored problem that has one"
-            )
-        return _teacher(environment, kind, previous=problem, summary=summary, feedback=feedback, strategy=strategy)
-    strategy = strategy or "chain-medium"
-    from synthgen.stages.chain.run import chain_bands
-
-    level = chain_bands().get(CHAIN_TARGETS.get(strategy, ""))
-    band = (level.low, level.high) if level else None
+    if kind == "mutate" and summary is None:
+        raise UserError(
+            "a mutate prompt needs the student's pass rate: pass --pass-rate, or a stored problem that has one"
+        )
     return _teacher(
         environment, kind, previous=problem, summary=summary, feedback=feedback, strategy=strategy, target=band
     )
 
 
 def _teacher(environment, kind, **kwargs) -> list[dict]:
-    from synthgen.errors import UserError
-
     try:
         return environment.teacher_messages(kind, **kwargs)
     except ValueError as exc:
@@ -92,14 +78,13 @@ def _teacher(environment, kind, **kwargs) -> list[dict]:
 
 
 def problem_row(env: str, run_dir, problem_id, problem_file) -> dict | None:
-    from synthgen.errors import UserError
-
+    """The stored problem a prompt starts from (--problem FILE, or --run-dir with --problem-id), or None."""
     if problem_file is not None and (run_dir is not None or problem_id is not None):
         raise UserError("give either --problem or --run-dir with --problem-id, not both")
     if problem_file is not None:
-        from synthgen.envs.verify import load_problem_row
+        from synthgen.envs.verify import load_problem
 
-        problem, row = load_problem_row(str(problem_file), env)
+        problem, row = load_problem(str(problem_file), env)
         return {**row, **problem.to_fields()}
     if (run_dir is None) != (problem_id is None):
         raise UserError("--run-dir and --problem-id go together")
@@ -116,7 +101,6 @@ def find_stored_problem(run_dir: Path, problem_id: str) -> dict:
     in a run's generate, filter, bin or chain folders (valid rows first)."""
     import polars as pl
 
-    from synthgen.errors import UserError
     from synthgen.store.layout import StageDir
 
     if not run_dir.is_dir():
@@ -136,8 +120,6 @@ def find_stored_problem(run_dir: Path, problem_id: str) -> dict:
 
 
 def read_text(path: Path) -> str:
-    from synthgen.errors import UserError
-
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -145,43 +127,3 @@ def read_text(path: Path) -> str:
     if not text.strip():
         raise UserError(f"{path} is empty")
     return text
-
-
-def show(settings: PromptsShowSettings, config: ConfigFile) -> None:
-    """`synthgen prompts show`: print the messages a turn would send for a seed or a stored problem;
-    the run's own settings (the prompts' knobs) come from the config file."""
-    from synthgen.envs import get_env
-    from synthgen.stages.chain.settings import ChainSettings
-    from synthgen.stages.generate.settings import GenerateSettings
-
-    s = settings
-    run_settings = config.settings(ChainSettings if s.kind == "chain" else GenerateSettings)
-    try:
-        environment = get_env(s.env, run_settings.env)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    row = problem_row(s.env, s.stored_in, s.problem_id, s.problem)
-    if row is not None and row.get("problem_id") is None and row.get("teacher_answer") is not None:
-        # A turn whose answer did not parse: no problem to build a prompt from; show what was written.
-        detail = f"{row['reason']}: {row.get('reason_detail') or ''}".rstrip(": ")
-        print(f"===== teacher answer of {row['turn_id']} (did not parse: {detail}) =====")
-        print(row["teacher_answer"].rstrip("\n"))
-        return
-    seed = read_text(s.seed_file) if s.seed_file else None
-    messages = preview(
-        environment,
-        s.kind,
-        run_settings,
-        seed_text=seed,
-        row=row,
-        pass_rate=s.pass_rate,
-        strategy=s.strategy,
-        feedback=s.feedback,
-        student=s.student,
-    )
-    if s.as_json:
-        print(json.dumps(messages, indent=1, ensure_ascii=False))
-        return
-    for message in messages:
-        print(f"===== {message['role']} =====")
-        print(message["content"].rstrip("\n"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from synthgen.settings.base import Section, cli
 
@@ -13,7 +13,6 @@ from synthgen.settings.base import Section, cli
 class MutationSettings(Section):
     """Mutants of the teacher's f (and simple baselines) run on each valid problem's inputs, in the sandbox."""
 
-    model_config = ConfigDict(extra="forbid")
     cli_panel: ClassVar[str] = "Mutation score"
     enabled: bool = Field(
         True,
@@ -46,7 +45,6 @@ class ProgressionSettings(Section):
     target_low <= p <= target_high -> a new variant at the same level; p > target_high -> harder.
     """
 
-    model_config = ConfigDict(extra="forbid")
     easier_at: float = Field(
         0.0,
         ge=0,
@@ -76,7 +74,6 @@ class ProgressionSettings(Section):
 class EnvSettings(Section):
     """Knobs the environments share when they render, validate and score problems."""
 
-    model_config = ConfigDict(extra="forbid")
     cli_panel: ClassVar[str] = "Environments"
     holdout_fraction: float = Field(
         0.5, gt=0, lt=1, description="induction: share of the input/output pairs hidden from the student (at least one)"

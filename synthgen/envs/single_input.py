@@ -23,9 +23,7 @@ class SingleInput(Environment):
         code = parsing.strip_main_guard(answer.code)
         inputs = parsing.teacher_inputs(answer.input_blocks)
         # A message is optional here (the student sees the code); keep it only if it is prose.
-        message = answer.message or ""
-        if "def f" in message or "```" in message:
-            message = ""
+        message = "" if parsing.has_code(answer.message or "") else answer.message or ""
         return Problem(env=self.name, code=code, inputs=inputs, message=message)
 
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
@@ -36,11 +34,7 @@ class SingleInput(Environment):
         bad = bad or validation.static_checks(problem, ("f",))
         if bad:
             return problem, bad
-        calls = [f"f({x})" for x in problem.inputs]
-        labels = [f"f({short(x, 60)})" for x in problem.inputs]
-        verdicts, bad = await validation.run_deterministic(
-            problem, calls, labels, pool, sandbox, settings.max_output_chars
-        )
+        verdicts, bad = await validation.run_f(problem, pool, sandbox, settings.max_output_chars)
         if bad:
             return problem, bad
         shown = verdicts[0].value or ""

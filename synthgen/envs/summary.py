@@ -81,9 +81,9 @@ class Summary:
     def from_row(cls, row: dict[str, Any], progression: ProgressionSettings) -> Summary:
         """The summary of a stored PROBLEMS row (its counts and its `solved_examples` / `failed_examples`)."""
         rate = row.get("pass_rate")
-        rate = None if rate is None else float(rate)
-        return cls(
-            pass_rate=rate,
+        return cls.of(
+            progression,
+            pass_rate=None if rate is None else float(rate),
             attempts=int(row.get("attempts") or 0),
             scored=int(row.get("scored") or 0),
             correct=int(row.get("correct") or 0),
@@ -91,23 +91,28 @@ class Summary:
             infra_failures=int(row.get("infra_failures") or 0),
             solved=[str(a) for a in (row.get("solved_examples") or [])],
             failed=[str(a) for a in (row.get("failed_examples") or [])],
-            strategy=choose_strategy(rate, progression),
-            target_low=progression.target_low,
-            target_high=progression.target_high,
         )
 
     @classmethod
     def made_up(cls, pass_rate: float, progression: ProgressionSettings, attempts: int = 32) -> Summary:
         """A summary with the given pass rate and no example answers (for previews such as `prompts show`)."""
         correct = round(pass_rate * attempts)
-        return cls(
+        return cls.of(
+            progression,
             pass_rate=correct / attempts,
             attempts=attempts,
             scored=attempts,
             correct=correct,
             format_failures=0,
             infra_failures=0,
-            strategy=choose_strategy(correct / attempts, progression),
+        )
+
+    @classmethod
+    def of(cls, progression: ProgressionSettings, **counts: Any) -> Summary:
+        """A summary of `counts` with the strategy and target band the progression gives its pass rate."""
+        return cls(
+            **counts,
+            strategy=choose_strategy(counts["pass_rate"], progression),
             target_low=progression.target_low,
             target_high=progression.target_high,
         )
@@ -126,9 +131,8 @@ def choose_strategy(pass_rate: float | None, progression: ProgressionSettings) -
     return "harder"
 
 
-def summarize(problem, rewards: list[Reward], progression: ProgressionSettings) -> Summary:
+def summarize(rewards: list[Reward], progression: ProgressionSettings) -> Summary:
     """Pass rate over scored attempts (infra excluded), examples, and the next strategy."""
-    del problem  # the summary depends on the attempts only; kept in the signature for callers
     scored = [r for r in rewards if r.value is not None]
     correct = [r for r in scored if r.value == 1.0]
     rate = (len(correct) / len(scored)) if scored else None
@@ -137,7 +141,8 @@ def summarize(problem, rewards: list[Reward], progression: ProgressionSettings) 
     wrong_answers = [r.answer for r in wrong if r.status == "ok" and r.answer] or [
         f"(unreadable answer: {r.detail})" for r in wrong if r.status == "format"
     ]
-    return Summary(
+    return Summary.of(
+        progression,
         pass_rate=rate,
         attempts=len(rewards),
         scored=len(scored),
@@ -146,9 +151,6 @@ def summarize(problem, rewards: list[Reward], progression: ProgressionSettings) 
         infra_failures=sum(r.status == "infra" for r in rewards),
         solved=_shortest_distinct([r.answer for r in correct if r.answer]),
         failed=_shortest_distinct(wrong_answers),
-        strategy=choose_strategy(rate, progression),
-        target_low=progression.target_low,
-        target_high=progression.target_high,
     )
 
 

@@ -69,6 +69,12 @@ def call_failure(verdict, label: str) -> Verdict | None:
     return Verdict(False, reasons.EXECUTION_ERROR, f"{label}: {status}: {short(error, 300)}")
 
 
+async def run_f(problem: Problem, pool, sandbox, max_chars: int):
+    """`f` on each of the problem's inputs, as `run_deterministic` runs calls."""
+    labels = [f"f({short(x, 60)})" for x in problem.inputs]
+    return await run_deterministic(problem, [f"f({x})" for x in problem.inputs], labels, pool, sandbox, max_chars)
+
+
 async def run_deterministic(problem: Problem, calls: list[str], labels: list[str], pool, sandbox, max_chars: int):
     """Run `calls` on the problem's program under two hash seeds.
 

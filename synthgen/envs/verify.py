@@ -18,18 +18,14 @@ import sys
 from pathlib import Path
 
 from synthgen.envs import get_env
-from synthgen.envs.parsing import ArgsError, canonical_args, short
+from synthgen.envs.parsing import ArgsError, FormatError, canonical_args, short
 from synthgen.envs.problem import Problem
 from synthgen.errors import UserError
 
 
-def load_problem(spec: str, env_name: str | None) -> Problem:
-    """A Problem from `FILE.json` or `FILE.parquet:ROW` (a row number, turn_id or problem_id)."""
-    return load_problem_row(spec, env_name)[0]
-
-
-def load_problem_row(spec: str, env_name: str | None) -> tuple[Problem, dict]:
-    """The Problem of `load_problem` and the whole row it came from (counts, summary examples, ...)."""
+def load_problem(spec: str, env_name: str | None) -> tuple[Problem, dict]:
+    """A Problem from `FILE.json` or `FILE.parquet:ROW` (a row number, turn_id or problem_id), and the
+    whole row it came from (counts, summary examples, ...)."""
     path_text, key = spec, None
     if ".parquet:" in spec:
         path_text, key = spec.rsplit(":", 1)
@@ -126,8 +122,8 @@ async def verify(problem: Problem, answer_text: str, env_settings, sandbox, trun
         try:
             parsed = env.parse_student(answer_text)
             out("parsed answer:\n  " + parsed.strip().replace("\n", "\n  "))
-        except Exception as exc:  # FormatError: shown, then scored as a format failure below
-            out(f"parsed answer: none ({getattr(exc, 'detail', exc)})")
+        except FormatError as exc:  # shown, then scored as a format failure below
+            out(f"parsed answer: none ({exc.detail})")
             parsed = None
         reward = await env.score(problem, answer_text, pool, sandbox, truncated=truncated)
         labels = env.call_labels(problem, parsed or "")
@@ -153,7 +149,7 @@ def run(settings) -> int:
 
     if settings.env_name is not None and settings.env_name not in ENV_NAMES:
         raise UserError(f"unknown environment {settings.env_name!r}; choose from {', '.join(ENV_NAMES)}")
-    problem = load_problem(settings.problem, settings.env_name)
+    problem, _ = load_problem(settings.problem, settings.env_name)
     answer = read_answer(settings.answer)
     asyncio.run(verify(problem, answer, settings.env, settings.sandbox, truncated=settings.truncated))
     return 0

@@ -17,11 +17,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from synthgen.envs import DEFAULT_ENVIRONMENTS
 from synthgen.errors import InfraIncomplete, UserError
 from synthgen.online.log import OnlineLog
 from synthgen.online.pool import OnlinePool
 from synthgen.online.requests import EXPLORE, OnlineRequest
-from synthgen.settings.base import DEFAULT_ENV_NAMES
 from synthgen.store.files import write_text_atomic
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ class OnlineSession:
         self.log = OnlineLog(self.root, settings.settings_hash(), enabled=main)
         # The teacher writes for --online-envs, else for the environments training is limited to, else the
         # paper's four (the contest environment holds imported problems, which a teacher does not write).
-        envs = list(self.online.envs) or list(settings.envs) or list(DEFAULT_ENV_NAMES)
+        envs = list(self.online.envs) or list(settings.envs) or list(DEFAULT_ENVIRONMENTS)
         self.pool = OnlinePool(
             self.online,
             envs=envs,

@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synthgen.envs import get_env
-from synthgen.envs.base import Problem, Summary, choose_strategy
+from synthgen.envs.problem import Problem
 from synthgen.envs.settings import ProgressionSettings
+from synthgen.envs.summary import Summary, choose_strategy
 from synthgen.online.requests import EXPLORE, OnlineRequest
 from synthgen.turns.turn import Lineage, Mode, TurnRunner
 

@@ -14,12 +14,11 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
-from synthgen.envs import DEFAULT_ENVIRONMENTS, env_names
+from synthgen.envs import ENVIRONMENTS
 from synthgen.errors import UserError
 
 # The environment names, read from the registry (synthgen.envs.ENVIRONMENTS, which imports nothing).
-ENV_NAMES: tuple[str, ...] = env_names()
-DEFAULT_ENV_NAMES: tuple[str, ...] = DEFAULT_ENVIRONMENTS  # generate's default (the paper's four)
+ENV_NAMES: tuple[str, ...] = tuple(ENVIRONMENTS)
 
 # Keys a config file may hold at the top level, shared by every stage that has such a field.
 SHARED_KEYS: frozenset[str] = frozenset({"run_dir", "seed"})
@@ -104,7 +103,7 @@ class Settings(Section):
     shard of a Slurm array, and a resumed run with more workers, share one hash.
     """
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+    model_config = ConfigDict(validate_assignment=True)  # extra="forbid" comes from Section
     section: ClassVar[str] = ""
     unhashed: ClassVar[frozenset[str]] = frozenset()
 
@@ -165,8 +164,9 @@ def load_config_file(path: Path | None) -> dict[str, Any]:
         raise UserError(f"cannot read config file {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise UserError(f"config file {path} is not UTF-8 text (byte {exc.start} cannot be decoded)") from None
+    toml = path.suffix.lower() == ".toml"
     try:
-        if path.suffix.lower() == ".toml":
+        if toml:
             if sys.version_info >= (3, 11):
                 import tomllib
             else:  # pragma: no cover - exercised on 3.10 only
@@ -178,7 +178,7 @@ def load_config_file(path: Path | None) -> dict[str, Any]:
             data = yaml.safe_load(text)
     except Exception as exc:  # parser errors differ by library; all mean the same to the user
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(f"config file {path} is not valid {_kind(path)}: {first}") from None
+        raise UserError(f"config file {path} is not valid {'TOML' if toml else 'YAML'}: {first}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -225,17 +225,13 @@ class ConfigFile:
         if self._data is None:
             data = load_config_file(self.path)
             check_sections(data, self.sections, self.keys)
-            where = f" in {self.path}" if self.path else ""
-            if self.llm_models:
-                try:
+            try:
+                if self.llm_models:
                     check_llm_section(data, *self.llm_models)
-                except UserError as exc:
-                    raise UserError(f"{exc}{where}") from None
-            for name, keys in self.keys.items():
-                try:
+                for name, keys in self.keys.items():
                     section_values(keys.model, _section_dict(data, name), keys, name)
-                except UserError as exc:
-                    raise UserError(f"{exc}{where}") from None
+            except UserError as exc:
+                raise UserError(f"{exc}{f' in {self.path}' if self.path else ''}") from None
             self._data = data
         return self._data
 
@@ -277,10 +273,6 @@ def check_sections(
     )
 
 
-def _kind(path: Path) -> str:
-    return "TOML" if path.suffix.lower() == ".toml" else "YAML"
-
-
 # -- config keys: a field's name, or its flag's name, dashes or underscores --------------------------
 def flag_name(name: str, spec: dict[str, Any], flag_prefix: str = "") -> str:
     """The flag of a field (`max_in_flight` -> `--max-in-flight`; in a section, `--teacher-url`)."""
@@ -288,18 +280,25 @@ def flag_name(name: str, spec: dict[str, Any], flag_prefix: str = "") -> str:
     return own if own.startswith("--") else f"--{flag_prefix}{own}"
 
 
-def _spec(info: Any) -> dict[str, Any]:
+def cli_spec(info: Any) -> dict[str, Any]:
+    """What a field's `cli(...)` says (see `cli`); {} when it says nothing."""
     extra = info.json_schema_extra
     return extra.get("cli", {}) if isinstance(extra, dict) else {}
 
 
-def nested_model(annotation: Any) -> type[BaseModel] | None:
-    """The pydantic model a field holds (`TeacherSettings`, `X | None`), or None."""
+def without_none(annotation: Any) -> Any:
+    """`X` for `X | None`; any other annotation as it is."""
     from typing import Union, get_args, get_origin
 
     if get_origin(annotation) in (Union, types.UnionType):
         args = [a for a in get_args(annotation) if a is not type(None)]
-        annotation = args[0] if len(args) == 1 else annotation
+        return args[0] if len(args) == 1 else annotation
+    return annotation
+
+
+def nested_model(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model a field holds (`TeacherSettings`, `X | None`), or None."""
+    annotation = without_none(annotation)
     return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
@@ -310,7 +309,7 @@ def flag_keys(
     out: dict[str, tuple[str, ...]] = {}
     for name, info in model.model_fields.items():
         path = (*prefix, name)
-        flag = flag_name(name, _spec(info), flag_prefix)
+        flag = flag_name(name, cli_spec(info), flag_prefix)
         nested = nested_model(info.annotation)
         if nested is not None:
             out.update(flag_keys(nested, path, f"{flag[2:]}-"))
@@ -329,7 +328,7 @@ def _local_names(model: type[BaseModel]) -> dict[str, str]:
     """The keys a nested mapping (`teacher: {...}`) may use: field names and their flags' own part."""
     out: dict[str, str] = {}
     for name, info in model.model_fields.items():
-        own = (_spec(info).get("flag") or name).lstrip("-").replace("-", "_")
+        own = (cli_spec(info).get("flag") or name).lstrip("-").replace("-", "_")
         out.setdefault(own, name)
     out.update({name: name for name in model.model_fields})
     return out
@@ -350,13 +349,13 @@ def section_values(
         # `dedup: false` is the flag --dedup (dedup.enabled); `dedup: {...}` is the section
         flag_of_section = norm in flat and len(flat[norm]) > 1 and not isinstance(value, dict)
         if norm in model.model_fields and not flag_of_section:
-            _put_path(high, (norm,), _nested_values(model, norm, value, f"{where}.{norm}"))
+            put_path(high, (norm,), _nested_values(model, norm, value, f"{where}.{norm}"))
         elif norm in flat:
             path = flat[norm]
-            _put_path(high, path, _nested_values_at(model, path, value, f"{where}.{norm}"))
+            put_path(high, path, _nested_values(model_at(model, path[:-1]), path[-1], value, f"{where}.{norm}"))
         elif norm in aliases:
             for path in aliases[norm]:
-                _put_path(low, tuple(path.split(".")), value)
+                put_path(low, tuple(path.split(".")), value)
         else:
             raise UserError(_unknown(key, where, [*flat, *model.model_fields, *aliases]))
     return _deep_merge(low, high)
@@ -382,11 +381,8 @@ def _nested_values(model: type[BaseModel], name: str, value: Any, where: str) ->
     return out
 
 
-def _nested_values_at(model: type[BaseModel], path: tuple[str, ...], value: Any, where: str) -> Any:
-    return _nested_values(_model_at(model, path[:-1]), path[-1], value, where)
-
-
-def _put_path(target: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+def put_path(target: dict[str, Any], path: tuple[str, ...] | list[str], value: Any) -> None:
+    """Set `value` at `path` in nested dicts, merging it into a mapping already there."""
     for key in path[:-1]:
         child = target.get(key)
         if not isinstance(child, dict):
@@ -419,7 +415,7 @@ def llm_values(file_data: dict[str, Any], keys: SectionKeys | None) -> tuple[dic
         norm = str(key).replace("-", "_")
         if norm in LLM_ROLE_KEYS:
             for path in keys.llm.get(norm, ()):
-                _put_path(low, tuple(path.split(".")), value)
+                put_path(low, tuple(path.split(".")), value)
             continue
         if norm in LLM_ROLES:
             if value is not None and not isinstance(value, dict):
@@ -428,13 +424,14 @@ def llm_values(file_data: dict[str, Any], keys: SectionKeys | None) -> tuple[dic
         else:
             targets = [((*p.split("."), norm), value) for p in keys.llm.get("client", ())]
         for path, given in targets:
-            parent = _model_at(keys.model, path[:-1])
+            parent = model_at(keys.model, path[:-1])
             name = _local_names(parent).get(path[-1], path[-1])
-            _put_path(high, (*path[:-1], name), _nested_values(parent, name, given, f"llm.{norm}"))
+            put_path(high, (*path[:-1], name), _nested_values(parent, name, given, f"llm.{norm}"))
     return low, high
 
 
-def _model_at(model: type[BaseModel], path: tuple[str, ...]) -> type[BaseModel]:
+def model_at(model: type[BaseModel], path: tuple[str, ...]) -> type[BaseModel]:
+    """The nested settings model at `path` (a field's parent section)."""
     for name in path:
         model = nested_model(model.model_fields[name].annotation) or model
     return model

@@ -7,7 +7,8 @@ from typing import ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
-from synthgen.settings.base import DEFAULT_ENV_NAMES, ENV_NAMES, Section, Settings, cli
+from synthgen.envs import DEFAULT_ENVIRONMENTS
+from synthgen.settings.base import ENV_NAMES, Section, Settings, cli
 
 DEFAULT_RUN_DIR = Path("data/runs/default")
 # Upper bounds that keep one process within a machine's means (a typo of 10^8 attempts would
@@ -86,7 +87,7 @@ class EnvListMixin(Section):
 
     all_when_empty: ClassVar[bool] = False
     envs: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_ENV_NAMES),
+        default_factory=lambda: list(DEFAULT_ENVIRONMENTS),
         description="environments, comma-separated or repeated (contest only when named)",
     )
 

@@ -22,7 +22,10 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from synthgen.envs import reasons
-from synthgen.envs.base import Environment, FormatError, Problem, Reward, Summary, summarize
+from synthgen.envs.base import Environment
+from synthgen.envs.parsing import FormatError
+from synthgen.envs.problem import Problem, Reward
+from synthgen.envs.summary import Summary, summarize
 from synthgen.store.measurement import provenance, wilson
 
 if TYPE_CHECKING:
@@ -304,7 +307,7 @@ class TurnRunner:
         broken = next((r for r in rewards if r.status == "infra"), None)
         if broken is not None:
             return TurnOutcome(row, infra="sandbox", cause=f"sandbox: {broken.detail}" if broken.detail else None)
-        summary = summarize(problem, rewards, self.settings.progression)
+        summary = summarize(rewards, self.settings.progression)
         low, high = wilson(summary.correct, summary.scored)
         row.update(pass_rate_low=low, pass_rate_high=high)
         row.update(provenance(self.settings.student, self.settings.attempts, row["student_model"], self.pool.isolation))

@@ -109,7 +109,7 @@ async def test_a_new_environment_needs_its_module_an_entry_and_its_templates(twi
     assert "f(1234) returns 4" in student
     rewards = await twin.rewards(problem, ["```input\n94\n```", "```input\n1234\n```", "no idea"], pool, sandbox)
     assert [r.value for r in rewards] == [1.0, 0.0, 0.0] and rewards[2].status == "format"
-    summary = summarize(problem, rewards, ProgressionSettings())
+    summary = summarize(rewards, ProgressionSettings())
     mutate = twin.teacher_messages("mutate", previous=problem, summary=summary)[0]["content"]
     assert "- f(1234) -> 4" in mutate and "solved it 1 of 3 times" in mutate
     chain = twin.teacher_messages(

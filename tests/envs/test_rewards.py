@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from synthgen.envs import get_env
-from synthgen.envs.base import Problem
+from synthgen.envs.problem import Problem
 
 
 async def valid(pool, env_settings, sandbox, problem: Problem) -> Problem:

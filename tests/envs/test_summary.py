@@ -59,7 +59,7 @@ def test_summary_counts_and_examples():
         Reward(0.0, "format", detail="no closed ```python block"),
         Reward(None, "infra", detail="sandbox failure"),
     ]
-    s = summarize(PROBLEM, rewards, ProgressionSettings())
+    s = summarize(rewards, ProgressionSettings())
     assert (s.attempts, s.scored, s.correct, s.format_failures, s.infra_failures) == (7, 6, 4, 1, 1)
     assert s.pass_rate == pytest.approx(4 / 6) and s.strategy == "harder"
     assert s.solved == ["def f(x): return x*3+1", "def f(x):\n    return 3 * x + 1"]
@@ -70,21 +70,21 @@ def test_summary_counts_and_examples():
 
 
 def test_summary_without_evidence():
-    s = summarize(PROBLEM, [Reward(None, "infra")] * 3, ProgressionSettings())
+    s = summarize([Reward(None, "infra")] * 3, ProgressionSettings())
     assert s.pass_rate is None and s.scored == 0 and s.strategy == "similar"
     assert "unknown" in s.render()
-    s = summarize(PROBLEM, [Reward(0.0, "format", detail="cut off")], ProgressionSettings())
+    s = summarize([Reward(0.0, "format", detail="cut off")], ProgressionSettings())
     assert s.pass_rate == 0.0 and s.strategy == "easier" and s.failed == ["(unreadable answer: cut off)"]
 
 
 def test_a_huge_answer_is_cut_in_the_text():
-    s = summarize(PROBLEM, [Reward(0.0, "ok", answer="x" * 5000)], ProgressionSettings())
+    s = summarize([Reward(0.0, "ok", answer="x" * 5000)], ProgressionSettings())
     assert "[... 2000 more characters]" in s.render()
 
 
 def test_from_row_rebuilds_the_summary_of_a_stored_problem():
     rewards = [Reward(1.0, "ok", answer="A")] * 5 + [Reward(0.0, "ok", answer="B"), Reward(None, "infra")]
-    original = summarize(PROBLEM, rewards, ProgressionSettings())
+    original = summarize(rewards, ProgressionSettings())
     row = {
         **PROBLEM.to_fields(),
         "pass_rate": original.pass_rate,

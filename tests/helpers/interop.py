@@ -87,7 +87,7 @@ def example_rows(pool) -> list[dict]:
     from synthgen.sandbox.settings import SandboxSettings
 
     async def validate(env_name: str):
-        problem = load_problem(str(EXAMPLES / env_name / "problem.json"), None)
+        problem, _ = load_problem(str(EXAMPLES / env_name / "problem.json"), None)
         return await get_env(env_name).validate(problem, pool, EnvSettings(), SandboxSettings())
 
     rows = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from synthgen.demo.scripted import bank_problems as bp
 from synthgen.demo.scripted.bank import solve_probability
-from synthgen.envs.base import Problem
+from synthgen.envs.problem import Problem
 from synthgen.llm.client import LLMClient
 from synthgen.llm.settings import RoleSettings, StudentSettings, TeacherSettings
 from synthgen.online.requests import EXPLORE, MUTATE, OnlineRequest

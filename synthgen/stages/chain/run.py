@@ -45,7 +45,8 @@ import polars as pl
 from rich.console import Console
 
 from synthgen.envs import get_env
-from synthgen.envs.base import Problem, Summary
+from synthgen.envs.problem import Problem
+from synthgen.envs.summary import Summary
 from synthgen.stages.chain.measure import settle
 from synthgen.stages.chain.settings import ChainSettings
 from synthgen.store.bins import SCHEMES, Bin, make_bins

@@ -27,7 +27,7 @@ def as_problem(b: bp.BankProblem, outputs=()) -> Problem:
 
 def summary(rate: float):
     rewards = [Reward(1.0, "ok", answer="a")] * int(rate * 32) + [Reward(0.0, "ok", answer="b")] * (32 - int(rate * 32))
-    return summarize(None, rewards, ProgressionSettings())
+    return summarize(rewards, ProgressionSettings())
 
 
 def test_same_request_same_replies_in_any_instance():

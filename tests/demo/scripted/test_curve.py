@@ -7,7 +7,7 @@ import pytest
 from synthgen.demo.scripted import bank_problems as bp
 from synthgen.demo.scripted.bank import BankResponder, solve_probability
 from synthgen.envs import get_env
-from synthgen.envs.base import Problem
+from synthgen.envs.problem import Problem
 from tests.helpers.curve import CurveScorer, bank_level
 
 

@@ -11,8 +11,8 @@ import shutil
 import polars as pl
 import pytest
 
-from synthgen.envs.base import Summary
 from synthgen.envs.settings import ProgressionSettings
+from synthgen.envs.summary import Summary
 from synthgen.stages.chain.disjoint import histogram_distance, match_level
 from synthgen.stages.chain.run import accepts, assemble, chain_bands, replay
 from synthgen.store.bins import SCHEMES

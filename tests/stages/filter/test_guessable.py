@@ -34,9 +34,9 @@ def _which(code: str, message: str | None) -> tuple[str, bool] | None:
 def _assert_chance(row: dict, env: str, planted: bool) -> None:
     p = (PLANTED if planted else CONTROLS)[env]
     if p.drawn:  # a random strategy: the implied p lies in the 95% Wilson interval of its 40 draws
-        from synthgen.envs.chance import DRAWS, Outcome
+        from synthgen.envs.chance import DRAWS, ChanceOutcome
 
-        low, high = Outcome("random", round(row["chance_rate"] * DRAWS), DRAWS, random=True).interval
+        low, high = ChanceOutcome("random", round(row["chance_rate"] * DRAWS), DRAWS, random=True).interval
         assert low <= p.chance <= high, (env, row["chance_rate"])
     else:
         assert row["chance_rate"] == p.chance, (env, planted, row["chance_rate"])
