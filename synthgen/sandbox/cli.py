@@ -15,7 +15,7 @@ and each job's output and results are capped in total (sandbox.results.Limits), 
 flat whatever the jobs return. A reader that goes away (`synthgen sandbox - | head -1`) ends the
 run quietly with exit code 0. A malformed line stops the run
 after the results of the lines before it: one line on stderr, exit code 2. `run(settings)` is
-what the command runs (its flags derive from synthgen.envs.tool_settings.SandboxRunSettings); `run_cli`
+what the command runs (its flags derive from synthgen.sandbox.settings.SandboxRunSettings); `run_cli`
 serves any pair of streams; `main` is `synthgen sandbox` itself, for `python -m`.
 """
 
