@@ -117,7 +117,7 @@ def run(settings, force: bool = False) -> None:
 
 def _finished(settings, out: Path, target: Target, benchmark: str, shard: str, force: bool) -> bool:
     unit = StageDir.at(out / target.tag / benchmark, "eval")
-    return check_finished(unit, shard, unit_hash(settings, benchmark), force, elsewhere="--output / --tag")
+    return check_finished(unit, shard, unit_hash(settings, benchmark), force, elsewhere="--output / --tag", cached=True)
 
 
 async def _evaluate(

@@ -181,7 +181,9 @@ class AttemptsShardWriter:
             self.stage.remove_stale_temps(self.shard)
         parts = self.stage.shard_parts(self.shard)
         for part in parts:
-            refuse_other_settings(self.stage, self.shard, read_metadata(part).get("settings_hash"), self.settings_hash)
+            refuse_other_settings(
+                self.stage, self.shard, read_metadata(part).get("settings_hash"), self.settings_hash, cached=True
+            )
         if parts:
             self._next_part = 1 + max(map(self.stage.part_index, parts))
         self.written = sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
@@ -214,7 +216,7 @@ class AttemptsShardWriter:
                     f"{self.shard} of {self.stage.path} was started with --keep-attempts {found} "
                     f"({part} holds its attempts), not {self.keep}{again}"
                 )
-            refuse_other_settings(self.attempts, self.shard, meta.get("settings_hash"), self.settings_hash)
+            refuse_other_settings(self.attempts, self.shard, meta.get("settings_hash"), self.settings_hash, cached=True)
         if self.keeping:
             have = {StageDir.part_index(p) for p in mine}
             missing = sorted(i for i in rows_at if i not in have)

@@ -24,34 +24,48 @@ from synthgen.store.layout import StageDir, StageStatus
 from synthgen.store.paths import output_folder
 
 
-def check_finished(stage: StageDir, shard: str, settings_hash: str, force: bool, *, elsewhere="--run-dir") -> bool:
+def check_finished(
+    stage: StageDir, shard: str, settings_hash: str, force: bool, *, elsewhere="--run-dir", cached: bool = False
+) -> bool:
     """True when `shard` is already finished with these settings (the caller skips it).
 
     A shard finished under other settings is an error unless `force`, in which case it is
     cleared: silently mixing two settings in one stage folder would poison every later stage.
+    `cached`: the stage's LLM answers are in the run's request cache (the message says so).
     """
     info = stage.done_info(shard)
     if info is None:
         return False
     if not force:
-        refuse_other_settings(stage, shard, info.get("settings_hash"), settings_hash, elsewhere)
+        refuse_other_settings(stage, shard, info.get("settings_hash"), settings_hash, elsewhere, cached=cached)
         return True
     stage.clear_shard(shard)
     return False
 
 
 def refuse_other_settings(
-    stage: StageDir, shard: str, found: str | None, settings_hash: str, elsewhere: str = "--run-dir"
+    stage: StageDir,
+    shard: str,
+    found: str | None,
+    settings_hash: str,
+    elsewhere: str = "--run-dir",
+    *,
+    cached: bool = False,
 ) -> None:
     """A one-line UserError when `shard` (its marker, or a part of it) was made under `found`, not these settings."""
     if found == settings_hash:
         return
     changed = settings_changes(stage, shard, found, settings_hash)
-    raise UserError(
-        f"{stage.path} already holds {shard} made with other settings ({changed}); --force redoes it "
-        f"(its output is replaced; LLM answers to requests the same as before come from the run's request "
-        f"cache, not paid for again), or use another {elsewhere}"
+    whole = stage.layout.whole is not None and shard == stage.layout.whole
+    what = f"{stage.path} was made" if whole else f"{stage.path} already holds {shard} made"
+    # Only a stage that asks an LLM has answers a re-run gets back for free.
+    cache = (
+        " (its output is replaced; LLM answers to requests the same as before come from the run's request "
+        "cache, not paid for again)"
+        if cached
+        else ""
     )
+    raise UserError(f"{what} with other settings ({changed}); --force redoes it{cache}, or use another {elsewhere}")
 
 
 def settings_changes(stage: StageDir, shard: str, found: str | None, settings_hash: str, limit: int = 4) -> str:
@@ -165,7 +179,7 @@ class WholeStage(ABC):
         with out.lock():
             info = out.done_info(out.whole_shard)
             if info is not None and not force:
-                refuse_other_settings(out, out.whole_shard, info.get("settings_hash"), self.digest)
+                refuse_other_settings(out, out.whole_shard, info.get("settings_hash"), self.digest, self.flag)
                 if self.up_to_date(info):
                     return False
             with out.rebuild() as build:

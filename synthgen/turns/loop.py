@@ -213,7 +213,7 @@ class TurnLoop:
 
     async def _run_locked(self, done_dir: StageDir) -> StageDir:
         stage, settings = self.stage, self.settings
-        if check_finished(done_dir, self.shard, self.digest, self.force):
+        if check_finished(done_dir, self.shard, self.digest, self.force, cached=True):
             self.console.print(f"{stage.name}: {self.shard} already finished in {done_dir.path}; skipping")
             self._note_attempts_not_kept()
             stage.complete_finished(self)

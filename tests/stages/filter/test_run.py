@@ -238,7 +238,9 @@ def test_signature_kind_is_recorded_and_runs_never_mix_kinds(tmp_path, capsys):
     capsys.readouterr()
     # The other kind over the same output is other settings: refused without --force.
     assert _main(["filter", "--run-dir", str(run), "--dedup-signature", "shingle_bytes"]) == 2
-    assert "other settings" in _one_line(capsys)
+    line = _one_line(capsys)
+    assert 'filter was made with other settings (dedup.signature: "token_hashes" -> "shingle_bytes")' in line, line
+    assert "request cache" not in line and "another --run-dir" in line, line  # filter asks no LLM
     assert _main(["filter", "--run-dir", str(run), "--dedup-signature", "shingle_bytes", "--force"]) == 0
     meta = read_metadata(run / "filter" / "kept.part-00000.parquet")
     assert json.loads(meta["settings"])["dedup"]["signature"] == "shingle_bytes"
