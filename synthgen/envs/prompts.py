@@ -25,12 +25,23 @@ from pathlib import Path
 import jinja2
 
 from synthgen.envs import checks
-from synthgen.envs.summary import CHAIN_STRATEGIES, MUTATE_STRATEGIES
+from synthgen.envs.summary import CHAIN_STRATEGIES, MUTATE_STRATEGIES, RowName
 from synthgen.errors import UserError
 
 ENV_VAR = "SYNTHGEN_PROMPTS_DIR"
 DISPLAY_LIMIT = 2000  # characters of one displayed value in a prompt
-TEACHER_KINDS = ("first", "mutate", "chain")
+
+
+class Kind(RowName):
+    """What a turn asks: a teacher prompt's kind, or none (calibrate measures a problem it was given)."""
+
+    FIRST = "first"
+    MUTATE = "mutate"
+    CHAIN = "chain"
+    CALIBRATE = "calibrate"
+
+
+TEACHER_KINDS = (Kind.FIRST, Kind.MUTATE, Kind.CHAIN)
 TEACHER_TEMPLATE = "_shared/teacher.j2"
 
 

@@ -20,14 +20,35 @@ medium -> easy) chosen by the chain stage, not from p.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from synthgen.envs.problem import Reward
 from synthgen.envs.settings import ProgressionSettings
 
-MUTATE_STRATEGIES = ("easier", "somewhat-easier", "similar", "harder")
-CHAIN_STRATEGIES = ("chain-medium", "chain-easy")
-STRATEGIES = ("first",) + MUTATE_STRATEGIES + CHAIN_STRATEGIES
+
+class RowName(str, Enum):
+    """A name written to rows and prompts as its plain string (not `StrEnum`: Python 3.10 is supported)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Strategy(RowName):
+    """How a new problem relates to the previous one: the rows' `strategy` column."""
+
+    FIRST = "first"
+    EASIER = "easier"
+    SOMEWHAT_EASIER = "somewhat-easier"
+    SIMILAR = "similar"
+    HARDER = "harder"
+    CHAIN_MEDIUM = "chain-medium"
+    CHAIN_EASY = "chain-easy"
+
+
+MUTATE_STRATEGIES = (Strategy.EASIER, Strategy.SOMEWHAT_EASIER, Strategy.SIMILAR, Strategy.HARDER)
+CHAIN_STRATEGIES = (Strategy.CHAIN_MEDIUM, Strategy.CHAIN_EASY)
+STRATEGIES = tuple(Strategy)
 EXAMPLE_CHARS = 3000  # longest student answer shown in a summary
 EXAMPLES_SHOWN = 2  # solved and failed answers each
 

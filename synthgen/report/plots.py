@@ -13,12 +13,12 @@ from typing import Any
 
 import polars as pl
 
+from synthgen.envs.summary import STRATEGIES
 from synthgen.settings.base import ENV_NAMES
 from synthgen.stages.bin.run import pyplot
 from synthgen.store.bins import Bin
 from synthgen.turns.report import TOKEN_COLUMNS
 
-STRATEGIES = ("first", "easier", "somewhat-easier", "similar", "harder", "chain-medium", "chain-easy")
 WIDE, TALL = (9.0, 3.3), (9.0, 5.2)
 # Environments in colours that no bin uses; bins from red (hard) to green (easy).
 ENV_COLORS = ("#4C72B0", "#DD8452", "#8172B3", "#937860", "#8C8C8C", "#64B5CD")
@@ -96,7 +96,7 @@ def pass_rates(gen: pl.DataFrame | None, targets: tuple[float, float] | None) ->
     _boxes(by_turn, [(str(t), _values(valid, "turn", t)) for t in turns], targets, "teacher's target")
     by_turn.set_xlabel("teacher turn")
     present = set(valid["strategy"].drop_nulls().to_list())
-    order = [s for s in STRATEGIES if s in present] + sorted(present - set(STRATEGIES))
+    order = [str(s) for s in STRATEGIES if s in present] + sorted(present - set(STRATEGIES))
     _boxes(by_strategy, [(s, _values(valid, "strategy", s)) for s in order], targets, "teacher's target")
     by_strategy.set_xlabel("strategy the teacher was given (the pass rate of what it wrote)")
     return _png(fig)

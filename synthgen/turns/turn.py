@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from synthgen.envs import reasons
 from synthgen.envs.base import Environment
 from synthgen.envs.parsing import FormatError
 from synthgen.envs.problem import Problem, Reward
-from synthgen.envs.summary import Summary, summarize
+from synthgen.envs.prompts import Kind
+from synthgen.envs.summary import RowName, Strategy, Summary, summarize
 from synthgen.store.measurement import provenance, wilson
 
 if TYPE_CHECKING:
@@ -33,41 +33,13 @@ if TYPE_CHECKING:
     from synthgen.turns.settings import TurnLoopSettings
 
 
-class TurnName(str, Enum):
-    """A name written to the rows as its plain string (not `StrEnum`: Python 3.10 is supported)."""
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class Mode(TurnName):
+class Mode(RowName):
     """How a lineage makes its problems: the rows' `mode` column."""
 
     MULTI = "multi"
     SINGLE = "single"
     CHAIN = "chain"
     ONLINE = "online"
-
-
-class Kind(TurnName):
-    """What the teacher is asked: the teacher prompt's kind (calibrate asks nothing)."""
-
-    FIRST = "first"
-    MUTATE = "mutate"
-    CHAIN = "chain"
-    CALIBRATE = "calibrate"
-
-
-class Strategy(TurnName):
-    """How a new problem relates to the previous one: the rows' `strategy` column."""
-
-    FIRST = "first"
-    EASIER = "easier"
-    SOMEWHAT_EASIER = "somewhat-easier"
-    SIMILAR = "similar"
-    HARDER = "harder"
-    CHAIN_MEDIUM = "chain-medium"
-    CHAIN_EASY = "chain-easy"
 
 
 @dataclass(kw_only=True)
