@@ -167,6 +167,9 @@ class WholeStage(ABC):
         """The output, made with these settings (its marker `info`), needs no rebuild."""
         return False
 
+    def swapped(self) -> None:  # noqa: B027 (an optional hook, not an abstract step)
+        """After the new output is swapped in, still under the lock: the folders that follow it."""
+
     @abstractmethod
     def build(self, build: StageDir) -> dict[str, Any]:
         """Write the output into `build` (swapped in when this returns); return the marker's figures."""
@@ -184,4 +187,5 @@ class WholeStage(ABC):
                     return False
             with out.rebuild() as build:
                 build.mark_done(out.whole_shard, {"settings_hash": self.digest, **self.build(build)})
+            self.swapped()
         return True

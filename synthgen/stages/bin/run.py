@@ -257,6 +257,8 @@ class BinStage(WholeStage):
     def __init__(self, settings: BinSettings, console: Console | None = None):
         super().__init__(settings, StageDir.of(settings.run_dir, STAGE), console)
         self.df = self.written = pl.DataFrame()  # every input row with its bin; the rows written
+        self.outside: pa.Table | None = None  # the rows outside every bin, for bin_outside/
+        self.outside_meta: dict = {}
 
     def prepare(self) -> None:
         s = self.settings
@@ -319,14 +321,20 @@ class BinStage(WholeStage):
             if rows.height:
                 write_parquet_atomic(build.group_part_path(b.name), _rows_of(table, rows), meta)
         write_text_atomic(build.path / SUMMARY, json.dumps(self.summary, indent=1, sort_keys=True) + "\n")
-        outside_stage = StageDir.of(settings.run_dir, OUTSIDE)
         rows = df.filter(pl.col("difficulty").is_null())
-        if settings.write_outside and rows.height:
-            with outside_stage.rebuild() as outside:
-                write_parquet_atomic(outside.group_part_path(), _rows_of(table, rows), meta)
-        else:
-            outside_stage.remove()
+        self.outside = _rows_of(table, rows) if settings.write_outside and rows.height else None
+        self.outside_meta = meta
         return {"input": found.fingerprint(), **found.metadata()}
+
+    def swapped(self) -> None:
+        # bin_outside/ follows bin/: a kill between the two leaves the new bin/ beside the old
+        # bin_outside/ (the next run replaces it), never new outside rows beside an old bin/.
+        outside_stage = StageDir.of(self.settings.run_dir, OUTSIDE)
+        if self.outside is None:
+            outside_stage.remove()
+            return
+        with outside_stage.rebuild() as outside:
+            write_parquet_atomic(outside.group_part_path(), self.outside, self.outside_meta)
 
 
 def run(
