@@ -33,10 +33,11 @@ def probe_settings(settings: BaseModel) -> list[str]:
             labels, samples = None, {"teacher": 1, "student": attempts}
         case _:
             raise UserError(f"--probe: {type(settings).__name__} names no teacher and student, nor a model")
-    match settings:
+    match settings:  # a single-turn run asks the teacher for that many samples at once
         case BaseModel(single_turn=int(single)) if single:
             samples["teacher"] = single
-        case BaseModel(base_url=str(shared)):
+    match settings:  # the demo's one server, unless a role names its own
+        case BaseModel(base_url=str(shared)) if shared:
             teacher, student = (
                 r if "base_url" in r.model_fields_set else r.model_copy(update={"base_url": shared})
                 for r in (teacher, student)

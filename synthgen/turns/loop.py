@@ -1,12 +1,13 @@
-"""The turn-loop runner: how generate and chain run teacher turns, whatever the turns are for.
+"""The turn-loop runner: how generate, chain and calibrate run their turns, whatever they are for.
 
 A stage says *what* to do (a `TurnStage`: its folders, its plan of work units, what one unit
 does); `TurnLoop` says *how*: it opens the LLM client (with the shard's request cache) and the
 sandbox pool, resumes the shard from the rows already on disk, keeps units running, writes one
 row per finished turn through a buffered, atomic writer, shows live progress, and writes the
-shard's stats file. A stage that names an `attempts_dir` keeps, with `--keep-attempts solved|all`,
-the student's attempts of each measured problem whole beside its rows: the same writer puts them
-down part for part just before the rows they belong to (synthgen.store.attempts).
+shard's stats file. A stage whose settings take `--keep-attempts` (KeepAttemptsSettings) keeps,
+with `solved` or `all`, the student's attempts of each measured problem whole beside its rows: the
+same writer puts them down part for part just before the rows they belong to
+(synthgen.store.attempts).
 
     class MyStage(TurnStage):
         name, units = "generate", "lineages"
