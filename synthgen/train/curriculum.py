@@ -57,7 +57,8 @@ class Schedule:
     scale_note: str = ""
 
     def data_bin(self, name: str) -> str:
-        return self.bin_map.get(name, name)
+        """The data bin a schedule slot draws from; ALL_BINS / ALL_PROBLEMS are never mapped."""
+        return name if name in EVERYTHING else self.bin_map.get(name, name)
 
     def phase_at(self, step: int) -> Phase:
         for phase in self.phases:

@@ -183,3 +183,11 @@ def test_cli_a_curriculum_naming_a_bin_the_data_lacks_stops(cli, tmp_path):
     assert rc == 2 and err.strip().count("\n") == 0, err
     assert "'hard' draws from bin(s) hard" in err and "easy (4), medium (4)" in err and "--missing-bins share" in err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_every_bin_and_every_problem_are_never_mapped_to_a_data_bin():
+    s = schedule_from_dict(
+        {"bins": {"*": "hard", "**": "easy", "a": "medium"}, "steps": {0: {"*": 1, "**": 1, "a": 2}}}
+    )
+    assert s.weights_at(0) == pytest.approx({"*": 0.25, "**": 0.25, "medium": 0.5})
+    assert s.bins_used() == ["*", "**", "medium"]

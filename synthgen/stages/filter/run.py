@@ -334,6 +334,7 @@ class FilterStage(WholeStage):
 
     def build(self, build: StageDir) -> dict:
         settings, found = self.settings, self.found
+        read_from = found.fingerprint()  # before reading: a marker never names input it did not read
         table = found.read_table()
         prior = prior_kept(settings.dedup.against if settings.dedup.enabled else [])
         df = pl.from_arrow(table)
@@ -355,7 +356,7 @@ class FilterStage(WholeStage):
             _write_parts(rejects, REJECTS_SHARD, dropped.cast(REJECTS), settings.rows_per_part, meta)
             rejects.mark_done(REJECTS_SHARD, {"settings_hash": self.digest, "rows": dropped.num_rows})
         write_text_atomic(build.path / STATS_FILE, json.dumps(self.summary, indent=1, sort_keys=True) + "\n")
-        return {"input": found.fingerprint(), "rows": kept.num_rows, "parts": n_parts, **found.metadata()}
+        return {"input": read_from, "rows": kept.num_rows, "parts": n_parts, **found.metadata()}
 
 
 def run(settings: FilterSettings, *, force: bool = False, console: Console | None = None) -> dict:

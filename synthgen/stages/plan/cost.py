@@ -107,7 +107,7 @@ def counted(rows: pl.DataFrame, kept: int | None, validation_jobs: float = 2.0) 
     checked = valid.height + rows.filter(pl.col("reason").is_in(CHECKED_IN_SANDBOX)).height
 
     def total(frame: pl.DataFrame, column: str) -> float:
-        return float(frame[column].sum())  # nulls (and an empty frame) add nothing
+        return float(frame[column].sum() or 0)  # nulls, an empty frame and an all-null column add nothing
 
     return Cost(
         turns=rows.height,
@@ -144,7 +144,7 @@ def measured(rows: pl.DataFrame, kept: int | None, validation_jobs: float) -> Pe
     turns = max(cost.turns, 1)
     invalid = rows.filter(~pl.col("valid"))
     checked = invalid.filter(pl.col("reason").is_in(CHECKED_IN_SANDBOX)).height
-    scored = float(rows.filter(pl.col("valid"))["scored"].sum())
+    scored = float(rows.filter(pl.col("valid"))["scored"].sum() or 0)
     return PerTurn(
         teacher_prompt_tokens=cost.teacher_prompt_tokens / max(cost.teacher_requests, 1),
         teacher_completion_tokens=cost.teacher_completion_tokens / turns,
