@@ -20,12 +20,12 @@ from dataclasses import dataclass, fields
 import polars as pl
 
 from synthgen.envs import reasons as R
+from synthgen.stages.generate.plan import SINGLE_SAMPLE
 from synthgen.stages.plan.settings import ThroughputSettings
 from synthgen.turns.report import TOKEN_COLUMNS
 
 # Invalid turns whose problem still ran in the sandbox (validation) before it was rejected.
 CHECKED_IN_SANDBOX = (R.COMPILE_ERROR, R.EXECUTION_ERROR, R.NONDETERMINISTIC, R.OUTPUT_TOO_LARGE, R.TRIVIAL)
-SINGLE_SAMPLE = r":s\d+$"
 
 
 @dataclass
