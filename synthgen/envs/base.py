@@ -35,11 +35,11 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 
-from synthgen.envs import parsing, prompts, validation
+from synthgen.envs import mutation, parsing, prompts, validation
+from synthgen.envs.chance import ChanceResult
 from synthgen.envs.parsing import FormatError
 from synthgen.envs.problem import Problem, Reward, Verdict
 from synthgen.envs.settings import EnvSettings
-from synthgen.envs.summary import Summary
 
 MAX_ANSWER_CHARS = 200_000
 
@@ -61,34 +61,8 @@ class Environment(ABC):
         self.settings = settings or EnvSettings()
 
     # -- teacher ---------------------------------------------------------------------------
-    def teacher_messages(
-        self,
-        kind: str,
-        *,
-        seed_text: str | None = None,
-        previous: Problem | None = None,
-        summary: Summary | None = None,
-        feedback: str | None = None,
-        target: tuple[float, float] | None = None,
-        strategy: str | None = None,
-    ) -> list[dict]:
-        """The teacher's messages for one turn.
-
-        kind: `first` (needs seed_text), `mutate` (needs previous and summary; strategy defaults to
-        summary.strategy, target to the summary's band) or `chain` (needs previous; strategy
-        `chain-medium` (the default) or `chain-easy`, target the pass-rate band to land in).
-        feedback: what was wrong with the teacher's previous answer, named in the new prompt.
-        """
-        return prompts.teacher_messages(
-            self,
-            kind,
-            seed_text=seed_text,
-            previous=previous,
-            summary=summary,
-            feedback=feedback,
-            target=target,
-            strategy=strategy,
-        )
+    # env.teacher_messages(kind, seed_text=..., previous=..., summary=...): see prompts.teacher_messages.
+    teacher_messages = prompts.teacher_messages
 
     def prompt_inputs(self) -> int:
         """How many inputs the teacher prompt asks for (environments with a range clamp it to their settings)."""
@@ -160,8 +134,6 @@ class Environment(ABC):
     async def mutation_score(self, problem: Problem, pool, sandbox, limit: int = 32, mutate: bool = True, probes=True):
         """A valid problem's mutation score (a MutationResult): mutants of f and baselines on its
         inputs (with `mutate`), and its chance level (`.chance`, with `probes`), in one sandbox job."""
-        from synthgen.envs import mutation
-
         wanted = self.chance_probes(problem) if probes else []
         if not self.needs_code or not (mutate or wanted):
             result = mutation.MutationResult(None, measured=mutate)
@@ -180,8 +152,6 @@ class Environment(ABC):
     async def chance_result(self, problem: Problem, ran: list, pool=None, sandbox=None):
         """The chance level (synthgen.envs.chance.ChanceResult) from the probes' verdicts, as
         [(probe, [CallVerdict or None per call])], and the strategies that need nothing run."""
-        from synthgen.envs.chance import ChanceResult
-
         del problem, ran, pool, sandbox
         return ChanceResult()
 

@@ -70,6 +70,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from synthgen.envs.parsing import ArgsError, function_def, split_args
+
 DRAWS = 40  # draws of a random-input strategy: +-0.15 (95%) at p = 0.5
 EMPTY_VALUES = ("None", "0", "0.0", "''", "[]", "()", "{}", "set()")
 NOT_RUN = "not run: its time budget was spent"  # the harness's word for a call it never started
@@ -169,7 +171,6 @@ def rng_for(problem_id: str, name: str) -> random.Random:
 
 def draw_arguments(text: str, n: int, rng: random.Random) -> list[str]:
     """`n` argument lists drawn like `text` (see the module docstring); [] when it cannot be read."""
-    from synthgen.envs.parsing import split_args
     from synthgen.sandbox import values
 
     try:
@@ -259,8 +260,6 @@ def literal_of(encoded: str) -> str | None:
 
 def argument_texts(text: str) -> list[str]:
     """The literal of each argument of an argument list (positional, then keyword values)."""
-    from synthgen.envs.parsing import ArgsError, split_args
-
     try:
         positional, keywords = split_args(text)
     except ArgsError:
@@ -279,8 +278,6 @@ def mode(encodings: list[str]) -> str | None:
 
 def arity(code: str, name: str = "f") -> int:
     """Positional parameters of `name` without a default (at least 1), read from the AST."""
-    from synthgen.envs.parsing import function_def
-
     node = function_def(code, name)
     if node is None:
         return 1

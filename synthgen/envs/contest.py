@@ -29,7 +29,7 @@ running `f` (twice, two hash seeds). The student never sees `f` and answers with
 
 from __future__ import annotations
 
-from synthgen.envs import contest_tests, parsing, reasons, validation
+from synthgen.envs import chance, contest_tests, parsing, reasons, validation
 from synthgen.envs.base import ManyInputs, split_holdout
 from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward, Verdict
@@ -137,7 +137,6 @@ class Contest(ManyInputs):
         one that prints nothing. Both print stored text, so what they print on each test is known
         without running them: it goes to contest_tests.judge, the judge of every contest answer,
         as the verdicts a run would give. Nothing runs in the sandbox."""
-        from synthgen.envs import chance
         from synthgen.sandbox.verdicts import CallVerdict, Status
 
         del ran, pool, sandbox

@@ -9,7 +9,7 @@ not `1.0` or `True`, and a tuple is not a list). Nothing needs to run for this.
 
 from __future__ import annotations
 
-from synthgen.envs import parsing, reasons
+from synthgen.envs import chance, parsing, reasons
 from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward
 from synthgen.envs.prompts import display
@@ -50,8 +50,6 @@ class Deduction(SingleInput):
     # -- chance level (synthgen.envs.chance) -------------------------------------------------
     def chance_probes(self, problem: Problem) -> list:
         """`mode` needs f's outputs on chance.DRAWS inputs drawn like the problem's (values come back)."""
-        from synthgen.envs import chance
-
         draws = chance.draw_arguments(problem.inputs[0], chance.DRAWS, chance.rng_for(problem.problem_id, "mode"))
         if not draws:
             return []
@@ -61,7 +59,6 @@ class Deduction(SingleInput):
         """Every answer goes through `score` (the student's parser and check; nothing runs):
         `empty:<v>` and `echo` once each, `coin` as both of its answers (p exact), `mode` as the
         most common value f returned on the draws (ties: the first drawn)."""
-        from synthgen.envs import chance
 
         async def won(literal: str | None) -> int:
             if literal is None:

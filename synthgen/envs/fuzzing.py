@@ -20,7 +20,7 @@ value is not gold here, and on a bug input f may legitimately raise instead of r
 
 from __future__ import annotations
 
-from synthgen.envs import parsing, reasons, validation
+from synthgen.envs import mutation, parsing, reasons, validation
 from synthgen.envs.base import Environment
 from synthgen.envs.parsing import short
 from synthgen.envs.problem import Problem, Reward, Verdict
@@ -145,8 +145,6 @@ class Fuzzing(Environment):
 
         The one job is both the mutation score and the chance probes (an input that earns the
         reward is a strategy that always wins); it runs when either is asked for."""
-        from synthgen.envs import mutation
-
         del limit
         if not (mutate or probes):
             return mutation.MutationResult(None, measured=False)

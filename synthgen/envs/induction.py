@@ -13,7 +13,7 @@ candidates run in the sandbox against the gold outputs like any other code.
 
 from __future__ import annotations
 
-from synthgen.envs import parsing, reasons, validation
+from synthgen.envs import chance, parsing, reasons, validation
 from synthgen.envs.base import ManyInputs, split_holdout
 from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward, Verdict
@@ -133,8 +133,6 @@ class Induction(ManyInputs):
         """One memoriser per fallback (each distinct visible output, and the empty value of their
         type): a program that returns the visible pairs' outputs for their inputs and the fallback
         for any other, read by the student's answer parser and run on every input like an answer."""
-        from synthgen.envs import chance
-
         shown, fallbacks = self._memorised(problem)
         probes = []
         for i, fallback in enumerate(fallbacks):
@@ -152,8 +150,6 @@ class Induction(ManyInputs):
     async def chance_result(self, problem: Problem, ran: list, pool=None, sandbox=None):
         """`memorise+mode` and `memorise+empty` once each; `memorise+visible` as the share of the
         visible pairs whose output, as the fallback, passes (p exact)."""
-        from synthgen.envs import chance
-
         passes: dict[str, int] = {}
         for probe, verdicts in ran:
             if verdicts and all(chance.ran_call(v) for v in verdicts):
@@ -177,8 +173,6 @@ class Induction(ManyInputs):
 
     def _memorised(self, problem: Problem) -> tuple[list[tuple[str, str]], list[str]]:
         """The visible (input, output literal) pairs a student can copy, and the fallbacks tried."""
-        from synthgen.envs import chance
-
         outputs = self._visible_outputs(problem)
         shown = [(x, chance.literal_of(o)) for x, o in zip(problem.inputs, outputs)]
         shown = [(x, lit) for x, lit in shown if lit is not None]

@@ -52,8 +52,6 @@ _COMPARE: dict[type, tuple[str, type]] = {
     ast.Is: ("comparison", ast.IsNot),
     ast.IsNot: ("comparison", ast.Is),
 }
-_CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
-_CMP |= {ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
 _FLIP: dict[type, type] = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
 
 
@@ -61,104 +59,65 @@ _FLIP: dict[type, type] = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast
 class Mutant:
     kind: str
     source: str  # the whole module, f changed in one place
-    where: str  # a short description: "line 3: < -> <="
 
 
-# Changes the node (in a copy of the tree; `nodes` is that copy's walk of f) and says what it did.
-Edit = Callable[[ast.AST, list[ast.AST]], str]
-_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Div: "/", ast.Mod: "%", ast.Pow: "**"}
+# Changes the node (in a copy of the tree; `nodes` is that copy's walk of f).
+Edit = Callable[[ast.AST, list[ast.AST]], None]
 
 
 def _function(tree: ast.Module) -> ast.FunctionDef | None:
     return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "f"), None)
 
 
-def _op(node: ast.AST) -> str:
-    return _SYMBOL.get(type(node), type(node).__name__)
+def _set(attr: str, make: Callable[[ast.AST], object]) -> Edit:
+    """An edit that sets the node's `attr` to `make(node)`."""
+    return lambda n, _nodes: setattr(n, attr, make(n))
+
+
+def _set_op(i: int, new: type) -> Edit:
+    def edit(n, _nodes):
+        n.ops[i] = new()
+
+    return edit
 
 
 def _sites(node: ast.AST, returns: list[int], index: int) -> Iterator[tuple[str, Edit]]:
     """(kind, edit) for every change this node allows."""
     if isinstance(node, (ast.BinOp, ast.AugAssign)):
         for new in _ARITH.get(type(node.op), ()):
-
-            def edit(n, _nodes, new=new):
-                old, n.op = _op(n.op), new()
-                return f"{old} -> {_op(n.op)}"
-
-            yield "arithmetic", edit
+            yield "arithmetic", _set("op", lambda _n, new=new: new())
     elif isinstance(node, ast.Compare):
         for i, op in enumerate(node.ops):
             if type(op) in _COMPARE:
                 kind, new = _COMPARE[type(op)]
-
-                def edit(n, _nodes, i=i, new=new):
-                    old, n.ops[i] = n.ops[i], new()
-                    return f"{_CMP[type(old)]} -> {_CMP[type(n.ops[i])]}"
-
-                yield kind, edit
+                yield kind, _set_op(i, new)
             if type(op) in _FLIP:
-
-                def flip(n, _nodes, i=i):
-                    old, n.ops[i] = n.ops[i], _FLIP[type(n.ops[i])]()
-                    return f"{_CMP[type(old)]} -> {_CMP[type(n.ops[i])]}"
-
-                yield "comparison", flip
+                yield "comparison", _set_op(i, _FLIP[type(op)])
     elif isinstance(node, ast.Constant) and type(node.value) is int:
         for delta in (1, -1):
-
-            def edit(n, _nodes, delta=delta):
-                old = n.value
-                n.value = old + delta
-                return f"{old} -> {n.value}"
-
-            yield "constant", edit
+            yield "constant", _set("value", lambda n, delta=delta: n.value + delta)
     elif isinstance(node, ast.BoolOp):
-
-        def edit(n, _nodes):
-            n.op = ast.Or() if isinstance(n.op, ast.And) else ast.And()
-            return "and <-> or"
-
-        yield "boolean", edit
+        yield "boolean", _set("op", lambda n: ast.Or() if isinstance(n.op, ast.And) else ast.And())
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-
-        def edit(n, _nodes):
-            n.operand = ast.UnaryOp(ast.Not(), n.operand)
-            return "not dropped"
-
-        yield "boolean", edit
+        yield "boolean", _set("operand", lambda n: ast.UnaryOp(ast.Not(), n.operand))
     elif isinstance(node, ast.If):
-
-        def drop_body(n, _nodes):
-            n.body = [ast.Pass()]
-            return "if body dropped"
-
-        yield "branch", drop_body
+        yield "branch", _set("body", lambda _n: [ast.Pass()])
         if node.orelse:
-
-            def drop_else(n, _nodes):
-                n.orelse = []
-                return "else dropped"
-
-            yield "branch", drop_else
+            yield "branch", _set("orelse", lambda _n: [])
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and node.args:
         at = 1 if len(node.args) >= 2 else 0
         for op in (ast.Add, ast.Sub):
 
             def edit(n, _nodes, op=op, at=at):
                 n.args[at] = ast.BinOp(n.args[at], op(), ast.Constant(1))
-                return f"range stop {_op(op())} 1"
 
             yield "boundary", edit
     if isinstance(node, ast.Return) and node.value is not None and index in returns:
         k = returns.index(index)
         if k + 1 < len(returns):
-            other = returns[k + 1]
 
-            def swap(n, nodes, other=other):
-                theirs = nodes[other]
-                n.value, theirs.value = theirs.value, n.value
-                return "two return values swapped"
+            def swap(n, nodes, other=returns[k + 1]):
+                n.value, nodes[other].value = nodes[other].value, n.value
 
             yield "return", swap
 
@@ -192,23 +151,19 @@ def mutants(code: str, limit: int = 32) -> list[Mutant]:
             made = _apply(tree, index, edit)
             if made is None:
                 continue
-            source, where = made
-            if source not in seen:
-                seen.add(source)
-                out.append(Mutant(kind, source + "\n", where))
+            if made not in seen:
+                seen.add(made)
+                out.append(Mutant(kind, made + "\n"))
                 if len(out) >= limit:
                     break
     return out
 
 
-def _apply(tree: ast.Module, index: int, edit: Edit) -> tuple[str, str] | None:
+def _apply(tree: ast.Module, index: int, edit: Edit) -> str | None:
     twin = copy.deepcopy(tree)
     nodes = _walk_f(twin)
-    node = nodes[index]
     try:
-        what = edit(node, nodes)
-        ast.fix_missing_locations(twin)
-        source = ast.unparse(twin)
+        edit(nodes[index], nodes)
+        return ast.unparse(ast.fix_missing_locations(twin))
     except (AttributeError, IndexError, TypeError, ValueError, RecursionError):
         return None
-    return source, f"line {getattr(node, 'lineno', '?')}: {what}"

@@ -14,6 +14,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from synthgen.envs import reasons
+
 # Language tags as models actually write them, folded onto the few kinds we care about.
 _LANG_ALIASES = {
     "python": "python",
@@ -266,8 +268,6 @@ def teacher_answer(
     just before the code instead of after it is picked up too. `need_inputs=False` accepts a set
     without ```input blocks (fuzzing's examples are optional).
     """
-    from synthgen.envs import reasons
-
     region = answer_region(text)
     blocks = fenced_blocks(region)
     if not blocks:
@@ -414,8 +414,6 @@ def input_answer(text: str) -> str:
     """A student's input (abduction, fuzzing): the last closed ```input block as a canonical
     argument list. A ```python block holding just `f(...)` (or the arguments) is accepted too.
     Every failure's detail says what the answer holds instead, in words a person reads in the attempts."""
-    from synthgen.envs import reasons
-
     block = last_block(text, ("input",))
     where = "the ```input block"
     if block is None:
@@ -439,8 +437,6 @@ def output_value(block: Block) -> str:
     or, after prose or comment lines, its last line alone when that is the only line that reads as
     a literal. A block with several literal lines ("[1, 2] (a list)", then "[[1, 2], [3, 4]]", as
     a real student wrote it) names more than one value: a format failure, never a guess."""
-    from synthgen.envs import reasons
-
     whole = block.text.strip()
     what = f"```{block.tag} block" if block.tag else "untagged ``` block"
     if not whole:
@@ -473,8 +469,6 @@ def is_literal(text: str) -> bool:
 
 def teacher_inputs(blocks: list[str]) -> list[str]:
     """Canonical argument lists from the teacher's ```input blocks (a malformed one -> bad_inputs)."""
-    from synthgen.envs import reasons
-
     inputs: list[str] = []
     for i, text in enumerate(blocks, 1):
         try:

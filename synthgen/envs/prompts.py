@@ -146,7 +146,13 @@ def _strategy_for(kind: str, strategy: str | None, summary) -> str | None:
 def teacher_messages(
     env, kind: str, *, seed_text=None, previous=None, summary=None, feedback=None, target=None, strategy=None
 ) -> list[dict]:
-    """The teacher's messages for one turn (see Environment.teacher_messages for the arguments)."""
+    """The teacher's messages for one turn; also `env.teacher_messages(kind, ...)`.
+
+    kind: `first` (needs seed_text), `mutate` (needs previous and summary; strategy defaults to
+    summary.strategy, target to the summary's band) or `chain` (needs previous; strategy
+    `chain-medium` (the default) or `chain-easy`, target the pass-rate band to land in).
+    feedback: what was wrong with the teacher's previous answer, named in the new prompt.
+    """
     if kind not in TEACHER_KINDS:
         raise ValueError(f"unknown teacher prompt kind {kind!r}; choose from {', '.join(TEACHER_KINDS)}")
     if kind == "first" and not seed_text:
