@@ -10,9 +10,9 @@ a call in the sandbox, so nothing else may be smuggled in.
 from __future__ import annotations
 
 from synthgen.envs import chance, parsing, validation
+from synthgen.envs.base import SingleInput
 from synthgen.envs.mutation import TRIVIAL_INPUTS
 from synthgen.envs.problem import Problem, Reward
-from synthgen.envs.single_input import SingleInput
 
 
 class Abduction(SingleInput):
@@ -33,7 +33,6 @@ class Abduction(SingleInput):
 
     def judge(self, problem: Problem, answer: str, verdicts: list) -> Reward:
         """f(answer) returned, and the value equals o (compared in the host on encodings)."""
-        del problem
         verdict = verdicts[0]
         passed = str(verdict.status) == "ok" and verdict.match is True
         return validation.answer_reward(verdicts, answer, passed, validation.first_problem(verdicts))

@@ -4,11 +4,7 @@ One environment (induction, abduction, deduction, fuzzing: Table 1 of Sancaktar 
 Dive into Scaling RL for Code Generation with Synthetic Data and Curricula") knows how to
 
     env = get_env("induction")                       # or get_env(name, EnvSettings(...))
-    msgs = env.teacher_messages("first", seed_text=snippet)
-    msgs = env.teacher_messages("mutate", previous=problem, summary=summary)     # strategy from the summary
-    msgs = env.teacher_messages("chain", previous=problem, summary=summary, target=(0.41, 0.59),
-                                strategy="chain-medium")                        # or "chain-easy"
-    msgs = env.teacher_messages("first", seed_text=snippet, feedback="format_error: no message block")
+    msgs = env.teacher_messages("mutate", previous=problem, summary=summary)   # or "first", "chain"
     problem = env.parse_teacher(completion_text)     # raises FormatError(reason, detail)
     problem, verdict = await env.validate(problem, pool, env_settings, sandbox_settings)
     msgs = env.student_messages(problem)             # only for verdict.valid problems
@@ -25,9 +21,8 @@ encoding; for fuzzing, whether test_f passed on each example input) and, for ind
 `problem.visible_count`. A `Reward` is 1.0 or 0.0; an answer that cannot be read or was
 truncated is a *format* failure (0.0, counted in the pass rate); an *infra* failure (sandbox
 broke) has value None and is never a data point. All model-written code runs in the sandbox.
-
 Everything that differs between environments is a method or attribute here, so no other module
-switches on an environment's name (see the package docstring for how to add one).
+switches on an environment's name.
 """
 
 from __future__ import annotations
@@ -35,9 +30,9 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 
-from synthgen.envs import mutation, parsing, prompts, validation
+from synthgen.envs import mutation, parsing, prompts, reasons, validation
 from synthgen.envs.chance import ChanceResult
-from synthgen.envs.parsing import FormatError
+from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward, Verdict
 from synthgen.envs.settings import EnvSettings
 
@@ -56,6 +51,7 @@ class Environment(ABC):
     helpers: tuple[str, ...] = ()  # functions besides f the teacher must define (fuzzing)
     requested_inputs: int = 1  # how many inputs the teacher prompt asks for (see prompt_inputs)
     needs_code: bool = True  # a problem is its code; False where tests alone define it (imported contests)
+    needs_message: bool = False  # the teacher's answer must hold a ```message block
 
     def __init__(self, settings: EnvSettings | None = None):
         self.settings = settings or EnvSettings()
@@ -68,8 +64,18 @@ class Environment(ABC):
         """How many inputs the teacher prompt asks for (environments with a range clamp it to their settings)."""
         return self.requested_inputs
 
-    @abstractmethod
-    def parse_teacher(self, text: str) -> Problem: ...
+    def parse_teacher(self, text: str) -> Problem:
+        """The problem in the teacher's answer: f, its inputs, and the message `teacher_message` keeps."""
+        answer = parsing.teacher_answer(text, need_message=self.needs_message)
+        code = parsing.strip_main_guard(answer.code)
+        inputs = parsing.teacher_inputs(answer.input_blocks)
+        message = self.teacher_message(answer.message or "", code)
+        return Problem(env=self.name, code=code, inputs=inputs, message=message)
+
+    def teacher_message(self, message: str, code: str) -> str:
+        """The message a problem keeps. Here it is optional (the student sees the code): kept only if
+        it is prose. Environments whose student must not see the code raise FormatError instead."""
+        return "" if parsing.has_code(message) else message
 
     @abstractmethod
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]: ...
@@ -146,47 +152,64 @@ class Environment(ABC):
 
     def chance_probes(self, problem: Problem) -> list:
         """The calls (synthgen.envs.chance.Probe) the chance strategies need run in the mutation job."""
-        del problem
         return []
 
     async def chance_result(self, problem: Problem, ran: list, pool=None, sandbox=None):
         """The chance level (synthgen.envs.chance.ChanceResult) from the probes' verdicts, as
         [(probe, [CallVerdict or None per call])], and the strategies that need nothing run."""
-        del problem, ran, pool, sandbox
         return ChanceResult()
 
     # -- `synthgen verify` -----------------------------------------------------------------
     def call_labels(self, problem: Problem, answer: str) -> list[str]:
         """How `verify` names the sandbox calls behind one scored answer, in order."""
-        del problem
         return [f"f({answer})"]
 
     def verify_notes(self, problem: Problem, answer: str) -> list[str]:
         """Extra lines `verify` prints after the calls (e.g. the gold value compared without running)."""
-        del problem, answer
         return []
 
 
 class ManyInputs(Environment):
     """An environment whose problem is `f` with several teacher-chosen inputs and a message
     (induction, contest): the prompt asks for a count clamped to the settings' range (at least 2),
-    and the teacher's answer gives the code, the inputs and the message, which `check_message`
+    and the teacher's answer gives the code, the inputs and the message, which `teacher_message`
     vets (it must not give the code away)."""
+
+    needs_message = True
 
     def prompt_inputs(self) -> int:
         return min(max(self.requested_inputs, self.settings.min_inputs, 2), self.settings.max_inputs)
 
-    def check_message(self, message: str, code: str) -> None:
-        """Raise FormatError when the message does what this environment's student must not see."""
-
-    def parse_teacher(self, text: str) -> Problem:
-        answer = parsing.teacher_answer(text, need_message=True)
-        code = parsing.strip_main_guard(answer.code)
-        inputs = parsing.teacher_inputs(answer.input_blocks)
-        message = answer.message or ""
-        self.check_message(message, code)
-        return Problem(env=self.name, code=code, inputs=inputs, message=message)
-
     def input_count_problem(self, problem: Problem, settings: EnvSettings) -> Verdict | None:
         """A verdict when the problem has too few or too many inputs for the settings' range."""
         return validation.check_inputs(problem, max(2, settings.min_inputs), settings.max_inputs)
+
+
+class SingleInput(Environment):
+    """The teacher side abduction and deduction share: `f` and exactly one input, run twice (two
+    hash seeds) for the gold output o, which must be something a student can read and write back:
+    a value whose printed form is a Python literal that decodes to the same value (huge integers,
+    whose repr the sandbox refuses to print in decimal, are rejected as output_too_large)."""
+
+    async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
+        from synthgen.sandbox import values
+
+        problem = Problem(**{**problem.__dict__, "outputs": [], "visible_count": None})
+        bad = validation.check_inputs(problem, 1, 1, what="input")
+        bad = bad or validation.static_checks(problem, ("f",))
+        if bad:
+            return problem, bad
+        verdicts, bad = await validation.run_f(problem, pool, sandbox, settings.max_output_chars)
+        if bad:
+            return problem, bad
+        shown = verdicts[0].value or ""
+        try:
+            readable = values.equal(values.from_literal(shown), verdicts[0].encoded)
+        except ValueError:
+            readable = False
+        if not readable:
+            return problem, Verdict(
+                False, reasons.OUTPUT_TOO_LARGE, f"the output cannot be written as a Python literal: {short(shown, 80)}"
+            )
+        problem.outputs = [verdicts[0].encoded]
+        return problem, Verdict(True, reasons.OK)

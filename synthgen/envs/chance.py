@@ -31,35 +31,16 @@ Strategies per environment:
                 empty-program     a program that prints nothing (stdin/stdout problems)
     fuzzing     trivial:<x>       the trivial inputs against the checker (mutation.score_checker)
 
-How a success rate is measured:
-
-- a **deterministic** strategy (one answer: an empty value, an echo, a memoriser with a fixed
-  fallback) succeeds with probability 0 or 1: its answer is scored once;
-- a **random strategy over a few answers** (a coin flip over {True, False}; a memoriser whose
-  fallback is a visible pair's output drawn at random) has its exact p: every answer is scored and
-  p is the share, weighted by each answer's probability (1/2 for a coin flip that one side wins);
-- a **random strategy over unboundedly many answers** (inputs drawn from the types of the
-  problem's inputs) is scored on DRAWS independent draws from a generator seeded with the
-  problem's id (reproducible: the same problem draws the same inputs on any machine); p is the
-  share of draws that pass, and `ChanceOutcome.interval` its 95% Wilson interval (about +-0.15 at
-  p = 0.5 over 40 draws). A draw the sandbox never ran (the probes' time budget was spent, see
-  synthgen.envs.mutation) is not a data point; one that raised or ran past its budget failed, as
-  a student's answer would.
-
-How an input is drawn like the problem's (`draw_arguments`): each argument of the problem's own
-input keeps its type and keyword; a value v becomes
-
-    bool           True or False, 1/2 each
-    int            uniform on [-R, R], R = max(10, 2|v|)
-    float          uniform on [-R, R], R = max(10, 2|v|), rounded to 3 decimals
-    str            length uniform on [0, max(3, 2 len(v))] (at most 64), characters uniform from v's
-                   own distinct characters when it has 2 or more, else from a-z and v's
-    bytes          as a str of the characters 0-255
-    list, set      length as a str (at most 16), each item drawn like an item of v picked uniformly
-                   (like 0 when v is empty); a set keeps its distinct items
-    tuple          the same length, item i drawn like v[i]
-    dict           as a list of keys and of values, keys drawn like a key of v, values like a value
-    None, other    unchanged
+How a success rate is measured: a **deterministic** strategy (one answer: an empty value, an
+echo, a memoriser with a fixed fallback) is scored once (0 or 1); a **random strategy over a few
+answers** (a coin flip, a memoriser whose fallback is a visible output drawn at random) has its
+exact p, the probability-weighted share of its answers that pass; a **random strategy over
+unboundedly many answers** (inputs drawn like the problem's, `draw_arguments`: each argument keeps
+its type and keyword, see `_like`) is scored on DRAWS draws from a generator seeded with the
+problem's id (the same draws on any machine), p being the share that pass and
+`ChanceOutcome.interval` its 95% Wilson interval (about +-0.15 at p = 0.5). A draw the sandbox
+never ran (the probes' time budget was spent, see synthgen.envs.mutation) is not a data point; one
+that raised or ran past its budget failed, as a student's answer would.
 """
 
 from __future__ import annotations
@@ -188,6 +169,11 @@ def draw_arguments(text: str, n: int, rng: random.Random) -> list[str]:
 
 
 def _like(v, rng: random.Random, depth: int):
+    """A value drawn like v: bool 1/2 each; int and float uniform on [-R, R], R = max(10, 2|v|)
+    (floats to 3 decimals); str and bytes of a length up to max(3, 2 len(v)) (at most 64), from v's
+    own characters when it has 2 or more (str; else a-z too); list and set as long (at most 16),
+    items drawn like one of v's (like 0 when empty); tuple item by item; dict keys and values
+    drawn like v's; anything else, or deeper than _MAX_DEPTH, unchanged."""
     t = type(v)
     if t is bool:
         return rng.random() < 0.5
@@ -269,11 +255,7 @@ def argument_texts(text: str) -> list[str]:
 
 def mode(encodings: list[str]) -> str | None:
     """The most common encoding (ties: the first seen); None for none."""
-    if not encodings:
-        return None
-    counts = Counter(encodings)
-    top = max(counts.values())
-    return next(e for e in encodings if counts[e] == top)
+    return Counter(encodings).most_common(1)[0][0] if encodings else None
 
 
 def arity(code: str, name: str = "f") -> int:

@@ -61,9 +61,10 @@ class Contest(ManyInputs):
     requested_inputs = 5
 
     # -- teacher ---------------------------------------------------------------------------
-    def check_message(self, message: str, code: str) -> None:
+    def teacher_message(self, message: str, code: str) -> str:
         if parsing.has_code(message):
             raise FormatError(reasons.FORMAT_ERROR, "the statement contains code")
+        return message
 
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
         if not teacher_made(problem):
@@ -139,7 +140,6 @@ class Contest(ManyInputs):
         as the verdicts a run would give. Nothing runs in the sandbox."""
         from synthgen.sandbox.verdicts import CallVerdict, Status
 
-        del ran, pool, sandbox
         if not problem.inputs or len(problem.outputs) != len(problem.inputs):
             return chance.ChanceResult()
         call = entry_call(problem)
@@ -168,7 +168,6 @@ class Contest(ManyInputs):
 
     # -- `synthgen verify` -----------------------------------------------------------------
     def call_labels(self, problem: Problem, answer: str) -> list[str]:
-        del answer
         public = problem.visible_count or 0
         return [f"test {i + 1} ({'public' if i < public else 'hidden'})" for i in range(len(problem.inputs))]
 

@@ -10,10 +10,10 @@ not `1.0` or `True`, and a tuple is not a list). Nothing needs to run for this.
 from __future__ import annotations
 
 from synthgen.envs import chance, parsing, reasons
+from synthgen.envs.base import SingleInput
 from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward
 from synthgen.envs.prompts import display
-from synthgen.envs.single_input import SingleInput
 
 
 class Deduction(SingleInput):
@@ -39,7 +39,6 @@ class Deduction(SingleInput):
     async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:
         from synthgen.sandbox import values
 
-        del pool, sandbox  # a comparison of two encodings; nothing to run
         try:
             encoded = values.from_literal(answer)
         except ValueError as exc:

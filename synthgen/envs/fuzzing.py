@@ -45,12 +45,11 @@ class Fuzzing(Environment):
         rest, pre = parsing.split_functions(joined, ("pre_test_f",))
         rest, test = parsing.split_functions(rest, ("test_f",))
         inputs = parsing.teacher_inputs(answer.input_blocks)
-        message = "" if parsing.has_code(answer.message or "") else answer.message or ""
         return Problem(
             env=self.name,
             code=rest,
             inputs=inputs,
-            message=message,
+            message=self.teacher_message(answer.message or "", rest),
             pre_test_code=pre.get("pre_test_f", ""),
             test_code=test.get("test_f", ""),
         )
@@ -78,10 +77,9 @@ class Fuzzing(Environment):
         calls = [f"pre_test_f({x})" for x in xs] + [f"test_f({x})" for x in xs]
         labels = [f"pre_test_f({short(x, 60)})" for x in xs] + [f"test_f({short(x, 60)})" for x in xs]
         first, second = await pool.run_twice_for_determinism(validation.job(problem.program(), calls, sandbox))
-        for result in (first, second):
-            for verdict, label in zip(result.calls, labels):
-                if str(verdict.status) == "infra":
-                    return problem, validation.call_failure(verdict, label)
+        bad = validation.infra_failure((first, second), labels)
+        if bad:
+            return problem, bad
         for i, (verdict, label) in enumerate(zip(first.calls, labels)):
             if i >= k and str(verdict.status) == "exception" and test_fails(verdict):
                 continue  # the test failed: a legal outcome
@@ -133,11 +131,9 @@ class Fuzzing(Environment):
 
     def student_pairs(self, problem: Problem, pairs: list[dict]) -> list[dict]:
         """None: the example inputs include the teacher's bug-triggering one."""
-        del problem, pairs
         return []
 
     def call_labels(self, problem: Problem, answer: str) -> list[str]:
-        del problem
         return [f"pre_test_f({answer})", f"test_f({answer})"]
 
     async def mutation_score(self, problem: Problem, pool, sandbox, limit: int = 32, mutate: bool = True, probes=True):
@@ -145,7 +141,6 @@ class Fuzzing(Environment):
 
         The one job is both the mutation score and the chance probes (an input that earns the
         reward is a strategy that always wins); it runs when either is asked for."""
-        del limit
         if not (mutate or probes):
             return mutation.MutationResult(None, measured=False)
         result = await mutation.score_checker(problem, pool, sandbox)

@@ -60,8 +60,15 @@ class Induction(ManyInputs):
     requested_inputs = 5  # the paper's teacher prompt asks for 5 diverse inputs (Appendix F)
 
     # -- teacher ---------------------------------------------------------------------------
-    def check_message(self, message: str, code: str) -> None:
-        check_message(message, code)
+    def teacher_message(self, message: str, code: str) -> str:
+        """The hint must not give the code away (it is all the student gets besides the pairs)."""
+        if parsing.has_code(message):
+            raise FormatError(reasons.FORMAT_ERROR, "the message contains code")
+        body = [ln.strip() for ln in code.split("\n") if len(ln.strip()) >= 24 and not ln.strip().startswith("#")]
+        copied = [ln for ln in body if ln in message]
+        if len(copied) >= 2:
+            raise FormatError(reasons.FORMAT_ERROR, f"the message copies code lines ({short(copied[0], 50)})")
+        return message
 
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
         problem = Problem(**{**problem.__dict__, "outputs": []})
@@ -183,23 +190,12 @@ class Induction(ManyInputs):
         return shown, fallbacks
 
     def call_labels(self, problem: Problem, answer: str) -> list[str]:
-        del answer  # the student's f runs on every input of the problem
         return [f"f({x})" for x in problem.inputs]
 
 
 def _shown(problem: Problem, k: int) -> int:
     """How many of k pairs the student sees: `visible_count`, else all but one."""
     return problem.visible_count if problem.visible_count is not None else max(1, k - 1)
-
-
-def check_message(message: str, code: str) -> None:
-    """The hint must not give the code away (it is all the student gets besides the pairs)."""
-    if parsing.has_code(message):
-        raise FormatError(reasons.FORMAT_ERROR, "the message contains code")
-    body = [ln.strip() for ln in code.split("\n") if len(ln.strip()) >= 24 and not ln.strip().startswith("#")]
-    copied = [ln for ln in body if ln in message]
-    if len(copied) >= 2:
-        raise FormatError(reasons.FORMAT_ERROR, f"the message copies code lines ({short(copied[0], 50)})")
 
 
 async def trivial_check(problem: Problem, pool, sandbox) -> Verdict | None:

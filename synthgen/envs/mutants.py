@@ -28,7 +28,7 @@ import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from synthgen.envs.parsing import parse_python
+from synthgen.envs.parsing import function_def, parse_python
 
 KINDS = ("arithmetic", "comparison", "boundary", "constant", "boolean", "branch", "return")
 _ARITH: dict[type, tuple[type, ...]] = {
@@ -63,10 +63,6 @@ class Mutant:
 
 # Changes the node (in a copy of the tree; `nodes` is that copy's walk of f).
 Edit = Callable[[ast.AST, list[ast.AST]], None]
-
-
-def _function(tree: ast.Module) -> ast.FunctionDef | None:
-    return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "f"), None)
 
 
 def _set(attr: str, make: Callable[[ast.AST], object]) -> Edit:
@@ -123,7 +119,7 @@ def _sites(node: ast.AST, returns: list[int], index: int) -> Iterator[tuple[str,
 
 
 def _walk_f(tree: ast.Module) -> list[ast.AST]:
-    fn = _function(tree)
+    fn = function_def(tree)
     return list(ast.walk(fn)) if fn is not None else []
 
 

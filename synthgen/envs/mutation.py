@@ -19,23 +19,19 @@ input (None, 0, -1, '', 'a', [], [0], {}, ...: `baseline:<input>`) is *caught* w
 earn the reward (pre_test_f does not return exactly True, or test_f passes on it).
 
 Batching: all mutants of a problem run in one sandbox job, each `f` exec'd in its own namespace
-by a harness module (ours; inside the sandbox, never in the host), each held to a time budget of
-max(0.2 s, 10x the original f's time on the same inputs) by a timer in the harness. A mutant that
-still ends the job (a loop that swallows the timer, a crash of the process) is caught, and the
-mutants after it run in the next job (at most MAX_JOBS jobs; any left are not scored). An
-infrastructure failure gives no score (`infra`), never a low one.
+by a harness module (inside the sandbox, never in the host) and held to a time budget of
+max(0.2 s, 10x the original f's time on the same inputs). A mutant that still ends the job (a loop
+that swallows the timer, a crash) is caught, and the mutants after it run in the next job (at most
+MAX_JOBS). An infrastructure failure gives no score (`infra`), never a low one.
 
-The chance probes (synthgen.envs.chance) run in the same job, right after the original f: each
-probe is the problem's f (or a program a strategy wrote, such as a memoriser) exec'd in a namespace
-of its own, on the probe's calls, with a budget of its own: the mutants' budget times its calls
-per problem input, at most the sandbox's timeout_s. A call it never started because that budget
-was spent says so (chance.NOT_RUN) and is no data point. With `mutate=False` the job holds the
-original and the probes only (no score, a chance rate still).
+The chance probes (synthgen.envs.chance) run in the same job, right after the original f, each in
+a namespace of its own with a budget of the mutants' times its calls per problem input (at most
+timeout_s); a call never started because that budget was spent says so (chance.NOT_RUN) and is no
+data point. With `mutate=False` the job holds the original and the probes only.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,7 +174,7 @@ def _constant_caught(outputs: list[str]) -> bool:
     """Does the most common gold output differ from some gold output? (host-side: encodings only)."""
     from synthgen.sandbox import values
 
-    mode = Counter(outputs).most_common(1)[0][0]
+    mode = chance.mode(outputs)
     return not all(values.equal(mode, o) for o in outputs)
 
 

@@ -18,19 +18,12 @@ from synthgen.envs import reasons
 
 # Language tags as models actually write them, folded onto the few kinds we care about.
 _LANG_ALIASES = {
-    "python": "python",
-    "py": "python",
-    "python3": "python",
-    "py3": "python",
-    "input": "input",
-    "inputs": "input",
-    "output": "output",
-    "outputs": "output",
-    "message": "message",
-    "msg": "message",
-    "hint": "message",
+    **dict.fromkeys(("python", "py", "python3", "py3"), "python"),
+    **dict.fromkeys(("input", "inputs"), "input"),
+    **dict.fromkeys(("output", "outputs"), "output"),
+    **dict.fromkeys(("message", "msg", "hint"), "message"),
 }
-_KNOWN = frozenset({"python", "input", "output", "message"})
+_KNOWN = frozenset(_LANG_ALIASES.values())
 _OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+\-.]*)[ \t]*(.*)$")
 MAX_ARGS_CHARS = 20_000  # an argument list longer than this is not a reasonable test input
 
@@ -107,9 +100,7 @@ def fenced_blocks(text: str) -> list[Block]:
 
 
 def _fold(tag: str) -> str:
-    if not tag:
-        return ""
-    return _LANG_ALIASES.get(tag.lower(), "other")
+    return _LANG_ALIASES.get(tag.lower(), "other") if tag else ""
 
 
 def parse_python(code: str) -> ast.Module | None:
@@ -120,9 +111,10 @@ def parse_python(code: str) -> ast.Module | None:
         return None
 
 
-def function_def(code: str, name: str = "f") -> ast.FunctionDef | None:
-    """The top-level (not async) definition of `name` in `code`; None when it has none or does not parse."""
-    tree = parse_python(code)
+def function_def(code: str | ast.Module, name: str = "f") -> ast.FunctionDef | None:
+    """The top-level (not async) definition of `name` in `code` (source or tree); None when it has
+    none or does not parse."""
+    tree = parse_python(code) if isinstance(code, str) else code
     return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None) if tree else None
 
 
@@ -297,6 +289,12 @@ def _collect(group: list[Block], before: list[Block], helper_names, need_message
     helpers: dict[str, str] = {}
     inputs: list[str] = []
     messages: list[str] = []
+
+    def take_helpers(block: Block) -> None:
+        for name in helper_names:
+            if mentions_def(block.text, name) and name not in helpers:
+                helpers[name] = block.text
+
     for block in group[1:]:
         if not block.closed:
             return f"a ```{block.tag or 'block'} is not closed (truncated answer?)"
@@ -305,16 +303,12 @@ def _collect(group: list[Block], before: list[Block], helper_names, need_message
         elif block.lang == "message":
             messages.append(block.text)
         elif block.lang in ("python", ""):
-            for name in helper_names:
-                if mentions_def(block.text, name) and name not in helpers:
-                    helpers[name] = block.text
+            take_helpers(block)
     for block in reversed(before):
         if block.closed and block.lang == "message" and not messages:
             messages.append(block.text)
         if block.closed and block.lang in ("python", ""):
-            for name in helper_names:
-                if mentions_def(block.text, name) and name not in helpers:
-                    helpers[name] = block.text
+            take_helpers(block)
     missing = [n for n in helper_names if n not in helpers and not mentions_def(head.text, n)]
     if missing:
         return f"no definition of {', '.join(missing)} in the answer"
@@ -328,17 +322,14 @@ def _collect(group: list[Block], before: list[Block], helper_names, need_message
 
 def last_block(text: str, langs: tuple[str, ...], predicate=None) -> Block | None:
     """The last closed block of the first kind in `langs` that has one (and satisfies `predicate`),
-    in the answer region; the answer's final block also when the text ends inside it (see below).
+    in the answer region. Kinds go in order of preference: with ("python", ""), an untagged block is
+    read only when no ```python block fits (a real student's untagged block after its program is
+    what the program prints, not a second program).
 
-    The kinds are in order of preference: with ("python", ""), an untagged block is read only when
-    no ```python block fits. A real student's untagged block after its ```python program is what
-    the program prints ("This will output: ```...```"), not a second program.
-
-    A final block the text ends inside counts as closed when its body reads whole: a ```python or
-    untagged block that parses as Python, any other kind as it is (its own reader checks it). A
-    truncated answer never gets here (`Environment.score` fails it first), so the model ended its
-    answer there; a body that does not parse (prose after the code, say) stays unclosed: where the
-    code ends could be read two ways.
+    A final block the text ends inside counts as closed when its body reads whole (Python that
+    parses, or any other kind as it is): truncated answers never get here (`Environment.score`
+    fails them first), so the model ended its answer there. One that does not parse stays
+    unclosed: where the code ends could be read two ways.
     """
     blocks = fenced_blocks(answer_region(text))
     if blocks and not blocks[-1].closed and _reads_whole(blocks[-1]):

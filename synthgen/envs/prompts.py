@@ -18,6 +18,7 @@ This module knows nothing about particular environments: it takes an environment
 from __future__ import annotations
 
 import os
+import re
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -78,12 +79,8 @@ def _jinja(folder: str) -> jinja2.Environment:
 def render(template: str, **context) -> str:
     text = _jinja(str(prompts_dir())).get_template(template).render(**context)
     # Collapse runs of blank lines that conditional blocks leave behind.
-    lines: list[str] = []
-    for line in text.split("\n"):
-        if line.strip() == "" and lines and lines[-1].strip() == "":
-            continue
-        lines.append(line.rstrip())
-    return "\n".join(lines).strip() + "\n"
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
 def display(encoded: str | None, limit: int = DISPLAY_LIMIT) -> str:

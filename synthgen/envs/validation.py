@@ -69,6 +69,12 @@ def call_failure(verdict, label: str) -> Verdict | None:
     return Verdict(False, reasons.EXECUTION_ERROR, f"{label}: {status}: {short(error, 300)}")
 
 
+def infra_failure(results, labels: list[str]) -> Verdict | None:
+    """An infra failure in any run says nothing about the problem: it is reported before anything else."""
+    found = ((v, label) for result in results for v, label in zip(result.calls, labels) if str(v.status) == "infra")
+    return next((call_failure(v, label) for v, label in found), None)
+
+
 async def run_f(problem: Problem, pool, sandbox, max_chars: int):
     """`f` on each of the problem's inputs, as `run_deterministic` runs calls."""
     labels = [f"f({short(x, 60)})" for x in problem.inputs]
@@ -82,11 +88,9 @@ async def run_deterministic(problem: Problem, calls: list[str], labels: list[str
     value's encoding fits `max_chars`; otherwise (None, the failing Verdict).
     """
     first, second = await pool.run_twice_for_determinism(job(problem.program(), calls, sandbox))
-    # An infra failure in either run says nothing about the problem: report it before anything else.
-    for result in (first, second):
-        for verdict, label in zip(result.calls, labels):
-            if str(verdict.status) == "infra":
-                return None, call_failure(verdict, label)
+    bad = infra_failure((first, second), labels)
+    if bad:
+        return None, bad
     for verdict, label in zip(first.calls, labels):
         bad = call_failure(verdict, label)
         if bad:

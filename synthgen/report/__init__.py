@@ -31,22 +31,12 @@ from synthgen.report.settings import ReportSettings
 from synthgen.sandbox import values
 from synthgen.stages.stats.run import collect, read_columns
 from synthgen.stages.stats.settings import StatsSettings
+from synthgen.store import run_info
 from synthgen.store.bins import Bin
 from synthgen.store.files import write_text_atomic
 from synthgen.store.layout import StageDir
 from synthgen.store.paths import output_file
 from synthgen.store.records import PROBLEM_COLUMNS
-from synthgen.store.run_info import (
-    REASON_TEXT,
-    STAGES,
-    StageInfo,
-    bins_of,
-    check_run_dir,
-    filter_reasons,
-    is_scripted,
-    models,
-    stages,
-)
 from synthgen.turns.report import TOKEN_COLUMNS
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -111,7 +101,7 @@ def render(data: ReportData) -> str:
             "rows": info.rows,
             "finished": "yes" if info.finished else f"no ({len(info.missing)} shard(s) unmarked)",
             "hash": info.settings_hash,
-            "what": STAGES[name] + (" (read from a partial input)" if info.partial_input else ""),
+            "what": run_info.STAGES[name] + (" (read from a partial input)" if info.partial_input else ""),
         }
         for name, info in data.stages.items()
     ]
@@ -121,7 +111,7 @@ def render(data: ReportData) -> str:
             bin_table.setdefault(env, {})[difficulty] = part.height
     bin_names = [b.name for b in data.bins] or sorted({d for counts in bin_table.values() for d in counts})
     reason_rows = [
-        (code, "generation" if stage == "generation" else "filter", n, REASON_TEXT.get(code, ""))
+        (code, "generation" if stage == "generation" else "filter", n, run_info.REASON_TEXT.get(code, ""))
         for stage, counts in data.drop_reasons.items()
         for code, n in sorted(counts.items(), key=lambda kv: -kv[1])
     ]
@@ -148,7 +138,7 @@ HISTOGRAM_BUCKETS = 20
 class ReportData:
     run_dir: Path
     stats: dict[str, Any]
-    stages: dict[str, StageInfo]
+    stages: dict[str, run_info.StageInfo]
     generate: pl.DataFrame | None
     kept: pl.DataFrame | None
     binned: pl.DataFrame | None
@@ -163,13 +153,13 @@ class ReportData:
 
     @property
     def scripted(self) -> bool:
-        return is_scripted(self.models)
+        return run_info.is_scripted(self.models)
 
 
 def collect_report(settings: ReportSettings) -> ReportData:
-    run = check_run_dir(settings.run_dir)
+    run = run_info.check_run_dir(settings.run_dir)
     numbers = collect(StatsSettings(run_dir=run, buckets=HISTOGRAM_BUCKETS))
-    found = stages(run)
+    found = run_info.stages(run)
     gen = read_columns(StageDir.of(run, "generate"), GENERATE_COLUMNS)
     kept = read_columns(StageDir.of(run, "filter"), ("turn_id", "problem_id", "env", "pass_rate"))
     binned_stage = StageDir.of(run, "bin")
@@ -181,11 +171,11 @@ def collect_report(settings: ReportSettings) -> ReportData:
         generate=gen,
         kept=kept,
         binned=binned,
-        bins=bins_of(found.get("bin")),
+        bins=run_info.bins_of(found.get("bin")),
         band=_pair(_settings(found, "filter"), "band_low", "band_high"),
         targets=_pair(_settings(found, "generate").get("progression"), "target_low", "target_high"),
         drop_reasons=_reasons(numbers, run),
-        models=models(gen) if gen is not None else {},
+        models=run_info.models(gen) if gen is not None else {},
         examples=pick_examples(binned, settings.examples, settings.seed),
         chains=pick_chains(run, settings.chains, settings.seed),
         unparsed=unparsed_answers(run, settings.examples),
@@ -202,7 +192,7 @@ def unparsed_answers(run: Path, count: int) -> list[dict[str, Any]]:
     return found.to_dicts()
 
 
-def _settings(found: dict[str, StageInfo], stage: str) -> dict[str, Any]:
+def _settings(found: dict[str, run_info.StageInfo], stage: str) -> dict[str, Any]:
     info = found.get(stage)
     return (info.settings if info else None) or {}
 
@@ -217,7 +207,7 @@ def _pair(values: Any, low: str, high: str) -> tuple[float, float] | None:
 def _reasons(numbers: dict[str, Any], run: Path) -> dict[str, dict[str, int]]:
     generation = dict(numbers.get("reasons", {}).get("generation", {}))
     generation.pop("infra", None)  # never in a finished stage; not a property of problems
-    dropped = filter_reasons(run)
+    dropped = run_info.filter_reasons(run)
     in_filter = {k: v for k, v in numbers.get("reasons", {}).get("filter", {}).items() if v}
     # Without generate's rows, the filter's own count of generation reasons stands in for them.
     if not generation:

@@ -103,8 +103,8 @@ class Ratio:
 
     @property
     def ratio(self) -> float | None:
-        m, s = _mean(self.multi), _mean(self.single)
-        return m / s if m is not None and s else None
+        single = sum(self.single) / len(self.single) if self.single else 0
+        return sum(self.multi) / len(self.multi) / single if self.multi and single else None
 
 
 @dataclass
@@ -112,10 +112,6 @@ class CompareData:
     train: list[RunGroup] = field(default_factory=list)
     generate: list[RunGroup] = field(default_factory=list)
     ratios: list[Ratio] = field(default_factory=list)
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
 
 
 def is_train_output(path: Path) -> bool:
