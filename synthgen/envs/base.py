@@ -98,12 +98,7 @@ class Environment(ABC):
         """The answer in canonical form (code, argument list or encoded literal); FormatError if none."""
 
     async def rewards(
-        self,
-        problem: Problem,
-        completions: list[str],
-        pool,
-        sandbox,
-        truncated: list[bool] | None = None,
+        self, problem: Problem, completions: list[str], pool, sandbox, truncated: list[bool] | None = None
     ) -> list[Reward]:
         """Score every completion; the sandbox runs them concurrently."""
         flags = list(truncated) if truncated is not None else [False] * len(completions)

@@ -214,7 +214,7 @@ async def score_function(
         index = len(sources) - 1
         scales[index] = max(1.0, len(probe.calls) / len(inputs))
         todo.append(_Entry(("probe", probe.name), f"_call({index}, ", probe.calls, probe.expected))
-    kinds: dict[int, str] = {}
+    kinds: dict[Any, str] = {"identity": "baseline:identity"}
     for m in found:
         sources.append(m.source)
         kinds[len(sources) - 1] = m.kind
@@ -229,30 +229,19 @@ async def score_function(
         seconds += result.elapsed_s
         if any(str(v.status) == "infra" for v in result.calls):
             return MutationResult(None, jobs=jobs, sandbox_s=seconds, infra=True, measured=mutate)
-        finished, stopped = _read_batch(result.calls, todo, len(inputs))
-        if finished is None:  # the original itself did not reproduce its gold outputs: nothing to score
+        done = _read_batch(result.calls, todo, len(inputs))
+        if done is None:  # the original itself did not reproduce its gold outputs: nothing to score
             return MutationResult(None, jobs=jobs, sandbox_s=seconds, measured=mutate)
-        for entry, verdicts in finished:
-            if isinstance(entry.key, tuple):
-                seen[entry.key[1]] = verdicts
-            else:
-                outcomes.append((_kind(entry.key, kinds), not all(chance.passed(v) for v in verdicts)))
-        todo = todo[len(finished) :]
-        if stopped is not None:  # it ended the job: caught (a student answer like it fails); go on after it
-            entry, verdicts = stopped
+        for entry, verdicts, ended in done:
             if isinstance(entry.key, tuple):  # a probe: what came back counts, the rest never ran
                 seen[entry.key[1]] = verdicts + [None] * (len(entry.calls) - len(verdicts))
-            else:
-                outcomes.append((_kind(entry.key, kinds), True))
-            todo = todo[1:]
+            else:  # one that ended the job is caught (a student answer like it fails); go on after it
+                outcomes.append((kinds[entry.key], ended or not all(chance.passed(v) for v in verdicts)))
+        todo = todo[len(done) :]
     result = MutationResult.of(outcomes, jobs, seconds) if mutate else MutationResult(None, jobs=jobs)
     result.sandbox_s, result.measured = round(seconds, 6), mutate
     result.probes = {p.name: seen.get(p.name, [None] * len(p.calls)) for p in probes}
     return result
-
-
-def _kind(key, kinds: dict[int, str]) -> str:
-    return "baseline:identity" if key == "identity" else kinds[key]
 
 
 async def _run_batch(sources, scales, todo, inputs, gold, pool, sandbox):
@@ -281,15 +270,14 @@ async def _run_batch(sources, scales, todo, inputs, gold, pool, sandbox):
     return await pool.run(job)
 
 
-def _read_batch(verdicts, todo, k: int):
-    """([(entry, its verdicts)] for the entries whose checkpoint came back, (the entry that ended
-    the job, the verdicts it got back) or None).
-
-    None for the list when the original f did not reproduce its gold outputs."""
+def _read_batch(verdicts, todo, k: int) -> list[tuple[_Entry, list, bool]] | None:
+    """(entry, its verdicts, whether it ended the job) for the entries whose checkpoint came back,
+    then the one that ended the job, if one did; None when the original f did not reproduce its
+    gold outputs."""
     first = verdicts[:k]
     if len(verdicts) <= k or str(verdicts[k].status) != "ok" or not all(chance.passed(v) for v in first):
-        return None, None
-    done: list[tuple[_Entry, list]] = []
+        return None
+    done: list[tuple[_Entry, list, bool]] = []
     at = k + 1
     for entry in todo:
         n = len(entry.calls)
@@ -301,10 +289,10 @@ def _read_batch(verdicts, todo, k: int):
             tail = len(calls)
             while tail > 0 and str(calls[tail - 1].status) not in ("ok", "exception"):
                 tail -= 1
-            return done, (entry, calls[: tail + 1])
-        done.append((entry, calls))
+            return [*done, (entry, calls[: tail + 1], True)]
+        done.append((entry, calls, False))
         at += n + 1
-    return done, None
+    return done
 
 
 async def score_checker(problem: Problem, pool, sandbox) -> MutationResult:

@@ -54,10 +54,7 @@ def prompts_dir() -> Path:
         if not path.is_dir():
             raise UserError(f"{ENV_VAR} points to {path}, which is not a folder")
         return path
-    candidates = [
-        Path(__file__).resolve().parents[2] / "prompts",
-        Path(sys.prefix) / "share" / "synthgen" / "prompts",
-    ]
+    candidates = [Path(__file__).resolve().parents[2] / "prompts", Path(sys.prefix) / "share" / "synthgen" / "prompts"]
     for path in candidates:
         if (path / "_shared").is_dir():
             return path

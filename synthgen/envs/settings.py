@@ -53,10 +53,7 @@ class ProgressionSettings(Section):
         description="low end of the target pass-rate band; below it (and above easier_at) ask for somewhat easier",
     )
     target_high: float = Field(
-        0.65,
-        ge=0,
-        le=1,
-        description="high end of the target pass-rate band; above it ask for a harder problem",
+        0.65, ge=0, le=1, description="high end of the target pass-rate band; above it ask for a harder problem"
     )
 
     @model_validator(mode="after")

@@ -304,11 +304,7 @@ def collect_compare(inputs: list[Path]) -> CompareData:
     if empty and len(empty) == len(train_runs) and not generate_runs:
         raise UserError(f"compare: {empty[0]} has logged no evaluation and no solve rates yet: nothing to plot")
     train_runs = [r for r in train_runs if r.evals or r.cumulative]
-    return CompareData(
-        train=_groups(train_runs),
-        generate=_groups(generate_runs),
-        ratios=_ratios(generate_runs),
-    )
+    return CompareData(train=_groups(train_runs), generate=_groups(generate_runs), ratios=_ratios(generate_runs))
 
 
 def run(settings: CompareSettings, console: Console | None = None) -> Path:
