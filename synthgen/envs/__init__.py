@@ -3,13 +3,6 @@
     from synthgen.envs import get_env
     env = get_env("deduction")            # an Environment (see synthgen.envs.base for the contract)
 
-Modules: `base` (the Environment contract, and the teacher sides environments share), `problem`
-(Problem, Verdict, Reward), `summary` (the student summary and the progression strategy),
-`prompts` (Jinja2 rendering of `prompts/`), `parsing` and `checks` (reading LLM text, static code
-checks), `validation` (sandbox runs and verdicts), `reasons` (reason codes), `verify` (`synthgen
-verify`), `mutants`, `mutation` and `chance` (how well the inputs pin a problem down, and what a
-no-skill student earns: one sandbox job), and one module per environment.
-
 Adding an environment touches three places and nothing else:
 
 1. `synthgen/envs/<name>.py`: a subclass of `synthgen.envs.base.Environment` that sets `name`

@@ -126,11 +126,6 @@ class Environment(ABC):
     async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:
         """Reward a parsed answer."""
 
-    def judge(self, problem: Problem, answer: str, verdicts: list) -> Reward:
-        """The reward of an answer from the sandbox verdicts of the calls `check` made for it: the
-        one rule `check` and the chance probes (synthgen.envs.chance) share."""
-        raise NotImplementedError(f"{self.name} judges its answers inside check")
-
     # -- how well the inputs pin the problem down (synthgen.envs.mutation), and its chance level --
     async def mutation_score(self, problem: Problem, pool, sandbox, limit: int = 32, mutate: bool = True, probes=True):
         """A valid problem's mutation score (a MutationResult): mutants of f and baselines on its

@@ -1,12 +1,10 @@
 """Static (AST) checks on teacher code: what a verifiable problem may import and call.
 
 A problem is only verifiable if its function is a pure computation: the same inputs give the
-same outputs on any machine, at any time, in any process. So teacher code may import only a
-small allow-list of pure standard modules, may use `random` only with a fixed seed, and may not
-call anything that reads the clock, the environment, files, the network, other processes or
-the interpreter's internals. These checks read the syntax tree; they run nothing. What slips
-through (hash-order dependence, `id()`, a seed set in the wrong place) is caught by the
-sandbox's two-hash-seed determinism run, and hostile code is the sandbox's job, not this one's.
+same outputs on any machine, at any time. So teacher code may import only pure standard modules,
+use `random` only with a fixed seed, and call nothing that reads the clock, the environment,
+files, the network or the interpreter's internals. What slips through (hash order, `id()`) is
+caught by the sandbox's two-hash-seed run; hostile code is the sandbox's job, not this one's.
 """
 
 from __future__ import annotations

@@ -1,21 +1,16 @@
 """Fuzzing (the paper's Table 1): find an input that a checker accepts and on which a buggy function fails its test.
 
 The teacher writes `f` with a subtle bug, `pre_test_f(...)` (True for a valid input) and
-`test_f(...)` (checks f's result on an input), and usually a few example inputs: all valid, at
-least one that passes the test and at least one that exposes the bug (proof that the bug is
-reachable). The examples are optional, as in the paper's own answer format (f, pre_test_f,
-test_f and no inputs): without them validation only checks that the three functions load, and
-whether the bug can be found is left to the student's pass rate. The student sees the three
-functions and answers with an argument list.
+`test_f(...)` (checks f's result), and usually example inputs: all valid, at least one that passes
+the test and one that exposes the bug (proof that it is reachable). They are optional, as in the
+paper's own format: without them validation only checks that the three functions load. The
+student sees the three functions and answers with an argument list.
 
-Reward 1 iff `pre_test_f(answer)` returns exactly True and `test_f(answer)` *fails*. Rule for
-"fails": test_f raises any exception (an assert, or f crashing inside it) or returns exactly
-False. Returning True, None (a test written with asserts only) or anything else is a pass. A
-timeout, memory exhaustion or a killed process in test_f is NOT a failure (reward 0): resource
-limits are noisy and say nothing reliable about f. An infra verdict is never a reward.
-
-Stored `outputs[i]` is the encoded bool "test_f passed on input i" (from the sandbox): f's own
-value is not gold here, and on a bug input f may legitimately raise instead of returning.
+Reward 1 iff `pre_test_f(answer)` returns exactly True and `test_f(answer)` *fails*: it raises (an
+assert, or f crashing inside it) or returns exactly False. True, None (asserts only) or anything
+else is a pass; a timeout, memory exhaustion or a kill is NOT a failure (reward 0): limits are
+noisy and say nothing reliable about f. Stored `outputs[i]` is the encoded bool "test_f passed on
+input i": f's own value is not gold here, and on a bug input f may legitimately raise.
 """
 
 from __future__ import annotations

@@ -3,12 +3,9 @@
 The teacher writes `f`, a `message` and k inputs; gold outputs come from running `f` in the
 sandbox. The student sees the message and the first `visible_count` pairs (the other
 `round(k * holdout_fraction)`, at least one, are held out) and must write an `f` that reproduces
-the gold output on all k inputs, so an answer that hard-codes the visible pairs fails.
-
-Validation rejects problems whose pairs do not pin the function down: fewer distinct outputs
-than `min_distinct_outputs`, or a trivial function (a constant, returning one argument, or a
-one-liner such as len/sum/sorted/max of one argument) that reproduces every gold output. Those
-candidates run in the sandbox against the gold outputs like any other code.
+the gold output on all k inputs, so an answer that hard-codes the visible pairs fails. Problems
+whose pairs do not pin f down are rejected: too few distinct outputs, or a trivial function (a
+constant, one argument, len/sum/sorted/max of one argument...) that reproduces every output.
 """
 
 from __future__ import annotations

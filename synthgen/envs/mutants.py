@@ -3,8 +3,7 @@
     for m in mutants(code, limit=32):
         m.kind, m.source      # "comparison", the whole module with one change inside f
 
-A problem's inputs pin it down when they tell `f` from its near misses; synthgen.envs.mutation
-runs these sources in the sandbox and counts the ones whose outputs differ (caught). The kinds:
+The kinds (only nodes inside `def f` change; helpers and module code stay as written):
 
     arithmetic   + <-> -, * -> +, // <-> /, % -> //, ** -> *  (also in `x += ...`)
     comparison   == <-> !=, < <-> >, <= <-> >=, in <-> not in, is <-> is not
@@ -14,11 +13,9 @@ runs these sources in the sandbox and counts the ones whose outputs differ (caug
     branch       an if's body dropped (pass), an else dropped
     return       the values of two return statements of f swapped
 
-Only nodes inside `def f` change (helpers and module code stay as written). Mutants whose source
-equals the original's or another mutant's are dropped; a cap keeps kinds in turn (round-robin in
-the order above, sites in source order), so a capped list still covers every kind present. Some
-mutants are equivalent to `f` (no input can tell them apart): they survive on any inputs, which is
-why a score is compared against a threshold, not against 1.
+Duplicate sources are dropped; a cap keeps kinds in turn (round-robin in the order above), so a
+capped list still covers every kind present. Some mutants are equivalent to `f` and survive any
+inputs, which is why a score is compared against a threshold, not against 1.
 """
 
 from __future__ import annotations

@@ -4,30 +4,20 @@
     result = await score_checker(problem, pool, sandbox)              # fuzzing
     result.score, result.caught, result.total, result.surviving       # 0.93, 28, 30, ["constant", ...]
 
-For a problem with a function `f` and inputs, the near misses of `f` (synthgen.envs.mutants) and two
-baselines run on the problem's inputs; a mutant is *caught* when some output differs from the
-gold one (or it raises, times out, ...), as a student answer would fail. The baselines are
-`baseline:identity` (returns its first argument, run in the sandbox) and `baseline:constant`
-(the most common gold output for every input: judged in the host from the gold encodings, since
-it runs nothing; only with two or more inputs, because one input is always its own most common
-output). The score is caught / total: a low score means a much simpler or slightly wrong
-function also passes, the paper's "weak" problem.
+The near misses of `f` (synthgen.envs.mutants) and two baselines run on the problem's inputs; one
+is *caught* when some output differs from the gold one (or it raises, times out, ...), as a student
+answer would fail. `baseline:identity` returns its first argument; `baseline:constant` is the most
+common gold output (judged in the host; only with two or more inputs, since one input is always
+its own most common output). The score is caught / total: a low one means a much simpler or
+slightly wrong function also passes, the paper's "weak" problem. Fuzzing has no gold f: there a
+trivial input (`baseline:<input>`) is caught when it does not earn the reward (score_checker).
 
-Fuzzing has no gold function to mutate; what makes it weak is a checker that lets trivial inputs
-through: the student can then win with `None` or `''` crashing the buggy function. Each trivial
-input (None, 0, -1, '', 'a', [], [0], {}, ...: `baseline:<input>`) is *caught* when it does not
-earn the reward (pre_test_f does not return exactly True, or test_f passes on it).
-
-Batching: all mutants of a problem run in one sandbox job, each `f` exec'd in its own namespace
-by a harness module (inside the sandbox, never in the host) and held to a time budget of
-max(0.2 s, 10x the original f's time on the same inputs). A mutant that still ends the job (a loop
-that swallows the timer, a crash) is caught, and the mutants after it run in the next job (at most
-MAX_JOBS). An infrastructure failure gives no score (`infra`), never a low one.
-
-The chance probes (synthgen.envs.chance) run in the same job, right after the original f, each in
-a namespace of its own with a budget of the mutants' times its calls per problem input (at most
-timeout_s); a call never started because that budget was spent says so (chance.NOT_RUN) and is no
-data point. With `mutate=False` the job holds the original and the probes only.
+All mutants of a problem run in one job, each `f` exec'd in its own namespace by a harness (inside
+the sandbox) and held to a budget of max(0.2 s, 10x the original's time). One that still ends the
+job (a loop that swallows the timer, a crash) is caught, and the rest run in the next job (at most
+MAX_JOBS). An infrastructure failure gives no score (`infra`), never a low one. The chance probes
+(synthgen.envs.chance) run in the same job after the original, each with a budget of its own; a
+call never started for lack of budget says so (chance.NOT_RUN) and is no data point.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """Preview of the exact messages a turn sends (`synthgen prompts show`), with no server.
 
-    messages = preview(environment, "mutate", settings, row=stored_problem_row, pass_rate=0.9)
     messages = preview(environment, "chain", settings, row=row, band=(0.41, 0.59))  # the chain target
 
 The CLI (synthgen.cli.prompts_show) reads the run's settings and chain's bands, which live in the
 stages above this package, and passes them in.
-
 A first-turn prompt starts from a seed (a built-in sample unless one is given); mutate and chain
-prompts from a problem, whose summary is rebuilt from its row (Summary.from_row) unless a pass
-rate makes one up; `student=True` gives what the student reads instead.
+prompts from a problem, whose summary is rebuilt from its row unless a pass rate makes one up.
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """Rendering of the teacher and student prompts from the Jinja2 templates in `prompts/`.
 
-One teacher template serves every environment and turn kind (`prompts/_shared/teacher.j2`); it
-includes the environment's own pieces from `prompts/<env>/` (task.j2, format.j2,
-previous_pairs.j2), and each environment has its `student.j2`. Undefined variables are errors
-(StrictUndefined), so a template and its context cannot drift apart silently. The prompts carry
-no machine markers: they are what a real model reads, and nothing else.
+One teacher template (`prompts/_shared/teacher.j2`) serves every environment and turn kind; it
+includes the environment's pieces from `prompts/<env>/`, and each environment has its
+`student.j2`. Undefined variables are errors (StrictUndefined), so a template and its context
+cannot drift apart silently. The prompts carry no machine markers: they are what a model reads.
 
-Where the templates are found, first hit wins:
-  1. `$SYNTHGEN_PROMPTS_DIR`;
-  2. `<repo>/prompts` for a source checkout or editable install (two levels above this package);
-  3. `<sys.prefix>/share/synthgen/prompts` for an installed wheel (shipped as data files).
-
-This module knows nothing about particular environments: it takes an environment object (its
-`name`, `helpers`, `settings` and `prompt_inputs()`) and a problem, and renders.
+Templates are found in, first hit wins: `$SYNTHGEN_PROMPTS_DIR`; `<repo>/prompts` (a source
+checkout or editable install); `<sys.prefix>/share/synthgen/prompts` (a wheel's data files).
 """
 
 from __future__ import annotations
@@ -96,14 +90,8 @@ def problem_view(problem) -> dict:
     pairs = [
         {"input": x, "output": display(outputs[i]) if i < len(outputs) else None} for i, x in enumerate(problem.inputs)
     ]
-    return {
-        "code": problem.code.strip("\n"),
-        "pre_test_code": problem.pre_test_code.strip("\n"),
-        "test_code": problem.test_code.strip("\n"),
-        "message": problem.message,
-        "pairs": pairs,
-        "visible_count": problem.visible_count,
-    }
+    code = {name: getattr(problem, name).strip("\n") for name in ("code", "pre_test_code", "test_code")}
+    return {**code, "message": problem.message, "pairs": pairs, "visible_count": problem.visible_count}
 
 
 def _base_context(env) -> dict:
@@ -115,10 +103,6 @@ def _base_context(env) -> dict:
         "max_inputs": env.settings.max_inputs,
         "allowed_modules": ", ".join(sorted(m for m in checks.ALLOWED_MODULES if not m.startswith("_"))),
     }
-
-
-def _number(x: float) -> str:
-    return f"{x:g}"
 
 
 def _strategy_for(kind: str, strategy: str | None, summary) -> str | None:
@@ -172,8 +156,8 @@ def teacher_messages(
         "summary": summary,
         "summary_text": summary.render() if summary is not None else None,
         "pass_rate": rate,
-        "target_low": _number(target[0]) if target is not None else None,
-        "target_high": _number(target[1]) if target is not None else None,
+        "target_low": f"{target[0]:g}" if target is not None else None,
+        "target_high": f"{target[1]:g}" if target is not None else None,
         "feedback": (feedback or "").strip() or None,
     }
     return [{"role": "user", "content": render(TEACHER_TEMPLATE, **context)}]

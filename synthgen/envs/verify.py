@@ -3,11 +3,9 @@
     synthgen verify --env deduction seeds/examples/deduction/problem.json seeds/examples/deduction/answer.txt
     synthgen verify data/runs/x/generate/part-00000.parquet:3 answer.txt      # row 3 (or a turn_id / problem_id)
 
-The problem is validated first (so the gold outputs always come from running it, even when the
-file carries outputs), then the answer is parsed and scored exactly as in generation and
-training. Printed: the validation verdict, the parsed answer, each sandbox call's verdict and
-the reward. Bad paths or malformed files are UserErrors (exit 2); an invalid problem or a wrong
-answer is a normal result (exit 0).
+The problem is validated first (the gold outputs always come from running it), then the answer
+is parsed and scored exactly as in generation and training. Bad paths or malformed files are
+UserErrors (exit 2); an invalid problem or a wrong answer is a normal result (exit 0).
 """
 
 from __future__ import annotations

@@ -3,26 +3,20 @@
     synthgen compare outputs/chains-soft-s0 outputs/chains-soft-s1 outputs/disjoint-soft-s0 --output fig10.html
     synthgen compare data/runs/multi data/runs/single --output yield.html
 
-Every curve of the paper is a comparison averaged over seeds; so is this page. Runs whose settings
-differ only in `--seed` form one curve: the mean over them, shaded by their spread. The plots
-(embedded PNG, no network, no scripts, like `synthgen report`'s page):
+Every curve of the paper is averaged over seeds; so is this page: runs whose settings differ only
+in `--seed` form one curve, the mean over them shaded by their spread. The plots (embedded PNG, like
+`synthgen report`'s page): pass@k per benchmark and split over training steps (each training
+output's `eval_pass_at_k.csv`), the cumulative solve rate per split (the paper's Fig. 9, from
+`bin_solve_rates_cumulative.csv`), and kept problems per seed by teacher turn and in total, with
+the multi-turn / single-turn ratio (the paper's "about 4x": a run made with `generate --single-turn
+K` beside one made without). Needs matplotlib.
 
-  * pass@k per benchmark and split over training steps, from each training output's
-    `eval_pass_at_k.csv` (`train --eval-every N` with held-out splits or `--eval-benchmarks`);
-  * the cumulative solve rate per split over steps (the paper's Fig. 9), from
-    `bin_solve_rates_cumulative.csv`;
-  * kept problems per seed by teacher turn, and in total, from generate runs, with the
-    multi-turn / single-turn ratio (the paper's "about 4x": a run made with `generate
-    --single-turn K` beside one made without).
-
-Needs matplotlib. What is read: an input is a training output (`train --output`: `eval_pass_at_k.csv`,
-`bin_solve_rates_cumulative.csv`, `train_summary.json`), a run directory with a generate stage (its
-own `train/` and other training outputs directly inside it are read too), or a folder whose
-sub-folders are either. Runs are grouped by their settings without the seed: a training run by the
-settings its `train_summary.json` records, a generate run by its seeds and generate stages' recorded
-settings. A run that recorded no settings (one still training) is a group of its own. The
-multi-turn / single-turn yield ratio compares kept problems per seed among runs whose generate
-stages' settings differ only in seed, turns and single-turn samples, or inside one run that holds both.
+An input is a training output (`train --output`), a run directory with a generate stage (its own
+`train/` and training outputs directly inside it are read too), or a folder whose sub-folders are
+either. A training run is grouped by the settings its `train_summary.json` records, a generate run
+by its seeds and generate stages' settings; one that recorded none (still training) is a group of
+its own. The yield ratio compares runs whose generate settings differ only in seed, turns and
+single-turn samples, or the two modes inside one run.
 """
 
 from __future__ import annotations
