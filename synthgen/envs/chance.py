@@ -9,7 +9,7 @@ A pass rate measures difficulty only when the reward cannot be earned without so
 environment names strategies a student with no understanding would use, and every answer a
 strategy gives is scored by the environment's own verifier: the parse of a student answer and the
 judge that decides its reward (`Induction.judge`, `Abduction.judge`, `Deduction.check`,
-`contest_tests.judge`, fuzzing's checker trial), so "chance" means exactly what the reward means. The chance rate is the
+`contest.judge`, fuzzing's checker trial), so "chance" means exactly what the reward means. The chance rate is the
 best strategy's success rate; `chance_strategies` names the strategies that reach it (empty when
 it is 0). No LLM is asked.
 
