@@ -100,15 +100,10 @@ class Environment(ABC):
     async def rewards(
         self, problem: Problem, completions: list[str], pool, sandbox, truncated: list[bool] | None = None
     ) -> list[Reward]:
-        """Score every completion; the sandbox runs them concurrently."""
-        flags = list(truncated) if truncated is not None else [False] * len(completions)
-        if len(flags) != len(completions):
-            raise ValueError("truncated must have one flag per completion")
-        return list(
-            await asyncio.gather(
-                *(self.score(problem, text, pool, sandbox, truncated=flag) for text, flag in zip(completions, flags))
-            )
-        )
+        """Score every completion (one truncated flag each); the sandbox runs them concurrently."""
+        flags = truncated if truncated is not None else [False] * len(completions)
+        pairs = list(zip(completions, flags, strict=True))  # a ValueError when the counts differ
+        return list(await asyncio.gather(*(self.score(problem, t, pool, sandbox, truncated=f) for t, f in pairs)))
 
     async def score(self, problem: Problem, completion: str, pool, sandbox, truncated: bool = False) -> Reward:
         """One attempt: format failure, infra failure, or a 1/0 reward from the sandbox."""
@@ -169,10 +164,6 @@ class ManyInputs(Environment):
 
     def prompt_inputs(self) -> int:
         return min(max(self.requested_inputs, self.settings.min_inputs, 2), self.settings.max_inputs)
-
-    def input_count_problem(self, problem: Problem, settings: EnvSettings) -> Verdict | None:
-        """A verdict when the problem has too few or too many inputs for the settings' range."""
-        return validation.check_inputs(problem, max(2, settings.min_inputs), settings.max_inputs)
 
 
 class SingleInput(Environment):

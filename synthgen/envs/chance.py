@@ -110,9 +110,7 @@ class ChanceResult:
     def winners(self) -> list[str]:
         """The strategies that reach the chance rate, sorted; none when it is 0."""
         best = self.rate
-        if not best:
-            return []
-        return sorted({o.strategy for o in self.outcomes if round(o.rate, 6) == best})
+        return sorted({o.strategy for o in self.outcomes if round(o.rate, 6) == best}) if best else []
 
     def to_fields(self) -> dict[str, Any]:
         rate = self.rate

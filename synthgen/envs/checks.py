@@ -11,82 +11,26 @@ from __future__ import annotations
 
 import ast
 
-# Pure, deterministic standard modules (the root name of the import is checked).
+# Pure, deterministic standard modules (the root name of the import is checked): numbers, containers
+# and algorithms, text and bytes, the language itself.
 ALLOWED_MODULES = frozenset(
-    {
-        "__future__",
-        "abc",
-        "array",
-        "base64",
-        "bisect",
-        "calendar",
-        "cmath",
-        "collections",
-        "copy",
-        "dataclasses",
-        "datetime",
-        "decimal",
-        "enum",
-        "fractions",
-        "functools",
-        "hashlib",
-        "heapq",
-        "itertools",
-        "json",
-        "math",
-        "numbers",
-        "operator",
-        "random",
-        "re",
-        "statistics",
-        "string",
-        "struct",
-        "textwrap",
-        "typing",
-        "unicodedata",
-    }
+    {"cmath", "decimal", "fractions", "math", "numbers", "random", "statistics"}
+    | {"array", "bisect", "collections", "copy", "dataclasses", "functools", "heapq", "itertools", "operator"}
+    | {"base64", "hashlib", "json", "re", "string", "struct", "textwrap", "unicodedata"}
+    | {"__future__", "abc", "calendar", "datetime", "enum", "typing"}
 )
-# Builtins that do I/O, read the user, or run or reach code by name.
+# Builtins that do I/O or read the user, and those that run or reach code by name.
 FORBIDDEN_CALLS = frozenset(
-    {
-        "open",
-        "input",
-        "eval",
-        "exec",
-        "compile",
-        "__import__",
-        "breakpoint",
-        "exit",
-        "quit",
-        "help",
-        "globals",
-        "locals",
-    }
+    {"open", "input", "breakpoint", "exit", "quit", "help"}
+    | {"eval", "exec", "compile", "__import__", "globals", "locals"}
 )
 # Attribute names that read the clock or the local time zone.
 CLOCK_ATTRS = frozenset({"now", "today", "utcnow", "fromtimestamp", "utcfromtimestamp"})
-# Dunder attributes that are the classic ways out of a restricted namespace.
+# Attributes that are the classic ways out of a restricted namespace: dunders, and frames.
 ESCAPE_ATTRS = frozenset(
-    {
-        "__subclasses__",
-        "__globals__",
-        "__builtins__",
-        "__code__",
-        "__closure__",
-        "__loader__",
-        "__spec__",
-        "__bases__",
-        "__mro__",
-        "__base__",
-        "__import__",
-        "__getattribute__",
-        "f_globals",
-        "f_locals",
-        "f_back",
-        "gi_frame",
-        "cr_frame",
-        "tb_frame",
-    }
+    {"__subclasses__", "__globals__", "__builtins__", "__code__", "__closure__", "__loader__", "__spec__"}
+    | {"__bases__", "__mro__", "__base__", "__import__", "__getattribute__"}
+    | {"f_globals", "f_locals", "f_back", "gi_frame", "cr_frame", "tb_frame"}
 )
 _SEEDERS = frozenset({"seed", "Random"})
 

@@ -81,7 +81,7 @@ class Contest(ManyInputs):
         if not teacher_made(problem):
             return problem, _check_imported(problem)
         problem = Problem(**{**problem.__dict__, "outputs": []})
-        bad = self.input_count_problem(problem, settings)
+        bad = validation.check_inputs(problem, max(2, settings.min_inputs), settings.max_inputs)
         bad = bad or validation.static_checks(problem, ("f",))
         if bad:
             return problem, bad

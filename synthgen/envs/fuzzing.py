@@ -93,8 +93,7 @@ class Fuzzing(Environment):
                     f"pre_test_f rejects the example input {short(x, 60)} (returned {short(verdict.value or '', 40)})",
                 )
         fails = [test_fails(v) for v in first.calls[k:]]
-        # For fuzzing the stored "gold" per input is whether test_f passed on it (True) or exposed
-        # the bug (False): f's own value is not gold, and on a bug input it may not exist at all.
+        # The stored "gold" (see the module docstring): whether test_f passed on each input.
         problem.outputs = [values.encode(not failed) for failed in fails]
         if not any(fails):
             return problem, Verdict(

@@ -69,14 +69,14 @@ class Induction(ManyInputs):
 
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
         problem = Problem(**{**problem.__dict__, "outputs": []})
-        bad = self.input_count_problem(problem, settings)
+        bad = validation.check_inputs(problem, max(2, settings.min_inputs), settings.max_inputs)
         bad = bad or validation.static_checks(problem, ("f",))
         if bad:
             return problem, bad
         k = len(problem.inputs)
-        visible = (
-            problem.visible_count if problem.visible_count is not None else split_holdout(k, settings.holdout_fraction)
-        )
+        visible = problem.visible_count
+        if visible is None:
+            visible = split_holdout(k, settings.holdout_fraction)
         if not 1 <= visible < k:
             return problem, Verdict(False, reasons.BAD_INPUTS, f"visible_count {visible} must be in 1..{k - 1}")
         verdicts, bad = await validation.run_f(problem, pool, sandbox, settings.max_output_chars)
@@ -87,10 +87,7 @@ class Induction(ManyInputs):
         distinct = len(set(outputs))
         if distinct < settings.min_distinct_outputs or distinct == 1:
             return problem, Verdict(False, reasons.TRIVIAL, f"only {distinct} distinct output(s) over {k} inputs")
-        bad = await trivial_check(problem, pool, sandbox)
-        if bad:
-            return problem, bad
-        return problem, Verdict(True, reasons.OK)
+        return problem, await trivial_check(problem, pool, sandbox) or Verdict(True, reasons.OK)
 
     # -- student ---------------------------------------------------------------------------
     def student_pairs(self, problem: Problem, pairs: list[dict]) -> list[dict]:
@@ -201,16 +198,13 @@ async def trivial_check(problem: Problem, pool, sandbox) -> Verdict | None:
     candidates = [(name, where) for where in wheres for name in TRIVIAL]
     # Stay well inside the sandbox's per-job call cap however many inputs the settings allow.
     candidates = candidates[: max(1, MAX_TRIVIAL_CALLS // max(1, len(problem.inputs)) - 1)]
-    calls: list[str] = []
-    expected: list[str] = []
-    for name, where in candidates:
-        for text, gold in zip(problem.inputs, problem.outputs):
-            calls.append(f"_trivial({name!r}, {where[0]!r}, {where[1]!r}, {text})")
-            expected.append(gold)
-    for text, gold in zip(problem.inputs, problem.outputs):
-        calls.append(f"_all_args({text})")
-        expected.append(gold)
     candidates.append(("all arguments as a tuple", None))
+    calls = [
+        f"_all_args({x})" if where is None else f"_trivial({name!r}, {where[0]!r}, {where[1]!r}, {x})"
+        for name, where in candidates
+        for x in problem.inputs
+    ]
+    expected = list(problem.outputs) * len(candidates)
     result = await pool.run(validation.job(TRIVIAL_MODULE, calls, sandbox, expected=expected))
     if any(str(v.status) == "infra" for v in result.calls):
         return Verdict(False, reasons.INFRA, "sandbox failure in the trivial-function check")

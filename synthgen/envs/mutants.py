@@ -28,28 +28,18 @@ from dataclasses import dataclass
 from synthgen.envs.parsing import function_def, parse_python
 
 KINDS = ("arithmetic", "comparison", "boundary", "constant", "boolean", "branch", "return")
-_ARITH: dict[type, tuple[type, ...]] = {
-    ast.Add: (ast.Sub,),
-    ast.Sub: (ast.Add,),
-    ast.Mult: (ast.Add,),
-    ast.FloorDiv: (ast.Div,),
-    ast.Div: (ast.FloorDiv,),
-    ast.Mod: (ast.FloorDiv,),
-    ast.Pow: (ast.Mult,),
-}
-_COMPARE: dict[type, tuple[str, type]] = {
-    ast.Eq: ("comparison", ast.NotEq),
-    ast.NotEq: ("comparison", ast.Eq),
-    ast.Lt: ("boundary", ast.LtE),
-    ast.LtE: ("boundary", ast.Lt),
-    ast.Gt: ("boundary", ast.GtE),
-    ast.GtE: ("boundary", ast.Gt),
-    ast.In: ("comparison", ast.NotIn),
-    ast.NotIn: ("comparison", ast.In),
-    ast.Is: ("comparison", ast.IsNot),
-    ast.IsNot: ("comparison", ast.Is),
-}
-_FLIP: dict[type, type] = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+
+
+def _both_ways(*pairs: tuple[type, type]) -> dict[type, type]:
+    return {**dict(pairs), **{b: a for a, b in pairs}}
+
+
+# Operators and what each becomes: comparisons negated, loosened or tightened, flipped; arithmetic.
+_NEGATED = _both_ways((ast.Eq, ast.NotEq), (ast.In, ast.NotIn), (ast.Is, ast.IsNot))
+_LOOSENED = _both_ways((ast.Lt, ast.LtE), (ast.Gt, ast.GtE))
+_FLIP = _both_ways((ast.Lt, ast.Gt), (ast.LtE, ast.GtE))
+_ARITH = _both_ways((ast.Add, ast.Sub), (ast.FloorDiv, ast.Div))
+_ARITH |= {ast.Mult: ast.Add, ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult}
 
 
 @dataclass(frozen=True)
@@ -77,15 +67,13 @@ def _set_op(i: int, new: type) -> Edit:
 def _sites(node: ast.AST, returns: list[int], index: int) -> Iterator[tuple[str, Edit]]:
     """(kind, edit) for every change this node allows."""
     if isinstance(node, (ast.BinOp, ast.AugAssign)):
-        for new in _ARITH.get(type(node.op), ()):
-            yield "arithmetic", _set("op", lambda _n, new=new: new())
+        if type(node.op) in _ARITH:
+            yield "arithmetic", _set("op", lambda _n, new=_ARITH[type(node.op)]: new())
     elif isinstance(node, ast.Compare):
         for i, op in enumerate(node.ops):
-            if type(op) in _COMPARE:
-                kind, new = _COMPARE[type(op)]
-                yield kind, _set_op(i, new)
-            if type(op) in _FLIP:
-                yield "comparison", _set_op(i, _FLIP[type(op)])
+            for kind, table in (("comparison", _NEGATED), ("boundary", _LOOSENED), ("comparison", _FLIP)):
+                if type(op) in table:
+                    yield kind, _set_op(i, table[type(op)])
     elif isinstance(node, ast.Constant) and type(node.value) is int:
         for delta in (1, -1):
             yield "constant", _set("value", lambda n, delta=delta: n.value + delta)

@@ -36,13 +36,9 @@ class Problem:
     def to_fields(self) -> dict[str, Any]:
         """The PROBLEMS columns a problem owns (empty strings become null)."""
         out: dict[str, Any] = {name: getattr(self, name) for name in _FIELDS}
-        for name in ("message", "pre_test_code", "test_code"):
-            out[name] = out[name] or None
-        out["inputs"] = list(self.inputs)
-        out["outputs"] = list(self.outputs) if self.outputs else None
-        out["problem_id"] = self.problem_id
-        out["env"] = self.env
-        return out
+        out.update({name: out[name] or None for name in ("message", "pre_test_code", "test_code")})
+        out.update(inputs=list(self.inputs), outputs=list(self.outputs) or None)
+        return {**out, "problem_id": self.problem_id, "env": self.env}
 
     @classmethod
     def from_fields(cls, row: dict[str, Any]) -> Problem:

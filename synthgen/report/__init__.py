@@ -83,17 +83,6 @@ def run(settings: ReportSettings, console: Console | None = None) -> Path:
     return write_page(output, render(data), console, "report")
 
 
-def figures(data: ReportData) -> dict[str, str | None]:
-    return {
-        "yield": plots.yield_per_turn(data.stats.get("turns") or []),
-        "pass_rates": plots.pass_rates(data.generate, data.targets),
-        "bins": plots.bin_histograms(data.generate, data.kept, data.bins, data.band),
-        "reasons": plots.drop_reasons(data.drop_reasons),
-        "envs": plots.per_env(data.generate, data.kept, data.binned, data.bins),
-        "tokens": plots.tokens_per_kept(data.generate, data.kept),
-    }
-
-
 def render(data: ReportData) -> str:
     stage_rows = [
         {
@@ -119,7 +108,14 @@ def render(data: ReportData) -> str:
         "report.html.j2",
         d=data,
         name=data.run_dir.resolve().name,
-        fig=figures(data),
+        fig={
+            "yield": plots.yield_per_turn(data.stats.get("turns") or []),
+            "pass_rates": plots.pass_rates(data.generate, data.targets),
+            "bins": plots.bin_histograms(data.generate, data.kept, data.bins, data.band),
+            "reasons": plots.drop_reasons(data.drop_reasons),
+            "envs": plots.per_env(data.generate, data.kept, data.binned, data.bins),
+            "tokens": plots.tokens_per_kept(data.generate, data.kept),
+        },
         stage_rows=stage_rows,
         bin_table=dict(sorted(bin_table.items())),
         bin_names=bin_names,
@@ -193,8 +189,7 @@ def unparsed_answers(run: Path, count: int) -> list[dict[str, Any]]:
 
 
 def _settings(found: dict[str, run_info.StageInfo], stage: str) -> dict[str, Any]:
-    info = found.get(stage)
-    return (info.settings if info else None) or {}
+    return getattr(found.get(stage), "settings", None) or {}
 
 
 def _pair(values: Any, low: str, high: str) -> tuple[float, float] | None:
@@ -256,13 +251,9 @@ def pick_chains(run: Path, count: int, seed: int) -> list[list[dict[str, Any]]]:
     chain_ids = sorted(set(links["chain_id"].to_list()), key=lambda c: _order(seed, c))[:count]
     out = []
     for chain_id in chain_ids:
-        steps = links.filter(pl.col("chain_id") == chain_id).sort("position")
-        chain = []
-        for step in steps.iter_rows(named=True):
-            row = by_id.get(step["problem_id"])
-            if row is not None:
-                chain.append(_readable({**row, "difficulty": step["level"]}))
-        out.append(chain)
+        steps = links.filter(pl.col("chain_id") == chain_id).sort("position").iter_rows(named=True)
+        known = [step for step in steps if step["problem_id"] in by_id]
+        out.append([_readable({**by_id[step["problem_id"]], "difficulty": step["level"]}) for step in known])
     return out
 
 

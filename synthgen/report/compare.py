@@ -310,15 +310,6 @@ def run(settings: CompareSettings, console: Console | None = None) -> Path:
     return write_page(output, render(data, settings.band), console, "compare", f", {runs} runs")
 
 
-def figures(data: CompareData, band: str) -> dict[str, object]:
-    suites = sorted({r["suite"] for g in data.train for run in g.runs for r in run.evals})
-    return {
-        "pass_at_k": [(s, plots.pass_at_k(data.train, s, band)) for s in suites],
-        "cumulative": plots.cumulative_solve_rates(data.train, band),
-        "yield": plots.yields(data.generate, data.ratios, band),
-    }
-
-
 def last_step_rows(groups: list[RunGroup]) -> list[dict[str, object]]:
     """Per group, benchmark, split and k: the mean and spread at each group's last logged step."""
     rows = []
@@ -347,10 +338,15 @@ def last_step_rows(groups: list[RunGroup]) -> list[dict[str, object]]:
 
 
 def render(data: CompareData, band: str) -> str:
+    suites = sorted({r["suite"] for g in data.train for run in g.runs for r in run.evals})
     return render_page(
         "compare.html.j2",
         d=data,
-        fig=figures(data, band),
+        fig={
+            "pass_at_k": [(s, plots.pass_at_k(data.train, s, band)) for s in suites],
+            "cumulative": plots.cumulative_solve_rates(data.train, band),
+            "yield": plots.yields(data.generate, data.ratios, band),
+        },
         band="min to max" if band == "range" else "one standard deviation either side",
         finals=last_step_rows(data.train),
     )

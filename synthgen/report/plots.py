@@ -37,8 +37,9 @@ def bin_colors(count: int) -> list:
     return [cmap(0.12 + 0.76 * i / max(1, count - 1)) for i in range(count)]
 
 
-def _legend_above(ax, columns: int) -> None:
-    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=columns, frameon=False)
+def _legend_above(ax, columns: int, *handles_labels) -> None:
+    """A legend above an axes (or, given a figure, above all its panels)."""
+    ax.legend(*handles_labels, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=columns, frameon=False)
 
 
 def _png(fig, **savefig) -> str:
@@ -278,16 +279,7 @@ def _legend_png(fig, groups: list[RunGroup]) -> str:
     """The figure as a PNG data URI with one legend above all its panels (kept inside the image)."""
     handles = [pyplot().Line2D([0], [0], color=_color(i), marker="o", markersize=3) for i in range(len(groups))]
     fig.tight_layout()  # before the legend, which then sits above the panels
-    labels = [g.label for g in groups]
-    fig.legend(
-        handles,
-        labels,
-        loc="lower center",
-        ncol=min(3, len(groups)),
-        fontsize=7,
-        frameon=False,
-        bbox_to_anchor=(0.5, 1.0),
-    )
+    _legend_above(fig, min(3, len(groups)), handles, [g.label for g in groups])
     return _png(fig, bbox_inches="tight")
 
 
