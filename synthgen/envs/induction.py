@@ -161,7 +161,7 @@ class Induction(ManyInputs):
         common = chance.mode(visible)
         if common in passes:
             outcomes.append(chance.ChanceOutcome("memorise+mode", passes[common], 1))
-        empty = chance.empty_of(self._visible_outputs(problem)[0]) if visible else None
+        empty = chance.empty_of(problem.outputs[0]) if visible else None  # the first visible output's type
         if empty in passes:
             outcomes.append(chance.ChanceOutcome("memorise+empty", passes[empty], 1))
         drawn = [out for out in visible if out in passes]
@@ -169,12 +169,9 @@ class Induction(ManyInputs):
             outcomes.append(chance.ChanceOutcome("memorise+visible", sum(passes[o] for o in drawn), len(drawn)))
         return chance.ChanceResult(outcomes)
 
-    def _visible_outputs(self, problem: Problem) -> list[str]:
-        return list(problem.outputs[: _shown(problem, len(problem.inputs))])
-
     def _memorised(self, problem: Problem) -> tuple[list[tuple[str, str]], list[str]]:
         """The visible (input, output literal) pairs a student can copy, and the fallbacks tried."""
-        outputs = self._visible_outputs(problem)
+        outputs = problem.outputs[: _shown(problem, len(problem.inputs))]
         shown = [(x, chance.literal_of(o)) for x, o in zip(problem.inputs, outputs)]
         shown = [(x, lit) for x, lit in shown if lit is not None]
         fallbacks = list(dict.fromkeys(lit for _, lit in shown))

@@ -192,29 +192,25 @@ def preview(
     if not student and kind == "first":
         if row is not None:
             raise UserError("a first-turn prompt starts from a seed, not a problem: use --seed-file")
-        return _teacher(environment, kind, seed_text=seed_text or SAMPLE_SEED, feedback=feedback, strategy=strategy)
-    if row is None:
-        raise UserError("this needs a problem: --problem FILE, or --run-dir with --problem-id")
-    problem = Problem.from_fields(row)
-    if student:  # a problem never run has no gold outputs: the prompt shows them as unknown
-        return environment.student_messages(problem)
-    summary = None
-    if pass_rate is not None:
-        summary = Summary.made_up(pass_rate, settings.progression)
-    elif row.get("pass_rate") is not None:
-        summary = Summary.from_row(row, settings.progression)
-    if kind == "mutate" and summary is None:
-        raise UserError(
-            "a mutate prompt needs the student's pass rate: pass --pass-rate, or a stored problem that has one"
-        )
-    return _teacher(
-        environment, kind, previous=problem, summary=summary, feedback=feedback, strategy=strategy, target=band
-    )
-
-
-def _teacher(environment, kind, **kwargs) -> list[dict]:
+        context: dict = {"seed_text": seed_text or SAMPLE_SEED}
+    else:
+        if row is None:
+            raise UserError("this needs a problem: --problem FILE, or --run-dir with --problem-id")
+        problem = Problem.from_fields(row)
+        if student:  # a problem never run has no gold outputs: the prompt shows them as unknown
+            return environment.student_messages(problem)
+        summary = None
+        if pass_rate is not None:
+            summary = Summary.made_up(pass_rate, settings.progression)
+        elif row.get("pass_rate") is not None:
+            summary = Summary.from_row(row, settings.progression)
+        if kind == "mutate" and summary is None:
+            raise UserError(
+                "a mutate prompt needs the student's pass rate: pass --pass-rate, or a stored problem that has one"
+            )
+        context = {"previous": problem, "summary": summary, "target": band}
     try:
-        return environment.teacher_messages(kind, **kwargs)
+        return environment.teacher_messages(kind, feedback=feedback, strategy=strategy, **context)
     except ValueError as exc:
         raise UserError(str(exc)) from None
 
