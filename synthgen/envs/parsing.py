@@ -71,7 +71,7 @@ def fenced_blocks(text: str) -> list[Block]:
         if not m:
             i += 1
             continue
-        fence, tag, rest = m.group(1), m.group(2), m.group(3)
+        fence, tag, rest = m.groups()
         lang = _fold(tag)
         if rest.rstrip().endswith(fence[0] * 3) and rest.strip() != "":
             # One-line form: ```input 3, 4``` (the paper's own example writes inputs like this).
@@ -80,8 +80,7 @@ def fenced_blocks(text: str) -> list[Block]:
             continue
         body: list[str] = [rest] if rest.strip() else []
         j = i + 1
-        closed = False
-        reopened = False
+        closed = reopened = False
         while j < len(lines):
             stripped = lines[j].strip()
             if stripped.startswith(fence[0] * len(fence)) and stripped.strip(fence[0]) == "":
@@ -146,14 +145,9 @@ def canonical_args(text: str) -> str:
         raise ArgsError(f"argument list longer than {MAX_ARGS_CHARS} characters")
     call = _parse_call(text)
     # `f(3, 4)` written out in full: take its arguments, not a call nested in a call.
-    if (
-        len(call.args) == 1
-        and not call.keywords
-        and isinstance(call.args[0], ast.Call)
-        and isinstance(call.args[0].func, ast.Name)
-        and call.args[0].func.id == "f"
-    ):
-        call = call.args[0]
+    inner = call.args[0] if len(call.args) == 1 and not call.keywords else None
+    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "f":
+        call = inner
     parts: list[str] = []
     seen_kw: set[str] = set()
     for arg in call.args:
@@ -260,12 +254,10 @@ def teacher_answer(
     just before the code instead of after it is picked up too. `need_inputs=False` accepts a set
     without ```input blocks (fuzzing's examples are optional).
     """
-    region = answer_region(text)
-    blocks = fenced_blocks(region)
+    blocks = fenced_blocks(answer_region(text))
     if not blocks:
         raise FormatError(reasons.FORMAT_ERROR, "no fenced ``` blocks in the answer")
-    is_f = [b.lang in ("python", "") and mentions_def(b.text, "f") for b in blocks]
-    starts = [i for i, flag in enumerate(is_f) if flag]
+    starts = [i for i, b in enumerate(blocks) if b.lang in ("python", "") and mentions_def(b.text, "f")]
     if not starts:
         if any(b.lang == "python" and not b.closed for b in blocks):
             raise FormatError(reasons.FORMAT_ERROR, "the ```python block is not closed (truncated answer?)")
@@ -370,12 +362,8 @@ def strip_main_guard(code: str) -> str:
     lines = code.split("\n")
     cut: list[tuple[int, int]] = []
     for node in tree.body:
-        if (
-            isinstance(node, ast.If)
-            and isinstance(node.test, ast.Compare)
-            and isinstance(node.test.left, ast.Name)
-            and node.test.left.id == "__name__"
-        ):
+        test = node.test if isinstance(node, ast.If) else None
+        if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__":
             cut.append((node.lineno - 1, node.end_lineno or node.lineno))
     for start, stop in reversed(cut):
         del lines[start:stop]
