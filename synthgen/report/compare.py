@@ -205,12 +205,9 @@ def read_generate_run(path: Path) -> GenerateRun:
 
 
 def _flat(data: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(data, dict):
-        out: dict[str, Any] = {}
-        for key, value in data.items():
-            out.update(_flat(value, f"{prefix}{key}."))
-        return out
-    return {prefix[:-1]: data}
+    if not isinstance(data, dict):
+        return {prefix[:-1]: data}
+    return {k: v for key, value in data.items() for k, v in _flat(value, f"{prefix}{key}.").items()}
 
 
 def _flat_without(settings: dict[str, Any] | None, drop: frozenset[str]) -> dict[str, Any]:
