@@ -126,10 +126,7 @@ class Contest(ManyInputs):
     def parse_student(self, text: str) -> str:
         block = parsing.last_block(text, ("python", ""), lambda b: b.text.strip() != "")
         if block is None:
-            raise FormatError(
-                reasons.FORMAT_ERROR,
-                f"no closed ```python block with the program; the answer has {parsing.describe_blocks(text)}",
-            )
+            raise parsing.missing("closed ```python block with the program", text)
         return block.text.strip("\n") + "\n"
 
     async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:

@@ -9,9 +9,9 @@ not `1.0` or `True`, and a tuple is not a list). Nothing needs to run for this.
 
 from __future__ import annotations
 
-from synthgen.envs import chance, parsing, reasons
+from synthgen.envs import chance, parsing
 from synthgen.envs.base import SingleInput
-from synthgen.envs.parsing import FormatError, short
+from synthgen.envs.parsing import short
 from synthgen.envs.problem import Problem, Reward
 from synthgen.envs.prompts import display
 
@@ -32,8 +32,7 @@ class Deduction(SingleInput):
             # Tolerated: the value alone in a ```python (or untagged) block.
             block = parsing.last_block(text, ("python", ""), lambda b: parsing.is_literal(b.text.strip()))
         if block is None:
-            detail = f"no closed ```output block with the value; the answer has {parsing.describe_blocks(text)}"
-            raise FormatError(reasons.FORMAT_ERROR, detail)
+            raise parsing.missing("closed ```output block with the value", text)
         return parsing.output_value(block)
 
     async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:

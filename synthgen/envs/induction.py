@@ -96,16 +96,10 @@ class Induction(ManyInputs):
 
     def parse_student(self, text: str) -> str:
         block = parsing.last_block(text, ("python", ""), lambda b: parsing.mentions_def(b.text, "f"))
+        if block is None and parsing.last_block(text, ("python", "")) is not None:
+            raise parsing.missing("```python block defines f", text)
         if block is None:
-            if parsing.last_block(text, ("python", "")) is not None:
-                raise FormatError(
-                    reasons.FORMAT_ERROR,
-                    f"no ```python block defines f; the answer has {parsing.describe_blocks(text)}",
-                )
-            raise FormatError(
-                reasons.FORMAT_ERROR,
-                f"no closed ```python block with a function f; the answer has {parsing.describe_blocks(text)}",
-            )
+            raise parsing.missing("closed ```python block with a function f", text)
         code = parsing.strip_main_guard(block.text)
         # Helpers a student put in blocks of their own (imports, constants, functions) go in front of f.
         helpers = [

@@ -339,6 +339,11 @@ def _reads_whole(block: Block) -> bool:
     return block.lang not in ("python", "") or parse_python(block.text) is not None
 
 
+def missing(what: str, text: str) -> FormatError:
+    """The format failure of an answer with no `what`, saying what the answer holds instead."""
+    return FormatError(reasons.FORMAT_ERROR, f"no {what}; the answer has {describe_blocks(text)}")
+
+
 def describe_blocks(text: str) -> str:
     """What a completion holds, for a format failure's detail: "no fenced block at all (prose only)",
     or its blocks' kinds as written ("a ```python block and an untagged block", "an unclosed ```input block")."""
@@ -398,10 +403,7 @@ def input_answer(text: str) -> str:
     if block is None:
         block = last_block(text, ("python", ""), lambda b: not mentions_def(b.text, "f") and b.text.strip() != "")
         if block is None:
-            raise FormatError(
-                reasons.FORMAT_ERROR,
-                f"no closed ```input block with the arguments; the answer has {describe_blocks(text)}",
-            )
+            raise missing("closed ```input block with the arguments", text)
         where = f"no ```input block, and the last {'```' + block.tag if block.tag else 'untagged ```'} block"
     try:
         return canonical_args(block.text)

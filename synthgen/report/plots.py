@@ -169,13 +169,9 @@ def per_env(
     if not frames:
         return None
     envs = _envs(pl.concat([f.select("env") for f in frames]))
-    series = []
-    if gen is not None:
-        series += [("generated", gen), ("valid", gen.filter(pl.col("valid")))]
-    if kept is not None:
-        series.append(("kept", kept))
-    if binned is not None:
-        series.append(("binned", binned))
+    valid = None if gen is None else gen.filter(pl.col("valid"))
+    named = (("generated", gen), ("valid", valid), ("kept", kept), ("binned", binned))
+    series = [(name, frame) for name, frame in named if frame is not None]
     fig, (left, right) = pyplot().subplots(1, 2, figsize=WIDE)
     width = 0.8 / len(series)
     for i, (name, frame) in enumerate(series):
