@@ -189,8 +189,7 @@ class SingleInput(Environment):
         except ValueError:
             readable = False
         if not readable:
-            return problem, Verdict(
-                False, reasons.OUTPUT_TOO_LARGE, f"the output cannot be written as a Python literal: {short(shown, 80)}"
-            )
+            why = f"the output cannot be written as a Python literal: {short(shown, 80)}"
+            return problem, Verdict(False, reasons.OUTPUT_TOO_LARGE, why)
         problem.outputs = [verdicts[0].encoded]
         return problem, Verdict(True, reasons.OK)

@@ -120,9 +120,8 @@ class ChanceResult:
 # -- reading verdicts -----------------------------------------------------------------------------
 def ran_call(verdict) -> bool:
     """Whether the sandbox ran the call (a call never started for lack of budget is not a data point)."""
-    if verdict is None or str(verdict.status) == "infra":
-        return False
-    return not (str(verdict.status) == "exception" and NOT_RUN in (verdict.error or ""))
+    status = "infra" if verdict is None else str(verdict.status)
+    return status != "infra" and not (status == "exception" and NOT_RUN in (verdict.error or ""))
 
 
 def passed(verdict) -> bool:
@@ -259,9 +258,7 @@ def mode(encodings: list[str]) -> str | None:
 def arity(code: str, name: str = "f") -> int:
     """Positional parameters of `name` without a default (at least 1), read from the AST."""
     node = function_def(code, name)
-    if node is None:
-        return 1
-    return max(1, len(node.args.posonlyargs + node.args.args) - len(node.args.defaults))
+    return 1 if node is None else max(1, len(node.args.posonlyargs + node.args.args) - len(node.args.defaults))
 
 
 def empty_of(encoded: str) -> str | None:

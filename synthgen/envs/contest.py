@@ -183,9 +183,8 @@ def _check_imported(problem: Problem) -> Verdict:
     if not problem.inputs:
         return Verdict(False, reasons.BAD_INPUTS, "no tests")
     if len(problem.outputs) != len(problem.inputs):
-        return Verdict(
-            False, reasons.BAD_INPUTS, f"{len(problem.inputs)} test inputs but {len(problem.outputs)} outputs"
-        )
+        why = f"{len(problem.inputs)} test inputs but {len(problem.outputs)} outputs"
+        return Verdict(False, reasons.BAD_INPUTS, why)
     if not problem.message.strip():
         return Verdict(False, reasons.FORMAT_ERROR, "no statement")
     return Verdict(True, reasons.OK)
@@ -263,21 +262,14 @@ def same_value(got_encoded: str | None, want_encoded: str) -> bool:
         return False
 
 
-def job_tests(inputs: list[str], call: str | None) -> tuple[str, list[str]]:
-    """(mode, tests) of the sandbox job: stdin texts, or each call's arguments as an encoded list."""
-    from synthgen.sandbox import values
-
-    if call is None:
-        return "stdin", [stdin_of(x) for x in inputs]
-    return "call", [values.from_literal(f"[{x}]") for x in inputs]
-
-
 async def run_tests(program: str, inputs: list[str], outputs: list[str], call: str | None, pool, sandbox):
     """Run `program` on every test (see the module docstring); `call` is the call-based entry
     (`Solution().name` or `name`: the method or function name), None for stdin/stdout tests."""
-    from synthgen.sandbox import contest_job
+    from synthgen.sandbox import contest_job, values
 
-    mode, tests = job_tests(inputs, call)
+    # The job's tests: stdin texts, or each call's arguments as an encoded list.
+    mode = "stdin" if call is None else "call"
+    tests = [stdin_of(x) for x in inputs] if call is None else [values.from_literal(f"[{x}]") for x in inputs]
     job = contest_job(
         program,
         tests,

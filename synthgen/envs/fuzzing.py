@@ -82,27 +82,21 @@ class Fuzzing(Environment):
             if bad:
                 return problem, bad
         if not first.same_outcome(second):
-            return problem, Verdict(
-                False, reasons.NONDETERMINISTIC, "pre_test_f or test_f behaved differently under another hash seed"
-            )
+            why = "pre_test_f or test_f behaved differently under another hash seed"
+            return problem, Verdict(False, reasons.NONDETERMINISTIC, why)
         for x, verdict in zip(xs, first.calls[:k]):
             if verdict.encoded != values.encode(True):
-                return problem, Verdict(
-                    False,
-                    reasons.BAD_INPUTS,
-                    f"pre_test_f rejects the example input {short(x, 60)} (returned {short(verdict.value or '', 40)})",
-                )
+                why = f"pre_test_f rejects the example input {short(x, 60)} (returned {short(verdict.value or '', 40)})"
+                return problem, Verdict(False, reasons.BAD_INPUTS, why)
         fails = [test_fails(v) for v in first.calls[k:]]
         # The stored "gold" (see the module docstring): whether test_f passed on each input.
         problem.outputs = [values.encode(not failed) for failed in fails]
         if not any(fails):
-            return problem, Verdict(
-                False, reasons.BAD_INPUTS, "no example input makes test_f fail: the bug is not shown to be reachable"
-            )
+            why = "no example input makes test_f fail: the bug is not shown to be reachable"
+            return problem, Verdict(False, reasons.BAD_INPUTS, why)
         if all(fails):
-            return problem, Verdict(
-                False, reasons.TRIVIAL, "test_f fails on every example input: any valid input finds the bug"
-            )
+            why = "test_f fails on every example input: any valid input finds the bug"
+            return problem, Verdict(False, reasons.TRIVIAL, why)
         return problem, Verdict(True, reasons.OK)
 
     # -- student ---------------------------------------------------------------------------

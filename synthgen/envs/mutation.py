@@ -298,11 +298,9 @@ async def score_checker(problem: Problem, pool, sandbox) -> MutationResult:
     result = await pool.run(validation.job(module, calls, sandbox))
     if any(str(v.status) == "infra" for v in result.calls):
         return MutationResult(None, jobs=1, sandbox_s=result.elapsed_s, infra=True)
-    outcomes = []
-    for text, verdict in zip(TRIVIAL_INPUTS, result.calls):
-        # A call that crashed the harness itself (a limit) earns nothing either.
-        exploit = str(verdict.status) == "ok" and verdict.value == "'exploit'"
-        outcomes.append((f"baseline:{text}", not exploit))
+    # A call that crashed the harness itself (a limit) earns nothing either.
+    exploits = [str(v.status) == "ok" and v.value == "'exploit'" for v in result.calls]
+    outcomes = [(f"baseline:{text}", not exploit) for text, exploit in zip(TRIVIAL_INPUTS, exploits)]
     scored = MutationResult.of(outcomes, 1, result.elapsed_s)
     scored.chance = chance.ChanceResult(
         [chance.ChanceOutcome(f"trivial:{kind.removeprefix('baseline:')}", int(not c), 1) for kind, c in outcomes]

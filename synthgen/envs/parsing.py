@@ -334,9 +334,7 @@ def last_block(text: str, langs: tuple[str, ...], predicate=None) -> Block | Non
 
 
 def _reads_whole(block: Block) -> bool:
-    if not block.text.strip():
-        return False
-    return block.lang not in ("python", "") or parse_python(block.text) is not None
+    return bool(block.text.strip()) and (block.lang not in ("python", "") or parse_python(block.text) is not None)
 
 
 def missing(what: str, text: str) -> FormatError:
@@ -408,9 +406,8 @@ def input_answer(text: str) -> str:
     try:
         return canonical_args(block.text)
     except ArgsError as exc:
-        raise FormatError(
-            reasons.FORMAT_ERROR, f"{where} is not a list of literal arguments ({exc}): {short(block.text, 60)}"
-        ) from None
+        why = f"{where} is not a list of literal arguments ({exc}): {short(block.text, 60)}"
+        raise FormatError(reasons.FORMAT_ERROR, why) from None
 
 
 def output_value(block: Block) -> str:
@@ -429,10 +426,8 @@ def output_value(block: Block) -> str:
     if literal and literal == lines[-1:]:
         return lines[-1]
     if len(literal) > 1:
-        raise FormatError(
-            reasons.FORMAT_ERROR,
-            f"the {what} holds {len(literal)} lines that each read as a value (one is asked for): {short(whole, 80)}",
-        )
+        why = f"the {what} holds {len(literal)} lines that each read as a value (one is asked for): {short(whole, 80)}"
+        raise FormatError(reasons.FORMAT_ERROR, why)
     why = "nor is its last line" if len(lines) > 1 else "a value the way repr prints it"
     raise FormatError(reasons.FORMAT_ERROR, f"the {what} is not a Python literal ({why}): {short(whole, 80)}")
 

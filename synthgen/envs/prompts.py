@@ -78,9 +78,7 @@ def display(encoded: str | None, limit: int = DISPLAY_LIMIT) -> str:
     """A gold value as Python source for prompts (the repr of the decoded value; nothing evaluated)."""
     from synthgen.sandbox import values  # the sandbox package is only needed once a value is shown
 
-    if encoded is None:
-        return "None"
-    return values.display(values.decode(encoded), limit)
+    return "None" if encoded is None else values.display(values.decode(encoded), limit)
 
 
 def problem_view(problem) -> dict:
@@ -110,12 +108,8 @@ def _strategy_for(kind: str, strategy: str | None, summary) -> str | None:
         if strategy not in (None, "first"):
             raise ValueError(f"a first-turn prompt takes no strategy (got {strategy!r})")
         return None
-    if kind == "mutate":
-        strategy = strategy or summary.strategy
-        allowed = MUTATE_STRATEGIES
-    else:
-        strategy = strategy or CHAIN_STRATEGIES[0]
-        allowed = CHAIN_STRATEGIES
+    allowed = MUTATE_STRATEGIES if kind == "mutate" else CHAIN_STRATEGIES
+    strategy = strategy or (summary.strategy if kind == "mutate" else CHAIN_STRATEGIES[0])
     if strategy not in allowed:
         raise ValueError(f"unknown {kind} strategy {strategy!r}; choose from {', '.join(allowed)}")
     return strategy

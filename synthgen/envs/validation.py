@@ -98,37 +98,26 @@ async def run_deterministic(problem: Problem, calls: list[str], labels: list[str
     for a, b, label in zip(first.calls, second.calls, labels):
         if str(b.status) == "exception" and not (b.error or "").startswith("while running the module"):
             # It returned under one hash seed and raised under the other: that is nondeterminism.
-            return None, Verdict(
-                False, reasons.NONDETERMINISTIC, f"{label} returned once and raised once: {short(b.error or '', 200)}"
-            )
+            why = f"{label} returned once and raised once: {short(b.error or '', 200)}"
+            return None, Verdict(False, reasons.NONDETERMINISTIC, why)
         if str(b.status) != "ok":
             # A limit hit in only one run (timeout, memory) is load or a borderline cost, not a
             # changed result: report it as what it is.
             return None, call_failure(b, label)
         if not _same(a.encoded, b.encoded):
-            return None, Verdict(
-                False,
-                reasons.NONDETERMINISTIC,
-                f"{label} gave {short(a.value or '', 60)} and then {short(b.value or '', 60)}",
-            )
+            why = f"{label} gave {short(a.value or '', 60)} and then {short(b.value or '', 60)}"
+            return None, Verdict(False, reasons.NONDETERMINISTIC, why)
     for verdict, label in zip(first.calls, labels):
         if len(verdict.encoded or "") > max_chars:
-            return None, Verdict(
-                False,
-                reasons.OUTPUT_TOO_LARGE,
-                f"{label}: value of {len(verdict.encoded)} characters (limit {max_chars})",
-            )
+            why = f"{label}: value of {len(verdict.encoded)} characters (limit {max_chars})"
+            return None, Verdict(False, reasons.OUTPUT_TOO_LARGE, why)
     return list(first.calls), None
 
 
 def _same(a: str | None, b: str | None) -> bool:
     from synthgen.sandbox import values
 
-    if a == b:
-        return True
-    if a is None or b is None:
-        return False
-    return values.equal(a, b)
+    return a == b or (a is not None and b is not None and values.equal(a, b))
 
 
 def answer_reward(verdicts, answer: str, passed: bool, detail: str = ""):

@@ -36,9 +36,7 @@ from synthgen.errors import UserError
 def load_problem(spec: str, env_name: str | None) -> tuple[Problem, dict]:
     """A Problem from `FILE.json` or `FILE.parquet:ROW` (a row number, turn_id or problem_id), and the
     whole row it came from (counts, summary examples, ...)."""
-    path_text, key = spec, None
-    if ".parquet:" in spec:
-        path_text, key = spec.rsplit(":", 1)
+    path_text, key = spec.rsplit(":", 1) if ".parquet:" in spec else (spec, None)
     path = Path(path_text)
     if not path.is_file():
         raise UserError(f"problem file not found: {path}")
@@ -205,9 +203,8 @@ def preview(
         elif row.get("pass_rate") is not None:
             summary = Summary.from_row(row, settings.progression)
         if kind == "mutate" and summary is None:
-            raise UserError(
-                "a mutate prompt needs the student's pass rate: pass --pass-rate, or a stored problem that has one"
-            )
+            why = "a mutate prompt needs the student's pass rate: pass --pass-rate, or a stored problem that has one"
+            raise UserError(why)
         context = {"previous": problem, "summary": summary, "target": band}
     try:
         return environment.teacher_messages(kind, feedback=feedback, strategy=strategy, **context)

@@ -184,8 +184,7 @@ def unparsed_answers(run: Path, count: int) -> list[dict[str, Any]]:
     gen = read_columns(StageDir.of(run, "generate"), columns)
     if gen is None or count == 0:
         return []
-    found = gen.filter(pl.col("teacher_answer").is_not_null()).sort("turn_id").head(count)
-    return found.to_dicts()
+    return gen.filter(pl.col("teacher_answer").is_not_null()).sort("turn_id").head(count).to_dicts()
 
 
 def _settings(found: dict[str, run_info.StageInfo], stage: str) -> dict[str, Any]:

@@ -118,8 +118,7 @@ def is_generate_run(path: Path) -> bool:
 
 def resolve_inputs(paths: list[Path]) -> tuple[list[Path], list[Path]]:
     """(training outputs, generate runs) named by the inputs; an input that holds neither is an error."""
-    train: list[Path] = []
-    generate: list[Path] = []
+    train, generate = [], []
     for path in paths:
         path = Path(path)
         if not path.exists():
@@ -313,11 +312,9 @@ def last_step_rows(groups: list[RunGroup]) -> list[dict[str, object]]:
     for group in groups:
         keys = sorted({(r["suite"], r["split"], r["k"]) for run in group.runs for r in run.evals})
         for suite, split, k in keys:
-            finals = []
-            for run in group.runs:
-                logged = [r for r in run.evals if (r["suite"], r["split"], r["k"]) == (suite, split, k)]
-                if logged:
-                    finals.append(max(logged, key=lambda r: r["step"]))
+            key = (suite, split, k)
+            logged = [[r for r in run.evals if (r["suite"], r["split"], r["k"]) == key] for run in group.runs]
+            finals = [max(rows, key=lambda r: r["step"]) for rows in logged if rows]
             values = [r["value"] for r in finals]
             mean, std = spread(values)
             steps = sorted({r["step"] for r in finals})

@@ -66,9 +66,8 @@ def yield_per_turn(turns: list[dict[str, Any]]) -> str | None:
         x = [t["turn"] for t in rows]
         width = 0.8 / 3
         for i, key in enumerate(("generated", "valid", "kept")):
-            ax.bar(
-                [v + (i - 1) * width for v in x], [t[key] or 0 for t in rows], width, label=key, color=STAGE_COLORS[key]
-            )
+            heights = [t[key] or 0 for t in rows]
+            ax.bar([v + (i - 1) * width for v in x], heights, width, label=key, color=STAGE_COLORS[key])
         for t in rows:
             if t["kept"] is not None and t["generated"]:
                 share = f"{t['kept'] / t['generated']:.0%}"
