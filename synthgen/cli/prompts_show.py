@@ -1,15 +1,15 @@
 """`synthgen prompts show`: print the messages a turn would send for a seed or a stored problem.
 
 The run's own settings (the prompts' knobs) come from the config file, and a chain turn's target
-band from chain's bands: both live in the stages, which synthgen.envs.preview may not import.
+band from chain's bands: both live in the stages, which synthgen.envs.verify may not import.
 """
 
 from __future__ import annotations
 
 import json
 
-from synthgen.envs.preview import preview, problem_row, read_text
 from synthgen.envs.tool_settings import PromptsShowSettings
+from synthgen.envs.verify import preview, problem_row, read_text
 from synthgen.errors import UserError
 from synthgen.settings.base import ConfigFile
 

@@ -3,20 +3,12 @@
     from synthgen.envs import get_env
     env = get_env("deduction")            # an Environment (see synthgen.envs.base for the contract)
 
-Modules: `base` (the Environment contract), `problem` (Problem, Verdict, Reward), `summary` (the
-student summary and the progression strategy), `prompts` (Jinja2 rendering of `prompts/`),
-`parsing` and `checks` (reading LLM text, static code checks), `validation` (sandbox runs and
-verdicts shared by the environments), `single_input` (the teacher side abduction and deduction
-share), `reasons` (reason codes), `verify` (`synthgen verify`), `mutants`, `mutation` and `chance`
-(how well the inputs pin a problem down, and what a no-skill student earns: one sandbox job), and
-one module per environment.
-
 Adding an environment touches three places and nothing else:
 
 1. `synthgen/envs/<name>.py`: a subclass of `synthgen.envs.base.Environment` that sets `name`
-   (and `helpers`, `requested_inputs` if it needs them) and implements `parse_teacher`,
-   `validate`, `student_pairs` (which of the problem's input/output pairs the student sees),
-   `parse_student` and `check`; override `call_labels` / `verify_notes` for `synthgen verify`.
+   (and `helpers`, `requested_inputs` if it needs them) and implements `validate`, `student_pairs`
+   (which of the problem's input/output pairs the student sees), `parse_student` and `check`;
+   override `parse_teacher` / `teacher_message`, and `call_labels` / `verify_notes` for `verify`.
 2. `ENVIRONMENTS` below: `"<name>": "synthgen.envs.<name>:<Class>"`. The settings read their list
    of environment names from here (`synthgen.settings.base.ENV_NAMES`).
 3. `prompts/<name>/`: `task.j2` (what the puzzle is), `format.j2` (the teacher's answer format),

@@ -9,9 +9,10 @@ a call in the sandbox, so nothing else may be smuggled in.
 
 from __future__ import annotations
 
-from synthgen.envs import parsing, validation
+from synthgen.envs import chance, parsing, validation
+from synthgen.envs.base import SingleInput
+from synthgen.envs.mutation import TRIVIAL_INPUTS
 from synthgen.envs.problem import Problem, Reward
-from synthgen.envs.single_input import SingleInput
 
 
 class Abduction(SingleInput):
@@ -32,7 +33,6 @@ class Abduction(SingleInput):
 
     def judge(self, problem: Problem, answer: str, verdicts: list) -> Reward:
         """f(answer) returned, and the value equals o (compared in the host on encodings)."""
-        del problem
         verdict = verdicts[0]
         passed = str(verdict.status) == "ok" and verdict.match is True
         return validation.answer_reward(verdicts, answer, passed, validation.first_problem(verdicts))
@@ -41,9 +41,6 @@ class Abduction(SingleInput):
     def chance_probes(self, problem: Problem) -> list:
         """`trivial:<x>` and `output` (each x, or o itself, as every argument), then `random`:
         chance.DRAWS inputs drawn like the teacher's, each an answer as a student would give it."""
-        from synthgen.envs import chance
-        from synthgen.envs.mutation import TRIVIAL_INPUTS
-
         gold = problem.outputs[0]
         n = chance.arity(problem.code)
         fixed = {f"trivial:{x}": ", ".join([x] * n) for x in TRIVIAL_INPUTS}
@@ -61,8 +58,6 @@ class Abduction(SingleInput):
         return probes
 
     async def chance_result(self, problem: Problem, ran: list, pool=None, sandbox=None):
-        from synthgen.envs import chance
-
         def won(answer, verdict) -> bool:
             return self.judge(problem, answer, [verdict]).value == 1.0
 

@@ -8,8 +8,8 @@
 A pass rate measures difficulty only when the reward cannot be earned without solving. Each
 environment names strategies a student with no understanding would use, and every answer a
 strategy gives is scored by the environment's own verifier: the parse of a student answer and the
-judge that decides its reward (`Environment.judge`, `Deduction.check`, `contest_tests.judge`,
-fuzzing's checker trial), so "chance" means exactly what the reward means. The chance rate is the
+judge that decides its reward (`Induction.judge`, `Abduction.judge`, `Deduction.check`,
+`contest.judge`, fuzzing's checker trial), so "chance" means exactly what the reward means. The chance rate is the
 best strategy's success rate; `chance_strategies` names the strategies that reach it (empty when
 it is 0). No LLM is asked.
 
@@ -31,35 +31,16 @@ Strategies per environment:
                 empty-program     a program that prints nothing (stdin/stdout problems)
     fuzzing     trivial:<x>       the trivial inputs against the checker (mutation.score_checker)
 
-How a success rate is measured:
-
-- a **deterministic** strategy (one answer: an empty value, an echo, a memoriser with a fixed
-  fallback) succeeds with probability 0 or 1: its answer is scored once;
-- a **random strategy over a few answers** (a coin flip over {True, False}; a memoriser whose
-  fallback is a visible pair's output drawn at random) has its exact p: every answer is scored and
-  p is the share, weighted by each answer's probability (1/2 for a coin flip that one side wins);
-- a **random strategy over unboundedly many answers** (inputs drawn from the types of the
-  problem's inputs) is scored on DRAWS independent draws from a generator seeded with the
-  problem's id (reproducible: the same problem draws the same inputs on any machine); p is the
-  share of draws that pass, and `ChanceOutcome.interval` its 95% Wilson interval (about +-0.15 at
-  p = 0.5 over 40 draws). A draw the sandbox never ran (the probes' time budget was spent, see
-  synthgen.envs.mutation) is not a data point; one that raised or ran past its budget failed, as
-  a student's answer would.
-
-How an input is drawn like the problem's (`draw_arguments`): each argument of the problem's own
-input keeps its type and keyword; a value v becomes
-
-    bool           True or False, 1/2 each
-    int            uniform on [-R, R], R = max(10, 2|v|)
-    float          uniform on [-R, R], R = max(10, 2|v|), rounded to 3 decimals
-    str            length uniform on [0, max(3, 2 len(v))] (at most 64), characters uniform from v's
-                   own distinct characters when it has 2 or more, else from a-z and v's
-    bytes          as a str of the characters 0-255
-    list, set      length as a str (at most 16), each item drawn like an item of v picked uniformly
-                   (like 0 when v is empty); a set keeps its distinct items
-    tuple          the same length, item i drawn like v[i]
-    dict           as a list of keys and of values, keys drawn like a key of v, values like a value
-    None, other    unchanged
+How a success rate is measured: a **deterministic** strategy (one answer: an empty value, an
+echo, a memoriser with a fixed fallback) is scored once (0 or 1); a **random strategy over a few
+answers** (a coin flip, a memoriser whose fallback is a visible output drawn at random) has its
+exact p, the probability-weighted share of its answers that pass; a **random strategy over
+unboundedly many answers** (inputs drawn like the problem's, `draw_arguments`: each argument keeps
+its type and keyword, see `_like`) is scored on DRAWS draws from a generator seeded with the
+problem's id (the same draws on any machine), p being the share that pass and
+`ChanceOutcome.interval` its 95% Wilson interval (about +-0.15 at p = 0.5). A draw the sandbox
+never ran (the probes' time budget was spent, see synthgen.envs.mutation) is not a data point; one
+that raised or ran past its budget failed, as a student's answer would.
 """
 
 from __future__ import annotations
@@ -69,6 +50,8 @@ import string
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+
+from synthgen.envs.parsing import ArgsError, function_def, split_args
 
 DRAWS = 40  # draws of a random-input strategy: +-0.15 (95%) at p = 0.5
 EMPTY_VALUES = ("None", "0", "0.0", "''", "[]", "()", "{}", "set()")
@@ -127,9 +110,7 @@ class ChanceResult:
     def winners(self) -> list[str]:
         """The strategies that reach the chance rate, sorted; none when it is 0."""
         best = self.rate
-        if not best:
-            return []
-        return sorted({o.strategy for o in self.outcomes if round(o.rate, 6) == best})
+        return sorted({o.strategy for o in self.outcomes if round(o.rate, 6) == best}) if best else []
 
     def to_fields(self) -> dict[str, Any]:
         rate = self.rate
@@ -139,9 +120,8 @@ class ChanceResult:
 # -- reading verdicts -----------------------------------------------------------------------------
 def ran_call(verdict) -> bool:
     """Whether the sandbox ran the call (a call never started for lack of budget is not a data point)."""
-    if verdict is None or str(verdict.status) == "infra":
-        return False
-    return not (str(verdict.status) == "exception" and NOT_RUN in (verdict.error or ""))
+    status = "infra" if verdict is None else str(verdict.status)
+    return status != "infra" and not (status == "exception" and NOT_RUN in (verdict.error or ""))
 
 
 def passed(verdict) -> bool:
@@ -169,7 +149,6 @@ def rng_for(problem_id: str, name: str) -> random.Random:
 
 def draw_arguments(text: str, n: int, rng: random.Random) -> list[str]:
     """`n` argument lists drawn like `text` (see the module docstring); [] when it cannot be read."""
-    from synthgen.envs.parsing import split_args
     from synthgen.sandbox import values
 
     try:
@@ -187,6 +166,11 @@ def draw_arguments(text: str, n: int, rng: random.Random) -> list[str]:
 
 
 def _like(v, rng: random.Random, depth: int):
+    """A value drawn like v: bool 1/2 each; int and float uniform on [-R, R], R = max(10, 2|v|)
+    (floats to 3 decimals); str and bytes of a length up to max(3, 2 len(v)) (at most 64), from v's
+    own characters when it has 2 or more (str; else a-z too); list and set as long (at most 16),
+    items drawn like one of v's (like 0 when empty); tuple item by item; dict keys and values
+    drawn like v's; anything else, or deeper than _MAX_DEPTH, unchanged."""
     t = type(v)
     if t is bool:
         return rng.random() < 0.5
@@ -259,8 +243,6 @@ def literal_of(encoded: str) -> str | None:
 
 def argument_texts(text: str) -> list[str]:
     """The literal of each argument of an argument list (positional, then keyword values)."""
-    from synthgen.envs.parsing import ArgsError, split_args
-
     try:
         positional, keywords = split_args(text)
     except ArgsError:
@@ -270,21 +252,13 @@ def argument_texts(text: str) -> list[str]:
 
 def mode(encodings: list[str]) -> str | None:
     """The most common encoding (ties: the first seen); None for none."""
-    if not encodings:
-        return None
-    counts = Counter(encodings)
-    top = max(counts.values())
-    return next(e for e in encodings if counts[e] == top)
+    return Counter(encodings).most_common(1)[0][0] if encodings else None
 
 
 def arity(code: str, name: str = "f") -> int:
     """Positional parameters of `name` without a default (at least 1), read from the AST."""
-    from synthgen.envs.parsing import function_def
-
     node = function_def(code, name)
-    if node is None:
-        return 1
-    return max(1, len(node.args.posonlyargs + node.args.args) - len(node.args.defaults))
+    return 1 if node is None else max(1, len(node.args.posonlyargs + node.args.args) - len(node.args.defaults))
 
 
 def empty_of(encoded: str) -> str | None:

@@ -1,94 +1,36 @@
 """Static (AST) checks on teacher code: what a verifiable problem may import and call.
 
 A problem is only verifiable if its function is a pure computation: the same inputs give the
-same outputs on any machine, at any time, in any process. So teacher code may import only a
-small allow-list of pure standard modules, may use `random` only with a fixed seed, and may not
-call anything that reads the clock, the environment, files, the network, other processes or
-the interpreter's internals. These checks read the syntax tree; they run nothing. What slips
-through (hash-order dependence, `id()`, a seed set in the wrong place) is caught by the
-sandbox's two-hash-seed determinism run, and hostile code is the sandbox's job, not this one's.
+same outputs on any machine, at any time. So teacher code may import only pure standard modules,
+use `random` only with a fixed seed, and call nothing that reads the clock, the environment,
+files, the network or the interpreter's internals. What slips through (hash order, `id()`) is
+caught by the sandbox's two-hash-seed run; hostile code is the sandbox's job, not this one's.
 """
 
 from __future__ import annotations
 
 import ast
 
-# Pure, deterministic standard modules (the root name of the import is checked).
+# Pure, deterministic standard modules (the root name of the import is checked): numbers, containers
+# and algorithms, text and bytes, the language itself.
 ALLOWED_MODULES = frozenset(
-    {
-        "__future__",
-        "abc",
-        "array",
-        "base64",
-        "bisect",
-        "calendar",
-        "cmath",
-        "collections",
-        "copy",
-        "dataclasses",
-        "datetime",
-        "decimal",
-        "enum",
-        "fractions",
-        "functools",
-        "hashlib",
-        "heapq",
-        "itertools",
-        "json",
-        "math",
-        "numbers",
-        "operator",
-        "random",
-        "re",
-        "statistics",
-        "string",
-        "struct",
-        "textwrap",
-        "typing",
-        "unicodedata",
-    }
+    {"cmath", "decimal", "fractions", "math", "numbers", "random", "statistics"}
+    | {"array", "bisect", "collections", "copy", "dataclasses", "functools", "heapq", "itertools", "operator"}
+    | {"base64", "hashlib", "json", "re", "string", "struct", "textwrap", "unicodedata"}
+    | {"__future__", "abc", "calendar", "datetime", "enum", "typing"}
 )
-# Builtins that do I/O, read the user, or run or reach code by name.
+# Builtins that do I/O or read the user, and those that run or reach code by name.
 FORBIDDEN_CALLS = frozenset(
-    {
-        "open",
-        "input",
-        "eval",
-        "exec",
-        "compile",
-        "__import__",
-        "breakpoint",
-        "exit",
-        "quit",
-        "help",
-        "globals",
-        "locals",
-    }
+    {"open", "input", "breakpoint", "exit", "quit", "help"}
+    | {"eval", "exec", "compile", "__import__", "globals", "locals"}
 )
 # Attribute names that read the clock or the local time zone.
 CLOCK_ATTRS = frozenset({"now", "today", "utcnow", "fromtimestamp", "utcfromtimestamp"})
-# Dunder attributes that are the classic ways out of a restricted namespace.
+# Attributes that are the classic ways out of a restricted namespace: dunders, and frames.
 ESCAPE_ATTRS = frozenset(
-    {
-        "__subclasses__",
-        "__globals__",
-        "__builtins__",
-        "__code__",
-        "__closure__",
-        "__loader__",
-        "__spec__",
-        "__bases__",
-        "__mro__",
-        "__base__",
-        "__import__",
-        "__getattribute__",
-        "f_globals",
-        "f_locals",
-        "f_back",
-        "gi_frame",
-        "cr_frame",
-        "tb_frame",
-    }
+    {"__subclasses__", "__globals__", "__builtins__", "__code__", "__closure__", "__loader__", "__spec__"}
+    | {"__bases__", "__mro__", "__base__", "__import__", "__getattribute__"}
+    | {"f_globals", "f_locals", "f_back", "gi_frame", "cr_frame", "tb_frame"}
 )
 _SEEDERS = frozenset({"seed", "Random"})
 
@@ -116,9 +58,8 @@ def forbidden_uses(code: str) -> list[str]:
             elif root == "random":
                 random_names.update(a.asname or a.name for a in node.names)
         elif isinstance(node, ast.Call):
-            name = _call_name(node.func)
-            if name in FORBIDDEN_CALLS:
-                problems.append(f"calls {name}()")
+            if isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS:
+                problems.append(f"calls {node.func.id}()")
             if isinstance(node.func, ast.Attribute) and node.func.attr in CLOCK_ATTRS:
                 problems.append(f"reads the clock ({ast.unparse(node.func)}())")
         elif isinstance(node, ast.Attribute) and node.attr in ESCAPE_ATTRS:
@@ -128,12 +69,6 @@ def forbidden_uses(code: str) -> list[str]:
     if random_names and not _seeded(tree):
         problems.append("uses random without a fixed seed (random.seed(<constant>) or random.Random(<constant>))")
     return list(dict.fromkeys(problems))
-
-
-def _call_name(func: ast.expr) -> str:
-    if isinstance(func, ast.Name):
-        return func.id
-    return ""
 
 
 def _seeded(tree: ast.AST) -> bool:

@@ -18,8 +18,16 @@ a PROBLEMS row (what `synthgen import` writes, what `train` and `eval` read):
   code           a reference solution: for imported problems the program that `synthgen import`
                  checked against the tests (may be empty); for the teacher's own problems `f`
 
-The reward is 1 only if the answer passes every test, public and hidden, in the sandbox (per-test
-wall clock `sandbox.timeout_s`; output judged as LiveCodeBench does, see contest_tests).
+The reward is 1 only if the answer passes every test, public and hidden. All of a sample's tests
+are one contest-tests job (synthgen.sandbox.contest_results): compiled once, run in order in one
+process with LiveCodeBench's semantics, each test with `timeout_s` CPU seconds, stopping at the
+first failure; a sample cut by a wall clock (perhaps only a busy machine) runs once more before
+its timeout counts. Judging follows LiveCodeBench's rules, in the host:
+  * stdout: the whole text and each line are stripped; the line counts must match; a line matches
+    when equal, or when both are the same whitespace-separated decimals (`0.50` matches `0.5`,
+    but no `1e-9` tolerance).
+  * return values: a tuple counts as the list of its items, then Python's `==` decides (so 2 and
+    2.0 match, and a Fraction equals the float it is exactly).
 
 The teacher side (`generate --envs contest`, not a default environment) keeps the shared teacher
 prompt: the teacher writes `f(text) -> str`, which maps a whole standard input to the whole
@@ -29,7 +37,10 @@ running `f` (twice, two hash seeds). The student never sees `f` and answers with
 
 from __future__ import annotations
 
-from synthgen.envs import contest_tests, parsing, reasons, validation
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from synthgen.envs import chance, parsing, reasons, validation
 from synthgen.envs.base import ManyInputs, split_holdout
 from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward, Verdict
@@ -61,21 +72,22 @@ class Contest(ManyInputs):
     requested_inputs = 5
 
     # -- teacher ---------------------------------------------------------------------------
-    def check_message(self, message: str, code: str) -> None:
+    def teacher_message(self, message: str, code: str) -> str:
         if parsing.has_code(message):
             raise FormatError(reasons.FORMAT_ERROR, "the statement contains code")
+        return message
 
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
         if not teacher_made(problem):
             return problem, _check_imported(problem)
         problem = Problem(**{**problem.__dict__, "outputs": []})
-        bad = self.input_count_problem(problem, settings)
+        bad = validation.check_inputs(problem, max(2, settings.min_inputs), settings.max_inputs)
         bad = bad or validation.static_checks(problem, ("f",))
         if bad:
             return problem, bad
         for i, text in enumerate(problem.inputs):
             try:
-                contest_tests.stdin_of(text)
+                stdin_of(text)
             except ValueError:
                 return problem, Verdict(False, reasons.BAD_INPUTS, f"input {i + 1} is not one string (a whole stdin)")
         verdicts, bad = await validation.run_f(problem, pool, sandbox, settings.max_output_chars)
@@ -96,7 +108,7 @@ class Contest(ManyInputs):
             return []
         shown = problem.visible_count if problem.visible_count is not None else 1
         return [
-            {"input": _cut(contest_tests.stdin_of(problem.inputs[i])), "output": _shown(out)}
+            {"input": _cut(stdin_of(problem.inputs[i])), "output": _shown(out)}
             for i, out in enumerate(problem.outputs[:shown])
         ]
 
@@ -114,18 +126,13 @@ class Contest(ManyInputs):
     def parse_student(self, text: str) -> str:
         block = parsing.last_block(text, ("python", ""), lambda b: b.text.strip() != "")
         if block is None:
-            raise FormatError(
-                reasons.FORMAT_ERROR,
-                f"no closed ```python block with the program; the answer has {parsing.describe_blocks(text)}",
-            )
+            raise parsing.missing("closed ```python block with the program", text)
         return block.text.strip("\n") + "\n"
 
     async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:
         if not problem.inputs or len(problem.outputs) != len(problem.inputs):
             return Reward(None, "infra", "the problem has no usable tests", answer)
-        outcome = await contest_tests.run_tests(
-            answer, problem.inputs, problem.outputs, entry_call(problem), pool, sandbox
-        )
+        outcome = await run_tests(answer, problem.inputs, problem.outputs, entry_call(problem), pool, sandbox)
         if outcome.infra:
             return Reward(None, "infra", short(outcome.infra, 200), answer, outcome.verdicts)
         return Reward(1.0 if outcome.passed else 0.0, "ok", outcome.detail, answer, outcome.verdicts)
@@ -135,18 +142,16 @@ class Contest(ManyInputs):
         """`public-outputs`: a program that prints the public test's expected output when its input
         is a public test's, else the first public test's output; `empty-program` (stdin/stdout only):
         one that prints nothing. Both print stored text, so what they print on each test is known
-        without running them: it goes to contest_tests.judge, the judge of every contest answer,
+        without running them: it goes to judge, the judge of every contest answer,
         as the verdicts a run would give. Nothing runs in the sandbox."""
-        from synthgen.envs import chance
         from synthgen.sandbox.verdicts import CallVerdict, Status
 
-        del ran, pool, sandbox
         if not problem.inputs or len(problem.outputs) != len(problem.inputs):
             return chance.ChanceResult()
         call = entry_call(problem)
         mode = "stdin" if call is None else "call"
         try:
-            keys = [contest_tests.stdin_of(x) if call is None else x for x in problem.inputs]
+            keys = [stdin_of(x) if call is None else x for x in problem.inputs]
         except ValueError:
             return chance.ChanceResult()
         public = max(1, min(problem.visible_count or 1, len(keys)))
@@ -157,19 +162,18 @@ class Contest(ManyInputs):
 
         def verdict(encoded: str) -> CallVerdict:
             if call is None:
-                return CallVerdict(Status.OK, value=contest_tests.text_of(encoded) + "\n")
+                return CallVerdict(Status.OK, value=text_of(encoded) + "\n")
             return CallVerdict(Status.OK, encoded=encoded)
 
-        memorised = contest_tests.judge([verdict(e) for e in printed], problem.outputs, mode).passed
+        memorised = judge([verdict(e) for e in printed], problem.outputs, mode).passed
         outcomes = [chance.ChanceOutcome("public-outputs", int(memorised), 1)]
         if call is None:
-            silent = contest_tests.judge([CallVerdict(Status.OK, value="")] * len(keys), problem.outputs, mode)
+            silent = judge([CallVerdict(Status.OK, value="")] * len(keys), problem.outputs, mode)
             outcomes.append(chance.ChanceOutcome("empty-program", int(silent.passed), 1))
         return chance.ChanceResult(outcomes)
 
     # -- `synthgen verify` -----------------------------------------------------------------
     def call_labels(self, problem: Problem, answer: str) -> list[str]:
-        del answer
         public = problem.visible_count or 0
         return [f"test {i + 1} ({'public' if i < public else 'hidden'})" for i in range(len(problem.inputs))]
 
@@ -179,9 +183,8 @@ def _check_imported(problem: Problem) -> Verdict:
     if not problem.inputs:
         return Verdict(False, reasons.BAD_INPUTS, "no tests")
     if len(problem.outputs) != len(problem.inputs):
-        return Verdict(
-            False, reasons.BAD_INPUTS, f"{len(problem.inputs)} test inputs but {len(problem.outputs)} outputs"
-        )
+        why = f"{len(problem.inputs)} test inputs but {len(problem.outputs)} outputs"
+        return Verdict(False, reasons.BAD_INPUTS, why)
     if not problem.message.strip():
         return Verdict(False, reasons.FORMAT_ERROR, "no statement")
     return Verdict(True, reasons.OK)
@@ -198,3 +201,117 @@ def _cut(text: str) -> str:
     """An example as it is shown (line breaks kept), cut at EXAMPLE_LIMIT characters."""
     text = text.rstrip("\n")
     return text if len(text) <= EXAMPLE_LIMIT else text[:EXAMPLE_LIMIT] + "\n..."
+
+
+# -- running and judging a solution on its tests ------------------------------------------
+@dataclass
+class TestOutcome:
+    """What running one answer on a problem's tests found."""
+
+    verdicts: list  # sandbox CallVerdicts of the tests that ran, in test order
+    passed: bool  # every test passed
+    infra: str = ""  # a sandbox infrastructure failure (the answer is then not scored)
+    detail: str = ""  # the first failure, for people
+    timed_out: bool = False  # the first failure was a time limit
+    cut_by_wall_clock: bool = False  # ... its wall clock, not its CPU time
+
+
+def stdin_of(argument_list: str) -> str:
+    """A stdin/stdout test's input: its argument list is one string literal (parsed, never run)."""
+    from synthgen.sandbox import values
+
+    text = values.decode(values.from_literal(argument_list))
+    if not isinstance(text, str):
+        raise ValueError("a stdin/stdout test input must be one string literal")
+    return text
+
+
+def same_stdout(got: str, want: str) -> bool:
+    """LiveCodeBench's stdout comparison (see the module docstring)."""
+    got_lines = [line.strip() for line in got.strip().split("\n")]
+    want_lines = [line.strip() for line in want.strip().split("\n")]
+    if len(got_lines) != len(want_lines):
+        return False
+    return all(a == b or _same_numbers(a, b) for a, b in zip(got_lines, want_lines))
+
+
+def _same_numbers(a: str, b: str) -> bool:
+    try:
+        left = [Decimal(x) for x in a.split()]
+        right = [Decimal(x) for x in b.split()]
+    except (InvalidOperation, ValueError):
+        return False
+    return left == right
+
+
+def same_value(got_encoded: str | None, want_encoded: str) -> bool:
+    """LiveCodeBench's comparison of a returned value with the expected one (both encodings)."""
+    from synthgen.sandbox import values
+
+    if got_encoded is None:
+        return False
+    try:
+        got, want = values.decode(got_encoded), values.decode(want_encoded)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    if isinstance(got, tuple):
+        got = list(got)
+    try:
+        return bool(got == want)
+    except Exception:  # noqa: BLE001 (decoded plain values compare; anything odd is a mismatch)
+        return False
+
+
+async def run_tests(program: str, inputs: list[str], outputs: list[str], call: str | None, pool, sandbox):
+    """Run `program` on every test (see the module docstring); `call` is the call-based entry
+    (`Solution().name` or `name`: the method or function name), None for stdin/stdout tests."""
+    from synthgen.sandbox import contest_job, values
+
+    # The job's tests: stdin texts, or each call's arguments as an encoded list.
+    mode = "stdin" if call is None else "call"
+    tests = [stdin_of(x) for x in inputs] if call is None else [values.from_literal(f"[{x}]") for x in inputs]
+    job = contest_job(
+        program,
+        tests,
+        mode=mode,
+        entry="" if call is None else call.rsplit(".", 1)[-1],
+        test_timeout_s=float(sandbox.timeout_s),
+        memory_mb=int(sandbox.memory_mb),
+    )
+    outcome = judge((await pool.run(job)).calls, outputs, mode)
+    if outcome.cut_by_wall_clock:  # maybe only a busy machine: once more before it counts
+        outcome = judge((await pool.run(job)).calls, outputs, mode)
+    return outcome
+
+
+def judge(verdicts: list, outputs: list[str], mode: str) -> TestOutcome:
+    """The outcome of the tests that ran: the first failure decides, in test order."""
+    for i, verdict in enumerate(verdicts):
+        status = str(verdict.status)
+        if status == "infra":
+            return TestOutcome(verdicts, False, infra=verdict.error or "sandbox failure")
+        if status != "ok":
+            outcome = TestOutcome(
+                verdicts[: i + 1], False, detail=f"test {i + 1}: {status}: {(verdict.error or '')[:160]}"
+            )
+            outcome.timed_out = status == "timeout"
+            outcome.cut_by_wall_clock = outcome.timed_out and "wall-clock" in (verdict.error or "")
+            return outcome
+        right = (
+            same_stdout(verdict.value or "", text_of(outputs[i]))
+            if mode == "stdin"
+            else same_value(verdict.encoded, outputs[i])
+        )
+        if not right:  # (the tests after it ran too: the sandbox never knows what is right)
+            return TestOutcome(verdicts[: i + 1], False, detail=f"test {i + 1}: wrong answer")
+    if len(verdicts) < len(outputs):
+        return TestOutcome(verdicts, False, infra="the sandbox reported fewer tests than it ran")
+    return TestOutcome(verdicts, bool(outputs))
+
+
+def text_of(encoded: str) -> str:
+    """An expected output as the text a program prints (a non-str value as its str())."""
+    from synthgen.sandbox import values
+
+    value = values.decode(encoded)
+    return value if isinstance(value, str) else str(value)

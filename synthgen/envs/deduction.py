@@ -9,11 +9,11 @@ not `1.0` or `True`, and a tuple is not a list). Nothing needs to run for this.
 
 from __future__ import annotations
 
-from synthgen.envs import parsing, reasons
-from synthgen.envs.parsing import FormatError, short
+from synthgen.envs import chance, parsing
+from synthgen.envs.base import SingleInput
+from synthgen.envs.parsing import short
 from synthgen.envs.problem import Problem, Reward
 from synthgen.envs.prompts import display
-from synthgen.envs.single_input import SingleInput
 
 
 class Deduction(SingleInput):
@@ -32,14 +32,12 @@ class Deduction(SingleInput):
             # Tolerated: the value alone in a ```python (or untagged) block.
             block = parsing.last_block(text, ("python", ""), lambda b: parsing.is_literal(b.text.strip()))
         if block is None:
-            detail = f"no closed ```output block with the value; the answer has {parsing.describe_blocks(text)}"
-            raise FormatError(reasons.FORMAT_ERROR, detail)
+            raise parsing.missing("closed ```output block with the value", text)
         return parsing.output_value(block)
 
     async def check(self, problem: Problem, answer: str, pool, sandbox) -> Reward:
         from synthgen.sandbox import values
 
-        del pool, sandbox  # a comparison of two encodings; nothing to run
         try:
             encoded = values.from_literal(answer)
         except ValueError as exc:
@@ -50,8 +48,6 @@ class Deduction(SingleInput):
     # -- chance level (synthgen.envs.chance) -------------------------------------------------
     def chance_probes(self, problem: Problem) -> list:
         """`mode` needs f's outputs on chance.DRAWS inputs drawn like the problem's (values come back)."""
-        from synthgen.envs import chance
-
         draws = chance.draw_arguments(problem.inputs[0], chance.DRAWS, chance.rng_for(problem.problem_id, "mode"))
         if not draws:
             return []
@@ -61,7 +57,6 @@ class Deduction(SingleInput):
         """Every answer goes through `score` (the student's parser and check; nothing runs):
         `empty:<v>` and `echo` once each, `coin` as both of its answers (p exact), `mode` as the
         most common value f returned on the draws (ties: the first drawn)."""
-        from synthgen.envs import chance
 
         async def won(literal: str | None) -> int:
             if literal is None:

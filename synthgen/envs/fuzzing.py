@@ -1,26 +1,21 @@
 """Fuzzing (the paper's Table 1): find an input that a checker accepts and on which a buggy function fails its test.
 
 The teacher writes `f` with a subtle bug, `pre_test_f(...)` (True for a valid input) and
-`test_f(...)` (checks f's result on an input), and usually a few example inputs: all valid, at
-least one that passes the test and at least one that exposes the bug (proof that the bug is
-reachable). The examples are optional, as in the paper's own answer format (f, pre_test_f,
-test_f and no inputs): without them validation only checks that the three functions load, and
-whether the bug can be found is left to the student's pass rate. The student sees the three
-functions and answers with an argument list.
+`test_f(...)` (checks f's result), and usually example inputs: all valid, at least one that passes
+the test and one that exposes the bug (proof that it is reachable). They are optional, as in the
+paper's own format: without them validation only checks that the three functions load. The
+student sees the three functions and answers with an argument list.
 
-Reward 1 iff `pre_test_f(answer)` returns exactly True and `test_f(answer)` *fails*. Rule for
-"fails": test_f raises any exception (an assert, or f crashing inside it) or returns exactly
-False. Returning True, None (a test written with asserts only) or anything else is a pass. A
-timeout, memory exhaustion or a killed process in test_f is NOT a failure (reward 0): resource
-limits are noisy and say nothing reliable about f. An infra verdict is never a reward.
-
-Stored `outputs[i]` is the encoded bool "test_f passed on input i" (from the sandbox): f's own
-value is not gold here, and on a bug input f may legitimately raise instead of returning.
+Reward 1 iff `pre_test_f(answer)` returns exactly True and `test_f(answer)` *fails*: it raises (an
+assert, or f crashing inside it) or returns exactly False. True, None (asserts only) or anything
+else is a pass; a timeout, memory exhaustion or a kill is NOT a failure (reward 0): limits are
+noisy and say nothing reliable about f. Stored `outputs[i]` is the encoded bool "test_f passed on
+input i": f's own value is not gold here, and on a bug input f may legitimately raise.
 """
 
 from __future__ import annotations
 
-from synthgen.envs import parsing, reasons, validation
+from synthgen.envs import mutation, parsing, reasons, validation
 from synthgen.envs.base import Environment
 from synthgen.envs.parsing import short
 from synthgen.envs.problem import Problem, Reward, Verdict
@@ -45,12 +40,11 @@ class Fuzzing(Environment):
         rest, pre = parsing.split_functions(joined, ("pre_test_f",))
         rest, test = parsing.split_functions(rest, ("test_f",))
         inputs = parsing.teacher_inputs(answer.input_blocks)
-        message = "" if parsing.has_code(answer.message or "") else answer.message or ""
         return Problem(
             env=self.name,
             code=rest,
             inputs=inputs,
-            message=message,
+            message=self.teacher_message(answer.message or "", rest),
             pre_test_code=pre.get("pre_test_f", ""),
             test_code=test.get("test_f", ""),
         )
@@ -78,10 +72,9 @@ class Fuzzing(Environment):
         calls = [f"pre_test_f({x})" for x in xs] + [f"test_f({x})" for x in xs]
         labels = [f"pre_test_f({short(x, 60)})" for x in xs] + [f"test_f({short(x, 60)})" for x in xs]
         first, second = await pool.run_twice_for_determinism(validation.job(problem.program(), calls, sandbox))
-        for result in (first, second):
-            for verdict, label in zip(result.calls, labels):
-                if str(verdict.status) == "infra":
-                    return problem, validation.call_failure(verdict, label)
+        bad = validation.infra_failure((first, second), labels)
+        if bad:
+            return problem, bad
         for i, (verdict, label) in enumerate(zip(first.calls, labels)):
             if i >= k and str(verdict.status) == "exception" and test_fails(verdict):
                 continue  # the test failed: a legal outcome
@@ -89,28 +82,21 @@ class Fuzzing(Environment):
             if bad:
                 return problem, bad
         if not first.same_outcome(second):
-            return problem, Verdict(
-                False, reasons.NONDETERMINISTIC, "pre_test_f or test_f behaved differently under another hash seed"
-            )
+            why = "pre_test_f or test_f behaved differently under another hash seed"
+            return problem, Verdict(False, reasons.NONDETERMINISTIC, why)
         for x, verdict in zip(xs, first.calls[:k]):
             if verdict.encoded != values.encode(True):
-                return problem, Verdict(
-                    False,
-                    reasons.BAD_INPUTS,
-                    f"pre_test_f rejects the example input {short(x, 60)} (returned {short(verdict.value or '', 40)})",
-                )
+                why = f"pre_test_f rejects the example input {short(x, 60)} (returned {short(verdict.value or '', 40)})"
+                return problem, Verdict(False, reasons.BAD_INPUTS, why)
         fails = [test_fails(v) for v in first.calls[k:]]
-        # For fuzzing the stored "gold" per input is whether test_f passed on it (True) or exposed
-        # the bug (False): f's own value is not gold, and on a bug input it may not exist at all.
+        # The stored "gold" (see the module docstring): whether test_f passed on each input.
         problem.outputs = [values.encode(not failed) for failed in fails]
         if not any(fails):
-            return problem, Verdict(
-                False, reasons.BAD_INPUTS, "no example input makes test_f fail: the bug is not shown to be reachable"
-            )
+            why = "no example input makes test_f fail: the bug is not shown to be reachable"
+            return problem, Verdict(False, reasons.BAD_INPUTS, why)
         if all(fails):
-            return problem, Verdict(
-                False, reasons.TRIVIAL, "test_f fails on every example input: any valid input finds the bug"
-            )
+            why = "test_f fails on every example input: any valid input finds the bug"
+            return problem, Verdict(False, reasons.TRIVIAL, why)
         return problem, Verdict(True, reasons.OK)
 
     # -- student ---------------------------------------------------------------------------
@@ -133,11 +119,9 @@ class Fuzzing(Environment):
 
     def student_pairs(self, problem: Problem, pairs: list[dict]) -> list[dict]:
         """None: the example inputs include the teacher's bug-triggering one."""
-        del problem, pairs
         return []
 
     def call_labels(self, problem: Problem, answer: str) -> list[str]:
-        del problem
         return [f"pre_test_f({answer})", f"test_f({answer})"]
 
     async def mutation_score(self, problem: Problem, pool, sandbox, limit: int = 32, mutate: bool = True, probes=True):
@@ -145,9 +129,6 @@ class Fuzzing(Environment):
 
         The one job is both the mutation score and the chance probes (an input that earns the
         reward is a strategy that always wins); it runs when either is asked for."""
-        from synthgen.envs import mutation
-
-        del limit
         if not (mutate or probes):
             return mutation.MutationResult(None, measured=False)
         result = await mutation.score_checker(problem, pool, sandbox)

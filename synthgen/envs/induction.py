@@ -3,17 +3,14 @@
 The teacher writes `f`, a `message` and k inputs; gold outputs come from running `f` in the
 sandbox. The student sees the message and the first `visible_count` pairs (the other
 `round(k * holdout_fraction)`, at least one, are held out) and must write an `f` that reproduces
-the gold output on all k inputs, so an answer that hard-codes the visible pairs fails.
-
-Validation rejects problems whose pairs do not pin the function down: fewer distinct outputs
-than `min_distinct_outputs`, or a trivial function (a constant, returning one argument, or a
-one-liner such as len/sum/sorted/max of one argument) that reproduces every gold output. Those
-candidates run in the sandbox against the gold outputs like any other code.
+the gold output on all k inputs, so an answer that hard-codes the visible pairs fails. Problems
+whose pairs do not pin f down are rejected: too few distinct outputs, or a trivial function (a
+constant, one argument, len/sum/sorted/max of one argument...) that reproduces every output.
 """
 
 from __future__ import annotations
 
-from synthgen.envs import parsing, reasons, validation
+from synthgen.envs import chance, parsing, reasons, validation
 from synthgen.envs.base import ManyInputs, split_holdout
 from synthgen.envs.parsing import FormatError, short
 from synthgen.envs.problem import Problem, Reward, Verdict
@@ -60,19 +57,26 @@ class Induction(ManyInputs):
     requested_inputs = 5  # the paper's teacher prompt asks for 5 diverse inputs (Appendix F)
 
     # -- teacher ---------------------------------------------------------------------------
-    def check_message(self, message: str, code: str) -> None:
-        check_message(message, code)
+    def teacher_message(self, message: str, code: str) -> str:
+        """The hint must not give the code away (it is all the student gets besides the pairs)."""
+        if parsing.has_code(message):
+            raise FormatError(reasons.FORMAT_ERROR, "the message contains code")
+        body = [ln.strip() for ln in code.split("\n") if len(ln.strip()) >= 24 and not ln.strip().startswith("#")]
+        copied = [ln for ln in body if ln in message]
+        if len(copied) >= 2:
+            raise FormatError(reasons.FORMAT_ERROR, f"the message copies code lines ({short(copied[0], 50)})")
+        return message
 
     async def validate(self, problem: Problem, pool, settings: EnvSettings, sandbox) -> tuple[Problem, Verdict]:
         problem = Problem(**{**problem.__dict__, "outputs": []})
-        bad = self.input_count_problem(problem, settings)
+        bad = validation.check_inputs(problem, max(2, settings.min_inputs), settings.max_inputs)
         bad = bad or validation.static_checks(problem, ("f",))
         if bad:
             return problem, bad
         k = len(problem.inputs)
-        visible = (
-            problem.visible_count if problem.visible_count is not None else split_holdout(k, settings.holdout_fraction)
-        )
+        visible = problem.visible_count
+        if visible is None:
+            visible = split_holdout(k, settings.holdout_fraction)
         if not 1 <= visible < k:
             return problem, Verdict(False, reasons.BAD_INPUTS, f"visible_count {visible} must be in 1..{k - 1}")
         verdicts, bad = await validation.run_f(problem, pool, sandbox, settings.max_output_chars)
@@ -83,10 +87,7 @@ class Induction(ManyInputs):
         distinct = len(set(outputs))
         if distinct < settings.min_distinct_outputs or distinct == 1:
             return problem, Verdict(False, reasons.TRIVIAL, f"only {distinct} distinct output(s) over {k} inputs")
-        bad = await trivial_check(problem, pool, sandbox)
-        if bad:
-            return problem, bad
-        return problem, Verdict(True, reasons.OK)
+        return problem, await trivial_check(problem, pool, sandbox) or Verdict(True, reasons.OK)
 
     # -- student ---------------------------------------------------------------------------
     def student_pairs(self, problem: Problem, pairs: list[dict]) -> list[dict]:
@@ -95,16 +96,10 @@ class Induction(ManyInputs):
 
     def parse_student(self, text: str) -> str:
         block = parsing.last_block(text, ("python", ""), lambda b: parsing.mentions_def(b.text, "f"))
+        if block is None and parsing.last_block(text, ("python", "")) is not None:
+            raise parsing.missing("```python block defines f", text)
         if block is None:
-            if parsing.last_block(text, ("python", "")) is not None:
-                raise FormatError(
-                    reasons.FORMAT_ERROR,
-                    f"no ```python block defines f; the answer has {parsing.describe_blocks(text)}",
-                )
-            raise FormatError(
-                reasons.FORMAT_ERROR,
-                f"no closed ```python block with a function f; the answer has {parsing.describe_blocks(text)}",
-            )
+            raise parsing.missing("closed ```python block with a function f", text)
         code = parsing.strip_main_guard(block.text)
         # Helpers a student put in blocks of their own (imports, constants, functions) go in front of f.
         helpers = [
@@ -133,8 +128,6 @@ class Induction(ManyInputs):
         """One memoriser per fallback (each distinct visible output, and the empty value of their
         type): a program that returns the visible pairs' outputs for their inputs and the fallback
         for any other, read by the student's answer parser and run on every input like an answer."""
-        from synthgen.envs import chance
-
         shown, fallbacks = self._memorised(problem)
         probes = []
         for i, fallback in enumerate(fallbacks):
@@ -152,8 +145,6 @@ class Induction(ManyInputs):
     async def chance_result(self, problem: Problem, ran: list, pool=None, sandbox=None):
         """`memorise+mode` and `memorise+empty` once each; `memorise+visible` as the share of the
         visible pairs whose output, as the fallback, passes (p exact)."""
-        from synthgen.envs import chance
-
         passes: dict[str, int] = {}
         for probe, verdicts in ran:
             if verdicts and all(chance.ran_call(v) for v in verdicts):
@@ -164,7 +155,7 @@ class Induction(ManyInputs):
         common = chance.mode(visible)
         if common in passes:
             outcomes.append(chance.ChanceOutcome("memorise+mode", passes[common], 1))
-        empty = chance.empty_of(self._visible_outputs(problem)[0]) if visible else None
+        empty = chance.empty_of(problem.outputs[0]) if visible else None  # the first visible output's type
         if empty in passes:
             outcomes.append(chance.ChanceOutcome("memorise+empty", passes[empty], 1))
         drawn = [out for out in visible if out in passes]
@@ -172,14 +163,9 @@ class Induction(ManyInputs):
             outcomes.append(chance.ChanceOutcome("memorise+visible", sum(passes[o] for o in drawn), len(drawn)))
         return chance.ChanceResult(outcomes)
 
-    def _visible_outputs(self, problem: Problem) -> list[str]:
-        return list(problem.outputs[: _shown(problem, len(problem.inputs))])
-
     def _memorised(self, problem: Problem) -> tuple[list[tuple[str, str]], list[str]]:
         """The visible (input, output literal) pairs a student can copy, and the fallbacks tried."""
-        from synthgen.envs import chance
-
-        outputs = self._visible_outputs(problem)
+        outputs = problem.outputs[: _shown(problem, len(problem.inputs))]
         shown = [(x, chance.literal_of(o)) for x, o in zip(problem.inputs, outputs)]
         shown = [(x, lit) for x, lit in shown if lit is not None]
         fallbacks = list(dict.fromkeys(lit for _, lit in shown))
@@ -189,7 +175,6 @@ class Induction(ManyInputs):
         return shown, fallbacks
 
     def call_labels(self, problem: Problem, answer: str) -> list[str]:
-        del answer  # the student's f runs on every input of the problem
         return [f"f({x})" for x in problem.inputs]
 
 
@@ -198,32 +183,19 @@ def _shown(problem: Problem, k: int) -> int:
     return problem.visible_count if problem.visible_count is not None else max(1, k - 1)
 
 
-def check_message(message: str, code: str) -> None:
-    """The hint must not give the code away (it is all the student gets besides the pairs)."""
-    if parsing.has_code(message):
-        raise FormatError(reasons.FORMAT_ERROR, "the message contains code")
-    body = [ln.strip() for ln in code.split("\n") if len(ln.strip()) >= 24 and not ln.strip().startswith("#")]
-    copied = [ln for ln in body if ln in message]
-    if len(copied) >= 2:
-        raise FormatError(reasons.FORMAT_ERROR, f"the message copies code lines ({short(copied[0], 50)})")
-
-
 async def trivial_check(problem: Problem, pool, sandbox) -> Verdict | None:
     """TRIVIAL if a constant-like or one-argument one-liner reproduces every gold output."""
     wheres = _parameters(problem.code)
     candidates = [(name, where) for where in wheres for name in TRIVIAL]
     # Stay well inside the sandbox's per-job call cap however many inputs the settings allow.
     candidates = candidates[: max(1, MAX_TRIVIAL_CALLS // max(1, len(problem.inputs)) - 1)]
-    calls: list[str] = []
-    expected: list[str] = []
-    for name, where in candidates:
-        for text, gold in zip(problem.inputs, problem.outputs):
-            calls.append(f"_trivial({name!r}, {where[0]!r}, {where[1]!r}, {text})")
-            expected.append(gold)
-    for text, gold in zip(problem.inputs, problem.outputs):
-        calls.append(f"_all_args({text})")
-        expected.append(gold)
     candidates.append(("all arguments as a tuple", None))
+    calls = [
+        f"_all_args({x})" if where is None else f"_trivial({name!r}, {where[0]!r}, {where[1]!r}, {x})"
+        for name, where in candidates
+        for x in problem.inputs
+    ]
+    expected = list(problem.outputs) * len(candidates)
     result = await pool.run(validation.job(TRIVIAL_MODULE, calls, sandbox, expected=expected))
     if any(str(v.status) == "infra" for v in result.calls):
         return Verdict(False, reasons.INFRA, "sandbox failure in the trivial-function check")

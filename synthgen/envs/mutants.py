@@ -3,8 +3,7 @@
     for m in mutants(code, limit=32):
         m.kind, m.source      # "comparison", the whole module with one change inside f
 
-A problem's inputs pin it down when they tell `f` from its near misses; synthgen.envs.mutation
-runs these sources in the sandbox and counts the ones whose outputs differ (caught). The kinds:
+The kinds (only nodes inside `def f` change; helpers and module code stay as written):
 
     arithmetic   + <-> -, * -> +, // <-> /, % -> //, ** -> *  (also in `x += ...`)
     comparison   == <-> !=, < <-> >, <= <-> >=, in <-> not in, is <-> is not
@@ -14,11 +13,9 @@ runs these sources in the sandbox and counts the ones whose outputs differ (caug
     branch       an if's body dropped (pass), an else dropped
     return       the values of two return statements of f swapped
 
-Only nodes inside `def f` change (helpers and module code stay as written). Mutants whose source
-equals the original's or another mutant's are dropped; a cap keeps kinds in turn (round-robin in
-the order above, sites in source order), so a capped list still covers every kind present. Some
-mutants are equivalent to `f` (no input can tell them apart): they survive on any inputs, which is
-why a score is compared against a threshold, not against 1.
+Duplicate sources are dropped; a cap keeps kinds in turn (round-robin in the order above), so a
+capped list still covers every kind present. Some mutants are equivalent to `f` and survive any
+inputs, which is why a score is compared against a threshold, not against 1.
 """
 
 from __future__ import annotations
@@ -28,143 +25,86 @@ import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from synthgen.envs.parsing import parse_python
+from synthgen.envs.parsing import function_def, parse_python
 
 KINDS = ("arithmetic", "comparison", "boundary", "constant", "boolean", "branch", "return")
-_ARITH: dict[type, tuple[type, ...]] = {
-    ast.Add: (ast.Sub,),
-    ast.Sub: (ast.Add,),
-    ast.Mult: (ast.Add,),
-    ast.FloorDiv: (ast.Div,),
-    ast.Div: (ast.FloorDiv,),
-    ast.Mod: (ast.FloorDiv,),
-    ast.Pow: (ast.Mult,),
-}
-_COMPARE: dict[type, tuple[str, type]] = {
-    ast.Eq: ("comparison", ast.NotEq),
-    ast.NotEq: ("comparison", ast.Eq),
-    ast.Lt: ("boundary", ast.LtE),
-    ast.LtE: ("boundary", ast.Lt),
-    ast.Gt: ("boundary", ast.GtE),
-    ast.GtE: ("boundary", ast.Gt),
-    ast.In: ("comparison", ast.NotIn),
-    ast.NotIn: ("comparison", ast.In),
-    ast.Is: ("comparison", ast.IsNot),
-    ast.IsNot: ("comparison", ast.Is),
-}
-_CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
-_CMP |= {ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
-_FLIP: dict[type, type] = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+
+
+def _both_ways(*pairs: tuple[type, type]) -> dict[type, type]:
+    return {**dict(pairs), **{b: a for a, b in pairs}}
+
+
+# Operators and what each becomes: comparisons negated, loosened or tightened, flipped; arithmetic.
+_NEGATED = _both_ways((ast.Eq, ast.NotEq), (ast.In, ast.NotIn), (ast.Is, ast.IsNot))
+_LOOSENED = _both_ways((ast.Lt, ast.LtE), (ast.Gt, ast.GtE))
+_FLIP = _both_ways((ast.Lt, ast.Gt), (ast.LtE, ast.GtE))
+_ARITH = _both_ways((ast.Add, ast.Sub), (ast.FloorDiv, ast.Div))
+_ARITH |= {ast.Mult: ast.Add, ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult}
 
 
 @dataclass(frozen=True)
 class Mutant:
     kind: str
     source: str  # the whole module, f changed in one place
-    where: str  # a short description: "line 3: < -> <="
 
 
-# Changes the node (in a copy of the tree; `nodes` is that copy's walk of f) and says what it did.
-Edit = Callable[[ast.AST, list[ast.AST]], str]
-_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Div: "/", ast.Mod: "%", ast.Pow: "**"}
+# Changes the node (in a copy of the tree; `nodes` is that copy's walk of f).
+Edit = Callable[[ast.AST, list[ast.AST]], None]
 
 
-def _function(tree: ast.Module) -> ast.FunctionDef | None:
-    return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "f"), None)
+def _set(attr: str, make: Callable[[ast.AST], object]) -> Edit:
+    """An edit that sets the node's `attr` to `make(node)`."""
+    return lambda n, _nodes: setattr(n, attr, make(n))
 
 
-def _op(node: ast.AST) -> str:
-    return _SYMBOL.get(type(node), type(node).__name__)
+def _set_op(i: int, new: type) -> Edit:
+    def edit(n, _nodes):
+        n.ops[i] = new()
+
+    return edit
 
 
 def _sites(node: ast.AST, returns: list[int], index: int) -> Iterator[tuple[str, Edit]]:
     """(kind, edit) for every change this node allows."""
     if isinstance(node, (ast.BinOp, ast.AugAssign)):
-        for new in _ARITH.get(type(node.op), ()):
-
-            def edit(n, _nodes, new=new):
-                old, n.op = _op(n.op), new()
-                return f"{old} -> {_op(n.op)}"
-
-            yield "arithmetic", edit
+        if type(node.op) in _ARITH:
+            yield "arithmetic", _set("op", lambda _n, new=_ARITH[type(node.op)]: new())
     elif isinstance(node, ast.Compare):
         for i, op in enumerate(node.ops):
-            if type(op) in _COMPARE:
-                kind, new = _COMPARE[type(op)]
-
-                def edit(n, _nodes, i=i, new=new):
-                    old, n.ops[i] = n.ops[i], new()
-                    return f"{_CMP[type(old)]} -> {_CMP[type(n.ops[i])]}"
-
-                yield kind, edit
-            if type(op) in _FLIP:
-
-                def flip(n, _nodes, i=i):
-                    old, n.ops[i] = n.ops[i], _FLIP[type(n.ops[i])]()
-                    return f"{_CMP[type(old)]} -> {_CMP[type(n.ops[i])]}"
-
-                yield "comparison", flip
+            for kind, table in (("comparison", _NEGATED), ("boundary", _LOOSENED), ("comparison", _FLIP)):
+                if type(op) in table:
+                    yield kind, _set_op(i, table[type(op)])
     elif isinstance(node, ast.Constant) and type(node.value) is int:
         for delta in (1, -1):
-
-            def edit(n, _nodes, delta=delta):
-                old = n.value
-                n.value = old + delta
-                return f"{old} -> {n.value}"
-
-            yield "constant", edit
+            yield "constant", _set("value", lambda n, delta=delta: n.value + delta)
     elif isinstance(node, ast.BoolOp):
-
-        def edit(n, _nodes):
-            n.op = ast.Or() if isinstance(n.op, ast.And) else ast.And()
-            return "and <-> or"
-
-        yield "boolean", edit
+        yield "boolean", _set("op", lambda n: ast.Or() if isinstance(n.op, ast.And) else ast.And())
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-
-        def edit(n, _nodes):
-            n.operand = ast.UnaryOp(ast.Not(), n.operand)
-            return "not dropped"
-
-        yield "boolean", edit
+        yield "boolean", _set("operand", lambda n: ast.UnaryOp(ast.Not(), n.operand))
     elif isinstance(node, ast.If):
-
-        def drop_body(n, _nodes):
-            n.body = [ast.Pass()]
-            return "if body dropped"
-
-        yield "branch", drop_body
+        yield "branch", _set("body", lambda _n: [ast.Pass()])
         if node.orelse:
-
-            def drop_else(n, _nodes):
-                n.orelse = []
-                return "else dropped"
-
-            yield "branch", drop_else
+            yield "branch", _set("orelse", lambda _n: [])
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and node.args:
         at = 1 if len(node.args) >= 2 else 0
         for op in (ast.Add, ast.Sub):
 
             def edit(n, _nodes, op=op, at=at):
                 n.args[at] = ast.BinOp(n.args[at], op(), ast.Constant(1))
-                return f"range stop {_op(op())} 1"
 
             yield "boundary", edit
     if isinstance(node, ast.Return) and node.value is not None and index in returns:
         k = returns.index(index)
         if k + 1 < len(returns):
-            other = returns[k + 1]
 
-            def swap(n, nodes, other=other):
-                theirs = nodes[other]
-                n.value, theirs.value = theirs.value, n.value
-                return "two return values swapped"
+            def swap(n, nodes, other=returns[k + 1]):
+                n.value, nodes[other].value = nodes[other].value, n.value
 
             yield "return", swap
 
 
 def _walk_f(tree: ast.Module) -> list[ast.AST]:
-    fn = _function(tree)
+    fn = function_def(tree)
     return list(ast.walk(fn)) if fn is not None else []
 
 
@@ -192,23 +132,19 @@ def mutants(code: str, limit: int = 32) -> list[Mutant]:
             made = _apply(tree, index, edit)
             if made is None:
                 continue
-            source, where = made
-            if source not in seen:
-                seen.add(source)
-                out.append(Mutant(kind, source + "\n", where))
+            if made not in seen:
+                seen.add(made)
+                out.append(Mutant(kind, made + "\n"))
                 if len(out) >= limit:
                     break
     return out
 
 
-def _apply(tree: ast.Module, index: int, edit: Edit) -> tuple[str, str] | None:
+def _apply(tree: ast.Module, index: int, edit: Edit) -> str | None:
     twin = copy.deepcopy(tree)
     nodes = _walk_f(twin)
-    node = nodes[index]
     try:
-        what = edit(node, nodes)
-        ast.fix_missing_locations(twin)
-        source = ast.unparse(twin)
+        edit(nodes[index], nodes)
+        return ast.unparse(ast.fix_missing_locations(twin))
     except (AttributeError, IndexError, TypeError, ValueError, RecursionError):
         return None
-    return source, f"line {getattr(node, 'lineno', '?')}: {what}"

@@ -4,38 +4,24 @@
     result = await score_checker(problem, pool, sandbox)              # fuzzing
     result.score, result.caught, result.total, result.surviving       # 0.93, 28, 30, ["constant", ...]
 
-For a problem with a function `f` and inputs, the near misses of `f` (synthgen.envs.mutants) and two
-baselines run on the problem's inputs; a mutant is *caught* when some output differs from the
-gold one (or it raises, times out, ...), as a student answer would fail. The baselines are
-`baseline:identity` (returns its first argument, run in the sandbox) and `baseline:constant`
-(the most common gold output for every input: judged in the host from the gold encodings, since
-it runs nothing; only with two or more inputs, because one input is always its own most common
-output). The score is caught / total: a low score means a much simpler or slightly wrong
-function also passes, the paper's "weak" problem.
+The near misses of `f` (synthgen.envs.mutants) and two baselines run on the problem's inputs; one
+is *caught* when some output differs from the gold one (or it raises, times out, ...), as a student
+answer would fail. `baseline:identity` returns its first argument; `baseline:constant` is the most
+common gold output (judged in the host; only with two or more inputs, since one input is always
+its own most common output). The score is caught / total: a low one means a much simpler or
+slightly wrong function also passes, the paper's "weak" problem. Fuzzing has no gold f: there a
+trivial input (`baseline:<input>`) is caught when it does not earn the reward (score_checker).
 
-Fuzzing has no gold function to mutate; what makes it weak is a checker that lets trivial inputs
-through: the student can then win with `None` or `''` crashing the buggy function. Each trivial
-input (None, 0, -1, '', 'a', [], [0], {}, ...: `baseline:<input>`) is *caught* when it does not
-earn the reward (pre_test_f does not return exactly True, or test_f passes on it).
-
-Batching: all mutants of a problem run in one sandbox job, each `f` exec'd in its own namespace
-by a harness module (ours; inside the sandbox, never in the host), each held to a time budget of
-max(0.2 s, 10x the original f's time on the same inputs) by a timer in the harness. A mutant that
-still ends the job (a loop that swallows the timer, a crash of the process) is caught, and the
-mutants after it run in the next job (at most MAX_JOBS jobs; any left are not scored). An
-infrastructure failure gives no score (`infra`), never a low one.
-
-The chance probes (synthgen.envs.chance) run in the same job, right after the original f: each
-probe is the problem's f (or a program a strategy wrote, such as a memoriser) exec'd in a namespace
-of its own, on the probe's calls, with a budget of its own: the mutants' budget times its calls
-per problem input, at most the sandbox's timeout_s. A call it never started because that budget
-was spent says so (chance.NOT_RUN) and is no data point. With `mutate=False` the job holds the
-original and the probes only (no score, a chance rate still).
+All mutants of a problem run in one job, each `f` exec'd in its own namespace by a harness (inside
+the sandbox) and held to a budget of max(0.2 s, 10x the original's time). One that still ends the
+job (a loop that swallows the timer, a crash) is caught, and the rest run in the next job (at most
+MAX_JOBS). An infrastructure failure gives no score (`infra`), never a low one. The chance probes
+(synthgen.envs.chance) run in the same job after the original, each with a budget of its own; a
+call never started for lack of budget says so (chance.NOT_RUN) and is no data point.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,7 +164,7 @@ def _constant_caught(outputs: list[str]) -> bool:
     """Does the most common gold output differ from some gold output? (host-side: encodings only)."""
     from synthgen.sandbox import values
 
-    mode = Counter(outputs).most_common(1)[0][0]
+    mode = chance.mode(outputs)
     return not all(values.equal(mode, o) for o in outputs)
 
 
@@ -218,7 +204,7 @@ async def score_function(
         index = len(sources) - 1
         scales[index] = max(1.0, len(probe.calls) / len(inputs))
         todo.append(_Entry(("probe", probe.name), f"_call({index}, ", probe.calls, probe.expected))
-    kinds: dict[int, str] = {}
+    kinds: dict[Any, str] = {"identity": "baseline:identity"}
     for m in found:
         sources.append(m.source)
         kinds[len(sources) - 1] = m.kind
@@ -233,30 +219,19 @@ async def score_function(
         seconds += result.elapsed_s
         if any(str(v.status) == "infra" for v in result.calls):
             return MutationResult(None, jobs=jobs, sandbox_s=seconds, infra=True, measured=mutate)
-        finished, stopped = _read_batch(result.calls, todo, len(inputs))
-        if finished is None:  # the original itself did not reproduce its gold outputs: nothing to score
+        done = _read_batch(result.calls, todo, len(inputs))
+        if done is None:  # the original itself did not reproduce its gold outputs: nothing to score
             return MutationResult(None, jobs=jobs, sandbox_s=seconds, measured=mutate)
-        for entry, verdicts in finished:
-            if isinstance(entry.key, tuple):
-                seen[entry.key[1]] = verdicts
-            else:
-                outcomes.append((_kind(entry.key, kinds), not all(chance.passed(v) for v in verdicts)))
-        todo = todo[len(finished) :]
-        if stopped is not None:  # it ended the job: caught (a student answer like it fails); go on after it
-            entry, verdicts = stopped
+        for entry, verdicts, ended in done:
             if isinstance(entry.key, tuple):  # a probe: what came back counts, the rest never ran
                 seen[entry.key[1]] = verdicts + [None] * (len(entry.calls) - len(verdicts))
-            else:
-                outcomes.append((_kind(entry.key, kinds), True))
-            todo = todo[1:]
+            else:  # one that ended the job is caught (a student answer like it fails); go on after it
+                outcomes.append((kinds[entry.key], ended or not all(chance.passed(v) for v in verdicts)))
+        todo = todo[len(done) :]
     result = MutationResult.of(outcomes, jobs, seconds) if mutate else MutationResult(None, jobs=jobs)
     result.sandbox_s, result.measured = round(seconds, 6), mutate
     result.probes = {p.name: seen.get(p.name, [None] * len(p.calls)) for p in probes}
     return result
-
-
-def _kind(key, kinds: dict[int, str]) -> str:
-    return "baseline:identity" if key == "identity" else kinds[key]
 
 
 async def _run_batch(sources, scales, todo, inputs, gold, pool, sandbox):
@@ -285,15 +260,14 @@ async def _run_batch(sources, scales, todo, inputs, gold, pool, sandbox):
     return await pool.run(job)
 
 
-def _read_batch(verdicts, todo, k: int):
-    """([(entry, its verdicts)] for the entries whose checkpoint came back, (the entry that ended
-    the job, the verdicts it got back) or None).
-
-    None for the list when the original f did not reproduce its gold outputs."""
+def _read_batch(verdicts, todo, k: int) -> list[tuple[_Entry, list, bool]] | None:
+    """(entry, its verdicts, whether it ended the job) for the entries whose checkpoint came back,
+    then the one that ended the job, if one did; None when the original f did not reproduce its
+    gold outputs."""
     first = verdicts[:k]
     if len(verdicts) <= k or str(verdicts[k].status) != "ok" or not all(chance.passed(v) for v in first):
-        return None, None
-    done: list[tuple[_Entry, list]] = []
+        return None
+    done: list[tuple[_Entry, list, bool]] = []
     at = k + 1
     for entry in todo:
         n = len(entry.calls)
@@ -305,10 +279,10 @@ def _read_batch(verdicts, todo, k: int):
             tail = len(calls)
             while tail > 0 and str(calls[tail - 1].status) not in ("ok", "exception"):
                 tail -= 1
-            return done, (entry, calls[: tail + 1])
-        done.append((entry, calls))
+            return [*done, (entry, calls[: tail + 1], True)]
+        done.append((entry, calls, False))
         at += n + 1
-    return done, None
+    return done
 
 
 async def score_checker(problem: Problem, pool, sandbox) -> MutationResult:
@@ -324,11 +298,9 @@ async def score_checker(problem: Problem, pool, sandbox) -> MutationResult:
     result = await pool.run(validation.job(module, calls, sandbox))
     if any(str(v.status) == "infra" for v in result.calls):
         return MutationResult(None, jobs=1, sandbox_s=result.elapsed_s, infra=True)
-    outcomes = []
-    for text, verdict in zip(TRIVIAL_INPUTS, result.calls):
-        # A call that crashed the harness itself (a limit) earns nothing either.
-        exploit = str(verdict.status) == "ok" and verdict.value == "'exploit'"
-        outcomes.append((f"baseline:{text}", not exploit))
+    # A call that crashed the harness itself (a limit) earns nothing either.
+    exploits = [str(v.status) == "ok" and v.value == "'exploit'" for v in result.calls]
+    outcomes = [(f"baseline:{text}", not exploit) for text, exploit in zip(TRIVIAL_INPUTS, exploits)]
     scored = MutationResult.of(outcomes, 1, result.elapsed_s)
     scored.chance = chance.ChanceResult(
         [chance.ChanceOutcome(f"trivial:{kind.removeprefix('baseline:')}", int(not c), 1) for kind, c in outcomes]

@@ -14,21 +14,16 @@ import ast
 import re
 from dataclasses import dataclass
 
+from synthgen.envs import reasons
+
 # Language tags as models actually write them, folded onto the few kinds we care about.
 _LANG_ALIASES = {
-    "python": "python",
-    "py": "python",
-    "python3": "python",
-    "py3": "python",
-    "input": "input",
-    "inputs": "input",
-    "output": "output",
-    "outputs": "output",
-    "message": "message",
-    "msg": "message",
-    "hint": "message",
+    **dict.fromkeys(("python", "py", "python3", "py3"), "python"),
+    **dict.fromkeys(("input", "inputs"), "input"),
+    **dict.fromkeys(("output", "outputs"), "output"),
+    **dict.fromkeys(("message", "msg", "hint"), "message"),
 }
-_KNOWN = frozenset({"python", "input", "output", "message"})
+_KNOWN = frozenset(_LANG_ALIASES.values())
 _OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+\-.]*)[ \t]*(.*)$")
 MAX_ARGS_CHARS = 20_000  # an argument list longer than this is not a reasonable test input
 
@@ -76,7 +71,7 @@ def fenced_blocks(text: str) -> list[Block]:
         if not m:
             i += 1
             continue
-        fence, tag, rest = m.group(1), m.group(2), m.group(3)
+        fence, tag, rest = m.groups()
         lang = _fold(tag)
         if rest.rstrip().endswith(fence[0] * 3) and rest.strip() != "":
             # One-line form: ```input 3, 4``` (the paper's own example writes inputs like this).
@@ -85,8 +80,7 @@ def fenced_blocks(text: str) -> list[Block]:
             continue
         body: list[str] = [rest] if rest.strip() else []
         j = i + 1
-        closed = False
-        reopened = False
+        closed = reopened = False
         while j < len(lines):
             stripped = lines[j].strip()
             if stripped.startswith(fence[0] * len(fence)) and stripped.strip(fence[0]) == "":
@@ -105,9 +99,7 @@ def fenced_blocks(text: str) -> list[Block]:
 
 
 def _fold(tag: str) -> str:
-    if not tag:
-        return ""
-    return _LANG_ALIASES.get(tag.lower(), "other")
+    return _LANG_ALIASES.get(tag.lower(), "other") if tag else ""
 
 
 def parse_python(code: str) -> ast.Module | None:
@@ -118,9 +110,10 @@ def parse_python(code: str) -> ast.Module | None:
         return None
 
 
-def function_def(code: str, name: str = "f") -> ast.FunctionDef | None:
-    """The top-level (not async) definition of `name` in `code`; None when it has none or does not parse."""
-    tree = parse_python(code)
+def function_def(code: str | ast.Module, name: str = "f") -> ast.FunctionDef | None:
+    """The top-level (not async) definition of `name` in `code` (source or tree); None when it has
+    none or does not parse."""
+    tree = parse_python(code) if isinstance(code, str) else code
     return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None) if tree else None
 
 
@@ -152,14 +145,9 @@ def canonical_args(text: str) -> str:
         raise ArgsError(f"argument list longer than {MAX_ARGS_CHARS} characters")
     call = _parse_call(text)
     # `f(3, 4)` written out in full: take its arguments, not a call nested in a call.
-    if (
-        len(call.args) == 1
-        and not call.keywords
-        and isinstance(call.args[0], ast.Call)
-        and isinstance(call.args[0].func, ast.Name)
-        and call.args[0].func.id == "f"
-    ):
-        call = call.args[0]
+    inner = call.args[0] if len(call.args) == 1 and not call.keywords else None
+    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "f":
+        call = inner
     parts: list[str] = []
     seen_kw: set[str] = set()
     for arg in call.args:
@@ -266,14 +254,10 @@ def teacher_answer(
     just before the code instead of after it is picked up too. `need_inputs=False` accepts a set
     without ```input blocks (fuzzing's examples are optional).
     """
-    from synthgen.envs import reasons
-
-    region = answer_region(text)
-    blocks = fenced_blocks(region)
+    blocks = fenced_blocks(answer_region(text))
     if not blocks:
         raise FormatError(reasons.FORMAT_ERROR, "no fenced ``` blocks in the answer")
-    is_f = [b.lang in ("python", "") and mentions_def(b.text, "f") for b in blocks]
-    starts = [i for i, flag in enumerate(is_f) if flag]
+    starts = [i for i, b in enumerate(blocks) if b.lang in ("python", "") and mentions_def(b.text, "f")]
     if not starts:
         if any(b.lang == "python" and not b.closed for b in blocks):
             raise FormatError(reasons.FORMAT_ERROR, "the ```python block is not closed (truncated answer?)")
@@ -297,6 +281,12 @@ def _collect(group: list[Block], before: list[Block], helper_names, need_message
     helpers: dict[str, str] = {}
     inputs: list[str] = []
     messages: list[str] = []
+
+    def take_helpers(block: Block) -> None:
+        for name in helper_names:
+            if mentions_def(block.text, name) and name not in helpers:
+                helpers[name] = block.text
+
     for block in group[1:]:
         if not block.closed:
             return f"a ```{block.tag or 'block'} is not closed (truncated answer?)"
@@ -305,16 +295,12 @@ def _collect(group: list[Block], before: list[Block], helper_names, need_message
         elif block.lang == "message":
             messages.append(block.text)
         elif block.lang in ("python", ""):
-            for name in helper_names:
-                if mentions_def(block.text, name) and name not in helpers:
-                    helpers[name] = block.text
+            take_helpers(block)
     for block in reversed(before):
         if block.closed and block.lang == "message" and not messages:
             messages.append(block.text)
         if block.closed and block.lang in ("python", ""):
-            for name in helper_names:
-                if mentions_def(block.text, name) and name not in helpers:
-                    helpers[name] = block.text
+            take_helpers(block)
     missing = [n for n in helper_names if n not in helpers and not mentions_def(head.text, n)]
     if missing:
         return f"no definition of {', '.join(missing)} in the answer"
@@ -328,17 +314,14 @@ def _collect(group: list[Block], before: list[Block], helper_names, need_message
 
 def last_block(text: str, langs: tuple[str, ...], predicate=None) -> Block | None:
     """The last closed block of the first kind in `langs` that has one (and satisfies `predicate`),
-    in the answer region; the answer's final block also when the text ends inside it (see below).
+    in the answer region. Kinds go in order of preference: with ("python", ""), an untagged block is
+    read only when no ```python block fits (a real student's untagged block after its program is
+    what the program prints, not a second program).
 
-    The kinds are in order of preference: with ("python", ""), an untagged block is read only when
-    no ```python block fits. A real student's untagged block after its ```python program is what
-    the program prints ("This will output: ```...```"), not a second program.
-
-    A final block the text ends inside counts as closed when its body reads whole: a ```python or
-    untagged block that parses as Python, any other kind as it is (its own reader checks it). A
-    truncated answer never gets here (`Environment.score` fails it first), so the model ended its
-    answer there; a body that does not parse (prose after the code, say) stays unclosed: where the
-    code ends could be read two ways.
+    A final block the text ends inside counts as closed when its body reads whole (Python that
+    parses, or any other kind as it is): truncated answers never get here (`Environment.score`
+    fails them first), so the model ended its answer there. One that does not parse stays
+    unclosed: where the code ends could be read two ways.
     """
     blocks = fenced_blocks(answer_region(text))
     if blocks and not blocks[-1].closed and _reads_whole(blocks[-1]):
@@ -351,9 +334,12 @@ def last_block(text: str, langs: tuple[str, ...], predicate=None) -> Block | Non
 
 
 def _reads_whole(block: Block) -> bool:
-    if not block.text.strip():
-        return False
-    return block.lang not in ("python", "") or parse_python(block.text) is not None
+    return bool(block.text.strip()) and (block.lang not in ("python", "") or parse_python(block.text) is not None)
+
+
+def missing(what: str, text: str) -> FormatError:
+    """The format failure of an answer with no `what`, saying what the answer holds instead."""
+    return FormatError(reasons.FORMAT_ERROR, f"no {what}; the answer has {describe_blocks(text)}")
 
 
 def describe_blocks(text: str) -> str:
@@ -379,12 +365,8 @@ def strip_main_guard(code: str) -> str:
     lines = code.split("\n")
     cut: list[tuple[int, int]] = []
     for node in tree.body:
-        if (
-            isinstance(node, ast.If)
-            and isinstance(node.test, ast.Compare)
-            and isinstance(node.test.left, ast.Name)
-            and node.test.left.id == "__name__"
-        ):
+        test = node.test if isinstance(node, ast.If) else None
+        if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__":
             cut.append((node.lineno - 1, node.end_lineno or node.lineno))
     for start, stop in reversed(cut):
         del lines[start:stop]
@@ -414,24 +396,18 @@ def input_answer(text: str) -> str:
     """A student's input (abduction, fuzzing): the last closed ```input block as a canonical
     argument list. A ```python block holding just `f(...)` (or the arguments) is accepted too.
     Every failure's detail says what the answer holds instead, in words a person reads in the attempts."""
-    from synthgen.envs import reasons
-
     block = last_block(text, ("input",))
     where = "the ```input block"
     if block is None:
         block = last_block(text, ("python", ""), lambda b: not mentions_def(b.text, "f") and b.text.strip() != "")
         if block is None:
-            raise FormatError(
-                reasons.FORMAT_ERROR,
-                f"no closed ```input block with the arguments; the answer has {describe_blocks(text)}",
-            )
+            raise missing("closed ```input block with the arguments", text)
         where = f"no ```input block, and the last {'```' + block.tag if block.tag else 'untagged ```'} block"
     try:
         return canonical_args(block.text)
     except ArgsError as exc:
-        raise FormatError(
-            reasons.FORMAT_ERROR, f"{where} is not a list of literal arguments ({exc}): {short(block.text, 60)}"
-        ) from None
+        why = f"{where} is not a list of literal arguments ({exc}): {short(block.text, 60)}"
+        raise FormatError(reasons.FORMAT_ERROR, why) from None
 
 
 def output_value(block: Block) -> str:
@@ -439,8 +415,6 @@ def output_value(block: Block) -> str:
     or, after prose or comment lines, its last line alone when that is the only line that reads as
     a literal. A block with several literal lines ("[1, 2] (a list)", then "[[1, 2], [3, 4]]", as
     a real student wrote it) names more than one value: a format failure, never a guess."""
-    from synthgen.envs import reasons
-
     whole = block.text.strip()
     what = f"```{block.tag} block" if block.tag else "untagged ``` block"
     if not whole:
@@ -452,10 +426,8 @@ def output_value(block: Block) -> str:
     if literal and literal == lines[-1:]:
         return lines[-1]
     if len(literal) > 1:
-        raise FormatError(
-            reasons.FORMAT_ERROR,
-            f"the {what} holds {len(literal)} lines that each read as a value (one is asked for): {short(whole, 80)}",
-        )
+        why = f"the {what} holds {len(literal)} lines that each read as a value (one is asked for): {short(whole, 80)}"
+        raise FormatError(reasons.FORMAT_ERROR, why)
     why = "nor is its last line" if len(lines) > 1 else "a value the way repr prints it"
     raise FormatError(reasons.FORMAT_ERROR, f"the {what} is not a Python literal ({why}): {short(whole, 80)}")
 
@@ -473,8 +445,6 @@ def is_literal(text: str) -> bool:
 
 def teacher_inputs(blocks: list[str]) -> list[str]:
     """Canonical argument lists from the teacher's ```input blocks (a malformed one -> bad_inputs)."""
-    from synthgen.envs import reasons
-
     inputs: list[str] = []
     for i, text in enumerate(blocks, 1):
         try:

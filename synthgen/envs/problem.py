@@ -36,28 +36,18 @@ class Problem:
     def to_fields(self) -> dict[str, Any]:
         """The PROBLEMS columns a problem owns (empty strings become null)."""
         out: dict[str, Any] = {name: getattr(self, name) for name in _FIELDS}
-        for name in ("message", "pre_test_code", "test_code"):
-            out[name] = out[name] or None
-        out["inputs"] = list(self.inputs)
-        out["outputs"] = list(self.outputs) if self.outputs else None
-        out["problem_id"] = self.problem_id
-        out["env"] = self.env
-        return out
+        out.update({name: out[name] or None for name in ("message", "pre_test_code", "test_code")})
+        out.update(inputs=list(self.inputs), outputs=list(self.outputs) or None)
+        return {**out, "problem_id": self.problem_id, "env": self.env}
 
     @classmethod
     def from_fields(cls, row: dict[str, Any]) -> Problem:
         """From a PROBLEMS row (or a hand-written JSON object with the same keys)."""
+        env = str(row["env"])
+        texts = {name: str(row.get(name) or "") for name in ("code", "message", "pre_test_code", "test_code")}
+        lists = {name: [str(x) for x in (row.get(name) or [])] for name in ("inputs", "outputs")}
         visible = row.get("visible_count")
-        return cls(
-            env=str(row["env"]),
-            code=str(row.get("code") or ""),
-            inputs=[str(x) for x in (row.get("inputs") or [])],
-            message=str(row.get("message") or ""),
-            pre_test_code=str(row.get("pre_test_code") or ""),
-            test_code=str(row.get("test_code") or ""),
-            outputs=[str(x) for x in (row.get("outputs") or [])],
-            visible_count=None if visible is None else int(visible),
-        )
+        return cls(env=env, **texts, **lists, visible_count=None if visible is None else int(visible))
 
     def program(self) -> str:
         """The module the sandbox runs: f, and for fuzzing the two checkers after it."""

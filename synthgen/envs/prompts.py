@@ -1,23 +1,18 @@
 """Rendering of the teacher and student prompts from the Jinja2 templates in `prompts/`.
 
-One teacher template serves every environment and turn kind (`prompts/_shared/teacher.j2`); it
-includes the environment's own pieces from `prompts/<env>/` (task.j2, format.j2,
-previous_pairs.j2), and each environment has its `student.j2`. Undefined variables are errors
-(StrictUndefined), so a template and its context cannot drift apart silently. The prompts carry
-no machine markers: they are what a real model reads, and nothing else.
+One teacher template (`prompts/_shared/teacher.j2`) serves every environment and turn kind; it
+includes the environment's pieces from `prompts/<env>/`, and each environment has its
+`student.j2`. Undefined variables are errors (StrictUndefined), so a template and its context
+cannot drift apart silently. The prompts carry no machine markers: they are what a model reads.
 
-Where the templates are found, first hit wins:
-  1. `$SYNTHGEN_PROMPTS_DIR`;
-  2. `<repo>/prompts` for a source checkout or editable install (two levels above this package);
-  3. `<sys.prefix>/share/synthgen/prompts` for an installed wheel (shipped as data files).
-
-This module knows nothing about particular environments: it takes an environment object (its
-`name`, `helpers`, `settings` and `prompt_inputs()`) and a problem, and renders.
+Templates are found in, first hit wins: `$SYNTHGEN_PROMPTS_DIR`; `<repo>/prompts` (a source
+checkout or editable install); `<sys.prefix>/share/synthgen/prompts` (a wheel's data files).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -53,10 +48,7 @@ def prompts_dir() -> Path:
         if not path.is_dir():
             raise UserError(f"{ENV_VAR} points to {path}, which is not a folder")
         return path
-    candidates = [
-        Path(__file__).resolve().parents[2] / "prompts",
-        Path(sys.prefix) / "share" / "synthgen" / "prompts",
-    ]
+    candidates = [Path(__file__).resolve().parents[2] / "prompts", Path(sys.prefix) / "share" / "synthgen" / "prompts"]
     for path in candidates:
         if (path / "_shared").is_dir():
             return path
@@ -78,21 +70,15 @@ def _jinja(folder: str) -> jinja2.Environment:
 def render(template: str, **context) -> str:
     text = _jinja(str(prompts_dir())).get_template(template).render(**context)
     # Collapse runs of blank lines that conditional blocks leave behind.
-    lines: list[str] = []
-    for line in text.split("\n"):
-        if line.strip() == "" and lines and lines[-1].strip() == "":
-            continue
-        lines.append(line.rstrip())
-    return "\n".join(lines).strip() + "\n"
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
 def display(encoded: str | None, limit: int = DISPLAY_LIMIT) -> str:
     """A gold value as Python source for prompts (the repr of the decoded value; nothing evaluated)."""
     from synthgen.sandbox import values  # the sandbox package is only needed once a value is shown
 
-    if encoded is None:
-        return "None"
-    return values.display(values.decode(encoded), limit)
+    return "None" if encoded is None else values.display(values.decode(encoded), limit)
 
 
 def problem_view(problem) -> dict:
@@ -102,14 +88,8 @@ def problem_view(problem) -> dict:
     pairs = [
         {"input": x, "output": display(outputs[i]) if i < len(outputs) else None} for i, x in enumerate(problem.inputs)
     ]
-    return {
-        "code": problem.code.strip("\n"),
-        "pre_test_code": problem.pre_test_code.strip("\n"),
-        "test_code": problem.test_code.strip("\n"),
-        "message": problem.message,
-        "pairs": pairs,
-        "visible_count": problem.visible_count,
-    }
+    code = {name: getattr(problem, name).strip("\n") for name in ("code", "pre_test_code", "test_code")}
+    return {**code, "message": problem.message, "pairs": pairs, "visible_count": problem.visible_count}
 
 
 def _base_context(env) -> dict:
@@ -123,21 +103,13 @@ def _base_context(env) -> dict:
     }
 
 
-def _number(x: float) -> str:
-    return f"{x:g}"
-
-
 def _strategy_for(kind: str, strategy: str | None, summary) -> str | None:
     if kind == "first":
         if strategy not in (None, "first"):
             raise ValueError(f"a first-turn prompt takes no strategy (got {strategy!r})")
         return None
-    if kind == "mutate":
-        strategy = strategy or summary.strategy
-        allowed = MUTATE_STRATEGIES
-    else:
-        strategy = strategy or CHAIN_STRATEGIES[0]
-        allowed = CHAIN_STRATEGIES
+    allowed = MUTATE_STRATEGIES if kind == "mutate" else CHAIN_STRATEGIES
+    strategy = strategy or (summary.strategy if kind == "mutate" else CHAIN_STRATEGIES[0])
     if strategy not in allowed:
         raise ValueError(f"unknown {kind} strategy {strategy!r}; choose from {', '.join(allowed)}")
     return strategy
@@ -146,7 +118,13 @@ def _strategy_for(kind: str, strategy: str | None, summary) -> str | None:
 def teacher_messages(
     env, kind: str, *, seed_text=None, previous=None, summary=None, feedback=None, target=None, strategy=None
 ) -> list[dict]:
-    """The teacher's messages for one turn (see Environment.teacher_messages for the arguments)."""
+    """The teacher's messages for one turn; also `env.teacher_messages(kind, ...)`.
+
+    kind: `first` (needs seed_text), `mutate` (needs previous and summary; strategy defaults to
+    summary.strategy, target to the summary's band) or `chain` (needs previous; strategy
+    `chain-medium` (the default) or `chain-easy`, target the pass-rate band to land in).
+    feedback: what was wrong with the teacher's previous answer, named in the new prompt.
+    """
     if kind not in TEACHER_KINDS:
         raise ValueError(f"unknown teacher prompt kind {kind!r}; choose from {', '.join(TEACHER_KINDS)}")
     if kind == "first" and not seed_text:
@@ -172,8 +150,8 @@ def teacher_messages(
         "summary": summary,
         "summary_text": summary.render() if summary is not None else None,
         "pass_rate": rate,
-        "target_low": _number(target[0]) if target is not None else None,
-        "target_high": _number(target[1]) if target is not None else None,
+        "target_low": f"{target[0]:g}" if target is not None else None,
+        "target_high": f"{target[1]:g}" if target is not None else None,
         "feedback": (feedback or "").strip() or None,
     }
     return [{"role": "user", "content": render(TEACHER_TEMPLATE, **context)}]

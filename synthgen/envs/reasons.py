@@ -20,18 +20,8 @@ BAD_INPUTS = "bad_inputs"  # too few, too many, duplicate or malformed inputs
 INFRA = "infra"  # the teacher request or the sandbox failed; says nothing about the problem
 PROMPT_TOO_LONG = "prompt_too_long"  # a prompt plus max_tokens over the server's context: no server could answer
 
-GENERATION = (
-    FORMAT_ERROR,
-    COMPILE_ERROR,
-    FORBIDDEN,
-    EXECUTION_ERROR,
-    NONDETERMINISTIC,
-    OUTPUT_TOO_LARGE,
-    TRIVIAL,
-    BAD_INPUTS,
-    INFRA,
-    PROMPT_TOO_LONG,
-)
+GENERATION = (FORMAT_ERROR, COMPILE_ERROR, FORBIDDEN, EXECUTION_ERROR, NONDETERMINISTIC, OUTPUT_TOO_LARGE)
+GENERATION += (TRIVIAL, BAD_INPUTS, INFRA, PROMPT_TOO_LONG)
 
 # In `filter` (on valid problems).
 NEVER_SOLVED = "never_solved"  # pass rate 0

@@ -38,12 +38,7 @@ class MutationSettings(Section):
 
 
 class ProgressionSettings(Section):
-    """How the student's pass rate p picks the next turn's strategy (paper Section 3.3; our reading
-    of the cases it leaves open, see synthgen.envs.summary):
-
-    p <= easier_at -> easier; easier_at < p < target_low -> somewhat easier, toward the target band;
-    target_low <= p <= target_high -> a new variant at the same level; p > target_high -> harder.
-    """
+    """How the student's pass rate p picks the next turn's strategy (the bands: synthgen.envs.summary)."""
 
     easier_at: float = Field(
         0.0,
@@ -58,10 +53,7 @@ class ProgressionSettings(Section):
         description="low end of the target pass-rate band; below it (and above easier_at) ask for somewhat easier",
     )
     target_high: float = Field(
-        0.65,
-        ge=0,
-        le=1,
-        description="high end of the target pass-rate band; above it ask for a harder problem",
+        0.65, ge=0, le=1, description="high end of the target pass-rate band; above it ask for a harder problem"
     )
 
     @model_validator(mode="after")

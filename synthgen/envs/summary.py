@@ -1,11 +1,9 @@
 """What the next teacher turn learns about the student: the `Summary` of M attempts and the strategy it implies.
 
-The paper's teacher sees only the immediately preceding problem and a summary of the student's
-attempts at it (pass rate, a few solved and failed answers), and is told a progression strategy
-chosen from the pass rate p (Sancaktar et al., "A Deep Dive into Scaling RL for Code Generation
-with Synthetic Data and Curricula", Section 3.3 and Appendix F). The paper names two cases,
-p = 0 -> easier and p > 0.65 -> harder, both aiming at a medium pass rate of 0.35-0.65; the
-other cases are our reading, every boundary a ProgressionSettings field:
+The paper's teacher sees the preceding problem and a summary of the student's attempts (pass
+rate, a few solved and failed answers), and is told a strategy chosen from the pass rate p
+(Section 3.3 and Appendix F). The paper names p = 0 -> easier and p > 0.65 -> harder, aiming at
+0.35-0.65; the other cases are our reading, every boundary a ProgressionSettings field:
 
     p <= easier_at                    easier           (default easier_at = 0: never solved)
     easier_at < p < target_low        somewhat-easier  (toward the target band)
@@ -13,8 +11,7 @@ other cases are our reading, every boundary a ProgressionSettings field:
     p > target_high                   harder
     no attempt scored                 similar          (no evidence either way)
 
-Chain steps have their own two strategies (`chain-medium`: hard -> medium, `chain-easy`:
-medium -> easy) chosen by the chain stage, not from p.
+Chain steps have their own strategies (`chain-medium`, `chain-easy`), chosen by the chain stage.
 """
 
 from __future__ import annotations
@@ -61,8 +58,8 @@ class Summary:
     attempts: int
     scored: int  # attempts with a reward (format failures count as 0; infra is left out)
     correct: int
-    format_failures: int
-    infra_failures: int
+    format_failures: int = 0
+    infra_failures: int = 0
     solved: list[str] = field(default_factory=list)  # up to two shortest distinct correct answers
     failed: list[str] = field(default_factory=list)  # up to two shortest distinct wrong answers
     strategy: str = "similar"  # one of MUTATE_STRATEGIES
@@ -102,14 +99,11 @@ class Summary:
     def from_row(cls, row: dict[str, Any], progression: ProgressionSettings) -> Summary:
         """The summary of a stored PROBLEMS row (its counts and its `solved_examples` / `failed_examples`)."""
         rate = row.get("pass_rate")
+        counts = ("attempts", "scored", "correct", "format_failures", "infra_failures")
         return cls.of(
             progression,
             pass_rate=None if rate is None else float(rate),
-            attempts=int(row.get("attempts") or 0),
-            scored=int(row.get("scored") or 0),
-            correct=int(row.get("correct") or 0),
-            format_failures=int(row.get("format_failures") or 0),
-            infra_failures=int(row.get("infra_failures") or 0),
+            **{name: int(row.get(name) or 0) for name in counts},
             solved=[str(a) for a in (row.get("solved_examples") or [])],
             failed=[str(a) for a in (row.get("failed_examples") or [])],
         )
@@ -118,15 +112,7 @@ class Summary:
     def made_up(cls, pass_rate: float, progression: ProgressionSettings, attempts: int = 32) -> Summary:
         """A summary with the given pass rate and no example answers (for previews such as `prompts show`)."""
         correct = round(pass_rate * attempts)
-        return cls.of(
-            progression,
-            pass_rate=correct / attempts,
-            attempts=attempts,
-            scored=attempts,
-            correct=correct,
-            format_failures=0,
-            infra_failures=0,
-        )
+        return cls.of(progression, pass_rate=correct / attempts, attempts=attempts, scored=attempts, correct=correct)
 
     @classmethod
     def of(cls, progression: ProgressionSettings, **counts: Any) -> Summary:

@@ -69,6 +69,12 @@ def call_failure(verdict, label: str) -> Verdict | None:
     return Verdict(False, reasons.EXECUTION_ERROR, f"{label}: {status}: {short(error, 300)}")
 
 
+def infra_failure(results, labels: list[str]) -> Verdict | None:
+    """An infra failure in any run says nothing about the problem: it is reported before anything else."""
+    found = ((v, label) for result in results for v, label in zip(result.calls, labels) if str(v.status) == "infra")
+    return next((call_failure(v, label) for v, label in found), None)
+
+
 async def run_f(problem: Problem, pool, sandbox, max_chars: int):
     """`f` on each of the problem's inputs, as `run_deterministic` runs calls."""
     labels = [f"f({short(x, 60)})" for x in problem.inputs]
@@ -82,11 +88,9 @@ async def run_deterministic(problem: Problem, calls: list[str], labels: list[str
     value's encoding fits `max_chars`; otherwise (None, the failing Verdict).
     """
     first, second = await pool.run_twice_for_determinism(job(problem.program(), calls, sandbox))
-    # An infra failure in either run says nothing about the problem: report it before anything else.
-    for result in (first, second):
-        for verdict, label in zip(result.calls, labels):
-            if str(verdict.status) == "infra":
-                return None, call_failure(verdict, label)
+    bad = infra_failure((first, second), labels)
+    if bad:
+        return None, bad
     for verdict, label in zip(first.calls, labels):
         bad = call_failure(verdict, label)
         if bad:
@@ -94,37 +98,26 @@ async def run_deterministic(problem: Problem, calls: list[str], labels: list[str
     for a, b, label in zip(first.calls, second.calls, labels):
         if str(b.status) == "exception" and not (b.error or "").startswith("while running the module"):
             # It returned under one hash seed and raised under the other: that is nondeterminism.
-            return None, Verdict(
-                False, reasons.NONDETERMINISTIC, f"{label} returned once and raised once: {short(b.error or '', 200)}"
-            )
+            why = f"{label} returned once and raised once: {short(b.error or '', 200)}"
+            return None, Verdict(False, reasons.NONDETERMINISTIC, why)
         if str(b.status) != "ok":
             # A limit hit in only one run (timeout, memory) is load or a borderline cost, not a
             # changed result: report it as what it is.
             return None, call_failure(b, label)
         if not _same(a.encoded, b.encoded):
-            return None, Verdict(
-                False,
-                reasons.NONDETERMINISTIC,
-                f"{label} gave {short(a.value or '', 60)} and then {short(b.value or '', 60)}",
-            )
+            why = f"{label} gave {short(a.value or '', 60)} and then {short(b.value or '', 60)}"
+            return None, Verdict(False, reasons.NONDETERMINISTIC, why)
     for verdict, label in zip(first.calls, labels):
         if len(verdict.encoded or "") > max_chars:
-            return None, Verdict(
-                False,
-                reasons.OUTPUT_TOO_LARGE,
-                f"{label}: value of {len(verdict.encoded)} characters (limit {max_chars})",
-            )
+            why = f"{label}: value of {len(verdict.encoded)} characters (limit {max_chars})"
+            return None, Verdict(False, reasons.OUTPUT_TOO_LARGE, why)
     return list(first.calls), None
 
 
 def _same(a: str | None, b: str | None) -> bool:
     from synthgen.sandbox import values
 
-    if a == b:
-        return True
-    if a is None or b is None:
-        return False
-    return values.equal(a, b)
+    return a == b or (a is not None and b is not None and values.equal(a, b))
 
 
 def answer_reward(verdicts, answer: str, passed: bool, detail: str = ""):

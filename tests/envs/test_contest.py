@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from synthgen.envs import get_env
-from synthgen.envs.contest_tests import same_stdout, same_value
+from synthgen.envs.contest import same_stdout, same_value
 from synthgen.envs.problem import Problem
 from synthgen.sandbox import JobResult, Status, values
 from synthgen.sandbox.results import CallVerdict
