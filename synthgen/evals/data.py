@@ -148,16 +148,24 @@ def benchmark_rows(name: str, bench, data_dir: Path | None, columns: Sequence[Co
             raise UserError(f"{name}: the local copy ({', '.join(map(str, local))}) holds no rows")
         return rows
     if data_dir is not None:
-        raise missing_local(name, Path(data_dir))
+        raise UserError(
+            f"{name}: no local copy in --data-dir {data_dir}: expected {Path(data_dir) / name}.jsonl "
+            f"(or .parquet, .jsonl.gz, .json, or a {name}/ folder of them); --data-dir reads nothing from the hub"
+        )
     return check_rows(hub_rows(name, bench.dataset, bench.config, bench.split), columns, f"{name} ({bench.dataset})")
 
 
-def missing_local(name: str, data_dir: Path) -> UserError:
-    """--data-dir was given but holds no copy of `name`: say which file was looked for (no hub access)."""
-    return UserError(
-        f"{name}: no local copy in --data-dir {data_dir}: expected {data_dir / name}.jsonl "
-        f"(or .parquet, .jsonl.gz, .json, or a {name}/ folder of them); --data-dir reads nothing from the hub"
-    )
+def benchmark_items(name: str, bench, data_dir: Path | None, pool, sandbox, verifier, skipped=None) -> list:
+    """The EvalItems of benchmark `name` (lcb, humaneval, math500, aime2024), for `synthgen eval` and
+    `train --eval-benchmarks` alike; lcb's unreadable problems go to `skipped` as (id, reason)."""
+    from synthgen.evals import humaneval, lcb, mathbench
+
+    if name == "lcb":
+        return lcb.items(benchmark_rows(name, bench, data_dir, lcb.COLUMNS), bench, pool, sandbox, skipped)
+    if name == "humaneval":
+        limited = sandbox.model_copy(update={"timeout_s": bench.timeout_s})
+        return humaneval.items(humaneval.rows(data_dir), pool, limited)
+    return mathbench.items(name, benchmark_rows(name, bench, data_dir, mathbench.COLUMNS), verifier)
 
 
 def column(row: dict, *names: str, default=None):

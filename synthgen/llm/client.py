@@ -36,7 +36,7 @@ from pathlib import Path
 
 import openai
 
-from synthgen.llm.cache import RequestCache, base_seed, cache_key, request_seed, sample_runs, seed_of
+from synthgen.llm.cache import RequestCache, base_seed, cache_key, request_seed, sample_runs
 from synthgen.llm.errors import (
     ATTEMPT_ERRORS,
     ServerConfigError,
@@ -255,7 +255,8 @@ class LLMClient:
         endpoint = (settings.base_url, settings.model)
         rest = run
         if len(run) > 1 and self.llm.use_n and self._n_supported.get(endpoint, True):
-            got = await self._request(role, settings, messages, len(run), seed_of(base, run[0]), priority)
+            seed = None if base is None else base + run[0]
+            got = await self._request(role, settings, messages, len(run), seed, priority)
             if got is not None:
                 self._store_answer(keys, list(zip(run, got)), results)
                 if len(got) == len(run):
@@ -273,7 +274,7 @@ class LLMClient:
 
         # One request per sample (n unsupported); each is cached on arrival.
         async def one(i: int) -> None:
-            got = await self._request(role, settings, messages, 1, seed_of(base, i), priority)
+            got = await self._request(role, settings, messages, 1, None if base is None else base + i, priority)
             self._store_answer(keys, [(i, got[0])], results)  # type: ignore[index]
 
         if len(rest) == 1:  # most calls: no task of its own (one less task and loop turn a call)
