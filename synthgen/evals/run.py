@@ -11,12 +11,11 @@ Layout (`--output`, default RUN_DIR/eval):
     cache/llm.sqlite                                            the request cache: a re-run pays nothing twice
     summary.json, summary.md, pass_at_k.png                     pass@k per tag, benchmark, split and k
 
-Sampling goes through the project's LLM client (bounded in-flight requests, retries through
-outages, the request cache, a seed per sample) and scoring through the sandbox and the
-environments, as in generation and training. A sample whose request or scoring failed on
-infrastructure is never a wrong answer: it is not written, its unit gets no marker, and the
-command ends with exit 3 after the other units are saved; a re-run redoes that unit from the
-cache. A finished unit is skipped by a re-run with the same settings; `--force` redoes it.
+Sampling goes through the LLM client and scoring through the sandbox and the environments, as in
+generation and training. A sample whose request or scoring failed on infrastructure is never a
+wrong answer: it is not written, its unit gets no marker, and the command ends with exit 3 after
+the other units are saved; a re-run redoes that unit from the cache. A re-run with the same
+settings skips a finished unit; `--force` redoes it.
 """
 
 from __future__ import annotations
@@ -49,18 +48,13 @@ def unit_hash(settings, benchmark: str) -> str:
 def load_items(settings, pool, verifier, skipped: dict) -> dict[str, list[EvalItem]]:
     """Every benchmark's items (this shard's share), loaded once for all targets; the problems
     that could not be read go to `skipped` (benchmark -> [(id, reason)]) and are said on stderr."""
-    from synthgen.evals import heldout
-
     out: dict[str, list[EvalItem]] = {}
     for name in settings.benchmarks:
-        bench = settings.bench(name)
-        if name == "heldout":
-            found = heldout.items(bench, pool, settings.sandbox, settings.seed)
-        else:
-            left: list = skipped.setdefault(name, [])
-            found = benchmark_items(name, bench, settings.data_dir, pool, settings.sandbox, verifier, left)
-            for ident, why in left:
-                print(f"eval {name}: skipped problem {ident}: {why}", file=sys.stderr)
+        bench, left = settings.bench(name), skipped.setdefault(name, [])
+        found = benchmark_items(name, bench, settings.data_dir, pool, settings.sandbox, verifier, left, settings.seed)
+        for ident, why in left:
+            print(f"eval {name}: skipped problem {ident}: {why}", file=sys.stderr)
+        if name != "heldout":  # (heldout chooses per split)
             found = choose(found, bench.max_problems, settings.seed)
         out[name] = [item for i, item in enumerate(found) if i % settings.num_shards == settings.shard]
     return out
@@ -164,15 +158,12 @@ async def _sample_and_score(llm, settings, target: Target, benchmark: str, items
         completions = await llm.complete("student", item.messages, n=bench.samples, key=key)
 
         async def judge(index: int, completion) -> None:
-            if completion.status == "infra":
+            infra = completion.status == "infra"
+            reward = None if infra else await item.score(completion.content, completion.status == "truncated")
+            if reward is None or reward.value is None:  # the server's or the sandbox's failure
                 state["infra"] += 1
-                cause = completion.error or "server: unknown"
+                cause = (completion.error or "server: unknown") if infra else f"sandbox: {reward.detail or 'unknown'}"
                 causes.setdefault(cause.split(":", 1)[0], cause)
-                return
-            reward = await item.score(completion.content, completion.status == "truncated")
-            if reward.value is None:
-                state["infra"] += 1
-                causes.setdefault("sandbox", f"sandbox: {reward.detail or 'unknown'}")
                 return
             correct = reward.value >= 0.5
             timed_out = not correct and bool(reward.calls) and str(reward.calls[-1].status) == "timeout"
@@ -193,7 +184,7 @@ async def _sample_and_score(llm, settings, target: Target, benchmark: str, items
                     "detail": reward.detail or None,
                     "completion": completion.content,
                     "finish_reason": completion.finish_reason,
-                    "model": completion.model or llm.role("student").model,
+                    "model": completion.model or llm.roles["student"].model,
                     "prompt_tokens": completion.prompt_tokens,
                     "completion_tokens": completion.completion_tokens,
                     "settings_hash": digest,

@@ -3,18 +3,13 @@
     synthgen train ... --eval-every 500 --eval-benchmarks lcb,math500,aime2024 --eval-benchmark-data-dir data/bench
     synthgen train ... --eval-every 500 --eval-benchmarks lcb --eval-benchmark-url http://gpu07:8000/v1
 
-LiveCodeBench and HumanEval are scored in the sandbox, Math500 and AIME2024 by Math-Verify in a
-few worker processes (synthgen.evals.mathbench), each with the sample count and k of pass@k that
-`synthgen eval` uses (the paper's: LCB 20 samples, pass@1 and @10; Math500 10 and AIME2024 64,
-pass@1 and @5), unless `--eval-benchmark-samples math500=2,...` sets a smaller budget; then the k
-that fit are kept. `--eval-max-problems` bounds the problems of each benchmark (a seeded choice).
-
-Each evaluation samples the benchmark's prompts from the policy being trained, in-process through
-the `generate` the trainer hands over, or, with a server URL (a vLLM server that holds the
-current weights), through the project's LLM client; the samples are scored by the same code as
-`synthgen eval` (the contest environment in the sandbox for LiveCodeBench) and the counts come
-back per split (the date window, v5-easy / v5-medium / v5-hard), so the trainer logs
-`eval/lcb/<split>/pass@k` next to the held-out bins. Each process takes every world-th problem.
+Each benchmark is loaded and scored by the code of `synthgen eval`, with its sample count and k
+(the paper's: LCB 20 samples, pass@1 and @10; Math500 10 and AIME2024 64, pass@1 and @5) unless
+`--eval-benchmark-samples math500=2,...` sets a smaller budget (the k that fit are kept);
+`--eval-max-problems` bounds each benchmark's problems (a seeded choice). The prompts are sampled
+from the policy being trained, in-process through the trainer's `generate`, or through the LLM
+client from a server that holds the current weights (`--eval-benchmark-url`); the counts come back
+per split, logged as `eval/lcb/<split>/pass@k`. Each process takes every world-th problem.
 """
 
 from __future__ import annotations
@@ -46,12 +41,8 @@ class BenchmarkEvaluator:
         outputs = (self._generate or generate)([item.messages for item in self.items], self.samples)
 
         async def score_all():
-            return await asyncio.gather(
-                *(
-                    asyncio.gather(*(item.score(text, cut) for text, cut in per))
-                    for item, per in zip(self.items, outputs)
-                )
-            )
+            jobs = [asyncio.gather(*(item.score(t, cut) for t, cut in per)) for item, per in zip(self.items, outputs)]
+            return await asyncio.gather(*jobs)
 
         for item, rewards in zip(self.items, asyncio.run(score_all())):
             scored = [r for r in rewards if r.value is not None]  # infra: left out, never wrong
