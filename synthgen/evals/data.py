@@ -65,12 +65,10 @@ def check_rows(rows: list[dict], columns: Sequence[Column], where: str) -> list[
     for number, row in enumerate(rows, 1):
         for col in columns:
             name = next((n for n in col.names if row.get(n) is not None), None)
-            if name is None:
-                if col.required:
-                    raise UserError(f"{where}: row {number} lacks column {col.names[0]!r} (columns: {', '.join(row)})")
-                continue
-            value = row[name]
-            if isinstance(value, bool) or not isinstance(value, col.types):
+            if name is None and col.required:
+                raise UserError(f"{where}: row {number} lacks column {col.names[0]!r} (columns: {', '.join(row)})")
+            value = row.get(name)
+            if name is not None and (isinstance(value, bool) or not isinstance(value, col.types)):
                 wanted = " or ".join(TYPE_WORDS.get(t, t.__name__) for t in col.types)
                 raise UserError(
                     f"{where}: row {number}: column {name!r} holds {type(value).__name__} {str(value)[:40]!r}, "
@@ -152,12 +150,10 @@ def benchmark_rows(name: str, bench, data_dir: Path | None, columns: Sequence[Co
 
 def benchmark_items(name: str, bench, data_dir: Path | None, pool, sandbox, verifier, skipped=None, seed=0) -> list:
     """The EvalItems of benchmark `name`, for `synthgen eval` and `train --eval-benchmarks` alike;
-    lcb's unreadable problems go to `skipped` as (id, reason).
-
-    `heldout`: held-out synthetic problems of a run (in-domain), read like training data
-    (synthgen.train.data.load_problem_rows: every table checked, invalid and unscorable rows
-    skipped), each prompted and scored by its own environment as in training; one split per
-    environment and bin (`induction/medium`), each at most `--heldout-max-problems` (a seeded choice)."""
+    lcb's unreadable problems go to `skipped` as (id, reason). `heldout`: a run's held-out synthetic
+    problems (in-domain), read like training data (synthgen.train.data.load_problem_rows) and scored
+    by their own environments; one split per environment and bin (`induction/medium`), each at most
+    `--heldout-max-problems` (a seeded choice)."""
     from synthgen.evals import humaneval, lcb, mathbench
 
     if name == "lcb":

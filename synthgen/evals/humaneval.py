@@ -44,8 +44,7 @@ def program(problem: dict, completion: str) -> str:
     """The module the sandbox runs: prompt + the answer's code + the test."""
     block = parsing.last_block(completion, ("python", ""))
     code = block.text if block is not None else completion
-    entry = str(problem["entry_point"])
-    if parsing.defines(code, entry):
+    if parsing.defines(code, str(problem["entry_point"])):
         body = problem["prompt"] + "\n\n" + code.strip("\n") + "\n"  # the whole function: it replaces the stub
     else:
         body = problem["prompt"] + code  # HumanEval's own shape: the body that follows the signature

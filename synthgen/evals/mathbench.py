@@ -39,7 +39,7 @@ def answers_match(gold: str, completion: str) -> bool:
     return bool(gold_parsed) and bool(answer) and bool(verify(gold_parsed, answer))
 
 
-class MathVerifier:
+class MathVerifier(concurrent.futures.ProcessPoolExecutor):
     """A few spawned worker processes that run `answers_match` (see the module docstring)."""
 
     def __init__(self, workers: int = 2):
@@ -49,13 +49,10 @@ class MathVerifier:
             raise UserError(
                 "math500/aime2024: needs the `math-verify` package (pip install 'synthgen[eval]')"
             ) from None
-        self._pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-
-    async def check(self, gold: str, completion: str) -> bool:
-        return await asyncio.wrap_future(self._pool.submit(answers_match, gold, completion))
+        super().__init__(workers, mp_context=multiprocessing.get_context("spawn"))
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self.shutdown(wait=True, cancel_futures=True)
 
 
 def scorer(gold: str, verifier: MathVerifier):
@@ -63,7 +60,7 @@ def scorer(gold: str, verifier: MathVerifier):
         if truncated:
             return Reward(0.0, "format", "the answer was cut off (max tokens)")
         try:
-            right = await verifier.check(gold, text)
+            right = await asyncio.wrap_future(verifier.submit(answers_match, gold, text))
         except concurrent.futures.process.BrokenProcessPool as exc:
             return Reward(None, "infra", f"math verifier worker died: {exc}")
         return Reward(1.0 if right else 0.0, "ok", "" if right else "answer differs")

@@ -96,8 +96,7 @@ def run(settings, force: bool = False) -> None:
     if infra:
         raise InfraIncomplete(
             f"{infra} samples failed on infrastructure ({'; '.join(causes.values()) or 'server or sandbox'}); "
-            "their units are not marked finished, "
-            "re-run to retry them (answers already received come from the cache)"
+            "their units are not marked finished, re-run to retry them (answers already received come from the cache)"
         )
 
 
@@ -194,35 +193,29 @@ async def _sample_and_score(llm, settings, target: Target, benchmark: str, items
         await asyncio.gather(*(judge(i, c) for i, c in enumerate(completions)))
         state["done"] += 1
 
-    ticker = asyncio.create_task(_progress(target.tag, benchmark, len(items), state, started))
+    def say(final: bool = False) -> None:
+        elapsed, done, total = time.monotonic() - started, state["done"], len(items)
+        eta = "" if final or not done else f", ETA {_duration(elapsed / done * (total - done))}"
+        rate = f", {state['correct']}/{state['scored']} correct" if state["scored"] else ""
+        infra = f", {state['infra']} infra" if state["infra"] else ""
+        infra += f", {state['timeouts']} cut by a time limit" if state["timeouts"] else ""
+        word = "done in" if final else "elapsed"
+        line = f"eval {target.tag} {benchmark}: {done}/{total} problems{rate}{infra}, {word} {_duration(elapsed)}{eta}"
+        print(line, file=sys.stderr, flush=True)
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(PROGRESS_S)
+            say()
+
+    ticker = asyncio.create_task(tick())
     try:
         await asyncio.gather(*(one(item) for item in items))
     finally:
         ticker.cancel()
-    _progress_line(target.tag, benchmark, len(items), state, started, final=True)
+    say(final=True)
     rows.sort(key=lambda r: (r["problem_id"], r["sample"]))
     return rows, state["infra"]
-
-
-async def _progress(tag: str, benchmark: str, total: int, state: dict, started: float) -> None:
-    while True:
-        await asyncio.sleep(PROGRESS_S)
-        _progress_line(tag, benchmark, total, state, started)
-
-
-def _progress_line(tag: str, benchmark: str, total: int, state: dict, started: float, final: bool = False) -> None:
-    elapsed = time.monotonic() - started
-    done = state["done"]
-    eta = "" if final or not done else f", ETA {_duration(elapsed / done * (total - done))}"
-    rate = f", {state['correct']}/{state['scored']} correct" if state["scored"] else ""
-    infra = f", {state['infra']} infra" if state["infra"] else ""
-    infra += f", {state['timeouts']} cut by a time limit" if state["timeouts"] else ""
-    word = "done in" if final else "elapsed"
-    print(
-        f"eval {tag} {benchmark}: {done}/{total} problems{rate}{infra}, {word} {_duration(elapsed)}{eta}",
-        file=sys.stderr,
-        flush=True,
-    )
 
 
 def _duration(seconds: float) -> str:

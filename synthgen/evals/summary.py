@@ -133,7 +133,6 @@ def plot_over_steps(rows: list[dict], path: Path) -> Path:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp.png")
     fig.savefig(tmp, dpi=110)
     plt.close(fig)

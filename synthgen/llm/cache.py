@@ -110,10 +110,8 @@ class RequestCache:
         return found
 
     def put_many(self, items: list[tuple[str, dict]]) -> None:
-        """Store the samples of one answer in one commit: a kill leaves all of them or none, so a
-        re-run sends the very request the uninterrupted run sent (the same samples and the same
-        token counts, which a server reports per request, not per sample). The first answer
-        stored under a key stays (replays are stable)."""
+        """Store one answer's samples in one commit: a kill leaves all or none, so a re-run sends the
+        very request the run sent (token counts are per request). The first answer stored stays."""
         now = time.time()
         # ASCII JSON: any str, even a lone surrogate, is stored without error
         rows = [(key, json.dumps(value), now) for key, value in items]

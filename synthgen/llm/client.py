@@ -185,8 +185,7 @@ class LLMClient(contextlib.AbstractAsyncContextManager):
             self.notify(line)
 
     def _seed_flags(self, base_url: str) -> str:
-        """The flags that stop every role on `base_url` from sending seeds (the probe kills the
-        server for all of them: the user should learn both at once)."""
+        """The flags that stop every role on `base_url` from sending seeds (one seed kills it for all)."""
         names = [n for n, r in self.roles.items() if r.base_url == base_url and r.send_seed]
         return " ".join(dict.fromkeys(f"--no-{self.labels[n]}-send-seed" for n in names))
 
@@ -195,8 +194,6 @@ class LLMClient(contextlib.AbstractAsyncContextManager):
     ) -> list[Completion]:
         """`n` samples for one prompt, in sample order; failures come back as status "infra".
         While every slot is taken, the waiting call with the highest `priority` goes next."""
-        if n < 0:
-            raise ValueError("n must be >= 0")
         settings = self.roles[role]
         usage = self.usage.roles[role]
         results: list[Completion | None] = [None] * n
@@ -249,8 +246,7 @@ class LLMClient(contextlib.AbstractAsyncContextManager):
         self.in_flight += delta
 
     async def _fill(self, role, settings, messages, missing, keys, results, key: str = "", priority=0.0) -> None:
-        """Ask for the missing samples: each run of consecutive indices in one request (n = its
-        length, seed = its first sample's; synthgen.llm.cache)."""
+        """Ask for the missing samples, each run of consecutive indices in one request (synthgen.llm.cache)."""
         base = base_seed(key) if settings.send_seed else None
         runs = sample_runs(missing)
         if len(runs) == 1:  # most calls: no gather, no task of its own (tens of us a call)

@@ -97,9 +97,7 @@ def refusal_kind(exc: BaseException, max_tokens: int) -> str | None:
         return None
     found = _CONTEXT.search(text)
     context = next((int(g) for g in found.groups() if g), None) if found else None
-    if context is not None and max_tokens >= context:
-        return "config"
-    return "prompt_too_long"
+    return "config" if context is not None and max_tokens >= context else "prompt_too_long"
 
 
 def server_message(exc: BaseException) -> str:

@@ -71,17 +71,11 @@ async def _within(request, timeout_s: float, what: str) -> object:
 
 def chat_body(settings, messages: list[dict], n: int, seed: int | None = None) -> dict:
     """The JSON body of one chat request for `n` samples with a role's settings (RoleSettings)."""
-    body: dict = {
-        "model": settings.model,
-        "messages": messages,
-        "temperature": settings.temperature,
-        "top_p": settings.top_p,
-        "max_tokens": settings.max_tokens,
-    }
+    body = {"model": settings.model, "messages": messages, **settings.sampling()}
+    if body["reasoning_effort"] is None:  # (vLLM: harmony reasoning effort for gpt-oss)
+        del body["reasoning_effort"]
     if n > 1:
         body["n"] = n
-    if settings.reasoning_effort is not None:
-        body["reasoning_effort"] = settings.reasoning_effort  # vLLM: harmony reasoning effort for gpt-oss
     if seed is not None:
         body["seed"] = seed  # vLLM seeds the request's sampler: the same key samples the same text
     return body

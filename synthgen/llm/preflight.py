@@ -42,13 +42,6 @@ def _entries(page: object) -> list[dict] | None:
     return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else None
 
 
-def _still_starting(exc: BaseException) -> bool:
-    """A failure that a server still starting up gives (worth waiting through)."""
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (404, 408, 425, 429) or exc.status_code >= 500
-    return True  # refused, dropped, timed out, half-written answers
-
-
 async def check_server(client: openai.AsyncOpenAI, role: str, settings: RoleSettings, wait_s: float = 0) -> object:
     """Return the /models answer once `settings.base_url` lists `settings.model`; ServerNotReady otherwise."""
     url = settings.base_url.rstrip("/")
@@ -57,7 +50,9 @@ async def check_server(client: openai.AsyncOpenAI, role: str, settings: RoleSett
         try:
             page = await get_json(client, "/models", min(ASK_TIMEOUT_S, max(1.0, wait_s)))
         except ATTEMPT_ERRORS as exc:
-            if not _still_starting(exc) or time.monotonic() + POLL_S > deadline:
+            # Waited through: what a server still starting up gives (refused, dropped, 404, 5xx, ...).
+            status = exc.status_code if isinstance(exc, openai.APIStatusError) else 500
+            if (status not in (404, 408, 425, 429) and status < 500) or time.monotonic() + POLL_S > deadline:
                 raise ServerNotReady(_unreachable(role, url, exc, wait_s)) from None
             await asyncio.sleep(POLL_S)
             continue
@@ -164,7 +159,8 @@ async def probe_server(
         except ATTEMPT_ERRORS as exc:
             trouble.append(describe(exc))
     if answer is not None and settings.reasoning_effort is not None:
-        returned = any(_reasoning(c) for c in answer["choices"])
+        said_back = [c.get("message") for c in answer["choices"] if isinstance(c, dict)]
+        returned = any(isinstance(m, dict) and (m.get("reasoning") or m.get("reasoning_content")) for m in said_back)
         said.append("reasoning returned" if returned else "reasoning_effort not honoured (no reasoning returned)")
     url, seed = settings.base_url.rstrip("/"), "not sent"
     if settings.send_seed:  # only a server that answered without a seed can be judged on one
@@ -189,11 +185,6 @@ async def _ask(client, body: dict) -> dict:
     if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list) or not answer["choices"]:
         raise BadResponse(f"not a chat completion: {str(answer)[:100]!r}")
     return answer
-
-
-def _reasoning(choice) -> bool:
-    message = choice.get("message") if isinstance(choice, dict) else None
-    return isinstance(message, dict) and bool(message.get("reasoning") or message.get("reasoning_content"))
 
 
 async def _probe_seed(client, label: str, base: dict, long_prompt: int | None, flags: str) -> str:
