@@ -1,5 +1,3 @@
-"""`synthgen eval` and `synthgen serve`: pass@k on LiveCodeBench, HumanEval, Math500, AIME, held-out.
-
-The estimator, the benchmark loaders, the served model's sampling and the summaries; the
-training-time hook reuses them.
+"""`synthgen eval` and `synthgen serve`: pass@k on LiveCodeBench, HumanEval, Math500, AIME, held-out;
+the benchmark loaders, the served models and the summaries, which `train --eval-every` reuses.
 """

@@ -1,22 +1,16 @@
-"""Where a benchmark's rows come from: a local copy under `--data-dir`, else the Hugging Face hub.
+"""Where a benchmark's rows come from, and the `EvalItem`s the eval loop samples and scores.
 
     rows = benchmark_rows("math500", settings.math500, settings.data_dir)   # list of dicts, the data set's columns
-
-A local copy is DATA_DIR/<benchmark>.parquet, .jsonl or .jsonl.gz, or a DATA_DIR/<benchmark>/
-folder of such files, in the data set's own layout (the columns the hub gives). With `--data-dir`
-the run is offline: a benchmark without a local copy there is one line naming the file it looked
-for, and the hub is never asked. Without `--data-dir` the data set is loaded with
-`datasets.load_dataset(id, config, split=...)`; offline, or without the `datasets` package, that
-is one line naming the data set and how to point at a local copy.
-
-Every row's columns are checked against the benchmark's `Column`s (their types) before anything
-is scored: a wrong type is one line naming the file (or data set), the row and the column.
-
-Each benchmark turns its rows into `EvalItem`s, what the eval loop samples and scores, each in
-one or more splits:
-
     item = EvalItem("lcb", "abc301_a", ("2024.08-2025.05", "v5-easy"), messages, score)
     reward = await item.score(completion_text, truncated)     # synthgen.envs.problem.Reward
+
+A local copy is DATA_DIR/<benchmark>.parquet, .jsonl, .jsonl.gz or .json, or a DATA_DIR/<benchmark>/
+folder of them, in the data set's own layout. `--data-dir` means offline: a benchmark without a
+local copy there is one line naming the file looked for, and the hub is never asked. Without it
+the data set comes from `datasets.load_dataset(id, config, split=...)`; offline, or without
+`datasets`, that is one line naming the data set and how to point at a local copy. Every row's
+columns are checked against the benchmark's `Column`s before anything is scored: a wrong type is
+one line naming the file (or data set), the row and the column.
 
 A Reward with value None (status "infra") is an infrastructure failure: never written, never
 counted. `choose(items, n, seed)` is the seeded subset of `--max-problems`.
@@ -27,6 +21,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,12 +65,10 @@ def check_rows(rows: list[dict], columns: Sequence[Column], where: str) -> list[
     for number, row in enumerate(rows, 1):
         for col in columns:
             name = next((n for n in col.names if row.get(n) is not None), None)
-            if name is None:
-                if col.required:
-                    raise UserError(f"{where}: row {number} lacks column {col.names[0]!r} (columns: {', '.join(row)})")
-                continue
-            value = row[name]
-            if isinstance(value, bool) or not isinstance(value, col.types):
+            if name is None and col.required:
+                raise UserError(f"{where}: row {number} lacks column {col.names[0]!r} (columns: {', '.join(row)})")
+            value = row.get(name)
+            if name is not None and (isinstance(value, bool) or not isinstance(value, col.types)):
                 wanted = " or ".join(TYPE_WORDS.get(t, t.__name__) for t in col.types)
                 raise UserError(
                     f"{where}: row {number}: column {name!r} holds {type(value).__name__} {str(value)[:40]!r}, "
@@ -148,16 +141,41 @@ def benchmark_rows(name: str, bench, data_dir: Path | None, columns: Sequence[Co
             raise UserError(f"{name}: the local copy ({', '.join(map(str, local))}) holds no rows")
         return rows
     if data_dir is not None:
-        raise missing_local(name, Path(data_dir))
+        raise UserError(
+            f"{name}: no local copy in --data-dir {data_dir}: expected {Path(data_dir) / name}.jsonl "
+            f"(or .parquet, .jsonl.gz, .json, or a {name}/ folder of them); --data-dir reads nothing from the hub"
+        )
     return check_rows(hub_rows(name, bench.dataset, bench.config, bench.split), columns, f"{name} ({bench.dataset})")
 
 
-def missing_local(name: str, data_dir: Path) -> UserError:
-    """--data-dir was given but holds no copy of `name`: say which file was looked for (no hub access)."""
-    return UserError(
-        f"{name}: no local copy in --data-dir {data_dir}: expected {data_dir / name}.jsonl "
-        f"(or .parquet, .jsonl.gz, .json, or a {name}/ folder of them); --data-dir reads nothing from the hub"
-    )
+def benchmark_items(name: str, bench, data_dir: Path | None, pool, sandbox, verifier, skipped=None, seed=0) -> list:
+    """The EvalItems of benchmark `name`, for `synthgen eval` and `train --eval-benchmarks` alike;
+    lcb's unreadable problems go to `skipped` as (id, reason). `heldout`: a run's held-out synthetic
+    problems (in-domain), read like training data (synthgen.train.data.load_problem_rows) and scored
+    by their own environments; one split per environment and bin (`induction/medium`), each at most
+    `--heldout-max-problems` (a seeded choice)."""
+    from synthgen.evals import humaneval, lcb, mathbench
+
+    if name == "lcb":
+        return lcb.items(benchmark_rows(name, bench, data_dir, lcb.COLUMNS), bench, pool, sandbox, skipped)
+    if name == "humaneval":
+        limited = sandbox.model_copy(update={"timeout_s": bench.timeout_s})
+        return humaneval.items(humaneval.rows(data_dir), pool, limited)
+    if name != "heldout":
+        return mathbench.items(name, benchmark_rows(name, bench, data_dir, mathbench.COLUMNS), verifier)
+    from synthgen.envs import get_env
+    from synthgen.envs.problem import Problem
+    from synthgen.train.data import load_problem_rows
+
+    by_split: dict[str, list[EvalItem]] = defaultdict(list)
+    rows = load_problem_rows(bench.paths)
+    envs = {env: get_env(env) for env in {row["env"] for row in rows}}
+    for row in rows:
+        env, problem = envs[row["env"]], Problem.from_fields(row)
+        split = f"{row['env']}/{row.get('difficulty') or 'all'}"
+        scorer = env_scorer(env, problem, pool, sandbox)
+        by_split[split].append(EvalItem(name, str(row["problem_id"]), (split,), env.student_messages(problem), scorer))
+    return [item for split in sorted(by_split) for item in choose(by_split[split], bench.max_problems, seed)]
 
 
 def column(row: dict, *names: str, default=None):

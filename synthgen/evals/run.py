@@ -11,12 +11,11 @@ Layout (`--output`, default RUN_DIR/eval):
     cache/llm.sqlite                                            the request cache: a re-run pays nothing twice
     summary.json, summary.md, pass_at_k.png                     pass@k per tag, benchmark, split and k
 
-Sampling goes through the project's LLM client (bounded in-flight requests, retries through
-outages, the request cache, a seed per sample) and scoring through the sandbox and the
-environments, as in generation and training. A sample whose request or scoring failed on
-infrastructure is never a wrong answer: it is not written, its unit gets no marker, and the
-command ends with exit 3 after the other units are saved; a re-run redoes that unit from the
-cache. A finished unit is skipped by a re-run with the same settings; `--force` redoes it.
+Sampling goes through the LLM client and scoring through the sandbox and the environments, as in
+generation and training. A sample whose request or scoring failed on infrastructure is never a
+wrong answer: it is not written, its unit gets no marker, and the command ends with exit 3 after
+the other units are saved; a re-run redoes that unit from the cache. A re-run with the same
+settings skips a finished unit; `--force` redoes it.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ import time
 from pathlib import Path
 
 from synthgen.errors import InfraIncomplete, UserError
-from synthgen.evals.data import EvalItem, choose
+from synthgen.evals.data import EvalItem, benchmark_items, choose
 from synthgen.evals.serve import Target, served, targets
 from synthgen.store import records
 from synthgen.store.files import file_metadata
@@ -49,26 +48,13 @@ def unit_hash(settings, benchmark: str) -> str:
 def load_items(settings, pool, verifier, skipped: dict) -> dict[str, list[EvalItem]]:
     """Every benchmark's items (this shard's share), loaded once for all targets; the problems
     that could not be read go to `skipped` (benchmark -> [(id, reason)]) and are said on stderr."""
-    from synthgen.evals import heldout, humaneval, lcb, mathbench
-    from synthgen.evals.data import benchmark_rows
-
     out: dict[str, list[EvalItem]] = {}
     for name in settings.benchmarks:
-        bench = settings.bench(name)
-        if name == "lcb":
-            left: list = skipped.setdefault(name, [])
-            rows = benchmark_rows("lcb", bench, settings.data_dir, lcb.COLUMNS)
-            found = lcb.items(rows, bench, pool, settings.sandbox, left)
-            for ident, why in left:
-                print(f"eval lcb: skipped problem {ident}: {why}", file=sys.stderr)
-        elif name == "humaneval":
-            sandbox = settings.sandbox.model_copy(update={"timeout_s": bench.timeout_s})
-            found = humaneval.items(humaneval.rows(settings.data_dir), pool, sandbox)
-        elif name in ("math500", "aime2024"):
-            found = mathbench.items(name, benchmark_rows(name, bench, settings.data_dir, mathbench.COLUMNS), verifier)
-        else:
-            found = heldout.items(bench, pool, settings.sandbox, settings.seed)
-        if name != "heldout":
+        bench, left = settings.bench(name), skipped.setdefault(name, [])
+        found = benchmark_items(name, bench, settings.data_dir, pool, settings.sandbox, verifier, left, settings.seed)
+        for ident, why in left:
+            print(f"eval {name}: skipped problem {ident}: {why}", file=sys.stderr)
+        if name != "heldout":  # (heldout chooses per split)
             found = choose(found, bench.max_problems, settings.seed)
         out[name] = [item for i, item in enumerate(found) if i % settings.num_shards == settings.shard]
     return out
@@ -110,8 +96,7 @@ def run(settings, force: bool = False) -> None:
     if infra:
         raise InfraIncomplete(
             f"{infra} samples failed on infrastructure ({'; '.join(causes.values()) or 'server or sandbox'}); "
-            "their units are not marked finished, "
-            "re-run to retry them (answers already received come from the cache)"
+            "their units are not marked finished, re-run to retry them (answers already received come from the cache)"
         )
 
 
@@ -172,15 +157,12 @@ async def _sample_and_score(llm, settings, target: Target, benchmark: str, items
         completions = await llm.complete("student", item.messages, n=bench.samples, key=key)
 
         async def judge(index: int, completion) -> None:
-            if completion.status == "infra":
+            infra = completion.status == "infra"
+            reward = None if infra else await item.score(completion.content, completion.status == "truncated")
+            if reward is None or reward.value is None:  # the server's or the sandbox's failure
                 state["infra"] += 1
-                cause = completion.error or "server: unknown"
+                cause = (completion.error or "server: unknown") if infra else f"sandbox: {reward.detail or 'unknown'}"
                 causes.setdefault(cause.split(":", 1)[0], cause)
-                return
-            reward = await item.score(completion.content, completion.status == "truncated")
-            if reward.value is None:
-                state["infra"] += 1
-                causes.setdefault("sandbox", f"sandbox: {reward.detail or 'unknown'}")
                 return
             correct = reward.value >= 0.5
             timed_out = not correct and bool(reward.calls) and str(reward.calls[-1].status) == "timeout"
@@ -201,7 +183,7 @@ async def _sample_and_score(llm, settings, target: Target, benchmark: str, items
                     "detail": reward.detail or None,
                     "completion": completion.content,
                     "finish_reason": completion.finish_reason,
-                    "model": completion.model or llm.role("student").model,
+                    "model": completion.model or llm.roles["student"].model,
                     "prompt_tokens": completion.prompt_tokens,
                     "completion_tokens": completion.completion_tokens,
                     "settings_hash": digest,
@@ -211,35 +193,29 @@ async def _sample_and_score(llm, settings, target: Target, benchmark: str, items
         await asyncio.gather(*(judge(i, c) for i, c in enumerate(completions)))
         state["done"] += 1
 
-    ticker = asyncio.create_task(_progress(target.tag, benchmark, len(items), state, started))
+    def say(final: bool = False) -> None:
+        elapsed, done, total = time.monotonic() - started, state["done"], len(items)
+        eta = "" if final or not done else f", ETA {_duration(elapsed / done * (total - done))}"
+        rate = f", {state['correct']}/{state['scored']} correct" if state["scored"] else ""
+        infra = f", {state['infra']} infra" if state["infra"] else ""
+        infra += f", {state['timeouts']} cut by a time limit" if state["timeouts"] else ""
+        word = "done in" if final else "elapsed"
+        line = f"eval {target.tag} {benchmark}: {done}/{total} problems{rate}{infra}, {word} {_duration(elapsed)}{eta}"
+        print(line, file=sys.stderr, flush=True)
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(PROGRESS_S)
+            say()
+
+    ticker = asyncio.create_task(tick())
     try:
         await asyncio.gather(*(one(item) for item in items))
     finally:
         ticker.cancel()
-    _progress_line(target.tag, benchmark, len(items), state, started, final=True)
+    say(final=True)
     rows.sort(key=lambda r: (r["problem_id"], r["sample"]))
     return rows, state["infra"]
-
-
-async def _progress(tag: str, benchmark: str, total: int, state: dict, started: float) -> None:
-    while True:
-        await asyncio.sleep(PROGRESS_S)
-        _progress_line(tag, benchmark, total, state, started)
-
-
-def _progress_line(tag: str, benchmark: str, total: int, state: dict, started: float, final: bool = False) -> None:
-    elapsed = time.monotonic() - started
-    done = state["done"]
-    eta = "" if final or not done else f", ETA {_duration(elapsed / done * (total - done))}"
-    rate = f", {state['correct']}/{state['scored']} correct" if state["scored"] else ""
-    infra = f", {state['infra']} infra" if state["infra"] else ""
-    infra += f", {state['timeouts']} cut by a time limit" if state["timeouts"] else ""
-    word = "done in" if final else "elapsed"
-    print(
-        f"eval {tag} {benchmark}: {done}/{total} problems{rate}{infra}, {word} {_duration(elapsed)}{eta}",
-        file=sys.stderr,
-        flush=True,
-    )
 
 
 def _duration(seconds: float) -> str:

@@ -3,28 +3,19 @@
     synthgen serve data/runs/demo/train/checkpoint-2 --port 8011      # then: synthgen eval --model-url http://127.0.0.1:8011/v1
 
 `synthgen serve` is a small OpenAI-compatible chat server on transformers' `generate`, for CPU
-runs, tests and small models only: one request generates at a time, with no batching across
-requests, no paged attention and no streaming. Serve real models with vLLM (`vllm serve
-CHECKPOINT`), which speaks the same API much faster; `synthgen eval --serve-command` takes either.
+runs, tests and small models only: one request generates at a time (no batching, paged attention
+or streaming); serve real models with vLLM (`vllm serve CHECKPOINT`), which `synthgen eval
+--serve-command` takes as well. It answers GET /v1/models and /health, and POST
+/v1/chat/completions with `messages`, `n`, `temperature` (0 = greedy), `top_p`, `max_tokens` and
+`seed` (the same seed, the same samples) in the usual shape (`finish_reason` "length" when
+max_tokens ran out, `usage` token counts), prompting with the checkpoint's chat template; anything
+else is a 400 or 404 with a JSON error. Each request leaves one access-log line on stderr.
 
-API (the subset synthgen's client uses): GET /v1/models and /health; POST /v1/chat/completions
-with `messages`, `n`, `temperature` (0 = greedy), `top_p`, `max_tokens`, `seed` (the same seed
-gives the same samples), answered in the usual shape: choices with `message.content` and
-`finish_reason` ("length" when max_tokens ran out, else "stop") and `usage` token counts. The
-prompt is the checkpoint's chat template. Anything else is a 400 or 404 with a JSON error.
-Each request leaves one access-log line on stderr (`"POST /v1/chat/completions HTTP/1.1" 200 -`).
-
-Which models an eval covers, each served in turn:
-
-    for target in targets(settings):            # the served model, or every checkpoint given
-        with served(target, settings) as model:  # EvalModelSettings pointing at the running server
-            ...
-
-`--checkpoints` takes checkpoint folders or training output folders: each `checkpoint-N` inside
-(step N) and the folder's own final model (its step from train_summary.json or
-trainer_state.json). Each is started with `--serve-command` (default `synthgen serve`) on a free
-local port, waited for until it lists the model, and stopped (its whole process group) when its
-evaluation ends. Its log is `<output>/<tag>/serve.log`.
+`targets(settings)` are the models an eval covers: the one served at --model-url, or for each
+`--checkpoints` folder its `checkpoint-N` folders (step N) and its own final model (its step from
+train_summary.json or trainer_state.json). `served(target, settings, log_dir)` starts one with
+`--serve-command` on a free local port, waits until it lists the model, and stops its whole
+process group when its evaluation ends; its log is `<output>/<tag>/serve.log`.
 """
 
 from __future__ import annotations
@@ -68,10 +59,8 @@ class ChatModel:
         self.model.eval()
         self.lock = threading.Lock()
         eos = self.model.generation_config.eos_token_id
-        eos = eos if isinstance(eos, list) else [eos] if eos is not None else []
-        if self.tokenizer.eos_token_id is not None and self.tokenizer.eos_token_id not in eos:
-            eos.append(self.tokenizer.eos_token_id)
-        self.eos = eos
+        eos = [*(eos if isinstance(eos, list) else [eos]), self.tokenizer.eos_token_id]
+        self.eos = [t for t in dict.fromkeys(eos) if t is not None]
 
     def complete(self, body: dict) -> dict:
         from transformers import GenerationConfig
@@ -105,21 +94,20 @@ class ChatModel:
             finish = "length" if end is None and len(seq) >= max_new else "stop"
             content = self.tokenizer.decode(body_ids, skip_special_tokens=True)
             choices.append({"index": i, "message": {"role": "assistant", "content": content}, "finish_reason": finish})
+        usage = {"prompt_tokens": prompt_len, "completion_tokens": produced, "total_tokens": prompt_len + produced}
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:16]}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": self.name,
             "choices": choices,
-            "usage": {
-                "prompt_tokens": prompt_len,
-                "completion_tokens": produced,
-                "total_tokens": prompt_len + produced,
-            },
+            "usage": usage,
         }
 
 
 def make_handler(model: ChatModel):
+    listing = {"object": "list", "data": [{"id": model.name, "object": "model", "owned_by": "synthgen"}]}
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -137,9 +125,7 @@ def make_handler(model: ChatModel):
         def do_GET(self):  # noqa: N802 (http.server's name)
             path = self.path.rstrip("/")
             if path in ("/v1/models", "/models"):
-                self._send(
-                    200, {"object": "list", "data": [{"id": model.name, "object": "model", "owned_by": "synthgen"}]}
-                )
+                self._send(200, listing)
             elif path == "/health":
                 self._send(200, {"status": "ok"})
             else:
@@ -147,24 +133,20 @@ def make_handler(model: ChatModel):
 
         def do_POST(self):  # noqa: N802
             if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-                self._error(404, f"no route {self.path}")
-                return
+                return self._error(404, f"no route {self.path}")
             length = int(self.headers.get("Content-Length") or 0)
             if length <= 0 or length > MAX_BODY:
-                self._error(400, "a JSON body is required (at most 16 MiB)")
-                return
+                return self._error(400, "a JSON body is required (at most 16 MiB)")
             try:
                 body = json.loads(self.rfile.read(length))
                 if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
                     raise ValueError("'messages' must be a list")
                 if body.get("model") not in (None, model.name):
-                    self._error(404, f"model {body.get('model')!r} is not served here (serving {model.name!r})")
-                    return
+                    return self._error(404, f"model {body.get('model')!r} is not served here (serving {model.name!r})")
                 if not 1 <= int(body.get("n") or 1) <= 256:
                     raise ValueError("'n' must be in 1..256")
             except (ValueError, TypeError) as exc:
-                self._error(400, f"bad request: {exc}")
-                return
+                return self._error(400, f"bad request: {exc}")
             try:
                 self._send(200, model.complete(body))
             except Exception as exc:  # noqa: BLE001 (a generation error is the server's 500, the client retries)
@@ -188,12 +170,8 @@ def run(settings) -> None:
     except OSError as exc:
         raise UserError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     print(f"serve: {model.name} on http://{host}:{server.server_address[1]}/v1 (CPU/debug server)", flush=True)
-    try:
+    with server, contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
 
 
 @dataclass(frozen=True)
@@ -229,16 +207,13 @@ def _checkpoints_in(path: Path) -> list[Target]:
 
 
 def _final_step(path: Path) -> int | None:
-    m = _CHECKPOINT.match(path.name)
-    if m:
+    if m := _CHECKPOINT.match(path.name):
         return int(m.group(1))
-    for name, key in (("train_summary.json", "global_step"), ("trainer_state.json", "global_step")):
-        try:
-            value = json.loads((path / name).read_text(encoding="utf-8")).get(key)
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(value, int):
-            return value
+    for name in ("train_summary.json", "trainer_state.json"):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            value = json.loads((path / name).read_text(encoding="utf-8")).get("global_step")
+            if isinstance(value, int):
+                return value
     return None
 
 
@@ -266,8 +241,7 @@ def served(target: Target, settings, log_dir: Path) -> Iterator:
         yield settings.model
         return
     port = free_port()
-    model = settings.model.model
-    argv = serve_argv(settings.serve_command, target.checkpoint, port, model)
+    argv = serve_argv(settings.serve_command, target.checkpoint, port, settings.model.model)
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / "serve.log"
     with open(log_path, "ab") as log:
@@ -313,12 +287,8 @@ def _wait_ready(proc: subprocess.Popen, role, settings, target: Target, log_path
 
 def _stop(proc: subprocess.Popen) -> None:
     for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 10)):
-        if proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)  # our own child's group (start_new_session): its workers go too
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, sig)  # our own child's group (start_new_session): its workers go too
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=wait)

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-from synthgen.llm.settings import LLMSettings, RoleSettings
+from synthgen.llm.settings import Duration, LLMSettings, RoleSettings
 from synthgen.sandbox.settings import SandboxSettings
 from synthgen.settings.base import Section, Settings, cli
-from synthgen.settings.shared import MAX_IN_FLIGHT, ShardedSettings, seconds, split_commas
+from synthgen.settings.shared import MAX_IN_FLIGHT, ShardedSettings, split_commas
 
 BENCHMARKS = ("lcb", "humaneval", "math500", "aime2024", "heldout")
 _EFFORT = {"description": "gpt-oss reasoning effort sent with every request (none: not sent)"}
+# Lists given comma-separated or by a repeated flag.
+Ints = Annotated[list[int], BeforeValidator(split_commas)]
+Texts = Annotated[list[str], BeforeValidator(split_commas)]
 _DATE = {"json_schema_extra": cli(as_text=True, metavar="YYYY-MM-DD")}
 
 
@@ -42,16 +45,11 @@ class BenchSettings(Section):
 
     model_config = ConfigDict(extra="forbid")
     samples: int = Field(20, ge=1, le=1024, description="completions per problem")
-    k: list[int] = Field(default_factory=lambda: [1, 10], description="the k of pass@k; each at most the samples")
+    k: Ints = Field(default_factory=lambda: [1, 10], description="the k of pass@k; each at most the samples")
     max_problems: int | None = Field(None, ge=1, description="at most this many problems (a seeded choice; quick runs)")
     dataset: str = Field("", description="Hugging Face data set id (or see --data-dir for a local copy)")
     config: str | None = Field(None, description="the data set's configuration (subset)")
     split: str = Field("test", description="the data set's split")
-
-    @field_validator("k", mode="before")
-    @classmethod
-    def _split(cls, value):
-        return split_commas(value)
 
     @model_validator(mode="after")
     def _k_fits(self):
@@ -88,14 +86,14 @@ class HumanEvalSettings(BenchSettings):
 class Math500Settings(BenchSettings):
     cli_panel: ClassVar[str] = "Math500"
     samples: int = Field(10, ge=1, le=1024, description="completions per problem (the paper: 10)")
-    k: list[int] = Field(default_factory=lambda: [1, 5], description="the k of pass@k; each at most the samples")
+    k: Ints = Field(default_factory=lambda: [1, 5], description="the k of pass@k; each at most the samples")
     dataset: str = Field("HuggingFaceH4/MATH-500", description="Hugging Face data set id")
 
 
 class AIMESettings(BenchSettings):
     cli_panel: ClassVar[str] = "AIME2024"
     samples: int = Field(64, ge=1, le=1024, description="completions per problem (the paper: 64)")
-    k: list[int] = Field(default_factory=lambda: [1, 5], description="the k of pass@k; each at most the samples")
+    k: Ints = Field(default_factory=lambda: [1, 5], description="the k of pass@k; each at most the samples")
     dataset: str = Field("HuggingFaceH4/aime_2024", description="Hugging Face data set id")
     split: str = Field("train", description="the data set's split")
 
@@ -104,15 +102,10 @@ class HeldoutSettings(BenchSettings):
     """Held-out synthetic problems of a run, one split per environment and bin (in-domain)."""
 
     cli_panel: ClassVar[str] = "Held-out synthetic problems"
-    paths: list[str] = Field(
+    paths: Texts = Field(
         default_factory=list, description="folders of problems to evaluate on (e.g. a held-out bin folder); repeatable"
     )
     max_problems: int | None = Field(64, ge=1, description="at most this many problems per split (a seeded choice)")
-
-    @field_validator("paths", mode="before")
-    @classmethod
-    def _paths(cls, value):
-        return split_commas(value)
 
 
 class EvalSandboxSettings(SandboxSettings):
@@ -127,12 +120,12 @@ class EvalSettings(ShardedSettings):
         {"run_dir", "shard", "num_shards", "output", "max_in_flight", "serve_command", "serve_wait_s", "llm", "plot"}
     )
 
-    benchmarks: list[str] = Field(
+    benchmarks: Texts = Field(
         default_factory=lambda: ["lcb", "humaneval", "math500", "aime2024"],
         description=f"benchmarks to run: {', '.join(BENCHMARKS)} (heldout needs --heldout-paths)",
     )
     model: EvalModelSettings = Field(default_factory=EvalModelSettings)
-    checkpoints: list[str] = Field(
+    checkpoints: Texts = Field(
         default_factory=list,
         description="checkpoint folders, or training output folders (each checkpoint-N in them, and the final "
         "model), to serve one after another with --serve-command and evaluate; repeatable",
@@ -142,7 +135,7 @@ class EvalSettings(ShardedSettings):
         description="how a checkpoint is served ({checkpoint}, {port}, {model} are filled in); for GPUs e.g. "
         "'vllm serve {checkpoint} --port {port} --served-model-name {model}'",
     )
-    serve_wait_s: float = Field(
+    serve_wait_s: Duration = Field(
         900.0,
         ge=1,
         description="how long a served checkpoint may take to come up (seconds, or 90s / 10m / 1h)",
@@ -165,16 +158,6 @@ class EvalSettings(ShardedSettings):
     heldout: HeldoutSettings = Field(default_factory=HeldoutSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     sandbox: EvalSandboxSettings = Field(default_factory=EvalSandboxSettings)
-
-    @field_validator("benchmarks", "checkpoints", mode="before")
-    @classmethod
-    def _split(cls, value):
-        return split_commas(value)
-
-    @field_validator("serve_wait_s", mode="before")
-    @classmethod
-    def _duration(cls, value):
-        return seconds(value)
 
     @field_validator("benchmarks")
     @classmethod

@@ -2,26 +2,26 @@
 
     report(settings, out)     # prints the table; writes summary.json, summary.md and (several steps) the plot
 
-pass@k is the unbiased estimator (synthgen.evals.pass_at_k) averaged over a split's problems that have
-at least k scored samples; `samples` is the scored samples per problem (the mean, when
-infrastructure failures left some out of a re-run that was never finished); `timeouts` is how
-many of the split's samples were wrong because a test ran past its time limit (when it is a
-large share, the limits shape the score). Problems a benchmark could not read are listed with
-their reason in summary.md and skipped.json (they count in no split). With several steps the plot
-draws pass@k over training steps, one panel per benchmark, one line per split and k (the
-paper's figures); matplotlib (the `plot` extra) is imported only then, with the Agg backend.
+pass@k is the unbiased estimator of Chen et al. (2021), which `train --eval-every` uses too, over
+scored samples only (one lost to infrastructure is left out, never wrong), averaged over a split's
+problems with at least k of them; `samples` is their mean per problem; `timeouts` counts the
+split's samples wrong because a test ran past its time limit (a large share means the limits
+shape the score). Unreadable problems are listed in summary.md and skipped.json. With several
+steps the plot (matplotlib, the `plot` extra) draws pass@k over training steps, one panel per
+benchmark, one line per split and k (the paper's figures).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from synthgen.errors import UserError
-from synthgen.evals.pass_at_k import split_pass_at_k
 from synthgen.store.files import write_text_atomic
 from synthgen.store.layout import StageDir
 
@@ -29,33 +29,39 @@ COLUMNS = ("tag", "step", "benchmark", "split", "problems", "samples", "k", "pas
 HEAD = ["model", "step", "benchmark", "split", "problems", "samples", "k", "pass@k", "timeouts"]
 
 
-def finished_units(out: Path) -> list[tuple[dict, list[Path]]]:
-    """(marker info, parts) of every unit whose shards are all marked done."""
-    units = []
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k of one problem: 1 - C(n-c, k) / C(n, k) (n samples, c correct, n >= k)."""
+    if k > n:
+        raise ValueError(f"pass@{k} needs at least {k} samples, got {n}")
+    return 1.0 if n - c < k else 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def split_pass_at_k(counts: Sequence[tuple[int, int]], k: int) -> tuple[float | None, int]:
+    """(mean pass@k over the problems with at least k scored samples, how many such problems)."""
+    values = [pass_at_k(n, c, k) for n, c in counts if n >= k]
+    return (sum(values) / len(values) if values else None), len(values)
+
+
+def table(settings, out: Path) -> tuple[list[dict], list[dict]]:
+    """The pass@k rows of every unit whose shards are all marked done, and the problems these units
+    left out as unreadable (benchmark, problem_id, reason; once each)."""
+    rows, skipped = [], {}
     for folder in sorted(p for p in out.glob("*/*") if p.is_dir() and not p.parent.name.startswith(".")):
         unit = StageDir.at(folder, "eval")
         shards = unit.done_shards()
-        if not shards:
-            continue
         counts = {StageDir.shard_index(s)[1] for s in shards if StageDir.shard_index(s)}
-        if len(counts) != 1 or len(shards) != counts.pop():
+        if not shards or len(counts) != 1 or len(shards) != counts.pop():
             continue  # a Slurm array still running: its summary comes with the last shard
         info = unit.done_info(shards[0]) or {}
-        units.append((info, [p for s in shards for p in unit.shard_parts(s)]))
-    return units
-
-
-def table(settings, out: Path) -> list[dict]:
-    rows = []
-    for info, parts in finished_units(out):
-        benchmark = info.get("benchmark") or parts[0].parent.name
+        benchmark = info.get("benchmark") or folder.name
+        for ident, why in info.get("skipped") or []:
+            skipped.setdefault((benchmark, ident), {"benchmark": benchmark, "problem_id": ident, "reason": why})
         per_split: dict[str, dict[str, list[int]]] = defaultdict(dict)
         timeouts: dict[str, int] = defaultdict(int)
-        for part in parts:
+        for part in (p for s in shards for p in unit.shard_parts(s)):
             names = set(pq.read_schema(part).names)
             wanted = ["problem_id", "splits", "correct"] + (["timed_out"] if "timed_out" in names else [])
-            data = pq.read_table(part, columns=wanted).to_pylist()
-            for row in data:
+            for row in pq.read_table(part, columns=wanted).to_pylist():
                 for split in row["splits"]:
                     n_c = per_split[split].setdefault(row["problem_id"], [0, 0])
                     n_c[0] += 1
@@ -69,7 +75,7 @@ def table(settings, out: Path) -> list[dict]:
                 value, problems = split_pass_at_k(counts, k)
                 rows.append(
                     {
-                        "tag": info.get("tag") or parts[0].parent.parent.name,
+                        "tag": info.get("tag") or folder.parent.name,
                         "step": info.get("step"),
                         "benchmark": benchmark,
                         "split": split,
@@ -81,17 +87,7 @@ def table(settings, out: Path) -> list[dict]:
                     }
                 )
     rows.sort(key=lambda r: (r["step"] is None, r["step"] or 0, r["tag"], r["benchmark"], r["split"], r["k"]))
-    return rows
-
-
-def skipped_problems(out: Path) -> list[dict]:
-    """The problems finished units left out as unreadable: benchmark, id, reason (once each)."""
-    seen: dict[tuple[str, str], dict] = {}
-    for info, parts in finished_units(out):
-        benchmark = info.get("benchmark") or parts[0].parent.name
-        for ident, why in info.get("skipped") or []:
-            seen.setdefault((benchmark, ident), {"benchmark": benchmark, "problem_id": ident, "reason": why})
-    return list(seen.values())
+    return rows, list(skipped.values())
 
 
 def _cells(r: dict) -> list[str]:
@@ -137,7 +133,6 @@ def plot_over_steps(rows: list[dict], path: Path) -> Path:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp.png")
     fig.savefig(tmp, dpi=110)
     plt.close(fig)
@@ -146,11 +141,10 @@ def plot_over_steps(rows: list[dict], path: Path) -> Path:
 
 
 def report(settings, out: Path) -> list[dict]:
-    rows = table(settings, out)
+    rows, skipped = table(settings, out)
     if not rows:
         print("eval: no finished results yet")
         return rows
-    skipped = skipped_problems(out)
     write_text_atomic(out / "summary.json", json.dumps(rows, indent=1) + "\n")
     write_text_atomic(out / "skipped.json", json.dumps(skipped, indent=1) + "\n")
     write_text_atomic(out / "summary.md", markdown(rows, skipped))

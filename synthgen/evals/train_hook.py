@@ -3,18 +3,13 @@
     synthgen train ... --eval-every 500 --eval-benchmarks lcb,math500,aime2024 --eval-benchmark-data-dir data/bench
     synthgen train ... --eval-every 500 --eval-benchmarks lcb --eval-benchmark-url http://gpu07:8000/v1
 
-LiveCodeBench and HumanEval are scored in the sandbox, Math500 and AIME2024 by Math-Verify in a
-few worker processes (synthgen.evals.mathbench), each with the sample count and k of pass@k that
-`synthgen eval` uses (the paper's: LCB 20 samples, pass@1 and @10; Math500 10 and AIME2024 64,
-pass@1 and @5), unless `--eval-benchmark-samples math500=2,...` sets a smaller budget; then the k
-that fit are kept. `--eval-max-problems` bounds the problems of each benchmark (a seeded choice).
-
-Each evaluation samples the benchmark's prompts from the policy being trained, in-process through
-the `generate` the trainer hands over, or, with a server URL (a vLLM server that holds the
-current weights), through the project's LLM client; the samples are scored by the same code as
-`synthgen eval` (the contest environment in the sandbox for LiveCodeBench) and the counts come
-back per split (the date window, v5-easy / v5-medium / v5-hard), so the trainer logs
-`eval/lcb/<split>/pass@k` next to the held-out bins. Each process takes every world-th problem.
+Each benchmark is loaded and scored by the code of `synthgen eval`, with its sample count and k
+(the paper's: LCB 20 samples, pass@1 and @10; Math500 10 and AIME2024 64, pass@1 and @5) unless
+`--eval-benchmark-samples math500=2,...` sets a smaller budget (the k that fit are kept);
+`--eval-max-problems` bounds each benchmark's problems (a seeded choice). The prompts are sampled
+from the policy being trained, in-process through the trainer's `generate`, or through the LLM
+client from a server that holds the current weights (`--eval-benchmark-url`); the counts come back
+per split, logged as `eval/lcb/<split>/pass@k`. Each process takes every world-th problem.
 """
 
 from __future__ import annotations
@@ -28,32 +23,16 @@ MATH_BENCHMARKS = ("math500", "aime2024")
 
 
 class BenchmarkEvaluator:
-    """An evaluation suite over eval items: `evaluate(generate, step) -> {split: [(n, c), ...]}`.
+    """An evaluation suite over eval items: `evaluate(generate, step) -> {split: [(n, c), ...]}`;
+    `ks`, the k of pass@k this suite reports, default to the trainer's."""
 
-    `ks` (the k of pass@k this suite reports) default to the trainer's."""
-
-    def __init__(
-        self,
-        name: str,
-        items: Sequence[EvalItem],
-        samples: int,
-        *,
-        ks: Sequence[int] | None = None,
-        generate=None,
-        rank=0,
-        world=1,
-        closer=None,
-    ):
-        self.name, self.samples = name, samples
-        self.ks = list(ks) if ks is not None else None
+    def __init__(self, name: str, items: Sequence[EvalItem], samples: int, *, ks=None, generate=None, rank=0, world=1):
+        self.name, self.samples, self.ks = name, samples, ks
         self.items = list(items)[rank::world]
         self._generate = generate
-        self._closer = closer
 
     def close(self) -> None:
-        if self._closer is not None:
-            self._closer()
-            self._closer = None
+        """Nothing to free (the first math suite's is the shared verifier pool's `close`)."""
 
     def evaluate(self, generate, step: int) -> dict[str, list[tuple[int, int]]]:
         out: dict[str, list[tuple[int, int]]] = {s: [] for item in self.items for s in item.splits}
@@ -62,12 +41,8 @@ class BenchmarkEvaluator:
         outputs = (self._generate or generate)([item.messages for item in self.items], self.samples)
 
         async def score_all():
-            return await asyncio.gather(
-                *(
-                    asyncio.gather(*(item.score(text, cut) for text, cut in per))
-                    for item, per in zip(self.items, outputs)
-                )
-            )
+            jobs = [asyncio.gather(*(item.score(t, cut) for t, cut in per)) for item, per in zip(self.items, outputs)]
+            return await asyncio.gather(*jobs)
 
         for item, rewards in zip(self.items, asyncio.run(score_all())):
             scored = [r for r in rewards if r.value is not None]  # infra: left out, never wrong
@@ -94,50 +69,36 @@ def server_generate(url: str, model: str, temperature: float, max_tokens: int):
     return generate
 
 
-def bench_settings(name: str):
-    """`synthgen eval`'s settings of benchmark `name` (samples, k, data set), at their defaults."""
-    from synthgen.evals.settings import EvalSettings
-
-    return EvalSettings.model_fields[name].default_factory()
-
-
 def budget(name: str, ev) -> tuple[int, list[int]]:
     """(completions per problem, k of pass@k) of benchmark `name` in training: eval's, or the user's budget."""
-    bench = bench_settings(name)
+    from synthgen.evals.settings import EvalSettings
+
+    bench = EvalSettings.model_fields[name].default_factory()
     samples = int(ev.benchmark_samples.get(name, bench.samples))
-    ks = [k for k in bench.k if k <= samples] or [1]
-    return samples, ks
+    return samples, [k for k in bench.k if k <= samples] or [1]
 
 
 def benchmark_evaluators(ev, sandbox, *, max_tokens: int, rank: int = 0, world: int = 1) -> list[BenchmarkEvaluator]:
     """The suites `train`'s eval settings ask for (`ev`: synthgen.train.settings.PeriodicEvalSettings).
 
     The math suites share one Math-Verify pool, closed by the first suite's `close()`."""
-    from synthgen.evals import humaneval, lcb, mathbench
-    from synthgen.evals.data import benchmark_rows, choose
+    from synthgen.evals.data import benchmark_items, choose
+    from synthgen.evals.mathbench import MathVerifier
+    from synthgen.evals.settings import EvalSettings
     from synthgen.sandbox import SandboxPool
 
     pool = SandboxPool.from_settings(sandbox)
-    verifier = mathbench.MathVerifier() if set(MATH_BENCHMARKS) & set(ev.benchmarks) else None
+    verifier = MathVerifier() if set(MATH_BENCHMARKS) & set(ev.benchmarks) else None
     generate = None
     if ev.benchmark_url:
         generate = server_generate(ev.benchmark_url, ev.benchmark_model, ev.temperature, max_tokens)
     out = []
     for name in ev.benchmarks:
-        bench = bench_settings(name)
-        if name == "lcb":
-            items = lcb.items(benchmark_rows("lcb", bench, ev.benchmark_data_dir), bench, pool, sandbox)
-        elif name == "humaneval":
-            limited = sandbox.model_copy(update={"timeout_s": bench.timeout_s})
-            items = humaneval.items(humaneval.rows(ev.benchmark_data_dir), pool, limited)
-        else:
-            items = mathbench.items(name, benchmark_rows(name, bench, ev.benchmark_data_dir), verifier)
-        items = choose(items, ev.max_problems, 0)
+        bench = EvalSettings.model_fields[name].default_factory()
+        items = benchmark_items(name, bench, ev.benchmark_data_dir, pool, sandbox, verifier)
         samples, ks = budget(name, ev)
-        # The first math suite owns the verifier pool and closes it.
-        owns = verifier is not None and name in MATH_BENCHMARKS and not any(e.name in MATH_BENCHMARKS for e in out)
-        closer = verifier.close if owns else None
-        out.append(
-            BenchmarkEvaluator(name, items, samples, ks=ks, generate=generate, rank=rank, world=world, closer=closer)
-        )
+        items = choose(items, ev.max_problems, 0)
+        out.append(BenchmarkEvaluator(name, items, samples, ks=ks, generate=generate, rank=rank, world=world))
+    if verifier is not None:  # the first math suite owns the verifier pool and closes it
+        next(e for e in out if e.name in MATH_BENCHMARKS).close = verifier.close
     return out

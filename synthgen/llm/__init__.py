@@ -1,5 +1,3 @@
-"""The one OpenAI-compatible LLM client and what it uses: cache, retries, slots, preflight.
-
-client.py is the client; cache (and sampling seeds), errors, http, preflight, probe, response, slots
-and usage are its parts, and settings.py holds the roles' and the client's settings.
+"""The one OpenAI-compatible LLM client (client.py, with its request slots) and its parts: cache and
+sampling seeds, errors, http, preflight (and `config show --probe`), response (and usage), settings.
 """

@@ -1,32 +1,28 @@
 """The LLM request cache: one SQLite file per run directory, so a re-run replays paid-for answers.
 
 Each sample is stored on its own under a key that hashes what decides the answer: the model, the
-messages, the sampling settings (reasoning_effort, temperature, top_p, max_tokens), the sample
-index and a caller key. The server address, API key and timeout are not in the key: moving the
-server does not invalidate answers. Infra failures are never stored (a re-run retries them);
-ok and truncated answers are. Values are stored as ASCII JSON, and read back through
-synthgen.llm.response's `from_cache`, which sanitises their text (synthgen.text).
+messages, the sampling settings, the sample index and a caller key (not the server address, API
+key or timeout: moving the server keeps the answers). Ok and truncated answers are stored, infra
+failures never (a re-run retries them); values are ASCII JSON, read back through
+synthgen.llm.response's `from_cache`, which sanitises their text.
 
 What is not cached is drawn again alike: sample i of a caller key is drawn with seed base + i.
-vLLM gives sample j of a request for n samples with seed s the seed s + j (its parallel sampling
-adds the child's index to the seed), so the client asks for a run of consecutive samples
-i..i+k-1 in one request with n = k and seed base + i, and each sample's seed is the same whether
-it is asked for alone, inside the whole request, or in the smaller request a re-run sends for the
-samples a kill left missing.
+vLLM gives sample j of a request for n samples with seed s the seed s + j, so the client asks for
+a run of consecutive samples i..i+k-1 in one request with n = k and seed base + i: a sample's seed
+is the same alone, inside the whole request, or in the smaller one a re-run sends after a kill.
 
-Writes are small commits in WAL mode, one per answer (all its samples), made from the event loop thread under a
-lock; several processes (a Slurm array) may share a file, SQLite serialises their writers.
-
-A full disk is infrastructure (exit 3, `OutOfSpace`), however SQLite words it: "database or disk
-is full", or, when the write-ahead log or its index cannot grow, "disk I/O error" (after which it
-has already rolled the transaction back, so ROLLBACK itself fails). An answer is committed whole
-or not at all, so a re-run after freeing space asks again exactly what was not stored.
+Writes are one small WAL commit per answer (all its samples), under a lock; several processes (a
+Slurm array) may share a file. A full disk is infrastructure (exit 3, `OutOfSpace`), however SQLite
+words it: "database or disk is full", or "disk I/O error" when the write-ahead log cannot grow
+(SQLite has then rolled back already, so ROLLBACK itself fails). An answer is committed whole or
+not at all, so a re-run after freeing space asks again exactly what was not stored.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import shutil
 import sqlite3
@@ -40,14 +36,7 @@ CACHE_FORMAT = 2
 
 
 def cache_key(model: str, messages: list[dict], sampling: dict, sample: int, key: str) -> str:
-    payload = {
-        "format": CACHE_FORMAT,
-        "model": model,
-        "messages": messages,
-        "sampling": sampling,
-        "sample": sample,
-        "key": key,
-    }
+    payload = dict(format=CACHE_FORMAT, model=model, messages=messages, sampling=sampling, sample=sample, key=key)
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     # surrogatepass: the same bytes as plain UTF-8 for any encodable text, and no crash on the rest
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -65,22 +54,13 @@ def base_seed(key: str) -> int | None:
 def request_seed(key: str, sample: int) -> int | None:
     """The sampling seed of sample `sample` of a caller key: distinct turns that happen to send the
     same messages still draw distinct samples, and a replayed request draws the same ones."""
-    return seed_of(base_seed(key), sample)
-
-
-def seed_of(base: int | None, sample: int) -> int | None:
+    base = base_seed(key)
     return None if base is None else base + sample
 
 
 def sample_runs(indices: list[int]) -> list[list[int]]:
     """Consecutive runs of sorted indices: [0, 1, 2, 5, 6] -> [[0, 1, 2], [5, 6]]."""
-    runs: list[list[int]] = []
-    for i in indices:
-        if runs and runs[-1][-1] == i - 1:
-            runs[-1].append(i)
-        else:
-            runs.append([i])
-    return runs
+    return [[i for _, i in run] for _, run in itertools.groupby(enumerate(indices), lambda p: p[1] - p[0])]
 
 
 # Free bytes below which a SQLite "disk I/O error" is taken for a full disk (SQLite grows its files
@@ -130,10 +110,8 @@ class RequestCache:
         return found
 
     def put_many(self, items: list[tuple[str, dict]]) -> None:
-        """Store the samples of one answer in one commit: a kill leaves all of them or none, so a
-        re-run sends the very request the uninterrupted run sent (the same samples and the same
-        token counts, which a server reports per request, not per sample). The first answer
-        stored under a key stays (replays are stable)."""
+        """Store one answer's samples in one commit: a kill leaves all or none, so a re-run sends the
+        very request the run sent (token counts are per request). The first answer stored stays."""
         now = time.time()
         # ASCII JSON: any str, even a lone surrogate, is stored without error
         rows = [(key, json.dumps(value), now) for key, value in items]
@@ -147,10 +125,6 @@ class RequestCache:
                     with contextlib.suppress(sqlite3.OperationalError):
                         self._db.execute("ROLLBACK")
                 raise
-
-    def __len__(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
 
     def close(self) -> None:
         with self._lock:

@@ -5,22 +5,16 @@
         [answer] = await llm.complete("teacher", messages, key=problem_id)
         attempts = await llm.complete("student", messages, n=8, key=problem_id)
 
-- `max_in_flight` slots bound requests in flight; a call holds one only while its HTTP request
-  runs (a retry's backoff gives it back), so a slow request never holds back fast ones. Waiting
-  calls get a free slot by `priority` (synthgen.llm.slots).
-- Failures are labelled by kind and retried until `max_attempts` tries or `max_outage_s` seconds
-  (synthgen.llm.errors), then come back as status "infra" with error "<kind>: <message>": never
-  raised, never a wrong answer, never cached. `finish_reason == "length"` is status "truncated":
-  a result, not retried.
-- Student sampling asks once with `n = M`; if the server rejects n > 1 with a 400, or answers
-  with fewer choices, the client keeps what came, asks for the rest one by one and remembers
-  that for the endpoint.
-- With a cache path, every ok or truncated answer is stored as it arrives (synthgen.llm.cache);
-  a re-run replays it with zero requests. With a caller `key`, sample i carries the seed
-  base_seed(key) + i however its request is split (synthgen.llm.cache), unless the role's
-  `send_seed` is off (vLLM's CPU engine crashes on seeds).
-- Completions hold only safe text and share a request's tokens among its samples
-  (synthgen.llm.response); `llm.usage` counts the same way.
+- `max_in_flight` slots bound requests in flight, handed out by `priority` (PrioritySlots); a
+  call holds one only while its HTTP request runs, never through a retry's backoff.
+- Failures are retried by kind (synthgen.llm.errors) until `max_attempts` tries or `max_outage_s`,
+  then come back as status "infra", error "<kind>: <message>": never raised, never a wrong answer,
+  never cached. `finish_reason == "length"` is status "truncated": a result, not retried.
+- Student sampling asks once with `n = M`; a server that refuses n > 1 (400) or answers fewer
+  choices gets the rest asked one by one, and is remembered for its endpoint.
+- With a cache path every ok or truncated answer is stored on arrival and replayed by a re-run;
+  with a caller `key`, sample i carries the seed base_seed(key) + i however its request is split
+  (synthgen.llm.cache), unless the role's `send_seed` is off (vLLM's CPU engine crashes on seeds).
 - One LLMClient per process and event loop: it holds one AsyncOpenAI per (base_url, api key).
 """
 
@@ -28,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import os
 import sys
 import time
@@ -36,7 +32,7 @@ from pathlib import Path
 
 import openai
 
-from synthgen.llm.cache import RequestCache, base_seed, cache_key, request_seed, sample_runs, seed_of
+from synthgen.llm.cache import RequestCache, base_seed, cache_key, request_seed, sample_runs
 from synthgen.llm.errors import (
     ATTEMPT_ERRORS,
     ServerConfigError,
@@ -51,15 +47,52 @@ from synthgen.llm.errors import (
 )
 from synthgen.llm.http import chat_body, make_http_client, post_chat
 from synthgen.llm.preflight import ServerNotReady, check_server, fit_context, probe_server
-from synthgen.llm.response import Completion, from_cache, parse_completions, unanswered
+from synthgen.llm.response import Completion, Usage, from_cache, parse_completions, unanswered
 from synthgen.llm.settings import LLMSettings, RoleSettings
-from synthgen.llm.slots import PrioritySlots
-from synthgen.llm.usage import Usage
 
 __all__ = ["Completion", "LLMClient", "ServerNotReady", "Usage", "base_seed", "request_seed"]
 
 
-class LLMClient:
+class PrioritySlots:
+    """`size` slots; `await acquire(priority)` waits for one (higher priority first), `release()` frees it.
+
+    The turn loop keeps many more units of work active than there are slots, and which waiter gets
+    the next free slot decides how a run ends. Serving first the request whose unit has the most
+    requests still ahead (longest remaining first, the list-scheduling rule for a short makespan)
+    moves every unit along at about the same pace, so the server stays full until the last requests
+    instead of draining on a few late lineages. Equal priorities are served in arrival order."""
+
+    def __init__(self, size: int):
+        if size < 1:
+            raise ValueError("size must be >= 1")
+        self.free = size
+        self._waiters: list[tuple[float, int, asyncio.Future]] = []  # (-priority, arrival, future)
+        self._arrival = itertools.count()
+
+    async def acquire(self, priority: float = 0.0) -> None:
+        if self.free > 0:  # (a free slot means nobody waits: release hands slots to waiters first)
+            self.free -= 1
+            return
+        future = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (-priority, next(self._arrival), future))
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.release()  # the slot was handed over just as the caller gave up: pass it on
+            raise
+
+    def release(self) -> None:
+        """Free a slot, handing it to the most urgent live waiter."""
+        self.free += 1
+        while self.free > 0 and self._waiters:
+            _, _, future = heapq.heappop(self._waiters)
+            if not future.done():  # (a cancelled waiter is skipped here rather than searched for)
+                self.free -= 1
+                future.set_result(None)
+
+
+class LLMClient(contextlib.AbstractAsyncContextManager):
     """Async client for the teacher and student roles; use as `async with LLMClient.from_settings(...) as llm`."""
 
     def __init__(
@@ -73,8 +106,6 @@ class LLMClient:
         labels: dict[str, str] | None = None,
         notify=None,
     ):
-        if max_in_flight < 1:
-            raise ValueError("max_in_flight must be >= 1")
         self.roles = {"teacher": teacher, "student": student}
         # How messages and flags name each role: eval's one role is "model" (--model-max-tokens).
         self.labels = {"teacher": "teacher", "student": "student", **(labels or {})}
@@ -103,17 +134,8 @@ class LLMClient:
     @classmethod
     def from_settings(cls, settings, cache_path: Path | None = None, **more) -> LLMClient:
         """From a turn loop's settings (synthgen.turns.settings): roles, client settings, in-flight bound."""
-        return cls(
-            settings.teacher,
-            settings.student,
-            settings.llm,
-            max_in_flight=settings.max_in_flight,
-            cache_path=cache_path,
-            **more,
-        )
-
-    async def __aenter__(self) -> LLMClient:
-        return self
+        more = {"max_in_flight": settings.max_in_flight, "cache_path": cache_path, **more}
+        return cls(settings.teacher, settings.student, settings.llm, **more)
 
     async def __aexit__(self, *exc) -> None:
         await self.aclose()
@@ -126,11 +148,6 @@ class LLMClient:
             self._cache.close()
             self._cache = None
 
-    def role(self, name: str) -> RoleSettings:
-        if name not in self.roles:
-            raise ValueError(f"unknown role {name!r} (teacher or student)")
-        return self.roles[name]
-
     def in_flight_area(self) -> float:
         """Integral of in_flight over time (request-seconds) since the client was made."""
         now = time.monotonic()
@@ -139,11 +156,10 @@ class LLMClient:
     async def preflight(
         self, wait_s: float = 0, samples: dict[str, int] | None = None, fit_max_tokens: bool = False
     ) -> None:
-        """Check every role's server before any work (synthgen.llm.preflight; with wait_s > 0, keep
-        asking for up to wait_s seconds), then, unless `llm.probe` is off, probe each and say one line
-        per role. With `fit_max_tokens` (the demo, on built-in defaults) a max_tokens the user did not
-        set that is not below the stated context is fitted to half of it, in the caller's settings.
-        `samples`: how many samples each role asks for per prompt (default: teacher 1, student 2)."""
+        """Check every role's server (synthgen.llm.preflight; for up to wait_s seconds), then, unless
+        `llm.probe` is off, probe each and say one line per role. `fit_max_tokens` (the demo's
+        defaults) fits a max_tokens the user did not set to the stated context. `samples`: samples
+        each role asks for per prompt (default: teacher 1, student 2)."""
         pages: dict[tuple[str, str], object] = {}
         probed: set[int] = set()
         samples = {"teacher": 1, "student": 2, **(samples or {})}
@@ -160,24 +176,16 @@ class LLMClient:
             if not self.llm.probe or id(settings) in probed:
                 continue
             probed.add(id(settings))
-            found = await probe_server(
-                self._client(settings),
-                label,
-                settings,
-                pages[endpoint],
-                samples.get(name, 1),
-                self.llm.use_n,
-                self._seed_flags(settings.base_url),
-                seed_done,
-            )
-            if found.n in ("ignored", "refused"):  # known up front: no request is spent finding it out again
+            n = samples.get(name, 1) if self.llm.use_n else 1
+            flags = self._seed_flags(settings.base_url)
+            n, line = await probe_server(self._client(settings), label, settings, pages[endpoint], n, flags, seed_done)
+            if n in ("ignored", "refused"):  # known up front: no request is spent finding it out again
                 self._n_supported[endpoint] = False
                 self._noticed.add(("n", endpoint))
-            self.notify(found.line())
+            self.notify(line)
 
     def _seed_flags(self, base_url: str) -> str:
-        """The flags that stop every role on `base_url` from sending seeds (the probe kills the
-        server for all of them: the user should learn both at once)."""
+        """The flags that stop every role on `base_url` from sending seeds (one seed kills it for all)."""
         names = [n for n, r in self.roles.items() if r.base_url == base_url and r.send_seed]
         return " ".join(dict.fromkeys(f"--no-{self.labels[n]}-send-seed" for n in names))
 
@@ -186,10 +194,8 @@ class LLMClient:
     ) -> list[Completion]:
         """`n` samples for one prompt, in sample order; failures come back as status "infra".
         While every slot is taken, the waiting call with the highest `priority` goes next."""
-        if n < 0:
-            raise ValueError("n must be >= 0")
-        settings = self.role(role)
-        usage = self.usage.role(role)
+        settings = self.roles[role]
+        usage = self.usage.roles[role]
         results: list[Completion | None] = [None] * n
         keys: list[str] = []
         if self._cache is not None:
@@ -240,8 +246,7 @@ class LLMClient:
         self.in_flight += delta
 
     async def _fill(self, role, settings, messages, missing, keys, results, key: str = "", priority=0.0) -> None:
-        """Ask for the missing samples: each run of consecutive indices in one request (n = its
-        length, seed = its first sample's; synthgen.llm.cache)."""
+        """Ask for the missing samples, each run of consecutive indices in one request (synthgen.llm.cache)."""
         base = base_seed(key) if settings.send_seed else None
         runs = sample_runs(missing)
         if len(runs) == 1:  # most calls: no gather, no task of its own (tens of us a call)
@@ -255,7 +260,8 @@ class LLMClient:
         endpoint = (settings.base_url, settings.model)
         rest = run
         if len(run) > 1 and self.llm.use_n and self._n_supported.get(endpoint, True):
-            got = await self._request(role, settings, messages, len(run), seed_of(base, run[0]), priority)
+            seed = None if base is None else base + run[0]
+            got = await self._request(role, settings, messages, len(run), seed, priority)
             if got is not None:
                 self._store_answer(keys, list(zip(run, got)), results)
                 if len(got) == len(run):
@@ -273,7 +279,7 @@ class LLMClient:
 
         # One request per sample (n unsupported); each is cached on arrival.
         async def one(i: int) -> None:
-            got = await self._request(role, settings, messages, 1, seed_of(base, i), priority)
+            got = await self._request(role, settings, messages, 1, None if base is None else base + i, priority)
             self._store_answer(keys, [(i, got[0])], results)  # type: ignore[index]
 
         if len(rest) == 1:  # most calls: no task of its own (one less task and loop turn a call)
@@ -304,7 +310,7 @@ class LLMClient:
         self, role: str, settings: RoleSettings, messages: list[dict], n: int, seed: int | None = None, priority=0.0
     ) -> list[Completion] | None:
         """One chat request for n samples, retried; None when the server refuses n > 1 (a 400)."""
-        usage = self.usage.role(role)
+        usage = self.usage.roles[role]
         body = self._body(settings, messages, n, seed)
         start = time.monotonic()
         try:
@@ -329,7 +335,7 @@ class LLMClient:
 
     async def _attempt(self, role: str, settings: RoleSettings, body: dict, n: int, retry: bool, priority):
         """One HTTP try within a slot: (completions, prompt tokens, completion tokens, latency)."""
-        usage = self.usage.role(role)
+        usage = self.usage.roles[role]
         async with self._slot(priority):
             usage.requests += 1
             usage.retries += retry

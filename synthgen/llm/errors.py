@@ -1,17 +1,13 @@
 """What went wrong with an LLM request, by kind, and whether (and how long) to try again.
 
-Kinds, as they appear in `Completion.error` ("<kind>: <message>") and in the usage counters:
-  connection_refused  nothing listens at the address (the server is down or the URL is wrong)
-  connection          any other transport failure (reset, DNS, a connection dropped mid-answer)
-  timeout             the request took longer than the role's timeout_s, end to end
-  http_<status>       the server answered with that HTTP status
-  bad_response        a 200 answer that is not a usable chat completion (malformed JSON, token
-                      counts that are not numbers, wrong choice indices or count, no message)
+Kinds, as in `Completion.error` ("<kind>: <message>") and the usage counters: connection_refused
+(nothing listens: the server is down or the URL wrong), connection (any other transport failure),
+timeout (longer than the role's timeout_s, end to end), http_<status>, and bad_response (a 200
+that is not a usable chat completion: malformed JSON, bad token counts, choices or message).
 
-Transport failures, timeouts, bad responses, 408/409/425/429 and 5xx are retried; other 4xx are
-final. Retries use capped exponential backoff with jitter and stop after `max_attempts` tries or
-once `max_outage_s` has passed since the request was first sent, whichever comes first, so an
-outage of several minutes is ridden out (with the defaults) and then reported, never hidden.
+Transport failures, timeouts, bad responses, 408/409/425/429 and 5xx are retried, other 4xx are
+final, with capped exponential backoff and jitter until `max_attempts` tries or `max_outage_s`
+since the first send, whichever comes first: an outage of minutes is ridden out, then reported.
 """
 
 from __future__ import annotations
@@ -89,10 +85,9 @@ _TOO_LONG = re.compile(r"context length|max_model_len|too long|too many tokens|i
 
 
 def refusal_kind(exc: BaseException, max_tokens: int) -> str | None:
-    """What a final 400/422 (or a 404 naming the model) says about the request, if anything:
-    "config" when no request with these settings can be answered (max_tokens at or above the
-    stated context length; a model the server does not serve), "prompt_too_long" when this
-    prompt plus max_tokens is over the context (another prompt would do), else None."""
+    """What a final 400/422 (or a 404 naming the model) says: "config" when no request with these
+    settings can be answered (max_tokens not below the stated context; a model not served),
+    "prompt_too_long" when this prompt plus max_tokens is over the context, else None."""
     if isinstance(exc, openai.NotFoundError):
         return "config" if "model" in _first_line(exc).lower() else None
     if not is_final_refusal(exc):
@@ -102,9 +97,7 @@ def refusal_kind(exc: BaseException, max_tokens: int) -> str | None:
         return None
     found = _CONTEXT.search(text)
     context = next((int(g) for g in found.groups() if g), None) if found else None
-    if context is not None and max_tokens >= context:
-        return "config"
-    return "prompt_too_long"
+    return "config" if context is not None and max_tokens >= context else "prompt_too_long"
 
 
 def server_message(exc: BaseException) -> str:
@@ -146,8 +139,7 @@ def describe(exc: BaseException) -> str:
 
 
 def config_line(label: str, settings, exc: BaseException) -> str:
-    """The one line for a request every try of which the server refuses for the role's settings
-    (`refusal_kind` "config"): a model it does not serve, or a max_tokens it never accepts."""
+    """The line for a `refusal_kind` "config": a model the server does not serve, or a max_tokens it never accepts."""
     message = server_message(exc)
     if isinstance(exc, openai.NotFoundError):
         flag = "--model" if label == "model" else f"--{label}-model"

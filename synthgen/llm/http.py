@@ -1,13 +1,9 @@
 """The HTTP layer under AsyncOpenAI: connection limits sized to the in-flight bound, cheap per request.
 
 At hundreds of requests a second the client's own CPU decides whether a server stays full. The
-openai package runs on httpx (httpx2 in recent versions) or, with `openai[aiohttp]`, on aiohttp:
-  - "aiohttp" (openai.DefaultAioHttpClient) costs about a third of httpx's CPU per request;
-  - "httpx", one connection pool (spreading connections over 16 pools saved a sixth of its CPU
-    but moved no figure of bench/llm.py by 5%);
-  - "auto" takes aiohttp when it is installed, else httpx.
-The pool may hold max_in_flight connections, so no request ever waits for a connection: the
-client's semaphore is the only bound.
+openai package runs on httpx (httpx2 in recent versions) or, with `openai[aiohttp]`, on aiohttp,
+which costs about a third of httpx's CPU per request; "auto" takes aiohttp when it is installed.
+The pool holds max_in_flight connections, so the client's slots are the only bound.
 
 `post_chat` sends one chat request under a deadline on its WHOLE duration: the transports' own
 timeouts bound each socket operation, so a server that drips a byte every few seconds would
@@ -75,17 +71,11 @@ async def _within(request, timeout_s: float, what: str) -> object:
 
 def chat_body(settings, messages: list[dict], n: int, seed: int | None = None) -> dict:
     """The JSON body of one chat request for `n` samples with a role's settings (RoleSettings)."""
-    body: dict = {
-        "model": settings.model,
-        "messages": messages,
-        "temperature": settings.temperature,
-        "top_p": settings.top_p,
-        "max_tokens": settings.max_tokens,
-    }
+    body = {"model": settings.model, "messages": messages, **settings.sampling()}
+    if body["reasoning_effort"] is None:  # (vLLM: harmony reasoning effort for gpt-oss)
+        del body["reasoning_effort"]
     if n > 1:
         body["n"] = n
-    if settings.reasoning_effort is not None:
-        body["reasoning_effort"] = settings.reasoning_effort  # vLLM: harmony reasoning effort for gpt-oss
     if seed is not None:
         body["seed"] = seed  # vLLM seeds the request's sampler: the same key samples the same text
     return body

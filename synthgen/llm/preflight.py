@@ -1,14 +1,13 @@
 """Before any work: is each role's server up, does it serve the role's model, and what does it do?
 
-`check_server` asks GET {base_url}/models once, or keeps asking for up to `wait_s` seconds (for
-jobs that start their own server); a wrong URL, a server that never comes up, or a model it does
-not serve is a `ServerNotReady` (a UserError, exit 2) naming what the server does serve.
-
-`probe_server` then learns, with requests of at most 8 completion tokens, what real
-OpenAI-compatible servers bend: does it honour `n` (transformers serve, llama.cpp and Ollama
-answer one choice), return reasoning when `reasoning_effort` is sent, survive a `seed`, and what
-is its context length (`max_model_len`, which vLLM states in /models). What cannot work (max_tokens
-not below the context, seeds that kill the server) is a ServerConfigError naming every flag to change.
+`check_server` asks GET {base_url}/models once, or for up to `wait_s` seconds (jobs that start their
+own server); a wrong URL, a server that never comes up, or a model it does not serve is a
+`ServerNotReady` (a UserError, exit 2) naming what the server does serve. `probe_server` then
+learns, with requests of at most 8 completion tokens, what real OpenAI-compatible servers bend: is
+`n` honoured (transformers serve, llama.cpp and Ollama answer one choice), is reasoning returned for
+`reasoning_effort`, does a `seed` survive, what context length (`max_model_len`) /models states.
+What cannot work is a ServerConfigError naming every flag to change. `probe_settings` runs it all
+for `synthgen config show COMMAND --probe`, from synchronous code.
 
 The seed: vLLM's CPU engine dies on a seeded request only once its prompt needs more than one
 prefill chunk (2048 tokens on CPU: its sampler rewinds the request's generator by an offset, which
@@ -20,14 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
 
 import openai
+from pydantic import BaseModel
 
 from synthgen.errors import UserError
 from synthgen.llm.errors import ATTEMPT_ERRORS, BadResponse, ServerConfigError, describe, error_kind, is_final_refusal
 from synthgen.llm.http import get_json, post_chat
-from synthgen.llm.settings import RoleSettings
+from synthgen.llm.settings import LLMSettings, RoleSettings
 
 POLL_S = 2.0
 ASK_TIMEOUT_S = 10.0
@@ -43,13 +42,6 @@ def _entries(page: object) -> list[dict] | None:
     return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else None
 
 
-def _still_starting(exc: BaseException) -> bool:
-    """A failure that a server still starting up gives (worth waiting through)."""
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (404, 408, 425, 429) or exc.status_code >= 500
-    return True  # refused, dropped, timed out, half-written answers
-
-
 async def check_server(client: openai.AsyncOpenAI, role: str, settings: RoleSettings, wait_s: float = 0) -> object:
     """Return the /models answer once `settings.base_url` lists `settings.model`; ServerNotReady otherwise."""
     url = settings.base_url.rstrip("/")
@@ -58,7 +50,9 @@ async def check_server(client: openai.AsyncOpenAI, role: str, settings: RoleSett
         try:
             page = await get_json(client, "/models", min(ASK_TIMEOUT_S, max(1.0, wait_s)))
         except ATTEMPT_ERRORS as exc:
-            if not _still_starting(exc) or time.monotonic() + POLL_S > deadline:
+            # Waited through: what a server still starting up gives (refused, dropped, 404, 5xx, ...).
+            status = exc.status_code if isinstance(exc, openai.APIStatusError) else 500
+            if (status not in (404, 408, 425, 429) and status < 500) or time.monotonic() + POLL_S > deadline:
                 raise ServerNotReady(_unreachable(role, url, exc, wait_s)) from None
             await asyncio.sleep(POLL_S)
             continue
@@ -77,9 +71,7 @@ async def check_server(client: openai.AsyncOpenAI, role: str, settings: RoleSett
 def _unreachable(role: str, url: str, exc: BaseException, wait_s: float) -> str:
     waited = f" within {wait_s:g} s" if wait_s > 0 else ""
     if isinstance(exc, openai.APIStatusError):
-        hint = ""
-        if exc.status_code == 404 and not url.endswith("/v1"):
-            hint = f"; did you mean {url}/v1?"
+        hint = f"; did you mean {url}/v1?" if exc.status_code == 404 and not url.endswith("/v1") else ""
         return f"{role}: {url}/models answered HTTP {exc.status_code}{waited} ({describe(exc)}){hint}"
     if error_kind(exc) == "connection_refused":
         return f"{role}: nothing answered at {url}{waited} (connection refused); is the server running?"
@@ -93,37 +85,6 @@ PROBE_TIMEOUT_S = 120.0
 # Over vLLM's CPU prefill chunk (2048 tokens by default), under every context a model worth a
 # run has; each word of the filler is about one token in the BPE vocabularies of chat models.
 SEED_PROMPT_TOKENS = 3000
-
-
-@dataclass
-class Findings:
-    """What one role's server did with the probe's tiny requests, and what synthgen does about it."""
-
-    label: str
-    url: str
-    model: str
-    samples: int = 1  # samples the role asks for per prompt (n)
-    context: int | None = None  # max_model_len, where /models states it
-    n: str | None = None  # "honoured" | "ignored" | "refused"; None: not probed (n = 1 or --no-llm-use-n)
-    reasoning: str | None = None  # "returned" | "missing"; None: no reasoning_effort sent
-    seed: str = "not sent"  # "accepted" | "failed: ..." | "not sent"
-    trouble: list[str] = field(default_factory=list)  # probe requests that failed (the run retries)
-
-    def line(self) -> str:
-        parts = []
-        if self.n == "honoured":
-            parts.append(f"n honoured ({self.samples} samples in one request)")
-        elif self.n is not None:
-            how = "ignores n (1 choice for n=2)" if self.n == "ignored" else "refuses n > 1"
-            parts.append(f"server {how}; sending {self.samples} requests per problem")
-        if self.reasoning == "missing":
-            parts.append("reasoning_effort not honoured (no reasoning returned)")
-        elif self.reasoning == "returned":
-            parts.append("reasoning returned")
-        parts.append(f"seed {self.seed}")
-        parts.append(f"context {self.context} tokens" if self.context else "context length not stated")
-        parts.extend(f"probe failed: {t}" for t in self.trouble)
-        return f"{self.label}: {self.url} {self.model!r}: " + "; ".join(parts)
 
 
 def _entry(page: object, model: str) -> dict:
@@ -167,55 +128,56 @@ def fit_context(roles: list[tuple[str, RoleSettings]], pages: dict, fit: bool, n
 
 
 async def probe_server(
-    client,
-    label: str,
-    settings: RoleSettings,
-    page: object,
-    samples: int,
-    use_n: bool,
-    seed_flags: str,
-    seed_done: dict,
-) -> Findings:
-    """Probe one role's server cheaply (requests of at most 8 completion tokens, no seed unless the
-    role sends seeds); ServerConfigError for seeds that fail. `seed_flags` names the flags that
-    turn seeds off for every role on this server; `seed_done` (endpoint -> finding) keeps one
-    server from being seed-probed twice (the demo's two roles share one)."""
-    found = Findings(
-        label, settings.base_url.rstrip("/"), settings.model, samples, context_length(page, settings.model)
-    )
+    client, label: str, settings: RoleSettings, page, samples: int, seed_flags: str, seed_done: dict
+) -> tuple[str | None, str]:
+    """Probe one role's server cheaply, asking for n = `samples` (1: n is not probed): (what the server
+    did with n: "honoured" | "ignored" | "refused" | None, the line to say). ServerConfigError for seeds
+    that fail; `seed_flags` names the flags that turn seeds off for every role on this server;
+    `seed_done` (endpoint -> finding) keeps one server from being seed-probed twice."""
+    context = context_length(page, settings.model)
     base = {"model": settings.model, "messages": PROBE_MESSAGES, "max_tokens": 8, "temperature": settings.temperature}
     if settings.reasoning_effort is not None:
         base["reasoning_effort"] = settings.reasoning_effort
-    answer = None
-    if samples > 1 and use_n:
+    answer, n, said, trouble = None, None, [], []  # trouble: probe requests that failed (the run retries)
+    if samples > 1:
         try:
             answer = await _ask(client, {**base, "n": 2})
-            found.n = "honoured" if len(answer["choices"]) >= 2 else "ignored"
+            n = "honoured" if len(answer["choices"]) >= 2 else "ignored"
         except ATTEMPT_ERRORS as exc:
-            if not is_final_refusal(exc):
-                found.trouble.append(describe(exc))
+            if is_final_refusal(exc):
+                n = "refused"
             else:
-                found.n = "refused"
-    if answer is None and not found.trouble:
+                trouble.append(describe(exc))
+    if n == "honoured":
+        said.append(f"n honoured ({samples} samples in one request)")
+    elif n is not None:
+        how = "ignores n (1 choice for n=2)" if n == "ignored" else "refuses n > 1"
+        said.append(f"server {how}; sending {samples} requests per problem")
+    if answer is None and not trouble:
         try:
             answer = await _ask(client, base)
         except ATTEMPT_ERRORS as exc:
-            found.trouble.append(describe(exc))
+            trouble.append(describe(exc))
     if answer is not None and settings.reasoning_effort is not None:
-        found.reasoning = "returned" if any(_reasoning(c) for c in answer["choices"]) else "missing"
+        said_back = [c.get("message") for c in answer["choices"] if isinstance(c, dict)]
+        returned = any(isinstance(m, dict) and (m.get("reasoning") or m.get("reasoning_content")) for m in said_back)
+        said.append("reasoning returned" if returned else "reasoning_effort not honoured (no reasoning returned)")
+    url, seed = settings.base_url.rstrip("/"), "not sent"
     if settings.send_seed:  # only a server that answered without a seed can be judged on one
-        endpoint = (found.url, settings.model)
+        endpoint = (url, settings.model)
         if answer is None:
-            found.seed = "not probed"
+            seed = "not probed"
         elif endpoint in seed_done:
-            found.seed = seed_done[endpoint]
+            seed = seed_done[endpoint]
         else:
             long_prompt = None
             if _entry(page, settings.model).get("owned_by") == "vllm":  # (its hardware plugins say so too)
-                room = (found.context or SEED_PROMPT_TOKENS * 2) - 64
+                room = (context or SEED_PROMPT_TOKENS * 2) - 64
                 long_prompt = min(SEED_PROMPT_TOKENS, room) if room > 0 else None
-            found.seed = seed_done[endpoint] = await _probe_seed(client, label, base, long_prompt, seed_flags)
-    return found
+            seed = seed_done[endpoint] = await _probe_seed(client, label, base, long_prompt, seed_flags)
+    said += [f"seed {seed}", f"context {context} tokens" if context else "context length not stated"]
+    said += [f"probe failed: {t}" for t in trouble]
+    return n, f"{label}: {url} {settings.model!r}: " + "; ".join(said)
 
 
 async def _ask(client, body: dict) -> dict:
@@ -223,17 +185,6 @@ async def _ask(client, body: dict) -> dict:
     if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list) or not answer["choices"]:
         raise BadResponse(f"not a chat completion: {str(answer)[:100]!r}")
     return answer
-
-
-def _reasoning(choice) -> bool:
-    message = choice.get("message") if isinstance(choice, dict) else None
-    return isinstance(message, dict) and bool(message.get("reasoning") or message.get("reasoning_content"))
-
-
-def long_messages(words: int) -> list[dict]:
-    """A prompt of about `words` tokens that shares no prefix with the other probes (vLLM caches
-    prefixes, and a cached prefix is not prefilled again: the chunking would not happen)."""
-    return [{"role": "user", "content": "Count the words: " + "ok " * words + "\nAnswer with one number."}]
 
 
 async def _probe_seed(client, label: str, base: dict, long_prompt: int | None, flags: str) -> str:
@@ -251,7 +202,10 @@ async def _probe_seed(client, label: str, base: dict, long_prompt: int | None, f
     if long_prompt is None:
         return "accepted"
     try:
-        await _ask(client, {**base, "messages": long_messages(long_prompt), "max_tokens": 1, "seed": 2})
+        # A prompt that shares no prefix with the other probes (vLLM caches prefixes, and a cached
+        # prefix is not prefilled again: the chunking would not happen); a word is about a token.
+        words = [{"role": "user", "content": "Count the words: " + "ok " * long_prompt + "\nAnswer with one number."}]
+        await _ask(client, {**base, "messages": words, "max_tokens": 1, "seed": 2})
         return f"accepted (also with a {long_prompt}-token prompt)"
     except ATTEMPT_ERRORS as exc:
         failed = describe(exc)
@@ -275,3 +229,44 @@ async def _still_answering(client, label: str, base: dict, failed: str, flags: s
         f"{label}: the server stopped answering after {what} ({failed}; vLLM's CPU engine dies on a seeded "
         f"request whose prompt needs more than one prefill chunk); restart it and pass {flags}"
     )
+
+
+def probe_settings(settings: BaseModel) -> list[str]:
+    """`config show --probe`: the preflight lines of a command's settings, from synchronous code;
+    UserError for what would stop a run. The roles are the settings' typed fields, matched below:
+    eval's one `model` (n samples per problem), or a teacher and a student (`attempts` samples,
+    generate's `single_turn` K for the teacher; the demo's `base_url` for roles without their own)."""
+    match settings:
+        case BaseModel(model=RoleSettings() as model, llm=LLMSettings() as llm):
+            teacher = student = model
+            labels, samples = {"teacher": "model", "student": "model"}, {"teacher": 2}
+        case BaseModel(
+            teacher=RoleSettings() as teacher,
+            student=RoleSettings() as student,
+            llm=LLMSettings() as llm,
+            attempts=int(attempts),
+        ):
+            labels, samples = None, {"teacher": 1, "student": attempts}
+        case _:
+            raise UserError(f"--probe: {type(settings).__name__} names no teacher and student, nor a model")
+    match settings:  # a single-turn run asks the teacher for that many samples at once
+        case BaseModel(single_turn=int(single)) if single:
+            samples["teacher"] = single
+    match settings:  # the demo's one server, unless a role names its own
+        case BaseModel(base_url=str(shared)) if shared:
+            teacher, student = (
+                r if "base_url" in r.model_fields_set else r.model_copy(update={"base_url": shared})
+                for r in (teacher, student)
+            )
+    from synthgen.llm.client import LLMClient
+
+    lines: list[str] = []
+
+    async def probe() -> None:
+        async with LLMClient(
+            teacher, student, llm.model_copy(update={"probe": True}), labels=labels, notify=lines.append
+        ) as client:
+            await client.preflight(0, samples)
+
+    asyncio.run(probe())
+    return lines

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field
 
 from synthgen.settings.base import Section, cli
 from synthgen.settings.shared import seconds
 
 _EFFORT = {"description": "gpt-oss reasoning effort sent with every request", "json_schema_extra": cli("effort")}
+# Seconds, given as a number or as text such as `90s`, `10m`, `1h` (settings.shared.seconds).
+Duration = Annotated[float, BeforeValidator(seconds)]
 _MAX_TOKENS = {"ge": 1, "le": 1_000_000, "description": "completion tokens per answer, reasoning included"}
 
 
@@ -75,7 +77,7 @@ class LLMSettings(Section):
     max_attempts: int = Field(
         100, ge=1, le=10_000, description="tries per request at most (max_outage_s usually ends the retries first)"
     )
-    max_outage_s: float = Field(
+    max_outage_s: Duration = Field(
         600.0,
         ge=0,
         json_schema_extra=cli("--max-outage", as_text=True, metavar="DURATION"),
@@ -90,7 +92,7 @@ class LLMSettings(Section):
         description="before any work, probe each role's server with tiny requests (does it honour n, return "
         "reasoning, survive a seed; its context length) and say what was found",
     )
-    wait_ready_s: float = Field(
+    wait_ready_s: Duration = Field(
         0.0,
         ge=0,
         json_schema_extra=cli("--wait-ready", as_text=True, metavar="DURATION"),
@@ -100,8 +102,3 @@ class LLMSettings(Section):
     http_backend: Literal["auto", "aiohttp", "httpx"] = Field(
         "auto", description="HTTP library under the client: auto (aiohttp when installed), aiohttp or httpx"
     )
-
-    @field_validator("max_outage_s", "wait_ready_s", mode="before")
-    @classmethod
-    def _durations(cls, value):
-        return seconds(value)

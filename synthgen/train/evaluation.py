@@ -32,7 +32,7 @@ from typing import Protocol
 
 from transformers import TrainerCallback
 
-from synthgen.evals.pass_at_k import split_pass_at_k  # one estimator for train and eval
+from synthgen.evals.summary import split_pass_at_k  # one estimator for train and eval
 from synthgen.train.solve_rates import append_csv, truncate_csv
 
 log = logging.getLogger(__name__)

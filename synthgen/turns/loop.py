@@ -21,8 +21,8 @@ How the work flows: the request bound (`max_in_flight`) and the units in progres
 A unit spends part of its life in the sandbox and between turns, where it holds no request, so
 the loop keeps many more units going than there are slots (`max_active`, bounded by memory) and
 requests queue for the slots; the queue is what keeps the server full. Queued requests get a
-slot longest-remaining first (a TurnRequest's `turns_left`; synthgen.llm.slots), so units move
-at about the same pace and the run's tail drains with the server still full. The plan is
+slot longest-remaining first (a TurnRequest's `turns_left`; synthgen.llm.client's slots), so units
+move at about the same pace and the run's tail drains with the server still full. The plan is
 consumed lazily and memory holds only the units in progress, whatever the shard's size.
 
 How a run ends:

@@ -261,3 +261,17 @@ def test_bad_eval_settings_are_one_line(cli, tmp_path):
     assert rc == 2 and "--heldout-paths" in err
     rc, _, err = cli("eval", "--lcb-samples", "4", "--lcb-k", "10", "--output", tmp_path)
     assert rc == 2 and "every k must be between 1 and --lcb-samples (4)" in err
+
+
+def test_heldout_items_are_one_split_per_env_and_bin_each_a_seeded_choice(tmp_path):
+    from synthgen.evals.data import benchmark_items
+    from synthgen.evals.settings import HeldoutSettings
+    from tests.helpers.train import write_binned
+
+    folder = write_binned(tmp_path, n=5)
+    bench = HeldoutSettings(paths=f"{folder / 'easy'},{folder / 'medium'}", max_problems=3)
+    items = benchmark_items("heldout", bench, None, None, None, None, seed=1)
+    assert [i.splits for i in items] == [("deduction/easy",)] * 3 + [("deduction/medium",)] * 3
+    assert {i.benchmark for i in items} == {"heldout"} and "def f(x)" in items[0].messages[-1]["content"]
+    again = benchmark_items("heldout", bench, None, None, None, None, seed=1)
+    assert [i.problem_id for i in again] == [i.problem_id for i in items]

@@ -68,7 +68,7 @@ async def test_ok_completion_fields_and_usage(serve, backend):
     async with client(server, http_backend=backend) as llm:
         await llm.preflight()
         [c] = await llm.complete("teacher", msgs("hello"))
-    assert c.status == "ok" and c.ok and not c.cached and c.error is None and c.model == "scripted"
+    assert c.status == "ok" and not c.cached and c.error is None and c.model == "scripted"
     assert c.content.endswith("hello") and "effort high" in c.reasoning and c.finish_reason == "stop"
     assert c.prompt_tokens > 0 and c.completion_tokens > 0 and c.latency_s > 0
     teacher = llm.usage.as_dict()["teacher"]
@@ -90,7 +90,7 @@ async def test_500_and_429_are_retried_until_they_pass(serve, fault):
     async with client(server, max_attempts=20) as llm:
         results = await asyncio.gather(*(llm.complete("teacher", msgs(f"p{i}")) for i in range(20)))
     assert all(r[0].status == "ok" for r in results)
-    usage = llm.usage.role("teacher")
+    usage = llm.usage.roles["teacher"]
     cause = "http_500" if fault == "error_rate" else "http_429"
     assert usage.retries > 0 and usage.errors_by_cause[cause] == usage.retries
     assert requests_made(server) == usage.requests == 20 + usage.retries
@@ -102,7 +102,7 @@ async def test_exhausted_retries_are_infra_never_raised(serve):
         results = await llm.complete("student", msgs("x"), n=2)
     assert [c.status for c in results] == ["infra", "infra"]
     assert results[0].error.startswith("http_500") and results[0].content == ""
-    usage = llm.usage.role("student")
+    usage = llm.usage.roles["student"]
     assert usage.samples_infra == 2 and dict(usage.infra_by_cause) == {"http_500": 2}
     assert usage.samples_ok == usage.samples_truncated == 0
     assert requests_made(server) == 3  # one n=2 request, three attempts
@@ -118,7 +118,7 @@ async def test_hang_past_the_timeout_is_retried_then_infra(serve, backend):
     assert c.status == "infra" and c.error.startswith("timeout")
     assert 0.6 <= elapsed < 5
     assert server.stats()["hangs"] == 2
-    assert llm.usage.role("teacher").infra_by_cause == {"timeout": 1}
+    assert llm.usage.roles["teacher"].infra_by_cause == {"timeout": 1}
 
 
 async def test_some_hangs_then_success(serve):
@@ -126,8 +126,8 @@ async def test_some_hangs_then_success(serve):
     # Every timeout must be a hang: a limit well above a busy machine's answer time (not 0.3 s).
     async with client(server, max_attempts=10, timeout_s=2.0) as llm:
         results = await asyncio.gather(*(llm.complete("teacher", msgs(f"p{i}")) for i in range(12)))
-    assert all(r[0].ok for r in results)
-    assert llm.usage.role("teacher").errors_by_cause["timeout"] == server.stats()["hangs"] > 0
+    assert all(r[0].status == "ok" for r in results)
+    assert llm.usage.roles["teacher"].errors_by_cause["timeout"] == server.stats()["hangs"] > 0
 
 
 async def test_truncation_is_reported_and_not_retried(serve):
@@ -137,7 +137,7 @@ async def test_truncation_is_reported_and_not_retried(serve):
         [short] = await llm.complete("student", msgs("x" * 400))
     assert c.status == "truncated" and c.finish_reason == "length"
     assert requests_made(server) == 2
-    assert llm.usage.role("teacher").samples_truncated == 1 and llm.usage.role("teacher").retries == 0
+    assert llm.usage.roles["teacher"].samples_truncated == 1 and llm.usage.roles["teacher"].retries == 0
     assert short.status == "truncated"
 
 
@@ -153,7 +153,7 @@ async def test_n_is_one_request(serve):
         results = await llm.complete("student", msgs("x"), n=4)
     assert len(results) == 4 and len({c.content for c in results}) == 4
     assert requests_made(server) == 1 and server.stats()["choices"] == 4
-    usage = llm.usage.role("student")
+    usage = llm.usage.roles["student"]
     assert usage.samples_ok == 4 and usage.completion_tokens == sum(c.completion_tokens for c in results)
 
 
@@ -183,7 +183,7 @@ async def test_cache_replays_with_zero_requests(serve, tmp_path):
     assert requests_made(server) == 11  # only the new key asked
     assert [[c.content for c in r] for r in again] == [[c.content for c in r] for r in first]
     assert all(c.cached for r in again for c in r) and not any(c.cached for c in other_key)
-    assert llm.usage.role("student").cache_hits == 20
+    assert llm.usage.roles["student"].cache_hits == 20
 
 
 async def test_cache_key_covers_sampling_settings(serve, tmp_path):
@@ -215,7 +215,7 @@ async def test_replay_after_a_crash_asks_only_for_unfinished_work(serve, tmp_pat
     async with client(server, cache) as llm:
         results = await asyncio.gather(*(llm.complete("teacher", p) for p in prompts))
     assert requests_made(server) - before == 4
-    assert sum(r[0].cached for r in results) == 8 and all(r[0].ok for r in results)
+    assert sum(r[0].cached for r in results) == 8 and all(r[0].status == "ok" for r in results)
 
 
 async def test_partial_n_fallback_replays_finished_samples(serve, tmp_path):
@@ -233,7 +233,9 @@ async def test_partial_n_fallback_replays_finished_samples(serve, tmp_path):
     cache = tmp_path / "c.sqlite"
     llm = client(server, cache)
     task = asyncio.ensure_future(llm.complete("student", msgs("x"), n=4, key="k"))
-    while len(calls) < 4 or len(llm._cache) < 2:  # two samples finished and cached, two hanging
+    while (
+        len(calls) < 4 or llm._cache._db.execute("SELECT COUNT(*) FROM samples").fetchone()[0] < 2
+    ):  # two samples finished and cached, two hanging
         await asyncio.sleep(0.01)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
@@ -244,7 +246,7 @@ async def test_partial_n_fallback_replays_finished_samples(serve, tmp_path):
     ok_before = server.stats()["by_status"].get("200", 0)
     async with client(server, cache) as llm:
         results = await llm.complete("student", msgs("x"), n=4, key="k")
-    assert [c.cached for c in results].count(True) == 2 and all(c.ok for c in results)
+    assert [c.cached for c in results].count(True) == 2 and all(c.status == "ok" for c in results)
     assert server.stats()["by_status"]["200"] - ok_before == 2  # only the two missing samples
 
 
@@ -256,7 +258,7 @@ async def test_infra_failures_are_not_cached(serve, tmp_path):
     healthy = serve()
     async with client(healthy, cache) as llm:
         [good] = await llm.complete("teacher", msgs("x"))
-    assert good.ok and not good.cached and requests_made(healthy) == 1
+    assert good.status == "ok" and not good.cached and requests_made(healthy) == 1
 
 
 async def test_deterministic_under_a_seed(serve):
@@ -285,9 +287,9 @@ async def test_a_slow_request_does_not_hold_back_fast_ones(serve):
         fast = await asyncio.wait_for(
             asyncio.gather(*(llm.complete("teacher", msgs(f"fast {i}")) for i in range(30))), timeout=10
         )
-        assert not slow.done() and all(r[0].ok for r in fast)
+        assert not slow.done() and all(r[0].status == "ok" for r in fast)
         gate.open.set()
-        assert (await slow)[0].ok
+        assert (await slow)[0].status == "ok"
 
 
 async def test_a_queued_call_cancelled_gives_its_slot_back(serve):
@@ -305,10 +307,10 @@ async def test_a_queued_call_cancelled_gives_its_slot_back(serve):
         assert llm.queued == 2
         waiting.cancel()  # cancelled while it waits for a slot
         gate.open.set()
-        assert (await slow)[0].ok and (await queued)[0].ok
+        assert (await slow)[0].status == "ok" and (await queued)[0].status == "ok"
         await asyncio.gather(waiting, return_exceptions=True)
         assert llm._slots.free == 1 and llm.in_flight == 0
-        assert (await asyncio.wait_for(llm.complete("teacher", msgs("after")), timeout=10))[0].ok
+        assert (await asyncio.wait_for(llm.complete("teacher", msgs("after")), timeout=10))[0].status == "ok"
 
 
 async def test_256_requests_are_in_flight_at_once(serve):
@@ -323,7 +325,7 @@ async def test_256_requests_are_in_flight_at_once(serve):
     server = serve(HoldUntilAllArrive())
     async with client(server, max_in_flight=256, max_attempts=1) as llm:
         results = await asyncio.gather(*(llm.complete("student", msgs(f"p{i}")) for i in range(256)))
-    assert all(r[0].ok for r in results)
+    assert all(r[0].status == "ok" for r in results)
     assert server.stats()["peak_in_flight"] == 256
 
 
@@ -362,25 +364,25 @@ async def test_preflight_waits_for_a_server_that_starts_later(serve):
             [c] = await llm.complete("teacher", msgs("up now"))
     finally:
         starter.join()
-    assert c.ok
+    assert c.status == "ok"
 
 
 async def test_api_key_falls_back_to_env_then_empty(serve, monkeypatch):
     server = serve()
     monkeypatch.setenv("OPENAI_API_KEY", "from-env")
     async with client(server) as llm:
-        assert llm._client(llm.role("teacher")).api_key == "from-env"
+        assert llm._client(llm.roles["teacher"]).api_key == "from-env"
     monkeypatch.delenv("OPENAI_API_KEY")
     async with client(server) as llm:
-        assert llm._client(llm.role("teacher")).api_key == "EMPTY"
+        assert llm._client(llm.roles["teacher"]).api_key == "EMPTY"
     async with client(server, api_key="given") as llm:
-        assert llm._client(llm.role("teacher")).api_key == "given"
+        assert llm._client(llm.roles["teacher"]).api_key == "given"
 
 
 async def test_unknown_role_and_zero_samples(serve):
     async with client(serve()) as llm:
         assert await llm.complete("student", msgs("x"), n=0) == []
-        with pytest.raises(ValueError):
+        with pytest.raises(KeyError):
             await llm.complete("critic", msgs("x"))
 
 
@@ -401,7 +403,7 @@ async def test_refused_connection_is_labelled_connection_refused(backend):
     async with client(dead_url(), http_backend=backend, max_attempts=3) as llm:
         [c] = await llm.complete("teacher", msgs("x"))
     assert c.status == "infra" and c.error.startswith("connection_refused: ")
-    usage = llm.usage.role("teacher")
+    usage = llm.usage.roles["teacher"]
     assert dict(usage.infra_by_cause) == {"connection_refused": 1}
     assert usage.errors_by_cause == {"connection_refused": 3} and usage.requests == 3
 
@@ -412,7 +414,7 @@ async def test_an_outage_ends_on_the_time_bound_not_the_count():
         [c] = await llm.complete("teacher", msgs("x"))
         elapsed = time.monotonic() - start
     assert c.status == "infra" and c.error.startswith("connection_refused")
-    assert elapsed >= 1.0 and 1 < llm.usage.role("teacher").requests < 10_000
+    assert elapsed >= 1.0 and 1 < llm.usage.roles["teacher"].requests < 10_000
 
 
 async def test_a_server_restart_in_the_middle_is_ridden_out(serve, tmp_path):
@@ -428,8 +430,8 @@ async def test_a_server_restart_in_the_middle_is_ridden_out(serve, tmp_path):
         await asyncio.sleep(1.5)  # an outage: every try meets a refused connection
         second = serve(port=port)
         results = await asyncio.gather(*pending)
-    assert all(c.ok for r in results for c in r)
-    errors = llm.usage.role("student").errors_by_cause
+    assert all(c.status == "ok" for r in results for c in r)
+    errors = llm.usage.roles["student"].errors_by_cause
     assert errors["connection_refused"] > 0 and second.stats()["requests"] > 0
 
 
@@ -450,8 +452,8 @@ async def test_malformed_answers_are_retried_until_one_is_whole(serve, backend):
     server = serve(seed=3, truncated_body_rate=0.3, bad_usage_rate=0.3, bad_index_rate=0.3)
     async with client(server, max_attempts=50, http_backend=backend) as llm:
         results = await asyncio.gather(*(llm.complete("student", msgs(f"p{i}"), n=2) for i in range(25)))
-    assert all(c.ok for r in results for c in r)
-    usage = llm.usage.role("student")
+    assert all(c.status == "ok" for r in results for c in r)
+    usage = llm.usage.roles["student"]
     assert usage.errors_by_cause["bad_response"] == server.stats()["by_status"]["200-malformed"] > 0
 
 
@@ -515,7 +517,7 @@ async def test_timeout_bounds_the_whole_request_against_a_dripping_server(backen
     # Each read gets a byte within 0.2 s, so only a bound on the whole request ends it (the body
     # alone would take 200 s).
     assert c.status == "infra" and c.error.startswith("timeout: ")
-    assert elapsed < 30 and llm.usage.role("teacher").errors_by_cause == {"timeout": 2}
+    assert elapsed < 30 and llm.usage.roles["teacher"].errors_by_cause == {"timeout": 2}
 
 
 # -- text, provenance and accounting -----------------------------------------------------------
@@ -526,7 +528,7 @@ async def test_lone_surrogates_come_back_escaped_and_cache_cleanly(serve, tmp_pa
     cache = tmp_path / "c.sqlite"
     async with client(server, cache) as llm:
         [c] = await llm.complete("teacher", msgs("x"))
-    assert c.ok and c.content == "answer \\ud800 end" and c.reasoning == "think \\udfff"
+    assert c.status == "ok" and c.content == "answer \\ud800 end" and c.reasoning == "think \\udfff"
     c.content.encode("utf-8")
     async with client(server, cache) as llm:
         [again] = await llm.complete("teacher", msgs("x"))
@@ -563,7 +565,7 @@ async def test_prompt_tokens_count_once_per_request(serve):
     async with client(server) as llm:
         samples = await llm.complete("student", msgs("a prompt of some length"), n=4)
     assert samples[0].prompt_tokens > 0 and [c.prompt_tokens for c in samples[1:]] == [0, 0, 0]
-    usage = llm.usage.role("student")
+    usage = llm.usage.roles["student"]
     assert usage.prompt_tokens == sum(c.prompt_tokens for c in samples)
     assert usage.completion_tokens == sum(c.completion_tokens for c in samples)
     assert all(c.model == "scripted" for c in samples)
@@ -574,7 +576,7 @@ async def test_single_requests_each_carry_their_own_prompt(serve):
     async with client(server) as llm:
         samples = await llm.complete("student", msgs("x"), n=3)
     assert all(c.prompt_tokens > 0 for c in samples)  # three requests, three prompts paid
-    assert llm.usage.role("student").prompt_tokens == sum(c.prompt_tokens for c in samples)
+    assert llm.usage.roles["student"].prompt_tokens == sum(c.prompt_tokens for c in samples)
 
 
 def test_parse_rejects_each_malformed_shape():
@@ -609,7 +611,7 @@ def test_parse_rejects_each_malformed_shape():
     assert [c.prompt_tokens for c in good] == [5, 0] and sum(c.completion_tokens for c in good) == 4
     # A server that ignores n answers one choice: the first sample, kept as it is.
     [first], _, _ = parse_completions(answer([choice(0, "only")]), 2, 0.1)
-    assert first.content == "only" and first.ok
+    assert first.content == "only" and first.status == "ok"
     [c], _, _ = parse_completions(
         {"choices": [{"index": 0, "message": {"content": None, "reasoning_content": "r"}, "finish_reason": "length"}]},
         1,

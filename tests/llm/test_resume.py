@@ -47,10 +47,10 @@ def test_sample_seeds_are_base_plus_index():
 async def test_the_scripted_server_seeds_sample_i_of_an_n_request_with_seed_plus_i(serve):
     server = serve()
     async with client(server) as llm:
-        body = llm._body(llm.role("student"), msgs("x"), 4, seed=100)
-        whole = await llm._request("student", llm.role("student"), msgs("x"), 4, 100)
-        alone = [(await llm._request("student", llm.role("student"), msgs("x"), 1, 100 + i))[0] for i in range(4)]
-        tail = await llm._request("student", llm.role("student"), msgs("x"), 2, 102)
+        body = llm._body(llm.roles["student"], msgs("x"), 4, seed=100)
+        whole = await llm._request("student", llm.roles["student"], msgs("x"), 4, 100)
+        alone = [(await llm._request("student", llm.roles["student"], msgs("x"), 1, 100 + i))[0] for i in range(4)]
+        tail = await llm._request("student", llm.roles["student"], msgs("x"), 2, 102)
     assert body["seed"] == 100 and body["n"] == 4
     assert [c.content for c in whole] == [c.content for c in alone] and len({c.content for c in whole}) == 4
     assert [c.content for c in tail] == [c.content for c in alone[2:]]

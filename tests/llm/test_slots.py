@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from synthgen.llm.slots import PrioritySlots
+from synthgen.llm.client import PrioritySlots
 
 
 async def _served_order(slots: PrioritySlots, priorities: list[float]) -> list[int]:
