@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dedup_peers  # noqa: E402
 from dedup_corpus import build, corpus_digest  # noqa: E402, F401  (tests/stages/filter/test_dedup.py uses build)
 
-from synthgen.stages.filter import dedup, dedup_text  # noqa: E402
+from synthgen.stages.filter import dedup  # noqa: E402
 from synthgen.stages.filter.settings import DedupSettings  # noqa: E402
 
 MAX_SECONDS = 40.0
@@ -64,7 +64,7 @@ def baseline_signatures(docs: list[str], params: DedupSettings) -> list:
     sigs = []
     for text in docs:
         m = MinHash(num_perm=params.num_perm, seed=params.seed, hashfunc=dedup.hashfunc(params))
-        for shingle in dedup_text.problem_shingles(text, None, params.ngram):
+        for shingle in dedup.problem_shingles(text, None, params.ngram):
             m.update(shingle)
         sigs.append(m)
     return sigs
