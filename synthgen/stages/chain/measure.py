@@ -1,34 +1,24 @@
 """Chain measures its steps the way its start problems were measured, or stops and says why (exit 2).
 
 Why: a chain is three pass rates read side by side (hard < medium < easy), so its levels must be
-samples of one measurement. The hard start was measured by `generate` (or `calibrate`), medium and
-easy by chain: a run generated with `attempts: 8` and chained with chain's default M = 32 mixed
-M = 8 and M = 32 silently. `bin` refuses such a mix (synthgen.stages.bin.run.check_measurements);
+samples of one measurement; a run generated with `attempts: 8` and chained with chain's default
+M = 32 would mix them silently. `bin` refuses such a mix (synthgen.stages.bin.run.check_measurements);
 chain does too.
 
-Before any request and any write (`settle`, called before the turn loop hashes the settings):
+`settle`, before any request and before the turn loop hashes the settings, reads the measurements
+of every start of the run (not only this shard's, so every shard takes the same settings). More
+than one, or none recorded: exit 2 unless --remeasure. One: M and the student's effort and
+temperature are taken from it where the user did not set them (a flag or the config's `chain:`
+section: pydantic's `model_fields_set`); the taken values are hashed like any setting, so the same
+command resumes its own rows; a setting set otherwise is exit 2 naming each difference and the
+ways out. The student's top_p and max_tokens, in no column, are checked through `measured_by`.
+The served model name and the sandbox isolation are known only once turns run, so
+`ChainMeasurement.check` compares every measured step's `measured_by` with the starts'; until one
+has matched, turns go one at a time, so a mismatch stops the run with no other request in flight.
 
-- The starts' measurements (synthgen.store.measurement.measurements) over every start of the run,
-  not only this shard's, so every shard of a Slurm array takes the same settings and hash. More
-  than one, or none recorded (older rows or imports, no `measured_by`): exit 2 unless --remeasure.
-- One: what decides a measurement and the rows record (M, the student's reasoning effort and
-  temperature) is taken from it where the user did not set it ("set": a flag or the config's
-  `chain:` section, i.e. pydantic's `model_fields_set`, per nested role too). The taken values are
-  settings like any other, in the settings hash, so the same command resumes its own rows. A
-  setting set to another value: exit 2 naming each difference and the two ways out.
-- What the rows do not record (the student's top_p and max_tokens) is only checked, through
-  `measured_by`: the key chain's settings give with the starts' model, sandbox and version.
-- The served model name and the sandbox's isolation are known only once the run has started, so
-  every measured step is checked against the starts' `measured_by` as it comes in
-  (`ChainMeasurement.check`); until one has matched, the stage runs one turn at a time, so the
-  first step that differs stops the run (exit 2) with no other request in flight: nothing is paid
-  for and lost. The rows already written stay valid, and a re-run with --remeasure resumes them.
-
-`--remeasure` lets chain measure otherwise, on purpose. It is not hashed: it only permits, and
-what it permits is hashed through the settings themselves. What happened (the starts'
-measurements, what was taken, the flag, how the accepted steps were measured) is recorded by
-`ChainMeasurement.record` in the markers of chain/tries, problems and links and in the part
-metadata of problems and links.
+`--remeasure` only permits measuring otherwise (it is not hashed; what it permits is hashed
+through the settings). `ChainMeasurement.record` writes what happened into the markers of
+chain/tries, problems and links and the part metadata of problems and links.
 """
 
 from __future__ import annotations

@@ -207,27 +207,20 @@ def dedup_reasons(
         groups = np.array([codes[e] for e in envs], dtype=np.int64)
     labels = dedup.near_duplicate_labels(texts, cfg, groups=groups, workers=cfg.workers)
     n_new = len(rows)
-    members: dict[int, list[int]] = {}
-    for k, label in enumerate(labels.tolist()):
-        members.setdefault(label, []).append(k)
     pass_rates = sub["pass_rate"].to_list()
     turns = sub["turn"].to_list()
     turn_ids = sub["turn_id"].to_list()
     pids = sub["problem_id"].to_list()
     prior_ids = prior["problem_id"].to_list()
     hits: dict[int, str] = {}
-    clusters = against = 0
-    for group in members.values():
-        if len(group) < 2:
-            continue
-        clusters += 1
+    clusters, against = dedup.clusters_of(labels), 0
+    for group in clusters:
         new = [k for k in group if k < n_new]
         old = [k for k in group if k >= n_new]
         if old:
-            first = prior_ids[old[0] - n_new]
             for k in new:
-                hits[int(rows[k])] = f"near-duplicate of earlier-run problem {first}"
-                against += 1
+                hits[int(rows[k])] = f"near-duplicate of earlier-run problem {prior_ids[old[0] - n_new]}"
+            against += len(new)
             continue
         keep = min(new, key=lambda k: (_distance(pass_rates[k]), turns[k], turn_ids[k]))
         for k in new:
@@ -245,7 +238,7 @@ def dedup_reasons(
         "lsh_bands_rows": list(dedup.lsh_shape(cfg.threshold, cfg.num_perm, cfg.recall_weight)),
         "compared": n_new,
         "earlier_run_problems": prior.height,
-        "clusters": clusters,
+        "clusters": len(clusters),
         "near_duplicates": len(hits),
         "of_earlier_runs": against,
         "seconds": round(time.perf_counter() - started, 3),
