@@ -1,29 +1,21 @@
 """`synthgen bin`: sort kept problems into difficulty bins by pass rate (the paper's Appendix B and Table 3).
 
-Reads the filter's kept rows (`<run_dir>/filter/`, or `--input DIR`), adds a `difficulty`
-column and writes one folder per non-empty bin, `<run_dir>/bin/<difficulty>/part-00000.parquet`.
-Each folder reads on its own with `polars.read_parquet`, `pyarrow.dataset` or
-`datasets.load_dataset("parquet", data_files=".../bin/hard/*.parquet")`, and `bin/*/*.parquet`
-is exactly the binned problems. An empty bin gets no folder (`datasets` cannot read a Parquet
-file without rows); summary.json lists it with 0.
+Reads the filter's kept rows (`<run_dir>/filter/`, or `--input DIR`), adds a `difficulty` column
+and writes one folder per non-empty bin, `<run_dir>/bin/<difficulty>/part-00000.parquet`, each
+readable on its own (polars, pyarrow, `datasets.load_dataset("parquet", data_files=...)`); an
+empty bin gets no folder (`datasets` cannot read a Parquet file without rows) and summary.json
+lists it with 0. Problems outside every bin are counted and reported, never silently kept;
+`--write-outside` writes them to `<run_dir>/bin_outside/`, beside `bin/` so that no glob over
+`bin/` picks them up. `--balance` cuts every non-empty bin to the smallest one's count, keeping
+the rows whose sha256(seed, turn_id) is smallest. settings.py beside this file has the boundary rule.
 
-Problems outside every bin (below the lowest, in a gap, above the highest, no pass rate) are
-counted and reported, never silently kept; `--write-outside` writes them, difficulty null, to
-`<run_dir>/bin_outside/` (beside `bin/`, so that no glob over `bin/` picks them up). `--balance`
-downsamples every non-empty bin to the smallest one's count, keeping the rows whose
-sha256(seed, turn_id) is smallest, so the choice depends only on the seed and the rows.
-`bin/summary.json` holds the counts; a terminal histogram shows pass rates per environment and
-per bin; `--plot FILE.png` draws them (matplotlib, the `plot` extra). See settings.py beside this file for the
-boundary rule.
+Where the rows carry a chance rate (synthgen.envs.chance), the summary's `chance` and a table say
+per bin how many problems a no-skill strategy solves at least half the time, and the mean pass
+rate above chance (synthgen.store.measurement.above_chance): a bin of pass rates near 0.5 whose
+rate above chance is near 0 holds coin flips, not medium problems.
 
-Where the rows carry a chance rate (synthgen.envs.chance), the summary's `chance` and a terminal
-table say per bin how many problems a no-skill strategy solves at least half the time, and the
-mean pass rate above chance, (p - c) / (1 - c) (synthgen.store.measurement.above_chance): a bin
-of pass rates near 0.5 whose rate above chance is near 0 holds coin flips, not medium problems.
-
-The filter output must be finished (`--allow-partial` reads what is, and says so). `bin/` is
-built beside the old folder and swapped in under a lock, with `bin/bin.done` inside it, so a
-killed bin leaves the old bins or none.
+`bin/` is built beside the old folder and swapped in under a lock, so a killed bin leaves the old
+bins or none.
 """
 
 from __future__ import annotations
@@ -39,6 +31,7 @@ from rich.table import Table
 
 from synthgen.errors import UserError
 from synthgen.stages.bin.settings import BinSettings
+from synthgen.stages.stats.show import make_table, sparkline
 from synthgen.store.bins import Bin
 from synthgen.store.files import file_metadata, write_parquet_atomic, write_text_atomic
 from synthgen.store.layout import StageDir
@@ -58,12 +51,6 @@ STAGE = "bin"
 OUTSIDE = "bin_outside"  # a sibling of bin/
 SUMMARY = "summary.json"
 BINNED = BINNED_SPEC.schema  # PROBLEMS plus `difficulty`
-SPARK = "·▁▂▃▄▅▆▇█"  # first: an empty bucket
-
-
-def classify(p: float | None, bins: list[Bin]) -> str | None:
-    """The bin holding pass rate p, or None (for one value; `assign` does whole tables)."""
-    return next((b.name for b in bins if b.holds(p)), None)
 
 
 def assign(df: pl.DataFrame, bins: list[Bin]) -> pl.DataFrame:
@@ -89,7 +76,8 @@ def where_outside(df: pl.DataFrame, bins: list[Bin]) -> dict[str, int]:
     }
 
 
-def _rank(seed: int, key: str) -> bytes:
+def rank(seed: int, key: str) -> bytes:
+    """A seeded order of rows by key: the same seed and keys, the same order."""
     return hashlib.sha256(f"{seed}:{key}".encode()).digest()
 
 
@@ -99,7 +87,7 @@ def balance(df: pl.DataFrame, bins: list[Bin], seed: int) -> tuple[pl.DataFrame,
     if not counts:
         return df.clear(), 0
     target = min(counts.values())
-    ranked = df.with_columns(pl.Series("_rank", [_rank(seed, t) for t in df["turn_id"].to_list()], dtype=pl.Binary))
+    ranked = df.with_columns(pl.Series("_rank", [rank(seed, t) for t in df["turn_id"].to_list()], dtype=pl.Binary))
     kept = (
         ranked.filter(pl.col("difficulty").is_not_null())
         .sort("_rank")
@@ -139,24 +127,16 @@ def check_measurements(df: pl.DataFrame, allow_mixed: bool) -> None:
 
 
 # -- histograms -------------------------------------------------------------------------------------
-def sparkline(counts: list[int]) -> str:
-    top = max(counts) if counts else 0
-    if not top:
-        return SPARK[0] * len(counts)
-    return "".join(SPARK[0] if c == 0 else SPARK[max(1, round(c / top * (len(SPARK) - 1)))] for c in counts)
-
-
 def histogram_table(title: str, groups: dict[str, list[float]], buckets: int = 20) -> Table:
-    table = Table(title=title, title_justify="left", show_edge=False)
-    table.add_column("group")
-    table.add_column("n", justify="right")
-    table.add_column("mean", justify="right")
-    table.add_column("0" + "·" * (buckets - 2) + "1", no_wrap=True)  # one character per bucket
+    rows = []
     for name, values in groups.items():
         vals = [v for v in values if v is not None]
-        mean = f"{sum(vals) / len(vals):.3f}" if vals else "-"
-        table.add_row(name, str(len(vals)), mean, sparkline(histogram(vals, buckets)))
-    return table
+        rows.append([name, len(vals), _3(sum(vals) / len(vals) if vals else None), sparkline(histogram(vals, buckets))])
+    return make_table(title, ["group", "n", "mean", "0" + "·" * (buckets - 2) + "1"], rows, left=(0, 3))
+
+
+def _3(value: float | None) -> str | None:
+    return None if value is None else f"{value:.3f}"
 
 
 def show(df: pl.DataFrame, written: pl.DataFrame, bins: list[Bin], console: Console) -> None:
@@ -168,16 +148,20 @@ def show(df: pl.DataFrame, written: pl.DataFrame, bins: list[Bin], console: Cons
     console.print(histogram_table("pass rates per bin (as written)", by_bin))
     chance = chance_by_bin(written, bins)
     if any(c["measured"] for c in chance.values()):
-        table = Table(title="pass rates against chance per bin (as written)", title_justify="left", show_edge=False)
-        for name in ("bin", "measured", "mean chance", f"chance >= {GUESSABLE_AT:g}", "mean pass rate", "above chance"):
-            table.add_column(name, justify="left" if name == "bin" else "right")
-        for name, c in chance.items():
-            mean_chance, mean_pass, above = (
-                "-" if v is None else f"{v:.3f}"
-                for v in (c["mean_chance_rate"], c["mean_pass_rate"], c["mean_above_chance"])
-            )
-            table.add_row(name, str(c["measured"]), mean_chance, str(c["guessable"]), mean_pass, above)
-        console.print(table)
+        title = "pass rates against chance per bin (as written)"
+        headers = ["bin", "measured", "mean chance", f"chance >= {GUESSABLE_AT:g}", "mean pass rate", "above chance"]
+        rows = [
+            [
+                name,
+                c["measured"],
+                _3(c["mean_chance_rate"]),
+                c["guessable"],
+                _3(c["mean_pass_rate"]),
+                _3(c["mean_above_chance"]),
+            ]
+            for name, c in chance.items()
+        ]
+        console.print(make_table(title, headers, rows))
 
 
 def chance_by_bin(frame: pl.DataFrame, bins: list[Bin]) -> dict[str, dict]:

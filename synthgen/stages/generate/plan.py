@@ -1,12 +1,10 @@
 """Which lineages a generate shard still has to run, worked out lazily: a million seeds in bounded memory.
 
-A shard's lineages are defined by the seeds sorted by id (deduplicated, the first `max_seeds`):
-seed i of that order belongs to shard i mod n, and its lineage j gets environment (i + j) mod E,
-so every environment gets its share however the seeds are sharded. Only the seed ids are read
-to decide that, and the rows already on disk are counted per lineage without becoming Python
-objects; the texts are streamed from the seed files in file order, one record batch at a time,
-as the turn loop takes lineages. Memory holds the ids (tens of MB per million seeds), small
-integer tables and one batch of texts, never the whole seed set or shard.
+Seed i of the seeds sorted by id (deduplicated, the first `max_seeds`) belongs to shard i mod n,
+and its lineage j gets environment (i + j) mod E, so every environment gets its share however the
+seeds are sharded. Only the seed ids are read to decide that and the rows on disk are counted per
+lineage with polars; the texts stream from the seed files one record batch at a time, as the turn
+loop takes lineages.
 """
 
 from __future__ import annotations

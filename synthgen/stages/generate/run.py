@@ -2,18 +2,13 @@
 
 Each seed starts `lineages_per_seed` lineages, spread over the chosen environments. A lineage
 runs `turns` teacher turns: turn 1 from the seed, each later one from the last valid problem and
-the student's results on it (the paper's progression: easier at p = 0, harder above 0.65, else a
-variant near the same level). After a malformed or invalid turn the next prompt says what was
-wrong with it. With `single_turn` K > 0, each lineage is instead K independent first-turn samples
-of one teacher prompt (the paper's single-turn baseline).
+the student's results on it (the paper's progression); after a malformed or invalid turn the next
+prompt says what was wrong. With `single_turn` K > 0 a lineage is instead K independent
+first-turn samples of one teacher prompt (the paper's single-turn baseline).
 
-How the turns run (resume, SIGTERM, infrastructure failures, progress, the stats file) is the
-turn loop's business: see synthgen.turns.loop. A lineage whose turn failed on
-infrastructure stops there and is redone by the next run.
-
-With `--keep-attempts solved|all` the student's attempts of every valid problem are also kept
-whole (text, reasoning, verdict, tokens) in RUN_DIR/generate-attempts/, sharded like the rows
-(synthgen.store.attempts; `read_attempts` reads them back, `export --format sft` writes them).
+The turn loop (synthgen.turns.loop) runs the turns: resume, SIGTERM, infrastructure failures,
+progress, stats. With `--keep-attempts solved|all` the student's attempts of every valid problem
+are kept whole in RUN_DIR/generate-attempts/ (synthgen.store.attempts).
 """
 
 from __future__ import annotations

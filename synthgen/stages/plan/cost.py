@@ -1,16 +1,15 @@
 """What a generate run costs: requests, tokens, sandbox jobs and GPU time, counted or estimated.
 
-`counted(rows, kept)` reads them off a run's generate rows (what `synthgen stats` reports);
-`measured(rows, kept)` turns the same rows into per-request figures, and `estimate(...)` scales
-per-request figures to a configured run (what `synthgen plan` reports). Both give a `Cost`, so
-an estimate and an outcome print the same keys and can be compared line by line.
+`counted` reads a `Cost` off a run's generate rows (what `synthgen stats` reports), `measured`
+turns the same rows into per-request figures and `estimate` scales those to a configured run
+(what `synthgen plan` reports), so an estimate and an outcome compare line by line.
 
-Counting rules (the rows' own token account, synthgen.turns.report): a teacher turn is one
-request (a single-turn lineage is one request with n = K); a valid turn is one student request
-with n = M; prompt tokens count once per request, completion tokens per sample. Sandbox jobs are
-approximate: `validation_jobs` per problem checked in the sandbox plus one per scored attempt.
-GPU time: prompt tokens at the prefill rate plus completion tokens at the role's decode rate,
-per GPU (synthgen.stages.plan.settings.ThroughputSettings); wall time spreads it over the GPUs, kept full.
+Counting rules (the rows' token account, synthgen.turns.report): a teacher turn is one request (a
+single-turn lineage one request with n = K); a valid turn one student request with n = M; prompt
+tokens count once per request, completion tokens per sample. Sandbox jobs are approximate:
+`validation_jobs` per problem checked in the sandbox plus one per scored attempt. GPU time:
+prompt tokens at the prefill rate plus completion tokens at the role's decode rate
+(ThroughputSettings), spread over the GPUs, kept full.
 """
 
 from __future__ import annotations

@@ -1,17 +1,15 @@
 """`synthgen seeds`: cut 25-50-line snippets from code, deterministically, split across shards.
 
 Source trees and starcoderdata-style shards give random windows of `min_lines`-`max_lines`
-consecutive lines (the paper's 25-50); solutions are used whole, at any length, as the paper does
-with real solutions (a short one is still a seed; cutting a long one to `max_lines` would seed with
-part of a program, and skipping it would drop the longer, often harder problems); so are the solved
-completions of a training run (`seeds completions OUTPUT`, from `train --save-completions`): the
-code of each completion whose reward was 1.
+consecutive lines (the paper's 25-50). Solutions, and the solved completions of a training run
+(`seeds completions OUTPUT`, from `train --save-completions`), are used whole at any length, as
+the paper does with real solutions: cutting one would seed with part of a program, skipping long
+ones would drop the often harder problems.
 
 Sampling is order-independent: every candidate window gets a priority from a hash of (seed,
-window text), and the n windows with the smallest priorities win. So the result depends only on
-the inputs and `--seed`, never on file order or on how the work is split; exact duplicates
-collapse because equal text has equal id and priority. Shard i of n keeps ranks i, i+n, ...
-One process writes a shard at a time (a lock; a second one exits 2).
+window text) and the n smallest win, so the result depends only on the inputs and `--seed`, never
+on file order or sharding; equal texts collapse. Shard i of n keeps ranks i, i+n, ... One process
+writes a shard at a time (a lock; a second one exits 2).
 """
 
 from __future__ import annotations

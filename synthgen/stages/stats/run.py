@@ -1,17 +1,14 @@
 """`synthgen stats RUN_DIR`: the numbers of a run, from whatever stages it has so far.
 
-Reads (never writes) `seeds/`, `generate/`, `filter/`, `bin/` and `chain/` under the run
-directory, each file checked against its schema (a wrong one is exit 2, naming the file and the
-column); a stage that is missing is reported as absent, not as an error, and an unfinished one
-is counted as far as it is written (`shards_done` says how far). Besides rows per stage: the
-multi-turn yield curve per (mode, turn), reject reasons, pass-rate histograms per environment,
-multi- against single-turn yield per seed, token use per role (the chain stage's separately, as
-its `tries/` count them: `problems/` repeats hard starts generate already paid for), the sets
-offered to `train --data` (`training_sets`), chance levels (synthgen.envs.chance) and the
-generate stage's cost in the keys `synthgen plan` estimates, so an estimate and its outcome
-compare line by line.
+Reads (never writes) the run's stage folders, each file checked against its schema (a wrong one is
+exit 2 naming the file and the column); a missing stage is reported as absent, an unfinished one
+counted as far as it is written (`shards_done`). Besides rows per stage: yield per (mode, turn),
+reject reasons, pass-rate histograms, multi- against single-turn yield, token use per role (the
+chain stage's apart: `problems/` repeats hard starts generate already paid for), the sets offered
+to `train --data`, chance levels, and generate's cost in the keys `synthgen plan` estimates, so an
+estimate and its outcome compare line by line.
 
-`collect` returns a JSON-ready dict (`--json` prints it as is); synthgen.stages.stats.show renders it with rich.
+`collect` returns a JSON-ready dict (`--json` prints it); synthgen.stages.stats.show renders it.
 """
 
 from __future__ import annotations
