@@ -20,15 +20,12 @@ rules below in order; the first rule that fires is the row's one reject reason
                                 across all shards, and against earlier runs' kept sets
 
 Contamination runs before dedup so a contaminated problem never wins a duplicate cluster and
-takes its clean twins down with it. Kept rows pass through unchanged (PROBLEMS schema) to
-`<run_dir>/filter/kept.part-*.parquet`; rejected rows, with `reject_reason` and
-`reject_detail`, to `<run_dir>/filter/rejects/`; counts to `<run_dir>/filter/stats.json`.
-A re-run with the same settings and the same input does nothing; with other settings it needs
---force.
-
-The input must be finished (every generate shard marked; `--allow-partial` reads the finished
-ones and records that in the output). One filter writes a run at a time (a lock); the output is
-built beside the old folder and swapped in, so a killed filter leaves the old output or none.
+takes its clean twins down with it. Kept rows pass through unchanged to
+`<run_dir>/filter/kept.part-*.parquet`; rejected rows, with `reject_reason` and `reject_detail`,
+to `<run_dir>/filter/rejects/`; counts to `<run_dir>/filter/stats.json`. A re-run with the same
+settings and input does nothing; with other settings it needs --force. As every whole-folder
+stage (synthgen.store.readiness.WholeStage), it reads a finished input (or `--allow-partial`) and
+swaps its new folder in under a lock, so a killed filter leaves the old output or none.
 """
 
 from __future__ import annotations
@@ -178,10 +175,6 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
     return hits, summary
 
 
-def _distance(p: float | None) -> float:
-    return round(abs((p if p is not None else 0.0) - 0.5), 9)
-
-
 def dedup_reasons(
     df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings, prior: pl.DataFrame
 ) -> tuple[dict[int, str], dict]:
@@ -222,7 +215,7 @@ def dedup_reasons(
                 hits[int(rows[k])] = f"near-duplicate of earlier-run problem {prior_ids[old[0] - n_new]}"
             against += len(new)
             continue
-        keep = min(new, key=lambda k: (_distance(pass_rates[k]), turns[k], turn_ids[k]))
+        keep = min(new, key=lambda k: (round(abs((pass_rates[k] or 0.0) - 0.5), 9), turns[k], turn_ids[k]))
         for k in new:
             if k != keep:
                 hits[int(rows[k])] = (
@@ -271,8 +264,7 @@ def summarize(df: pl.DataFrame, reasons: list[str | None], settings: FilterSetti
     frame = df.select("env", "turn", "mode").with_columns(pl.Series("reject", reasons, dtype=pl.String))
     kept = frame.filter(pl.col("reject").is_null())
     counts = dict.fromkeys(R.GENERATION + R.FILTER, 0)
-    for code, n in frame.drop_nulls("reject").group_by("reject").len().iter_rows():
-        counts[code] = n
+    counts.update(frame.drop_nulls("reject").group_by("reject").len().iter_rows())
     by_env = {}
     for env in sorted(frame["env"].unique().to_list()):
         part = frame.filter(pl.col("env") == env)
@@ -340,12 +332,9 @@ class FilterStage(WholeStage):
         if settings.rejects:
             rejects = build.sub(REJECTS_SHARD)
             dropped = table.filter(pc.invert(keep))
-            dropped = dropped.append_column(
-                REJECTS_EXTRA[0], pa.array([r for r in reasons if r is not None], pa.string())
-            )
-            dropped = dropped.append_column(
-                REJECTS_EXTRA[1], pa.array([d for r, d in zip(reasons, details) if r is not None], pa.string())
-            )
+            why = [(r, d) for r, d in zip(reasons, details) if r is not None]
+            for field, values in zip(REJECTS_EXTRA, zip(*why) if why else ((), ())):
+                dropped = dropped.append_column(field, pa.array(list(values), pa.string()))
             _write_parts(rejects, REJECTS_SHARD, dropped.cast(REJECTS), settings.rows_per_part, meta)
             rejects.mark_done(REJECTS_SHARD, {"settings_hash": self.digest, "rows": dropped.num_rows})
         write_text_atomic(build.path / STATS_FILE, json.dumps(self.summary, indent=1, sort_keys=True) + "\n")
@@ -355,10 +344,7 @@ class FilterStage(WholeStage):
 def run(settings: FilterSettings, *, force: bool = False, console: Console | None = None) -> dict:
     stage = FilterStage(settings, StageDir.of(settings.run_dir, STAGE), console)
     if stage.run(force):
-        report(stage.summary, stage.console)
+        stats = stage.summary
+        reasons = ", ".join(f"{k} {v}" for k, v in stats["reasons"].items() if v) or "none"
+        stage.console.print(f"filter: kept {stats['kept']} of {stats['input_rows']} rows; rejected: {reasons}")
     return stage.summary
-
-
-def report(stats: dict, console: Console) -> None:
-    reasons = ", ".join(f"{k} {v}" for k, v in stats["reasons"].items() if v) or "none"
-    console.print(f"filter: kept {stats['kept']} of {stats['input_rows']} rows; rejected: {reasons}")

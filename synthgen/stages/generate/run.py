@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.console import Console
 
 from synthgen.envs import get_env
-from synthgen.stages.generate.plan import SeedLineage, check_seed_files, plan_shard, stream_lineages
+from synthgen.stages.generate.plan import SeedLineage, check_seed_files, plan_shard
 from synthgen.stages.generate.settings import GenerateSettings
 from synthgen.store.layout import StageDir
 from synthgen.store.readiness import read_input
@@ -55,11 +55,7 @@ class GenerateStage(TurnStage):
         check_seed_files(self.seed_parts)
 
     def plan(self, parts: list[Path]) -> UnitsLeft:
-        s, need = self.settings, self.turns_per_lineage
-        shard = plan_shard(self.seed_parts, parts, s, need)
-        todo = stream_lineages(self.seed_parts, shard.todo, s.envs, s.single_turn > 0)
-        turns_todo = shard.lineages_total * need - shard.rows_on_disk
-        return UnitsLeft(todo, shard.lineages_total, shard.lineages_done, turns_todo, shard.resumed_keys)
+        return plan_shard(self.seed_parts, parts, self.settings, self.turns_per_lineage)
 
     async def run_unit(self, item: SeedLineage, loop: TurnLoop) -> bool:
         mode = Mode.SINGLE if item.single else Mode.MULTI

@@ -99,22 +99,18 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
     filter_stats = _json(run / "filter" / "stats.json")
 
     if gen is not None:
-        stages["generate"] = {
-            "rows": gen.height,
-            "valid": int(gen["valid"].sum()),
-            "invalid": gen.height - int(gen["valid"].sum()),
-            "seeds": gen["seed_id"].n_unique(),
-            "lineages": gen["lineage_id"].n_unique(),
-            "shards_done": len(generate.done_shards()),
-        }
+        valid = int(gen["valid"].sum())
+        stages["generate"] = {"rows": gen.height, "valid": valid, "invalid": gen.height - valid}
+        stages["generate"].update(seeds=gen["seed_id"].n_unique(), lineages=gen["lineage_id"].n_unique())
+        stages["generate"]["shards_done"] = len(generate.done_shards())
     else:
         # Before its first part, a generate that is running is not absent: say so, with its writer.
         note = running_note(generate)
         stages["generate"] = {"state": note} if note else None
     stages["filter"] = None
     if kept_frame is not None or filter_stats is not None:
-        known = filter_stats or {}
-        stages["filter"] = {"kept": len(kept_ids or ()), **{k: known.get(k) for k in ("rejected", "input_rows")}}
+        known = {k: (filter_stats or {}).get(k) for k in ("rejected", "input_rows")}
+        stages["filter"] = {"kept": len(kept_ids or ()), **known}
     bin_stage = StageDir.of(run, "bin")
     bin_summary = _json(bin_stage.path / "summary.json")
     if bin_summary:
@@ -253,14 +249,8 @@ def _infra(run: Path) -> list[dict[str, Any]]:
         for path in sorted((run / stage).glob("stats-*.json")):
             info = _json(path) or {}
             if info.get("infra_failures"):
-                found.append(
-                    {
-                        "stage": stage,
-                        "shard": info.get("shard") or path.stem.removeprefix("stats-"),
-                        "turns": info["infra_failures"],
-                        "causes": info.get("infra_causes", {}),
-                    }
-                )
+                shard, causes = info.get("shard") or path.stem.removeprefix("stats-"), info.get("infra_causes", {})
+                found.append({"stage": stage, "shard": shard, "turns": info["infra_failures"], "causes": causes})
     return found
 
 
