@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dedup_peers  # noqa: E402
 from dedup_corpus import build, corpus_digest  # noqa: E402, F401  (tests/stages/filter/test_dedup.py uses build)
 
+from synthgen.sandbox.isolation import usable_cpus  # noqa: E402
 from synthgen.stages.filter import dedup  # noqa: E402
 from synthgen.stages.filter.settings import DedupSettings  # noqa: E402
 
@@ -191,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-peers", action="store_true", help="skip the peer phase")
     args = ap.parse_args(argv)
     params = DedupSettings(threshold=args.threshold)
-    workers = args.workers or dedup.default_workers()
+    workers = args.workers or usable_cpus()
     bands, rows = dedup.lsh_shape(params.threshold, params.num_perm, params.recall_weight)
 
     t = time.perf_counter()

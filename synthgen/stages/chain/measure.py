@@ -125,7 +125,9 @@ def settle(settings: ChainSettings, starts: pl.DataFrame) -> tuple[ChainSettings
         return settings, ChainMeasurement(found, remeasure=True), line
     start = found[0]
     taken: dict[str, Any] = {}
-    differ: list[Difference] = []
+    differ: list[str] = []  # how chain would measure otherwise, and the ways out besides --remeasure:
+    flags: list[str] = []  # the flags to drop
+    ways: list[str] = []  # what else to do
     values, given = settings.model_dump(), settings.model_dump(exclude_unset=True)
     for path, column, name, flag in TAKEN:
         theirs = start.get(column)
@@ -135,33 +137,31 @@ def settle(settings: ChainSettings, starts: pl.DataFrame) -> tuple[ChainSettings
         if _same(theirs, ours):
             continue
         if _lookup(given, path) is not _UNSET:  # given as a flag or in the config's chain section
-            differ.append(Difference(f"{name}: {shown(theirs)} ({THEIRS}) -> {shown(ours)} ({OURS})", flag=flag))
+            differ.append(f"{name}: {shown(theirs)} ({THEIRS}) -> {shown(ours)} ({OURS})")
+            flags.append(flag)
         else:
             taken[".".join(path)] = theirs
     settings = _with(settings, taken)
     version = start.get("synthgen_version")
     if version is not None and version != __version__:
-        differ.append(
-            Difference(
-                f"synthgen version: {version} ({THEIRS}) -> {__version__} ({OURS})",
-                f"run synthgen {version} or calibrate them (synthgen calibrate)",
-            )
-        )
+        differ.append(f"synthgen version: {version} ({THEIRS}) -> {__version__} ({OURS})")
+        ways.append(f"run synthgen {version} or calibrate them (synthgen calibrate)")
     elif _unrecorded_differ(settings, start):  # (a key of another version is not comparable)
         student = settings.student
         differ.append(
-            Difference(
-                f"student top_p {shown(float(student.top_p))} or max_tokens {student.max_tokens} ({OURS}): not "
-                f"those that measured {THEIRS} (no column records them; measured_by says so)",
-                "set --student-top-p and --student-max-tokens (or the config's chain.student) as the run that "
-                "measured them did",
-            )
+            f"student top_p {shown(float(student.top_p))} or max_tokens {student.max_tokens} ({OURS}): not "
+            f"those that measured {THEIRS} (no column records them; measured_by says so)"
         )
-    said = "; ".join(d.what for d in differ)
+        ways.append(
+            "set --student-top-p and --student-max-tokens (or the config's chain.student) as the run that "
+            "measured them did"
+        )
+    said = "; ".join(differ)
     if differ and not settings.remeasure:
+        drop = f"drop {' and '.join(flags)} (or their keys in the config's chain section) to measure as they were"
         raise UserError(
             f"chain would measure its steps otherwise than the start problems were measured ({said}); "
-            f"{_ways_out(differ)}, or pass --remeasure to measure anew on purpose"
+            f"{'; '.join(([drop] if flags else []) + ways)}, or pass --remeasure to measure anew on purpose"
         )
     # Each step is checked against the starts' measured_by unless measuring anew is allowed.
     expected = None if settings.remeasure else start["measured_by"]
@@ -177,22 +177,6 @@ def settle(settings: ChainSettings, starts: pl.DataFrame) -> tuple[ChainSettings
     else:
         line = None
     return settings, measurement, line
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One way chain's settings would measure otherwise than the starts were: what, and the way out
-    other than --remeasure (the flag to drop, or what to do)."""
-
-    what: str
-    way: str | None = None
-    flag: str | None = None
-
-
-def _ways_out(differ: list[Difference]) -> str:
-    flags = [d.flag for d in differ if d.flag]
-    ways = [f"drop {' and '.join(flags)} (or their keys in the config's chain section) to measure as they were"]
-    return "; ".join([*(ways if flags else []), *(d.way for d in differ if d.way)])
 
 
 def _unrecorded_differ(settings: ChainSettings, start: dict[str, Any]) -> bool:

@@ -33,9 +33,8 @@ import builtins
 import hashlib
 import keyword
 import multiprocessing
-import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -261,13 +260,6 @@ def _sign_chunk(job: tuple[list[tuple[str | None, str | None]], DedupSettings]) 
     return np.concatenate(parts) if parts else np.zeros((0, params.num_perm), dtype=np.uint32)
 
 
-def default_workers() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
 def signatures(
     texts: Sequence[tuple[str | None, str | None]],
     params: DedupSettings,
@@ -276,7 +268,9 @@ def signatures(
 ) -> np.ndarray:
     """(len(texts), num_perm) uint32 signatures of (code, message) pairs, of `params.signature`'s
     kind; a process pool over chunks when there are many."""
-    workers = workers or default_workers()
+    from synthgen.sandbox.isolation import usable_cpus  # (here: the spawned workers need not import it)
+
+    workers = workers or usable_cpus()
     texts = list(texts)
     if workers <= 1 or len(texts) < min_parallel:
         return _sign_chunk((texts, params))
@@ -358,20 +352,15 @@ def _jaccard_ok(sigs: np.ndarray, pairs: np.ndarray, threshold: float, step: int
     return keep
 
 
-def _components(n: int, edges: Iterable[tuple[int, int]]) -> np.ndarray:
-    parent = list(range(n))
+def _components(n: int, pairs: np.ndarray) -> np.ndarray:
+    """Per node of the graph with edges `pairs`, the smallest node of its connected component."""
+    from scipy.sparse import coo_matrix  # (datasketch's own dependency)
+    from scipy.sparse.csgraph import connected_components
 
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for i, j in edges:
-        ri, rj = find(i), find(j)
-        if ri != rj:
-            parent[max(ri, rj)] = min(ri, rj)
-    return np.fromiter((find(i) for i in range(n)), dtype=np.int64, count=n)
+    _, component = connected_components(coo_matrix((np.ones(len(pairs)), pairs.T), shape=(n, n)), directed=False)
+    smallest = np.full(n, n, dtype=np.int64)
+    np.minimum.at(smallest, component, np.arange(n))
+    return smallest[component]
 
 
 def _distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -409,7 +398,7 @@ def cluster(sigs: np.ndarray, params: DedupSettings, groups: np.ndarray | None =
         pairs = pairs[_jaccard_ok(usig, pairs, params.threshold)]
     # A component's root is its smallest distinct row, whose first document (rows_of is ascending)
     # is the component's smallest document.
-    return rows_of[_components(len(usig), map(tuple, pairs.tolist()))][inverse]
+    return rows_of[_components(len(usig), pairs)][inverse]
 
 
 def clusters_of(labels: np.ndarray) -> list[list[int]]:

@@ -98,10 +98,6 @@ class ContaminationSettings(Section):
         return value
 
 
-# Chosen from measurements (the field's description and the README say which): see max_chance_rate.
-DEFAULT_MAX_CHANCE_RATE = 0.5
-
-
 class FilterSettings(InputSettings, RunSettings):
     section = "filter"
     unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "input_dir", "rows_per_part", "allow_partial"})
@@ -119,7 +115,7 @@ class FilterSettings(InputSettings, RunSettings):
         "is below this, or was not measured",
     )
     max_chance_rate: float | None = Field(
-        DEFAULT_MAX_CHANCE_RATE,
+        0.5,  # chosen from measurements: the description and the README say which
         ge=0,
         le=1,
         description="reject problems whose chance rate (the reward's rate under the best strategy with no "

@@ -45,16 +45,11 @@ class Cost:
         kept = None if self.kept is None or other.kept is None else self.kept + other.kept
         return Cost(**total, kept=kept)
 
-    def gpu_seconds(self, tp: ThroughputSettings) -> tuple[float, float]:
-        """(teacher, student) GPU-seconds under the throughput settings `tp`."""
-        teacher = self.teacher_prompt_tokens / tp.prompt_tokens_per_s
-        teacher += self.teacher_completion_tokens / tp.teacher_tokens_per_s
-        student = self.student_prompt_tokens / tp.prompt_tokens_per_s
-        student += self.student_completion_tokens / tp.student_tokens_per_s
-        return teacher, student
-
     def as_dict(self, tp: ThroughputSettings) -> dict:
-        teacher_s, student_s = self.gpu_seconds(tp)
+        teacher_s = self.teacher_prompt_tokens / tp.prompt_tokens_per_s
+        teacher_s += self.teacher_completion_tokens / tp.teacher_tokens_per_s
+        student_s = self.student_prompt_tokens / tp.prompt_tokens_per_s
+        student_s += self.student_completion_tokens / tp.student_tokens_per_s
         by_role = {
             "teacher": (self.teacher_prompt_tokens, self.teacher_completion_tokens),
             "student": (self.student_prompt_tokens, self.student_completion_tokens),

@@ -125,10 +125,6 @@ def documents(settings: SeedsSettings) -> Iterator[seed_sources.Document]:
     return seed_sources.iter_solutions(settings.paths, settings.code_column)
 
 
-def _priority(seed: int, text_id: str) -> int:
-    return int.from_bytes(hashlib.sha256(f"{seed}:{text_id}".encode()).digest()[:12], "big")
-
-
 def select(windows: Iterable[Window], n: int, seed: int) -> list[tuple[str, Window]]:
     """The n distinct windows with the smallest priority, in priority order (with their ids)."""
     heap: list[tuple[int, str, Window]] = []  # negated priorities: the root is the largest, evicted first
@@ -137,7 +133,8 @@ def select(windows: Iterable[Window], n: int, seed: int) -> list[tuple[str, Wind
         sid = seed_id(window.text)
         if sid in chosen:
             continue
-        item = (-_priority(seed, sid), sid, window)
+        priority = int.from_bytes(hashlib.sha256(f"{seed}:{sid}".encode()).digest()[:12], "big")
+        item = (-priority, sid, window)
         if len(heap) < n:
             heapq.heappush(heap, item)
         elif item[0] > heap[0][0]:
