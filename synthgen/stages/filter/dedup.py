@@ -1,30 +1,21 @@
 """Near-duplicate detection: MinHash signatures of normalised problem text and LSH clustering.
 
-A problem's text is its code plus its message. Code is split into tokens by one regular
-expression (Python's `tokenize` is several times slower and gives up on fragments): comments and
-whitespace are dropped, and every identifier that is not a keyword or builtin becomes a
-placeholder numbered by first occurrence within its logical line (`v0`, `v1`, ...), so renamed
-variables and reformatted code give the same tokens. The message is lower-cased words after a
-`<message>` mark. A shingle is `ngram` consecutive tokens (one shingle of all tokens when there
-are fewer). Two signature kinds (the filter's `dedup.signature`, DedupSettings), never mixed:
+A problem's text is its code, split by one regular expression (Python's `tokenize` is several
+times slower and gives up on fragments) with comments and whitespace dropped and identifiers
+renamed (`code_tokens`), then its message's lower-cased words after a `<message>` mark. A shingle
+is `ngram` consecutive tokens (one shingle of all tokens when there are fewer). Two signature
+kinds (`dedup.signature`), never mixed: "token_hashes" (the default) hashes each token once
+(xxh64) and a shingle t1..tn to the top 32 bits of fmix64(Horner(t1..tn)) with the odd
+`MULTIPLIER`, in numpy, building no shingle string; "shingle_bytes" hashes each shingle's UTF-8
+bytes (xxh32 or datasketch's sha1), exactly datasketch's `MinHash` with the same `hashfunc`.
 
-- "token_hashes" (the default): each token hashed once, xxh64 of its UTF-8 bytes, and a shingle
-  t1..tn to the top 32 bits of fmix64(Horner(t1..tn)) with the odd multiplier `MULTIPLIER`
-  (mod 2^64), computed with numpy: no shingle string is built;
-- "shingle_bytes": each shingle's UTF-8 bytes hashed (xxh32 or datasketch's sha1), exactly
-  datasketch's `MinHash` given the same `hashfunc`.
-
-Both are datasketch's affine32 MinHash (num_perm, seed): min over shingles of
-`a * fmix32(hash) + b` (mod 2^32) per permutation (a, b), computed with numpy over blocks of
-documents and spread over a process pool (datasketch's own `MinHash.bulk` signs a quarter to a third
-fewer documents per CPU-second, bench/README.md). A document without shingles stays all-max,
-like an empty datasketch MinHash. Candidate pairs are documents that share a band, with the
-(bands, rows) that datasketch's `MinHashLSH(threshold, num_perm, weights)` picks; with `verify` a
-pair links only if its estimated Jaccard (equal slots / num_perm, as `MinHash.jaccard`) reaches
-the threshold. Clusters are the connected components of the links; a cluster is labelled by its
-smallest document index.
-
-Speed against datasketch, rensa and datatrove: `python bench/dedup.py`.
+Both are datasketch's affine32 MinHash (num_perm, seed), computed with numpy over blocks of
+documents and a process pool (datasketch's `MinHash.bulk` signs a quarter to a third fewer documents
+per CPU-second, bench/README.md); a document without shingles stays all-max. Candidate pairs share
+a band of the (bands, rows) datasketch's `MinHashLSH(threshold, num_perm, weights)` picks; with
+`verify` a pair links only if its estimated Jaccard reaches the threshold. Clusters are the
+connected components of the links, each labelled by its smallest document index. Speed against
+datasketch, rensa and datatrove: `python bench/dedup.py`.
 """
 
 from __future__ import annotations
@@ -72,13 +63,10 @@ _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
 
 
 def code_tokens(code: str) -> list[str]:
-    """Tokens of (possibly broken) Python code: no comments or whitespace, identifiers renamed.
-
-    Identifiers that are not keywords or builtins become `v0`, `v1`, ... by first occurrence
-    within their logical line (numbering restarts at a newline outside brackets). Numbering per
-    line rather than per document keeps an inserted or deleted line from renumbering, and so
-    changing, every later shingle; a consistent rename still gives the same tokens.
-    """
+    """Tokens of (possibly broken) Python code: no comments or whitespace, and identifiers that are
+    not keywords or builtins renamed `v0`, `v1`, ... by first occurrence within their logical line.
+    Numbering per line, not per document, keeps an inserted or deleted line from renumbering, and
+    so changing, every later shingle; a consistent rename still gives the same tokens."""
     names: dict[str, str] = {}
     out: list[str] = []
     append = out.append

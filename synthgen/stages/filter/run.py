@@ -1,20 +1,16 @@
 """`synthgen filter`: keep the problems worth training on, and say why every other one went.
 
-Reads every turn that `generate` wrote (`<run_dir>/generate/`, or `--input DIR`) and applies the
-rules below in order; the first rule that fires is the row's one reject reason
-(synthgen.envs.reasons):
+Reads every turn `generate` wrote (`<run_dir>/generate/`, or `--input DIR`); the first rule that
+fires is the row's one reject reason (synthgen.envs.reasons):
 
 1. invalid at generation        the row's own generation reason (format_error, trivial, ...)
-2. no scored attempt            no_evidence (every attempt hit an infrastructure failure, so the
-                                row says nothing about difficulty)
+2. no scored attempt            no_evidence (every attempt failed on infrastructure)
 3. pass rate outside the band   never_solved (0), always_solved (1), else out_of_band; the band
                                 [band_low, band_high] is closed, default [0.01, 0.97] (the paper's Section 4.1)
 3b. weak tests                  weak_tests: mutation score below --min-mutation-score, or none
                                 measured (only with that flag; synthgen.envs.mutation)
-3c. guessable                   guessable: chance rate at or above --max-chance-rate (default 0.5):
-                                a strategy with no understanding earns the reward at least that
-                                often (synthgen.envs.chance); a row without a chance rate (an
-                                older run, --no-chance-probes) is kept and counted as unmeasured
+3c. guessable                   guessable: chance rate (synthgen.envs.chance) at or above --max-chance-rate;
+                                a row without one (older run, --no-chance-probes) is kept, counted unmeasured
 4. benchmark overlap            contaminated (synthgen.stages.filter.contamination), only with --reference
 5. near-duplicate               near_duplicate (synthgen.stages.filter.dedup) among the rows still standing,
                                 across all shards, and against earlier runs' kept sets

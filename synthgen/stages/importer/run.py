@@ -62,12 +62,8 @@ def read_problem(row: dict, index: int, settings: ImportSettings) -> formats.Rea
     kind = settings.format if settings.format != "auto" else formats.detect(row)
     if kind is None:
         raise ValueError(f"unknown layout (columns: {', '.join(sorted(row))[:200]}); pass --format")
-    if kind == "lcb":
-        found = formats.read_lcb(row, index)
-    elif kind == "apps":
-        found = formats.read_apps(row, index)
-    else:
-        found = formats.read_codecontests(row, index, settings.include_generated)
+    read = {"lcb": formats.read_lcb, "apps": formats.read_apps}.get(kind)
+    found = read(row, index) if read else formats.read_codecontests(row, index, settings.include_generated)
     if settings.max_tests is not None:
         p = found.problem
         p.inputs, p.outputs = p.inputs[: settings.max_tests], p.outputs[: settings.max_tests]
