@@ -31,7 +31,7 @@ from rich.table import Table
 
 from synthgen.errors import UserError
 from synthgen.stages.bin.settings import BinSettings
-from synthgen.stages.stats.show import make_table, sparkline
+from synthgen.stages.stats.show import grid, sparkline
 from synthgen.store.bins import Bin
 from synthgen.store.files import file_metadata, write_parquet_atomic, write_text_atomic
 from synthgen.store.layout import StageDir
@@ -132,7 +132,7 @@ def histogram_table(title: str, groups: dict[str, list[float]], buckets: int = 2
     for name, values in groups.items():
         vals = [v for v in values if v is not None]
         rows.append([name, len(vals), _3(sum(vals) / len(vals) if vals else None), sparkline(histogram(vals, buckets))])
-    return make_table(title, ["group", "n", "mean", "0" + "·" * (buckets - 2) + "1"], rows, left=(0, 3))
+    return grid(title, ["group", "n", "mean", "0" + "·" * (buckets - 2) + "1"], rows, left=(0, 3))
 
 
 def _3(value: float | None) -> str | None:
@@ -161,7 +161,7 @@ def show(df: pl.DataFrame, written: pl.DataFrame, bins: list[Bin], console: Cons
             ]
             for name, c in chance.items()
         ]
-        console.print(make_table(title, headers, rows))
+        console.print(grid(title, headers, rows))
 
 
 def chance_by_bin(frame: pl.DataFrame, bins: list[Bin]) -> dict[str, dict]:

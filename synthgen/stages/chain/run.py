@@ -1,25 +1,20 @@
 """`synthgen chain`: hard -> medium -> easy chains built in reverse (the paper's Section 4.2).
 
 Chains start from the kept problems (`RUN_DIR/filter/`) whose pass rate lies in `--start-band`
-(default: the `chains` scheme's hard band, 0.05-0.16, the paper's Appendix B). Chain picks its
-starts itself rather than reading `bin/hard/`, whose band depends on the scheme bin ran with
-(`broad`'s hard is 0.10-0.26); how many kept problems lay outside the band is reported. For each
-start the teacher is shown the problem, the student's results and the band to land in, and asked
-for an easier variant of the same core task; the student attempts it M times and it becomes the
-medium step only if it is new to its chain and its pass rate lands in the medium band; then the
-same from medium to easy, `tries` teacher tries per step. The bands are the `chains` scheme's
-(synthgen.store.bins.SCHEMES), the one definition bin uses too.
+(default: the `chains` scheme's hard band, the paper's Appendix B), not from `bin/hard/`, whose band
+depends on the scheme bin ran with. For each start the teacher is shown the problem, the student's
+results and the band to land in, and asked for an easier variant of the same core task; the
+student attempts it M times and it becomes the medium step only if it is new to its chain and its
+pass rate lands in the medium band; then the same from medium to easy, `tries` teacher tries per
+step. The bands are the `chains` scheme's (synthgen.store.bins.SCHEMES), as bin's.
 
-Outputs under `RUN_DIR/chain/`: `tries/`, every tried variant (mode `chain`, strategy
-`chain-medium` or `chain-easy`), the audit trail written as turns finish; `problems/`, the three
-levels of every accepted chain, each problem_id once; `links/`, (chain id, level, position, problem
-id, pass rate) per level. Of two chains of a shard sharing a problem, the one whose start sorts
-first keeps it, so every problem trains at one level only.
-
-Steps are measured as their starts were, or chain stops with exit 2 before any request
-(synthgen.stages.chain.measure). The turn loop (synthgen.turns.loop) runs the turns: a chain whose
-try failed on infrastructure stops there and is redone by the next run; `problems/` and `links/`
-are written once every chain is finished.
+Under `RUN_DIR/chain/`: `tries/`, every tried variant (the audit trail, written as turns finish);
+`problems/`, the three levels of every accepted chain, each problem_id once (of two chains sharing
+a problem, the one whose start sorts first keeps it); `links/`, (chain id, level, position, problem
+id, pass rate) per level. Steps are measured as their starts were (synthgen.stages.chain.measure).
+The turn loop (synthgen.turns.loop) runs the turns: a chain whose try failed on infrastructure
+stops there and is redone by the next run; `problems/` and `links/` are written once every chain
+is finished.
 """
 
 from __future__ import annotations
@@ -65,32 +60,24 @@ def chain_id(start_problem_id: str) -> str:
     return f"chain:{start_problem_id}"
 
 
-def select_starts(kept: pl.DataFrame, band: Bin) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """The valid kept problems whose pass rate lies in `band` (by problem id), and what was left out."""
-    valid = kept.filter(pl.col("valid")).unique("problem_id", keep="first")
-    p = pl.col("pass_rate")
-    inside = valid.filter(p.is_not_null() & (p >= band.low) & (p <= band.high)).sort("problem_id")
-    report = {
-        "start_band": [band.low, band.high],
-        "candidates": valid.height,
-        "outside_band": valid.height - inside.height,
-        "below_band": valid.filter(p < band.low).height,
-        "above_band": valid.filter(p > band.high).height,
-    }
-    return inside, report
-
-
 def read_starts(settings: ChainSettings, console: Console | None = None) -> tuple[pl.DataFrame, dict, dict]:
-    """The run's chain starts, every shard's (kept problems in the start band, at most
-    `max_chains`), the partial-input metadata, and the start report (band, candidates, how many
-    lay outside it). No start in the band gives no chains, not an error."""
+    """The run's chain starts, every shard's: the valid kept problems whose pass rate lies in the start
+    band, by problem id, at most `max_chains`; the partial-input metadata; and the start report (band,
+    candidates, how many lay outside it). No start in the band gives no chains, not an error."""
     stage = StageDir.input_of(settings.run_dir, "filter", settings.input_dir)
     found = read_input(stage, settings.allow_partial, console or Console(stderr=True), STAGE)
     kept = pl.from_arrow(found.read_table()) if found.parts else pl.from_arrow(PROBLEMS.empty_table())
-    hard, report = select_starts(kept, Bin("hard", *settings.start_band, closed_high=True))
-    if settings.max_chains:
-        hard = hard.head(settings.max_chains)
-    return hard, found.metadata(), report
+    valid = kept.filter(pl.col("valid")).unique("problem_id", keep="first")
+    (low, high), p = settings.start_band, pl.col("pass_rate")
+    inside = valid.filter(p.is_between(low, high)).sort("problem_id")
+    report = {
+        "start_band": [low, high],
+        "candidates": valid.height,
+        "outside_band": valid.height - inside.height,
+        "below_band": valid.filter(p < low).height,
+        "above_band": valid.filter(p > high).height,
+    }
+    return inside.head(settings.max_chains) if settings.max_chains else inside, found.metadata(), report
 
 
 def replay(start_id: str, steps: dict[str, list[dict]], tries: int, bands: dict[str, Bin]) -> tuple[bool, list[dict]]:

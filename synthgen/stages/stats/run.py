@@ -35,6 +35,7 @@ from synthgen.store.measurement import (
     histogram,
     mutation_summary,
 )
+from synthgen.store.run_info import check_run_dir, read_json
 from synthgen.turns.report import TOKEN_COLUMNS as TOKENS
 from synthgen.turns.report import TOKEN_RULE
 
@@ -62,15 +63,6 @@ def read_columns(stage: StageDir, columns: tuple[str, ...]) -> pl.DataFrame | No
     return stage.read(columns)
 
 
-def _json(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise UserError(f"cannot read {path}: {exc}") from None
-
-
 def _histograms(frame: pl.DataFrame, buckets: int) -> dict[str, list[int]]:
     """A pass-rate histogram per environment of `frame`."""
     return {
@@ -80,11 +72,7 @@ def _histograms(frame: pl.DataFrame, buckets: int) -> dict[str, list[int]]:
 
 
 def collect(settings: StatsSettings) -> dict[str, Any]:
-    run = Path(settings.run_dir)
-    if run.exists() and not run.is_dir():
-        raise UserError(f"run directory {run} is a file, not a folder")
-    if not run.is_dir():
-        raise UserError(f"run directory not found: {run}")
+    run = check_run_dir(settings.run_dir)
     b = settings.buckets
     out: dict[str, Any] = {"run_dir": str(run), "stages": {}, "histogram_edges": [i / b for i in range(b + 1)]}
     stages = out["stages"]
@@ -96,7 +84,7 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
     gen = read_columns(generate, GENERATE_COLUMNS)
     kept_frame = read_columns(StageDir.of(run, "filter"), ("turn_id", "env", "pass_rate"))
     kept_ids = set(kept_frame["turn_id"].to_list()) if kept_frame is not None else None
-    filter_stats = _json(run / "filter" / "stats.json")
+    filter_stats = read_json(run / "filter" / "stats.json")
 
     if gen is not None:
         valid = int(gen["valid"].sum())
@@ -112,7 +100,7 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         known = {k: (filter_stats or {}).get(k) for k in ("rejected", "input_rows")}
         stages["filter"] = {"kept": len(kept_ids or ()), **known}
     bin_stage = StageDir.of(run, "bin")
-    bin_summary = _json(bin_stage.path / "summary.json")
+    bin_summary = read_json(bin_stage.path / "summary.json")
     if bin_summary:
         stages["bin"] = {name: info["written"] for name, info in bin_summary["bins"].items()}
         stages["bin"]["outside"] = bin_summary["outside"]["total"]
@@ -247,7 +235,7 @@ def _infra(run: Path) -> list[dict[str, Any]]:
     found = []
     for stage in ("generate", "chain"):
         for path in sorted((run / stage).glob("stats-*.json")):
-            info = _json(path) or {}
+            info = read_json(path) or {}
             if info.get("infra_failures"):
                 shard, causes = info.get("shard") or path.stem.removeprefix("stats-"), info.get("infra_causes", {})
                 found.append({"stage": stage, "shard": shard, "turns": info["infra_failures"], "causes": causes})
