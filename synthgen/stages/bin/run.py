@@ -1,21 +1,17 @@
 """`synthgen bin`: sort kept problems into difficulty bins by pass rate (the paper's Appendix B and Table 3).
 
 Reads the filter's kept rows (`<run_dir>/filter/`, or `--input DIR`), adds a `difficulty` column
-and writes one folder per non-empty bin, `<run_dir>/bin/<difficulty>/part-00000.parquet`, each
-readable on its own (polars, pyarrow, `datasets.load_dataset("parquet", data_files=...)`); an
-empty bin gets no folder (`datasets` cannot read a Parquet file without rows) and summary.json
-lists it with 0. Problems outside every bin are counted and reported, never silently kept;
-`--write-outside` writes them to `<run_dir>/bin_outside/`, beside `bin/` so that no glob over
-`bin/` picks them up. `--balance` cuts every non-empty bin to the smallest one's count, keeping
-the rows whose sha256(seed, turn_id) is smallest. settings.py beside this file has the boundary rule.
+and writes `<run_dir>/bin/<difficulty>/part-00000.parquet` per non-empty bin, each readable on
+its own; an empty bin gets no folder (`datasets` cannot read a Parquet file without rows) and
+summary.json lists it with 0. Problems outside every bin are counted and reported, never silently
+kept; `--write-outside` writes them to `<run_dir>/bin_outside/`, beside `bin/` so that no glob over
+`bin/` picks them up. `--balance` keeps in every bin the smallest bin's count of rows, those whose
+sha256(seed, turn_id) is smallest. settings.py beside this file has the boundary rule.
 
-Where the rows carry a chance rate (synthgen.envs.chance), the summary's `chance` and a table say
-per bin how many problems a no-skill strategy solves at least half the time, and the mean pass
-rate above chance (synthgen.store.measurement.above_chance): a bin of pass rates near 0.5 whose
-rate above chance is near 0 holds coin flips, not medium problems.
-
-`bin/` is built beside the old folder and swapped in under a lock, so a killed bin leaves the old
-bins or none.
+Where the rows carry a chance rate (synthgen.envs.chance), the summary's `chance` says per bin how
+many problems a no-skill strategy solves at least half the time and the mean pass rate above
+chance: a bin of pass rates near 0.5 whose rate above chance is near 0 holds coin flips, not
+medium problems. `bin/` is swapped in under a lock (synthgen.store.readiness.WholeStage).
 """
 
 from __future__ import annotations

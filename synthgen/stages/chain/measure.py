@@ -1,24 +1,17 @@
 """Chain measures its steps the way its start problems were measured, or stops and says why (exit 2).
 
-Why: a chain is three pass rates read side by side (hard < medium < easy), so its levels must be
-samples of one measurement; a run generated with `attempts: 8` and chained with chain's default
-M = 32 would mix them silently. `bin` refuses such a mix (synthgen.stages.bin.run.check_measurements);
-chain does too.
-
-`settle`, before any request and before the turn loop hashes the settings, reads the measurements
-of every start of the run (not only this shard's, so every shard takes the same settings). More
-than one, or none recorded: exit 2 unless --remeasure. One: M and the student's effort and
-temperature are taken from it where the user did not set them (a flag or the config's `chain:`
-section: pydantic's `model_fields_set`); the taken values are hashed like any setting, so the same
-command resumes its own rows; a setting set otherwise is exit 2 naming each difference and the
-ways out. The student's top_p and max_tokens, in no column, are checked through `measured_by`.
-The served model name and the sandbox isolation are known only once turns run, so
-`ChainMeasurement.check` compares every measured step's `measured_by` with the starts'; until one
-has matched, turns go one at a time, so a mismatch stops the run with no other request in flight.
-
-`--remeasure` only permits measuring otherwise (it is not hashed; what it permits is hashed
-through the settings). `ChainMeasurement.record` writes what happened into the markers of
-chain/tries, problems and links and the part metadata of problems and links.
+Why: a chain is three pass rates read side by side, so its levels must be samples of one
+measurement (a run generated with `attempts: 8` and chained with chain's default M = 32 would mix
+them silently; bin refuses such a mix too). `settle`, before any request and before the settings
+are hashed, reads the measurements of every start of the run, so every shard agrees. More than
+one, or none recorded: exit 2 unless --remeasure. One: M and the student's effort and temperature
+are taken from it where the user did not set them (pydantic's `model_fields_set`), hashed like any
+setting; one set otherwise is exit 2 naming the difference and the ways out. What no column
+records (the served model name, the sandbox isolation, top_p, max_tokens) is checked through
+`measured_by`: `ChainMeasurement.check` compares every measured step with the starts', and until
+one has matched turns go one at a time, so a mismatch stops the run with no other request in
+flight. `--remeasure` only permits (it is not hashed); `ChainMeasurement.record` writes what
+happened into chain's markers and part metadata.
 """
 
 from __future__ import annotations

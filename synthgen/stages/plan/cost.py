@@ -20,7 +20,7 @@ import polars as pl
 
 from synthgen.envs import reasons as R
 from synthgen.stages.generate.plan import SINGLE_SAMPLE
-from synthgen.stages.plan.settings import ThroughputSettings
+from synthgen.stages.plan.settings import RequestFigures, ThroughputSettings
 from synthgen.turns.report import TOKEN_COLUMNS
 
 # Invalid turns whose problem still ran in the sandbox (validation) before it was rejected.
@@ -117,17 +117,10 @@ def counted(rows: pl.DataFrame, kept: int | None, validation_jobs: float = 2.0) 
     )
 
 
-@dataclass
-class PerTurn:
-    """Per-request figures: what one teacher turn costs on average, and how often it goes on."""
+class PerTurn(RequestFigures):
+    """Per-request figures (the settings' or measured on a run) and what only a run measures."""
 
-    teacher_prompt_tokens: float  # per teacher request
-    teacher_completion_tokens: float  # per teacher turn (sample)
-    student_prompt_tokens: float  # per student request
-    student_completion_tokens: float  # per student attempt
-    valid_share: float  # of turns: valid, so evaluated by the student
-    kept_share: float | None  # of turns: kept by filter
-    validation_jobs: float = 2.0  # sandbox jobs to validate one problem
+    kept_share: float | None = None  # of turns: kept by filter (None: no filter output)
     scored_share: float = 1.0  # of a valid turn's attempts: run in the sandbox (not formatting failures)
     checked_invalid_share: float = 0.5  # of invalid turns: rejected after running in the sandbox
 
