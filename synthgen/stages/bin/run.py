@@ -146,17 +146,10 @@ def show(df: pl.DataFrame, written: pl.DataFrame, bins: list[Bin], console: Cons
     if any(c["measured"] for c in chance.values()):
         title = "pass rates against chance per bin (as written)"
         headers = ["bin", "measured", "mean chance", f"chance >= {GUESSABLE_AT:g}", "mean pass rate", "above chance"]
-        rows = [
-            [
-                name,
-                c["measured"],
-                _3(c["mean_chance_rate"]),
-                c["guessable"],
-                _3(c["mean_pass_rate"]),
-                _3(c["mean_above_chance"]),
-            ]
-            for name, c in chance.items()
-        ]
+        rows = []
+        for name, c in chance.items():
+            mean_pass, above = _3(c["mean_pass_rate"]), _3(c["mean_above_chance"])
+            rows.append([name, c["measured"], _3(c["mean_chance_rate"]), c["guessable"], mean_pass, above])
         console.print(grid(title, headers, rows))
 
 

@@ -92,11 +92,8 @@ class DisjointStage(WholeStage):
             candidates = pool.filter(pl.col("pass_rate").is_between(lo, hi) & ~pl.col("lineage_id").is_in(list(used)))
             picks = match_level(targets, candidates, used)
             distance = histogram_distance(targets, [p["pass_rate"] for p in picks], self.settings.histogram_bins)
-            self.summary[level] = {
-                "chained": len(targets),
-                "disjoint": len(picks),
-                "histogram_distance": round(distance, 4),
-            }
+            figures = {"chained": len(targets), "disjoint": len(picks), "histogram_distance": round(distance, 4)}
+            self.summary[level] = figures
             rows += [{**{k: p.get(k) for k in PROBLEMS.names}, "difficulty": level} for p in picks]
         meta = file_metadata(build.stage, self.digest, {"report": self.summary})
         build.write_part(build.whole_shard, 0, table_from_rows(rows, DISJOINT), meta)

@@ -78,11 +78,8 @@ class ChainMeasurement:
         """What the markers and the part metadata say: the starts' measurements, what was taken
         from them, the flag, and (with `steps`, the accepted medium and easy rows) how the steps
         were measured and whether that is the starts' one measurement."""
-        out: dict[str, Any] = {
-            "starts": [_entry(m) for m in self.starts],
-            "taken": dict(self.taken),
-            "remeasure": self.remeasure,
-        }
+        entries = [_entry(m) for m in self.starts]
+        out: dict[str, Any] = {"starts": entries, "taken": dict(self.taken), "remeasure": self.remeasure}
         if steps is not None:
             found = measurements(steps.filter(pl.col("pass_rate").is_not_null())) if steps.height else []
             out["steps"] = [_entry(m) for m in found]

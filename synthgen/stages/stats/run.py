@@ -39,19 +39,8 @@ from synthgen.store.run_info import check_run_dir, read_json
 from synthgen.turns.report import TOKEN_COLUMNS as TOKENS
 from synthgen.turns.report import TOKEN_RULE
 
-GENERATE_COLUMNS = (
-    "turn_id",
-    "seed_id",
-    "lineage_id",
-    "env",
-    "mode",
-    "turn",
-    "valid",
-    "reason",
-    "pass_rate",
-    "scored",
-    "attempts",
-) + TOKENS
+GENERATE_COLUMNS = ("turn_id", "seed_id", "lineage_id", "env", "mode", "turn", "valid", "reason", "pass_rate")
+GENERATE_COLUMNS += ("scored", "attempts", *TOKENS)
 
 
 def read_columns(stage: StageDir, columns: tuple[str, ...]) -> pl.DataFrame | None:
