@@ -276,12 +276,10 @@ class BinStage(WholeStage):
             },
             "balanced_to": target,
             "confident": settings.confident,
-            # Problems in a bin whose 95% Wilson interval reaches past the bin's edges (with
-            # --confident they are left out of the bins).
+            # problems whose 95% Wilson interval reaches past their bin's edges (--confident leaves them out)
             "straddling": {b.name: straddle.get(b.name, 0) for b in bins},
             "straddling_total": sum(straddle.values()),
             "measurements": measurements(inside),
-            # Per bin as written: the chance rates and the pass rate above chance (synthgen.envs.chance).
             "chance": chance_by_bin(written, bins),
             "outside": where_outside(df, bins),
             "outside_written": settings.write_outside,

@@ -37,14 +37,9 @@ from synthgen.turns.loop import TurnLoop, TurnStage, UnitsLeft, read_rows
 from synthgen.turns.turn import Kind, Strategy, TurnRequest
 
 STAGE = "calibrate"
-PRIOR = {
-    "prior_pass_rate": "pass_rate",
-    "prior_pass_rate_low": "pass_rate_low",
-    "prior_pass_rate_high": "pass_rate_high",
-    "prior_student_model": "student_model",
-    "prior_measured_by": "measured_by",
-    "prior_difficulty": "difficulty",
-}
+# prior_<column>: the input's measurement, kept beside the new one
+PRIOR = {f"prior_{c}": c for c in ("pass_rate", "pass_rate_low", "pass_rate_high", "student_model", "measured_by")}
+PRIOR["prior_difficulty"] = "difficulty"
 
 
 def input_files(folder: Path) -> list[Path]:

@@ -131,13 +131,12 @@ def chance_reasons(df: pl.DataFrame, alive: np.ndarray, maximum: float | None) -
 def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings) -> tuple[dict[int, str], dict]:
     """Rule 4: {row: detail} for contaminated rows among `alive`, and a summary."""
     from synthgen.stages.filter import contamination as C
-    from synthgen.stages.filter.contamination import benchmark_references, minhash_matches
 
     cfg = settings.contamination
     if not cfg.references and not cfg.benchmarks:
         return {}, {"references": [], "benchmarks": {}, "contaminated": 0}
     refs = C.load_references(cfg.references, cfg.columns) if cfg.references else []
-    bench_refs, versions = benchmark_references(cfg.benchmarks, cfg.data_dir)
+    bench_refs, versions = C.benchmark_references(cfg.benchmarks, cfg.data_dir)
     index = C.ReferenceIndex(refs + bench_refs, cfg.ngram)
     hits: dict[int, str] = {}
     cols = ["code", "message", "inputs", "pre_test_code", "test_code"]
@@ -153,7 +152,7 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
         texts = list(zip(sub["code"].to_list(), sub["message"].to_list()))
         # The benchmarks' signatures use seed 1 whatever the run's dedup seed, the same for every run.
         params = DedupSettings(num_perm=settings.dedup.num_perm, ngram=settings.dedup.ngram, seed=1)
-        found = minhash_matches(texts, bench_refs, params, cfg.minhash_threshold)
+        found = C.minhash_matches(texts, bench_refs, params, cfg.minhash_threshold)
         by_minhash = {int(rows[k]): detail for k, detail in found.items()}
     for i, detail in by_minhash.items():
         hits.setdefault(i, detail)

@@ -93,8 +93,7 @@ async def check_solutions(real: formats.RealProblem, env, pool, settings: Import
 
 
 def _row(real: formats.RealProblem, name: str, digest: str) -> dict:
-    problem = real.problem
-    fields = problem.to_fields()
+    fields = real.problem.to_fields()
     return {
         **fields,
         "turn_id": f"import/{name}/{real.key}",

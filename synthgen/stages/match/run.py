@@ -108,12 +108,8 @@ def run(settings: MatchSettings, console: Console | None = None) -> dict[str, An
         "left_out_envs": sorted({r["env"] for r in source} - envs_like),
     }
     for env in sorted({r["env"] for r in source} & envs_like):
-        rows, figures = match_env(
-            [r for r in source if r["env"] == env],
-            [r for r in like if r["env"] == env],
-            settings.attempts,
-            settings.seed,
-        )
+        mine, theirs = ([r for r in rows if r["env"] == env] for rows in (source, like))
+        rows, figures = match_env(mine, theirs, settings.attempts, settings.seed)
         kept += rows
         report["envs"][env] = figures
     if not kept:
@@ -126,9 +122,8 @@ def run(settings: MatchSettings, console: Console | None = None) -> dict[str, An
     write_parquet_atomic(out / "part-00000.parquet", table, meta)
     write_text_atomic(out / SUMMARY, json.dumps(report, indent=1, sort_keys=True) + "\n")
     for env, f in report["envs"].items():
-        missing = (
-            f", {len(f['buckets_missing'])} target bucket(s) absent from the source" if f["buckets_missing"] else ""
-        )
+        gaps = len(f["buckets_missing"])
+        missing = f", {gaps} target bucket(s) absent from the source" if gaps else ""
         console.print(
             f"match {env}: kept {f['kept']} of {f['source']} (target {f['target']}); pass-rate histograms differ "
             f"by {f['distance_before']:.3f} before, {f['distance_after']:.3f} after (0 = the same mix){missing}"

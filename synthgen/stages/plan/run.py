@@ -101,7 +101,6 @@ def plan(settings: PlanSettings, config: ConfigFile) -> dict:
         "figures": source,
         "figures_missing_for": sorted(set(envs) - set(per_env)) if per_env else [],
         "estimate": total.as_dict(settings),
-        # Re-measuring one problem with another student (`synthgen calibrate`, same M and figures).
         "calibrate_per_problem": costs.calibration(generate.attempts, overall).as_dict(settings),
     }
 

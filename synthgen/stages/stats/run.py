@@ -118,12 +118,10 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         if chain_tokens is not None:
             out["tokens"]["chain"] = chain_tokens
         out["pass_rate_histograms"] = {
-            # every environment generated, an empty histogram where none of its rows is valid
             "generated_valid": _histograms(gen.with_columns(pass_rate=pl.when("valid").then("pass_rate")), b)
         }
     if filter_stats:
         out["reasons"]["filter"] = {k: v for k, v in filter_stats.get("reasons", {}).items() if k in R.FILTER and v}
-    # Who measured the pass rates and how sure they are (synthgen.store.measurement).
     out["measurement"] = {
         "generated": evidence(read_columns(generate, EVIDENCE_COLUMNS)),
         "straddling": (bin_summary or {}).get("straddling"),
@@ -231,10 +229,8 @@ def _infra(run: Path) -> list[dict[str, Any]]:
     return found
 
 
-# The sets a run offers for training and export, each a folder `train --data` reads as it is
-# (synthgen.train.data), named by its path under the run directory: `filter` (the paper's "all
-# synthetic" set, one split `kept`), `bin` split by bin and `bin/<name>`, `chain` split by level and
-# `chain/disjoint`. An unfinished stage is listed with its rows so far and `finished: false`.
+# The sets a run offers to `train --data`, named by their path under the run directory; an
+# unfinished stage is listed with its rows so far and `finished: false`.
 def _splits(stage: StageDir, column: str) -> dict[str, int]:
     frame = stage.read([column])
     return dict(sorted((str(k), n) for k, n in frame.group_by(column).len().iter_rows()))
