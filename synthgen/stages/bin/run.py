@@ -309,24 +309,19 @@ class BinStage(WholeStage):
 
 
 def run(
-    settings: BinSettings,
-    *,
-    force: bool = False,
-    plot_path: Path | None = None,
-    console: Console | None = None,
-    out_console: Console | None = None,
+    settings: BinSettings, *, force: bool = False, console: Console | None = None, out_console: Console | None = None
 ) -> dict:
-    plot_path = plot_path or (Path(settings.plot) if settings.plot else None)
-    if plot_path is not None:
+    """`synthgen bin`; the histogram tables go to `out_console` (default: stdout)."""
+    if settings.plot:
         pyplot()  # fail before any work when matplotlib is missing
     stage = BinStage(settings, console)
     stage.run(force)
     console, summary, bins, out = stage.console, stage.summary, settings.resolved(), stage.output.path
     df, written, outside, target = stage.df, stage.written, summary["outside"], summary["balanced_to"]
     show(df, written, bins, out_console or Console(soft_wrap=True))
-    if plot_path is not None:
-        plot(df, bins, plot_path)
-        console.print(f"bin: plot written to {plot_path}")
+    if settings.plot:
+        plot(df, bins, Path(settings.plot))
+        console.print(f"bin: plot written to {settings.plot}")
     parts = ", ".join(f"{b.name} {summary['bins'][b.name]['written']}" for b in bins)
     console.print(
         f"bin: wrote {written.height} of {df.height} problems to {out} ({settings.scheme}: {parts})"
