@@ -197,11 +197,10 @@ class ChainStage(TurnStage):
         return True
 
     async def _turn(self, req: TurnRequest, loop: TurnLoop):
-        """`loop.turn`, its measured row checked against the starts' measurement (the served model
-        name and the sandbox are known only now; see synthgen.stages.chain.measure). Until a step
-        has confirmed it, turns go one at a time, so a refusal (exit 2) finds no other request in
-        flight. An infrastructure failure opens the gate: one at a time, a server that is down
-        would make every unit wait out its outage (--max-outage) in turn rather than all at once."""
+        """`loop.turn`, its measured row checked against the starts' measurement (synthgen.stages.chain.
+        measure). Until a step has confirmed it, turns go one at a time, so a refusal (exit 2) finds no
+        other request in flight. An infrastructure failure opens the gate: one at a time, a server that
+        is down would make every unit wait out its outage (--max-outage) in turn, not all at once."""
         if not self.measurement.settled and not self._gate_open:
             self._gate = self._gate or asyncio.Lock()
             async with self._gate:
@@ -266,9 +265,8 @@ class ChainStage(TurnStage):
 
 
 def assemble(starts, tried: dict, tries: int, bands: dict[str, Bin]) -> tuple[list[dict], list[dict], int]:
-    """(problem rows, link rows, chains left out) of the accepted chains, in the starts' order.
-
-    Every problem_id appears once: a chain sharing a problem with an earlier one is left out."""
+    """(problem rows, link rows, chains left out) of the accepted chains, in the starts' order; every
+    problem_id appears once: a chain sharing a problem with an earlier one is left out."""
     problems, links, dropped, used = [], [], 0, set()
     for start in starts:
         chain = chain_id(start["problem_id"])

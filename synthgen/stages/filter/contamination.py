@@ -97,15 +97,9 @@ class ReferenceIndex:
         return f"{self.n}-gram overlap with {ref.source} row {ref.row}: {shared[0]!r}"
 
 
-def problem_text(
-    code: str | None,
-    message: str | None,
-    inputs: Sequence[str] | None,
-    pre_test_code: str | None = None,
-    test_code: str | None = None,
-) -> str:
-    parts = [code or "", message or "", "\n".join(inputs or []), pre_test_code or "", test_code or ""]
-    return "\n".join(p for p in parts if p)
+def problem_text(code: str | None, message: str | None, inputs: Sequence[str] | None, *tests: str | None) -> str:
+    """A problem's checked text: code, message, inputs and test code (pre_test_code, test_code)."""
+    return "\n".join(p for p in (code, message, "\n".join(inputs or []), *tests) if p)
 
 
 def _texts(row: dict, *columns: str) -> str:

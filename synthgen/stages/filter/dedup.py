@@ -37,6 +37,7 @@ MAX32 = np.uint32(0xFFFFFFFF)
 MULTIPLIER = 0x9E3779B97F4A7C15
 _BLOCK_DOCS = 256  # documents per numpy pass
 _GROUP_SHINGLES = 4096  # shingles per numpy block: (num_perm x 4096) uint32 = 2 MiB at 128
+Texts = Sequence[tuple[str | None, str | None]]  # (code, message) per document
 
 
 # -- text ------------------------------------------------------------------------------------------
@@ -144,7 +145,7 @@ def shingle_hashes(stream: np.ndarray, counts: np.ndarray, n: int) -> tuple[np.n
     return (fmix64(combined[valid]) >> np.uint64(32)).astype(np.uint32), per_doc
 
 
-def problem_shingle_hashes(texts: Sequence[tuple[str | None, str | None]], n: int) -> tuple[np.ndarray, np.ndarray]:
+def problem_shingle_hashes(texts: Texts, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The "token_hashes" kind: (uint32 hashes of every document's shingles, concatenated; shingles per document)."""
     docs = [problem_tokens(code, message) for code, message in texts]
     counts = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
@@ -218,7 +219,7 @@ def hashfunc(params: DedupSettings):
     return xxhash.xxh32_intdigest
 
 
-def _shingle_bytes_hashes(texts: Sequence[tuple[str | None, str | None]], params: DedupSettings):
+def _shingle_bytes_hashes(texts: Texts, params: DedupSettings):
     """(uint32 hashes of every document's shingle bytes, concatenated; shingles per document)."""
     docs = [problem_shingles(c, m, params.ngram) for c, m in texts]
     counts = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
@@ -235,7 +236,7 @@ def _shingle_bytes_hashes(texts: Sequence[tuple[str | None, str | None]], params
 
 
 # -- signatures ------------------------------------------------------------------------------------
-def _sign_chunk(job: tuple[list[tuple[str | None, str | None]], DedupSettings]) -> np.ndarray:
+def _sign_chunk(job: tuple[Texts, DedupSettings]) -> np.ndarray:
     texts, params = job
     a, b = permutations(params.num_perm, params.seed)
     parts = []
@@ -248,12 +249,7 @@ def _sign_chunk(job: tuple[list[tuple[str | None, str | None]], DedupSettings]) 
     return np.concatenate(parts) if parts else np.zeros((0, params.num_perm), dtype=np.uint32)
 
 
-def signatures(
-    texts: Sequence[tuple[str | None, str | None]],
-    params: DedupSettings,
-    workers: int | None = None,
-    min_parallel: int = 4000,
-) -> np.ndarray:
+def signatures(texts: Texts, params: DedupSettings, workers: int | None = None, min_parallel: int = 4000) -> np.ndarray:
     """(len(texts), num_perm) uint32 signatures of (code, message) pairs, of `params.signature`'s
     kind; a process pool over chunks when there are many."""
     from synthgen.sandbox.isolation import usable_cpus  # (here: the spawned workers need not import it)
@@ -353,10 +349,8 @@ def _components(n: int, pairs: np.ndarray) -> np.ndarray:
 
 def _distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(index of the first row of each distinct row, in order; distinct-row number of every row).
-
-    Rows are grouped by a 64-bit key and then compared whole; `np.unique(axis=0)` gives the same
-    answer but sorts 100k signatures about ten times slower, so it only settles a key collision.
-    """
+    Rows are grouped by a 64-bit key, then compared whole: `np.unique(axis=0)` sorts 100k signatures
+    about ten times slower, so it only settles a key collision."""
     _, first, inverse = np.unique(_row_keys(matrix), return_index=True, return_inverse=True)
     if not (matrix == matrix[first[inverse]]).all():
         _, first, inverse = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
@@ -367,12 +361,9 @@ def _distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def cluster(sigs: np.ndarray, params: DedupSettings, groups: np.ndarray | None = None) -> np.ndarray:
-    """A label per document: the smallest document index of its near-duplicate cluster.
-
-    `groups` (ints) restricts links to documents of the same group (e.g. the same environment).
-    Documents with identical signatures (and group) are merged first, so that many exact copies
-    do not turn into a quadratic number of candidate pairs.
-    """
+    """A label per document: the smallest document index of its near-duplicate cluster. `groups`
+    (ints) links only documents of one group (e.g. environment). Identical signatures (and group)
+    are merged first, so that many exact copies do not make a quadratic number of candidate pairs."""
     n = len(sigs)
     if n == 0:
         return np.empty(0, dtype=np.int64)
@@ -398,10 +389,7 @@ def clusters_of(labels: np.ndarray) -> list[list[int]]:
 
 
 def near_duplicate_labels(
-    texts: Sequence[tuple[str | None, str | None]],
-    params: DedupSettings,
-    groups: np.ndarray | None = None,
-    workers: int | None = None,
+    texts: Texts, params: DedupSettings, groups: np.ndarray | None = None, workers: int | None = None
 ) -> np.ndarray:
     """Signatures then clusters, in one call."""
     return cluster(signatures(texts, params, workers), params, groups)

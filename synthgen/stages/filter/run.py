@@ -173,11 +173,9 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
 def dedup_reasons(
     df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings, prior: pl.DataFrame
 ) -> tuple[dict[int, str], dict]:
-    """Rule 5: {row: detail} for near-duplicates among `alive` rows, and a summary.
-
-    Per cluster the row with pass rate closest to 0.5 stays (ties: lowest turn, then turn_id);
-    a cluster that holds an earlier run's kept problem keeps none of the new rows.
-    """
+    """Rule 5: {row: detail} for near-duplicates among `alive` rows, and a summary. Per cluster the
+    row with pass rate closest to 0.5 stays (ties: lowest turn, then turn_id); a cluster that holds
+    an earlier run's kept problem keeps none of the new rows."""
     from synthgen.stages.filter import dedup
 
     cfg = settings.dedup

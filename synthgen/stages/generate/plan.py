@@ -53,7 +53,6 @@ def check_seed_files(parts: list[Path]) -> None:
 
 def shard_seeds(parts: list[Path], shard: int, num_shards: int, max_seeds: int | None) -> pl.DataFrame:
     """This shard's seeds as seed_id, file, row and index (the place in the sorted order of all seeds).
-
     A stable sort then a look at the neighbour drops repeated ids (the first in file order stays):
     half the memory of a hash-based `unique` on a million strings."""
     frames = []
