@@ -146,17 +146,9 @@ def select(windows: Iterable[Window], n: int, seed: int) -> list[tuple[str, Wind
 
 
 def to_row(sid: str, window: Window, source: str) -> dict:
-    return {
-        "seed_id": sid,
-        "source": source,
-        "origin": window.doc.origin,
-        "repo": window.doc.repo,
-        "path": window.doc.path,
-        "start_line": window.start + 1,
-        "end_line": window.start + len(window.lines),
-        "num_lines": len(window.lines),
-        "text": window.text,
-    }
+    doc, start, n = window.doc, window.start, len(window.lines)
+    where = {"origin": doc.origin, "repo": doc.repo, "path": doc.path, "start_line": start + 1, "end_line": start + n}
+    return {"seed_id": sid, "source": source, **where, "num_lines": n, "text": window.text}
 
 
 def run(settings: SeedsSettings, *, force: bool = False, console: Console | None = None) -> StageDir:
