@@ -48,7 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dedup_peers  # noqa: E402
 from dedup_corpus import build, corpus_digest  # noqa: E402, F401  (tests/stages/filter/test_dedup.py uses build)
 
-from synthgen.stages.filter import dedup, dedup_text  # noqa: E402
+from synthgen.sandbox.isolation import usable_cpus  # noqa: E402
+from synthgen.stages.filter import dedup  # noqa: E402
 from synthgen.stages.filter.settings import DedupSettings  # noqa: E402
 
 MAX_SECONDS = 40.0
@@ -64,7 +65,7 @@ def baseline_signatures(docs: list[str], params: DedupSettings) -> list:
     sigs = []
     for text in docs:
         m = MinHash(num_perm=params.num_perm, seed=params.seed, hashfunc=dedup.hashfunc(params))
-        for shingle in dedup_text.problem_shingles(text, None, params.ngram):
+        for shingle in dedup.problem_shingles(text, None, params.ngram):
             m.update(shingle)
         sigs.append(m)
     return sigs
@@ -191,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-peers", action="store_true", help="skip the peer phase")
     args = ap.parse_args(argv)
     params = DedupSettings(threshold=args.threshold)
-    workers = args.workers or dedup.default_workers()
+    workers = args.workers or usable_cpus()
     bands, rows = dedup.lsh_shape(params.threshold, params.num_perm, params.recall_weight)
 
     t = time.perf_counter()

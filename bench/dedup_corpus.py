@@ -9,7 +9,7 @@ import hashlib
 import random
 import re
 
-from synthgen.stages.filter import dedup_text
+from synthgen.stages.filter import dedup
 
 LINES = 40
 
@@ -106,11 +106,11 @@ def mutate(text: str, rng: random.Random) -> str:
             return re.sub(r"\n( +)", lambda m: "\n" + " " * (len(m.group(1)) // 2), tok)
         if tok == ",":
             return " , "
-        if not (first.isalpha() or first == "_") or tok[-1] in "'\"" or tok in dedup_text.KEEP:
+        if not (first.isalpha() or first == "_") or tok[-1] in "'\"" or tok in dedup.KEEP:
             return tok
         return renamed.setdefault(tok, f"{tok}_{rng.randrange(10**6)}")
 
-    lines = dedup_text.TOKEN.sub(edit, text).splitlines()
+    lines = dedup.TOKEN.sub(edit, text).splitlines()
     plain = [i for i, line in enumerate(lines) if line.strip() and not re.search("[\"'#]", line)]
     if plain and rng.random() < 0.5:
         del lines[rng.choice(plain)]

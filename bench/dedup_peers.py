@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from synthgen.stages.filter import dedup
-from synthgen.stages.filter.dedup_text import problem_shingle_hashes, problem_shingles
+from synthgen.stages.filter.dedup import problem_shingle_hashes, problem_shingles
 from synthgen.stages.filter.settings import DedupSettings
 
 THRESHOLD, BANDS, ROWS, SEED, NGRAM = 0.8, 14, 9, 1, 5

@@ -1,29 +1,17 @@
 """`synthgen bin`: sort kept problems into difficulty bins by pass rate (the paper's Appendix B and Table 3).
 
-Reads the filter's kept rows (`<run_dir>/filter/`, or `--input DIR`), adds a `difficulty`
-column and writes one folder per non-empty bin, `<run_dir>/bin/<difficulty>/part-00000.parquet`.
-Each folder reads on its own with `polars.read_parquet`, `pyarrow.dataset` or
-`datasets.load_dataset("parquet", data_files=".../bin/hard/*.parquet")`, and `bin/*/*.parquet`
-is exactly the binned problems. An empty bin gets no folder (`datasets` cannot read a Parquet
-file without rows); summary.json lists it with 0.
+Reads the filter's kept rows (`<run_dir>/filter/`, or `--input DIR`), adds a `difficulty` column
+and writes `<run_dir>/bin/<difficulty>/part-00000.parquet` per non-empty bin, each readable on
+its own; an empty bin gets no folder (`datasets` cannot read a Parquet file without rows) and
+summary.json lists it with 0. Problems outside every bin are counted and reported, never silently
+kept; `--write-outside` writes them to `<run_dir>/bin_outside/`, beside `bin/` so that no glob over
+`bin/` picks them up. `--balance` keeps in every bin the smallest bin's count of rows, those whose
+sha256(seed, turn_id) is smallest. settings.py beside this file has the boundary rule.
 
-Problems outside every bin (below the lowest, in a gap, above the highest, no pass rate) are
-counted and reported, never silently kept; `--write-outside` writes them, difficulty null, to
-`<run_dir>/bin_outside/` (beside `bin/`, so that no glob over `bin/` picks them up). `--balance`
-downsamples every non-empty bin to the smallest one's count, keeping the rows whose
-sha256(seed, turn_id) is smallest, so the choice depends only on the seed and the rows.
-`bin/summary.json` holds the counts; a terminal histogram shows pass rates per environment and
-per bin; `--plot FILE.png` draws them (matplotlib, the `plot` extra). See settings.py beside this file for the
-boundary rule.
-
-Where the rows carry a chance rate (synthgen.envs.chance), the summary's `chance` and a terminal
-table say per bin how many problems a no-skill strategy solves at least half the time, and the
-mean pass rate above chance, (p - c) / (1 - c) (synthgen.store.measurement.above_chance): a bin
-of pass rates near 0.5 whose rate above chance is near 0 holds coin flips, not medium problems.
-
-The filter output must be finished (`--allow-partial` reads what is, and says so). `bin/` is
-built beside the old folder and swapped in under a lock, with `bin/bin.done` inside it, so a
-killed bin leaves the old bins or none.
+Where the rows carry a chance rate (synthgen.envs.chance), the summary's `chance` says per bin how
+many problems a no-skill strategy solves at least half the time and the mean pass rate above
+chance: a bin of pass rates near 0.5 whose rate above chance is near 0 holds coin flips, not
+medium problems. `bin/` is swapped in under a lock (synthgen.store.readiness.WholeStage).
 """
 
 from __future__ import annotations
@@ -39,6 +27,7 @@ from rich.table import Table
 
 from synthgen.errors import UserError
 from synthgen.stages.bin.settings import BinSettings
+from synthgen.stages.stats.show import grid, sparkline
 from synthgen.store.bins import Bin
 from synthgen.store.files import file_metadata, write_parquet_atomic, write_text_atomic
 from synthgen.store.layout import StageDir
@@ -58,12 +47,6 @@ STAGE = "bin"
 OUTSIDE = "bin_outside"  # a sibling of bin/
 SUMMARY = "summary.json"
 BINNED = BINNED_SPEC.schema  # PROBLEMS plus `difficulty`
-SPARK = "·▁▂▃▄▅▆▇█"  # first: an empty bucket
-
-
-def classify(p: float | None, bins: list[Bin]) -> str | None:
-    """The bin holding pass rate p, or None (for one value; `assign` does whole tables)."""
-    return next((b.name for b in bins if b.holds(p)), None)
 
 
 def assign(df: pl.DataFrame, bins: list[Bin]) -> pl.DataFrame:
@@ -89,7 +72,8 @@ def where_outside(df: pl.DataFrame, bins: list[Bin]) -> dict[str, int]:
     }
 
 
-def _rank(seed: int, key: str) -> bytes:
+def rank(seed: int, key: str) -> bytes:
+    """A seeded order of rows by key: the same seed and keys, the same order."""
     return hashlib.sha256(f"{seed}:{key}".encode()).digest()
 
 
@@ -99,7 +83,7 @@ def balance(df: pl.DataFrame, bins: list[Bin], seed: int) -> tuple[pl.DataFrame,
     if not counts:
         return df.clear(), 0
     target = min(counts.values())
-    ranked = df.with_columns(pl.Series("_rank", [_rank(seed, t) for t in df["turn_id"].to_list()], dtype=pl.Binary))
+    ranked = df.with_columns(pl.Series("_rank", [rank(seed, t) for t in df["turn_id"].to_list()], dtype=pl.Binary))
     kept = (
         ranked.filter(pl.col("difficulty").is_not_null())
         .sort("_rank")
@@ -139,24 +123,16 @@ def check_measurements(df: pl.DataFrame, allow_mixed: bool) -> None:
 
 
 # -- histograms -------------------------------------------------------------------------------------
-def sparkline(counts: list[int]) -> str:
-    top = max(counts) if counts else 0
-    if not top:
-        return SPARK[0] * len(counts)
-    return "".join(SPARK[0] if c == 0 else SPARK[max(1, round(c / top * (len(SPARK) - 1)))] for c in counts)
-
-
 def histogram_table(title: str, groups: dict[str, list[float]], buckets: int = 20) -> Table:
-    table = Table(title=title, title_justify="left", show_edge=False)
-    table.add_column("group")
-    table.add_column("n", justify="right")
-    table.add_column("mean", justify="right")
-    table.add_column("0" + "·" * (buckets - 2) + "1", no_wrap=True)  # one character per bucket
+    rows = []
     for name, values in groups.items():
         vals = [v for v in values if v is not None]
-        mean = f"{sum(vals) / len(vals):.3f}" if vals else "-"
-        table.add_row(name, str(len(vals)), mean, sparkline(histogram(vals, buckets)))
-    return table
+        rows.append([name, len(vals), _3(sum(vals) / len(vals) if vals else None), sparkline(histogram(vals, buckets))])
+    return grid(title, ["group", "n", "mean", "0" + "·" * (buckets - 2) + "1"], rows, left=(0, 3))
+
+
+def _3(value: float | None) -> str | None:
+    return None if value is None else f"{value:.3f}"
 
 
 def show(df: pl.DataFrame, written: pl.DataFrame, bins: list[Bin], console: Console) -> None:
@@ -168,16 +144,13 @@ def show(df: pl.DataFrame, written: pl.DataFrame, bins: list[Bin], console: Cons
     console.print(histogram_table("pass rates per bin (as written)", by_bin))
     chance = chance_by_bin(written, bins)
     if any(c["measured"] for c in chance.values()):
-        table = Table(title="pass rates against chance per bin (as written)", title_justify="left", show_edge=False)
-        for name in ("bin", "measured", "mean chance", f"chance >= {GUESSABLE_AT:g}", "mean pass rate", "above chance"):
-            table.add_column(name, justify="left" if name == "bin" else "right")
+        title = "pass rates against chance per bin (as written)"
+        headers = ["bin", "measured", "mean chance", f"chance >= {GUESSABLE_AT:g}", "mean pass rate", "above chance"]
+        rows = []
         for name, c in chance.items():
-            mean_chance, mean_pass, above = (
-                "-" if v is None else f"{v:.3f}"
-                for v in (c["mean_chance_rate"], c["mean_pass_rate"], c["mean_above_chance"])
-            )
-            table.add_row(name, str(c["measured"]), mean_chance, str(c["guessable"]), mean_pass, above)
-        console.print(table)
+            mean_pass, above = _3(c["mean_pass_rate"]), _3(c["mean_above_chance"])
+            rows.append([name, c["measured"], _3(c["mean_chance_rate"]), c["guessable"], mean_pass, above])
+        console.print(grid(title, headers, rows))
 
 
 def chance_by_bin(frame: pl.DataFrame, bins: list[Bin]) -> dict[str, dict]:
@@ -303,12 +276,10 @@ class BinStage(WholeStage):
             },
             "balanced_to": target,
             "confident": settings.confident,
-            # Problems in a bin whose 95% Wilson interval reaches past the bin's edges (with
-            # --confident they are left out of the bins).
+            # problems whose 95% Wilson interval reaches past their bin's edges (--confident leaves them out)
             "straddling": {b.name: straddle.get(b.name, 0) for b in bins},
             "straddling_total": sum(straddle.values()),
             "measurements": measurements(inside),
-            # Per bin as written: the chance rates and the pass rate above chance (synthgen.envs.chance).
             "chance": chance_by_bin(written, bins),
             "outside": where_outside(df, bins),
             "outside_written": settings.write_outside,
@@ -338,24 +309,19 @@ class BinStage(WholeStage):
 
 
 def run(
-    settings: BinSettings,
-    *,
-    force: bool = False,
-    plot_path: Path | None = None,
-    console: Console | None = None,
-    out_console: Console | None = None,
+    settings: BinSettings, *, force: bool = False, console: Console | None = None, out_console: Console | None = None
 ) -> dict:
-    plot_path = plot_path or (Path(settings.plot) if settings.plot else None)
-    if plot_path is not None:
+    """`synthgen bin`; the histogram tables go to `out_console` (default: stdout)."""
+    if settings.plot:
         pyplot()  # fail before any work when matplotlib is missing
     stage = BinStage(settings, console)
     stage.run(force)
     console, summary, bins, out = stage.console, stage.summary, settings.resolved(), stage.output.path
     df, written, outside, target = stage.df, stage.written, summary["outside"], summary["balanced_to"]
     show(df, written, bins, out_console or Console(soft_wrap=True))
-    if plot_path is not None:
-        plot(df, bins, plot_path)
-        console.print(f"bin: plot written to {plot_path}")
+    if settings.plot:
+        plot(df, bins, Path(settings.plot))
+        console.print(f"bin: plot written to {settings.plot}")
     parts = ", ".join(f"{b.name} {summary['bins'][b.name]['written']}" for b in bins)
     console.print(
         f"bin: wrote {written.height} of {df.height} problems to {out} ({settings.scheme}: {parts})"

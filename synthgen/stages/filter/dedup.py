@@ -1,43 +1,155 @@
 """Near-duplicate detection: MinHash signatures of normalised problem text and LSH clustering.
 
-Text -> tokens and shingle hashes is synthgen.stages.filter.dedup_text. Two signature kinds (the
-filter's `dedup.signature`, DedupSettings), never mixed:
+A problem's text is its code, split by one regular expression (Python's `tokenize` is several
+times slower and gives up on fragments) with comments and whitespace dropped and identifiers
+renamed (`code_tokens`), then its message's lower-cased words after a `<message>` mark. A shingle
+is `ngram` consecutive tokens (one shingle of all tokens when there are fewer). Two signature
+kinds (`dedup.signature`), never mixed: "token_hashes" (the default) hashes each token once
+(xxh64) and a shingle t1..tn to the top 32 bits of fmix64(Horner(t1..tn)) with the odd
+`MULTIPLIER`, in numpy, building no shingle string; "shingle_bytes" hashes each shingle's UTF-8
+bytes (xxh32 or datasketch's sha1), exactly datasketch's `MinHash` with the same `hashfunc`.
 
-- "token_hashes" (the default): each token hashed once and every shingle's hash made from its
-  tokens' hashes with numpy, no shingle string built;
-- "shingle_bytes": each shingle's UTF-8 bytes hashed (xxh32 or datasketch's sha1), exactly
-  datasketch's `MinHash` given the same `hashfunc`.
-
-Both are datasketch's affine32 MinHash (num_perm, seed): min over shingles of
-`a * fmix32(hash) + b` (mod 2^32) per permutation (a, b), here computed with numpy over blocks of
-documents and spread over a process pool (datasketch's own `MinHash.bulk` signs a quarter to a third
-fewer documents per CPU-second, bench/README.md). A document without shingles stays all-max,
-like an empty datasketch MinHash. Candidate pairs are documents that share a band, with the
-(bands, rows) that datasketch's `MinHashLSH(threshold, num_perm, weights)` picks; with `verify` a
-pair links only if its estimated Jaccard (equal slots / num_perm, as `MinHash.jaccard`) reaches
-the threshold. Clusters are the connected components of the links; a cluster is labelled by its
-smallest document index.
-
-Speed against datasketch, rensa and datatrove: `python bench/dedup.py`.
+Both are datasketch's affine32 MinHash (num_perm, seed), computed with numpy over blocks of
+documents and a process pool (datasketch's `MinHash.bulk` signs a quarter to a third fewer documents
+per CPU-second, bench/README.md); a document without shingles stays all-max. Candidate pairs share
+a band of the (bands, rows) datasketch's `MinHashLSH(threshold, num_perm, weights)` picks; with
+`verify` a pair links only if its estimated Jaccard reaches the threshold. Clusters are the
+connected components of the links, each labelled by its smallest document index. Speed against
+datasketch, rensa and datatrove: `python bench/dedup.py`.
 """
 
 from __future__ import annotations
 
+import builtins
 import hashlib
+import keyword
 import multiprocessing
-import os
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 import xxhash
 
-from synthgen.stages.filter.dedup_text import problem_shingle_hashes, problem_shingles
 from synthgen.stages.filter.settings import DedupSettings
 
 MAX32 = np.uint32(0xFFFFFFFF)
-_BLOCK_DOCS = 256  # documents per numpy pass of the token_hashes kind
+MULTIPLIER = 0x9E3779B97F4A7C15
+_BLOCK_DOCS = 256  # documents per numpy pass
 _GROUP_SHINGLES = 4096  # shingles per numpy block: (num_perm x 4096) uint32 = 2 MiB at 128
+Texts = Sequence[tuple[str | None, str | None]]  # (code, message) per document
+
+
+# -- text ------------------------------------------------------------------------------------------
+# Spaces and tabs are never matched (the search steps over them, a third fewer matches than
+# matching them as tokens); a newline is, with the indentation after it, to end a logical line.
+# The alternatives are tried in order, the frequent ones first; string literals come after the
+# operators, which exclude quotes and "#" so that strings and comments still win where they start.
+TOKEN = re.compile(
+    r"""[^\W\d]\w*(?![\w'"])"""  # identifier or keyword (not a string prefix)
+    r"""|[()\[\]{},;]"""  # common punctuation: it is frequent and starts nothing longer
+    r"""|\n\s*"""  # a newline and the whitespace after it
+    r"""|\d[\w.]*|\.\d\w*"""  # numbers
+    r"""|\*\*=?|//=?|>>=?|<<=?|->|:=|[-+*/%&|^@<>=!]=|[^\s\w'"#]"""  # operators, other punctuation
+    r"""|\#[^\r\n]*"""  # comment
+    r"""|[rRbBuUfF]{0,2}(?:'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"""
+    r'''|"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""'''
+    r"""|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*")"""  # string literals
+    r"""|['"]"""  # a quote that opens no complete string (broken code)
+)
+WORD = re.compile(r"\w+")
+KEEP = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
+MESSAGE_MARK = "<message>"  # separates code tokens from message tokens
+_OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+
+
+def code_tokens(code: str) -> list[str]:
+    """Tokens of (possibly broken) Python code: no comments or whitespace, and identifiers that are
+    not keywords or builtins renamed `v0`, `v1`, ... by first occurrence within their logical line.
+    Numbering per line, not per document, keeps an inserted or deleted line from renumbering, and
+    so changing, every later shingle; a consistent rename still gives the same tokens."""
+    names: dict[str, str] = {}
+    out: list[str] = []
+    append = out.append
+    depth = 0
+    for tok in TOKEN.findall(code):
+        first = tok[0]
+        if first == "\n":
+            if depth == 0:
+                names = {}
+        elif (first.isalpha() or first == "_") and tok[-1] not in "'\"" and tok not in KEEP:
+            name = names.get(tok)
+            if name is None:
+                name = names[tok] = f"v{len(names)}"
+            append(name)
+        elif first != "#":
+            depth += (tok in _OPEN) - (depth > 0 and tok in _CLOSE)
+            append(tok)
+    return out
+
+
+def problem_tokens(code: str | None, message: str | None) -> list[str]:
+    """Code tokens, then (if there is a message) MESSAGE_MARK and the message's lower-cased words."""
+    tokens = code_tokens(code) if code else []
+    if message and message.strip():
+        tokens += [MESSAGE_MARK, *(w.lower() for w in WORD.findall(message))]
+    return tokens
+
+
+def shingles(tokens: Sequence[str], n: int) -> list[bytes]:
+    """The UTF-8 bytes of every run of n tokens joined by spaces (one shingle of all tokens if
+    there are fewer)."""
+    if len(tokens) < n:
+        return [" ".join(tokens).encode()] if tokens else []
+    return [" ".join(run).encode() for run in zip(*(tokens[i:] for i in range(n)))]
+
+
+def problem_shingles(code: str | None, message: str | None, n: int) -> list[bytes]:
+    return shingles(problem_tokens(code, message), n)
+
+
+_HASHES: dict[str, int] = {}  # token -> xxh64, per process, made anew past `_HASHES_MAX` tokens
+_HASHES_MAX = 1 << 18
+
+
+def token_hashes(tokens: list[str]) -> np.ndarray:
+    """xxh64 (seed 0) of every token's UTF-8 bytes."""
+    global _HASHES
+    if len(_HASHES) > _HASHES_MAX:
+        _HASHES = {}
+    for tok in set(tokens).difference(_HASHES):
+        _HASHES[tok] = xxhash.xxh64_intdigest(tok.encode("utf-8", "surrogatepass"))
+    return np.fromiter(map(_HASHES.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
+
+
+def shingle_hashes(stream: np.ndarray, counts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(uint32 hashes of every document's n-token shingles, concatenated; shingles per document)."""
+    short = (counts > 0) & (counts < n)
+    if short.any():
+        # Horner over fewer tokens equals Horner over the same tokens after leading zeros: padded
+        # to n tokens, a short document has exactly its one shingle of all tokens.
+        starts = np.cumsum(counts) - counts
+        stream = np.insert(stream, np.repeat(starts[short], n - counts[short]), np.uint64(0))
+        counts = np.where(short, n, counts)
+    windows = len(stream) - n + 1
+    per_doc = np.maximum(counts - n + 1, 0)
+    if windows <= 0:
+        return np.zeros(0, dtype=np.uint32), per_doc
+    combined = stream[:windows].copy()
+    for k in range(1, n):
+        combined *= np.uint64(MULTIPLIER)
+        combined += stream[k : k + windows]
+    starts = np.cumsum(counts) - counts
+    doc = np.repeat(np.arange(len(counts)), counts)[:windows]
+    valid = np.arange(windows) - starts[doc] < per_doc[doc]  # windows that end inside their document
+    return (fmix64(combined[valid]) >> np.uint64(32)).astype(np.uint32), per_doc
+
+
+def problem_shingle_hashes(texts: Texts, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The "token_hashes" kind: (uint32 hashes of every document's shingles, concatenated; shingles per document)."""
+    docs = [problem_tokens(code, message) for code, message in texts]
+    counts = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+    return shingle_hashes(token_hashes([t for doc in docs for t in doc]), counts, n)
 
 
 # -- MinHash ---------------------------------------------------------------------------------------
@@ -50,13 +162,21 @@ def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(a, dtype=np.uint32), np.ascontiguousarray(b, dtype=np.uint32)
 
 
+def _fmix(h: np.ndarray, shifts: tuple[int, int, int], multipliers: tuple[int, int]) -> np.ndarray:
+    """MurmurHash3's finalizer over h's unsigned type (wraps): fmix32 or fmix64 by the constants."""
+    kind = h.dtype.type
+    for shift, multiplier in zip(shifts, multipliers):
+        h = (h ^ (h >> kind(shift))) * kind(multiplier)
+    return h ^ (h >> kind(shifts[2]))
+
+
 def fmix32(h: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 32-bit finalizer, as datasketch applies it before permuting (wraps mod 2^32)."""
-    h = h ^ (h >> np.uint32(16))
-    h = h * np.uint32(0x85EBCA6B)
-    h = h ^ (h >> np.uint32(13))
-    h = h * np.uint32(0xC2B2AE35)
-    return h ^ (h >> np.uint32(16))
+    """The 32-bit finalizer, as datasketch applies it before permuting."""
+    return _fmix(h, (16, 13, 16), (0x85EBCA6B, 0xC2B2AE35))
+
+
+def fmix64(h: np.ndarray) -> np.ndarray:
+    return _fmix(h, (33, 33, 33), (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53))
 
 
 def minhash_of_hashes(hashes: np.ndarray, counts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -99,7 +219,7 @@ def hashfunc(params: DedupSettings):
     return xxhash.xxh32_intdigest
 
 
-def _shingle_bytes_hashes(texts: Sequence[tuple[str | None, str | None]], params: DedupSettings):
+def _shingle_bytes_hashes(texts: Texts, params: DedupSettings):
     """(uint32 hashes of every document's shingle bytes, concatenated; shingles per document)."""
     docs = [problem_shingles(c, m, params.ngram) for c, m in texts]
     counts = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
@@ -116,34 +236,25 @@ def _shingle_bytes_hashes(texts: Sequence[tuple[str | None, str | None]], params
 
 
 # -- signatures ------------------------------------------------------------------------------------
-def _sign_chunk(job: tuple[list[tuple[str | None, str | None]], DedupSettings]) -> np.ndarray:
+def _sign_chunk(job: tuple[Texts, DedupSettings]) -> np.ndarray:
     texts, params = job
     a, b = permutations(params.num_perm, params.seed)
-    if params.signature == "shingle_bytes":
-        return minhash_of_hashes(*_shingle_bytes_hashes(texts, params), a, b)
     parts = []
     for i in range(0, len(texts), _BLOCK_DOCS):
-        hashes, counts = problem_shingle_hashes(texts[i : i + _BLOCK_DOCS], params.ngram)
-        parts.append(minhash_of_hashes(hashes, counts, a, b))
+        block = texts[i : i + _BLOCK_DOCS]
+        if params.signature == "shingle_bytes":
+            parts.append(minhash_of_hashes(*_shingle_bytes_hashes(block, params), a, b))
+        else:
+            parts.append(minhash_of_hashes(*problem_shingle_hashes(block, params.ngram), a, b))
     return np.concatenate(parts) if parts else np.zeros((0, params.num_perm), dtype=np.uint32)
 
 
-def default_workers() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def signatures(
-    texts: Sequence[tuple[str | None, str | None]],
-    params: DedupSettings,
-    workers: int | None = None,
-    min_parallel: int = 4000,
-) -> np.ndarray:
+def signatures(texts: Texts, params: DedupSettings, workers: int | None = None, min_parallel: int = 4000) -> np.ndarray:
     """(len(texts), num_perm) uint32 signatures of (code, message) pairs, of `params.signature`'s
     kind; a process pool over chunks when there are many."""
-    workers = workers or default_workers()
+    from synthgen.sandbox.isolation import usable_cpus  # (here: the spawned workers need not import it)
+
+    workers = workers or usable_cpus()
     texts = list(texts)
     if workers <= 1 or len(texts) < min_parallel:
         return _sign_chunk((texts, params))
@@ -225,28 +336,21 @@ def _jaccard_ok(sigs: np.ndarray, pairs: np.ndarray, threshold: float, step: int
     return keep
 
 
-def _components(n: int, edges: Iterable[tuple[int, int]]) -> np.ndarray:
-    parent = list(range(n))
+def _components(n: int, pairs: np.ndarray) -> np.ndarray:
+    """Per node of the graph with edges `pairs`, the smallest node of its connected component."""
+    from scipy.sparse import coo_matrix  # (datasketch's own dependency)
+    from scipy.sparse.csgraph import connected_components
 
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for i, j in edges:
-        ri, rj = find(i), find(j)
-        if ri != rj:
-            parent[max(ri, rj)] = min(ri, rj)
-    return np.fromiter((find(i) for i in range(n)), dtype=np.int64, count=n)
+    _, component = connected_components(coo_matrix((np.ones(len(pairs)), pairs.T), shape=(n, n)), directed=False)
+    smallest = np.full(n, n, dtype=np.int64)
+    np.minimum.at(smallest, component, np.arange(n))
+    return smallest[component]
 
 
 def _distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(index of the first row of each distinct row, in order; distinct-row number of every row).
-
-    Rows are grouped by a 64-bit key and then compared whole; `np.unique(axis=0)` gives the same
-    answer but sorts 100k signatures about ten times slower, so it only settles a key collision.
-    """
+    Rows are grouped by a 64-bit key, then compared whole: `np.unique(axis=0)` sorts 100k signatures
+    about ten times slower, so it only settles a key collision."""
     _, first, inverse = np.unique(_row_keys(matrix), return_index=True, return_inverse=True)
     if not (matrix == matrix[first[inverse]]).all():
         _, first, inverse = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
@@ -257,12 +361,9 @@ def _distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def cluster(sigs: np.ndarray, params: DedupSettings, groups: np.ndarray | None = None) -> np.ndarray:
-    """A label per document: the smallest document index of its near-duplicate cluster.
-
-    `groups` (ints) restricts links to documents of the same group (e.g. the same environment).
-    Documents with identical signatures (and group) are merged first, so that many exact copies
-    do not turn into a quadratic number of candidate pairs.
-    """
+    """A label per document: the smallest document index of its near-duplicate cluster. `groups`
+    (ints) links only documents of one group (e.g. environment). Identical signatures (and group)
+    are merged first, so that many exact copies do not make a quadratic number of candidate pairs."""
     n = len(sigs)
     if n == 0:
         return np.empty(0, dtype=np.int64)
@@ -276,7 +377,7 @@ def cluster(sigs: np.ndarray, params: DedupSettings, groups: np.ndarray | None =
         pairs = pairs[_jaccard_ok(usig, pairs, params.threshold)]
     # A component's root is its smallest distinct row, whose first document (rows_of is ascending)
     # is the component's smallest document.
-    return rows_of[_components(len(usig), map(tuple, pairs.tolist()))][inverse]
+    return rows_of[_components(len(usig), pairs)][inverse]
 
 
 def clusters_of(labels: np.ndarray) -> list[list[int]]:
@@ -288,10 +389,7 @@ def clusters_of(labels: np.ndarray) -> list[list[int]]:
 
 
 def near_duplicate_labels(
-    texts: Sequence[tuple[str | None, str | None]],
-    params: DedupSettings,
-    groups: np.ndarray | None = None,
-    workers: int | None = None,
+    texts: Texts, params: DedupSettings, groups: np.ndarray | None = None, workers: int | None = None
 ) -> np.ndarray:
     """Signatures then clusters, in one call."""
     return cluster(signatures(texts, params, workers), params, groups)

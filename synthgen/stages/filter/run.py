@@ -1,34 +1,27 @@
 """`synthgen filter`: keep the problems worth training on, and say why every other one went.
 
-Reads every turn that `generate` wrote (`<run_dir>/generate/`, or `--input DIR`) and applies the
-rules below in order; the first rule that fires is the row's one reject reason
-(synthgen.envs.reasons):
+Reads every turn `generate` wrote (`<run_dir>/generate/`, or `--input DIR`); the first rule that
+fires is the row's one reject reason (synthgen.envs.reasons):
 
 1. invalid at generation        the row's own generation reason (format_error, trivial, ...)
-2. no scored attempt            no_evidence (every attempt hit an infrastructure failure, so the
-                                row says nothing about difficulty)
+2. no scored attempt            no_evidence (every attempt failed on infrastructure)
 3. pass rate outside the band   never_solved (0), always_solved (1), else out_of_band; the band
                                 [band_low, band_high] is closed, default [0.01, 0.97] (the paper's Section 4.1)
 3b. weak tests                  weak_tests: mutation score below --min-mutation-score, or none
                                 measured (only with that flag; synthgen.envs.mutation)
-3c. guessable                   guessable: chance rate at or above --max-chance-rate (default 0.5):
-                                a strategy with no understanding earns the reward at least that
-                                often (synthgen.envs.chance); a row without a chance rate (an
-                                older run, --no-chance-probes) is kept and counted as unmeasured
+3c. guessable                   guessable: chance rate (synthgen.envs.chance) at or above --max-chance-rate;
+                                a row without one (older run, --no-chance-probes) is kept, counted unmeasured
 4. benchmark overlap            contaminated (synthgen.stages.filter.contamination), only with --reference
 5. near-duplicate               near_duplicate (synthgen.stages.filter.dedup) among the rows still standing,
                                 across all shards, and against earlier runs' kept sets
 
 Contamination runs before dedup so a contaminated problem never wins a duplicate cluster and
-takes its clean twins down with it. Kept rows pass through unchanged (PROBLEMS schema) to
-`<run_dir>/filter/kept.part-*.parquet`; rejected rows, with `reject_reason` and
-`reject_detail`, to `<run_dir>/filter/rejects/`; counts to `<run_dir>/filter/stats.json`.
-A re-run with the same settings and the same input does nothing; with other settings it needs
---force.
-
-The input must be finished (every generate shard marked; `--allow-partial` reads the finished
-ones and records that in the output). One filter writes a run at a time (a lock); the output is
-built beside the old folder and swapped in, so a killed filter leaves the old output or none.
+takes its clean twins down with it. Kept rows pass through unchanged to
+`<run_dir>/filter/kept.part-*.parquet`; rejected rows, with `reject_reason` and `reject_detail`,
+to `<run_dir>/filter/rejects/`; counts to `<run_dir>/filter/stats.json`. A re-run with the same
+settings and input does nothing; with other settings it needs --force. As every whole-folder
+stage (synthgen.store.readiness.WholeStage), it reads a finished input (or `--allow-partial`) and
+swaps its new folder in under a lock, so a killed filter leaves the old output or none.
 """
 
 from __future__ import annotations
@@ -138,13 +131,12 @@ def chance_reasons(df: pl.DataFrame, alive: np.ndarray, maximum: float | None) -
 def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings) -> tuple[dict[int, str], dict]:
     """Rule 4: {row: detail} for contaminated rows among `alive`, and a summary."""
     from synthgen.stages.filter import contamination as C
-    from synthgen.stages.filter.contamination import benchmark_references, minhash_matches
 
     cfg = settings.contamination
     if not cfg.references and not cfg.benchmarks:
         return {}, {"references": [], "benchmarks": {}, "contaminated": 0}
     refs = C.load_references(cfg.references, cfg.columns) if cfg.references else []
-    bench_refs, versions = benchmark_references(cfg.benchmarks, cfg.data_dir)
+    bench_refs, versions = C.benchmark_references(cfg.benchmarks, cfg.data_dir)
     index = C.ReferenceIndex(refs + bench_refs, cfg.ngram)
     hits: dict[int, str] = {}
     cols = ["code", "message", "inputs", "pre_test_code", "test_code"]
@@ -160,7 +152,7 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
         texts = list(zip(sub["code"].to_list(), sub["message"].to_list()))
         # The benchmarks' signatures use seed 1 whatever the run's dedup seed, the same for every run.
         params = DedupSettings(num_perm=settings.dedup.num_perm, ngram=settings.dedup.ngram, seed=1)
-        found = minhash_matches(texts, bench_refs, params, cfg.minhash_threshold)
+        found = C.minhash_matches(texts, bench_refs, params, cfg.minhash_threshold)
         by_minhash = {int(rows[k]): detail for k, detail in found.items()}
     for i, detail in by_minhash.items():
         hits.setdefault(i, detail)
@@ -178,18 +170,12 @@ def contamination_reasons(df: pl.DataFrame, alive: np.ndarray, settings: FilterS
     return hits, summary
 
 
-def _distance(p: float | None) -> float:
-    return round(abs((p if p is not None else 0.0) - 0.5), 9)
-
-
 def dedup_reasons(
     df: pl.DataFrame, alive: np.ndarray, settings: FilterSettings, prior: pl.DataFrame
 ) -> tuple[dict[int, str], dict]:
-    """Rule 5: {row: detail} for near-duplicates among `alive` rows, and a summary.
-
-    Per cluster the row with pass rate closest to 0.5 stays (ties: lowest turn, then turn_id);
-    a cluster that holds an earlier run's kept problem keeps none of the new rows.
-    """
+    """Rule 5: {row: detail} for near-duplicates among `alive` rows, and a summary. Per cluster the
+    row with pass rate closest to 0.5 stays (ties: lowest turn, then turn_id); a cluster that holds
+    an earlier run's kept problem keeps none of the new rows."""
     from synthgen.stages.filter import dedup
 
     cfg = settings.dedup
@@ -207,29 +193,22 @@ def dedup_reasons(
         groups = np.array([codes[e] for e in envs], dtype=np.int64)
     labels = dedup.near_duplicate_labels(texts, cfg, groups=groups, workers=cfg.workers)
     n_new = len(rows)
-    members: dict[int, list[int]] = {}
-    for k, label in enumerate(labels.tolist()):
-        members.setdefault(label, []).append(k)
     pass_rates = sub["pass_rate"].to_list()
     turns = sub["turn"].to_list()
     turn_ids = sub["turn_id"].to_list()
     pids = sub["problem_id"].to_list()
     prior_ids = prior["problem_id"].to_list()
     hits: dict[int, str] = {}
-    clusters = against = 0
-    for group in members.values():
-        if len(group) < 2:
-            continue
-        clusters += 1
+    clusters, against = dedup.clusters_of(labels), 0
+    for group in clusters:
         new = [k for k in group if k < n_new]
         old = [k for k in group if k >= n_new]
         if old:
-            first = prior_ids[old[0] - n_new]
             for k in new:
-                hits[int(rows[k])] = f"near-duplicate of earlier-run problem {first}"
-                against += 1
+                hits[int(rows[k])] = f"near-duplicate of earlier-run problem {prior_ids[old[0] - n_new]}"
+            against += len(new)
             continue
-        keep = min(new, key=lambda k: (_distance(pass_rates[k]), turns[k], turn_ids[k]))
+        keep = min(new, key=lambda k: (round(abs((pass_rates[k] or 0.0) - 0.5), 9), turns[k], turn_ids[k]))
         for k in new:
             if k != keep:
                 hits[int(rows[k])] = (
@@ -245,7 +224,7 @@ def dedup_reasons(
         "lsh_bands_rows": list(dedup.lsh_shape(cfg.threshold, cfg.num_perm, cfg.recall_weight)),
         "compared": n_new,
         "earlier_run_problems": prior.height,
-        "clusters": clusters,
+        "clusters": len(clusters),
         "near_duplicates": len(hits),
         "of_earlier_runs": against,
         "seconds": round(time.perf_counter() - started, 3),
@@ -278,8 +257,7 @@ def summarize(df: pl.DataFrame, reasons: list[str | None], settings: FilterSetti
     frame = df.select("env", "turn", "mode").with_columns(pl.Series("reject", reasons, dtype=pl.String))
     kept = frame.filter(pl.col("reject").is_null())
     counts = dict.fromkeys(R.GENERATION + R.FILTER, 0)
-    for code, n in frame.drop_nulls("reject").group_by("reject").len().iter_rows():
-        counts[code] = n
+    counts.update(frame.drop_nulls("reject").group_by("reject").len().iter_rows())
     by_env = {}
     for env in sorted(frame["env"].unique().to_list()):
         part = frame.filter(pl.col("env") == env)
@@ -347,12 +325,9 @@ class FilterStage(WholeStage):
         if settings.rejects:
             rejects = build.sub(REJECTS_SHARD)
             dropped = table.filter(pc.invert(keep))
-            dropped = dropped.append_column(
-                REJECTS_EXTRA[0], pa.array([r for r in reasons if r is not None], pa.string())
-            )
-            dropped = dropped.append_column(
-                REJECTS_EXTRA[1], pa.array([d for r, d in zip(reasons, details) if r is not None], pa.string())
-            )
+            why = [(r, d) for r, d in zip(reasons, details) if r is not None]
+            for field, values in zip(REJECTS_EXTRA, zip(*why) if why else ((), ())):
+                dropped = dropped.append_column(field, pa.array(list(values), pa.string()))
             _write_parts(rejects, REJECTS_SHARD, dropped.cast(REJECTS), settings.rows_per_part, meta)
             rejects.mark_done(REJECTS_SHARD, {"settings_hash": self.digest, "rows": dropped.num_rows})
         write_text_atomic(build.path / STATS_FILE, json.dumps(self.summary, indent=1, sort_keys=True) + "\n")
@@ -362,10 +337,7 @@ class FilterStage(WholeStage):
 def run(settings: FilterSettings, *, force: bool = False, console: Console | None = None) -> dict:
     stage = FilterStage(settings, StageDir.of(settings.run_dir, STAGE), console)
     if stage.run(force):
-        report(stage.summary, stage.console)
+        stats = stage.summary
+        reasons = ", ".join(f"{k} {v}" for k, v in stats["reasons"].items() if v) or "none"
+        stage.console.print(f"filter: kept {stats['kept']} of {stats['input_rows']} rows; rejected: {reasons}")
     return stage.summary
-
-
-def report(stats: dict, console: Console) -> None:
-    reasons = ", ".join(f"{k} {v}" for k, v in stats["reasons"].items() if v) or "none"
-    console.print(f"filter: kept {stats['kept']} of {stats['input_rows']} rows; rejected: {reasons}")

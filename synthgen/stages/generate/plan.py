@@ -1,12 +1,10 @@
 """Which lineages a generate shard still has to run, worked out lazily: a million seeds in bounded memory.
 
-A shard's lineages are defined by the seeds sorted by id (deduplicated, the first `max_seeds`):
-seed i of that order belongs to shard i mod n, and its lineage j gets environment (i + j) mod E,
-so every environment gets its share however the seeds are sharded. Only the seed ids are read
-to decide that, and the rows already on disk are counted per lineage without becoming Python
-objects; the texts are streamed from the seed files in file order, one record batch at a time,
-as the turn loop takes lineages. Memory holds the ids (tens of MB per million seeds), small
-integer tables and one batch of texts, never the whole seed set or shard.
+Seed i of the seeds sorted by id (deduplicated, the first `max_seeds`) belongs to shard i mod n,
+and its lineage j gets environment (i + j) mod E, so every environment gets its share however the
+seeds are sharded. Only the seed ids are read to decide that and the rows on disk are counted per
+lineage with polars; the texts stream from the seed files one record batch at a time, as the turn
+loop takes lineages.
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ import pyarrow.parquet as pq
 
 from synthgen.errors import UserError
 from synthgen.store import record_checks as checks
+from synthgen.turns.loop import UnitsLeft
 
 BATCH_ROWS = 2048  # seed texts read at a time
 SINGLE_SAMPLE = r":s\d+$"  # single-turn samples `<lineage>:s<i>` count for their lineage
@@ -39,17 +38,6 @@ class SeedLineage:
         return f"{self.seed_id}:{self.env}:{self.index}"
 
 
-@dataclass
-class LineagesLeft:
-    """The shard's lineages not finished yet, as integers (file, row, j, env), and the figures around them."""
-
-    todo: pl.DataFrame  # file, row, j, env: sorted by file and row, so texts stream in file order
-    lineages_total: int
-    lineages_done: int
-    rows_on_disk: int  # rows of this shard's lineages already written (finished ones included)
-    resumed_keys: set[str]  # turn ids on disk of lineages started but not finished
-
-
 def check_seed_files(parts: list[Path]) -> None:
     """Every seed file's columns and types from its footer, and no null seed text where the footer
     has statistics (files without them are checked batch by batch as they are read)."""
@@ -65,7 +53,6 @@ def check_seed_files(parts: list[Path]) -> None:
 
 def shard_seeds(parts: list[Path], shard: int, num_shards: int, max_seeds: int | None) -> pl.DataFrame:
     """This shard's seeds as seed_id, file, row and index (the place in the sorted order of all seeds).
-
     A stable sort then a look at the neighbour drops repeated ids (the first in file order stays):
     half the memory of a hash-based `unique` on a million strings."""
     frames = []
@@ -89,8 +76,9 @@ def rows_per_lineage(parts: list[Path]) -> pl.DataFrame:
     return counts.collect(engine="streaming")
 
 
-def plan_shard(parts: list[Path], rows_parts: list[Path], settings, turns_per_lineage: int) -> LineagesLeft:
-    """The lineages of this shard left to run, from the seed files and the shard's rows on disk."""
+def plan_shard(parts: list[Path], rows_parts: list[Path], settings, turns_per_lineage: int) -> UnitsLeft:
+    """The lineages of this shard left to run, from the seed files and the shard's rows on disk: kept
+    as integers (file, row, j, env) sorted by file and row, so that their texts stream in file order."""
     envs = settings.envs
     seeds = shard_seeds(parts, settings.shard, settings.num_shards, settings.max_seeds)
     js = pl.DataFrame({"j": range(settings.lineages_per_seed)}, schema={"j": pl.UInt32})
@@ -111,11 +99,12 @@ def plan_shard(parts: list[Path], rows_parts: list[Path], settings, turns_per_li
             resumed = set(hits["turn_id"].to_list())
     else:
         lineages = lineages.drop("seed_id").with_columns(rows=pl.lit(0, pl.UInt32))
-    return LineagesLeft(
-        todo=lineages.filter(pl.col("rows") < need).select("file", "row", "j", "env").sort("file", "row", "j"),
-        lineages_total=lineages.height,
-        lineages_done=lineages.filter(pl.col("rows") >= need).height,
-        rows_on_disk=int(lineages["rows"].sum()),
+    todo = lineages.filter(pl.col("rows") < need).select("file", "row", "j", "env").sort("file", "row", "j")
+    return UnitsLeft(
+        stream_lineages(parts, todo, envs, settings.single_turn > 0),
+        lineages.height,
+        lineages.height - todo.height,
+        turns_todo=lineages.height * need - int(lineages["rows"].sum()),
         resumed_keys=resumed,
     )
 

@@ -2,18 +2,13 @@
 
 Each seed starts `lineages_per_seed` lineages, spread over the chosen environments. A lineage
 runs `turns` teacher turns: turn 1 from the seed, each later one from the last valid problem and
-the student's results on it (the paper's progression: easier at p = 0, harder above 0.65, else a
-variant near the same level). After a malformed or invalid turn the next prompt says what was
-wrong with it. With `single_turn` K > 0, each lineage is instead K independent first-turn samples
-of one teacher prompt (the paper's single-turn baseline).
+the student's results on it (the paper's progression); after a malformed or invalid turn the next
+prompt says what was wrong. With `single_turn` K > 0 a lineage is instead K independent
+first-turn samples of one teacher prompt (the paper's single-turn baseline).
 
-How the turns run (resume, SIGTERM, infrastructure failures, progress, the stats file) is the
-turn loop's business: see synthgen.turns.loop. A lineage whose turn failed on
-infrastructure stops there and is redone by the next run.
-
-With `--keep-attempts solved|all` the student's attempts of every valid problem are also kept
-whole (text, reasoning, verdict, tokens) in RUN_DIR/generate-attempts/, sharded like the rows
-(synthgen.store.attempts; `read_attempts` reads them back, `export --format sft` writes them).
+The turn loop (synthgen.turns.loop) runs the turns: resume, SIGTERM, infrastructure failures,
+progress, stats. With `--keep-attempts solved|all` the student's attempts of every valid problem
+are kept whole in RUN_DIR/generate-attempts/ (synthgen.store.attempts).
 """
 
 from __future__ import annotations
@@ -25,7 +20,7 @@ from pathlib import Path
 from rich.console import Console
 
 from synthgen.envs import get_env
-from synthgen.stages.generate.plan import SeedLineage, check_seed_files, plan_shard, stream_lineages
+from synthgen.stages.generate.plan import SeedLineage, check_seed_files, plan_shard
 from synthgen.stages.generate.settings import GenerateSettings
 from synthgen.store.layout import StageDir
 from synthgen.store.readiness import read_input
@@ -60,11 +55,7 @@ class GenerateStage(TurnStage):
         check_seed_files(self.seed_parts)
 
     def plan(self, parts: list[Path]) -> UnitsLeft:
-        s, need = self.settings, self.turns_per_lineage
-        shard = plan_shard(self.seed_parts, parts, s, need)
-        todo = stream_lineages(self.seed_parts, shard.todo, s.envs, s.single_turn > 0)
-        turns_todo = shard.lineages_total * need - shard.rows_on_disk
-        return UnitsLeft(todo, shard.lineages_total, shard.lineages_done, turns_todo, shard.resumed_keys)
+        return plan_shard(self.seed_parts, parts, self.settings, self.turns_per_lineage)
 
     async def run_unit(self, item: SeedLineage, loop: TurnLoop) -> bool:
         mode = Mode.SINGLE if item.single else Mode.MULTI

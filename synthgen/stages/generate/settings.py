@@ -7,19 +7,8 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from synthgen.settings.shared import (
-    MAX_ATTEMPTS,
-    MAX_TURNS,
-    EnvListMixin,
-    InputSettings,
-    ShardedSettings,
-)
-from synthgen.turns.settings import (
-    KEEP_ATTEMPTS_UNHASHED,
-    TURN_LOOP_UNHASHED,
-    KeepAttemptsSettings,
-    TurnLoopSettings,
-)
+from synthgen.settings.shared import MAX_ATTEMPTS, MAX_TURNS, EnvListMixin, InputSettings, ShardedSettings
+from synthgen.turns.settings import KEEP_ATTEMPTS_UNHASHED, TURN_LOOP_UNHASHED, KeepAttemptsSettings, TurnLoopSettings
 
 
 class GenerateSettings(EnvListMixin, InputSettings, KeepAttemptsSettings, TurnLoopSettings, ShardedSettings):

@@ -4,20 +4,16 @@
     synthgen import taco/train.parquet --format apps --output data/real
     synthgen train --data real=data/real:0.55 --data synth=data/runs/exp1/bin:0.45 --curriculum-sources synth ...
 
-Every row becomes a `contest` problem (synthgen.envs.contest documents the columns). A problem is
-rejected, with its reason, when its tests cannot be read, it has none, or no statement; and, when
-the set gives reference solutions (APPS, TACO, CodeContests), when none of the first few Python
-solutions passes all of its own tests in the sandbox (LiveCodeBench gives none: nothing to run).
-The output is laid out like `bin`'s (`<difficulty>/part-00000.parquet` plus a marker, rebuilt
-beside the old folder and swapped in), so `train --data` reads it as a finished source.
-Rejects go to `<output>/rejects.jsonl` (key, reason), counts to `<output>/import_summary.json`.
+Every row becomes a `contest` problem (synthgen.envs.contest). A problem is rejected, with its
+reason, when its tests cannot be read, it has none, or no statement; and, when the set gives
+reference solutions (APPS, TACO, CodeContests), when none of the first few Python solutions passes
+all of its own tests in the sandbox. The output is laid out like `bin`'s, so `train --data` reads
+it as a finished source; rejects go to `<output>/rejects.jsonl`, counts to `import_summary.json`.
 
-Every imported problem gets its chance level (synthgen.envs.chance: `chance_rate`,
-`chance_strategies`): a program that prints the public tests' outputs passes when the hidden tests
-repeat the public ones, and an empty program when every expected output is blank. Such a problem
-is kept (an imported set is the user's to curate) and counted in the summary's `chance`; once
-`calibrate` has measured its pass rate, `bin` and `stats` read that against chance and `filter
---input-dir RUN_DIR/calibrate` drops it as guessable.
+Every imported problem gets its chance level (synthgen.envs.chance): a program that prints the
+public tests' outputs passes when the hidden tests repeat them, an empty one when every expected
+output is blank. Such a problem is kept (an imported set is the user's to curate) and counted in
+the summary; once `calibrate` has measured it, `filter --input-dir RUN_DIR/calibrate` drops it.
 """
 
 from __future__ import annotations
@@ -66,12 +62,8 @@ def read_problem(row: dict, index: int, settings: ImportSettings) -> formats.Rea
     kind = settings.format if settings.format != "auto" else formats.detect(row)
     if kind is None:
         raise ValueError(f"unknown layout (columns: {', '.join(sorted(row))[:200]}); pass --format")
-    if kind == "lcb":
-        found = formats.read_lcb(row, index)
-    elif kind == "apps":
-        found = formats.read_apps(row, index)
-    else:
-        found = formats.read_codecontests(row, index, settings.include_generated)
+    read = {"lcb": formats.read_lcb, "apps": formats.read_apps}.get(kind)
+    found = read(row, index) if read else formats.read_codecontests(row, index, settings.include_generated)
     if settings.max_tests is not None:
         p = found.problem
         p.inputs, p.outputs = p.inputs[: settings.max_tests], p.outputs[: settings.max_tests]
@@ -101,8 +93,7 @@ async def check_solutions(real: formats.RealProblem, env, pool, settings: Import
 
 
 def _row(real: formats.RealProblem, name: str, digest: str) -> dict:
-    problem = real.problem
-    fields = problem.to_fields()
+    fields = real.problem.to_fields()
     return {
         **fields,
         "turn_id": f"import/{name}/{real.key}",

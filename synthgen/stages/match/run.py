@@ -1,28 +1,20 @@
 """`synthgen match SOURCE --like TARGET --output OUT`: SOURCE subsampled to TARGET's pass-rate histogram.
 
-The paper compares synthetic sets from different seed kinds at matched difficulty (its Figs. 5, 7
-and 16-18): a comparison of two sets is fair only when their pass-rate histograms agree. Both
-sets are read as `train --data` reads them (any folder it takes: RUN_DIR/filter, a bin, a chain,
-an exported or a matched set); only scorable problems count. Per environment present in both:
+The paper compares synthetic sets at matched difficulty (its Figs. 5, 7 and 16-18): a comparison
+of two sets is fair only when their pass-rate histograms agree. Both sets are read as `train
+--data` reads them; only scorable problems count. Per environment present in both, pass rates
+fall into the `attempts + 1` buckets round(p * attempts); the source keeps round(N * q_b) problems
+of bucket b, q_b the target's share, for the largest N its counts allow (buckets it lacks are
+counted against the distance), chosen by sha256 of the seed and the problem id. The distance is
+the total variation between the normalised histograms (0 = the same mix, 1 = no overlap),
+reported before and after.
 
-- pass rates fall into the `attempts + 1` buckets a pass rate over `attempts` tries can take
-  (33 for 32 attempts), bucket round(p * attempts);
-- the target's share per bucket q_b is fitted to the source's counts s_b: the largest N with
-  round(N * q_b) <= s_b in every bucket the source has at all (buckets the source lacks are
-  left out and counted against the distance), and round(N * q_b) problems are kept per bucket;
-  which ones is a seeded choice (sha256 of the seed and the problem id), so the same inputs and
-  seed give the same set;
-- the distance is the total variation between the two normalised histograms,
-  0.5 * sum |p_b - q_b|: 0 = the same mix, 1 = no overlap, reported before and after.
-
-OUT gets `part-00000.parquet` (PROBLEMS plus `difficulty`, each row's split as its source had
-it) and `match.json` with the figures; `train --data OUT` reads it. An environment of SOURCE
-that TARGET lacks is left out, and said so.
+OUT gets `part-00000.parquet` (PROBLEMS plus `difficulty`) and `match.json` with the figures. An
+environment of SOURCE that TARGET lacks is left out, and said so.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -31,6 +23,7 @@ from typing import Any
 from rich.console import Console
 
 from synthgen.errors import UserError
+from synthgen.stages.bin.run import rank
 from synthgen.stages.match.settings import MatchSettings
 from synthgen.store.files import file_metadata, write_parquet_atomic, write_text_atomic
 from synthgen.store.record_checks import BINNED_SPEC
@@ -65,10 +58,6 @@ def fit(source: Counter, target: Counter) -> dict[int, int]:
     return {b: round(n * q) for b, q in shares.items() if round(n * q)}
 
 
-def _rank(seed: int, problem_id: str) -> bytes:
-    return hashlib.sha256(f"{seed}:{problem_id}".encode()).digest()
-
-
 def match_env(rows: list[dict], like: list[dict], attempts: int, seed: int) -> tuple[list[dict], dict[str, Any]]:
     """One environment: the kept rows and its figures (sizes, buckets the source lacks, distances)."""
     by_bucket: dict[int, list[dict]] = {}
@@ -78,7 +67,7 @@ def match_env(rows: list[dict], like: list[dict], attempts: int, seed: int) -> t
     target = Counter(bucket(row["pass_rate"], attempts) for row in like)
     kept: list[dict] = []
     for b, n in sorted(fit(source, target).items()):
-        kept += sorted(by_bucket[b], key=lambda r: _rank(seed, r["problem_id"]))[:n]
+        kept += sorted(by_bucket[b], key=lambda r: rank(seed, r["problem_id"]))[:n]
     after = Counter(bucket(row["pass_rate"], attempts) for row in kept)
     figures = {
         "source": len(rows),
@@ -119,12 +108,8 @@ def run(settings: MatchSettings, console: Console | None = None) -> dict[str, An
         "left_out_envs": sorted({r["env"] for r in source} - envs_like),
     }
     for env in sorted({r["env"] for r in source} & envs_like):
-        rows, figures = match_env(
-            [r for r in source if r["env"] == env],
-            [r for r in like if r["env"] == env],
-            settings.attempts,
-            settings.seed,
-        )
+        mine, theirs = ([r for r in rows if r["env"] == env] for rows in (source, like))
+        rows, figures = match_env(mine, theirs, settings.attempts, settings.seed)
         kept += rows
         report["envs"][env] = figures
     if not kept:
@@ -137,9 +122,8 @@ def run(settings: MatchSettings, console: Console | None = None) -> dict[str, An
     write_parquet_atomic(out / "part-00000.parquet", table, meta)
     write_text_atomic(out / SUMMARY, json.dumps(report, indent=1, sort_keys=True) + "\n")
     for env, f in report["envs"].items():
-        missing = (
-            f", {len(f['buckets_missing'])} target bucket(s) absent from the source" if f["buckets_missing"] else ""
-        )
+        gaps = len(f["buckets_missing"])
+        missing = f", {gaps} target bucket(s) absent from the source" if gaps else ""
         console.print(
             f"match {env}: kept {f['kept']} of {f['source']} (target {f['target']}); pass-rate histograms differ "
             f"by {f['distance_before']:.3f} before, {f['distance_after']:.3f} after (0 = the same mix){missing}"

@@ -1,16 +1,15 @@
 """What a generate run costs: requests, tokens, sandbox jobs and GPU time, counted or estimated.
 
-`counted(rows, kept)` reads them off a run's generate rows (what `synthgen stats` reports);
-`measured(rows, kept)` turns the same rows into per-request figures, and `estimate(...)` scales
-per-request figures to a configured run (what `synthgen plan` reports). Both give a `Cost`, so
-an estimate and an outcome print the same keys and can be compared line by line.
+`counted` reads a `Cost` off a run's generate rows (what `synthgen stats` reports), `measured`
+turns the same rows into per-request figures and `estimate` scales those to a configured run
+(what `synthgen plan` reports), so an estimate and an outcome compare line by line.
 
-Counting rules (the rows' own token account, synthgen.turns.report): a teacher turn is one
-request (a single-turn lineage is one request with n = K); a valid turn is one student request
-with n = M; prompt tokens count once per request, completion tokens per sample. Sandbox jobs are
-approximate: `validation_jobs` per problem checked in the sandbox plus one per scored attempt.
-GPU time: prompt tokens at the prefill rate plus completion tokens at the role's decode rate,
-per GPU (synthgen.stages.plan.settings.ThroughputSettings); wall time spreads it over the GPUs, kept full.
+Counting rules (the rows' token account, synthgen.turns.report): a teacher turn is one request (a
+single-turn lineage one request with n = K); a valid turn one student request with n = M; prompt
+tokens count once per request, completion tokens per sample. Sandbox jobs are approximate:
+`validation_jobs` per problem checked in the sandbox plus one per scored attempt. GPU time:
+prompt tokens at the prefill rate plus completion tokens at the role's decode rate
+(ThroughputSettings), spread over the GPUs, kept full.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ import polars as pl
 
 from synthgen.envs import reasons as R
 from synthgen.stages.generate.plan import SINGLE_SAMPLE
-from synthgen.stages.plan.settings import ThroughputSettings
+from synthgen.stages.plan.settings import RequestFigures, ThroughputSettings
 from synthgen.turns.report import TOKEN_COLUMNS
 
 # Invalid turns whose problem still ran in the sandbox (validation) before it was rejected.
@@ -46,16 +45,11 @@ class Cost:
         kept = None if self.kept is None or other.kept is None else self.kept + other.kept
         return Cost(**total, kept=kept)
 
-    def gpu_seconds(self, tp: ThroughputSettings) -> tuple[float, float]:
-        """(teacher, student) GPU-seconds under the throughput settings `tp`."""
-        teacher = self.teacher_prompt_tokens / tp.prompt_tokens_per_s
-        teacher += self.teacher_completion_tokens / tp.teacher_tokens_per_s
-        student = self.student_prompt_tokens / tp.prompt_tokens_per_s
-        student += self.student_completion_tokens / tp.student_tokens_per_s
-        return teacher, student
-
     def as_dict(self, tp: ThroughputSettings) -> dict:
-        teacher_s, student_s = self.gpu_seconds(tp)
+        teacher_s = self.teacher_prompt_tokens / tp.prompt_tokens_per_s
+        teacher_s += self.teacher_completion_tokens / tp.teacher_tokens_per_s
+        student_s = self.student_prompt_tokens / tp.prompt_tokens_per_s
+        student_s += self.student_completion_tokens / tp.student_tokens_per_s
         by_role = {
             "teacher": (self.teacher_prompt_tokens, self.teacher_completion_tokens),
             "student": (self.student_prompt_tokens, self.student_completion_tokens),
@@ -123,17 +117,10 @@ def counted(rows: pl.DataFrame, kept: int | None, validation_jobs: float = 2.0) 
     )
 
 
-@dataclass
-class PerTurn:
-    """Per-request figures: what one teacher turn costs on average, and how often it goes on."""
+class PerTurn(RequestFigures):
+    """Per-request figures (the settings' or measured on a run) and what only a run measures."""
 
-    teacher_prompt_tokens: float  # per teacher request
-    teacher_completion_tokens: float  # per teacher turn (sample)
-    student_prompt_tokens: float  # per student request
-    student_completion_tokens: float  # per student attempt
-    valid_share: float  # of turns: valid, so evaluated by the student
-    kept_share: float | None  # of turns: kept by filter
-    validation_jobs: float = 2.0  # sandbox jobs to validate one problem
+    kept_share: float | None = None  # of turns: kept by filter (None: no filter output)
     scored_share: float = 1.0  # of a valid turn's attempts: run in the sandbox (not formatting failures)
     checked_invalid_share: float = 0.5  # of invalid turns: rejected after running in the sandbox
 

@@ -1,15 +1,11 @@
 """`synthgen plan [CONFIG]`: what a generate run will cost, before it starts.
 
-From the run's config (its seeds and generate sections: seeds, lineages per seed, turns, M,
-environments) and per-request figures, it estimates the teacher and student requests, prompt and
-completion tokens, sandbox jobs, GPU-hours and wall time, and the problems filter will keep.
-The figures are measured on an earlier run (`--from-run RUN_DIR`: the averages of its generate
-rows, per environment where it has that environment) or the defaults of synthgen.stages.plan.settings,
-which a `plan:` config section or flags override. `synthgen stats RUN_DIR` prints the same keys
-for a finished run (its `cost` section), so estimate and outcome compare line by line.
-
-The seeds counted are the seeds stage's rows when RUN_DIR/seeds (or `input_dir`) exists, else the
-seeds section's `n`; `max_seeds` caps them. The chain stage is not included.
+From the run's config (its seeds and generate sections) and per-request figures it estimates
+requests, tokens, sandbox jobs, GPU-hours and wall time, and the problems filter will keep. The
+figures are measured on an earlier run (`--from-run RUN_DIR`, per environment where it has it) or
+the defaults of synthgen.stages.plan.settings, which a `plan:` section or flags override. The
+seeds counted are the seeds stage's rows when there are any, else the seeds section's `n`, capped
+by `max_seeds`. The chain stage is not included.
 """
 
 from __future__ import annotations
@@ -105,7 +101,6 @@ def plan(settings: PlanSettings, config: ConfigFile) -> dict:
         "figures": source,
         "figures_missing_for": sorted(set(envs) - set(per_env)) if per_env else [],
         "estimate": total.as_dict(settings),
-        # Re-measuring one problem with another student (`synthgen calibrate`, same M and figures).
         "calibrate_per_problem": costs.calibration(generate.attempts, overall).as_dict(settings),
     }
 

@@ -1,17 +1,15 @@
 """`synthgen seeds`: cut 25-50-line snippets from code, deterministically, split across shards.
 
 Source trees and starcoderdata-style shards give random windows of `min_lines`-`max_lines`
-consecutive lines (the paper's 25-50); solutions are used whole, at any length, as the paper does
-with real solutions (a short one is still a seed; cutting a long one to `max_lines` would seed with
-part of a program, and skipping it would drop the longer, often harder problems); so are the solved
-completions of a training run (`seeds completions OUTPUT`, from `train --save-completions`): the
-code of each completion whose reward was 1.
+consecutive lines (the paper's 25-50). Solutions, and the solved completions of a training run
+(`seeds completions OUTPUT`, from `train --save-completions`), are used whole at any length, as
+the paper does with real solutions: cutting one would seed with part of a program, skipping long
+ones would drop the often harder problems.
 
 Sampling is order-independent: every candidate window gets a priority from a hash of (seed,
-window text), and the n windows with the smallest priorities win. So the result depends only on
-the inputs and `--seed`, never on file order or on how the work is split; exact duplicates
-collapse because equal text has equal id and priority. Shard i of n keeps ranks i, i+n, ...
-One process writes a shard at a time (a lock; a second one exits 2).
+window text) and the n smallest win, so the result depends only on the inputs and `--seed`, never
+on file order or sharding; equal texts collapse. Shard i of n keeps ranks i, i+n, ... One process
+writes a shard at a time (a lock; a second one exits 2).
 """
 
 from __future__ import annotations
@@ -127,10 +125,6 @@ def documents(settings: SeedsSettings) -> Iterator[seed_sources.Document]:
     return seed_sources.iter_solutions(settings.paths, settings.code_column)
 
 
-def _priority(seed: int, text_id: str) -> int:
-    return int.from_bytes(hashlib.sha256(f"{seed}:{text_id}".encode()).digest()[:12], "big")
-
-
 def select(windows: Iterable[Window], n: int, seed: int) -> list[tuple[str, Window]]:
     """The n distinct windows with the smallest priority, in priority order (with their ids)."""
     heap: list[tuple[int, str, Window]] = []  # negated priorities: the root is the largest, evicted first
@@ -139,7 +133,8 @@ def select(windows: Iterable[Window], n: int, seed: int) -> list[tuple[str, Wind
         sid = seed_id(window.text)
         if sid in chosen:
             continue
-        item = (-_priority(seed, sid), sid, window)
+        priority = int.from_bytes(hashlib.sha256(f"{seed}:{sid}".encode()).digest()[:12], "big")
+        item = (-priority, sid, window)
         if len(heap) < n:
             heapq.heappush(heap, item)
         elif item[0] > heap[0][0]:
@@ -151,17 +146,9 @@ def select(windows: Iterable[Window], n: int, seed: int) -> list[tuple[str, Wind
 
 
 def to_row(sid: str, window: Window, source: str) -> dict:
-    return {
-        "seed_id": sid,
-        "source": source,
-        "origin": window.doc.origin,
-        "repo": window.doc.repo,
-        "path": window.doc.path,
-        "start_line": window.start + 1,
-        "end_line": window.start + len(window.lines),
-        "num_lines": len(window.lines),
-        "text": window.text,
-    }
+    doc, start, n = window.doc, window.start, len(window.lines)
+    where = {"origin": doc.origin, "repo": doc.repo, "path": doc.path, "start_line": start + 1, "end_line": start + n}
+    return {"seed_id": sid, "source": source, **where, "num_lines": n, "text": window.text}
 
 
 def run(settings: SeedsSettings, *, force: bool = False, console: Console | None = None) -> StageDir:

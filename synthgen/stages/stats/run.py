@@ -1,17 +1,14 @@
 """`synthgen stats RUN_DIR`: the numbers of a run, from whatever stages it has so far.
 
-Reads (never writes) `seeds/`, `generate/`, `filter/`, `bin/` and `chain/` under the run
-directory, each file checked against its schema (a wrong one is exit 2, naming the file and the
-column); a stage that is missing is reported as absent, not as an error, and an unfinished one
-is counted as far as it is written (`shards_done` says how far). Besides rows per stage: the
-multi-turn yield curve per (mode, turn), reject reasons, pass-rate histograms per environment,
-multi- against single-turn yield per seed, token use per role (the chain stage's separately, as
-its `tries/` count them: `problems/` repeats hard starts generate already paid for), the sets
-offered to `train --data` (`training_sets`), chance levels (synthgen.envs.chance) and the
-generate stage's cost in the keys `synthgen plan` estimates, so an estimate and its outcome
-compare line by line.
+Reads (never writes) the run's stage folders, each file checked against its schema (a wrong one is
+exit 2 naming the file and the column); a missing stage is reported as absent, an unfinished one
+counted as far as it is written (`shards_done`). Besides rows per stage: yield per (mode, turn),
+reject reasons, pass-rate histograms, multi- against single-turn yield, token use per role (the
+chain stage's apart: `problems/` repeats hard starts generate already paid for), the sets offered
+to `train --data`, chance levels, and generate's cost in the keys `synthgen plan` estimates, so an
+estimate and its outcome compare line by line.
 
-`collect` returns a JSON-ready dict (`--json` prints it as is); synthgen.stages.stats.show renders it with rich.
+`collect` returns a JSON-ready dict (`--json` prints it); synthgen.stages.stats.show renders it.
 """
 
 from __future__ import annotations
@@ -38,22 +35,12 @@ from synthgen.store.measurement import (
     histogram,
     mutation_summary,
 )
+from synthgen.store.run_info import check_run_dir, read_json
 from synthgen.turns.report import TOKEN_COLUMNS as TOKENS
 from synthgen.turns.report import TOKEN_RULE
 
-GENERATE_COLUMNS = (
-    "turn_id",
-    "seed_id",
-    "lineage_id",
-    "env",
-    "mode",
-    "turn",
-    "valid",
-    "reason",
-    "pass_rate",
-    "scored",
-    "attempts",
-) + TOKENS
+GENERATE_COLUMNS = ("turn_id", "seed_id", "lineage_id", "env", "mode", "turn", "valid", "reason", "pass_rate")
+GENERATE_COLUMNS += ("scored", "attempts", *TOKENS)
 
 
 def read_columns(stage: StageDir, columns: tuple[str, ...]) -> pl.DataFrame | None:
@@ -65,15 +52,6 @@ def read_columns(stage: StageDir, columns: tuple[str, ...]) -> pl.DataFrame | No
     return stage.read(columns)
 
 
-def _json(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise UserError(f"cannot read {path}: {exc}") from None
-
-
 def _histograms(frame: pl.DataFrame, buckets: int) -> dict[str, list[int]]:
     """A pass-rate histogram per environment of `frame`."""
     return {
@@ -83,11 +61,7 @@ def _histograms(frame: pl.DataFrame, buckets: int) -> dict[str, list[int]]:
 
 
 def collect(settings: StatsSettings) -> dict[str, Any]:
-    run = Path(settings.run_dir)
-    if run.exists() and not run.is_dir():
-        raise UserError(f"run directory {run} is a file, not a folder")
-    if not run.is_dir():
-        raise UserError(f"run directory not found: {run}")
+    run = check_run_dir(settings.run_dir)
     b = settings.buckets
     out: dict[str, Any] = {"run_dir": str(run), "stages": {}, "histogram_edges": [i / b for i in range(b + 1)]}
     stages = out["stages"]
@@ -99,27 +73,23 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
     gen = read_columns(generate, GENERATE_COLUMNS)
     kept_frame = read_columns(StageDir.of(run, "filter"), ("turn_id", "env", "pass_rate"))
     kept_ids = set(kept_frame["turn_id"].to_list()) if kept_frame is not None else None
-    filter_stats = _json(run / "filter" / "stats.json")
+    filter_stats = read_json(run / "filter" / "stats.json")
 
     if gen is not None:
-        stages["generate"] = {
-            "rows": gen.height,
-            "valid": int(gen["valid"].sum()),
-            "invalid": gen.height - int(gen["valid"].sum()),
-            "seeds": gen["seed_id"].n_unique(),
-            "lineages": gen["lineage_id"].n_unique(),
-            "shards_done": len(generate.done_shards()),
-        }
+        valid = int(gen["valid"].sum())
+        stages["generate"] = {"rows": gen.height, "valid": valid, "invalid": gen.height - valid}
+        stages["generate"].update(seeds=gen["seed_id"].n_unique(), lineages=gen["lineage_id"].n_unique())
+        stages["generate"]["shards_done"] = len(generate.done_shards())
     else:
         # Before its first part, a generate that is running is not absent: say so, with its writer.
         note = running_note(generate)
         stages["generate"] = {"state": note} if note else None
     stages["filter"] = None
     if kept_frame is not None or filter_stats is not None:
-        known = filter_stats or {}
-        stages["filter"] = {"kept": len(kept_ids or ()), **{k: known.get(k) for k in ("rejected", "input_rows")}}
+        known = {k: (filter_stats or {}).get(k) for k in ("rejected", "input_rows")}
+        stages["filter"] = {"kept": len(kept_ids or ()), **known}
     bin_stage = StageDir.of(run, "bin")
-    bin_summary = _json(bin_stage.path / "summary.json")
+    bin_summary = read_json(bin_stage.path / "summary.json")
     if bin_summary:
         stages["bin"] = {name: info["written"] for name, info in bin_summary["bins"].items()}
         stages["bin"]["outside"] = bin_summary["outside"]["total"]
@@ -148,12 +118,10 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         if chain_tokens is not None:
             out["tokens"]["chain"] = chain_tokens
         out["pass_rate_histograms"] = {
-            # every environment generated, an empty histogram where none of its rows is valid
             "generated_valid": _histograms(gen.with_columns(pass_rate=pl.when("valid").then("pass_rate")), b)
         }
     if filter_stats:
         out["reasons"]["filter"] = {k: v for k, v in filter_stats.get("reasons", {}).items() if k in R.FILTER and v}
-    # Who measured the pass rates and how sure they are (synthgen.store.measurement).
     out["measurement"] = {
         "generated": evidence(read_columns(generate, EVIDENCE_COLUMNS)),
         "straddling": (bin_summary or {}).get("straddling"),
@@ -254,23 +222,15 @@ def _infra(run: Path) -> list[dict[str, Any]]:
     found = []
     for stage in ("generate", "chain"):
         for path in sorted((run / stage).glob("stats-*.json")):
-            info = _json(path) or {}
+            info = read_json(path) or {}
             if info.get("infra_failures"):
-                found.append(
-                    {
-                        "stage": stage,
-                        "shard": info.get("shard") or path.stem.removeprefix("stats-"),
-                        "turns": info["infra_failures"],
-                        "causes": info.get("infra_causes", {}),
-                    }
-                )
+                shard, causes = info.get("shard") or path.stem.removeprefix("stats-"), info.get("infra_causes", {})
+                found.append({"stage": stage, "shard": shard, "turns": info["infra_failures"], "causes": causes})
     return found
 
 
-# The sets a run offers for training and export, each a folder `train --data` reads as it is
-# (synthgen.train.data), named by its path under the run directory: `filter` (the paper's "all
-# synthetic" set, one split `kept`), `bin` split by bin and `bin/<name>`, `chain` split by level and
-# `chain/disjoint`. An unfinished stage is listed with its rows so far and `finished: false`.
+# The sets a run offers to `train --data`, named by their path under the run directory; an
+# unfinished stage is listed with its rows so far and `finished: false`.
 def _splits(stage: StageDir, column: str) -> dict[str, int]:
     frame = stage.read([column])
     return dict(sorted((str(k), n) for k, n in frame.group_by(column).len().iter_rows()))

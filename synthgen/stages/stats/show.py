@@ -8,20 +8,28 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from synthgen.stages.bin.run import sparkline
 from synthgen.turns.report import TOKEN_RULE
 
+SPARK = "·▁▂▃▄▅▆▇█"  # first: an empty bucket
 
-def _table(
+
+def sparkline(counts: list[int]) -> str:
+    top = max(counts) if counts else 0
+    if not top:
+        return SPARK[0] * len(counts)
+    return "".join(SPARK[0] if c == 0 else SPARK[max(1, round(c / top * (len(SPARK) - 1)))] for c in counts)
+
+
+def grid(
     title: str, headers: list[str], rows: list[list[Any]], left: tuple[int, ...] = (0,), wrap: tuple[int, ...] = ()
 ) -> Table:
     """A table that fits the terminal: names never wrap, `wrap` columns (long lists) fold onto more lines."""
-    table = Table(title=title, title_justify="left", show_edge=False)
+    out = Table(title=title, title_justify="left", show_edge=False)
     for i, h in enumerate(headers):
-        table.add_column(h, justify="left" if i in left else "right", no_wrap=i in left and i not in wrap)
+        out.add_column(h, justify="left" if i in left else "right", no_wrap=i in left and i not in wrap)
     for row in rows:
-        table.add_row(*["-" if v is None else str(v) for v in row])
-    return table
+        out.add_row(*["-" if v is None else str(v) for v in row])
+    return out
 
 
 def _pairs(counts: dict[str, Any], skip: tuple = (None,)) -> str:
@@ -33,18 +41,18 @@ def show(data: dict[str, Any], console: Console) -> None:
     stages = data["stages"]
     console.print(f"[bold]run[/bold] {data['run_dir']}")
     rows = [[name, "absent" if info is None else _pairs(info)] for name, info in stages.items()]
-    console.print(_table("stages", ["stage", "rows"], rows, left=(0, 1), wrap=(1,)))
+    console.print(grid("stages", ["stage", "rows"], rows, left=(0, 1), wrap=(1,)))
     if data.get("sets"):
         title = "sets to train on (train --data RUN_DIR/SET)"
         rows = [
             [t["name"] + ("" if t["finished"] else " (unfinished)"), t["problems"], _pairs(t["splits"])]
             for t in data["sets"]
         ]
-        console.print(_table(title, ["set", "problems", "splits"], rows, left=(0, 2), wrap=(2,)))
+        console.print(grid(title, ["set", "problems", "splits"], rows, left=(0, 2), wrap=(2,)))
     if data.get("turns"):
         keys = ("mode", "turn", "generated", "valid", "kept", "mean_pass_rate")
         rows = [[t[k] for k in keys] for t in data["turns"]]
-        console.print(_table("yield per turn", [k.replace("_", " ") for k in keys], rows))
+        console.print(grid("yield per turn", [k.replace("_", " ") for k in keys], rows))
     infra = [
         [f["stage"], f["shard"], kind, count, escape(f["causes"].get(kind, ""))]
         for f in data.get("infra", [])
@@ -52,11 +60,11 @@ def show(data: dict[str, Any], console: Console) -> None:
     ]
     if infra:
         title = "turns left unfinished by infrastructure (re-run the stage to retry them)"
-        console.print(_table(title, ["stage", "shard", "kind", "turns", "cause"], infra, left=(0, 1, 2, 4), wrap=(4,)))
+        console.print(grid(title, ["stage", "shard", "kind", "turns", "cause"], infra, left=(0, 1, 2, 4), wrap=(4,)))
     reasons = [["generation", k, v] for k, v in data["reasons"]["generation"].items()]
     reasons += [["filter", k, v] for k, v in data["reasons"]["filter"].items()]
     if reasons:
-        console.print(_table("reject reasons", ["stage", "reason", "rows"], reasons, left=(0, 1)))
+        console.print(grid("reject reasons", ["stage", "reason", "rows"], reasons, left=(0, 1)))
     unreadable = data.get("student_format_failures")
     if unreadable and unreadable["reasons"]:
         title = (
@@ -64,11 +72,11 @@ def show(data: dict[str, Any], console: Console) -> None:
             f"reasons from {unreadable['source']})"
         )
         rows = [[escape(detail), n] for detail, n in unreadable["reasons"]]
-        console.print(_table(title, ["reason", "answers"], rows, left=(0,), wrap=(0,)))
+        console.print(grid(title, ["reason", "answers"], rows, left=(0,), wrap=(0,)))
     axis = "0" + "·" * (len(data["histogram_edges"]) - 3) + "1"
     for kind, groups in data.get("pass_rate_histograms", {}).items():
         rows = [[env, sum(c), sparkline(c)] for env, c in groups.items()]
-        console.print(_table(f"pass rates ({kind.replace('_', ' ')})", ["env", "n", axis], rows, left=(0, 2)))
+        console.print(grid(f"pass rates ({kind.replace('_', ' ')})", ["env", "n", axis], rows, left=(0, 2)))
     measurement = data.get("measurement") or {}
     measured = measurement.get("generated")
     if measured and measured["rows"]:
@@ -101,14 +109,14 @@ def show(data: dict[str, Any], console: Console) -> None:
     if modes:
         keys = ("seeds", "generated", "valid", "kept", "kept_per_seed")
         rows = [[m, *(modes[m][k] for k in keys)] for m in ("multi", "single")]
-        console.print(_table("multi-turn vs single-turn", ["mode", *keys[:-1], "kept/seed"], rows))
+        console.print(grid("multi-turn vs single-turn", ["mode", *keys[:-1], "kept/seed"], rows))
         console.print(f"multi/single kept per seed: {modes['multi_over_single']}")
     tokens = data.get("tokens")
     if tokens:
         title = f"tokens of the generated rows (kept problems: {tokens['kept_problems']})"
         rows = [[r, *(tokens[r][k] for k in ("in", "out", "total", "per_kept"))] for r in ("teacher", "student")]
         rows.append(["all", None, None, tokens["total"]["total"], tokens["total"]["per_kept"]])
-        console.print(_table(title, ["role", "in", "out", "total", "per kept"], rows))
+        console.print(grid(title, ["role", "in", "out", "total", "per kept"], rows))
         console.print(f"tokens: {TOKEN_RULE}")
         chain = tokens.get("chain")
         if data.get("cost"):

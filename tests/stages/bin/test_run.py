@@ -83,20 +83,24 @@ def _one_line(capsys) -> str:
     return err
 
 
+def classify(p: float, bins) -> str | None:
+    return stage.assign(pl.DataFrame({"pass_rate": [p]}), bins)["difficulty"][0]
+
+
 @pytest.mark.parametrize("scheme,column", [("broad", 1), ("chains", 2)])
 def test_bins_at_the_spec_boundaries(scheme, column):
     bins = BinSettings(scheme=scheme).resolved()
     for edge in EDGES:
-        assert stage.classify(edge[0], bins) == edge[column], (scheme, edge)
+        assert classify(edge[0], bins) == edge[column], (scheme, edge)
     df = stage.assign(pl.DataFrame({"pass_rate": [e[0] for e in EDGES]}), bins)
     assert df["difficulty"].to_list() == [e[column] for e in EDGES]
 
 
 def test_edges_of_fractions_with_fewer_scored_attempts():
     bins = BinSettings(scheme="broad").resolved()
-    assert stage.classify(13 / 50, bins) == "medium"  # 0.26 exactly
-    assert stage.classify(61 / 100, bins) == "easy_medium"
-    assert stage.classify(4 / 25, BinSettings(scheme="chains").resolved()) == "hard"  # 0.16
+    assert classify(13 / 50, bins) == "medium"  # 0.26 exactly
+    assert classify(61 / 100, bins) == "easy_medium"
+    assert classify(4 / 25, BinSettings(scheme="chains").resolved()) == "hard"  # 0.16
 
 
 def test_schemes_are_spec_section_6():

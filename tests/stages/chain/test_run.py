@@ -210,12 +210,12 @@ def test_acceptance_refuses_a_step_equal_to_its_chain_and_chains_never_share_a_p
     assert not accepts(_row("p1", valid=False), {"p0"}, bands["medium"])
     assert accepts(_row("p1"), {"p0"}, bands["medium"])
     # A step is given up after `tries` refused tries; fewer means it is not finished (a failure stopped it).
-    assert replay("h", {"medium": [_row("h"), _row("x", pass_rate=0.9)]}, 3, bands).finished is False
-    assert replay("h", {"medium": [_row("h"), _row("x", pass_rate=0.9), _row("h")]}, 3, bands).finished is True
-    done = replay(
+    assert replay("h", {"medium": [_row("h"), _row("x", pass_rate=0.9)]}, 3, bands)[0] is False
+    assert replay("h", {"medium": [_row("h"), _row("x", pass_rate=0.9), _row("h")]}, 3, bands)[0] is True
+    finished, levels = replay(
         "h", {"medium": [_row("m")], "easy": [_row("m", pass_rate=0.85), _row("e", pass_rate=0.85)]}, 3, bands
     )
-    assert done.finished and [r["problem_id"] for r in done.levels] == ["m", "e"]
+    assert finished and [r["problem_id"] for r in levels] == ["m", "e"]
     starts = [
         {**_row("a", "hard", 0.1), "seed_id": "s", "lineage_id": "la"},
         {**_row("b", "hard", 0.1), "seed_id": "s", "lineage_id": "lb"},

@@ -11,7 +11,7 @@ import pytest
 import xxhash
 from datasketch import MinHash, MinHashLSH
 
-from synthgen.stages.filter import dedup, dedup_text
+from synthgen.stages.filter import dedup
 from synthgen.stages.filter.settings import DedupSettings
 
 PARAMS = DedupSettings()
@@ -74,7 +74,7 @@ def _fmix64(h: int) -> int:
 def token_shingle_hashes(code, message, n) -> list[int]:
     """The "token_hashes" kind spelt out in plain Python: xxh64 per token, Horner over n of them
     with the odd multiplier, fmix64, the top 32 bits."""
-    hashes = [xxhash.xxh64_intdigest(t.encode()) for t in dedup_text.problem_tokens(code, message)]
+    hashes = [xxhash.xxh64_intdigest(t.encode()) for t in dedup.problem_tokens(code, message)]
     runs = [hashes] if 0 < len(hashes) < n else [hashes[i : i + n] for i in range(len(hashes) - n + 1)]
     out = []
     for run in runs:
@@ -95,41 +95,41 @@ def datasketch_minhash(code, message=None, params=PARAMS) -> MinHash:
         return m
     if params.hash == "sha1":
         m = MinHash(num_perm=params.num_perm, seed=params.seed)
-        for shingle in dedup_text.problem_shingles(code, message, params.ngram):
+        for shingle in dedup.problem_shingles(code, message, params.ngram):
             m.update(shingle)
         return m
     m = MinHash(num_perm=params.num_perm, seed=params.seed, hashfunc=dedup.hashfunc(params))
-    for shingle in dedup_text.problem_shingles(code, message, params.ngram):
+    for shingle in dedup.problem_shingles(code, message, params.ngram):
         m.update(shingle)
     return m
 
 
 def test_tokens_ignore_names_whitespace_and_comments():
-    assert dedup_text.code_tokens(BASE) == dedup_text.code_tokens(RENAMED)
-    assert dedup_text.code_tokens("x = 1  # one\ny = x + 2\n") == dedup_text.code_tokens("a=1\nb = a+2")
+    assert dedup.code_tokens(BASE) == dedup.code_tokens(RENAMED)
+    assert dedup.code_tokens("x = 1  # one\ny = x + 2\n") == dedup.code_tokens("a=1\nb = a+2")
     # Keywords, builtins, literals and strings stay; "#" inside a string is not a comment.
-    assert dedup_text.code_tokens("return len(x) + 3 # c") == ["return", "len", "(", "v0", ")", "+", "3"]
-    assert dedup_text.code_tokens('s = "a # b"') == ["v0", "=", '"a # b"']
+    assert dedup.code_tokens("return len(x) + 3 # c") == ["return", "len", "(", "v0", ")", "+", "3"]
+    assert dedup.code_tokens('s = "a # b"') == ["v0", "=", '"a # b"']
     # Numbering restarts per logical line, so a deleted line does not renumber the rest.
-    assert dedup_text.code_tokens("a = 1\nb = c\n") == ["v0", "=", "1", "v0", "=", "v1"]
-    assert dedup_text.code_tokens("f(a,\n  b)") == ["v0", "(", "v1", ",", "v2", ")"]
+    assert dedup.code_tokens("a = 1\nb = c\n") == ["v0", "=", "1", "v0", "=", "v1"]
+    assert dedup.code_tokens("f(a,\n  b)") == ["v0", "(", "v1", ",", "v2", ")"]
     # Broken code: a quote that opens no string is a token of its own; string prefixes stay on the string.
-    assert dedup_text.code_tokens("x = 'abc\ny = 1") == ["v0", "=", "'", "v1", "v0", "=", "1"]
-    assert dedup_text.code_tokens("s = rb'x' + f\"{y}\" # c") == ["v0", "=", "rb'x'", "+", 'f"{y}"']
+    assert dedup.code_tokens("x = 'abc\ny = 1") == ["v0", "=", "'", "v1", "v0", "=", "1"]
+    assert dedup.code_tokens("s = rb'x' + f\"{y}\" # c") == ["v0", "=", "rb'x'", "+", 'f"{y}"']
 
 
 def test_message_is_part_of_the_text():
-    assert dedup_text.problem_tokens("x = 1", "Add TWO.")[-3:] == [dedup_text.MESSAGE_MARK, "add", "two"]
-    assert dedup_text.problem_tokens("x = 1", None) == dedup_text.problem_tokens("x = 1", "   ")
+    assert dedup.problem_tokens("x = 1", "Add TWO.")[-3:] == [dedup.MESSAGE_MARK, "add", "two"]
+    assert dedup.problem_tokens("x = 1", None) == dedup.problem_tokens("x = 1", "   ")
 
 
 def test_shingles_of_short_and_empty_texts():
-    assert dedup_text.shingles([], 5) == []
-    assert dedup_text.shingles(["a", "b"], 5) == [b"a b"]
-    assert dedup_text.shingles(list("abcdef"), 5) == [b"a b c d e", b"b c d e f"]
+    assert dedup.shingles([], 5) == []
+    assert dedup.shingles(["a", "b"], 5) == [b"a b"]
+    assert dedup.shingles(list("abcdef"), 5) == [b"a b c d e", b"b c d e f"]
 
 
-LONG = "x" * 60  # past the per-process token cache: hashed afresh in every block
+LONG = "x" * 60
 ODD_TEXTS = [
     (BASE, "hint"),
     (RENAMED, None),
@@ -154,13 +154,11 @@ def test_signatures_equal_datasketch(num_perm, seed, ngram, kind, hash_name):
         assert np.array_equal(sig, datasketch_minhash(code, message, params).hashvalues)
 
 
-def test_token_hashes_survive_block_edges_and_a_full_cache(monkeypatch):
-    """Documents split over numpy blocks, and tokens that no longer fit the per-process table,
-    give the same signatures as one document at a time."""
+def test_token_hashes_survive_block_edges(monkeypatch):
+    """Documents split over numpy blocks give the same signatures as one document at a time."""
     texts = [(d + f"\nz{i} = {i} * {LONG}{i}\n", f"note {i}") for i in range(12) for d in DISTINCT[:2]]
     expected = [datasketch_minhash(c, m).hashvalues for c, m in texts]
     monkeypatch.setattr(dedup, "_BLOCK_DOCS", 5)
-    monkeypatch.setattr(dedup_text, "_VOCAB_MAX", 0)
     for sig, want in zip(dedup.signatures(texts, PARAMS, workers=1), expected):
         assert np.array_equal(sig, want)
 

@@ -208,7 +208,7 @@ def test_the_plan_reads_seeds_lazily_and_matches_the_sorted_seed_order(tmp_path)
     environment), the finished and the started ones, as the sorted, deduplicated seed list says."""
     import pyarrow as pa
 
-    from synthgen.stages.generate.plan import plan_shard, stream_lineages
+    from synthgen.stages.generate.plan import plan_shard
     from synthgen.stages.generate.settings import GenerateSettings
     from synthgen.store.files import file_metadata
     from synthgen.store.records import PROBLEMS, SEEDS, table_from_rows
@@ -233,8 +233,8 @@ def test_the_plan_reads_seeds_lazily_and_matches_the_sorted_seed_order(tmp_path)
         for j in range(2)
     }
     fresh = plan_shard(seeds.parts(), [], settings, 3)
-    got = {lin.lineage_id: lin.seed_text for lin in stream_lineages(seeds.parts(), fresh.todo, settings.envs, False)}
-    assert got == expected and fresh.lineages_total == len(expected) and fresh.lineages_done == 0
+    got = {lin.lineage_id: lin.seed_text for lin in fresh.items}
+    assert got == expected and fresh.units_total == len(expected) and fresh.units_done == 0
     # One lineage finished (3 rows), one started (1 row): the first is skipped, the second redone.
     finished, started = sorted(expected)[:2]
     rows = [
@@ -250,9 +250,9 @@ def test_the_plan_reads_seeds_lazily_and_matches_the_sorted_seed_order(tmp_path)
     done = StageDir(tmp_path, "generate")
     done.write_part("shard-00001-of-00002", 0, table, file_metadata("generate", "g"))
     resumed = plan_shard(seeds.parts(), done.parts(), settings, 3)
-    left = {lin.lineage_id for lin in stream_lineages(seeds.parts(), resumed.todo, settings.envs, False)}
-    assert left == set(expected) - {finished} and resumed.lineages_done == 1
-    assert resumed.resumed_keys == {f"{started}:t1"} and resumed.rows_on_disk == 4
+    left = {lin.lineage_id for lin in resumed.items}
+    assert left == set(expected) - {finished} and resumed.units_done == 1
+    assert resumed.resumed_keys == {f"{started}:t1"} and resumed.turns_todo == 3 * len(expected) - 4
 
 
 @pytest.mark.slow
