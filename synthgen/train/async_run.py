@@ -4,34 +4,28 @@
     print(describe_setup(setup))          # what `train --async --dry-run` prints; nothing loads or connects
     run_async(settings)                   # train: needs CUDA, vllm and the server at --vllm-server-url
 
-TRL's asynchronous GRPO (`trl.experimental.async_grpo`, TRL >= 1.16) generates on a vLLM server in a
-child process while the trainer updates; rollouts reach the trainer up to `max_staleness` weight
-updates late, so the policy ratio moves off 1 and the epsilon clip acts, as in the paper's
-asynchronous setup. The server is started apart, as TRL expects:
-    VLLM_SERVER_DEV_MODE=1 vllm serve MODEL --weight-transfer-config '{"backend":"nccl"}' --port 8000
+TRL's asynchronous GRPO (TRL >= 1.16) generates on a vLLM server, started apart as TRL expects
+(`VLLM_SERVER_DEV_MODE=1 vllm serve MODEL --weight-transfer-config '{"backend":"nccl"}'`), while the
+trainer updates: rollouts arrive up to `max_staleness` updates late, so the ratio moves off 1 and the
+epsilon clip acts, as in the paper's asynchronous setup. The rest is the synchronous stage's
+(synthgen.train.run), but the per-bin files and completion logs: rewards run in TRL's rollout
+process (the reward is pickled there and starts its own sandbox pool), and periodic evaluation
+samples the vLLM server, which holds the weights of the last sync.
 
-Everything else is the synchronous stage's (synthgen.train.run): recipes, data selection, the
-curriculum's `CurriculumDraw`, the sandboxed reward (pickled into TRL's rollout process, where it
-starts its own sandbox pool), resume, final weights and periodic evaluation (sampled from the vLLM
-server, which holds the weights of the last sync). Not written here: the per-round, per-bin files
-and completion logs, since rewards are computed in TRL's rollout process.
+The recipe goes through the synchronous precedence (synthgen.train.recipe); the keys
+`AsyncGRPOConfig` also has are carried over (`ASYNC_CARRIED`: the paper's GRPO; the async trainer's
+own, `dtype`, `weight_sync_steps`, ..., may be set too), the rest dropped and listed. What would
+change the algorithm stops the run (exit 2): a KL term, batch reuse, the synchronous trainer's own
+flags, the frontier curriculum (it needs each round's rewards before the next draw). Still unlike
+the paper (`ADVANTAGE_NOTE`): TRL divides each advantage by the group's reward std.
 
-The config: the recipe goes through the synchronous precedence (synthgen.train.recipe), then every
-key `AsyncGRPOConfig` also has is carried over (`ASYNC_CARRIED`: those of the paper's GRPO; a recipe
-may also set the async trainer's own keys, `dtype`, `weight_sync_steps`, ...); the rest are dropped
-and listed. A setting the async trainer cannot honour and that would change the algorithm stops the
-run (exit 2): a KL term, batch reuse, the synchronous trainer's own flags, the adaptive frontier
-curriculum (it needs each round's rewards before the next draw). Still unlike the paper
-(`ADVANTAGE_NOTE`, in the dry run and the summary): TRL divides each advantage by the group's std.
-
-The curriculum is fed by *order*. TRL's rollout process walks its dataset in order, one prompt per
-group (it repeats each row G times itself), cycling at the end, and a resumed run restarts at the
-first group not yet trained (`rollout_state.json`). So the dataset handed to TRL is the training
-set re-indexed so that rows r*K .. r*K+K-1 are the K groups the draw makes for round r, where a
-round is one optimizer step's groups (K = per-device batch x accumulation x processes / G) and the
-weights are the schedule's at step r: a pure function of the settings and the data, which a resume
-replays. The rollout process runs at most `max_staleness` steps ahead, and the order holds
-`rounds_needed` rounds, room for the rollouts TRL drops as stale, so it never wraps back to step 0.
+The curriculum is fed by *order*. TRL's rollout process walks its dataset in order, one row per
+group of G, cycling at the end, and a resumed run restarts at the first group not yet trained
+(`rollout_state.json`). So rows r*K .. r*K+K-1 of the dataset handed to TRL are the K groups the
+draw makes for round r (one optimizer step: K = per-device batch x accumulation x processes / G),
+at the schedule's weights of step r: a pure function of the settings and the data, which a resume
+replays. The order holds `rounds_needed` rounds, room for the rollouts TRL drops as stale, so it
+never wraps back to step 0's weights.
 """
 
 from __future__ import annotations

@@ -57,7 +57,6 @@ class Schedule:
     scale_note: str = ""
 
     def data_bin(self, name: str) -> str:
-        """The data bin a schedule slot draws from; ALL_BINS / ALL_PROBLEMS are never mapped."""
         return name if name in EVERYTHING else self.bin_map.get(name, name)
 
     def phase_at(self, step: int) -> Phase:
@@ -107,8 +106,6 @@ class Schedule:
                 kept.append(Phase(start, end, p.weights))
             else:
                 dropped.append(p)
-        if not kept:  # cannot happen for steps >= 1, kept as a guard
-            raise UserError(f"schedule {self.name!r} leaves no phase in {steps} steps")
         note = (
             f"scaled x{scale:.6g} ({self.length} -> {steps} steps): each boundary b -> "
             f"round(b * {steps} / {self.length})"
@@ -141,64 +138,56 @@ class Schedule:
         return "\n".join(lines)
 
 
-def _table(name: str, bounds: tuple[int, ...], weights: list, source: str, bin_map=None) -> Schedule:
-    """A paper schedule: weights[i] (over SLOTS, or a mapping) from step bounds[i] to bounds[i + 1]."""
-    rows = [w if isinstance(w, dict) else dict(zip(SLOTS, w)) for w in weights]
-    phases = tuple(Phase(a, b, w) for a, b, w in zip(bounds, bounds[1:], rows))
-    return Schedule(name, phases, PAPER_STEPS, dict(bin_map or {}), source)
-
-
 def _paper_schedules() -> dict[str, Schedule]:
-    k = 1000
-    end = PAPER_STEPS
-    return {
+    """The paper's tables: name -> (step bounds, each phase's weights over SLOTS or bins, source, bin map)."""
+    table4, table2, whole = (0, 10_000, 15_000, 25_000, 30_000, PAPER_STEPS), (0, 7500, 17500), (0, PAPER_STEPS)
+    tables = {
         # The paper's uniform draws every problem equally, so the largest (easy) split dominates.
-        "uniform": _table(
-            "uniform",
-            (0, end),
+        "uniform": (
+            whole,
             [{ALL_PROBLEMS: 1.0}],
             "the paper's uniform sampling (Figs. 10c and 12): every problem equally likely, "
             "so each bin in proportion to its size",
         ),
-        "uniform-bins": _table(
-            "uniform-bins",
-            (0, end),
+        "uniform-bins": (
+            whole,
             [{ALL_BINS: 1.0}],
             "not in the paper: equal weight on every difficulty bin, whatever its size",
         ),
-        "classic": _table(
-            "classic",
-            (0, 10 * k, 15 * k, 25 * k, 30 * k, end),
+        "classic": (
+            table4,
             [(1, 0, 0), (0.75, 0.25, 0), (0, 1, 0), (0, 0.75, 0.25), (0, 0, 1)],
             "the paper's Table 4 (classic)",
         ),
-        "reverse-hard": _table(
-            "reverse-hard",
-            (0, 10 * k, 15 * k, 25 * k, 30 * k, end),
+        "reverse-hard": (
+            table4,
             [(0, 0, 1), (0, 0.25, 0.75), (0, 1, 0), (0.25, 0.75, 0), (1, 0, 0)],
             "the paper's Table 4 (reverse, hard start)",
         ),
-        "reverse-medium": _table(
-            "reverse-medium",
-            (0, 17500, 20 * k, end),
+        "reverse-medium": (
+            (0, 17500, 20_000, PAPER_STEPS),
             [(0, 1, 0), (0.25, 0.75, 0), (1, 0, 0)],
             "the paper's Table 4 (reverse, medium start; its easy is the easy-medium split)",
-            bin_map={"easy": "easy_medium"},
+            {"easy": "easy_medium"},
         ),
-        "soft": _table(
-            "soft",
-            (0, 7500, 17500, 30 * k, end),
+        "soft": (
+            (*table2, 30_000, PAPER_STEPS),
             [(0.80, 0.15, 0.05), (0.15, 0.80, 0.05), (0.15, 0.40, 0.45), (0.05, 0.15, 0.80)],
             "the paper's Table 2 (soft, chains)",
         ),
-        "hard": _table(
-            "hard",
-            (0, 7500, 17500, end),
+        "hard": (
+            (*table2, PAPER_STEPS),
             [(0.90, 0.05, 0.05), (0.05, 0.90, 0.05), (0.05, 0.05, 0.90)],
             "the paper's Table 2 (hard, chains)",
         ),
-        "medium-only": _table("medium-only", (0, end), [(0, 1, 0)], "the paper's Section 4.3: medium split only"),
+        "medium-only": (whole, [(0, 1, 0)], "the paper's Section 4.3: medium split only"),
     }
+    out = {}
+    for name, (bounds, weights, source, *bin_map) in tables.items():
+        rows = [w if isinstance(w, dict) else dict(zip(SLOTS, w)) for w in weights]
+        phases = tuple(Phase(a, b, w) for a, b, w in zip(bounds, bounds[1:], rows))
+        out[name] = Schedule(name, phases, PAPER_STEPS, dict(*bin_map), source)
+    return out
 
 
 NAMES = ("uniform", "uniform-bins", "classic", "reverse-hard", "reverse-medium", "soft", "hard", "medium-only")

@@ -1,16 +1,13 @@
 """Weights over strata (source x bin) for the curriculum sampler: sources by weight, bins by the curriculum.
 
-Without source weights every problem pools, a stratum is a difficulty bin and the curriculum's
-bin weights apply as they always did. With weights (`--data real=DIR:0.55 --data synth=DIR:0.45`)
-a stratum is `source/bin` and its weight is
+Without source weights every problem pools and a stratum is a difficulty bin. With weights
+(`--data real=DIR:0.55 --data synth=DIR:0.45`) a stratum is `source/bin`, weighted
 
     w(source) * (the curriculum's weights over that source's bins)        for a curriculum source
     w(source) * (bin size / source size)                                  for any other source
 
-so the curriculum acts inside the sources it is scoped to (`--curriculum-sources synth`), or inside
-every source (the default), while the mix between sources stays what was asked for. A source's
-bins the curriculum does not name share out its weight (synthgen.train.curriculum.resolve_weights).
-Pure Python, no torch.
+so the curriculum acts inside the sources it is scoped to (`--curriculum-sources`, default all)
+while the mix between sources stays what was asked for. Pure Python, no torch.
 
     mix = SourceMix(sources, bins, {"real": 0.55, "synth": 0.45}, scope={"synth"})
     mix.weights(schedule.weights_at(step))     # {"real/real": 0.55, "synth/easy": ..., ...}

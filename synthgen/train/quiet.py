@@ -1,11 +1,9 @@
 """Keep `synthgen train`'s terminal output to what a user acts on.
 
-Filtered, each named below with why: progress bars for loading weights, writing shards and
-dataset maps (they say nothing about the run and fill Slurm logs with carriage returns), and
-library deprecation notices about calls the libraries make to each other (nothing a user can
-change). Every other warning still shows. The Trainer's printed dict of every metric at every
-logging step is replaced by one line per logging step (`ProgressLine`); the full metrics still
-go to `<output>/trainer_log.jsonl` and to the `report_to` trackers.
+Filtered: progress bars of weights, shards and dataset maps (they fill Slurm logs with carriage
+returns) and deprecation notices about calls the libraries make to each other (nothing a user can
+change). The Trainer's dict of every metric is one line per logging step (`ProgressLine`); the
+full metrics still go to `<output>/trainer_log.jsonl` and to the `report_to` trackers.
 """
 
 from __future__ import annotations

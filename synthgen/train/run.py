@@ -100,27 +100,16 @@ def resolve_max_steps(settings, recipe: dict[str, Any]) -> int:
 
 
 def grpo_overrides(settings, out: Path, max_steps: int, recipe: dict[str, Any]) -> dict[str, Any]:
+    """The GRPOConfig values the flags set: each flag of the GRPO panel is named after its field (but
+    --async and --max-staleness, AsyncGRPOConfig's), with the run's folder, length and seed."""
+    from synthgen.settings.base import cli_spec
     from synthgen.train.preflight import default_report_to
+    from synthgen.train.settings import GRPO
 
+    panel = {name for name, info in type(settings).model_fields.items() if cli_spec(info).get("panel") == GRPO}
+    values = settings.model_dump(include=panel - {"async_grpo", "max_staleness"} | {"seed"})
     report_to = settings.report_to or (None if "report_to" in recipe else default_report_to())
-    return {
-        "output_dir": str(out),
-        "max_steps": max_steps,
-        "seed": settings.seed,
-        "num_generations": settings.num_generations,
-        "per_device_train_batch_size": settings.per_device_train_batch_size,
-        "learning_rate": settings.learning_rate,
-        "gradient_accumulation_steps": settings.gradient_accumulation_steps,
-        "steps_per_generation": settings.steps_per_generation,
-        "num_iterations": settings.num_iterations,
-        "max_completion_length": settings.max_completion_length,
-        "save_steps": settings.save_steps,
-        "logging_steps": settings.logging_steps,
-        "report_to": report_to,
-        "use_vllm": settings.use_vllm,
-        "vllm_mode": settings.vllm_mode,
-        "vllm_server_base_url": settings.vllm_server_base_url,
-    }
+    return {**values, "output_dir": str(out), "max_steps": max_steps, "report_to": report_to}
 
 
 def check_resume_from(settings) -> None:

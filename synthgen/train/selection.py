@@ -2,15 +2,8 @@
 
 Every choice is a seeded order over problem ids (sha256 of seed and id), so it does not depend on
 file or row order, is the same on every process, and a larger budget contains a smaller one.
-
-  * `filter_envs(rows, envs)`: keep the named environments.
-  * `split_heldout(rows, fraction, seed)`: hold `round(fraction * n)` problems of each bin (at
-    least one when the fraction is above 0) out of training, as that bin's evaluation split.
-  * `per_env_budget(rows, n, seed)`: N problems of each environment, for the paper's comparison of
-    5K problems from each of four environments against 20K from one (its Section 4.5).
-
 `select_data(settings)` applies them to the `--data` sources: a `DataSelection` of training rows
-and held-out splits, with `summary()` for the run log and train_summary.json.
+and held-out splits (`per_env_budget` is the paper's 4 x 5K against 20K comparison, Section 4.5).
 """
 
 from __future__ import annotations

@@ -3,18 +3,13 @@
 The paper's headline runs mix real code-contest problems with synthetic ones (REAL 25K + SYNTH
 20K). A `--data` entry is one of
 
-    DIR                        a folder (or Parquet file) of problems; entries without a name pool into one source
-    NAME=DIR[:WEIGHT]          a named source, e.g. real=data/real:0.55 (a name may be given several folders)
-    FILE.yaml                  a list of sources:  sources: [{name: real, path: data/real, weight: 0.55}, ...]
-                               (`path` may be a list; `weight` optional)
+    DIR                  a folder (or Parquet file) of problems; entries without a name pool into one source
+    NAME=DIR[:WEIGHT]    a named source, e.g. real=data/real:0.55 (a name may be given several folders)
+    FILE.yaml            sources: [{name: real, path: data/real, weight: 0.55}, ...] (`path` may be a list)
 
 Either every source has a weight or none does. With weights, a training prompt first picks a
-source by weight, then a problem inside it (see synthgen.train.mix); without, all problems pool
-as before. Each source's folders are read with `synthgen.train.data.load_problem_rows`; a
+source by weight, then a problem inside it (synthgen.train.mix); without, all problems pool. A
 problem found in two sources is kept in the first.
-
-    specs = parse_sources(["real=data/real:0.55", "synth=data/runs/x/bin:0.45"])
-    rows = load_source_rows(specs)            # every row has row["source"]
 """
 
 from __future__ import annotations
