@@ -216,8 +216,8 @@ def rounds_needed(max_steps: int, max_staleness: int) -> int:
 def prepare(settings, *, prompt_fn=None, evaluators=None, dry_run: bool = False) -> AsyncSetup:
     """Everything up to the trainer: checks, config, data and order. Loads no model, contacts nothing.
     `dry_run`: for the dry run (GPU-only settings are set aside on a machine without one)."""
+    from synthgen.train.curriculum import SourceMix
     from synthgen.train.data import to_dataset
-    from synthgen.train.mix import SourceMix
     from synthgen.train.run import grpo_overrides, prepare_run, recipe_origin
 
     check_async_settings(settings)

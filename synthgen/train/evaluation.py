@@ -57,15 +57,15 @@ class HeldOutEvaluator:
 
     def evaluate(self, generate: Generate, step: int) -> Counts:
         order = [(b, row) for b, rows in self.splits.items() for row in rows]
-        out: Counts = {b: [] for b in self.splits}
         if not order:
-            return out
+            return {b: [] for b in self.splits}
         outputs = generate([self.prompt_fn(row) for _, row in order], self.samples)
         rows = [row for _, row in order for _ in range(self.samples)]
         texts = [text for per in outputs for text, _ in per]
         truncated = [cut for per in outputs for _, cut in per]
         rewards = self.scorer(rows, texts, truncated)
         rewards = list(asyncio.run(rewards) if inspect.isawaitable(rewards) else rewards)
+        out: Counts = {b: [] for b in self.splits}
         for i, (b, _) in enumerate(order):
             mine = [r for r in rewards[i * self.samples : (i + 1) * self.samples] if r is not None]
             out[b].append((len(mine), sum(1 for r in mine if float(r) >= 0.5)))

@@ -16,17 +16,11 @@ from transformers import TrainerCallback
 
 log = logging.getLogger("synthgen.train")
 
-# (message regex, category): warnings raised inside the libraries about their own internals.
-NOISE = (
-    # transformers 5 deprecates a name that TRL 1.16 still calls on every step.
-    (r".*`is_gradient_checkpointing` is deprecated.*", FutureWarning),
-)
-
 
 def quiet_libraries() -> None:
-    """Progress bars off and the NOISE warnings ignored, for this process."""
-    for message, category in NOISE:
-        warnings.filterwarnings("ignore", message=message, category=category)
+    """Progress bars off and the libraries' warnings about their own internals ignored, for this process."""
+    # transformers 5 deprecates a name that TRL 1.16 still calls on every step.
+    warnings.filterwarnings("ignore", message=r".*`is_gradient_checkpointing` is deprecated.*", category=FutureWarning)
     import datasets
     import transformers
     from huggingface_hub.utils import disable_progress_bars

@@ -2,7 +2,7 @@
 
 What it changes in TRL, and only this:
   * `_get_train_sampler` returns a `CurriculumRepeatSampler` whose strata are difficulty bins, or
-    source/bin pairs when weighted sources are mixed (synthgen.train.mix);
+    source/bin pairs when weighted sources are mixed (synthgen.train.curriculum.SourceMix);
   * `_calculate_rewards` also records, per generation round and bin, the groups drawn, the
     completions solved / scored / infra and the group regret 1[s>=1] - s/n, which the `frontier`
     curriculum learns from; they go to `curriculum_metrics.jsonl`, the solve-rate CSVs
@@ -28,9 +28,8 @@ from transformers import TrainerCallback
 from trl import GRPOTrainer
 
 from synthgen.interop.curriculum import CurriculumDraw, WeightsFn
-from synthgen.train.curriculum import CurriculumSpec
+from synthgen.train.curriculum import CurriculumSpec, SourceMix
 from synthgen.train.frontier import FrontierPolicy, group_regret
-from synthgen.train.mix import SourceMix
 from synthgen.train.solve_rates import (
     CUMULATIVE_FIELDS,
     CUMULATIVE_FILE,
