@@ -263,13 +263,8 @@ def schedule_from_dict(data: Any, *, default_name: str = "custom", where: str = 
     bins = data.get("bins") or {}
     if not isinstance(bins, dict):
         raise UserError(f"{where}: 'bins' must map names to data bins")
-    return Schedule(
-        str(data.get("name") or default_name),
-        tuple(phases),
-        length,
-        {str(k): str(v) for k, v in bins.items()},
-        f"custom file ({where})",
-    )
+    name = str(data.get("name") or default_name)
+    return Schedule(name, tuple(phases), length, {str(k): str(v) for k, v in bins.items()}, f"custom file ({where})")
 
 
 def resolve_weights(weights: Mapping[str, float], present: Mapping[str, int]) -> dict[str, float]:

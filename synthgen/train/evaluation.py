@@ -198,18 +198,11 @@ class PeriodicEval(TrainerCallback):
 
     def _write(self, out: Path, step: int, figures) -> None:
         out.mkdir(parents=True, exist_ok=True)
-        rows = [
-            {
-                "step": step,
-                "suite": suite,
-                "split": split,
-                "problems": problems,
-                "samples": getattr(self.by_name[suite], "samples", ""),
-                "k": k,
-                "pass_at_k": "" if value is None else round(value, 6),
-            }
-            for (suite, split, k), (value, problems) in figures.items()
-        ]
+        rows = []
+        for (suite, split, k), (value, problems) in figures.items():
+            samples = getattr(self.by_name[suite], "samples", "")
+            shown = "" if value is None else round(value, 6)
+            rows.append(dict(zip(EVAL_FIELDS, (step, suite, split, problems, samples, k, shown))))
         append_csv(out / EVAL_FILE, EVAL_FIELDS, rows)
         summary = ", ".join(
             f"{suite}/{split} pass@{k}={value:.3f}"
@@ -228,14 +221,11 @@ def add_periodic_eval(trainer, settings, args, scorer, prompt_fn, evaluators, he
         return
     acc = trainer.accelerator
     max_tokens = ev.max_completion_length or args.max_completion_length
-    suites = list(evaluators)
+    rank, world = acc.process_index, acc.num_processes
+    suites = [HeldOutEvaluator(heldout, scorer, prompt_fn, ev.samples, rank, world)] if heldout else []
+    suites += evaluators
     if ev.benchmarks:
         from synthgen.evals.train_hook import benchmark_evaluators
 
-        suites += benchmark_evaluators(
-            ev, settings.sandbox, max_tokens=max_tokens, rank=acc.process_index, world=acc.num_processes
-        )
-    if heldout:
-        held = HeldOutEvaluator(heldout, scorer, prompt_fn, ev.samples, acc.process_index, acc.num_processes)
-        suites.insert(0, held)
+        suites += benchmark_evaluators(ev, settings.sandbox, max_tokens=max_tokens, rank=rank, world=world)
     trainer.add_callback(PeriodicEval(trainer, suites, ev, max_tokens, generate))

@@ -8,8 +8,8 @@ The paper's headline runs mix real code-contest problems with synthetic ones (RE
     FILE.yaml            sources: [{name: real, path: data/real, weight: 0.55}, ...] (`path` may be a list)
 
 Either every source has a weight or none does. With weights, a training prompt first picks a
-source by weight, then a problem inside it (synthgen.train.curriculum.SourceMix); without, all problems pool. A
-problem found in two sources is kept in the first.
+source by weight, then a problem inside it (synthgen.train.curriculum.SourceMix); without, all
+problems pool. A problem found in two sources is kept in the first.
 
 Every choice is a seeded order over problem ids (sha256 of seed and id), so it does not depend on
 file or row order, is the same on every process, and a larger budget contains a smaller one.
@@ -97,15 +97,11 @@ def parse_sources(entries: Sequence[str]) -> list[SourceSpec]:
             raw.append(SourceSpec(Path(path).name if weight is not None else DEFAULT_SOURCE, (path,), weight))
     merged: dict[str, SourceSpec] = {}
     for spec in raw:
-        old = merged.get(spec.name)
-        if old is None:
-            merged[spec.name] = spec
-            continue
+        old = merged.get(spec.name, SourceSpec(spec.name, ()))
         if old.weight is not None and spec.weight is not None and old.weight != spec.weight:
             raise UserError(f"--data: source {spec.name!r} is given two weights ({old.weight} and {spec.weight})")
-        merged[spec.name] = SourceSpec(
-            spec.name, old.paths + spec.paths, old.weight if spec.weight is None else spec.weight
-        )
+        weight = old.weight if spec.weight is None else spec.weight
+        merged[spec.name] = SourceSpec(spec.name, old.paths + spec.paths, weight)
     specs = list(merged.values())
     weighted = [s.name for s in specs if s.weight is not None]
     if weighted and len(weighted) != len(specs):

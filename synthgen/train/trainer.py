@@ -27,7 +27,7 @@ from torch.utils.data import Sampler
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
-from synthgen.interop.curriculum import CurriculumDraw, WeightsFn
+from synthgen.interop.curriculum import CurriculumDraw
 from synthgen.train.curriculum import CurriculumSpec, SourceMix
 from synthgen.train.frontier import FrontierPolicy, group_regret
 from synthgen.train.solve_rates import (
@@ -102,18 +102,9 @@ class CurriculumRepeatSampler(CurriculumDraw, Sampler[int]):
     or bin; the within-bin walk replays from round 0 (resume re-iterates the epoch).
     """
 
-    def __init__(
-        self,
-        bins: Sequence[str],
-        *,
-        mini_repeat_count: int,
-        batch_size: int,
-        repeat_count: int,
-        weights_fn: WeightsFn,
-        steps_per_round: float,
-        seed: int = 0,
-    ):
-        super().__init__(bins, batch_size=batch_size, weights_fn=weights_fn, steps_per_round=steps_per_round, seed=seed)
+    def __init__(self, bins: Sequence[str], *, mini_repeat_count: int, repeat_count: int, **draw):
+        """`draw`: CurriculumDraw's batch_size, weights_fn, steps_per_round and seed."""
+        super().__init__(bins, **draw)
         self.num_samples = len(self.row_bins)
         self.mini_repeat_count = mini_repeat_count
         self.repeat_count = repeat_count
