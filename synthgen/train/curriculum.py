@@ -268,13 +268,9 @@ def schedule_from_dict(data: Any, *, default_name: str = "custom", where: str = 
 
 
 def resolve_weights(weights: Mapping[str, float], present: Mapping[str, int]) -> dict[str, float]:
-    """Weights over the bins that have problems: ALL_BINS / ALL_PROBLEMS expand, missing bins' mass is shared out.
-
-    `present` maps every data bin to its number of problems. ALL_BINS spreads its weight equally
-    over the present bins, ALL_PROBLEMS in proportion to their sizes. A bin the schedule wants but the
-    data lacks gives its weight proportionally to the phase's other bins; if none of the phase's
-    bins exist the draw falls back to every present bin equally (the caller warns once).
-    """
+    """Weights over the bins that have problems (`present`: bin -> problems): ALL_BINS spreads its weight
+    equally over them, ALL_PROBLEMS by size; a bin the data lacks gives its weight to the phase's other
+    bins, or, when none of them exists, to every present bin equally (the caller warns once)."""
     out: dict[str, float] = {}
     live = {b: n for b, n in present.items() if n > 0}
     for name, w in weights.items():

@@ -150,7 +150,6 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         self.add_callback(_CurriculumCallback(self))
         self.add_callback(TrainerLog())
 
-    # -- rounds and steps ------------------------------------------------------------------
     @property
     def batches_per_round(self) -> int:
         return self.args.steps_per_generation * self.num_iterations
@@ -162,11 +161,8 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         return (step * self.args.gradient_accumulation_steps) // self.batches_per_round
 
     def _lag(self) -> int:
-        """Rounds between a round's draw and the newest stats it may use (the read-ahead, rounded up).
-
-        The Trainer pulls gradient_accumulation_steps batches per optimizer step, accelerate one
-        more, and dataloader workers prefetch_factor each; a round is batches_per_round batches.
-        """
+        """Rounds between a round's draw and the newest stats it may use: the read-ahead (the Trainer's
+        gradient_accumulation_steps batches a step, accelerate's one, prefetch_factor per worker), rounded up."""
         workers = self.args.dataloader_num_workers
         prefetch = workers * (self.args.dataloader_prefetch_factor or 2) if workers else 0
         ahead = self.args.gradient_accumulation_steps + 1 + prefetch
@@ -178,7 +174,6 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             return self.mix.weights(self.frontier.weights_for_round(round_))
         return self.mix.weights(self.curriculum.schedule.weights_at(step))
 
-    # -- TRL hooks -------------------------------------------------------------------------
     def _get_train_sampler(self, dataset=None):
         self.curriculum_sampler = CurriculumRepeatSampler(
             self.mix.strata,  # one per row of train_dataset, the only dataset the Trainer samples
