@@ -162,7 +162,7 @@ def main() -> int:
     if why is None and not (a.model and (Path(a.model) / "config.json").is_file()):
         why = "--model must name a local model folder (with config.json)"
     if why is None:
-        from synthgen.train.async_config import chat_template_problem
+        from synthgen.train.async_run import chat_template_problem
 
         why = chat_template_problem(a.model)
     if why:

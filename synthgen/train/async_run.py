@@ -4,52 +4,184 @@
     print(describe_setup(setup))          # what `train --async --dry-run` prints; nothing loads or connects
     run_async(settings)                   # train: needs CUDA, vllm and the server at --vllm-server-url
 
-The same pieces as the synchronous stage (synthgen.train.run): recipes, the data selection (sources,
-held-out splits, per-env budget), the curriculum's `CurriculumDraw` (as the prompt order: see
-below), the sandboxed reward (`SandboxReward` over `EnvScorer`, pickled into
-TRL's rollout process, where it starts its own sandbox pool), periodic evaluation (sampled from
-the vLLM server, which holds the weights of the last sync, instead of in-process). What this
-stage does not write: the synchronous trainer's per-round, per-bin files (curriculum_metrics.jsonl,
-the solve-rate CSVs) and completion logs, since rewards are computed in TRL's rollout process.
+TRL's asynchronous GRPO (TRL >= 1.16) generates on a vLLM server, started apart as TRL expects
+(`VLLM_SERVER_DEV_MODE=1 vllm serve MODEL --weight-transfer-config '{"backend":"nccl"}'`), while the
+trainer updates: rollouts arrive up to `max_staleness` updates late, so the ratio moves off 1 and the
+epsilon clip acts, as in the paper's asynchronous setup. The rest is the synchronous stage's
+(synthgen.train.run), but the per-bin files and completion logs: rewards run in TRL's rollout
+process (the reward is pickled there and starts its own sandbox pool), and periodic evaluation
+samples the vLLM server, which holds the weights of the last sync.
 
-The server is started apart, as TRL's async trainer expects:
-    VLLM_SERVER_DEV_MODE=1 vllm serve MODEL --weight-transfer-config '{"backend":"nccl"}' --port 8000
+The recipe goes through the synchronous precedence (synthgen.train.recipe); the keys
+`AsyncGRPOConfig` also has are carried over (`ASYNC_CARRIED`: the paper's GRPO; the async trainer's
+own, `dtype`, `weight_sync_steps`, ..., may be set too), the rest dropped and listed. What would
+change the algorithm stops the run (exit 2): a KL term, batch reuse, the synchronous trainer's own
+flags, the frontier curriculum (it needs each round's rewards before the next draw). Still unlike
+the paper (`ADVANTAGE_NOTE`): TRL divides each advantage by the group's reward std.
 
-The curriculum is fed by *order*. TRL's rollout process walks its dataset in order, one prompt per
-group (it repeats each row G times itself), cycling at the end, and a resumed run restarts at the
-first group not yet trained (`rollout_state.json`). So the dataset handed to TRL is the training
-set re-indexed so that rows r*K .. r*K+K-1 are the K groups the draw makes for round r, where a
-round is one optimizer step's groups (K = per-device batch x accumulation x processes / G) and the
-weights are the schedule's at step r: a pure function of the settings and the data, which a resume
-replays. A group drawn for step r trains at about step r: the rollout process runs at most
-`max_staleness` steps ahead. The order holds `rounds_needed` rounds, room for the rollouts TRL drops
-as stale, so it never wraps back to step 0's weights in a run of `max_steps`.
+The curriculum is fed by *order*. TRL's rollout process walks its dataset in order, one row per
+group of G, cycling at the end, and a resumed run restarts at the first group not yet trained
+(`rollout_state.json`). So rows r*K .. r*K+K-1 of the dataset handed to TRL are the K groups the
+draw makes for round r (one optimizer step: K = per-device batch x accumulation x processes / G),
+at the schedule's weights of step r: a pure function of the settings and the data, which a resume
+replays. The order holds `rounds_needed` rounds, room for the rollouts TRL drops as stale, so it
+never wraps back to step 0's weights.
 """
 
 from __future__ import annotations
 
-import json
-import logging
+import dataclasses
+import importlib
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from synthgen.errors import UserError
 from synthgen.interop.curriculum import CurriculumDraw
-from synthgen.train.async_config import (
-    ADVANTAGE_NOTE,
-    async_trl,
-    build_async_config,
-    chat_template_problem,
-    check_async_settings,
-    describe_async,
-    runtime_missing,
-)
 from synthgen.train.run import RunInputs
 
-log = logging.getLogger(__name__)
+ASYNC_MODULE = "trl.experimental.async_grpo"
+# Settings of the paper's GRPO that AsyncGRPOConfig shares with GRPOConfig: carried as they are.
+ASYNC_CARRIED = [
+    "output_dir",
+    "max_steps",
+    "seed",
+    "learning_rate",
+    "lr_scheduler_type",
+    "warmup_steps",
+    "num_generations",
+    "temperature",
+    "epsilon",
+    "epsilon_high",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "max_completion_length",
+    "save_steps",
+    "logging_steps",
+    "report_to",
+    "vllm_server_base_url",
+]
+ADVANTAGE_NOTE = (
+    "advantage = (reward - group mean) / group std in TRL's async trainer (the paper's: reward - group mean; "
+    "scale_rewards is not read there)"
+)
+
+
+def async_trl():
+    """The installed TRL's async GRPO module; where TRL has none, a one-line UserError (exit 2)."""
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # the experimental-API warning, once per run
+    try:
+        module = importlib.import_module(ASYNC_MODULE)
+        module.AsyncGRPOConfig, module.AsyncGRPOTrainer  # noqa: B018 (both must exist)
+    except (ImportError, AttributeError) as exc:
+        import trl
+
+        raise UserError(
+            f"--async needs TRL's asynchronous GRPO ({ASYNC_MODULE}.AsyncGRPOTrainer), which the installed "
+            f"TRL {trl.__version__} lacks ({exc}); install trl>=1.16 or train without --async"
+        ) from None
+    return module
+
+
+def check_async_settings(settings) -> None:
+    """The flags that mean nothing (or something else) with --async: one line and exit 2 each."""
+    from synthgen.train.curriculum import ADAPTIVE
+
+    if settings.online.enabled:
+        raise UserError("--async and --online do not combine: the online loop runs on the synchronous trainer")
+    if settings.curriculum in ADAPTIVE:
+        raise UserError(
+            f"--curriculum {settings.curriculum} needs each round's rewards before it draws the next; with "
+            "--async the rollouts run ahead in another process: use a schedule (reverse-medium, classic, ...)"
+        )
+    if settings.steps_per_generation is not None or settings.num_iterations is not None:
+        flag = "--steps-per-generation" if settings.steps_per_generation is not None else "--num-iterations"
+        raise UserError(
+            f"{flag} shapes the synchronous trainer's generation batches; --async has none (rollouts "
+            "stream from the vLLM server): their age is bounded by --max-staleness instead"
+        )
+    if settings.use_vllm is False or settings.vllm_mode == "colocate":
+        raise UserError("--async generates on a separate vLLM server (--vllm-server-url); drop --no-use-vllm/colocate")
+    if settings.save_completions != "none":
+        raise UserError(
+            "--save-completions is not written under --async yet (the rewards run in TRL's rollout process)"
+        )
+
+
+def build_async_config(
+    recipe: Mapping[str, Any], overrides: Mapping[str, Any], *, max_staleness: int | None, where: str, dry_run: bool
+):
+    """(AsyncGRPOConfig, the merged keys it has no field for); TRL's own checks become UserErrors.
+
+    `dry_run`: on a machine without CUDA a recipe's bf16 is set aside so the rest can be checked;
+    transformers refuses bf16 there, and the real run checks it on its GPU."""
+    from synthgen.train.recipe import EXTRA_KEYS, check_recipe_keys, config_from, grpo_fields, merged_settings
+
+    fields = {f.name for f in dataclasses.fields(async_trl().AsyncGRPOConfig) if f.init}
+    # The synchronous trainer's recipes (GRPOConfig keys), plus the async trainer's own (dtype, weight_sync_steps, ...).
+    unknown = sorted(k for k in recipe if k not in grpo_fields() | fields | EXTRA_KEYS)
+    if unknown:
+        raise UserError(f"{where}: {unknown[0]!r} is neither a GRPOConfig nor an AsyncGRPOConfig setting")
+    check_recipe_keys(overrides, "settings")
+    values = merged_settings(recipe, overrides)
+    if float(values.get("beta") or 0.0) != 0.0:
+        raise UserError(f"{where}: beta={values['beta']} (a KL term); TRL's async trainer has no reference model")
+    if int(values.get("num_iterations") or 1) > 1:
+        raise UserError(f"{where}: num_iterations={values['num_iterations']} reuses batches; --async cannot")
+    carried = {k: v for k, v in values.items() if k in fields}
+    if max_staleness is not None:
+        carried["max_staleness"] = max_staleness
+    dropped = sorted(k for k in values if k not in fields)
+    if dry_run and carried.get("bf16"):
+        import torch
+
+        if not torch.cuda.is_available():
+            carried["bf16"] = False
+            dropped.append("bf16 (a GPU setting: set aside on this machine for the dry run)")
+    return config_from(async_trl().AsyncGRPOConfig, carried, "async GRPO"), dropped
+
+
+def describe_async(args) -> str:
+    """The async run's GRPO in one line, for the dry run and train_summary.json."""
+    from synthgen.train.recipe import describe
+
+    return describe(args, (*ASYNC_CARRIED[3:], "max_staleness", "weight_sync_steps", "max_inflight_tasks", "dtype"))
+
+
+def runtime_missing() -> list[str]:
+    """What a real --async run needs and this machine lacks (CUDA, vLLM, the HTTP clients TRL uses)."""
+    import importlib.util
+
+    import torch
+
+    missing = [] if torch.cuda.is_available() else ["CUDA GPU"]
+    missing += [f"{m} package" for m in ("vllm", "requests", "aiohttp") if importlib.util.find_spec(m) is None]
+    return missing
+
+
+def chat_template_problem(model: str) -> str | None:
+    """Why TRL's async rollouts could not parse this model's completions, or None.
+
+    The rollout process reads each completion back through a response schema that TRL knows for
+    some chat templates only, and stops at start-up otherwise; checked here, on the tokenizer
+    alone, so that a run stops before a GPU is taken."""
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import add_response_schema
+
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    if getattr(tokenizer, "response_template", None) is not None or getattr(tokenizer, "response_schema", None):
+        return None
+    try:
+        add_response_schema(tokenizer)
+    except ValueError:
+        return (
+            f"{model}'s chat template is not one TRL's async trainer can parse completions of "
+            "(Qwen2.5/3, Llama 3.1/3.2, gpt-oss, GLM-4, ...; or set response_schema on its tokenizer)"
+        )
+    return None
 
 
 @dataclass
@@ -84,19 +216,16 @@ def rounds_needed(max_steps: int, max_staleness: int) -> int:
 def prepare(settings, *, prompt_fn=None, evaluators=None, dry_run: bool = False) -> AsyncSetup:
     """Everything up to the trainer: checks, config, data and order. Loads no model, contacts nothing.
     `dry_run`: for the dry run (GPU-only settings are set aside on a machine without one)."""
+    from synthgen.train.curriculum import SourceMix
     from synthgen.train.data import to_dataset
-    from synthgen.train.mix import SourceMix
     from synthgen.train.run import grpo_overrides, prepare_run, recipe_origin
 
     check_async_settings(settings)
     run_in = prepare_run(settings, evaluators)
     overrides = grpo_overrides(settings, run_in.out, run_in.max_steps, run_in.recipe)
+    where = recipe_origin(settings)
     args, dropped = build_async_config(
-        run_in.recipe,
-        overrides,
-        max_staleness=settings.max_staleness,
-        where=recipe_origin(settings),
-        dry_run=dry_run,
+        run_in.recipe, overrides, max_staleness=settings.max_staleness, where=where, dry_run=dry_run
     )
     k = groups_per_step(args, int(os.environ.get("WORLD_SIZE", "1")))
     dataset = to_dataset(run_in.data.rows, prompt_fn)
@@ -167,12 +296,8 @@ def run_async(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluato
     from transformers import AutoTokenizer
 
     from synthgen.evals.train_hook import server_generate
-    from synthgen.interop.records import student_prompt
-    from synthgen.train.evaluation import add_periodic_eval
-    from synthgen.train.quiet import install_progress
     from synthgen.train.rewards import EnvScorer, SandboxReward
-    from synthgen.train.run import resume_checkpoint, step_seconds
-    from synthgen.train.trainer import save_final
+    from synthgen.train.run import step_seconds, train_and_save, write_summary
 
     started = time.time()
     p = prepare(settings, prompt_fn=prompt_fn, evaluators=evaluators)
@@ -193,34 +318,21 @@ def run_async(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluato
     reward = SandboxReward(scorer, max_completion_length=p.args.max_completion_length)
     reward.eos_token_id = AutoTokenizer.from_pretrained(run_in.model).eos_token_id  # before TRL pickles the reward
     trainer = build_trainer(p, reward, callbacks=callbacks, **(trainer_kwargs or {}))
-    install_progress(trainer)
-    ev = settings.eval
+    ev, generate = settings.eval, None
     if ev.steps:  # sampled from the vLLM server, which holds the weights of the last sync
         url = ev.benchmark_url or p.args.vllm_server_base_url.rstrip("/") + "/v1"
         model = ev.benchmark_model if ev.benchmark_url else run_in.model  # the name the training server serves
-        max_tokens = ev.max_completion_length or p.args.max_completion_length
-        generate = server_generate(url, model, ev.temperature, max_tokens)
-        suites = (prompt_fn or student_prompt, list(evaluators or []), run_in.data.heldout)
-        add_periodic_eval(trainer, settings, p.args, scorer, *suites, generate=generate)
-    checkpoint = resume_checkpoint(settings, run_in.out)
-    trainer.train(resume_from_checkpoint=checkpoint)
-    save_final(trainer, run_in.out)
-    if trainer.accelerator.is_main_process:
-        summary = {
-            "trainer": "async",
-            "model": run_in.model,
-            "data": run_in.data.summary(),
-            "curriculum": run_in.spec.name,
-            "schedule": run_in.spec.schedule.render(),
-            "missing_bins": run_in.missing_bins,
-            "max_steps": run_in.max_steps,
-            "global_step": trainer.state.global_step,
-            "resumed_from": checkpoint,
-            "grpo": describe_async(p.args),
-            "dropped_recipe_keys": p.dropped,
-            "differs_from_paper": ADVANTAGE_NOTE,
-            "seconds": round(time.time() - started, 1),
-            "step_seconds": step_seconds(trainer),
-        }
-        (run_in.out / "train_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        generate = server_generate(url, model, ev.temperature, ev.max_completion_length or p.args.max_completion_length)
+    checkpoint = train_and_save(trainer, settings, run_in, scorer, prompt_fn, evaluators, generate)
+    write_summary(
+        trainer,
+        run_in,
+        started,
+        trainer="async",
+        resumed_from=checkpoint,
+        grpo=describe_async(p.args),
+        dropped_recipe_keys=p.dropped,
+        differs_from_paper=ADVANTAGE_NOTE,
+        step_seconds=step_seconds(trainer),
+    )
     return run_in.out

@@ -1,12 +1,10 @@
 """The training completions a run keeps, with their rewards: `train --save-completions solved|all`.
 
-One Parquet file per generation round, `<output>/completions/round-000042.parquet` (COMPLETIONS
-schema in synthgen.store.records: round, step, problem, environment, split, the completion's text and
-its reward; null reward = an infrastructure failure, never counted wrong), written by the main
-process from every process's completions. `solved` keeps the completions whose reward is 1 (what
-`synthgen seeds completions OUTPUT` turns into seeds: the paper's "real solution" seeds are the
-solutions its policy solved during RL), `all` every completion. A resumed run rewrites the rounds
-after its checkpoint, so a file is always one round as trained.
+One Parquet file per generation round, `<output>/completions/round-000042.parquet` (the COMPLETIONS
+schema; a null reward is an infrastructure failure), written by the main process from every
+process's completions. `solved` keeps those with reward 1 (what `synthgen seeds completions OUTPUT`
+turns into seeds: the paper's "real solution" seeds), `all` every one. A resumed run rewrites the
+rounds after its checkpoint, so a file is always one round as trained.
 """
 
 from __future__ import annotations
@@ -24,9 +22,6 @@ class CompletionLog:
         self.folder = Path(output_dir) / FOLDER
         self.mode = mode
 
-    def path(self, round_: int) -> Path:
-        return self.folder / f"round-{round_:06d}.parquet"
-
     def write(self, round_: int, step: int, rows: list[dict], texts: list[str], rewards: list[float | None]) -> None:
         """One round: `rows` (problem_id, env, difficulty per completion), their texts and rewards."""
         from synthgen.store.files import file_metadata, write_parquet_atomic
@@ -37,15 +32,14 @@ class CompletionLog:
             {
                 "round": round_,
                 "step": step,
-                "problem_id": rows[i].get("problem_id"),
-                "env": rows[i].get("env"),
-                "difficulty": rows[i].get("difficulty"),
+                **{k: rows[i].get(k) for k in ("problem_id", "env", "difficulty")},
                 "completion": texts[i],
                 "reward": rewards[i],
             }
             for i in keep
         ]
-        write_parquet_atomic(self.path(round_), table_from_rows(records, COMPLETIONS), file_metadata("train", ""))
+        table = table_from_rows(records, COMPLETIONS)
+        write_parquet_atomic(self.folder / f"round-{round_:06d}.parquet", table, file_metadata("train", ""))
 
     def drop_after(self, round_: int) -> None:
         """Remove the files of rounds after `round_` (a resumed run redoes them)."""

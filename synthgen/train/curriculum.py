@@ -1,4 +1,4 @@
-"""Curriculum schedules over difficulty bins: the paper's tables as data, custom files, `frontier`.
+"""Curriculum schedules over difficulty bins (the paper's tables, custom files, `frontier`), mixed over sources.
 
 A schedule says, for each RL (optimizer) step, with which weights a training prompt is drawn
 from each difficulty bin. The paper's schedules (Sancaktar et al., Tables 2 and 4) are written
@@ -19,7 +19,8 @@ last phase holds to the end. A custom file without a `length` is in absolute ste
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,7 +58,6 @@ class Schedule:
     scale_note: str = ""
 
     def data_bin(self, name: str) -> str:
-        """The data bin a schedule slot draws from; ALL_BINS / ALL_PROBLEMS are never mapped."""
         return name if name in EVERYTHING else self.bin_map.get(name, name)
 
     def phase_at(self, step: int) -> Phase:
@@ -107,8 +107,6 @@ class Schedule:
                 kept.append(Phase(start, end, p.weights))
             else:
                 dropped.append(p)
-        if not kept:  # cannot happen for steps >= 1, kept as a guard
-            raise UserError(f"schedule {self.name!r} leaves no phase in {steps} steps")
         note = (
             f"scaled x{scale:.6g} ({self.length} -> {steps} steps): each boundary b -> "
             f"round(b * {steps} / {self.length})"
@@ -141,64 +139,56 @@ class Schedule:
         return "\n".join(lines)
 
 
-def _table(name: str, bounds: tuple[int, ...], weights: list, source: str, bin_map=None) -> Schedule:
-    """A paper schedule: weights[i] (over SLOTS, or a mapping) from step bounds[i] to bounds[i + 1]."""
-    rows = [w if isinstance(w, dict) else dict(zip(SLOTS, w)) for w in weights]
-    phases = tuple(Phase(a, b, w) for a, b, w in zip(bounds, bounds[1:], rows))
-    return Schedule(name, phases, PAPER_STEPS, dict(bin_map or {}), source)
-
-
 def _paper_schedules() -> dict[str, Schedule]:
-    k = 1000
-    end = PAPER_STEPS
-    return {
+    """The paper's tables: name -> (step bounds, each phase's weights over SLOTS or bins, source, bin map)."""
+    table4, table2, whole = (0, 10_000, 15_000, 25_000, 30_000, PAPER_STEPS), (0, 7500, 17500), (0, PAPER_STEPS)
+    tables = {
         # The paper's uniform draws every problem equally, so the largest (easy) split dominates.
-        "uniform": _table(
-            "uniform",
-            (0, end),
+        "uniform": (
+            whole,
             [{ALL_PROBLEMS: 1.0}],
             "the paper's uniform sampling (Figs. 10c and 12): every problem equally likely, "
             "so each bin in proportion to its size",
         ),
-        "uniform-bins": _table(
-            "uniform-bins",
-            (0, end),
+        "uniform-bins": (
+            whole,
             [{ALL_BINS: 1.0}],
             "not in the paper: equal weight on every difficulty bin, whatever its size",
         ),
-        "classic": _table(
-            "classic",
-            (0, 10 * k, 15 * k, 25 * k, 30 * k, end),
+        "classic": (
+            table4,
             [(1, 0, 0), (0.75, 0.25, 0), (0, 1, 0), (0, 0.75, 0.25), (0, 0, 1)],
             "the paper's Table 4 (classic)",
         ),
-        "reverse-hard": _table(
-            "reverse-hard",
-            (0, 10 * k, 15 * k, 25 * k, 30 * k, end),
+        "reverse-hard": (
+            table4,
             [(0, 0, 1), (0, 0.25, 0.75), (0, 1, 0), (0.25, 0.75, 0), (1, 0, 0)],
             "the paper's Table 4 (reverse, hard start)",
         ),
-        "reverse-medium": _table(
-            "reverse-medium",
-            (0, 17500, 20 * k, end),
+        "reverse-medium": (
+            (0, 17500, 20_000, PAPER_STEPS),
             [(0, 1, 0), (0.25, 0.75, 0), (1, 0, 0)],
             "the paper's Table 4 (reverse, medium start; its easy is the easy-medium split)",
-            bin_map={"easy": "easy_medium"},
+            {"easy": "easy_medium"},
         ),
-        "soft": _table(
-            "soft",
-            (0, 7500, 17500, 30 * k, end),
+        "soft": (
+            (*table2, 30_000, PAPER_STEPS),
             [(0.80, 0.15, 0.05), (0.15, 0.80, 0.05), (0.15, 0.40, 0.45), (0.05, 0.15, 0.80)],
             "the paper's Table 2 (soft, chains)",
         ),
-        "hard": _table(
-            "hard",
-            (0, 7500, 17500, end),
+        "hard": (
+            (*table2, PAPER_STEPS),
             [(0.90, 0.05, 0.05), (0.05, 0.90, 0.05), (0.05, 0.05, 0.90)],
             "the paper's Table 2 (hard, chains)",
         ),
-        "medium-only": _table("medium-only", (0, end), [(0, 1, 0)], "the paper's Section 4.3: medium split only"),
+        "medium-only": (whole, [(0, 1, 0)], "the paper's Section 4.3: medium split only"),
     }
+    out = {}
+    for name, (bounds, weights, source, *bin_map) in tables.items():
+        rows = [w if isinstance(w, dict) else dict(zip(SLOTS, w)) for w in weights]
+        phases = tuple(Phase(a, b, w) for a, b, w in zip(bounds, bounds[1:], rows))
+        out[name] = Schedule(name, phases, PAPER_STEPS, dict(*bin_map), source)
+    return out
 
 
 NAMES = ("uniform", "uniform-bins", "classic", "reverse-hard", "reverse-medium", "soft", "hard", "medium-only")
@@ -273,23 +263,14 @@ def schedule_from_dict(data: Any, *, default_name: str = "custom", where: str = 
     bins = data.get("bins") or {}
     if not isinstance(bins, dict):
         raise UserError(f"{where}: 'bins' must map names to data bins")
-    return Schedule(
-        str(data.get("name") or default_name),
-        tuple(phases),
-        length,
-        {str(k): str(v) for k, v in bins.items()},
-        f"custom file ({where})",
-    )
+    name = str(data.get("name") or default_name)
+    return Schedule(name, tuple(phases), length, {str(k): str(v) for k, v in bins.items()}, f"custom file ({where})")
 
 
 def resolve_weights(weights: Mapping[str, float], present: Mapping[str, int]) -> dict[str, float]:
-    """Weights over the bins that have problems: ALL_BINS / ALL_PROBLEMS expand, missing bins' mass is shared out.
-
-    `present` maps every data bin to its number of problems. ALL_BINS spreads its weight equally
-    over the present bins, ALL_PROBLEMS in proportion to their sizes. A bin the schedule wants but the
-    data lacks gives its weight proportionally to the phase's other bins; if none of the phase's
-    bins exist the draw falls back to every present bin equally (the caller warns once).
-    """
+    """Weights over the bins that have problems (`present`: bin -> problems): ALL_BINS spreads its weight
+    equally over them, ALL_PROBLEMS by size; a bin the data lacks gives its weight to the phase's other
+    bins, or, when none of them exists, to every present bin equally (the caller warns once)."""
     out: dict[str, float] = {}
     live = {b: n for b, n in present.items() if n > 0}
     for name, w in weights.items():
@@ -336,3 +317,89 @@ def describe_schedule(name: str, max_steps: int | None) -> str:
             f"round(b * N / {schedule.length}); longer runs keep the last phase"
         )
     return text
+
+
+class SourceMix:
+    """Weights over strata (source x bin) for the curriculum sampler: sources by weight, bins by the curriculum.
+
+    Without source weights every problem pools and a stratum is a difficulty bin. With weights
+    (`--data real=DIR:0.55 --data synth=DIR:0.45`) a stratum is `source/bin`, weighted
+
+        w(source) * (the curriculum's weights over that source's bins)        for a curriculum source
+        w(source) * (bin size / source size)                                  for any other source
+
+    so the curriculum acts inside the sources it is scoped to (`--curriculum-sources`, default all)
+    while the mix between sources stays what was asked for.
+
+        mix = SourceMix(sources, bins, {"real": 0.55, "synth": 0.45}, scope={"synth"})
+        mix.weights(schedule.weights_at(step))     # {"real/real": 0.55, "synth/easy": ..., ...}
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[str],
+        bins: Sequence[str],
+        source_weights: Mapping[str, float] | None = None,
+        scope: set[str] | None = None,
+    ):
+        self.source_weights = dict(source_weights) if source_weights else None
+        self.scope = scope
+        self.pooled = self.source_weights is None
+        self.strata = [b if self.pooled else f"{s}/{b}" for s, b in zip(sources, bins)]
+        self._bin = dict(zip(self.strata, bins))
+        self._source = dict(zip(self.strata, sources))
+        self.counts: dict[str, Counter[str]] = {}  # source -> bin -> problems ("" for pooled)
+        for s, b in zip(sources, bins):
+            self.counts.setdefault("" if self.pooled else s, Counter())[b] += 1
+
+    def bin_of(self, stratum: str) -> str:
+        return self._bin.get(stratum, stratum)
+
+    def source_of(self, stratum: str) -> str:
+        return self._source.get(stratum, "")
+
+    def in_scope(self, source: str) -> bool:
+        return self.scope is None or source in self.scope
+
+    def scoped_bins(self) -> dict[str, int]:
+        """Problems per bin over the sources the curriculum applies to."""
+        out: Counter[str] = Counter()
+        for source, per in self.counts.items():
+            if self.pooled or self.in_scope(source):
+                out.update(per)
+        return dict(sorted(out.items()))
+
+    def weights(self, bin_weights: Mapping[str, float]) -> dict[str, float]:
+        """Stratum weights (summing to 1) for the curriculum's bin weights at one step."""
+        if self.pooled:
+            return resolve_weights(bin_weights, self.counts[""])
+        out: dict[str, float] = {}
+        for source, w in self.source_weights.items():  # type: ignore[union-attr]
+            per = self.counts.get(source)
+            if not per:
+                continue
+            inner = resolve_weights(bin_weights if self.in_scope(source) else {ALL_PROBLEMS: 1.0}, per)
+            for b, v in inner.items():
+                out[f"{source}/{b}"] = w * v
+        total = sum(out.values())
+        return {k: v / total for k, v in out.items()}
+
+    def by_bin(self, stratum_weights: Mapping[str, float]) -> dict[str, float]:
+        return _summed(stratum_weights, self.bin_of)
+
+    def by_source(self, stratum_weights: Mapping[str, float]) -> dict[str, float]:
+        return _summed(stratum_weights, self.source_of)
+
+    @classmethod
+    def of_dataset(cls, dataset, source_weights: Mapping[str, float] | None, scope: set[str] | None) -> SourceMix:
+        """The mix of a training set's rows (its `difficulty` and, when mixed, `source` columns)."""
+        bins = [str(b) for b in dataset["difficulty"]]
+        has_source = "source" in dataset.column_names
+        return cls([str(s) for s in dataset["source"]] if has_source else [""] * len(bins), bins, source_weights, scope)
+
+
+def _summed(stratum_weights: Mapping[str, float], key) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for k, w in stratum_weights.items():
+        out[key(k)] = out.get(key(k), 0.0) + w
+    return out

@@ -1,14 +1,12 @@
 """The training set: problem folders -> scorable rows -> student prompts with gold data riding along.
 
 `load_problem_rows` reads each `--data` folder by what it is: bin stage output (or any problems
-tables, one folder per bin or with a `difficulty` column; real problems in the PROBLEMS schema mix
-in); a chain folder (every level of its chains, hard start included, the level as difficulty); a
-filter folder (everything the filter kept, as one split `kept`: the paper's "all synthetic" set);
-a calibrate folder (its re-measured problems as one split `calibrated`: they have no bin yet, and
-`synthgen bin --input-dir RUN/calibrate` bins them). A synthgen stage folder must be finished, and
-every table is checked against the schema (synthgen.store.record_checks). `to_dataset` renders
-each student prompt with its environment's template; the gold columns stay, since TRL passes every
-column to the reward function, which rebuilds the problem from them.
+tables, one folder per bin or with a `difficulty` column); a chain folder (every level, the level
+as difficulty); a filter folder (every kept problem, as one split `kept`: the paper's "all
+synthetic" set); a calibrate folder (its re-measured, not yet binned problems, as one split
+`calibrated`). A stage folder must be finished, and every table is checked against the schema.
+`to_dataset` renders the student prompts; the gold columns stay, since TRL passes every column to
+the reward function, which rebuilds the problem from them.
 
     rows = load_problem_rows(["data/runs/demo/bin"])
     dataset = to_dataset(rows)           # a datasets.Dataset with a conversational `prompt`
@@ -54,8 +52,7 @@ def _problems(path: Path) -> list[dict[str, Any]] | None:
 
 
 def _chain_rows(folder: Path) -> list[dict[str, Any]]:
-    """A chain stage folder: every level of every chain (hard start included), the link's level as
-    difficulty. A linked problem missing from `problems/` is an error, never a silently lost level."""
+    """Every level of every chain; a linked problem missing from `problems/` is an error, never a lost level."""
     links = checks.read_parts(
         _finished_parts(folder / "links", "chain/links"), checks.CHAIN_LINKS_SPEC, ["problem_id", "level"]
     )
@@ -88,8 +85,7 @@ def is_calibrate_folder(folder: Path) -> bool:
 
 
 def _one_split(folder: Path, stage: str, split: str) -> list[dict[str, Any]]:
-    """A filter folder (every kept problem, never its rejects/) or a calibrate folder (every problem,
-    with its new pass rate), every shard finished, all in one split."""
+    """A filter folder (never its rejects/) or a calibrate folder, every shard finished, as one split."""
     return [{**row, "difficulty": split} for path in _finished_parts(folder, stage) for row in _problems(path) or []]
 
 
@@ -105,8 +101,7 @@ def _file_rows(path: Path, *, skip_other: bool = False) -> list[dict[str, Any]]:
 
 
 def load_problem_rows(dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """Scorable problem rows of the folders (see the module docstring), each with a `difficulty`,
-    sorted by problem id; the same problem in two folders is kept once."""
+    """Scorable problem rows of the folders (see `scorable`), each with a `difficulty`."""
     return scorable(read_problem_rows(dirs), dirs, KEEP)
 
 
@@ -162,11 +157,10 @@ def to_dataset(rows: Sequence[dict], prompt_fn: PromptFn | None = None):
     """A `datasets.Dataset`: `prompt` (messages) plus the problem's columns, in a stable order."""
     from datasets import Dataset
 
-    prompt_fn = prompt_fn or student_prompt
     records = []
     for row in rows:
         try:
-            messages = prompt_fn(row)
+            messages = (prompt_fn or student_prompt)(row)
         except UserError:
             raise
         except Exception as exc:

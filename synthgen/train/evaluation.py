@@ -1,23 +1,17 @@
 """Periodic evaluation during training: held-out splits, pass@k, a file and the trackers.
 
-`PeriodicEval` is a TrainerCallback. Every `--eval-every` optimizer steps (and at the last step)
-it samples `--eval-samples` completions per held-out problem from the policy being trained,
-in-process (the trainer's own model, at `--eval-temperature`, 0.2 as the paper evaluated), scores
-them with the training reward's scorer (the sandboxed environment verifiers), and computes pass@k
-per split with the unbiased estimator 1 - C(n-c, k) / C(n, k) (n scored samples, c correct; a
-sandbox infrastructure failure is left out of n, never counted wrong). Results go to
-`<output>/eval_pass_at_k.csv` (step, suite, split, problems, samples, k, pass_at_k) and to every
-`report_to` tracker as `eval/<suite>/<split>/pass@<k>`.
+`PeriodicEval` (a TrainerCallback), every `--eval-every` optimizer steps and at the last, samples
+`--eval-samples` completions per problem of each suite from the policy being trained (in-process,
+at `--eval-temperature`, 0.2 as the paper evaluated), scores them and computes pass@k per split
+with the unbiased estimator (synthgen.evals.pass_at_k; an infrastructure failure is left out,
+never counted wrong). Results go to `<output>/eval_pass_at_k.csv` and to every `report_to`
+tracker as `eval/<suite>/<split>/pass@<k>`.
 
-An evaluation suite is anything with a `name` and `evaluate(generate, step) -> {split: [(n, c), ...]}`
-(`Evaluator`): `HeldOutEvaluator` (held-out problems per difficulty bin), the benchmarks of
-`synthgen eval` (synthgen.evals.train_hook), or any passed as `run(settings, evaluators=[...])`.
-`generate` is the policy in-process, or a server holding the current weights (`train --async`).
-
-Under several processes every evaluator runs on every process and the counts of all processes
-are gathered, so all processes log the same figures; only the main one writes the file. An
-evaluator therefore does its share only (`HeldOutEvaluator` takes every `world`-th problem of
-each split), or returns counts on one process and nothing on the others.
+A suite (`Evaluator`) has a `name` and `evaluate(generate, step) -> {split: [(n, c), ...]}`:
+`HeldOutEvaluator`, the benchmarks of `synthgen eval` (synthgen.evals.train_hook), or any passed
+as `run(settings, evaluators=[...])`; `generate` is the policy in-process, or a server holding the
+current weights (`train --async`). Every process runs every suite on its share of the problems
+and the counts are gathered, so all log the same figures; only the main one writes the file.
 """
 
 from __future__ import annotations
@@ -51,38 +45,27 @@ class Evaluator(Protocol):
     def evaluate(self, generate: Generate, step: int) -> Counts: ...
 
 
-def _resolve(result):
-    return asyncio.run(result) if inspect.isawaitable(result) else result
-
-
 class HeldOutEvaluator:
-    """Held-out synthetic problems, one split per difficulty bin, scored by the training scorer."""
+    """Held-out synthetic problems, one split per difficulty bin, scored by the training scorer;
+    this process takes every `world`-th problem of each split."""
 
-    def __init__(
-        self,
-        splits: Mapping[str, Sequence[dict]],
-        scorer,
-        prompt_fn,
-        samples: int,
-        *,
-        name: str = "heldout",
-        rank: int = 0,
-        world: int = 1,
-    ):
-        self.name = name
+    name = "heldout"
+
+    def __init__(self, splits: Mapping[str, Sequence[dict]], scorer, prompt_fn, samples: int, rank: int, world: int):
         self.splits = {b: list(rows)[rank::world] for b, rows in sorted(splits.items())}
         self.scorer, self.prompt_fn, self.samples = scorer, prompt_fn, samples
 
     def evaluate(self, generate: Generate, step: int) -> Counts:
         order = [(b, row) for b, rows in self.splits.items() for row in rows]
-        out: Counts = {b: [] for b in self.splits}
         if not order:
-            return out
+            return {b: [] for b in self.splits}
         outputs = generate([self.prompt_fn(row) for _, row in order], self.samples)
         rows = [row for _, row in order for _ in range(self.samples)]
         texts = [text for per in outputs for text, _ in per]
         truncated = [cut for per in outputs for _, cut in per]
-        rewards = list(_resolve(self.scorer(rows, texts, truncated)))
+        rewards = self.scorer(rows, texts, truncated)
+        rewards = list(asyncio.run(rewards) if inspect.isawaitable(rewards) else rewards)
+        out: Counts = {b: [] for b in self.splits}
         for i, (b, _) in enumerate(order):
             mine = [r for r in rewards[i * self.samples : (i + 1) * self.samples] if r is not None]
             out[b].append((len(mine), sum(1 for r in mine if float(r) >= 0.5)))
@@ -91,11 +74,50 @@ class HeldOutEvaluator:
 
 @contextlib.contextmanager
 def policy_sampler(trainer, *, temperature: float, max_new_tokens: int, batch: int, seed: int | None = None):
-    """`generate` (as in_process_generate) on the trainer's current weights, in eval mode, inside a
-    forked RNG (seeded with `seed` when given): sampling never moves the training run's own
-    random stream, and the model goes back to training mode after."""
+    """A `Generate` on the trainer's current weights: the policy's own `generate` (sampling, no top-k /
+    top-p cut, left-padded batches of about `batch` completions) in eval mode, inside a forked RNG
+    (seeded with `seed` when given): sampling never moves the training run's own random stream,
+    and the model goes back to training mode after."""
     import torch
+    from transformers import GenerationConfig
     from trl.models import unwrap_model_for_generation
+
+    tokenizer, eos = trainer.processing_class, list(trainer.eos_token_ids)
+
+    def generate(prompts: Sequence[list], n: int) -> list[list[tuple[str, bool]]]:
+        config = GenerationConfig(
+            do_sample=True,
+            temperature=temperature,
+            top_p=1.0,
+            top_k=0,
+            num_return_sequences=n,
+            max_new_tokens=max_new_tokens,
+            pad_token_id=tokenizer.pad_token_id,
+            eos_token_id=eos,
+            disable_compile=True,
+        )
+        texts = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in prompts]
+        per_batch = max(1, batch // n)
+        out: list[list[tuple[str, bool]]] = []
+        for i in range(0, len(texts), per_batch):
+            enc = tokenizer(
+                texts[i : i + per_batch],
+                return_tensors="pt",
+                padding=True,
+                padding_side="left",
+                add_special_tokens=False,
+            ).to(next(model.parameters()).device)
+            with torch.no_grad():
+                ids = model.generate(**enc, generation_config=config)
+            for j, seq in enumerate(ids[:, enc["input_ids"].shape[1] :].tolist()):
+                end = next((t for t, tok in enumerate(seq) if tok in eos), None)
+                body = seq if end is None else seq[:end]
+                if j % n == 0:
+                    out.append([])
+                out[-1].append(
+                    (tokenizer.decode(body, skip_special_tokens=True), end is None and len(seq) >= max_new_tokens)
+                )
+        return out
 
     devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
     with (
@@ -107,86 +129,18 @@ def policy_sampler(trainer, *, temperature: float, max_new_tokens: int, batch: i
         was_training = model.training
         model.eval()
         try:
-            yield in_process_generate(
-                model,
-                trainer.processing_class,
-                trainer.eos_token_ids,
-                temperature=temperature,
-                max_new_tokens=max_new_tokens,
-                batch_completions=batch,
-            )
+            yield generate
         finally:
             model.train(was_training)
-
-
-def in_process_generate(
-    model, tokenizer, eos_token_ids: Sequence[int], *, temperature: float, max_new_tokens: int, batch_completions: int
-) -> Generate:
-    """`Generate` with the policy's own `generate` (sampling, no top-k / top-p cut), left-padded batches."""
-    import torch
-    from transformers import GenerationConfig
-
-    def config(n: int):
-        return GenerationConfig(
-            do_sample=True,
-            temperature=temperature,
-            top_p=1.0,
-            top_k=0,
-            num_return_sequences=n,
-            max_new_tokens=max_new_tokens,
-            pad_token_id=tokenizer.pad_token_id,
-            eos_token_id=list(eos_token_ids),
-            disable_compile=True,
-        )
-
-    eos = set(eos_token_ids)
-
-    def generate(prompts: Sequence[list], n: int) -> list[list[tuple[str, bool]]]:
-        texts = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in prompts]
-        per_batch = max(1, batch_completions // n)
-        out: list[list[tuple[str, bool]]] = []
-        device = next(model.parameters()).device
-        for i in range(0, len(texts), per_batch):
-            enc = tokenizer(
-                texts[i : i + per_batch],
-                return_tensors="pt",
-                padding=True,
-                padding_side="left",
-                add_special_tokens=False,
-            ).to(device)
-            with torch.no_grad():
-                ids = model.generate(**enc, generation_config=config(n))
-            for j, seq in enumerate(ids[:, enc["input_ids"].shape[1] :].tolist()):
-                end = next((t for t, tok in enumerate(seq) if tok in eos), None)
-                body = seq if end is None else seq[:end]
-                if j % n == 0:
-                    out.append([])
-                out[-1].append(
-                    (tokenizer.decode(body, skip_special_tokens=True), end is None and len(seq) >= max_new_tokens)
-                )
-        return out
-
-    return generate
 
 
 class PeriodicEval(TrainerCallback):
     """Runs the evaluators every `every` steps and at the end; see the module docstring."""
 
-    def __init__(
-        self,
-        trainer,
-        evaluators: Sequence[Evaluator],
-        *,
-        every: int,
-        ks: Sequence[int],
-        temperature: float,
-        max_new_tokens: int,
-        generate: Generate | None = None,
-    ):
-        self.trainer, self.evaluators, self.every, self.ks = trainer, list(evaluators), every, list(ks)
-        self.by_name = {ev.name: ev for ev in self.evaluators}
-        self.temperature, self.max_new_tokens = temperature, max_new_tokens
-        # A server holding the current weights (train --async: its vLLM server) instead of the policy in-process.
+    def __init__(self, trainer, evaluators: Sequence[Evaluator], ev, max_new_tokens: int, generate: Generate | None):
+        """`ev`: the PeriodicEvalSettings; `generate`: a server holding the current weights, or None (in-process)."""
+        self.trainer, self.evaluators, self.ev, self.max_new_tokens = trainer, list(evaluators), ev, max_new_tokens
+        self.by_name = {suite.name: suite for suite in self.evaluators}
         self.generate = generate
         self.done_steps: set[int] = set()
 
@@ -196,7 +150,7 @@ class PeriodicEval(TrainerCallback):
 
     def on_step_end(self, args, state, control, **kwargs):
         step = state.global_step
-        if step in self.done_steps or not (step % self.every == 0 or step >= state.max_steps):
+        if step in self.done_steps or not (step % self.ev.steps == 0 or step >= state.max_steps):
             return control
         self.done_steps.add(step)
         figures = self.evaluate(step)
@@ -217,13 +171,13 @@ class PeriodicEval(TrainerCallback):
         sampler = (
             contextlib.nullcontext(self.generate)
             if self.generate is not None
-            else policy_sampler(t, temperature=self.temperature, max_new_tokens=self.max_new_tokens, batch=batch)
+            else policy_sampler(t, temperature=self.ev.temperature, max_new_tokens=self.max_new_tokens, batch=batch)
         )
         with sampler as generate:
             local = [
-                (ev.name, split, n, c)
-                for ev in self.evaluators
-                for split, counts in ev.evaluate(generate, step).items()
+                (suite.name, split, n, c)
+                for suite in self.evaluators
+                for split, counts in suite.evaluate(generate, step).items()
                 for n, c in counts
             ]
         counts: dict[tuple[str, str], list[tuple[int, int]]] = {}
@@ -233,29 +187,22 @@ class PeriodicEval(TrainerCallback):
             (suite, split, k): split_pass_at_k(v, k)
             for (suite, split), v in sorted(counts.items())
             # a suite's own k (a benchmark's, e.g. math500 1 and 5), else the trainer's
-            for k in getattr(self.by_name[suite], "ks", None) or self.ks
+            for k in getattr(self.by_name[suite], "ks", None) or self.ev.k
         }
 
     def on_train_end(self, args, state, control, **kwargs):
-        for ev in self.evaluators:  # worker pools (the math verifier) end with the run
-            if hasattr(ev, "close"):
-                ev.close()
+        for suite in self.evaluators:  # worker pools (the math verifier) end with the run
+            if hasattr(suite, "close"):
+                suite.close()
         return control
 
     def _write(self, out: Path, step: int, figures) -> None:
         out.mkdir(parents=True, exist_ok=True)
-        rows = [
-            {
-                "step": step,
-                "suite": suite,
-                "split": split,
-                "problems": problems,
-                "samples": getattr(self.by_name[suite], "samples", ""),
-                "k": k,
-                "pass_at_k": "" if value is None else round(value, 6),
-            }
-            for (suite, split, k), (value, problems) in figures.items()
-        ]
+        rows = []
+        for (suite, split, k), (value, problems) in figures.items():
+            samples = getattr(self.by_name[suite], "samples", "")
+            shown = "" if value is None else round(value, 6)
+            rows.append(dict(zip(EVAL_FIELDS, (step, suite, split, problems, samples, k, shown))))
         append_csv(out / EVAL_FILE, EVAL_FIELDS, rows)
         summary = ", ".join(
             f"{suite}/{split} pass@{k}={value:.3f}"
@@ -274,15 +221,11 @@ def add_periodic_eval(trainer, settings, args, scorer, prompt_fn, evaluators, he
         return
     acc = trainer.accelerator
     max_tokens = ev.max_completion_length or args.max_completion_length
-    suites = list(evaluators)
+    rank, world = acc.process_index, acc.num_processes
+    suites = [HeldOutEvaluator(heldout, scorer, prompt_fn, ev.samples, rank, world)] if heldout else []
+    suites += evaluators
     if ev.benchmarks:
         from synthgen.evals.train_hook import benchmark_evaluators
 
-        suites += benchmark_evaluators(
-            ev, settings.sandbox, max_tokens=max_tokens, rank=acc.process_index, world=acc.num_processes
-        )
-    if heldout:
-        held = HeldOutEvaluator(heldout, scorer, prompt_fn, ev.samples, rank=acc.process_index, world=acc.num_processes)
-        suites.insert(0, held)
-    every = dict(every=ev.steps, ks=ev.k, temperature=ev.temperature, max_new_tokens=max_tokens, generate=generate)
-    trainer.add_callback(PeriodicEval(trainer, suites, **every))
+        suites += benchmark_evaluators(ev, settings.sandbox, max_tokens=max_tokens, rank=rank, world=world)
+    trainer.add_callback(PeriodicEval(trainer, suites, ev, max_tokens, generate))

@@ -36,19 +36,14 @@ class FrontierPolicy:
         self.lag = max(1, int(lag))
         self.stats: dict[int, dict[str, list[float]]] = {}  # round -> bin -> [groups, regret_sum, solved, scored]
         self.late_rounds = 0  # rounds folded before their stats arrived (a lag too short; should stay 0)
-        self._folded = -1  # last round folded into the state below
-        self._regret: dict[str, float | None] = {}
-        self._last_seen: dict[str, int] = {}
-        self._weights: dict[str, float] = {}
-        self._cache: dict[int, dict[str, float]] = {}
         self._reset()
 
     def _reset(self) -> None:
-        self._folded = -1
-        self._regret = dict.fromkeys(self.bins)
+        self._folded = -1  # last round folded into the state below
+        self._regret: dict[str, float | None] = dict.fromkeys(self.bins)
         self._last_seen = dict.fromkeys(self.bins, -1)
         self._weights = dict.fromkeys(self.bins, 1.0 / len(self.bins))
-        self._cache = {}
+        self._cache: dict[int, dict[str, float]] = {}
 
     def record(self, round_: int, per_bin: Mapping[str, tuple[int, float, float, float]]) -> None:
         """Stats of one scored round: bin -> (groups, sum of group regrets, solved, scored)."""

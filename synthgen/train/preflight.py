@@ -1,17 +1,10 @@
 """Checks `synthgen train` makes before it loads anything heavy: the train extra, the model, the tracker.
 
-Each failure is one line and exit 2 (UserError), before torch is imported where that is possible:
-
-  * `require_train_extra()`: torch, TRL, transformers, datasets and accelerate import, else
-    "install synthgen[train]";
-  * `check_model(name)`: a local model folder exists and holds a config.json; a name that is not
-    a local path must look like a Hugging Face Hub id, and with HF_HUB_OFFLINE=1 it must be in the
-    local cache. Nothing here opens a network connection: what looks like a path is never sent to
-    the Hub (a relative path counts as one when its first folder exists here, or when it starts
-    with `.`/`~` or has more than one `/`);
-  * `default_report_to()`: tensorboard when it is installed (the train extra brings it: it writes
-    event files locally, works offline and on CPU, and `tensorboard --logdir OUTPUT/runs` reads
-    them), else nothing.
+Each failure is one line and exit 2 (UserError), before torch is imported where that is possible.
+`check_model` opens no network connection: what looks like a path (it starts with `.`/`~`, has
+more than one `/`, or its first folder exists here) is never sent to the Hub, and with
+HF_HUB_OFFLINE=1 a Hub id must be in the local cache. `default_report_to` is tensorboard when
+installed (event files, offline and on CPU: `tensorboard --logdir OUTPUT/runs`), else nothing.
 """
 
 from __future__ import annotations

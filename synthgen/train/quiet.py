@@ -1,11 +1,9 @@
 """Keep `synthgen train`'s terminal output to what a user acts on.
 
-Filtered, each named below with why: progress bars for loading weights, writing shards and
-dataset maps (they say nothing about the run and fill Slurm logs with carriage returns), and
-library deprecation notices about calls the libraries make to each other (nothing a user can
-change). Every other warning still shows. The Trainer's printed dict of every metric at every
-logging step is replaced by one line per logging step (`ProgressLine`); the full metrics still
-go to `<output>/trainer_log.jsonl` and to the `report_to` trackers.
+Filtered: progress bars of weights, shards and dataset maps (they fill Slurm logs with carriage
+returns) and deprecation notices about calls the libraries make to each other (nothing a user can
+change). The Trainer's dict of every metric is one line per logging step (`ProgressLine`); the
+full metrics still go to `<output>/trainer_log.jsonl` and to the `report_to` trackers.
 """
 
 from __future__ import annotations
@@ -18,17 +16,11 @@ from transformers import TrainerCallback
 
 log = logging.getLogger("synthgen.train")
 
-# (message regex, category): warnings raised inside the libraries about their own internals.
-NOISE = (
-    # transformers 5 deprecates a name that TRL 1.16 still calls on every step.
-    (r".*`is_gradient_checkpointing` is deprecated.*", FutureWarning),
-)
-
 
 def quiet_libraries() -> None:
-    """Progress bars off and the NOISE warnings ignored, for this process."""
-    for message, category in NOISE:
-        warnings.filterwarnings("ignore", message=message, category=category)
+    """Progress bars off and the libraries' warnings about their own internals ignored, for this process."""
+    # transformers 5 deprecates a name that TRL 1.16 still calls on every step.
+    warnings.filterwarnings("ignore", message=r".*`is_gradient_checkpointing` is deprecated.*", category=FutureWarning)
     import datasets
     import transformers
     from huggingface_hub.utils import disable_progress_bars

@@ -1,17 +1,12 @@
 """GRPO settings: the paper's defaults, named YAML recipes passed through to TRL's `GRPOConfig`.
 
-Precedence, lowest first: TRL's own defaults < `PAPER_DEFAULTS` (the paper's Section 3.4 and
-Appendix E) < the recipe (`--recipe qwen3-8b-base` or `--recipe path/to/file.yaml`) < what
-synthgen's own flags set (output dir, max steps, seed, learning rate, vLLM, ...). A recipe is a
-flat YAML mapping of `GRPOConfig` field names, as open-r1's recipes are; any TRL setting can go
-there. A key that `GRPOConfig` does not know is an error, so a typo never silently trains with a
-default. Two more keys are understood: `model_name_or_path` (open-r1's name for the model,
-returned separately) and `extends: NAME|PATH` (start from another recipe; this file's keys win).
-
-Named recipes are the `*.yaml` files of the repository's `recipes/` folder (or of
-`<prefix>/share/synthgen/recipes` in an installed wheel). The learning rate is never defaulted:
-TRL's 1e-6 is 7x the paper's Qwen3-8B rate and 17x its Llama rate, so `require_learning_rate`
-stops a run that has none.
+Precedence, lowest first: TRL's defaults < `PAPER_DEFAULTS` (the paper's Section 3.4 and Appendix
+E) < the recipe (`--recipe qwen3-8b-base` or a YAML file) < synthgen's own flags. A recipe is a flat
+YAML mapping of `GRPOConfig` field names, as open-r1's are; an unknown key is an error, so a typo
+never silently trains with a default. Also understood: `model_name_or_path` (open-r1's name for
+the model) and `extends: NAME|PATH` (start from another recipe; this file's keys win). Named
+recipes are the `*.yaml` files of `recipes/` (`<prefix>/share/synthgen/recipes` in a wheel). The
+learning rate is never defaulted: TRL's 1e-6 is 7x the paper's Qwen3-8B rate and 17x its Llama one.
 
     from synthgen.train.recipe import load_recipe, build_grpo_config
     args = build_grpo_config(load_recipe("tiny-cpu"), {"output_dir": "out", "max_steps": 3})
@@ -52,8 +47,7 @@ def recipe_dirs() -> list[Path]:
 
 
 def recipe_names() -> list[str]:
-    names = {p.stem for d in recipe_dirs() if d.is_dir() for p in d.glob("*.yaml")}
-    return sorted(names)
+    return sorted({p.stem for d in recipe_dirs() if d.is_dir() for p in d.glob("*.yaml")})
 
 
 def recipe_path(name_or_path: str | Path, relative_to: Path | None = None) -> Path:
@@ -146,7 +140,6 @@ def merged_settings(recipe: Mapping[str, Any], overrides: Mapping[str, Any]) -> 
 
 
 def build_grpo_config(recipe: Mapping[str, Any], overrides: Mapping[str, Any], where: str = "recipe"):
-    """A validated `GRPOConfig`; TRL's own checks (batch divisibility, ...) become UserErrors."""
     from trl import GRPOConfig
 
     check_recipe_keys(recipe, where)

@@ -1,14 +1,10 @@
 """The GRPO reward: each environment's own verifier, run in the sandbox pool, a step at a time.
 
-TRL calls the reward once per generation round with the round's completions (this process's
-share of G x prompts) and every dataset column as a keyword list, one entry per completion. The
-reward groups completions by problem and scores all groups concurrently with the environment's
-`rewards(...)` (which runs in the sandbox), then returns 1.0 / 0.0 per completion, or None for a
-sandbox infrastructure failure: TRL leaves None out of the group mean and gives it advantage 0,
-so a broken sandbox never reads as a wrong answer.
-
-The only seam is a *scorer*: `scorer(rows, completions, truncated) -> list[float | None]` (sync or
-async). `EnvScorer` is the real one; tests pass their own to simulate infra failures.
+TRL calls the reward once per generation round with this process's completions and every dataset
+column as a keyword list. It returns 1.0 / 0.0 per completion, or None for a sandbox infrastructure
+failure: TRL leaves None out of the group mean, so a broken sandbox never reads as a wrong answer.
+The seam is a *scorer*, `scorer(rows, completions, truncated) -> list[float | None]` (sync or
+async): `EnvScorer` is the real one; tests pass their own to simulate infra failures.
 """
 
 from __future__ import annotations
@@ -48,12 +44,9 @@ def cut_off(
     pipeline counts as a format failure (0), not infra. Without token ids or a budget, none."""
     if not completion_ids or max_completion_length is None:
         return [False] * n
-    out = []
-    for ids in completion_ids:
-        ids = list(ids)
-        ended = bool(ids) and eos_token_id is not None and ids[-1] == eos_token_id
-        out.append(len(ids) >= max_completion_length and not ended)
-    return out
+    return [
+        len(ids) >= max_completion_length and not (ids and ids[-1] == eos_token_id) for ids in map(list, completion_ids)
+    ]
 
 
 class EnvScorer(Scorer):

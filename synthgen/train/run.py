@@ -100,27 +100,16 @@ def resolve_max_steps(settings, recipe: dict[str, Any]) -> int:
 
 
 def grpo_overrides(settings, out: Path, max_steps: int, recipe: dict[str, Any]) -> dict[str, Any]:
+    """The GRPOConfig values the flags set: each flag of the GRPO panel is named after its field (but
+    --async and --max-staleness, AsyncGRPOConfig's), with the run's folder, length and seed."""
+    from synthgen.settings.base import cli_spec
     from synthgen.train.preflight import default_report_to
+    from synthgen.train.settings import GRPO
 
+    panel = {name for name, info in type(settings).model_fields.items() if cli_spec(info).get("panel") == GRPO}
+    values = settings.model_dump(include=panel - {"async_grpo", "max_staleness"} | {"seed"})
     report_to = settings.report_to or (None if "report_to" in recipe else default_report_to())
-    return {
-        "output_dir": str(out),
-        "max_steps": max_steps,
-        "seed": settings.seed,
-        "num_generations": settings.num_generations,
-        "per_device_train_batch_size": settings.per_device_train_batch_size,
-        "learning_rate": settings.learning_rate,
-        "gradient_accumulation_steps": settings.gradient_accumulation_steps,
-        "steps_per_generation": settings.steps_per_generation,
-        "num_iterations": settings.num_iterations,
-        "max_completion_length": settings.max_completion_length,
-        "save_steps": settings.save_steps,
-        "logging_steps": settings.logging_steps,
-        "report_to": report_to,
-        "use_vllm": settings.use_vllm,
-        "vllm_mode": settings.vllm_mode,
-        "vllm_server_base_url": settings.vllm_server_base_url,
-    }
+    return {**values, "output_dir": str(out), "max_steps": max_steps, "report_to": report_to}
 
 
 def check_resume_from(settings) -> None:
@@ -189,54 +178,80 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
     An `--online` run has its own entry point, synthgen.online.run.run_online (same arguments)."""
     if settings.online.enabled:
         raise UserError("this is the offline trainer; an --online run goes through synthgen.online.run.run_online")
-    from synthgen.interop.records import student_prompt
     from synthgen.train.data import bin_counts, to_dataset
     from synthgen.train.recipe import build_grpo_config, describe
     from synthgen.train.rewards import EnvScorer
-    from synthgen.train.trainer import save_final
 
     started = time.time()
     run_in = prepare_run(settings, evaluators)
-    out, max_steps = run_in.out, run_in.max_steps
-    overrides = grpo_overrides(settings, out, max_steps, run_in.recipe)
+    overrides = grpo_overrides(settings, run_in.out, run_in.max_steps, run_in.recipe)
     args = build_grpo_config(run_in.recipe, overrides, where=recipe_origin(settings))
-    _warn_about_schedule(args, max_steps)
+    _warn_about_schedule(args, run_in.max_steps)
     dataset = to_dataset(run_in.data.rows, prompt_fn)
     if scorer is None:
         scorer = EnvScorer(settings.sandbox)
         scorer.start()  # fail now, in one line, if no sandbox isolation works here
     note_tiny_model(run_in.model)  # after the checks: an error stays the one line on stderr
-    suites = (prompt_fn or student_prompt, list(evaluators or []), run_in.data.heldout)
     try:
-        trainer = _train(settings, args, run_in, dataset, scorer, callbacks, suites)
+        trainer = _trainer(settings, args, run_in, dataset, scorer, callbacks)
+        train_and_save(trainer, settings, run_in, scorer, prompt_fn, evaluators)
     finally:
         if hasattr(scorer, "close"):
             scorer.close()
-    save_final(trainer, out)
-    if trainer.accelerator.is_main_process:
-        spec = run_in.spec
-        summary = {
-            "model": run_in.model,
-            "data": run_in.data.summary(),
-            "bins": bin_counts(run_in.data.rows),
-            "curriculum": spec.name,
-            "schedule": spec.schedule.render() if spec.schedule else "frontier (adaptive)",
-            "missing_bins": run_in.missing_bins,
-            "max_steps": max_steps,
-            "global_step": trainer.state.global_step,
-            "resumed_from": trainer.checkpoint_used,
-            "grpo": describe(args),
-            "seconds": round(time.time() - started, 1),
-            "clip_fraction": _mean_logged(trainer, "clip_ratio/region_mean"),
-            "step_seconds": step_seconds(trainer, trainer.checkpoint_step),
-            # Frontier rounds drawn before the stats they should use existed (0 unless the lag is short).
-            "frontier_late_rounds": trainer.frontier.late_rounds if trainer.frontier else None,
-            # What shaped the run, so that `synthgen compare` groups runs that differ only in seed.
-            "settings": settings.hashed_view(),
-            "settings_hash": settings.settings_hash(),
-        }
-        (out / "train_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    return out
+    write_summary(
+        trainer,
+        run_in,
+        started,
+        bins=bin_counts(run_in.data.rows),
+        resumed_from=trainer.checkpoint_used,
+        grpo=describe(args),
+        clip_fraction=_mean_logged(trainer, "clip_ratio/region_mean"),
+        step_seconds=step_seconds(trainer, trainer.checkpoint_step),
+        # Frontier rounds drawn before the stats they should use existed (0 unless the lag is short).
+        frontier_late_rounds=trainer.frontier.late_rounds if trainer.frontier else None,
+        # What shaped the run, so that `synthgen compare` groups runs that differ only in seed.
+        settings=settings.hashed_view(),
+        settings_hash=settings.settings_hash(),
+    )
+    return run_in.out
+
+
+def train_and_save(trainer, settings, run_in: RunInputs, scorer, prompt_fn, evaluators, generate=None) -> str | None:
+    """What both trainers do around `train()`: the progress line, periodic evaluation (`generate`: see
+    add_periodic_eval), resume and the final weights. Returns the checkpoint resumed from."""
+    from synthgen.interop.records import student_prompt
+    from synthgen.train.evaluation import add_periodic_eval
+    from synthgen.train.quiet import install_progress
+    from synthgen.train.trainer import save_final
+
+    install_progress(trainer)
+    suites = (prompt_fn or student_prompt, list(evaluators or []), run_in.data.heldout)
+    add_periodic_eval(trainer, settings, trainer.args, scorer, *suites, generate=generate)
+    checkpoint = resume_checkpoint(settings, run_in.out)
+    if checkpoint and hasattr(trainer, "restore"):  # the synchronous trainer's curriculum state
+        trainer.restore(checkpoint)
+    trainer.train(resume_from_checkpoint=checkpoint)
+    save_final(trainer, run_in.out)
+    return checkpoint
+
+
+def write_summary(trainer, run_in: RunInputs, started: float, **fields) -> None:
+    """OUTPUT/train_summary.json (the main process): what every run reports, then the trainer's `fields`."""
+    if not trainer.accelerator.is_main_process:
+        return
+    spec = run_in.spec
+    summary = {
+        "model": run_in.model,
+        "data": run_in.data.summary(),
+        "curriculum": spec.name,
+        "schedule": spec.schedule.render() if spec.schedule else "frontier (adaptive)",
+        "missing_bins": run_in.missing_bins,
+        "max_steps": run_in.max_steps,
+        "global_step": trainer.state.global_step,
+        "seconds": round(time.time() - started, 1),
+        **fields,
+    }
+    (run_in.out / "train_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
 
 
 def _warn_about_schedule(args, max_steps: int) -> None:
@@ -264,10 +279,8 @@ def step_seconds(trainer, first_step: int = 0) -> float | None:
     return round(final["train_runtime"] / steps, 4) if final and steps > 0 else None
 
 
-def _train(settings, args, run_in: RunInputs, dataset, scorer, callbacks, suites):
+def _trainer(settings, args, run_in: RunInputs, dataset, scorer, callbacks):
     from synthgen.train.completions import CompletionLog
-    from synthgen.train.evaluation import add_periodic_eval
-    from synthgen.train.quiet import install_progress
     from synthgen.train.recipe import describe
     from synthgen.train.rewards import SandboxReward
     from synthgen.train.trainer import CurriculumGRPOTrainer
@@ -291,11 +304,6 @@ def _train(settings, args, run_in: RunInputs, dataset, scorer, callbacks, suites
             f"{launched} processes were launched but the trainer sees "
             f"{trainer.accelerator.num_processes}; on CPU set use_cpu: true in the recipe"
         )
-    install_progress(trainer)
-    add_periodic_eval(trainer, settings, args, scorer, *suites)
-    checkpoint = resume_checkpoint(settings, run_in.out)
-    if checkpoint:
-        trainer.restore(checkpoint)
     if trainer.accelerator.is_main_process:
         log.info(
             "train: %d problems %s, curriculum %s, %d steps; %s",
@@ -305,5 +313,4 @@ def _train(settings, args, run_in: RunInputs, dataset, scorer, callbacks, suites
             args.max_steps,
             describe(args),
         )
-    trainer.train(resume_from_checkpoint=checkpoint)
     return trainer

@@ -24,6 +24,11 @@ TRAIN_BENCHMARKS = tuple(b for b in BENCHMARKS if b != "heldout")
 GRPO = "GRPO (TRL; default: the recipe's)"
 
 
+def grpo(description: str, flag: str | None = None, **limits):
+    """A TRL knob worth a flag: unset (the recipe's value) unless given, in the GRPO `--help` panel."""
+    return Field(None, description=description, json_schema_extra=cli(flag, panel=GRPO), **limits)
+
+
 class FrontierSettings(Section):
     """Knobs of `--curriculum frontier` (the rule is documented in synthgen.train.frontier.FrontierPolicy)."""
 
@@ -191,71 +196,33 @@ class TrainSettings(EnvListMixin, RunSettings):
         description="write each round's training completions with their rewards to OUTPUT/completions/: "
         "solved (reward 1, what `synthgen seeds completions OUTPUT` reads) or all",
     )
-    num_generations: int | None = Field(
-        None, ge=2, le=1024, description="G, completions per prompt (the paper: 8)", json_schema_extra=cli(panel=GRPO)
-    )
-    per_device_train_batch_size: int | None = Field(
-        None,
+    num_generations: int | None = grpo("G, completions per prompt (the paper: 8)", ge=2, le=1024)
+    per_device_train_batch_size: int | None = grpo("completions per device per step", "--per-device-batch", ge=1)
+    learning_rate: float | None = grpo("learning rate (default: the recipe's; a run without one stops)", gt=0)
+    gradient_accumulation_steps: int | None = grpo("micro-batches per optimizer step", ge=1)
+    steps_per_generation: int | None = grpo(
+        "optimizer micro-batches each generation batch is split into; above gradient-accumulation-steps, later "
+        "steps train on completions of an older policy (ratio != 1, the epsilon clip acts)",
         ge=1,
-        description="completions per device per step",
-        json_schema_extra=cli("--per-device-batch", panel=GRPO),
     )
-    learning_rate: float | None = Field(
-        None,
-        gt=0,
-        description="learning rate (default: the recipe's; a run without one stops)",
-        json_schema_extra=cli(panel=GRPO),
-    )
-    gradient_accumulation_steps: int | None = Field(
-        None, ge=1, description="micro-batches per optimizer step", json_schema_extra=cli(panel=GRPO)
-    )
-    steps_per_generation: int | None = Field(
-        None,
+    num_iterations: int | None = grpo(
+        "updates per generation batch (TRL's mu); above 1 each batch is reused, the policy ratio moves off 1 and "
+        "the epsilon clip acts",
         ge=1,
-        description="optimizer micro-batches each generation batch "
-        "is split into; above gradient-accumulation-steps, later steps train on "
-        "completions of an older policy (ratio != 1, the epsilon clip acts)",
-        json_schema_extra=cli(panel=GRPO),
     )
-    num_iterations: int | None = Field(
-        None,
-        ge=1,
-        description="updates per generation batch (TRL's mu); above 1 "
-        "each batch is reused, the policy ratio moves off 1 and the epsilon clip acts",
-        json_schema_extra=cli(panel=GRPO),
+    max_completion_length: int | None = grpo("longest completion, in tokens", ge=1)
+    save_steps: int | None = grpo("save a checkpoint every N steps", ge=1)
+    logging_steps: int | None = grpo("log metrics every N steps", ge=1)
+    report_to: list[str] | None = grpo(
+        "trackers TRL reports to (tensorboard, wandb, trackio, mlflow, none, ...; default: the recipe's, else "
+        "tensorboard under OUTPUT/runs); repeatable"
     )
-    max_completion_length: int | None = Field(
-        None, ge=1, description="longest completion, in tokens", json_schema_extra=cli(panel=GRPO)
+    use_vllm: bool | None = grpo("generate with vLLM (GPU only; default: the recipe's)", "--use-vllm")
+    vllm_mode: Literal["colocate", "server"] | None = grpo(
+        "colocate (the training GPUs) or server (`trl vllm-serve` on other GPUs; generation is still synchronous "
+        "in TRL's GRPOTrainer, so the ratio moves only with the two settings above)"
     )
-    save_steps: int | None = Field(
-        None, ge=1, description="save a checkpoint every N steps", json_schema_extra=cli(panel=GRPO)
-    )
-    logging_steps: int | None = Field(
-        None, ge=1, description="log metrics every N steps", json_schema_extra=cli(panel=GRPO)
-    )
-    report_to: list[str] | None = Field(
-        None,
-        description="trackers TRL reports to (tensorboard, wandb, trackio, "
-        "mlflow, none, ...; default: the recipe's, else tensorboard under "
-        "OUTPUT/runs); repeatable",
-        json_schema_extra=cli(panel=GRPO),
-    )
-    use_vllm: bool | None = Field(
-        None,
-        description="generate with vLLM (GPU only; default: the recipe's)",
-        json_schema_extra=cli("--use-vllm", panel=GRPO),
-    )
-    vllm_mode: Literal["colocate", "server"] | None = Field(
-        None,
-        description="colocate (the training GPUs) or server (`trl vllm-serve` on other GPUs; generation is "
-        "still synchronous in TRL's GRPOTrainer, so the ratio moves only with the two settings above)",
-        json_schema_extra=cli(panel=GRPO),
-    )
-    vllm_server_base_url: str | None = Field(
-        None,
-        description="server mode: the vLLM server, e.g. http://gpu07:8000",
-        json_schema_extra=cli("--vllm-server-url", panel=GRPO),
-    )
+    vllm_server_base_url: str | None = grpo("server mode: the vLLM server, e.g. http://gpu07:8000", "--vllm-server-url")
     async_grpo: bool = Field(
         False,
         description="train with TRL's asynchronous GRPO (trl.experimental.async_grpo): a vLLM server "
@@ -263,11 +230,8 @@ class TrainSettings(EnvListMixin, RunSettings):
         "old; a GPU and vLLM only, curriculum schedules only (not frontier)",
         json_schema_extra=cli("--async", panel=GRPO),
     )
-    max_staleness: int | None = Field(
-        None,
-        ge=0,
-        description="with --async: drop a rollout more than N weight updates behind the policy (default: TRL's, 4)",
-        json_schema_extra=cli(panel=GRPO),
+    max_staleness: int | None = grpo(
+        "with --async: drop a rollout more than N weight updates behind the policy (default: TRL's, 4)", ge=0
     )
     resume: bool = Field(False, description="continue from the newest checkpoint in the output folder")
     resume_from: str | None = Field(None, description="continue from this checkpoint folder")

@@ -1,22 +1,16 @@
 """Solve rates per difficulty split during training, per round and cumulative (the paper's Fig. 9).
 
 Two CSV files in the output folder, one row per generation round and split:
-
-  * `bin_solve_rates_per_round.csv`: of the completions scored in that round, the share solved
-    (what the policy solves right now; noisy, and only over the problems drawn that round);
-  * `bin_solve_rates_cumulative.csv`: the paper's Fig. 9 metric, the share of the split's
-    problems solved at least once so far (a problem counts from the first round one of its
-    completions is correct, and stays counted). `cumulative_solve_rate` divides by the split's size
-    in the training data, `solved_of_seen` by the problems drawn so far.
-
-`CumulativeSolveRates` is pure Python: it keeps the round each problem was first drawn and first
-solved, so a resumed run drops exactly the rounds it will redo (`forget_from`).
+`bin_solve_rates_per_round.csv`, the share of that round's scored completions solved (noisy, and
+over the problems drawn that round only), and `bin_solve_rates_cumulative.csv`, the paper's Fig. 9
+metric: the share of the split's problems solved at least once so far (`cumulative_solve_rate`
+over the split's size, `solved_of_seen` over the problems drawn so far). `CumulativeSolveRates`
+keeps the round each problem was first drawn and solved, so a resume drops exactly the rounds it redoes.
 """
 
 from __future__ import annotations
 
 import csv
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -92,8 +86,8 @@ def truncate_csv(path: Path, from_round: int) -> None:
 
 def keep_lines(path: Path, keep) -> None:
     """Rewrite `path` (if it exists) with the lines for which `keep(line, index)` holds, atomically."""
+    from synthgen.store.files import write_text_atomic
+
     if path.exists():
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text("".join(ln for i, ln in enumerate(lines) if keep(ln, i)), encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomic(path, "".join(ln for i, ln in enumerate(lines) if keep(ln, i)))

@@ -1,9 +1,8 @@
 """A tiny random Qwen2-style model and a byte-level BPE tokenizer, built on the spot, offline.
 
-Tests, the demo and the README use it to run `synthgen train` end to end on a CPU without
-downloading anything: `synthgen train --make-tiny-model DIR` (or `make_tiny_model(DIR)`) writes a
-folder that `--model DIR` loads like any Hugging Face checkpoint. The model is random: it
-produces noise, so rewards are mostly 0; the point is to exercise the pipeline, not to learn.
+Tests, the demo and the README run `synthgen train` end to end on a CPU with it, downloading
+nothing: `synthgen train --make-tiny-model DIR` writes a folder that `--model DIR` loads like any
+Hugging Face checkpoint. The model is random, so rewards are 0: it exercises the pipeline only.
 
     from synthgen.train.tiny import make_tiny_model
     make_tiny_model("data/tiny-model")

@@ -1,21 +1,15 @@
 """`CurriculumGRPOTrainer`: TRL's GRPOTrainer with a curriculum sampler and per-bin metrics.
 
 What it changes in TRL, and only this:
-  * `_get_train_sampler` returns a `CurriculumRepeatSampler` (TRL's RepeatSampler layout) whose
-    strata are difficulty bins, or source/bin pairs when weighted sources are mixed
-    (synthgen.train.mix);
-  * `_calculate_rewards` is wrapped to record, per generation round and difficulty bin, how many
-    prompt groups were drawn, how many completions were solved / scored / infra, and the group
-    regret 1[s>=1] - s/n; the `frontier` curriculum learns from these, and they are written to
-    `<output>/curriculum_metrics.jsonl` (one row per round), `<output>/bin_solve_rates_per_round.csv`
-    and `<output>/bin_solve_rates_cumulative.csv` (the paper's Fig. 9: see synthgen.train.solve_rates),
-    and logged through TRL (`curriculum/...` keys next to reward, entropy and clip ratios, so every
-    `report_to` backend gets them);
-  * checkpoints also hold `curriculum_state.json` (the frontier's per-round stats and the
-    cumulative solve record), read back on resume so that the replayed schedule is the one the
-    interrupted run drew.
-  * with `--save-completions solved|all`, each round's completions and rewards go to
-    `<output>/completions/` (synthgen.train.completions).
+  * `_get_train_sampler` returns a `CurriculumRepeatSampler` whose strata are difficulty bins, or
+    source/bin pairs when weighted sources are mixed (synthgen.train.curriculum.SourceMix);
+  * `_calculate_rewards` also records, per generation round and bin, the groups drawn, the
+    completions solved / scored / infra and the group regret 1[s>=1] - s/n, which the `frontier`
+    curriculum learns from; they go to `curriculum_metrics.jsonl`, the solve-rate CSVs
+    (synthgen.train.solve_rates) and TRL's logs (`curriculum/...` keys, for every `report_to`);
+  * checkpoints also hold `curriculum_state.json`, read back on resume so that the replayed
+    schedule is the one the interrupted run drew;
+  * `--save-completions` writes each round's completions (synthgen.train.completions).
 TRL's own log lines go to `<output>/trainer_log.jsonl` as well.
 """
 
@@ -33,10 +27,9 @@ from torch.utils.data import Sampler
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
-from synthgen.interop.curriculum import CurriculumDraw, WeightsFn
-from synthgen.train.curriculum import CurriculumSpec
+from synthgen.interop.curriculum import CurriculumDraw
+from synthgen.train.curriculum import CurriculumSpec, SourceMix
 from synthgen.train.frontier import FrontierPolicy, group_regret
-from synthgen.train.mix import SourceMix
 from synthgen.train.solve_rates import (
     CUMULATIVE_FIELDS,
     CUMULATIVE_FILE,
@@ -100,32 +93,18 @@ LOG_FILE = "trainer_log.jsonl"
 class CurriculumRepeatSampler(CurriculumDraw, Sampler[int]):
     """TRL's RepeatSampler layout around `CurriculumDraw`, the one draw every synthgen curriculum uses.
 
-    TRL's `RepeatSampler` emits, per generation round, a chunk of `generation_batch_size / G`
-    distinct prompt indices, each index G times in a row, and the whole chunk `num_iterations x
-    steps_per_generation` times; every process runs the same sampler and accelerate hands each its
-    slice, so the G completions of a prompt are scored as one group. This sampler keeps that layout
-    and changes only *which* indices fill a chunk (the draw's docstring says how).
-
-    Why it is safe on many processes and on resume: the round of a chunk is computed from (epoch,
-    chunk index), the step it trains on from the round (never from the live trainer state, which
-    the dataloader's read-ahead puts off by a round); every random choice is seeded by round or
-    bin, not by the process-specific torch seed; and the within-bin walk is replayed from round 0
-    when an earlier round is asked for (resume via skip_first_batches re-iterates the epoch).
+    Per generation round, a chunk of `generation_batch_size / G` distinct prompt indices, each G
+    times in a row, the whole chunk `num_iterations x steps_per_generation` times; every process
+    runs the same sampler and accelerate hands each its slice, so a prompt's G completions are one
+    group. Only *which* indices fill a chunk changes. Safe on many processes and on resume: a
+    chunk's round comes from (epoch, chunk index) and its step from the round, never from the live
+    trainer state (the read-ahead puts that off by a round); every random choice is seeded by round
+    or bin; the within-bin walk replays from round 0 (resume re-iterates the epoch).
     """
 
-    def __init__(
-        self,
-        bins: Sequence[str],
-        *,
-        mini_repeat_count: int,
-        batch_size: int,
-        repeat_count: int,
-        weights_fn: WeightsFn,
-        steps_per_round: float,
-        seed: int = 0,
-    ):
-        """`bins[i]` is the difficulty bin of dataset row i; `steps_per_round` is optimizer steps per round."""
-        super().__init__(bins, batch_size=batch_size, weights_fn=weights_fn, steps_per_round=steps_per_round, seed=seed)
+    def __init__(self, bins: Sequence[str], *, mini_repeat_count: int, repeat_count: int, **draw):
+        """`draw`: CurriculumDraw's batch_size, weights_fn, steps_per_round and seed."""
+        super().__init__(bins, **draw)
         self.num_samples = len(self.row_bins)
         self.mini_repeat_count = mini_repeat_count
         self.repeat_count = repeat_count
@@ -171,7 +150,6 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         self.add_callback(_CurriculumCallback(self))
         self.add_callback(TrainerLog())
 
-    # -- rounds and steps ------------------------------------------------------------------
     @property
     def batches_per_round(self) -> int:
         return self.args.steps_per_generation * self.num_iterations
@@ -183,11 +161,8 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         return (step * self.args.gradient_accumulation_steps) // self.batches_per_round
 
     def _lag(self) -> int:
-        """Rounds between a round's draw and the newest stats it may use (the read-ahead, rounded up).
-
-        The Trainer pulls gradient_accumulation_steps batches per optimizer step, accelerate one
-        more, and dataloader workers prefetch_factor each; a round is batches_per_round batches.
-        """
+        """Rounds between a round's draw and the newest stats it may use: the read-ahead (the Trainer's
+        gradient_accumulation_steps batches a step, accelerate's one, prefetch_factor per worker), rounded up."""
         workers = self.args.dataloader_num_workers
         prefetch = workers * (self.args.dataloader_prefetch_factor or 2) if workers else 0
         ahead = self.args.gradient_accumulation_steps + 1 + prefetch
@@ -199,7 +174,6 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             return self.mix.weights(self.frontier.weights_for_round(round_))
         return self.mix.weights(self.curriculum.schedule.weights_at(step))
 
-    # -- TRL hooks -------------------------------------------------------------------------
     def _get_train_sampler(self, dataset=None):
         self.curriculum_sampler = CurriculumRepeatSampler(
             self.mix.strata,  # one per row of train_dataset, the only dataset the Trainer samples
@@ -237,8 +211,11 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         texts = gather_object([completion_text(c) for c in completions])
         if self.accelerator.is_main_process:
             round_ = self._next_round - 1
-            step = self.curriculum_sampler.step_of_round(round_) if self.curriculum_sampler else self.state.global_step
-            self.completion_log.write(round_, step, rows, texts, rewards)
+            self.completion_log.write(round_, self._step_of_round(round_), rows, texts, rewards)
+
+    def _step_of_round(self, round_: int) -> int:
+        sampler = self.curriculum_sampler
+        return sampler.step_of_round(round_) if sampler else self.state.global_step
 
     def _combined(self, rewards_per_func: torch.Tensor) -> list[float | None]:
         r = rewards_per_func.detach().float().cpu()
@@ -268,17 +245,15 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         if self.frontier is not None:
             # A group that was all infra says nothing about difficulty: only scored groups count.
             self.frontier.record(round_, {b: tuple(v[1:5]) for b, v in per_bin.items()})
-        sampler = self.curriculum_sampler
-        step = sampler.step_of_round(round_) if sampler else self.state.global_step
-        strata = sampler.weights(round_) if sampler else {}
+        step = self._step_of_round(round_)
+        strata = self.curriculum_sampler.weights(round_) if self.curriculum_sampler else {}
         weights = self.mix.by_bin(strata)
         source_weights = None if self.mix.pooled else self.mix.by_source(strata)
         cumulative = self.solve_rates.rows(round_, step)
         metrics = self._metrics["train"]
-        for b, w in weights.items():
-            metrics[f"curriculum/weight/{b}"].append(w)
-        for source, w in (source_weights or {}).items():
-            metrics[f"curriculum/source_weight/{source}"].append(w)
+        for key, shares in (("weight", weights), ("source_weight", source_weights or {})):
+            for name, w in shares.items():
+                metrics[f"curriculum/{key}/{name}"].append(w)
         for b, (groups, _, _, solved, scored, _) in per_bin.items():
             if scored:
                 metrics[f"curriculum/solve_rate/{b}"].append(solved / scored)

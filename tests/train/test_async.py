@@ -42,8 +42,7 @@ def settings(binned_dir, tiny_model, tmp_path, **more) -> TrainSettings:
 
 
 def test_every_mapped_field_comes_from_the_settings_or_the_recipe(binned_dir, tiny_model, tmp_path):
-    from synthgen.train.async_config import ASYNC_CARRIED
-    from synthgen.train.async_run import prepare
+    from synthgen.train.async_run import ASYNC_CARRIED, prepare
 
     s = settings(
         binned_dir,
@@ -227,7 +226,7 @@ def test_dry_run_through_the_cli_and_a_real_run_without_a_gpu(cli, binned_dir, t
 
 
 def test_a_trl_without_async_grpo_is_one_line_and_exit_2(cli, binned_dir, tiny_model, tmp_path, monkeypatch):
-    monkeypatch.setattr("synthgen.train.async_config.ASYNC_MODULE", "trl.experimental.no_async_here")
+    monkeypatch.setattr("synthgen.train.async_run.ASYNC_MODULE", "trl.experimental.no_async_here")
     rc, _, err = cli(
         "train", "--async", "--dry-run", "--data", binned_dir, "--model", tiny_model, "--recipe", "tiny-cpu"
     )

@@ -7,10 +7,8 @@ import random
 import pytest
 
 from synthgen.errors import UserError
-from synthgen.train.curriculum import get_schedule, schedule_from_dict
-from synthgen.train.mix import SourceMix
-from synthgen.train.selection import counts, per_env_budget, split_heldout
-from synthgen.train.sources import parse_sources, source_weights
+from synthgen.train.curriculum import SourceMix, get_schedule, schedule_from_dict
+from synthgen.train.selection import counts, parse_sources, per_env_budget, source_weights, split_heldout
 from tests.helpers.train import deduction_rows, write_binned
 
 CHI2_1DOF_P001 = 10.83
