@@ -1,17 +1,11 @@
 """What the `synthgen slurm` commands do: render the sbatch scripts of a run and submit them.
 
-    sub = Submission(settings, config_data, config_path, echo=print)
-    jobs = [sub.generate_job(force=False, dry_run=False), *sub.curate_jobs(after_generate=True)]
-    sub.finish([j for j in jobs if j], dry_run=False)
-
 Scripts and a copy of the config go to `<run_dir>/slurm/`; cluster settings come from the
-config's `slurm` section (synthgen.slurm.settings, every key also a flag), never from the templates.
-
-`synthgen slurm calibrate` runs the calibrate stage as an array, as generate is one: task i runs
-`synthgen calibrate --shard i --num-shards n` on the problem set; only shards without a marker in
-RUN_DIR/calibrate/ get a task, and a task resumes from the rows its shard already has. Its
-student is reached like generate's servers (render.server_mode), a per-task server serving the
-student being calibrated (`slurm.calibrate.model`, else the config's `calibrate.student.model`).
+config's `slurm` section (synthgen.slurm.settings), never from the templates. generate and
+calibrate are arrays: task i runs shard i, only shards without a completion marker get a task,
+and a task resumes from the rows its shard already has. Calibrate's student is reached like
+generate's servers (render.server_mode): a per-task server serves `slurm.calibrate.model`, else
+the config's `calibrate.student.model`.
 """
 
 from __future__ import annotations
@@ -44,17 +38,17 @@ class Submission:
         value = self.config.get(name) or {}
         return value if isinstance(value, dict) else {}
 
-    def _config_urls(self, model) -> list[str] | None:
-        """The teacher and student URLs a stage's config names, when the jobs start no server of their own."""
+    def _config_urls(self, model, roles=("teacher", "student"), **given: str) -> list[str] | None:
+        """The URLs of the roles a stage's config names, when the jobs start no server of their own."""
         if self.settings.vllm.shared_url or self.settings.vllm.start_server:
             return None
-        stage = resolve_settings(model, self.config, {})
-        return list(dict.fromkeys([stage.teacher.base_url, stage.student.base_url]))
+        stage = resolve_settings(model, self.config, given)
+        return list(dict.fromkeys(getattr(stage, role).base_url for role in roles))
 
     def _pending(self, stage: str, num_shards: int | None, force: bool, dry_run: bool) -> tuple[int, list[int]]:
         """(n, the shards of `stage` without a marker); refuses while an earlier array still runs."""
         n = int(num_shards or self._section(stage).get("num_shards") or 1)
-        pending = render.pending_shards(self.rctx.run_dir, n, stage)
+        pending = StageDir.of(self.rctx.run_dir, stage).pending(n)
         if not pending:
             self.echo(f"{stage}: all {n} shards are finished in {self.rctx.run_dir}; nothing to submit")
         elif not dry_run and not force:
@@ -85,8 +79,7 @@ class Submission:
             return None
         stage = resolve_settings(CalibrateSettings, self.config, {"input_dir": str(folder)})
         model = self.settings.calibrate.model or stage.student.model
-        vllm = self.settings.vllm
-        urls = None if vllm.shared_url or vllm.start_server else [stage.student.base_url]
+        urls = self._config_urls(CalibrateSettings, ("student",), input_dir=str(folder))
         return render.render_calibrate(self.settings, self.rctx, folder, n, pending, model, urls)
 
     def curate_jobs(self, after_generate: bool) -> list[SbatchJob]:

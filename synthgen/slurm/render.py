@@ -6,7 +6,7 @@
 
 Each script holds plain shell: `#SBATCH` lines, the config's setup lines, and a readable
 `synthgen --config <copy of the config> STAGE --run-dir RUN` command; values from the config are
-shell-quoted. Which shards still need a job comes from the completion markers (`pending_shards`),
+shell-quoted. Which shards still need a job comes from the completion markers (`StageDir.pending`),
 in the spirit of datatrove's skip of completed ranks, except that the array lists the indices
 explicitly so that task id == shard index and nothing maps one to the other at run time.
 """
@@ -14,6 +14,7 @@ explicitly so that task id == shard index and nothing maps one to the other at r
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 import shlex
@@ -98,25 +99,14 @@ def _absolute(path: Path, base: Path) -> Path:
     return path if path.is_absolute() else (base / path)
 
 
-def pending_shards(run_dir: Path, num_shards: int, stage: str = STAGE_GENERATE) -> list[int]:
-    """Shard indices of `stage` that have no completion marker yet."""
-    return StageDir.of(run_dir, stage).pending(num_shards)
-
-
 def array_spec(indices: list[int], parallelism: int | None = None) -> str:
     """`--array` value listing `indices` (runs compressed: 0-3,5,7-8), with `%W` when given."""
     if not indices:
         raise ValueError("an array needs at least one index")
-    ordered = sorted(set(indices))
-    parts: list[str] = []
-    start = prev = ordered[0]
-    for i in ordered[1:] + [None]:
-        if i is not None and i == prev + 1:
-            prev = i
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if i is not None:
-            start = prev = i
+    parts = []
+    for _, group in itertools.groupby(enumerate(sorted(set(indices))), lambda pair: pair[1] - pair[0]):
+        run = [i for _, i in group]
+        parts.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
     spec = ",".join(parts)
     return f"{spec}%{parallelism}" if parallelism else spec
 

@@ -11,6 +11,7 @@ shards have no marker yet, so submitting them again would run the same shard twi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -24,21 +25,8 @@ from synthgen.store.files import write_text_atomic
 
 JOBS_FILE = "jobs.jsonl"
 # States after which a job no longer runs (a preempted job that Slurm requeues shows PENDING again).
-FINISHED_STATES = frozenset(
-    {
-        "COMPLETED",
-        "CANCELLED",
-        "FAILED",
-        "TIMEOUT",
-        "OUT_OF_MEMORY",
-        "NODE_FAIL",
-        "PREEMPTED",
-        "BOOT_FAIL",
-        "DEADLINE",
-        "SPECIAL_EXIT",
-        "REVOKED",
-    }
-)
+_ENDED = {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE", "SPECIAL_EXIT"}
+FINISHED_STATES = frozenset(_ENDED | {"NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "REVOKED"})  # or the cluster ended it
 
 
 def write_jobs(ctx: RenderContext, jobs: list[SbatchJob]) -> list[Path]:
@@ -63,19 +51,12 @@ def _write(path: Path, text: str, mode: int) -> None:
     os.chmod(write_text_atomic(path, text), mode)
 
 
-def _tool(name: str) -> str:
-    found = shutil.which(name)
-    if not found:
-        raise UserError(f"{name} not found: is this a Slurm login node? (--dry-run only writes the scripts)")
-    return found
-
-
 def sbatch(script: Path, dependency: str | None = None, cwd: Path | None = None) -> str:
     """Submit one script; return its job id. A refusal by sbatch is a one-line UserError."""
-    cmd = [_tool("sbatch"), "--parsable"]
-    if dependency:
-        cmd.append(f"--dependency={dependency}")
-    cmd.append(str(script))
+    found = shutil.which("sbatch")
+    if not found:
+        raise UserError("sbatch not found: is this a Slurm login node? (--dry-run only writes the scripts)")
+    cmd = [found, "--parsable", *([f"--dependency={dependency}"] if dependency else []), str(script)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
     if proc.returncode != 0:
         reason = (proc.stderr or proc.stdout).strip().splitlines()
@@ -90,11 +71,8 @@ def submit_jobs(ctx: RenderContext, jobs: list[SbatchJob]) -> dict[str, str]:
     """Submit `jobs` in order, chaining dependencies; record each in jobs.jsonl."""
     ids: dict[str, str] = {}
     for job in jobs:
-        dependency = None
-        if job.after and job.after in ids:
-            dependency = f"afterok:{ids[job.after]}"
-        elif job.after_job:
-            dependency = f"afterok:{job.after_job}"
+        after = ids.get(job.after or "") or job.after_job  # a stage of this submission, or an earlier job
+        dependency = f"afterok:{after}" if after else None
         ids[job.stage] = sbatch(job.path, dependency, cwd=ctx.workdir)
         _record(ctx, job, ids[job.stage], dependency)
     return ids
@@ -114,44 +92,27 @@ def _record(ctx: RenderContext, job: SbatchJob, job_id: str, dependency: str | N
         fh.write(json.dumps(entry, sort_keys=True) + "\n")
 
 
-def recorded_jobs(slurm_dir: Path, stage: str | None = None) -> list[dict]:
-    """Earlier submissions for this run directory (newest last), optionally of one stage."""
-    path = Path(slurm_dir) / JOBS_FILE
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if stage is None or entry.get("stage") == stage:
-            out.append(entry)
-    return out
-
-
 def active_jobs(job_ids: list[str]) -> list[str]:
     """Those of `job_ids` that Slurm still has queued or running (array tasks count)."""
-    if not job_ids or shutil.which("squeue") is None:
+    squeue = shutil.which("squeue")
+    if not job_ids or squeue is None:
         return []
-    proc = subprocess.run(
-        [_tool("squeue"), "-h", "-o", "%F %T", "--jobs", ",".join(job_ids)],
-        capture_output=True,
-        text=True,
-    )
+    proc = subprocess.run([squeue, "-h", "-o", "%F %T", "--jobs", ",".join(job_ids)], capture_output=True, text=True)
     if proc.returncode != 0:  # all of them gone: squeue calls the ids invalid
         return []
-    alive = set()
-    for line in proc.stdout.splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and parts[1] not in FINISHED_STATES:
-            alive.add(parts[0])
+    rows = [line.split() for line in proc.stdout.splitlines()]
+    alive = {row[0] for row in rows if len(row) >= 2 and row[1] not in FINISHED_STATES}
     return [j for j in job_ids if j in alive]
 
 
 def refuse_while_running(ctx: RenderContext, stage: str) -> None:
     """An earlier array of `stage` still queued or running would work on the same shards: exit 2."""
-    earlier = [e["job_id"] for e in recorded_jobs(ctx.slurm_dir, stage)]
+    path, earlier = ctx.slurm_dir / JOBS_FILE, []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            if entry.get("stage") == stage:
+                earlier.append(entry["job_id"])
     busy = active_jobs(earlier)
     if busy:
         raise UserError(
