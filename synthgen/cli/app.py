@@ -73,11 +73,8 @@ _CLICK_EXCEPTION = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "
 
 
 def command_tree(app: typer.Typer):
-    """The app as the Click command Typer builds, with every flag shown as a flag in --help.
-
-    Typer's help prints a type after each option, `<bool>` for plain flags too (`--help`,
-    `--force`): give flags an empty metavar, the help option included (built per command, with the
-    names its context gives it: -h and --help)."""
+    """The app as the Click command Typer builds, with an empty metavar on every flag (the help option
+    included, built per command with its context's names): Typer would print `<bool>` after them."""
     command = typer.main.get_command(app)
     _flags_as_flags(command, typer.Context(command, **command.context_settings))
     return command
@@ -163,10 +160,9 @@ def plain_lines():
 
 
 def _isatty(stream) -> bool:
-    try:
+    with contextlib.suppress(AttributeError, ValueError):
         return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return False
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -187,10 +183,8 @@ def _exit_now(rc: int) -> None:
 
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     os._exit(rc)
 
 

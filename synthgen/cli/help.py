@@ -1,15 +1,10 @@
 """`--help` of the settings commands: panels in the order a user needs them, readable at any width.
 
-Typer's help lays every panel out as a table of five columns (names, short names, `--no-` names,
-type, help); with a hundred options and long names, an 80-column terminal leaves the help ~20
-characters and cuts long flag names and defaults with an ellipsis. This help keeps Typer's look
-(rich panels, the same markup) but gives each option one name column (`--progress / --no-progress
-<int>`) and its help beside it when every name fits in under half the width; otherwise each option's
-names go on one line and its help below, indented. Text folds; nothing is ever cut.
-
-Panels come in this order: arguments, the command's first options ("Options": what it is about and
-where its servers are), the command's sections (Teacher, Student, ...) as the settings model
-declares them, then the panels of settings a user seldom sets first (LAST_PANELS below).
+Typer's help gives each option five columns, so at 80 columns a hundred long flag names leave the
+help ~20 characters and cut names and defaults with an ellipsis. This help keeps Typer's look but
+gives names one column, with the help beside it when every name fits in under half the width and
+below it otherwise: text folds, nothing is cut. Panels: arguments, "Options", the model's sections,
+then the settings a user seldom sets first (LAST_PANELS).
 """
 
 from __future__ import annotations
@@ -26,21 +21,15 @@ from rich.text import Text
 
 # Help panels, by concern, for the top-level settings that many commands share and that a user
 # seldom sets first; a command's own settings stay in the first panel ("Options") unless the field
-# names another with `cli(panel=...)`. These panels come after every other (synthgen.cli.help).
+# names another with `cli(panel=...)`. These panels come after every other.
 SHARDS = "Shards (Slurm arrays)"
 THROUGHPUT = "Throughput and progress"
 KEPT = "What is kept"
 CONCERNS: dict[str, str] = {
-    "shard": SHARDS,
-    "num_shards": SHARDS,
-    "max_in_flight": THROUGHPUT,
-    "max_active": THROUGHPUT,
-    "max_buffer_rows": THROUGHPUT,
-    "progress": THROUGHPUT,
-    "progress_every_s": THROUGHPUT,
+    **dict.fromkeys(("shard", "num_shards"), SHARDS),
+    **dict.fromkeys(("max_in_flight", "max_active", "max_buffer_rows", "progress", "progress_every_s"), THROUGHPUT),
     "workers": THROUGHPUT,
-    "keep_reasoning": KEPT,
-    "keep_attempts": KEPT,
+    **dict.fromkeys(("keep_reasoning", "keep_attempts"), KEPT),
 }
 LAST_PANELS = (KEPT, THROUGHPUT, SHARDS)
 

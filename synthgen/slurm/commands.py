@@ -10,17 +10,20 @@ the config's `calibrate.student.model`.
 
 from __future__ import annotations
 
+import sys
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import typer
 
 from synthgen.errors import UserError
 from synthgen.settings.base import ConfigFile, resolve_settings
-from synthgen.slurm import capacity, render, submit
+from synthgen.slurm import render, submit
 from synthgen.slurm.render import RenderContext, SbatchJob
-from synthgen.slurm.settings import SlurmSettings
+from synthgen.slurm.settings import SlurmSettings, WaitReadySettings
 from synthgen.store.layout import StageDir
 
 
@@ -28,11 +31,9 @@ class Submission:
     """One `synthgen slurm ...` submission: the jobs to render from the settings and the config,
     then written (and printed for --dry-run) or submitted with their afterok dependencies."""
 
-    def __init__(
-        self, settings: SlurmSettings, config: dict[str, Any], config_path: Path | None, echo: Callable[..., None]
-    ):
-        self.settings, self.config, self.echo = settings, config, echo
-        self.rctx = RenderContext.build(settings, config_path)
+    def __init__(self, settings: SlurmSettings, config: ConfigFile, echo: Callable[..., None] = typer.echo):
+        self.settings, self.config, self.echo = settings, config.data(), echo
+        self.rctx = RenderContext.build(settings, config.path)
 
     def _section(self, name: str) -> dict:
         value = self.config.get(name) or {}
@@ -100,22 +101,22 @@ class Submission:
             )
 
     def train_job(self, data, model, output, curriculum, after: str | None) -> SbatchJob:
-        flags = {"--data": str(Path(data).absolute()) if data else str(self.rctx.run_dir / "bin")}
-        if model:
-            flags["--model"] = model
-        if output:
-            remote = str(output).startswith(("s3:", "gs:"))
-            flags["--output"] = output if remote else str(Path(output).absolute())
-        if curriculum:
-            flags["--curriculum"] = curriculum
+        if output and not str(output).startswith(("s3:", "gs:")):  # a bucket stays as it is
+            output = str(Path(output).absolute())
+        data = str(Path(data).absolute()) if data else str(self.rctx.run_dir / "bin")
+        given = {"--data": data, "--model": model, "--output": output, "--curriculum": curriculum}
+        flags = {flag: value for flag, value in given.items() if value}
         served = model or self._section("train").get("model")
         return render.render_train(self.settings, self.rctx, flags, served, after)
 
-    def finish(self, jobs: list[SbatchJob], dry_run: bool) -> None:
-        """Warn about jobs no node can hold; write the scripts; print them (dry run) or submit them."""
+    def finish(self, dry_run: bool, *found: SbatchJob | None, after: str | None = None) -> None:
+        """Warn about jobs no node can hold; write the scripts; print them (dry run) or submit them.
+        The first job waits for job `after` when one is given (`--after ID`)."""
+        jobs = [job for job in found if job is not None]
         if not jobs:
             return
-        for warning in capacity.check(jobs):
+        jobs[0].after_job = after
+        for warning in submit.capacity_warnings(jobs):
             self.echo(f"synthgen: warning: {warning}", err=True)
         written = submit.write_jobs(self.rctx, jobs)
         if dry_run:
@@ -136,44 +137,86 @@ class Submission:
 
 def generate(settings: SlurmSettings, config: ConfigFile, force: bool, dry_run: bool) -> None:
     """Submit the generate array for the shards that have no completion marker yet."""
-    sub = Submission(settings, config.data(), config.path, typer.echo)
-    job = sub.generate_job(force, dry_run)
-    sub.finish([job] if job else [], dry_run)
+    sub = Submission(settings, config)
+    sub.finish(dry_run, sub.generate_job(force, dry_run))
 
 
 def curate(settings: SlurmSettings, config: ConfigFile, after: str | None, dry_run: bool) -> None:
     """Submit filter -> bin -> chain, each step waiting (afterok) for the one before."""
-    sub = Submission(settings, config.data(), config.path, typer.echo)
+    sub = Submission(settings, config)
     if after is None and not dry_run:
         sub.check_generate_finished()
-    jobs = sub.curate_jobs(after_generate=False)
-    jobs[0].after_job = after
-    sub.finish(jobs, dry_run)
+    sub.finish(dry_run, *sub.curate_jobs(after_generate=False), after=after)
 
 
 def train(settings: SlurmSettings, config: ConfigFile, data, model, output, curriculum, after, dry_run: bool) -> None:
     """Submit GRPO training: one node runs `trl vllm-serve`, the others `accelerate launch`."""
-    sub = Submission(settings, config.data(), config.path, typer.echo)
-    job = sub.train_job(data, model, output, curriculum, None)
-    job.after_job = after
-    sub.finish([job], dry_run)
+    sub = Submission(settings, config)
+    sub.finish(dry_run, sub.train_job(data, model, output, curriculum, None), after=after)
 
 
 def pipeline(
     settings: SlurmSettings, config: ConfigFile, model, output, curriculum, force: bool, dry_run: bool
 ) -> None:
     """Submit generate (unfinished shards) -> filter -> bin -> chain -> train, chained with afterok."""
-    sub = Submission(settings, config.data(), config.path, typer.echo)
+    sub = Submission(settings, config)
     gen = sub.generate_job(force, dry_run)
-    jobs = ([gen] if gen else []) + sub.curate_jobs(after_generate=gen is not None)
-    jobs.append(sub.train_job(None, model, output, curriculum, "chain"))
-    sub.finish(jobs, dry_run)
+    steps = sub.curate_jobs(after_generate=gen is not None)
+    sub.finish(dry_run, gen, *steps, sub.train_job(None, model, output, curriculum, "chain"))
 
 
 def calibrate(settings: SlurmSettings, config: ConfigFile, input_dir, after, force: bool, dry_run: bool) -> None:
     """Submit the calibrate array (another student re-measures a problem set) for its unfinished shards."""
-    sub = Submission(settings, config.data(), config.path, typer.echo)
-    job = sub.calibrate_job(input_dir, force, dry_run)
-    if job is not None:
-        job.after_job = after
-    sub.finish([job] if job else [], dry_run)
+    sub = Submission(settings, config)
+    sub.finish(dry_run, sub.calibrate_job(input_dir, force, dry_run), after=after)
+
+
+def is_ready(url: str, api_key: str | None = None, timeout_s: float = 5.0) -> bool:
+    base = url.rstrip("/")
+    request = urllib.request.Request(f"{base}/models" if base.endswith("/v1") else url)
+    if api_key:
+        request.add_header("Authorization", f"Bearer {api_key}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def process_alive(pid: int) -> bool:
+    """True while `pid` runs; a zombie (exited, not yet reaped) counts as gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("State:"):
+                return line.split()[1] != "Z"
+    except OSError:
+        return False
+    return True
+
+
+def wait_ready(settings: WaitReadySettings) -> tuple[bool, str]:
+    """Poll every URL until all answer (HTTP 200; a URL ending in `/v1` is probed at `{url}/models`,
+    answered once the model is loaded); (True, message) when they do, (False, why) otherwise. With
+    `pid`, stop as soon as that server process exits (it crashed while loading), not at the timeout."""
+    s = settings
+    start = time.monotonic()
+    deadline = start + s.timeout_s
+    waiting = list(dict.fromkeys(s.urls))
+    while True:
+        waiting = [u for u in waiting if not is_ready(u, s.api_key)]
+        if not waiting:
+            return True, f"ready after {time.monotonic() - start:.1f} s: {', '.join(s.urls)}"
+        if s.pid is not None and not process_alive(s.pid):
+            return False, f"server process {s.pid} exited before {waiting[0]} was ready"
+        now = time.monotonic()
+        if now >= deadline:
+            return False, f"not ready after {s.timeout_s:g} s: {', '.join(waiting)}"
+        time.sleep(max(0.05, min(s.interval_s, deadline - now)))
+
+
+def wait_ready_command(settings: WaitReadySettings) -> int:
+    """`synthgen slurm wait-ready`, which a job runs before it sends work to a server: 0 when every
+    server answers, 1 on timeout or a dead server (see `wait_ready`)."""
+    ok, message = wait_ready(settings)
+    print(f"wait-ready: {message}", file=sys.stdout if ok else sys.stderr, flush=True)
+    return 0 if ok else 1

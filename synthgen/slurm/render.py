@@ -1,9 +1,5 @@
 """Render the pipeline's sbatch scripts from settings: pure functions, no Slurm needed.
 
-    ctx = RenderContext.build(settings, config_path=Path("cfg.yaml"))
-    job = render_generate(settings, ctx, num_shards=8, pending=[1, 3])
-    print(job.script)
-
 Each script holds plain shell: `#SBATCH` lines, the config's setup lines, and a readable
 `synthgen --config <copy of the config> STAGE --run-dir RUN` command; values from the config are
 shell-quoted. Which shards still need a job comes from the completion markers (`StageDir.pending`),
@@ -145,22 +141,10 @@ def _render(template: str, settings: SlurmSettings, ctx: RenderContext, stage: s
 
 def sbatch_options(settings: SlurmSettings, res: JobResources, ctx: RenderContext, gpus: int | None) -> list[str]:
     """The `#SBATCH` options a job of this kind gets from the settings (cluster, resources)."""
-    lines: list[str] = []
-    partition = res.partition or settings.partition
-    for name, value in (("partition", partition), ("account", settings.account), ("qos", settings.qos)):
-        if value:
-            lines.append(f"--{name}={value}")
-    if res.time:
-        lines.append(f"--time={res.time}")
-    if gpus:
-        lines.append(f"--gpus-per-node={gpus}")
-    if res.cpus_per_task:
-        lines.append(f"--cpus-per-task={res.cpus_per_task}")
-    if res.mem:
-        lines.append(f"--mem={res.mem}")
-    lines.append(f"--chdir={ctx.workdir}")
-    lines.extend(settings.extra_sbatch)
-    lines.extend(res.extra_sbatch)
+    given = {"partition": res.partition or settings.partition, "account": settings.account, "qos": settings.qos}
+    given |= {"time": res.time, "gpus-per-node": gpus, "cpus-per-task": res.cpus_per_task, "mem": res.mem}
+    lines = [f"--{name}={value}" for name, value in given.items() if value]
+    lines += [f"--chdir={ctx.workdir}", *settings.extra_sbatch, *res.extra_sbatch]
     for line in lines:
         if "\n" in line or any(ch.isspace() for ch in line.split("=", 1)[0]):
             raise UserError(f"sbatch option {line!r} is not one option on one line")
@@ -168,11 +152,9 @@ def sbatch_options(settings: SlurmSettings, res: JobResources, ctx: RenderContex
 
 
 def server_mode(settings: SlurmSettings, config_urls: list[str] | None) -> tuple[str, str | None]:
-    """How a job that talks to a model reaches one: ("shared", url), ("own", None) or ("config", None).
-
-    In order: `vllm.shared_url` (also set by `--base-url`) -> a shared server; else
-    `vllm.start_server` -> the job starts `vllm serve` on its node; else the config's URLs.
-    """
+    """How a job that talks to a model reaches one, in this order: `vllm.shared_url` (or `--base-url`):
+    ("shared", url); `vllm.start_server`, `vllm serve` on the job's node: ("own", None); else the
+    config's URLs: ("config", None)."""
     vllm = settings.vllm
     if vllm.shared_url:
         return "shared", vllm.shared_url
@@ -283,9 +265,7 @@ def render_train(
         )
     if train.use_vllm_server and not model:
         raise UserError("the vLLM node needs the model to serve: pass --model or set train.model in the config")
-    words: list[str] = []
-    for flag, value in train_flags.items():
-        words += [shlex.quote(flag), shlex.quote(str(value))]
+    words = [shlex.quote(str(word)) for pair in train_flags.items() for word in pair]
     if train.use_vllm_server:
         words.extend(_with_placeholders(a, {"host": "VLLM_HOST", "port": "VLLM_PORT"}) for a in train.vllm_train_args)
     values = {

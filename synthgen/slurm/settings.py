@@ -1,18 +1,8 @@
 """Settings of `synthgen slurm`: where and how the pipeline's jobs run on a Slurm cluster.
 
-Everything cluster-specific lives here and in the user's config file, never in the templates:
-
-    slurm:
-      partition: gpu
-      account: my-project
-      setup: ["module load cuda/12.4", "source /shared/venvs/synthgen/bin/activate"]
-      num_shards: 64           # generate array size
-      array_parallelism: 16    # at most this many generate tasks at once (`--array=...%16`)
-      generate: {gpus_per_node: 8, time: "24:00:00"}
-      vllm: {model: openai/gpt-oss-120b, tensor_parallel_size: 8}
-      train: {nodes: 5, gpus_per_node: 8, time: "48:00:00"}
-
-With `vllm.shared_url` set, generate tasks use that server instead of starting their own.
+Everything cluster-specific lives here and in the user's config file (section `slurm`; the README
+has an example), never in the templates. With `vllm.shared_url` set, jobs that talk to a model
+use that server instead of starting their own.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
-"""Write rendered jobs into `<run_dir>/slurm/` and submit them with `sbatch --parsable`.
+"""Write rendered jobs into `<run_dir>/slurm/` and submit them with `sbatch --parsable`, chained afterok.
 
-    written = write_jobs(ctx, jobs)          # scripts, the config copy, submit.sh
-    ids = submit_jobs(ctx, jobs)             # {"generate": "123", "filter": "124", ...}
-
-A job that depends on another stage of the same submission gets `--dependency=afterok:<id>`.
-Every submission is appended to `<run_dir>/slurm/jobs.jsonl` (time, stage, job id, array), which
-is also how a re-run finds jobs of an earlier submission that are still queued or running: their
-shards have no marker yet, so submitting them again would run the same shard twice.
+Every submission is appended to `<run_dir>/slurm/jobs.jsonl`, which is also how a re-run finds
+jobs of an earlier submission still queued or running: their shards have no marker yet, so
+submitting them again would run the same shard twice. `capacity_warnings` first compares what
+each job asks of a node with what `sinfo` reports: Slurm queues a job no node can hold (8 CPUs
+per task on 2-CPU nodes) and leaves it pending forever, with a reason only `squeue` shows.
 """
 
 from __future__ import annotations
@@ -14,9 +12,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from synthgen.errors import UserError
@@ -119,3 +119,71 @@ def refuse_while_running(ctx: RenderContext, stage: str) -> None:
             f"{stage} job(s) {', '.join(busy)} of an earlier submission are still queued or "
             "running for this run directory; wait for them, scancel them, or pass --force"
         )
+
+
+_GPUS = re.compile(r"gpu(?::[^:,(]+)?:(\d+)")
+
+
+@dataclass(frozen=True)
+class Node:
+    partitions: tuple[str, ...]
+    cpus: int
+    gpus: int
+
+
+def parse_sinfo(text: str) -> tuple[list[Node], str | None]:
+    """Nodes from `sinfo -h -N -o '%N|%P|%c|%G'` lines, and the default partition (marked `*`)."""
+    by_name: dict[str, Node] = {}
+    default = None
+    for line in text.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) != 4 or not parts[2].strip().isdigit():
+            continue
+        name, partition, cpus, gres = parts
+        if partition.endswith("*"):
+            partition = partition[:-1]
+            default = partition
+        gpus = sum(int(n) for n in _GPUS.findall(gres))
+        old = by_name.get(name)
+        partitions = (old.partitions if old else ()) + (partition,)
+        by_name[name] = Node(partitions, int(cpus), gpus)
+    return list(by_name.values()), default
+
+
+def warnings_for(jobs: list[SbatchJob], nodes: list[Node], default: str | None) -> list[str]:
+    """One line per job that no node (of its partition) can hold."""
+    out = []
+    for job in jobs:
+        need = job.request
+        if need is None:
+            continue
+        partition = need.partition or default
+        fitting = [n for n in nodes if partition is None or partition in n.partitions]
+        where = f"partition {partition}" if partition else "the cluster"
+        if not fitting:
+            out.append(f"{job.stage}: {where} has no nodes (sinfo); the job would pend forever")
+            continue
+        key = job.stage if job.stage in ("generate", "calibrate", "train") else "curate"  # the curate job runs the rest
+        most_cpus, most_gpus = max(n.cpus for n in fitting), max(n.gpus for n in fitting)
+        for asked, most, what, limit, setting in (
+            (need.cpus, most_cpus, "CPUs per task", f"the largest node of {where} has", "cpus_per_task"),
+            (need.gpus, most_gpus, "GPUs per node", f"the nodes of {where} have at most", "gpus_per_node"),
+            (need.nodes, len(fitting), "nodes", f"{where} has", "nodes"),
+        ):
+            if asked > most:
+                out.append(
+                    f"{job.stage}: asks for {asked} {what} but {limit} {most}; it would pend forever "
+                    f"(set slurm.{key}.{setting})"
+                )
+    return out
+
+
+def capacity_warnings(jobs: list[SbatchJob]) -> list[str]:
+    """Warnings for `jobs` on the cluster this machine talks to; none when there is no `sinfo`."""
+    if shutil.which("sinfo") is None:
+        return []
+    proc = subprocess.run(["sinfo", "-h", "-N", "-o", "%N|%P|%c|%G"], capture_output=True, text=True, timeout=30)
+    if proc.returncode != 0:
+        return []
+    nodes, default = parse_sinfo(proc.stdout)
+    return warnings_for(jobs, nodes, default) if nodes else []
