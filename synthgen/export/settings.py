@@ -21,8 +21,6 @@ class ExportSettings(InputSettings, RunSettings):
     section = "export"
     # Nothing here shapes the problems themselves; the card records the stages' own hashes.
     unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "out", "push_to_hub", "private", "allow_partial"})
-    # The formats whose folder is a plain dataset (the verifiers one is a Python package).
-    hub_formats: ClassVar[tuple[str, ...]] = ("hf", "verl", "trl", "sft")
 
     run_dir: Path = Field(
         ...,
@@ -91,7 +89,7 @@ class ExportSettings(InputSettings, RunSettings):
                 "--format hf has one config per environment and bin and no test split; "
                 "--test-fraction and --test-bins go with --format verl, verifiers, trl or sft"
             )
-        if self.push_to_hub and self.format not in self.hub_formats:
+        if self.push_to_hub and self.format == "verifiers":  # every other format's folder is a plain dataset
             raise ValueError(
                 f"--format {self.format} writes a Python package, not a dataset: install it with pip instead of "
                 "--push-to-hub"
