@@ -137,26 +137,24 @@ def _command_name(argv: list[str] | None) -> str:
 
 
 # Without a terminal (a Slurm log, a pipe) rich wraps every console line at 80 columns, mid-phrase,
-# which breaks grep; this width keeps each line whole (help panels keep 80: synthgen.cli.help).
+# which breaks grep; this width keeps each line whole (help panels keep 80: synthgen.cli.flags).
 PLAIN_COLUMNS = 100_000
 
 
 @contextlib.contextmanager
 def plain_lines():
-    """Unwrapped console lines when neither output is a terminal, unless COLUMNS says otherwise.
-
-    The width is set for the command's run and taken back after it, so that a caller running the
-    app in-process (a test, a notebook) keeps its own terminal width."""
+    """Unwrapped console lines when neither output is a terminal, unless COLUMNS says otherwise; the
+    width is taken back after the run, so that an in-process caller (a test) keeps its own."""
     import os
 
-    if "COLUMNS" in os.environ or any(_isatty(s) for s in (sys.stdout, sys.stderr)):
-        yield
-        return
-    os.environ["COLUMNS"] = str(PLAIN_COLUMNS)
+    plain = "COLUMNS" not in os.environ and not any(_isatty(s) for s in (sys.stdout, sys.stderr))
+    if plain:
+        os.environ["COLUMNS"] = str(PLAIN_COLUMNS)
     try:
         yield
     finally:
-        os.environ.pop("COLUMNS", None)
+        if plain:
+            os.environ.pop("COLUMNS", None)
 
 
 def _isatty(stream) -> bool:

@@ -4,12 +4,10 @@
     synthgen config init --output run.yaml      # every command's section
     synthgen --config run.yaml config show generate --base-url http://gpu01:8000/v1
 
-init writes every key as a flag's name with underscores (`--teacher-url` -> `teacher_url`), one
-line each, the flag's help as a comment: a command's first options (those its `--help` lists
-first) with their defaults, the rest commented out under their `--help` panel, so that
-uncommenting a line changes one setting and a file left as written runs with the defaults.
-show's sub-commands take exactly the stage's own flags, so what it prints is what the stage
-would use, including what each LLM role is sent.
+init writes one key a line (a flag's name with underscores), its help as a comment: a command's
+first options with their defaults, the rest commented out under their `--help` panel, so that
+uncommenting a line changes one setting. show takes the stage's own flags: it prints what the
+stage would run with.
 """
 
 from __future__ import annotations
@@ -23,8 +21,7 @@ import typer
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import PydanticUndefined
 
-from synthgen.cli.flags import Flag, SettingsCommand, describe
-from synthgen.cli.help import LAST_PANELS
+from synthgen.cli.flags import LAST_PANELS, Flag, SettingsCommand, describe
 from synthgen.errors import UserError
 from synthgen.settings.base import LLM_SECTION, ConfigFile, did_you_mean, model_at
 from synthgen.settings.shared import DEFAULT_RUN_DIR

@@ -88,8 +88,7 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
         facts = _facts(settings, run_dir, configs + ([chains] if chains is not None else []), infos, bins, problems)
         facts.format, facts.exported = settings.format, written
         rows = problems.height
-    read_partially = ["bin"] if bin_status.partial else []
-    facts.partial = read_partially + [name for name, info in infos.items() if info.partial_input]
+    facts.partial = (["bin"] if bin_status.partial else []) + [n for n, info in infos.items() if info.partial_input]
 
     with StageDir.at(out, "export").rebuild() as build:
         if facts.exported is None:
@@ -207,10 +206,7 @@ def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins, binned
         counts.setdefault(env, {})[difficulty or ""] = n
     counts = {env: counts[env] for env in [e for e in ENV_NAMES if e in counts] + sorted(set(counts) - set(ENV_NAMES))}
     seeds = StageDir.of(run_dir, "seeds")
-    sources = {}
-    if seeds.parts():
-        frame = seeds.read(["source"])
-        sources = dict(sorted(frame.group_by("source").len().iter_rows()))
+    sources = dict(sorted(seeds.read(["source"]).group_by("source").len().iter_rows())) if seeds.parts() else {}
     filter_stats = read_json(run_dir / "filter" / "stats.json") or {}
     words = {**INTEGRITY_CHECKS, **REASON_TEXT}
     reasons = [(code, n, words.get(code, "")) for code, n in filter_reasons(run_dir).items()]
@@ -315,15 +311,8 @@ def _lineage(run_dir: Path, exported: pl.DataFrame) -> dict | None:
     turns = dict(sorted((int(t), n) for t, n in exported.group_by("turn").len().iter_rows()))
     strategies = []
     for strategy, part in sorted(generated.group_by("strategy"), key=lambda kv: str(kv[0][0])):
-        kept = int(part["exported"].sum())
-        strategies.append(
-            {
-                "strategy": strategy[0] or "-",
-                "valid": part.height,
-                "exported": kept,
-                "yield": round(kept / part.height, 4),
-            }
-        )
+        kept, n = int(part["exported"].sum()), part.height
+        strategies.append({"strategy": strategy[0] or "-", "valid": n, "exported": kept, "yield": round(kept / n, 4)})
     with_parent = exported.filter(pl.col("parent_id").is_not_null()).height if "parent_id" in exported.columns else 0
     return {
         "problems": exported.height,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from synthgen.settings.base import cli
 from synthgen.settings.shared import InputSettings, RunSettings, split_commas
@@ -64,7 +64,7 @@ class ExportSettings(InputSettings, RunSettings):
         description="hold out about this share of the problems as the test split, per bin, whole lineages and "
         "chains at a time (not with --format hf)",
     )
-    test_bins: list[str] = Field(
+    test_bins: Annotated[list[str], BeforeValidator(split_commas)] = Field(
         default_factory=list,
         description="put the problems of these bins in the test split, the rest in train; a chain goes where "
         "its hard start goes (comma-separated; not with --format hf)",
@@ -74,11 +74,6 @@ class ExportSettings(InputSettings, RunSettings):
     max_attempts_per_problem: int = Field(
         4, ge=1, le=1024, description="--format sft: solved attempts per problem at most (lowest attempt indices)"
     )
-
-    @field_validator("test_bins", mode="before")
-    @classmethod
-    def _split_bins(cls, value):
-        return split_commas(value)
 
     @model_validator(mode="after")
     def _split_and_format(self):

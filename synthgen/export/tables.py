@@ -61,15 +61,8 @@ def binned_configs(status: StageStatus, bins: list[Bin]) -> list[ConfigTable]:
         for difficulty in order:
             rows = frame.filter((pl.col("env") == env) & (pl.col("difficulty") == difficulty)).sort("problem_id")
             if rows.height:
-                out.append(
-                    ConfigTable(
-                        name=f"{env}-{difficulty}",
-                        folder=f"data/{env}/{difficulty}",
-                        table=_take(table, rows["_row"]),
-                        env=env,
-                        difficulty=difficulty,
-                    )
-                )
+                taken = _take(table, rows["_row"])
+                out.append(ConfigTable(f"{env}-{difficulty}", f"data/{env}/{difficulty}", taken, env, difficulty))
     return out
 
 
@@ -100,8 +93,7 @@ def read_chains(run_dir: Path, allow_partial: bool) -> ConfigTable | None:
 
 
 def _take(table: pa.Table, rows: pl.Series) -> pa.Table:
-    taken = table.take(pa.array(rows.to_list(), pa.int64()))
-    return taken.replace_schema_metadata(None)
+    return table.take(pa.array(rows.to_list(), pa.int64())).replace_schema_metadata(None)
 
 
 def write_config(folder: Path, config: ConfigTable, max_rows: int, metadata: dict[str, str]) -> list[str]:

@@ -33,22 +33,12 @@ def write_jobs(ctx: RenderContext, jobs: list[SbatchJob]) -> list[Path]:
     """Write the scripts, the config copy and submit.sh; make the log folder. Returns the paths."""
     ctx.slurm_dir.mkdir(parents=True, exist_ok=True)
     ctx.log_dir.mkdir(parents=True, exist_ok=True)  # Slurm does not create the --output folder
-    written: list[Path] = []
     if not ctx.config.exists():
-        _write(ctx.config, ctx.config_text, mode=0o644)
-    written.append(ctx.config)
-    for job in jobs:
-        _write(job.path, job.script, mode=0o755)
-        written.append(job.path)
-    if jobs:
-        path = ctx.slurm_dir / "submit.sh"
-        _write(path, submit_script(jobs), mode=0o755)
-        written.append(path)
-    return written
-
-
-def _write(path: Path, text: str, mode: int) -> None:
-    os.chmod(write_text_atomic(path, text), mode)
+        os.chmod(write_text_atomic(ctx.config, ctx.config_text), 0o644)
+    scripts = {job.path: job.script for job in jobs} | {ctx.slurm_dir / "submit.sh": submit_script(jobs)}
+    for path, text in scripts.items():
+        os.chmod(write_text_atomic(path, text), 0o755)
+    return [ctx.config, *scripts]
 
 
 def sbatch(script: Path, dependency: str | None = None, cwd: Path | None = None) -> str:
@@ -79,15 +69,8 @@ def submit_jobs(ctx: RenderContext, jobs: list[SbatchJob]) -> dict[str, str]:
 
 
 def _record(ctx: RenderContext, job: SbatchJob, job_id: str, dependency: str | None) -> None:
-    entry = {
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "stage": job.stage,
-        "job_id": job_id,
-        "array": job.array,
-        "dependency": dependency,
-        "script": str(job.path),
-        "config": str(ctx.config),
-    }
+    entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "stage": job.stage, "job_id": job_id, "array": job.array}
+    entry |= {"dependency": dependency, "script": str(job.path), "config": str(ctx.config)}
     with open(ctx.slurm_dir / JOBS_FILE, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry, sort_keys=True) + "\n")
 
