@@ -73,11 +73,8 @@ _CLICK_EXCEPTION = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "
 
 
 def command_tree(app: typer.Typer):
-    """The app as the Click command Typer builds, with every flag shown as a flag in --help.
-
-    Typer's help prints a type after each option, `<bool>` for plain flags too (`--help`,
-    `--force`): give flags an empty metavar, the help option included (built per command, with the
-    names its context gives it: -h and --help)."""
+    """The app as the Click command Typer builds, with an empty metavar on every flag (the help option
+    included, built per command with its context's names): Typer would print `<bool>` after them."""
     command = typer.main.get_command(app)
     _flags_as_flags(command, typer.Context(command, **command.context_settings))
     return command
@@ -140,33 +137,30 @@ def _command_name(argv: list[str] | None) -> str:
 
 
 # Without a terminal (a Slurm log, a pipe) rich wraps every console line at 80 columns, mid-phrase,
-# which breaks grep; this width keeps each line whole (help panels keep 80: synthgen.cli.help).
+# which breaks grep; this width keeps each line whole (help panels keep 80: synthgen.cli.flags).
 PLAIN_COLUMNS = 100_000
 
 
 @contextlib.contextmanager
 def plain_lines():
-    """Unwrapped console lines when neither output is a terminal, unless COLUMNS says otherwise.
-
-    The width is set for the command's run and taken back after it, so that a caller running the
-    app in-process (a test, a notebook) keeps its own terminal width."""
+    """Unwrapped console lines when neither output is a terminal, unless COLUMNS says otherwise; the
+    width is taken back after the run, so that an in-process caller (a test) keeps its own."""
     import os
 
-    if "COLUMNS" in os.environ or any(_isatty(s) for s in (sys.stdout, sys.stderr)):
-        yield
-        return
-    os.environ["COLUMNS"] = str(PLAIN_COLUMNS)
+    plain = "COLUMNS" not in os.environ and not any(_isatty(s) for s in (sys.stdout, sys.stderr))
+    if plain:
+        os.environ["COLUMNS"] = str(PLAIN_COLUMNS)
     try:
         yield
     finally:
-        os.environ.pop("COLUMNS", None)
+        if plain:
+            os.environ.pop("COLUMNS", None)
 
 
 def _isatty(stream) -> bool:
-    try:
+    with contextlib.suppress(AttributeError, ValueError):
         return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return False
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -187,10 +181,8 @@ def _exit_now(rc: int) -> None:
 
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     os._exit(rc)
 
 

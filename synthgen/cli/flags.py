@@ -1,24 +1,24 @@
 """Commands whose flags are derived from a settings model: one declaration per knob.
 
-    GENERATE = SettingsCommand("generate", GenerateSettings, run, aliases=[BASE_URL], extras=[FORCE])
+    GENERATE = SettingsCommand("generate", GenerateSettings, "synthgen.stages.generate.run:run", extras=[FORCE])
     GENERATE.register(app)              # synthgen generate --turns 6 --teacher-url http://... --force
-    GENERATE.register(show, show=True)  # synthgen config show generate --teacher-url http://...
 
-Every field of the model, nested sections included, becomes a flag: the name from the field
-(`max_in_flight` -> `--max-in-flight`, `dedup.threshold` -> `--dedup-threshold`) unless the
-field renames it with `cli(...)` (synthgen.settings.base), the help from `Field(description=...)`,
-the default shown from the model. Fields whose type has no flag form (mappings, nested lists)
-are config-file only unless they declare `cli(as_text=True)`. Like TRL's `TrlParser` over its
-config dataclasses, but with pydantic doing the validation and Typer the parsing.
+Every field, nested sections included, becomes a flag (`dedup.threshold` -> `--dedup-threshold`,
+or the name `cli(...)` gives it) with the field's description as help and the model's default
+shown; types with no flag form (mappings, nested lists) are config-file only unless
+`cli(as_text=True)`. Like TRL's `TrlParser`, with pydantic validating and Typer parsing. Every
+option's default is None, so a flag counts only when typed: defaults < config file < flags.
 
-A flag counts only when the user typed it (or set its environment variable): every option's
-default is None, and resolution is defaults < config file < flags (synthgen.settings.base).
+Their `--help` (`SettingsHelp`) keeps Typer's look, but where Typer gives each option five columns,
+which at 80 columns leave a hundred long flags ~20 characters and cut names with an ellipsis, it
+gives names one column and the help beside it or, when a name is too wide, below it: text folds,
+nothing is cut. Panels: arguments, "Options", the model's sections, then LAST_PANELS.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+import pkgutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -26,8 +26,13 @@ from typing import Any, Literal, get_args, get_origin
 import typer
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
 
-from synthgen.cli.help import CONCERNS, SettingsHelp
 from synthgen.errors import UserError
 from synthgen.settings.base import (
     ConfigFile,
@@ -41,6 +46,104 @@ from synthgen.settings.base import (
 )
 
 _SIMPLE = (bool, int, float, str, Path)
+KEYWORD = inspect.Parameter.KEYWORD_ONLY
+
+
+# Help panels, by concern, for the top-level settings that many commands share and that a user
+# seldom sets first; a command's own settings stay in the first panel ("Options") unless the field
+# names another with `cli(panel=...)`. These panels come after every other.
+SHARDS = "Shards (Slurm arrays)"
+THROUGHPUT = "Throughput and progress"
+KEPT = "What is kept"
+CONCERNS: dict[str, str] = {
+    **dict.fromkeys(("shard", "num_shards"), SHARDS),
+    **dict.fromkeys(("max_in_flight", "max_active", "max_buffer_rows", "progress", "progress_every_s"), THROUGHPUT),
+    "workers": THROUGHPUT,
+    **dict.fromkeys(("keep_reasoning", "keep_attempts"), KEPT),
+}
+LAST_PANELS = (KEPT, THROUGHPUT, SHARDS)
+
+ARGUMENTS = "Arguments"
+OPTIONS = "Options"
+# From this width on the console is not a terminal's (synthgen.cli.app.PLAIN_COLUMNS).
+PLAIN_WIDTH = 10_000
+# The widest name column, as a share of the width, that still leaves the help beside it readable.
+NAME_SHARE = 0.45
+
+
+class SettingsHelp(typer.core.TyperCommand):
+    """A Typer command whose `--help` is `render_help`."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        console = Console(highlight=False)
+        if console.width >= PLAIN_WIDTH:  # no terminal: lines are left unwrapped, but panels need a width
+            console = Console(highlight=False, width=80)
+        render_help(self, ctx, console)
+
+
+def panels(command: Any, ctx: Any) -> dict[str, list[Any]]:
+    """The command's visible parameters by help panel, panels in the order they are shown."""
+    found: dict[str, list[Any]] = {ARGUMENTS: [], OPTIONS: []}
+    for param in command.get_params(ctx):
+        if getattr(param, "hidden", False):
+            continue
+        default = ARGUMENTS if isinstance(param, typer.core.TyperArgument) else OPTIONS
+        found.setdefault(getattr(param, "rich_help_panel", None) or default, []).append(param)
+    order = [name for name in found if name not in LAST_PANELS] + [name for name in LAST_PANELS if name in found]
+    return {name: found[name] for name in order if found[name]}
+
+
+def names(param: Any, ctx: Any) -> str:
+    """What a user types: `--turns <int>`, `--progress / --no-progress`, `RUN_DIR`."""
+    if isinstance(param, typer.core.TyperArgument):
+        return param.display_name_raw + ("..." if param.nargs != 1 and param.metavar is None else "")
+    shown = ", ".join(param.opts)
+    if param.secondary_opts:
+        shown += " / " + ", ".join(param.secondary_opts)
+    metavar = "" if getattr(param, "is_flag", False) else (param.display_type_rich(ctx) or "")
+    return f"{shown} {metavar}".strip()
+
+
+def help_text(param: Any) -> Text:
+    """The parameter's help (rich markup, as Typer reads it), its environment variable, `required`."""
+    text = Text.from_markup(getattr(param, "help", None) or "")
+    envvar = getattr(param, "envvar", None)
+    if envvar:
+        text.append(f" [env var: {envvar if isinstance(envvar, str) else ', '.join(envvar)}]", style="dim")
+    if param.required:
+        text.append(" [required]", style="red")
+    return text
+
+
+def render_help(command: Any, ctx: Any, console: Console) -> None:
+    console.print(Padding(Text(command.get_usage(ctx)), (1, 1, 0, 1)))
+    if command.help:
+        console.print(Padding(Text.from_markup(command.help.strip()), (1, 1, 0, 1)))
+    console.print()
+    shown = panels(command, ctx)
+    rows = {name: [(names(p, ctx), help_text(p)) for p in params] for name, params in shown.items()}
+    widest = max((len(n) for entries in rows.values() for n, _ in entries), default=0)
+    side_by_side = widest <= NAME_SHARE * (console.width - 4)
+    for name, entries in rows.items():
+        console.print(Panel(_body(entries, widest, side_by_side), title=name, title_align="left", border_style="dim"))
+    if command.epilog:
+        console.print(Padding(Text.from_markup(escape(command.epilog)), 1))
+
+
+def _body(entries: list[tuple[str, Text]], widest: int, side_by_side: bool) -> Any:
+    if side_by_side:
+        table = Table(box=None, show_header=False, expand=True, padding=(0, 1), pad_edge=False)
+        table.add_column(no_wrap=True, width=widest, style="bold cyan")
+        table.add_column(ratio=1, overflow="fold")
+        for name, text in entries:
+            table.add_row(name, text)
+        return table
+    parts: list[Any] = []
+    for name, text in entries:
+        parts.append(Text(name, style="bold cyan", overflow="fold"))
+        if text.plain:
+            parts.append(Padding(text, (0, 0, 0, 4)))
+    return Group(*parts)
 
 
 @dataclass(frozen=True)
@@ -62,26 +165,10 @@ class Flag:
         return "__".join(self.path)
 
     def parameter(self) -> inspect.Parameter:
-        if self.argument:
-            info = typer.Argument(None, help=self.help, show_default=False, metavar=self.metavar)
-        else:
-            names = self.names
-            metavar = self.metavar
-            if self.annotation is bool:
-                names = (f"{names[0]}/--no-{names[0][2:]}",)
-                metavar = ""  # a flag takes no value; Typer would print <bool>
-            info = typer.Option(
-                None,
-                *names,
-                help=self.help,
-                show_default=False,
-                envvar=self.envvar,
-                rich_help_panel=self.panel,
-                metavar=metavar,
-            )
-        return inspect.Parameter(
-            self.param, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=self.annotation | None
-        )
+        if not self.argument:
+            return _option(self.param, self.names, self.annotation, self.help, self.panel, self.envvar, self.metavar)
+        info = typer.Argument(None, help=self.help, show_default=False, metavar=self.metavar)
+        return inspect.Parameter(self.param, KEYWORD, default=info, annotation=self.annotation | None)
 
 
 @dataclass(frozen=True)
@@ -99,50 +186,45 @@ class Alias:
         return "alias__" + self.name.lstrip("-").replace("-", "_")
 
     def parameter(self) -> inspect.Parameter:
-        names = f"{self.name}/--no-{self.name[2:]}" if self.annotation is bool else self.name
-        info = typer.Option(
-            None,
-            names,
-            help=self.help,
-            show_default=False,
-            metavar="" if self.annotation is bool else None,
-            rich_help_panel=self.panel,
-        )
-        return inspect.Parameter(
-            self.param, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=self.annotation | None
-        )
+        return _option(self.param, (self.name,), self.annotation, self.help, self.panel)
 
 
-def option(name: str, annotation: Any, *names: str, help: str, default: Any = None, **more: Any) -> inspect.Parameter:
-    """An extra parameter that is not a setting (`--force`, `--dry-run`): passed to the command's run."""
-    if annotation is bool and default is False and not more.get("metavar"):
-        more["metavar"] = ""
-    info = typer.Option(default, *names, help=help, **more)
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
+def _option(param: str, names, annotation, help: str, panel=None, envvar=None, metavar=None) -> inspect.Parameter:
+    """A settings flag as a keyword parameter whose default None means "not given"."""
+    if annotation is bool:
+        names, metavar = (f"{names[0]}/--no-{names[0][2:]}",), ""  # a flag takes no value; Typer would print <bool>
+    info = typer.Option(
+        None, *names, help=help, show_default=False, envvar=envvar, rich_help_panel=panel, metavar=metavar
+    )
+    return inspect.Parameter(param, KEYWORD, default=info, annotation=annotation | None)
+
+
+def option(annotation: Any, *names: str, help: str, name: str | None = None, **more: Any) -> inspect.Parameter:
+    """An extra parameter that is not a setting (`--force`, `--dry-run`), passed to the command's run
+    as `name` (default: from the first flag); a bool is a flag, off unless given."""
+    info = typer.Option(False if annotation is bool else None, *names, help=help, **more)
+    name = name or names[0].lstrip("-").replace("-", "_")
+    return inspect.Parameter(name, KEYWORD, default=info, annotation=annotation)
 
 
 FORCE = option(
-    "force",
     bool,
     "--force",
-    default=False,
     help="Redo output made with other settings: it is replaced, not mixed; LLM answers to requests that are the "
     "same as before come from the run's request cache (not paid for again).",
 )
 CONFIG = option(
-    "config_path",
     Path | None,
     "--config",
     "-c",
+    name="config_path",
     metavar="FILE",
     help="YAML or TOML settings file (also accepted before the command); keys mirror the flags, flags win. "
     "`synthgen config init` writes one.",
 )
 PROBE = option(
-    "probe",
     bool,
     "--probe",
-    default=False,
     help="Also probe each role's server as a run's preflight does (n, reasoning, seed, context length).",
 )
 BASE_URL = Alias(
@@ -163,7 +245,7 @@ class SettingsCommand:
 
     name: str
     model: type[Settings]
-    run: Callable[..., Any] | str  # or "module:function", imported when the command runs (fast --help)
+    run: str  # "module:function", imported only when the command runs (a fast --help)
     help: str | None = None
     aliases: list[Alias] = field(default_factory=list)
     extras: list[inspect.Parameter] = field(default_factory=list)
@@ -208,7 +290,7 @@ class SettingsCommand:
                         typer.echo(f"#   {line}")
                 return None
             set_command_settings(settings)
-            function = _resolve(run)
+            function = pkgutil.resolve_name(run)
             if "config" in inspect.signature(function).parameters:  # it reads other commands' settings
                 values["config"] = config
             return function(settings, **values)
@@ -223,10 +305,8 @@ class SettingsCommand:
         params = [ctx_param, *arguments, *first, *(a.parameter() for a in aliases), *rest, *extras]
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in params}
-        doc = self.help or (inspect.getdoc(run) or "").split("\n\n")[0] if not isinstance(run, str) else self.help
-        if show:
-            doc = f"Print the settings `synthgen {self.name}` would run with, and what each LLM role is sent."
-        app.command(self.name, help=doc, cls=SettingsHelp)(command)
+        doc = f"Print the settings `synthgen {self.name}` would run with, and what each LLM role is sent."
+        app.command(self.name, help=doc if show else self.help, cls=SettingsHelp)(command)
 
 
 def _config_file(ctx: typer.Context, path: Path | None) -> ConfigFile:
@@ -241,15 +321,6 @@ def _config_file(ctx: typer.Context, path: Path | None) -> ConfigFile:
     config = dataclasses.replace(root, path=path, _data=None)
     ctx.obj = config
     return config
-
-
-def _resolve(run: Callable[..., Any] | str) -> Callable[..., Any]:
-    if not isinstance(run, str):
-        return run
-    import importlib
-
-    module, _, function = run.partition(":")
-    return getattr(importlib.import_module(module), function)
 
 
 def model_flags(

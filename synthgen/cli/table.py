@@ -3,12 +3,6 @@ runs it (a "module:function" imported only when the command runs, so `synthgen -
 
 Each command's flags, help and defaults derive from its settings model (synthgen.cli.flags); the
 config file's sections are the table's models' sections. No command does its work here.
-
-    synthgen --config run.yaml generate --base-url http://gpu01:8000/v1 --turns 6
-    synthgen train --data RUN/bin --model PATH --curriculum reverse-medium --recipe tiny-cpu
-    synthgen train --async --dry-run --data RUN/bin --model PATH   # TRL's async GRPO: config, order
-    synthgen --config run.yaml slurm pipeline --dry-run
-    synthgen --config run.yaml slurm calibrate --input-dir RUN/bin --calibrate-num-shards 8
 """
 
 from __future__ import annotations
@@ -55,24 +49,20 @@ ONLINE_CLIENT = [
 ]
 TRAIN_EXTRAS = [
     option(
-        "show_schedule",
         str | None,
         "--show-schedule",
         metavar="NAME|FILE",
         help="Print a curriculum's weights by step (scaled to --max-steps if given) and exit.",
     ),
     option(
-        "make_tiny_model",
         Path | None,
         "--make-tiny-model",
         metavar="DIR",
         help="Write a tiny random model and tokenizer to DIR (offline demos) and exit.",
     ),
     option(
-        "dry_run",
         bool,
         "--dry-run",
-        default=False,
         help="With --online: print the plan (servers, rates, budgets); with --async: the async trainer's "
         "config and prompt order. Then exit; nothing is contacted or trained.",
     ),
@@ -82,26 +72,24 @@ EVAL_MODEL = Alias("--model", ("model.model",), "The model name the server serve
 # HumanEval comes from its package's file and held-out problems from folders: no hub data set to name.
 EVAL_NO_HUB = frozenset(f"{b}.{f}" for b in ("humaneval", "heldout") for f in ("dataset", "config", "split"))
 
-SLURM_DRY_RUN = option("dry_run", bool, "--dry-run", default=False, help="Write and print the scripts; submit nothing.")
-SLURM_FORCE = option(
-    "force", bool, "--force", default=False, help="Submit even if an earlier generate array still runs."
-)
-SLURM_AFTER = option("after", str | None, "--after", help="Job id (e.g. the generate array) the first job waits for.")
+SLURM_DRY_RUN = option(bool, "--dry-run", help="Write and print the scripts; submit nothing.")
+SLURM_FORCE = option(bool, "--force", help="Submit even if an earlier generate array still runs.")
+SLURM_AFTER = option(str | None, "--after", help="Job id (e.g. the generate array) the first job waits for.")
 SLURM_SHARED = Alias(
     "--base-url", ("vllm.shared_url",), "A running OpenAI-compatible server that every job shares (no per-job vLLM)."
 )
 SLURM_TRAIN = [
-    option("data", Path | None, "--data", help="Binned data (default: RUN_DIR/bin)."),
-    option("model", str | None, "--model", help="Model to train (path or name); also what trl vllm-serve serves."),
-    option("output", str | None, "--output", help="Checkpoint folder."),
-    option("curriculum", str | None, "--curriculum", help="Curriculum name (see synthgen train --help)."),
+    option(Path | None, "--data", help="Binned data (default: RUN_DIR/bin)."),
+    option(str | None, "--model", help="Model to train (path or name); also what trl vllm-serve serves."),
+    option(str | None, "--output", help="Checkpoint folder."),
+    option(str | None, "--curriculum", help="Curriculum name (see synthgen train --help)."),
 ]
-SLURM_NOT_GENERATE = frozenset({"generate", "num_shards", "array_parallelism", "requeue", "signal_grace_s"})
-SLURM_NO_ARRAY = SLURM_NOT_GENERATE | {"calibrate"}  # what only the array jobs (generate, calibrate) use
+# What only the array jobs (generate, calibrate) use.
+SLURM_NO_ARRAY = frozenset({"generate", "calibrate", "num_shards", "array_parallelism", "requeue", "signal_grace_s"})
 SLURM_CALIBRATE = [
-    option("input_dir", Path | None, "--input-dir", help="Problem set to re-measure (default: calibrate.input_dir)."),
-    option("after", str | None, "--after", help="Job id (e.g. the bin job) the array waits for."),
-    option("force", bool, "--force", default=False, help="Submit even if an earlier calibrate array still runs."),
+    option(Path | None, "--input-dir", help="Problem set to re-measure (default: calibrate.input_dir)."),
+    option(str | None, "--after", help="Job id (e.g. the bin job) the array waits for."),
+    option(bool, "--force", help="Submit even if an earlier calibrate array still runs."),
     SLURM_DRY_RUN,
 ]
 
@@ -324,7 +312,7 @@ GROUPS: dict[str, tuple[str, list[SettingsCommand]]] = {
             SettingsCommand(
                 "wait-ready",
                 WaitReadySettings,
-                "synthgen.slurm.ready:run",
+                "synthgen.slurm.commands:wait_ready_command",
                 help="Wait until every server answers; exit 0 when ready, 1 on timeout or a dead server.",
             ),
         ],
@@ -351,9 +339,7 @@ def config_keys() -> dict[str, SectionKeys]:
         if not section:
             continue
         aliases = {a.name[2:].replace("-", "_"): a.targets for a in command.aliases if a.annotation is not bool}
-        known = out.get(section)
-        if known is not None:
-            aliases = {**known.aliases, **aliases}
+        aliases = {**(out[section].aliases if section in out else {}), **aliases}
         out[section] = SectionKeys(command.model, aliases, llm_targets(command.model, aliases))
     return out
 
@@ -392,21 +378,15 @@ def config_file(path: Path | None) -> ConfigFile:
 
 def register_all(app: typer.Typer) -> None:
     """Every command of the table on `app`, and `config show` for each settings model."""
-    from synthgen.cli import config_show
+    from synthgen.cli import config
 
     for command in COMMANDS:
         command.register(app)
     for name, (help_text, commands) in GROUPS.items():
-        group = typer.Typer(
-            name=name,
-            help=help_text,
-            no_args_is_help=True,
-            add_completion=False,
-            context_settings={"help_option_names": ["-h", "--help"]},
-        )
+        group = typer.Typer(name=name, help=help_text, no_args_is_help=True, add_completion=False)  # -h: from app
         app.add_typer(group, name=name)
         for command in commands:
             command.register(group)
     # `config show slurm` prints the cluster settings every slurm sub-command shares.
     show = [*COMMANDS, SettingsCommand("slurm", SlurmSettings, "synthgen.slurm.commands:generate")]
-    config_show.register(app, show)
+    config.register(app, show)

@@ -1,32 +1,25 @@
 """`synthgen export RUN_DIR OUT`: a run's problems as a Hugging Face dataset folder or a trainer's files, with a card.
 
-    synthgen export data/runs/exp1 data/exports/exp1
-    synthgen export data/runs/exp1 data/exports/exp1 --push-to-hub my-org/synthgen-exp1 --license apache-2.0
+    synthgen export data/runs/exp1 data/exports/exp1 --push-to-hub my-org/synthgen-exp1
     synthgen export data/runs/exp1 data/exports/exp1-verl --format verl --test-fraction 0.05
-    synthgen export data/runs/exp1 data/exports/exp1-sft --format sft --max-attempts-per-problem 4
 
-`--format verl|verifiers|trl|sft` writes the files another trainer reads: the binned problems and
-the chains' problems one row each (synthgen.export.portable), split into train and test on request
-(synthgen.export.splits), in each trainer's own columns (synthgen.export.formats; the verifiers
-one as an installable package, synthgen.export.package), with a card that says how to point the
-trainer at them. `--format sft` writes the solved attempts a run kept (`--keep-attempts solved` in
-generate or calibrate); a run that kept none is exit 2.
-
-With `--format hf` (the default), OUT holds one Parquet config per (environment, bin), one for the
-chains and one, `kept`, of every problem the filter kept (synthgen.export.tables), README.md (the
-dataset card: synthgen.export.card) and synthgen_export.json (the same facts for
-scripts). `datasets.load_dataset(OUT, name="induction-hard")` loads a config; without a name, the
-`all` config. Only finished stages are read (bin, and chain when the run has one); --allow-partial
-reads the finished shards on purpose and the card says so. OUT is built beside the old one and
-swapped in, so a killed export leaves the previous export or none. `--push-to-hub` uploads the
-folder with `huggingface_hub` (synthgen.export.hub). Every check that can refuse (unfinished
-stages, no attempts, an empty split) runs before anything is written: exit 2 leaves OUT as it was.
+`--format hf` (the default): one Parquet config per (environment, bin), one for the chains and
+one, `kept`, of every problem the filter kept (synthgen.export.tables), README.md (the card:
+synthgen.export.card) and synthgen_export.json (the same facts for scripts). `--format
+verl|verifiers|trl|sft`: the problems one row each (synthgen.export.portable), split on request
+(synthgen.export.splits), in each trainer's columns (synthgen.export.formats, .package), with a
+card that says how to point the trainer at them; sft needs a run that kept solved attempts.
+Only finished stages are read unless --allow-partial (the card says so). OUT is built beside the
+old one and swapped in, and every check that can refuse runs first: exit 2 leaves OUT as it was.
+`--push-to-hub` uploads OUT as it is on disk, deleting the Parquet files an earlier export had in
+the same commit; a Hub that is unreachable or failing (network, 5xx) is exit 3, OUT stays written.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from importlib.util import find_spec
 from pathlib import Path
 
 import polars as pl
@@ -34,10 +27,9 @@ from rich.console import Console
 from rich.table import Table
 
 from synthgen import __version__
-from synthgen.errors import UserError
+from synthgen.errors import InfraIncomplete, UserError
 from synthgen.export import formats, package, splits, tables
 from synthgen.export.card import CardFacts, TrainerExport, card, split_rule
-from synthgen.export.lineage import lineage_summary
 from synthgen.export.settings import ExportSettings
 from synthgen.settings.base import ENV_NAMES
 from synthgen.store.files import file_metadata, read_metadata, write_text_atomic
@@ -48,15 +40,6 @@ from synthgen.store.run_info import REASON_TEXT, bins_of, check_run_dir, filter_
 from synthgen.store.run_info import stages as stage_infos
 
 PROVENANCE = "synthgen_export.json"
-
-
-def require_libraries() -> None:
-    """`datasets` writes the card's features the way it reads them back; both come with the hub extra."""
-    try:
-        import datasets  # noqa: F401
-        import huggingface_hub  # noqa: F401
-    except ImportError:
-        raise UserError("synthgen export needs datasets and huggingface_hub: pip install 'synthgen[hub]'") from None
 
 
 def check_out(out: Path, run_dir: Path) -> Path:
@@ -74,12 +57,14 @@ def check_out(out: Path, run_dir: Path) -> Path:
 
 def run(settings: ExportSettings, console: Console | None = None) -> Path:
     console = console or Console(stderr=True)
-    require_libraries()
+    try:  # `datasets` writes the card's features the way it reads them back; both come with the hub extra
+        import datasets  # noqa: F401
+        import huggingface_hub  # noqa: F401
+    except ImportError:
+        raise UserError("synthgen export needs datasets and huggingface_hub: pip install 'synthgen[hub]'") from None
     run_dir = check_run_dir(settings.run_dir)
     out = check_out(settings.out, run_dir)
     if settings.push_to_hub:
-        from synthgen.export.hub import check_login
-
         check_login()
 
     infos = stage_infos(run_dir)
@@ -93,11 +78,7 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
     extra = {"run": run_dir.name} | ({"format": settings.format} if settings.format != "hf" else {})
     meta = file_metadata("export", bin_status.settings_hash or "", extra)
     if settings.format == "hf":
-        if chains is not None:
-            configs.append(chains)
-        kept = tables.read_kept(run_dir, settings.allow_partial)
-        if kept is not None:
-            configs.append(kept)
+        configs += [c for c in (chains, tables.read_kept(run_dir, settings.allow_partial)) if c is not None]
         binned = pl.concat([pl.from_arrow(c.table) for c in configs if c.env], how="vertical_relaxed")
         facts = _facts(settings, run_dir, configs, infos, bins, binned)
         rows = facts.binned_rows
@@ -107,8 +88,7 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
         facts = _facts(settings, run_dir, configs + ([chains] if chains is not None else []), infos, bins, problems)
         facts.format, facts.exported = settings.format, written
         rows = problems.height
-    read_partially = ["bin"] if bin_status.partial else []
-    facts.partial = read_partially + [name for name, info in infos.items() if info.partial_input]
+    facts.partial = (["bin"] if bin_status.partial else []) + [n for n, info in infos.items() if info.partial_input]
 
     with StageDir.at(out, "export").rebuild() as build:
         if facts.exported is None:
@@ -124,34 +104,80 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
     _show(facts, out, console)
 
     if settings.push_to_hub:
-        from synthgen.export.hub import push
-
         message = f"synthgen {__version__} export of run {run_dir.name} ({settings.format}): {rows} problems"
         url = push(out, settings.push_to_hub, private=settings.private, message=message)
         console.print(f"export: pushed to {url}")
     return out
 
 
+DELETE_STALE = ["data/**", "chains/**", "kept/**", "*.parquet"]
+_NETWORK_MODULES = {"httpx", "httpx2", "httpcore", "requests", "urllib3", "aiohttp"}
+
+
+def check_login() -> None:
+    """Refuse before any work when no Hub token is configured (HF_TOKEN or `hf auth login`)."""
+    from huggingface_hub import get_token
+
+    if not get_token():
+        raise UserError("--push-to-hub needs a Hugging Face login: run `hf auth login` or set HF_TOKEN")
+
+
+def push(folder: Path, repo_id: str, *, private: bool, message: str) -> str:
+    """Create the dataset repository if needed and upload `folder` to it; returns the repository URL."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError, LocalTokenNotFoundError, OfflineModeIsEnabled
+
+    api = HfApi()
+    try:
+        url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        api.upload_folder(
+            repo_id=repo_id,
+            folder_path=str(folder),
+            repo_type="dataset",
+            commit_message=message,
+            delete_patterns=DELETE_STALE,
+        )
+    except OfflineModeIsEnabled:
+        raise UserError(
+            f"cannot push to {repo_id}: HF_HUB_OFFLINE is set (unset it to upload; {folder} is written)"
+        ) from None
+    except LocalTokenNotFoundError:
+        raise UserError("--push-to-hub needs a Hugging Face login: run `hf auth login` or set HF_TOKEN") from None
+    except HfHubHTTPError as exc:
+        status = getattr(exc.response, "status_code", None) if getattr(exc, "response", None) is not None else None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if status is not None and status >= 500:
+            raise InfraIncomplete(
+                f"the Hub failed ({first}); {folder} is written, re-run to retry the upload"
+            ) from None
+        raise UserError(f"the Hub refused the upload to {repo_id}: {first}") from None
+    except Exception as exc:
+        if not (isinstance(exc, OSError) or type(exc).__module__.split(".")[0] in _NETWORK_MODULES):
+            raise
+        raise InfraIncomplete(
+            f"cannot reach the Hub ({type(exc).__name__}: {exc}); {folder} is written, re-run to retry the upload"
+        ) from None
+    return str(url)
+
+
 def _trainer_format(settings: ExportSettings, run_dir: Path, bin_status, chains, bins):
     """The rows of a trainer format, split, rendered and built into tables; nothing written yet."""
     from synthgen.export.portable import portable_problems, render
+    from synthgen.store.attempts import read_attempts
 
     problems = portable_problems(bin_status, chains)
-    attempts = _attempts(run_dir) if settings.format == "sft" else None
-    order = [b.name for b in bins]
-    assigned = splits.assign(
-        problems,
-        test_fraction=settings.test_fraction,
-        test_bins=settings.test_bins,
-        seed=settings.seed,
-        bin_order=order,
-    )
-    rows = render(problems, assigned)
-    sft = None
+    attempts = read_attempts(run_dir) if settings.format == "sft" else None
+    if settings.format == "sft" and attempts is None:
+        raise UserError(
+            f"--format sft needs the student's attempts and run {run_dir} kept none: run generate (or calibrate) "
+            "with --keep-attempts solved"
+        )
+    split = {"test_fraction": settings.test_fraction, "test_bins": settings.test_bins, "seed": settings.seed}
+    rows = render(problems, splits.assign(problems, **split, bin_order=[b.name for b in bins]))
     if attempts is not None:
         built, sft = formats.sft_tables(rows, attempts, settings.max_attempts_per_problem)
     else:
-        built = formats.problem_tables(settings.format, rows)
+        built, sft = formats.problem_tables(settings.format, rows), None
     run_name = run_dir.resolve().name
     where = package.data_folder(run_name) if settings.format == "verifiers" else ""
     written = TrainerExport(
@@ -166,32 +192,12 @@ def _trainer_format(settings: ExportSettings, run_dir: Path, bin_status, chains,
         sft=sft,
         env_id=package.env_id(run_name),
         data_folder=package.data_folder(run_name),
-        verl_reward_path=_verl_module_path(),
+        verl_reward_path=str(Path(find_spec("synthgen.interop.verl").origin).resolve()),  # verl takes a file
         split_seed=settings.seed if settings.test_fraction is not None else None,
         test_fraction=settings.test_fraction,
         test_bins=list(settings.test_bins),
     )
     return written, problems
-
-
-def _verl_module_path() -> str:
-    """Where synthgen.interop.verl is installed: verl's custom_reward_function.path takes a file."""
-    import synthgen.interop
-
-    return str((Path(synthgen.interop.__file__).parent / "verl.py").resolve())
-
-
-def _attempts(run_dir: Path):
-    """The run's kept attempts; exit 2 naming the flag when it kept none."""
-    from synthgen.store.attempts import read_attempts
-
-    attempts = read_attempts(run_dir)
-    if attempts is None:
-        raise UserError(
-            f"--format sft needs the student's attempts and run {run_dir} kept none: run generate (or calibrate) "
-            "with --keep-attempts solved"
-        )
-    return attempts
 
 
 def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins, binned) -> CardFacts:
@@ -200,12 +206,9 @@ def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins, binned
         counts.setdefault(env, {})[difficulty or ""] = n
     counts = {env: counts[env] for env in [e for e in ENV_NAMES if e in counts] + sorted(set(counts) - set(ENV_NAMES))}
     seeds = StageDir.of(run_dir, "seeds")
-    sources = {}
-    if seeds.parts():
-        frame = seeds.read(["source"])
-        sources = dict(sorted(frame.group_by("source").len().iter_rows()))
+    sources = dict(sorted(seeds.read(["source"]).group_by("source").len().iter_rows())) if seeds.parts() else {}
     filter_stats = read_json(run_dir / "filter" / "stats.json") or {}
-    words = {**REASON_TEXT, **{code: question for code, question, _ in INTEGRITY_CHECKS if code not in REASON_TEXT}}
+    words = {**INTEGRITY_CHECKS, **REASON_TEXT}
     reasons = [(code, n, words.get(code, "")) for code, n in filter_reasons(run_dir).items()]
     found = models(binned)
     outside = ((read_json(run_dir / "bin" / "summary.json") or {}).get("outside") or {}).get("total", 0)
@@ -228,32 +231,22 @@ def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins, binned
         measurement=evidence(_measured_rows(binned, configs)),
         chains_remeasured=_chains_remeasured(run_dir),
         mutation=mutation_summary(binned),
-        lineage=lineage_summary(run_dir, binned),
+        lineage=_lineage(run_dir, binned),
         integrity=_integrity(binned, bins, infos, filter_stats),
     )
 
 
-# The checks that keep a reward from being earned without solving, in the card's words: (reason
-# code, what the check asks, the filter setting that turns it on or sets it, if any).
-INTEGRITY_CHECKS = (
-    (
-        "trivial",
-        "a constant or a one-line function (len, sum, sorted, ...) reproduces every output (induction, at generation)",
-        None,
-    ),
-    (
-        "weak_tests",
-        "the inputs do not tell f from its near misses (mutation score below the minimum)",
-        "min_mutation_score",
-    ),
-    (
-        "guessable",
-        "a strategy with no understanding earns the reward (chance rate at or above the maximum)",
-        "max_chance_rate",
-    ),
-    ("contaminated", "the problem overlaps an evaluation benchmark or a reference text", None),
-    ("near_duplicate", "a near-duplicate (MinHash) of a problem that was kept", None),
-)
+# The checks that keep a reward from being earned without solving, in the card's words: what each
+# check (a filter reason code) asks, and the filter setting that turns it on or sets it, if any.
+INTEGRITY_CHECKS = {
+    "trivial": "a constant or a one-line function (len, sum, sorted, ...) reproduces every output (induction, at "
+    "generation)",
+    "weak_tests": "the inputs do not tell f from its near misses (mutation score below the minimum)",
+    "guessable": "a strategy with no understanding earns the reward (chance rate at or above the maximum)",
+    "contaminated": "the problem overlaps an evaluation benchmark or a reference text",
+    "near_duplicate": "a near-duplicate (MinHash) of a problem that was kept",
+}
+INTEGRITY_SETTINGS = {"weak_tests": "min_mutation_score", "guessable": "max_chance_rate"}
 
 
 def _integrity(binned, bins, infos, filter_stats: dict) -> dict:
@@ -263,7 +256,8 @@ def _integrity(binned, bins, infos, filter_stats: dict) -> dict:
     counts = filter_stats.get("reasons") or {}
     cont = filter_stats.get("contamination") or {}
     checks = []
-    for code, question, setting in INTEGRITY_CHECKS:
+    for code, question in INTEGRITY_CHECKS.items():
+        setting = INTEGRITY_SETTINGS.get(code)
         if setting is not None:
             value = recorded.get(setting)
             state = "off" if value is None else f"`--{setting.replace('_', '-')} {value:g}`"
@@ -301,11 +295,37 @@ def _measured_rows(binned, configs):
 
 def _chains_remeasured(run_dir: Path) -> bool:
     """Did `synthgen chain --remeasure` measure the chain steps anew (its parts' metadata say so)?"""
-    for part in StageDir.of(run_dir, "chain/links").parts():
-        recorded = read_metadata(part).get("measurement")
-        if recorded and json.loads(recorded).get("remeasure"):
-            return True
-    return False
+    recorded = [read_metadata(part).get("measurement") for part in StageDir.of(run_dir, "chain/links").parts()]
+    return any(json.loads(r).get("remeasure") for r in recorded if r)
+
+
+def _lineage(run_dir: Path, exported: pl.DataFrame) -> dict | None:
+    """The card's lineage summary: how many teacher turns a kept problem took, and the yield of each
+    strategy (exported / generated valid); None without a generate stage."""
+    stage = StageDir.of(run_dir, "generate")
+    if not stage.parts() or exported.height == 0:
+        return None
+    generated = stage.read(["turn_id", "turn", "strategy", "valid"]).filter(pl.col("valid"))
+    ids = set(exported["turn_id"].to_list())
+    generated = generated.with_columns(pl.col("turn_id").is_in(list(ids)).alias("exported"))
+    turns = dict(sorted((int(t), n) for t, n in exported.group_by("turn").len().iter_rows()))
+    strategies = []
+    for strategy, part in sorted(generated.group_by("strategy"), key=lambda kv: str(kv[0][0])):
+        kept, n = int(part["exported"].sum()), part.height
+        strategies.append({"strategy": strategy[0] or "-", "valid": n, "exported": kept, "yield": round(kept / n, 4)})
+    with_parent = exported.filter(pl.col("parent_id").is_not_null()).height if "parent_id" in exported.columns else 0
+    return {
+        "problems": exported.height,
+        "seeds": exported["seed_id"].n_unique(),
+        "lineages": exported["lineage_id"].n_unique(),
+        "mean_turn": round(float(exported["turn"].mean()), 3),
+        "turns": turns,
+        "mutated": with_parent,
+        "by_strategy": strategies,
+    }
+
+
+COPIED_FACTS = ("models", "scripted", "partial", "measurement", "mutation", "integrity", "lineage", "format")
 
 
 def _provenance(facts: CardFacts) -> dict:
@@ -319,19 +339,12 @@ def _provenance(facts: CardFacts) -> dict:
             if facts.format == "hf"
         },
         "bins": {b.name: b.label() for b in facts.bins},
-        "models": facts.models,
-        "scripted": facts.scripted,
-        "partial": facts.partial,
         "stages": {
             name: {"rows": s.rows, "settings_hash": s.settings_hashes, "settings": s.settings, "finished": s.finished}
             for name, s in facts.stages.items()
         },
         "drop_reasons": {code: n for code, n, _ in facts.drop_reasons},
-        "measurement": facts.measurement,
-        "mutation": facts.mutation,
-        "integrity": facts.integrity,
-        "lineage": facts.lineage,
-        "format": facts.format,
+        **{key: getattr(facts, key) for key in COPIED_FACTS},
         **({"export": facts.exported.provenance()} if facts.exported else {}),
     }
 

@@ -1,15 +1,10 @@
 """The dataset card: README.md with the YAML header the Hugging Face Hub reads, then the prose.
 
-The header (configs, features, split sizes, license, size category, tags) is built with the
-libraries that read it back: `datasets` turns each config's Arrow schema into its `features`
-and writes `configs`/`dataset_info` the way `load_dataset` expects them, and `huggingface_hub`'s
-`DatasetCardData` writes the rest. The prose comes from templates/card.md.j2: how the data was
-made, the teacher and student models, the settings of every stage with their hashes, the
-integrity section (per environment and bin the chance rates, mutation scores and interval widths,
-the contamination result and what each check dropped), counts per environment and bin, why rows
-were dropped, the fields, and the known limits. A `--format` other
-than hf replaces the loading section with templates/train.md.j2: which trainer the files are for,
-the command line or code that points it at them, the splits and how they were drawn.
+The header (configs, features, split sizes, license, size category, tags) is written by the
+libraries that read it back (`datasets` for configs and features, `huggingface_hub` for the rest).
+The prose is templates/card.md.j2 (how the data was made, models, stage settings, integrity,
+counts, drop reasons, fields, limits); a trainer `--format` gets templates/train.md.j2 instead of
+the loading section: the command or code that points that trainer at the files, and the splits.
 """
 
 from __future__ import annotations
@@ -142,13 +137,12 @@ TRAINERS: dict[str, tuple[str, str]] = {
 }
 WHERE_MEASURED = {"verl": "extra_info.", "verifiers": "info.", "trl": "", "sft": ""}
 
-_SIZES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
-_SIZES += [(10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B")]
+_SIZES = ["n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M", "100M<n<1B", "n>1B"]
 
 
 def size_category(rows: int) -> str:
-    """The Hub's size_categories value for a row count."""
-    return next((name for bound, name in _SIZES if rows < bound), "n>1B")
+    """The Hub's size_categories value for a row count: one per power of ten from 1K to 1B."""
+    return _SIZES[min(max(len(str(rows)) - 3, 0), len(_SIZES) - 1)]
 
 
 @dataclass
@@ -209,7 +203,7 @@ class CardFacts:
     measurement: dict[str, Any] | None = None  # synthgen.store.measurement.evidence of the binned and chain rows
     chains_remeasured: bool = False  # `synthgen chain --remeasure` measured the chain steps anew on purpose
     mutation: dict[str, Any] | None = None  # synthgen.store.measurement.mutation_summary of the binned rows
-    lineage: dict[str, Any] | None = None  # synthgen.export.lineage.lineage_summary
+    lineage: dict[str, Any] | None = None  # synthgen.export._lineage
     integrity: dict[str, Any] | None = None  # synthgen.export._integrity: chance, mutation, widths, checks
     format: str = "hf"
     exported: TrainerExport | None = None

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from synthgen.settings.base import cli
 from synthgen.settings.shared import InputSettings, RunSettings, split_commas
@@ -21,8 +21,6 @@ class ExportSettings(InputSettings, RunSettings):
     section = "export"
     # Nothing here shapes the problems themselves; the card records the stages' own hashes.
     unhashed: ClassVar[frozenset[str]] = frozenset({"run_dir", "out", "push_to_hub", "private", "allow_partial"})
-    # The formats whose folder is a plain dataset (the verifiers one is a Python package).
-    hub_formats: ClassVar[tuple[str, ...]] = ("hf", "verl", "trl", "sft")
 
     run_dir: Path = Field(
         ...,
@@ -66,7 +64,7 @@ class ExportSettings(InputSettings, RunSettings):
         description="hold out about this share of the problems as the test split, per bin, whole lineages and "
         "chains at a time (not with --format hf)",
     )
-    test_bins: list[str] = Field(
+    test_bins: Annotated[list[str], BeforeValidator(split_commas)] = Field(
         default_factory=list,
         description="put the problems of these bins in the test split, the rest in train; a chain goes where "
         "its hard start goes (comma-separated; not with --format hf)",
@@ -77,11 +75,6 @@ class ExportSettings(InputSettings, RunSettings):
         4, ge=1, le=1024, description="--format sft: solved attempts per problem at most (lowest attempt indices)"
     )
 
-    @field_validator("test_bins", mode="before")
-    @classmethod
-    def _split_bins(cls, value):
-        return split_commas(value)
-
     @model_validator(mode="after")
     def _split_and_format(self):
         if self.test_fraction is not None and self.test_bins:
@@ -91,7 +84,7 @@ class ExportSettings(InputSettings, RunSettings):
                 "--format hf has one config per environment and bin and no test split; "
                 "--test-fraction and --test-bins go with --format verl, verifiers, trl or sft"
             )
-        if self.push_to_hub and self.format not in self.hub_formats:
+        if self.push_to_hub and self.format == "verifiers":  # every other format's folder is a plain dataset
             raise ValueError(
                 f"--format {self.format} writes a Python package, not a dataset: install it with pip instead of "
                 "--push-to-hub"

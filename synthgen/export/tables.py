@@ -1,17 +1,13 @@
 """The tables of an exported dataset: one per (environment, bin), one for the chains.
 
-Rows come only from finished stages (`StageDir.require_complete`; `--allow-partial` on purpose),
-each file checked against its schema on the way in. A config is a folder of Parquet files:
+Rows come only from finished stages (`--allow-partial` on purpose). A config is a folder of Parquet:
 
     data/<env>/<bin>/train-00000-of-00001.parquet   config "<env>-<bin>" (e.g. induction-hard)
-    chains/train-00000-of-00001.parquet             config "chains": every problem of every chain
-                                                    with chain_id, level and position
-    kept/train-00000-of-00001.parquet               config "kept": every problem the filter kept
-                                                    (the paper's "all synthetic" set, binned or not)
+    chains/train-00000-of-00001.parquet             config "chains": chain problems with chain_id, level, position
+    kept/train-00000-of-00001.parquet               config "kept": every problem the filter kept ("all synthetic")
     all                                             config "all" (the default): data/*/*/*.parquet
 
-Rows are sorted by problem id (chains by chain and position) so that an export of the same run
-is the same files.
+Rows are sorted by problem id (chains by chain and position): an export of the same run is the same files.
 """
 
 from __future__ import annotations
@@ -65,20 +61,18 @@ def binned_configs(status: StageStatus, bins: list[Bin]) -> list[ConfigTable]:
         for difficulty in order:
             rows = frame.filter((pl.col("env") == env) & (pl.col("difficulty") == difficulty)).sort("problem_id")
             if rows.height:
-                out.append(
-                    ConfigTable(
-                        name=f"{env}-{difficulty}",
-                        folder=f"data/{env}/{difficulty}",
-                        table=_take(table, rows["_row"]),
-                        env=env,
-                        difficulty=difficulty,
-                    )
-                )
+                taken = _take(table, rows["_row"])
+                out.append(ConfigTable(f"{env}-{difficulty}", f"data/{env}/{difficulty}", taken, env, difficulty))
     return out
 
 
-def chain_config(problems: StageStatus, links: StageStatus) -> ConfigTable | None:
-    """Every problem of every chain, with its chain, level and position; None without chains."""
+def read_chains(run_dir: Path, allow_partial: bool) -> ConfigTable | None:
+    """Every problem of every chain, with its chain, level and position; None without a chain stage
+    (a finished one, or a partial one on purpose) or without chains."""
+    stages = StageDir.of(run_dir, "chain/problems"), StageDir.of(run_dir, "chain/links")
+    if not any(stage.parts() for stage in stages):
+        return None
+    problems, links = (stage.require_complete(allow_partial) for stage in stages)
     link_frame = pl.from_arrow(links.read_table(["problem_id", *CHAIN_COLUMNS]))
     if link_frame.height == 0:
         return None
@@ -93,21 +87,13 @@ def chain_config(problems: StageStatus, links: StageStatus) -> ConfigTable | Non
         )
     joined = joined.sort("chain_id", "position")
     rows = _take(table, joined["_row"])
-    extra = pa.table(
-        {
-            "chain_id": pa.array(joined["chain_id"].to_list(), pa.string()),
-            "level": pa.array(joined["level"].to_list(), pa.string()),
-            "position": pa.array(joined["position"].to_list(), pa.int16()),
-        }
-    )
-    for i, name in enumerate(CHAIN_COLUMNS):
-        rows = rows.add_column(i, name, extra[name])
+    for i, (name, kind) in enumerate(zip(CHAIN_COLUMNS, (pa.string(), pa.string(), pa.int16()))):
+        rows = rows.add_column(i, name, pa.array(joined[name].to_list(), kind))
     return ConfigTable(name=CHAINS_CONFIG, folder=CHAINS_CONFIG, table=rows)
 
 
 def _take(table: pa.Table, rows: pl.Series) -> pa.Table:
-    taken = table.take(pa.array(rows.to_list(), pa.int64()))
-    return taken.replace_schema_metadata(None)
+    return table.take(pa.array(rows.to_list(), pa.int64())).replace_schema_metadata(None)
 
 
 def write_config(folder: Path, config: ConfigTable, max_rows: int, metadata: dict[str, str]) -> list[str]:
@@ -120,14 +106,6 @@ def write_config(folder: Path, config: ConfigTable, max_rows: int, metadata: dic
         names.append(name)
     config.files = names
     return names
-
-
-def read_chains(run_dir: Path, allow_partial: bool) -> ConfigTable | None:
-    """The chains config when the run has a chain stage (finished, or partial on purpose)."""
-    problems, links = StageDir.of(run_dir, "chain/problems"), StageDir.of(run_dir, "chain/links")
-    if not problems.parts() and not links.parts():
-        return None
-    return chain_config(problems.require_complete(allow_partial), links.require_complete(allow_partial))
 
 
 def read_kept(run_dir: Path, allow_partial: bool) -> ConfigTable | None:

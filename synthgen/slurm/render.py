@@ -1,12 +1,8 @@
 """Render the pipeline's sbatch scripts from settings: pure functions, no Slurm needed.
 
-    ctx = RenderContext.build(settings, config_path=Path("cfg.yaml"))
-    job = render_generate(settings, ctx, num_shards=8, pending=[1, 3])
-    print(job.script)
-
 Each script holds plain shell: `#SBATCH` lines, the config's setup lines, and a readable
 `synthgen --config <copy of the config> STAGE --run-dir RUN` command; values from the config are
-shell-quoted. Which shards still need a job comes from the completion markers (`pending_shards`),
+shell-quoted. Which shards still need a job comes from the completion markers (`StageDir.pending`),
 in the spirit of datatrove's skip of completed ranks, except that the array lists the indices
 explicitly so that task id == shard index and nothing maps one to the other at run time.
 """
@@ -14,6 +10,7 @@ explicitly so that task id == shard index and nothing maps one to the other at r
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 import shlex
@@ -98,25 +95,14 @@ def _absolute(path: Path, base: Path) -> Path:
     return path if path.is_absolute() else (base / path)
 
 
-def pending_shards(run_dir: Path, num_shards: int, stage: str = STAGE_GENERATE) -> list[int]:
-    """Shard indices of `stage` that have no completion marker yet."""
-    return StageDir.of(run_dir, stage).pending(num_shards)
-
-
 def array_spec(indices: list[int], parallelism: int | None = None) -> str:
     """`--array` value listing `indices` (runs compressed: 0-3,5,7-8), with `%W` when given."""
     if not indices:
         raise ValueError("an array needs at least one index")
-    ordered = sorted(set(indices))
-    parts: list[str] = []
-    start = prev = ordered[0]
-    for i in ordered[1:] + [None]:
-        if i is not None and i == prev + 1:
-            prev = i
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if i is not None:
-            start = prev = i
+    parts = []
+    for _, group in itertools.groupby(enumerate(sorted(set(indices))), lambda pair: pair[1] - pair[0]):
+        run = [i for _, i in group]
+        parts.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
     spec = ",".join(parts)
     return f"{spec}%{parallelism}" if parallelism else spec
 
@@ -155,22 +141,10 @@ def _render(template: str, settings: SlurmSettings, ctx: RenderContext, stage: s
 
 def sbatch_options(settings: SlurmSettings, res: JobResources, ctx: RenderContext, gpus: int | None) -> list[str]:
     """The `#SBATCH` options a job of this kind gets from the settings (cluster, resources)."""
-    lines: list[str] = []
-    partition = res.partition or settings.partition
-    for name, value in (("partition", partition), ("account", settings.account), ("qos", settings.qos)):
-        if value:
-            lines.append(f"--{name}={value}")
-    if res.time:
-        lines.append(f"--time={res.time}")
-    if gpus:
-        lines.append(f"--gpus-per-node={gpus}")
-    if res.cpus_per_task:
-        lines.append(f"--cpus-per-task={res.cpus_per_task}")
-    if res.mem:
-        lines.append(f"--mem={res.mem}")
-    lines.append(f"--chdir={ctx.workdir}")
-    lines.extend(settings.extra_sbatch)
-    lines.extend(res.extra_sbatch)
+    given = {"partition": res.partition or settings.partition, "account": settings.account, "qos": settings.qos}
+    given |= {"time": res.time, "gpus-per-node": gpus, "cpus-per-task": res.cpus_per_task, "mem": res.mem}
+    lines = [f"--{name}={value}" for name, value in given.items() if value]
+    lines += [f"--chdir={ctx.workdir}", *settings.extra_sbatch, *res.extra_sbatch]
     for line in lines:
         if "\n" in line or any(ch.isspace() for ch in line.split("=", 1)[0]):
             raise UserError(f"sbatch option {line!r} is not one option on one line")
@@ -178,11 +152,9 @@ def sbatch_options(settings: SlurmSettings, res: JobResources, ctx: RenderContex
 
 
 def server_mode(settings: SlurmSettings, config_urls: list[str] | None) -> tuple[str, str | None]:
-    """How a job that talks to a model reaches one: ("shared", url), ("own", None) or ("config", None).
-
-    In order: `vllm.shared_url` (also set by `--base-url`) -> a shared server; else
-    `vllm.start_server` -> the job starts `vllm serve` on its node; else the config's URLs.
-    """
+    """How a job that talks to a model reaches one, in this order: `vllm.shared_url` (or `--base-url`):
+    ("shared", url); `vllm.start_server`, `vllm serve` on the job's node: ("own", None); else the
+    config's URLs: ("config", None)."""
     vllm = settings.vllm
     if vllm.shared_url:
         return "shared", vllm.shared_url
@@ -293,9 +265,7 @@ def render_train(
         )
     if train.use_vllm_server and not model:
         raise UserError("the vLLM node needs the model to serve: pass --model or set train.model in the config")
-    words: list[str] = []
-    for flag, value in train_flags.items():
-        words += [shlex.quote(flag), shlex.quote(str(value))]
+    words = [shlex.quote(str(word)) for pair in train_flags.items() for word in pair]
     if train.use_vllm_server:
         words.extend(_with_placeholders(a, {"host": "VLLM_HOST", "port": "VLLM_PORT"}) for a in train.vllm_train_args)
     values = {

@@ -1,18 +1,8 @@
 """Settings of `synthgen slurm`: where and how the pipeline's jobs run on a Slurm cluster.
 
-Everything cluster-specific lives here and in the user's config file, never in the templates:
-
-    slurm:
-      partition: gpu
-      account: my-project
-      setup: ["module load cuda/12.4", "source /shared/venvs/synthgen/bin/activate"]
-      num_shards: 64           # generate array size
-      array_parallelism: 16    # at most this many generate tasks at once (`--array=...%16`)
-      generate: {gpus_per_node: 8, time: "24:00:00"}
-      vllm: {model: openai/gpt-oss-120b, tensor_parallel_size: 8}
-      train: {nodes: 5, gpus_per_node: 8, time: "48:00:00"}
-
-With `vllm.shared_url` set, generate tasks use that server instead of starting their own.
+Everything cluster-specific lives here and in the user's config file (section `slurm`; the README
+has an example), never in the templates. With `vllm.shared_url` set, jobs that talk to a model
+use that server instead of starting their own.
 """
 
 from __future__ import annotations
@@ -20,9 +10,9 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import AfterValidator, ConfigDict, Field, field_validator
 
 from synthgen.settings.base import Section, Settings, cli
 from synthgen.settings.shared import RunSettings
@@ -31,6 +21,16 @@ _TIME_HELP = "Slurm time limit: MM, HH:MM:SS or D-HH:MM:SS"
 
 # How long a job waits for a server it started: loading a 120B model can take many minutes.
 READY_TIMEOUT_S = 1800.0
+
+
+def _check_options(options: list[str]) -> list[str]:
+    for option in options:
+        if not option.strip().startswith("-") or "\n" in option:
+            raise ValueError(f"an sbatch option starts with '-' and is one line, not {option.strip()!r}")
+    return [option.strip() for option in options]
+
+
+SbatchOptions = Annotated[list[str], AfterValidator(_check_options)]
 
 
 class JobResources(Section):
@@ -43,12 +43,7 @@ class JobResources(Section):
     cpus_per_task: int | None = Field(None, ge=1, description="CPUs per task")
     mem: str | None = Field(None, description="memory per node, e.g. 64G; '0' asks for all of it")
     partition: str | None = Field(None, description="overrides slurm.partition for this kind of job")
-    extra_sbatch: list[str] = Field(default_factory=list, description="more #SBATCH options, e.g. --exclusive")
-
-    @field_validator("extra_sbatch")
-    @classmethod
-    def _options(cls, value: list[str]) -> list[str]:
-        return [_check_option(v) for v in value]
+    extra_sbatch: SbatchOptions = Field(default_factory=list, description="more #SBATCH options, e.g. --exclusive")
 
 
 class VLLMServerSettings(Section):
@@ -134,13 +129,7 @@ class TrainJobSettings(JobResources):
     # How `synthgen train` learns where the server is; {host} and {port} are filled in at run time.
     vllm_train_args: list[str] = Field(
         description="flags that tell `synthgen train` where the server is ({host}, {port} filled in)",
-        default_factory=lambda: [
-            "--use-vllm",
-            "--vllm-mode",
-            "server",
-            "--vllm-server-url",
-            "http://{host}:{port}",
-        ],
+        default_factory=lambda: ["--use-vllm", "--vllm-mode", "server", "--vllm-server-url", "http://{host}:{port}"],
     )
     ready_timeout_s: float = Field(READY_TIMEOUT_S, gt=0, description="how long training waits for its vLLM server")
 
@@ -178,17 +167,12 @@ class SlurmSettings(RunSettings):
         description="seconds before the time limit at which a generate or calibrate task is told to flush and requeue "
         "itself",
     )
-    extra_sbatch: list[str] = Field(default_factory=list, description="#SBATCH options for every job")
+    extra_sbatch: SbatchOptions = Field(default_factory=list, description="#SBATCH options for every job")
     generate: GenerateJobSettings = Field(default_factory=GenerateJobSettings)
     curate: CurateJobSettings = Field(default_factory=CurateJobSettings)
     train: TrainJobSettings = Field(default_factory=TrainJobSettings)
     calibrate: CalibrateJobSettings = Field(default_factory=CalibrateJobSettings)
     vllm: VLLMServerSettings = Field(default_factory=VLLMServerSettings)
-
-    @field_validator("extra_sbatch")
-    @classmethod
-    def _options(cls, value: list[str]) -> list[str]:
-        return [_check_option(v) for v in value]
 
     @field_validator("setup")
     @classmethod
@@ -207,13 +191,6 @@ class SlurmSettings(RunSettings):
             return str(beside.absolute())
         found = shutil.which("synthgen")
         return str(Path(found).absolute()) if found else "synthgen"
-
-
-def _check_option(option: str) -> str:
-    option = option.strip()
-    if not option.startswith("-") or "\n" in option:
-        raise ValueError(f"an sbatch option starts with '-' and is one line, not {option!r}")
-    return option
 
 
 class WaitReadySettings(Settings):

@@ -20,7 +20,7 @@ from synthgen.settings.shared import EnvListMixin, RunSettings, split_commas
 # What training-time evaluation can add to its held-out splits: every benchmark of `synthgen eval`
 # (its held-out one is training's own --eval-heldout).
 TRAIN_BENCHMARKS = tuple(b for b in BENCHMARKS if b != "heldout")
-# The `--help` panel of the TRL knobs that a recipe usually sets (synthgen.cli.help).
+# The `--help` panel of the TRL knobs that a recipe usually sets (synthgen.cli.flags).
 GRPO = "GRPO (TRL; default: the recipe's)"
 
 

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from synthgen.slurm.capacity import Node, parse_sinfo, warnings_for
 from synthgen.slurm.render import ResourceRequest, SbatchJob
+from synthgen.slurm.submit import Node, parse_sinfo, warnings_for
 
 SINFO = """gpu01|gpu*|64|gpu:h100:8(S:0-1)
 gpu02|gpu*|64|gpu:h100:8(S:0-1)

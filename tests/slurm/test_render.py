@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from synthgen.slurm.render import array_spec, pending_shards
+from synthgen.slurm.render import array_spec
 from synthgen.store.layout import StageDir
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "synthgen" / "slurm" / "templates"
@@ -80,10 +80,10 @@ def test_array_spec_lists_indices_and_compresses_runs():
 
 
 def test_pending_shards_skip_completion_markers(tmp_path):
-    assert pending_shards(tmp_path, 4) == [0, 1, 2, 3]
+    assert StageDir.of(tmp_path, "generate").pending(4) == [0, 1, 2, 3]
     _mark_done(tmp_path, [0, 2], 4)
     _mark_done(tmp_path, [1], 8)  # another sharding's marker does not count
-    assert pending_shards(tmp_path, 4) == [1, 3]
+    assert StageDir.of(tmp_path, "generate").pending(4) == [1, 3]
 
 
 # -- generate --------------------------------------------------------------------------------------

@@ -1,12 +1,13 @@
-"""`synthgen config init [COMMAND]`: a commented config file to start from, which reads back as it is.
+"""`synthgen config`: a commented config file to start from (init), the settings a command would run with (show).
 
     synthgen config init generate > run.yaml    # edit it, then: synthgen generate --config run.yaml
     synthgen config init --output run.yaml      # every command's section
+    synthgen --config run.yaml config show generate --base-url http://gpu01:8000/v1
 
-Every key is a flag's name with underscores (`--teacher-url` -> `teacher_url`), one line each, with
-the flag's help as a comment. The first options of a command (those its `--help` lists first) are
-written with their defaults; the rest are commented out, grouped under their `--help` panel, so
-that uncommenting a line changes one setting and a file left as written runs with the defaults.
+init writes one key a line (a flag's name with underscores), its help as a comment: a command's
+first options with their defaults, the rest commented out under their `--help` panel, so that
+uncommenting a line changes one setting. show takes the stage's own flags: it prints what the
+stage would run with.
 """
 
 from __future__ import annotations
@@ -20,10 +21,9 @@ import typer
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import PydanticUndefined
 
-from synthgen.cli.flags import Flag, SettingsCommand
-from synthgen.cli.help import LAST_PANELS
+from synthgen.cli.flags import LAST_PANELS, Flag, SettingsCommand, describe
 from synthgen.errors import UserError
-from synthgen.settings.base import LLM_SECTION, model_at
+from synthgen.settings.base import LLM_SECTION, ConfigFile, did_you_mean, model_at
 from synthgen.settings.shared import DEFAULT_RUN_DIR
 
 HEADER = """\
@@ -46,8 +46,44 @@ LLM_TEMPLATE = f"""\
 _DEFAULT_NOTE = re.compile(r"\s*\\\[default: .*\]$")
 
 
-def register(config_app: typer.Typer, commands: list[SettingsCommand]) -> None:
+config_app = typer.Typer(
+    name="config",
+    help="Write a config file to start from (init), or print the settings a command would run with (show).",
+    no_args_is_help=True,
+    add_completion=False,
+)
+show_app = typer.Typer(
+    name="show",
+    help="Print the resolved settings of a command (no STAGE: every stage).",
+    invoke_without_command=True,
+    add_completion=False,
+)
+
+
+def register(app: typer.Typer, commands: list[SettingsCommand]) -> None:
+    """`config init` and `config show` on `app`, for `commands`."""
     by_name = {c.name: c for c in commands}
+    app.add_typer(config_app, name="config")
+    config_app.add_typer(show_app, name="show")
+    for command in commands:
+        command.register(show_app, show=True)
+
+    @show_app.callback()
+    def show_all(ctx: typer.Context) -> None:
+        if ctx.invoked_subcommand is not None:
+            return
+        config: ConfigFile = ctx.find_object(ConfigFile) or ConfigFile()
+        shown = set()
+        for command in commands:
+            if command.model in shown:
+                continue
+            shown.add(command.model)
+            try:
+                settings = config.settings(command.model)
+            except UserError as exc:  # a stage with required flags (stats RUN_DIR) has nothing to show yet
+                typer.echo(f"# synthgen {command.name}: needs flags ({exc})\n")
+                continue
+            typer.echo(describe(command.name, settings) + "\n")
 
     @config_app.command("init")
     def init(
@@ -61,8 +97,6 @@ def register(config_app: typer.Typer, commands: list[SettingsCommand]) -> None:
     ) -> None:
         """Write a commented config file with every command's settings (or COMMAND's); it reads back as it is."""
         if command is not None and command not in by_name:
-            from synthgen.settings.base import did_you_mean
-
             raise UserError(
                 f"config init: unknown command {command!r}{did_you_mean(command, by_name)} "
                 f"(one of: {', '.join(by_name)})"
