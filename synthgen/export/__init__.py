@@ -83,7 +83,7 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
         check_login()
 
     infos = stage_infos(run_dir)
-    bin_status = StageDir.of(run_dir, "bin").require_complete(settings.allow_partial)
+    bin_status = StageDir(run_dir, "bin").require_complete(settings.allow_partial)
     if bin_status.partial:
         console.print(f"[yellow]export: {bin_status.note()}[/yellow]")
     bins = bins_of(infos.get("bin"))
@@ -199,7 +199,7 @@ def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins, binned
     for env, difficulty, n in binned.group_by("env", "difficulty").len().sort("env", "difficulty").iter_rows():
         counts.setdefault(env, {})[difficulty or ""] = n
     counts = {env: counts[env] for env in [e for e in ENV_NAMES if e in counts] + sorted(set(counts) - set(ENV_NAMES))}
-    seeds = StageDir.of(run_dir, "seeds")
+    seeds = StageDir(run_dir, "seeds")
     sources = {}
     if seeds.parts():
         frame = seeds.read(["source"])
@@ -301,7 +301,7 @@ def _measured_rows(binned, configs):
 
 def _chains_remeasured(run_dir: Path) -> bool:
     """Did `synthgen chain --remeasure` measure the chain steps anew (its parts' metadata say so)?"""
-    for part in StageDir.of(run_dir, "chain/links").parts():
+    for part in StageDir(run_dir, "chain/links").parts():
         recorded = read_metadata(part).get("measurement")
         if recorded and json.loads(recorded).get("remeasure"):
             return True

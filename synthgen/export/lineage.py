@@ -19,7 +19,7 @@ GENERATED = ("turn_id", "turn", "strategy", "valid")
 
 def lineage_summary(run_dir, exported: pl.DataFrame) -> dict[str, Any] | None:
     """Turns per exported problem and yield by strategy; None without a generate stage."""
-    stage = StageDir.of(run_dir, "generate")
+    stage = StageDir(run_dir, "generate")
     if not stage.parts() or exported.height == 0:
         return None
     generated = stage.read(list(GENERATED)).filter(pl.col("valid"))

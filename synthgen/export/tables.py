@@ -124,7 +124,7 @@ def write_config(folder: Path, config: ConfigTable, max_rows: int, metadata: dic
 
 def read_chains(run_dir: Path, allow_partial: bool) -> ConfigTable | None:
     """The chains config when the run has a chain stage (finished, or partial on purpose)."""
-    problems, links = StageDir.of(run_dir, "chain/problems"), StageDir.of(run_dir, "chain/links")
+    problems, links = StageDir(run_dir, "chain/problems"), StageDir(run_dir, "chain/links")
     if not problems.parts() and not links.parts():
         return None
     return chain_config(problems.require_complete(allow_partial), links.require_complete(allow_partial))
@@ -132,7 +132,7 @@ def read_chains(run_dir: Path, allow_partial: bool) -> ConfigTable | None:
 
 def read_kept(run_dir: Path, allow_partial: bool) -> ConfigTable | None:
     """Every problem the filter kept, sorted by problem id, when the run has a filter stage."""
-    stage = StageDir.of(run_dir, "filter")
+    stage = StageDir(run_dir, "filter")
     if not stage.parts():
         return None
     table = stage.require_complete(allow_partial).read_table()

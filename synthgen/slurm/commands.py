@@ -96,7 +96,7 @@ class Submission:
 
     def check_generate_finished(self) -> None:
         """curate without --after needs every generate shard finished (else filter sees part of it)."""
-        stage = StageDir.of(self.rctx.run_dir, "generate")
+        stage = StageDir(self.rctx.run_dir, "generate")
         found = stage.status()
         if not found.finished:
             raise UserError(f"no finished generate shard in {stage.path}; run generate first or pass --after JOB_ID")

@@ -100,7 +100,7 @@ def _absolute(path: Path, base: Path) -> Path:
 
 def pending_shards(run_dir: Path, num_shards: int, stage: str = STAGE_GENERATE) -> list[int]:
     """Shard indices of `stage` that have no completion marker yet."""
-    return StageDir.of(run_dir, stage).pending(num_shards)
+    return StageDir(run_dir, stage).pending(num_shards)
 
 
 def array_spec(indices: list[int], parallelism: int | None = None) -> str:

@@ -19,7 +19,6 @@ A pass rate is k correct of n scored attempts of one student. Two things make it
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import polars as pl
@@ -30,47 +29,34 @@ Z95 = 1.959963984540054  # the normal quantile of 0.975
 INTERVAL_COLUMNS = ("pass_rate_low", "pass_rate_high")
 
 
-def wilson(correct: int, scored: int, z: float = Z95) -> tuple[float | None, float | None]:
-    """The Wilson score interval of correct/scored; (None, None) without a scored attempt."""
-    if scored <= 0:
-        return None, None
-    p = correct / scored
-    z2 = z * z
-    centre = (p + z2 / (2 * scored)) / (1 + z2 / scored)
-    half = z * math.sqrt(p * (1 - p) / scored + z2 / (4 * scored * scored)) / (1 + z2 / scored)
-    # Exact at the ends (rounding would leave 0.9999999999999999 for k = n).
-    low = 0.0 if correct <= 0 else max(0.0, centre - half)
-    high = 1.0 if correct >= scored else min(1.0, centre + half)
-    return low, high
-
-
-def wilson_exprs(correct: pl.Expr, scored: pl.Expr, z: float = Z95) -> tuple[pl.Expr, pl.Expr]:
-    """`wilson` as polars expressions (null where scored is 0 or null)."""
-    n = scored.cast(pl.Float64)
+def wilson_exprs(correct: pl.Expr, scored: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """The Wilson score interval of correct/scored as polars expressions (null where scored is 0 or null)."""
+    n, z2 = scored.cast(pl.Float64), Z95 * Z95
     p = correct.cast(pl.Float64) / n
-    z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * (p * (1 - p) / n + z2 / (4 * n * n)).sqrt() / (1 + z2 / n)
+    half = Z95 * (p * (1 - p) / n + z2 / (4 * n * n)).sqrt() / (1 + z2 / n)
     ok = scored.is_not_null() & (scored > 0)
+    # Exact at the ends (rounding would leave 0.9999999999999999 for k = n).
     low = pl.when(ok & (correct <= 0)).then(0.0).when(ok).then(pl.max_horizontal(pl.lit(0.0), centre - half))
     high = pl.when(ok & (correct >= scored)).then(1.0).when(ok).then(pl.min_horizontal(pl.lit(1.0), centre + half))
     return low, high
+
+
+def wilson(correct: int, scored: int) -> tuple[float | None, float | None]:
+    """`wilson_exprs` for one pass rate; (None, None) without a scored attempt."""
+    low, high = wilson_exprs(pl.lit(correct), pl.lit(scored))
+    return pl.select(low.alias("low"), high.alias("high")).row(0)
 
 
 def with_intervals(df: pl.DataFrame) -> pl.DataFrame:
     """`df` with `pass_rate_low`/`pass_rate_high`, filled where null (rows of older runs, imported
     sets) from the pass rate and `scored`: k = round(pass_rate * scored)."""
     scored = pl.col("scored") if "scored" in df.columns else pl.lit(None, dtype=pl.Int64)
-    correct = (pl.col("pass_rate") * scored).round(0)
-    low, high = wilson_exprs(correct, scored.cast(pl.Float64))
-    low = low.alias("_low")
-    high = high.alias("_high")
-    df = df.with_columns(low, high)
-    out = []
-    for name, computed in zip(INTERVAL_COLUMNS, ("_low", "_high")):
-        have = pl.col(name) if name in df.columns else pl.lit(None, dtype=pl.Float64)
-        out.append(pl.coalesce(have, pl.col(computed)).alias(name))
-    return df.with_columns(out).drop("_low", "_high")
+    computed = wilson_exprs((pl.col("pass_rate") * scored).round(0), scored.cast(pl.Float64))
+    return df.with_columns(
+        pl.coalesce(pl.col(name) if name in df.columns else pl.lit(None, dtype=pl.Float64), value).alias(name)
+        for name, value in zip(INTERVAL_COLUMNS, computed)
+    )
 
 
 def measurement_key(

@@ -141,7 +141,7 @@ class WholeStage(ABC):
         class MyStage(WholeStage):
             def prepare(self): self.found = read_input(...)   # before the lock: bad input, exit 2
             def build(self, build): ...; return {"rows": n}    # parts and files into `build`
-        MyStage(settings, StageDir.of(run_dir, "filter"), console).run(force)
+        MyStage(settings, StageDir(run_dir, "filter"), console).run(force)
 
     A second writer gets exit 2 (the folder's lock); an output marked with other settings is
     refused unless `force`; a killed build leaves the old complete output or none.

@@ -360,7 +360,7 @@ class FilterStage(WholeStage):
 
 
 def run(settings: FilterSettings, *, force: bool = False, console: Console | None = None) -> dict:
-    stage = FilterStage(settings, StageDir.of(settings.run_dir, STAGE), console)
+    stage = FilterStage(settings, StageDir(settings.run_dir, STAGE), console)
     if stage.run(force):
         report(stage.summary, stage.console)
     return stage.summary
