@@ -21,14 +21,8 @@ from synthgen.store.records import SCHEMA_VERSION
 
 
 def file_metadata(stage: str, settings_hash: str, extra: dict[str, Any] | None = None) -> dict[str, str]:
-    meta = {
-        "schema_version": SCHEMA_VERSION,
-        "settings_hash": settings_hash,
-        "stage": stage,
-        "version": __version__,
-    }
-    for key, value in (extra or {}).items():
-        meta[key] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    meta = {"schema_version": SCHEMA_VERSION, "settings_hash": settings_hash, "stage": stage, "version": __version__}
+    meta |= {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in (extra or {}).items()}
     return {checks.META_PREFIX + k: v for k, v in meta.items()}
 
 

@@ -44,7 +44,6 @@ SCRIPTED_SERVER_HELP = (
 class ServerHandle:
     url: str  # base URL including /v1
     port: int
-    host: str
     _stop: Callable[[], None] = field(repr=False)
     _stopped: bool = field(default=False, repr=False)
 
@@ -109,8 +108,8 @@ def start_scripted_server(
         server.stop()
         thread.join(timeout=10)
 
-    actual_port = server.server_address[1]
-    return ServerHandle(_url(config.host, actual_port), actual_port, config.host, stop)
+    port = server.server_address[1]
+    return ServerHandle(_url(config.host, port), port, stop)
 
 
 def make_responder(name: str, seed: int = 0, learning_curve: float = 0.0, strength: float = 0.0) -> Responder:
@@ -124,8 +123,8 @@ def make_responder(name: str, seed: int = 0, learning_curve: float = 0.0, streng
     raise ValueError(f"responder must be one of ('auto', 'bank', 'echo'), not {name!r}")
 
 
-def _responder(settings: ScriptedServerSettings) -> Responder:
-    return make_responder(settings.responder, settings.seed, settings.learning_curve, settings.student_strength)
+def _responder(config: ScriptedServerSettings) -> Responder:
+    return make_responder(config.responder, config.seed, config.learning_curve, config.student_strength)
 
 
 def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
@@ -136,7 +135,6 @@ def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
         proc.kill()
         raise RuntimeError(f"scripted server subprocess did not start (exit {proc.wait()}): {line!r}")
     url = line.strip().rsplit(" ", 1)[-1]
-    actual_port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
 
     def stop() -> None:
         proc.terminate()
@@ -148,7 +146,7 @@ def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
         if proc.stdout:
             proc.stdout.close()
 
-    return ServerHandle(url, actual_port, settings.host, stop)
+    return ServerHandle(url, int(url.rsplit(":", 1)[1].split("/", 1)[0]), stop)
 
 
 def serve(settings: ScriptedServerSettings) -> None:
@@ -179,14 +177,3 @@ def scripted_server_command(settings: ScriptedServerSettings | None = None, **fi
         serve(config)
     except OSError as exc:
         raise UserError(f"scripted server: cannot listen on {config.host}:{config.port}: {exc}") from exc
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m synthgen.demo.scripted SETTINGS_JSON`: how a process-mode server starts (no CLI import)."""
-    args = sys.argv[1:] if argv is None else argv
-    try:
-        scripted_server_command(ScriptedServerSettings.model_validate_json(args[0]) if args else None)
-    except (UserError, ValidationError, IndexError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0

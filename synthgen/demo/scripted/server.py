@@ -214,38 +214,51 @@ class ScriptedHandler(BaseHTTPRequestHandler):
 
     def _chat(self, raw: bytes) -> None:
         """Answer one chat request: check it, maybe inject a fault, answer (maybe malformed)."""
-        server = self.server
+        server, settings = self.server, self.server.settings
         try:
-            body, messages, n = parse_chat_body(raw, server.settings.reject_n)
+            body, messages, n = parse_chat_body(raw, settings.reject_n)
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
             self._error(400, str(exc), "BadRequestError")
             return
         if self._refused(body, messages):
             return
-        if server.settings.ignore_n:
-            n = 1  # answered as if n were not there
+        n = 1 if settings.ignore_n else n  # ignore_n: answered as if n were not there
         digest = body_digest(body)
         sampling = f"effort={body.get('reasoning_effort')} n={n} max_tokens={body.get('max_tokens')}"
         with server.lock:
             server.counts.by_sampling[sampling] += 1
             occurrence = server.occurrences[digest]
             server.occurrences[digest] += 1
-        request_seed = derive_seed(server.settings.seed, digest, occurrence)
+        request_seed = derive_seed(settings.seed, digest, occurrence)
         if self._injected_fault(random.Random(request_seed)):
             return
-        digests = self._sample_digests(body, n, digest)
-        replies = self._replies(body, messages, n, digests)
-        if replies is None:
+        calls = self._calls(body, n, digest)
+        try:
+            # Answers depend on the body alone (which carries the client's per-request `seed`), so a
+            # request re-sent after a crash gets the answer the first one would have; only faults
+            # use the occurrence count, so that a retry can draw a fresh fault.
+            replies = [
+                reply
+                for call_digest, params, k in calls
+                for reply in server.responder.respond(messages, k, derive_seed(settings.seed, call_digest), params)
+            ]
+            if len(replies) != n or not all(isinstance(r, ScriptedReply) for r in replies):
+                raise TypeError(f"responder returned {len(replies)} replies for n={n}")
+        except Exception as exc:  # a responder bug: say so loudly, as a 500
+            print(f"scripted server: responder failed: {exc!r}", file=sys.stderr)
+            self._error(500, f"responder failed: {exc!r}", "InternalServerError")
             return
-        choices, completion_tokens, latency = self._choices(replies, body, digests, occurrence)
+        # A seeded choice draws its faults as its own n = 1 request would: its digest, index 0.
+        draws = [(d, 0) for d, _, _ in calls] if len(calls) == n else [(digest, i) for i in range(n)]
+        choices, completion_tokens, latency = self._choices(replies, body, draws, occurrence)
         with server.lock:
             if len(server.counts.latencies_s) < MAX_LATENCIES:
                 server.counts.latencies_s.append(latency)
         if latency > 0 and server.stopping.wait(latency):
             self.close_connection = True  # shutting down
             return
-        response = self._response(body, messages, choices, completion_tokens, request_seed, occurrence)
-        broken = malform(server.settings, random.Random(derive_seed(request_seed, "malform")), response)
+        response = self._response(messages, choices, completion_tokens, request_seed, occurrence)
+        broken = malform(settings, random.Random(derive_seed(request_seed, "malform")), response)
         with server.lock:  # counted before the answer leaves, so a client never sees stale stats
             server.counts.choices += n
             server.counts.latency_sum_s += latency
@@ -297,53 +310,26 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             self._error(500, "scripted internal error", "InternalServerError")
         return fault is not None
 
-    def _sample_digests(self, body: dict, n: int, digest: str) -> list[str]:
-        """One digest per choice, deciding its answer. With an integer `seed`, choice i is answered
-        as the same request with n = 1 and seed + i would be (vLLM's rule for n > 1 with a seed),
-        so however a client splits an n-request, each sample comes out the same. Without a seed, or
-        for a responder that answers by index within the request (`seeded_per_sample` not set: a
-        test's fixed rule), the choices of one request are told apart by their index alone."""
-        seed = body.get("seed")
+    def _calls(self, body: dict, n: int, digest: str) -> list[tuple[str, dict, int]]:
+        """(digest, params, n) of each call to the responder. With an integer `seed`, choice i is
+        answered as the same request with n = 1 and seed + i would be (vLLM's rule for n > 1 with a
+        seed), so however a client splits an n-request, each sample comes out the same. Without a
+        seed, or for a responder that answers by index within the request (`seeded_per_sample` not
+        set: a test's fixed rule), one call answers all n, told apart by their index alone."""
+        seed, params = body.get("seed"), {k: v for k, v in body.items() if k != "messages"}
         per_sample = getattr(self.server.responder, "seeded_per_sample", False)
         if not per_sample or not isinstance(seed, int) or isinstance(seed, bool):
-            return [digest] * n
+            return [(digest, params, n)]
         single = {k: v for k, v in body.items() if k != "n"}
-        return [body_digest({**single, "seed": seed + i}) for i in range(n)]
+        return [(body_digest({**single, "seed": seed + i}), {**params, "n": 1, "seed": seed + i}, 1) for i in range(n)]
 
-    def _replies(self, body: dict, messages: list, n: int, digests: list[str]) -> list[ScriptedReply] | None:
-        """The responder's n replies; a responder bug is answered 500 (and None returned)."""
-        server = self.server
-        params = {k: v for k, v in body.items() if k != "messages"}
-        try:
-            # Answers depend on the body alone (which carries the client's per-request `seed`), so a
-            # request re-sent after a crash gets the answer the first one would have; only faults
-            # use the occurrence count, so that a retry can draw a fresh fault.
-            if len(set(digests)) > 1:  # seeded: each choice is answered as its own n = 1 request
-                replies = []
-                for i, digest in enumerate(digests):
-                    one = {**params, "n": 1, "seed": params["seed"] + i}
-                    replies.extend(
-                        server.responder.respond(messages, 1, derive_seed(server.settings.seed, digest), one)
-                    )
-            else:
-                replies = server.responder.respond(messages, n, derive_seed(server.settings.seed, digests[0]), params)
-            if len(replies) != n or not all(isinstance(r, ScriptedReply) for r in replies):
-                raise TypeError(f"responder returned {len(replies)} replies for n={n}")
-        except Exception as exc:  # a responder bug: say so loudly, as a 500
-            print(f"scripted server: responder failed: {exc!r}", file=sys.stderr)
-            self._error(500, f"responder failed: {exc!r}", "InternalServerError")
-            return None
-        return replies
-
-    def _choices(self, replies, body: dict, digests: list[str], occurrence: int) -> tuple[list[dict], int, float]:
-        """(choices, completion tokens, latency): per-choice garbage, truncation and latency draws
-        (a seeded choice draws them as its own n = 1 request would: its digest, index 0)."""
+    def _choices(self, replies, body: dict, draws: list[tuple[str, int]], occurrence: int):
+        """(choices, completion tokens, latency): per-choice garbage, truncation and latency draws."""
         settings = self.server.settings
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         choices, completion_tokens, latency = [], 0, 0.0
-        split = len(set(digests)) > 1
-        for index, reply in enumerate(replies):
-            crng = random.Random(derive_seed(settings.seed, digests[index], occurrence, 0 if split else index))
+        for index, (reply, (digest, draw)) in enumerate(zip(replies, draws)):
+            crng = random.Random(derive_seed(settings.seed, digest, occurrence, draw))
             latency = max(latency, draw_latency(settings, crng))
             content, reasoning, finish = reply.content, reply.reasoning, "stop"
             garbage, truncate, where = crng.random(), crng.random(), crng.random()
@@ -361,7 +347,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         latency *= 1.0 + settings.latency_per_choice * (len(replies) - 1)
         return choices, completion_tokens, latency
 
-    def _response(self, body, messages, choices, completion_tokens: int, request_seed: int, occurrence: int) -> dict:
+    def _response(self, messages, choices, completion_tokens: int, request_seed: int, occurrence: int) -> dict:
         """The chat.completion object; its `model` says what answered: the scripted server."""
         prompt = prompt_tokens(messages)
         return {
