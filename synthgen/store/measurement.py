@@ -229,20 +229,12 @@ CHANCE_COLUMNS = ("env", "valid", "pass_rate", "chance_rate", "chance_strategies
 GUESSABLE_AT = 0.5  # the chance rate from which the summaries count a problem as guessable (a coin flip's)
 
 
-def above_chance(pass_rate: float | None, chance_rate: float | None) -> float | None:
+def above_chance_expr() -> pl.Expr:
     """The pass rate above chance, (p - c) / (1 - c): the share of the room chance leaves that the
     student took (Cohen's kappa for one rater against a no-skill baseline). 0 at chance, 1 when
-    always solved, negative when the student does worse than the no-skill strategy; None without a
+    always solved, negative when the student does worse than the no-skill strategy; null without a
     chance rate or at c = 1, where the reward says nothing about skill."""
-    if pass_rate is None or chance_rate is None or chance_rate >= 1:
-        return None
-    return (pass_rate - chance_rate) / (1 - chance_rate)
-
-
-def above_chance_expr(p: pl.Expr | None = None, c: pl.Expr | None = None) -> pl.Expr:
-    """`above_chance` as a polars expression (null where it is None)."""
-    p = pl.col("pass_rate") if p is None else p
-    c = pl.col("chance_rate") if c is None else c
+    p, c = pl.col("pass_rate"), pl.col("chance_rate")
     return pl.when(c.is_not_null() & (c < 1)).then((p - c) / (1 - c)).otherwise(None)
 
 
@@ -278,16 +270,15 @@ def chance_summary(frame: pl.DataFrame | None, buckets: int = 10) -> dict[str, A
     if frame.height == 0:
         return None
     measured = frame.filter(pl.col("chance_rate").is_not_null())
+
+    def counts(rates: list[float]) -> dict[str, int]:
+        return {"guessable": sum(v >= GUESSABLE_AT for v in rates), "always": sum(v >= 1 for v in rates)}
+
     by_env = {}
     for env in sorted(frame["env"].unique().to_list()):
-        part = measured.filter(pl.col("env") == env)
-        rates = part["chance_rate"].to_list()
-        by_env[env] = {
-            **_stats(rates),
-            "unmeasured": frame.filter(pl.col("env") == env).height - part.height,
-            "guessable": sum(1 for v in rates if v >= GUESSABLE_AT),
-            "always": sum(1 for v in rates if v >= 1),
-        }
+        rates = measured.filter(pl.col("env") == env)["chance_rate"].to_list()
+        unmeasured = frame.filter(pl.col("env") == env).height - len(rates)
+        by_env[env] = {**_stats(rates), "unmeasured": unmeasured, **counts(rates)}
     won = measured["chance_strategies"].explode().drop_nulls() if "chance_strategies" in measured.columns else None
     kinds = won.str.split(":").list.first().value_counts(sort=True) if won is not None and len(won) else None
     above = None
@@ -300,8 +291,7 @@ def chance_summary(frame: pl.DataFrame | None, buckets: int = 10) -> dict[str, A
         "measured": measured.height,
         **{k: v for k, v in _stats(rates).items() if k != "n"},
         "guessable_at": GUESSABLE_AT,
-        "guessable": sum(1 for v in rates if v >= GUESSABLE_AT),
-        "always": sum(1 for v in rates if v >= 1),
+        **counts(rates),
         "histogram": histogram(rates, buckets),
         "by_env": by_env,
         "strategies": {str(k): int(n) for k, n in kinds.iter_rows()} if kinds is not None else {},

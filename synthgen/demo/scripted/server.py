@@ -183,13 +183,10 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         if path == "/health":
             self._send(200, {})
         elif path in ("/v1/models", "/models"):
-            data = [
-                {"id": m, "object": "model", "created": self.server.started, "owned_by": "synthgen-scripted"}
-                for m in self.server.settings.models
-            ]
-            if self.server.settings.max_model_len is not None:  # vLLM states it per model
-                data = [{**m, "max_model_len": self.server.settings.max_model_len} for m in data]
-            self._send(200, {"object": "list", "data": data})
+            settings = self.server.settings
+            stated = {} if settings.max_model_len is None else {"max_model_len": settings.max_model_len}  # as vLLM
+            model = {"object": "model", "created": self.server.started, "owned_by": "synthgen-scripted", **stated}
+            self._send(200, {"object": "list", "data": [{"id": m, **model} for m in settings.models]})
         elif path == "/stats":
             self._send(200, self.server.stats())
         else:
