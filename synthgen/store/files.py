@@ -3,6 +3,7 @@ rename), two folders swap in one step, and readers list only finished files."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import json
@@ -65,16 +66,9 @@ def _fsync(path: Path) -> None:
 
 
 def fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    """`_fsync` a folder where the filesystem allows it (where it does not, there is nothing to do)."""
+    with contextlib.suppress(OSError):
+        _fsync(path)
 
 
 def read_metadata(path: Path) -> dict[str, str]:

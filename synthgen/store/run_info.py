@@ -158,11 +158,8 @@ def models(frame: pl.DataFrame) -> dict[str, dict[str, int]]:
         column = f"{role}_model"
         if column not in frame.columns:
             continue
-        rows = frame
-        if role == "student" and "scored" in frame.columns:
-            rows = frame.filter(pl.col("scored") > 0)
-        counts = Counter(v for v in rows[column].to_list() if v)
-        out[role] = dict(counts.most_common())
+        rows = frame.filter(pl.col("scored") > 0) if role == "student" and "scored" in frame.columns else frame
+        out[role] = dict(Counter(v for v in rows[column].to_list() if v).most_common())
     return out
 
 
