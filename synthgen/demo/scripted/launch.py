@@ -100,7 +100,7 @@ def start_scripted_server(
         return _start_process(config)
     if mode != "thread":
         raise ValueError(f"mode must be 'thread' or 'process', not {mode!r}")
-    server = ScriptedHTTPServer(responder or _responder(config), config)
+    server = ScriptedHTTPServer(responder or make_responder(config), config)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
 
@@ -112,19 +112,13 @@ def start_scripted_server(
     return ServerHandle(_url(config.host, port), port, stop)
 
 
-def make_responder(name: str, seed: int = 0, learning_curve: float = 0.0, strength: float = 0.0) -> Responder:
-    """By name: "auto" or "bank" (the problem bank, whose student may follow a learning curve) or "echo"."""
-    if name == "echo":
+def make_responder(config: ScriptedServerSettings) -> Responder:
+    """The settings' responder: "echo", or "auto" and "bank" (the problem bank, whose student may follow a curve)."""
+    if config.responder == "echo":
         return EchoResponder()
-    if name in ("auto", "bank"):
-        from synthgen.demo.scripted.bank import BankResponder  # loaded when served: the CLI imports this module
+    from synthgen.demo.scripted.bank import BankResponder  # loaded when served: the CLI imports this module
 
-        return BankResponder(seed, learning_curve, strength)
-    raise ValueError(f"responder must be one of ('auto', 'bank', 'echo'), not {name!r}")
-
-
-def _responder(config: ScriptedServerSettings) -> Responder:
-    return make_responder(config.responder, config.seed, config.learning_curve, config.student_strength)
+    return BankResponder(config.seed, config.learning_curve, config.student_strength)
 
 
 def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
@@ -151,7 +145,7 @@ def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
 
 def serve(settings: ScriptedServerSettings) -> None:
     """Serve in the foreground until Ctrl+C or SIGTERM, then close connections and return."""
-    responder = _responder(settings)
+    responder = make_responder(settings)
     server = ScriptedHTTPServer(responder, settings)
     url = _url(settings.host, server.server_address[1])
     if threading.current_thread() is threading.main_thread():
