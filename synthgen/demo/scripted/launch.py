@@ -13,6 +13,7 @@ declaration of every knob; a process-mode server gets the settings as JSON on it
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import subprocess
@@ -26,7 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from synthgen.demo.scripted.responder import EchoResponder, Responder
-from synthgen.demo.scripted.server import ScriptedHTTPServer
+from synthgen.demo.scripted.server import ScriptedServer
 from synthgen.demo.scripted.settings import ScriptedServerSettings
 from synthgen.errors import UserError
 from synthgen.settings.base import describe_validation_error
@@ -100,16 +101,26 @@ def start_scripted_server(
         return _start_process(config)
     if mode != "thread":
         raise ValueError(f"mode must be 'thread' or 'process', not {mode!r}")
-    server = ScriptedHTTPServer(responder or make_responder(config), config)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    loop = asyncio.new_event_loop()  # its own, in its own thread: the caller may be running one
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
+    server = ScriptedServer(responder or make_responder(config), config)
 
-    def stop() -> None:
-        server.stop()
+    def stop(runner=None) -> None:
+        if runner is not None:
+            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
+        loop.close()
+        server.pool.shutdown(wait=False)
 
-    port = server.server_address[1]
-    return ServerHandle(_url(config.host, port), port, stop)
+    try:
+        runner, port = asyncio.run_coroutine_threadsafe(server.start(), loop).result()
+    except BaseException:
+        stop()
+        raise
+
+    return ServerHandle(_url(config.host, port), port, lambda: stop(runner))
 
 
 def make_responder(config: ScriptedServerSettings) -> Responder:
@@ -146,17 +157,21 @@ def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
 def serve(settings: ScriptedServerSettings) -> None:
     """Serve in the foreground until Ctrl+C or SIGTERM, then close connections and return."""
     responder = make_responder(settings)
-    server = ScriptedHTTPServer(responder, settings)
-    url = _url(settings.host, server.server_address[1])
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM -> KeyboardInterrupt
-    print(f"scripted server (not a model; responder {type(responder).__name__}) listening on {url}", flush=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+
+    async def run() -> None:
+        runner, port = await ScriptedServer(responder, settings).start()
+        url = _url(settings.host, port)
+        print(f"scripted server (not a model; responder {type(responder).__name__}) listening on {url}", flush=True)
+        stopped = asyncio.Event()
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                asyncio.get_running_loop().add_signal_handler(sig, stopped.set)
+        try:
+            await stopped.wait()
+        finally:
+            await runner.cleanup()
+
+    asyncio.run(run())
 
 
 def scripted_server_command(settings: ScriptedServerSettings | None = None, **fields: Any) -> None:
