@@ -62,19 +62,12 @@ FAMILY_ORDER = (
 )
 
 
-@lru_cache(maxsize=1)
-def families() -> dict[str, list[Level]]:
-    if set(BANK) != {f"{name}_{i}" for name in FAMILY_ORDER for i in range(1, LEVELS + 1)}:
-        raise RuntimeError("the bank must declare `<family>_<level>` for each of FAMILY_ORDER and levels 1 to LEVELS")
-    return {name: [BANK[f"{name}_{i}"] for i in range(1, LEVELS + 1)] for name in FAMILY_ORDER}
-
-
-def family_names() -> list[str]:
-    return list(families())
+if set(BANK) != {f"{name}_{i}" for name in FAMILY_ORDER for i in range(1, LEVELS + 1)}:
+    raise RuntimeError("the bank must declare `<family>_<level>` for each of FAMILY_ORDER and levels 1 to LEVELS")
 
 
 def level_of(family: str, level: int) -> Level:
-    return families()[family][level - 1]
+    return BANK[f"{family}_{level}"]
 
 
 def build(family: str, level: int, env: str, variant: int = 0) -> BankProblem:
@@ -228,9 +221,9 @@ def code_key(code: str) -> str | None:
 def code_index() -> dict[str, tuple[str, int]]:
     """code key -> (family, level), for plain and bugged (fuzzing) code."""
     index: dict[str, tuple[str, int]] = {}
-    for family, levels in families().items():
-        for i, lv in enumerate(levels, 1):
-            for code in (lv.source(), build(family, i, "fuzzing").code):
+    for family in FAMILY_ORDER:
+        for i in range(1, LEVELS + 1):
+            for code in (level_of(family, i).source(), build(family, i, "fuzzing").code):
                 key = code_key(code)
                 if key:
                     index[key] = (family, i)
@@ -239,7 +232,7 @@ def code_index() -> dict[str, tuple[str, int]]:
 
 @lru_cache(maxsize=1)
 def message_index() -> dict[str, tuple[str, int]]:
-    return {lv.message: (family, i) for family, levels in families().items() for i, lv in enumerate(levels, 1)}
+    return {level_of(family, i).message: (family, i) for family in FAMILY_ORDER for i in range(1, LEVELS + 1)}
 
 
 def recognise(env: str | None, code: str | None, message: str | None) -> tuple[str, int] | None:
