@@ -14,6 +14,7 @@ declaration of every knob; a process-mode server gets the settings as JSON on it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import subprocess
@@ -157,21 +158,13 @@ def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
 def serve(settings: ScriptedServerSettings) -> None:
     """Serve in the foreground until Ctrl+C or SIGTERM, then close connections and return."""
     responder = make_responder(settings)
-
-    async def run() -> None:
-        runner, port = await ScriptedServer(responder, settings).start()
-        url = _url(settings.host, port)
-        print(f"scripted server (not a model; responder {type(responder).__name__}) listening on {url}", flush=True)
-        stopped = asyncio.Event()
+    with start_scripted_server(responder, settings) as handle:
+        name = type(responder).__name__
+        print(f"scripted server (not a model; responder {name}) listening on {handle.url}", flush=True)
         if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                asyncio.get_running_loop().add_signal_handler(sig, stopped.set)
-        try:
-            await stopped.wait()
-        finally:
-            await runner.cleanup()
-
-    asyncio.run(run())
+            signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM -> KeyboardInterrupt
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
 
 
 def scripted_server_command(settings: ScriptedServerSettings | None = None, **fields: Any) -> None:
