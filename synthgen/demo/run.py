@@ -79,9 +79,8 @@ def fit_to_servers(settings: DemoSettings, base_url: str) -> DemoSettings:
     from synthgen.llm.client import LLMClient
 
     probe_settings = generate_settings(settings, base_url)
-    teacher, student = settings.teacher.model_copy(), settings.student.model_copy()
-    for role, resolved in ((teacher, probe_settings.teacher), (student, probe_settings.student)):
-        role.base_url = resolved.base_url
+    teacher = settings.teacher.model_copy(update={"base_url": probe_settings.teacher.base_url})
+    student = settings.student.model_copy(update={"base_url": probe_settings.student.base_url})
 
     async def check() -> None:
         async with LLMClient(teacher, student, probe_settings.llm, max_in_flight=4) as llm:

@@ -43,7 +43,7 @@ SCRIPTED_SERVER_HELP = (
 
 
 @dataclass
-class ServerHandle:
+class ServerHandle(contextlib.AbstractContextManager):
     url: str  # base URL including /v1
     port: int
     _stop: Callable[[], None] = field(repr=False)
@@ -57,9 +57,6 @@ class ServerHandle:
         if not self._stopped:
             self._stopped = True
             self._stop()
-
-    def __enter__(self) -> ServerHandle:
-        return self
 
     def __exit__(self, *exc) -> None:
         self.stop()
