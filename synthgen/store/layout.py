@@ -413,11 +413,8 @@ class StageStatus:
 
     def fingerprint(self) -> str:
         """Changes when any part a reader takes is added, removed or rewritten."""
-        rows = []
-        for p in self.parts:
-            st = p.stat()
-            rows.append([str(p.relative_to(self.stage.path)), st.st_size, st.st_mtime_ns])
-        return content_hash(rows)
+        stats = [(str(p.relative_to(self.stage.path)), p.stat()) for p in self.parts]
+        return content_hash([[name, st.st_size, st.st_mtime_ns] for name, st in stats])
 
     def read_table(self, columns: Sequence[str] | None = None, *, spec: checks.TableSpec | None = None) -> pa.Table:
         """The parts a reader may take, checked against the stage's schema (or `spec`)."""

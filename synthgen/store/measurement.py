@@ -161,14 +161,8 @@ def differences(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str
     """(name, before, after) for each recorded part in which two measurements (rows, or entries of
     `measurements`) differ; empty when the columns agree (their measured_by may still differ, in
     top_p or max_tokens). A part either side does not have is not compared."""
-    out = []
-    for column, name in RECORDED:
-        if column in before and column in after:
-            a, b = before[column], after[column]
-            same = a == b or (isinstance(a, (int, float)) and isinstance(b, (int, float)) and float(a) == float(b))
-            if not same:
-                out.append((name, a, b))
-    return out
+    shared = [(name, before[c], after[c]) for c, name in RECORDED if c in before and c in after]
+    return [(name, a, b) for name, a, b in shared if a != b]  # 1 == 1.0: an int and a float may agree
 
 
 EVIDENCE_COLUMNS = ("valid", "pass_rate", "scored", *INTERVAL_COLUMNS, *MEASUREMENT_GROUP)
