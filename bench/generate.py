@@ -118,7 +118,7 @@ def seed_text(i: int) -> str:
 
 def write_seeds(run_dir: Path, count: int, chunk: int = 65536) -> None:
     """A finished seeds stage of `count` synthetic seeds, as `synthgen seeds` lays it out."""
-    stage = StageDir.of(run_dir, "seeds")
+    stage = StageDir(run_dir, "seeds")
     digest = hashlib.sha256(f"bench-seeds-{count}".encode()).hexdigest()[:16]
     meta = {k.encode(): v.encode() for k, v in file_metadata("seeds", digest, {"shard": SHARD}).items()}
     schema = SEEDS.with_metadata(meta)
@@ -290,7 +290,7 @@ def memory_part(args) -> list[tuple[str, float]]:
             cmd += ["--attempts", "2", "--turns", "6", "--max-in-flight", "256", "--no-progress"]
             for phase in ("fresh", "resumed"):
                 peak, code, secs, stop_s = stopped_run(cmd, server, args.big_requests, timeout_s=900)
-                rows = sum(pq.ParquetFile(p).metadata.num_rows for p in StageDir.of(run_dir, "generate").parts())
+                rows = sum(pq.ParquetFile(p).metadata.num_rows for p in StageDir(run_dir, "generate").parts())
                 print(
                     f"memory: {phase} run over {args.big_seeds:,} seeds stopped after {args.big_requests} requests "
                     f"(exit {code} {stop_s:.1f} s after SIGTERM, {secs:.0f} s, {rows} rows on disk): "

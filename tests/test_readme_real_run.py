@@ -120,7 +120,7 @@ def test_the_real_run_section_sends_and_records_the_papers_settings(tmp_path):
 
     # What the rows and their metadata record.
     run_dir = next(p.parent for p in tmp_path.glob("**/generate") if p.is_dir())
-    stage = StageDir.of(run_dir, "generate")
+    stage = StageDir(run_dir, "generate")
     settings = json.loads(read_metadata(stage.parts()[0])["settings"])
     assert settings["teacher"]["reasoning_effort"] == "high" and settings["student"]["reasoning_effort"] == "low"
     assert settings["attempts"] == 32 and settings["turns"] == 6
@@ -131,6 +131,6 @@ def test_the_real_run_section_sends_and_records_the_papers_settings(tmp_path):
 
     # The paper's chain set: bin ran with the broad scheme (hard 0.10-0.26), yet every chain starts
     # in the chains scheme's hard band, 0.05-0.16 (the paper's Appendix B).
-    links = StageDir.of(run_dir, "chain/links").read()
+    links = StageDir(run_dir, "chain/links").read()
     starts = links.filter(links["level"] == "hard")["pass_rate"].to_list()
     assert starts and all(0.05 <= rate <= 0.16 for rate in starts), starts

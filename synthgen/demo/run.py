@@ -39,38 +39,21 @@ def needs_server(settings: DemoSettings) -> bool:
     )
 
 
+def _stage_settings(kind, settings: DemoSettings, base_url: str | None, **fields):
+    shared = settings.model_dump(include={"run_dir", "seed", "attempts", "progress"})
+    return resolve_settings(kind, {}, {**shared, **fields, **_roles(settings, base_url)})
+
+
 def generate_settings(settings: DemoSettings, base_url: str) -> GenerateSettings:
-    return resolve_settings(
-        GenerateSettings,
-        {},
-        {
-            "run_dir": settings.run_dir,
-            "envs": settings.envs,
-            "turns": settings.turns,
-            "attempts": settings.attempts,
-            "seed": settings.seed,
-            "progress": settings.progress,
-            "lineages_per_seed": 1,
-            **_roles(settings, base_url),
-        },
+    return _stage_settings(
+        GenerateSettings, settings, base_url, envs=settings.envs, turns=settings.turns, lineages_per_seed=1
     )
 
 
 def chain_settings(settings: DemoSettings, base_url: str) -> ChainSettings:
     """Chains from the kept problems in the chains scheme's hard band (the default start band), with the
     disjoint baseline beside them."""
-    return resolve_settings(
-        ChainSettings,
-        {},
-        {
-            "run_dir": settings.run_dir,
-            "seed": settings.seed,
-            "attempts": settings.attempts,
-            "disjoint": True,
-            "progress": settings.progress,
-            **_roles(settings, base_url),
-        },
-    )
+    return _stage_settings(ChainSettings, settings, base_url, disjoint=True)
 
 
 def curate(settings: DemoSettings, base_url: str, console: Console) -> None:
@@ -96,9 +79,8 @@ def fit_to_servers(settings: DemoSettings, base_url: str) -> DemoSettings:
     from synthgen.llm.client import LLMClient
 
     probe_settings = generate_settings(settings, base_url)
-    teacher, student = settings.teacher.model_copy(), settings.student.model_copy()
-    for role, resolved in ((teacher, probe_settings.teacher), (student, probe_settings.student)):
-        role.base_url = resolved.base_url
+    teacher = settings.teacher.model_copy(update={"base_url": probe_settings.teacher.base_url})
+    student = settings.student.model_copy(update={"base_url": probe_settings.student.base_url})
 
     async def check() -> None:
         async with LLMClient(teacher, student, probe_settings.llm, max_in_flight=4) as llm:

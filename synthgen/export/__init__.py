@@ -68,7 +68,7 @@ def run(settings: ExportSettings, console: Console | None = None) -> Path:
         check_login()
 
     infos = stage_infos(run_dir)
-    bin_status = StageDir.of(run_dir, "bin").require_complete(settings.allow_partial)
+    bin_status = StageDir(run_dir, "bin").require_complete(settings.allow_partial)
     if bin_status.partial:
         console.print(f"[yellow]export: {bin_status.note()}[/yellow]")
     bins = bins_of(infos.get("bin"))
@@ -205,7 +205,7 @@ def _facts(settings: ExportSettings, run_dir: Path, configs, infos, bins, binned
     for env, difficulty, n in binned.group_by("env", "difficulty").len().sort("env", "difficulty").iter_rows():
         counts.setdefault(env, {})[difficulty or ""] = n
     counts = {env: counts[env] for env in [e for e in ENV_NAMES if e in counts] + sorted(set(counts) - set(ENV_NAMES))}
-    seeds = StageDir.of(run_dir, "seeds")
+    seeds = StageDir(run_dir, "seeds")
     sources = dict(sorted(seeds.read(["source"]).group_by("source").len().iter_rows())) if seeds.parts() else {}
     filter_stats = read_json(run_dir / "filter" / "stats.json") or {}
     words = {**INTEGRITY_CHECKS, **REASON_TEXT}
@@ -295,14 +295,14 @@ def _measured_rows(binned, configs):
 
 def _chains_remeasured(run_dir: Path) -> bool:
     """Did `synthgen chain --remeasure` measure the chain steps anew (its parts' metadata say so)?"""
-    recorded = [read_metadata(part).get("measurement") for part in StageDir.of(run_dir, "chain/links").parts()]
+    recorded = [read_metadata(part).get("measurement") for part in StageDir(run_dir, "chain/links").parts()]
     return any(json.loads(r).get("remeasure") for r in recorded if r)
 
 
 def _lineage(run_dir: Path, exported: pl.DataFrame) -> dict | None:
     """The card's lineage summary: how many teacher turns a kept problem took, and the yield of each
     strategy (exported / generated valid); None without a generate stage."""
-    stage = StageDir.of(run_dir, "generate")
+    stage = StageDir(run_dir, "generate")
     if not stage.parts() or exported.height == 0:
         return None
     generated = stage.read(["turn_id", "turn", "strategy", "valid"]).filter(pl.col("valid"))

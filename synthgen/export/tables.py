@@ -69,7 +69,7 @@ def binned_configs(status: StageStatus, bins: list[Bin]) -> list[ConfigTable]:
 def read_chains(run_dir: Path, allow_partial: bool) -> ConfigTable | None:
     """Every problem of every chain, with its chain, level and position; None without a chain stage
     (a finished one, or a partial one on purpose) or without chains."""
-    stages = StageDir.of(run_dir, "chain/problems"), StageDir.of(run_dir, "chain/links")
+    stages = StageDir(run_dir, "chain/problems"), StageDir(run_dir, "chain/links")
     if not any(stage.parts() for stage in stages):
         return None
     problems, links = (stage.require_complete(allow_partial) for stage in stages)
@@ -110,7 +110,7 @@ def write_config(folder: Path, config: ConfigTable, max_rows: int, metadata: dic
 
 def read_kept(run_dir: Path, allow_partial: bool) -> ConfigTable | None:
     """Every problem the filter kept, sorted by problem id, when the run has a filter stage."""
-    stage = StageDir.of(run_dir, "filter")
+    stage = StageDir(run_dir, "filter")
     if not stage.parts():
         return None
     table = stage.require_complete(allow_partial).read_table()

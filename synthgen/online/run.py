@@ -80,7 +80,7 @@ def load_seeds(settings) -> dict[str, str]:
     from synthgen.store.layout import StageDir
 
     folder = settings.online.worker.seeds_dir
-    stage = StageDir.at(folder, "seeds") if folder else StageDir.of(settings.run_dir, "seeds")
+    stage = StageDir.at(folder, "seeds") if folder else StageDir(settings.run_dir, "seeds")
     if not stage.path.is_dir():
         if settings.online.buffer.explore > 0:
             raise UserError(

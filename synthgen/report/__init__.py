@@ -156,9 +156,9 @@ def collect_report(settings: ReportSettings) -> ReportData:
     run = run_info.check_run_dir(settings.run_dir)
     numbers = collect(StatsSettings(run_dir=run, buckets=HISTOGRAM_BUCKETS))
     found = run_info.stages(run)
-    gen = read_columns(StageDir.of(run, "generate"), GENERATE_COLUMNS)
-    kept = read_columns(StageDir.of(run, "filter"), ("turn_id", "problem_id", "env", "pass_rate"))
-    binned_stage = StageDir.of(run, "bin")
+    gen = read_columns(StageDir(run, "generate"), GENERATE_COLUMNS)
+    kept = read_columns(StageDir(run, "filter"), ("turn_id", "problem_id", "env", "pass_rate"))
+    binned_stage = StageDir(run, "bin")
     binned = read_columns(binned_stage, (*EXAMPLE_COLUMNS, "difficulty")) if binned_stage.parts() else None
     return ReportData(
         run_dir=run,
@@ -181,7 +181,7 @@ def collect_report(settings: ReportSettings) -> ReportData:
 def unparsed_answers(run: Path, count: int) -> list[dict[str, Any]]:
     """Up to `count` teacher answers that did not parse, as their rows keep them (what the model wrote)."""
     columns = ("turn_id", "env", "reason", "reason_detail", "teacher_answer")
-    gen = read_columns(StageDir.of(run, "generate"), columns)
+    gen = read_columns(StageDir(run, "generate"), columns)
     if gen is None or count == 0:
         return []
     return gen.filter(pl.col("teacher_answer").is_not_null()).sort("turn_id").head(count).to_dicts()
@@ -241,7 +241,7 @@ def pick_examples(binned: pl.DataFrame | None, count: int, seed: int) -> list[di
 
 def pick_chains(run: Path, count: int, seed: int) -> list[list[dict[str, Any]]]:
     """Up to `count` chains, each its problems from hard to easy."""
-    links_stage, problems_stage = StageDir.of(run, "chain/links"), StageDir.of(run, "chain/problems")
+    links_stage, problems_stage = StageDir(run, "chain/links"), StageDir(run, "chain/problems")
     links = read_columns(links_stage, ("chain_id", "level", "position", "problem_id"))
     problems = read_columns(problems_stage, EXAMPLE_COLUMNS)
     if links is None or problems is None or count == 0:

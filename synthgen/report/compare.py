@@ -113,7 +113,7 @@ def is_train_output(path: Path) -> bool:
 
 
 def is_generate_run(path: Path) -> bool:
-    return path.is_dir() and bool(StageDir.of(path, "generate").parts())
+    return path.is_dir() and bool(StageDir(path, "generate").parts())
 
 
 def resolve_inputs(paths: list[Path]) -> tuple[list[Path], list[Path]]:
@@ -189,10 +189,10 @@ def read_train_run(path: Path) -> TrainRun:
 
 
 def read_generate_run(path: Path) -> GenerateRun:
-    gen = read_columns(StageDir.of(path, "generate"), ("mode", "turn", "seed_id", "turn_id"))
+    gen = read_columns(StageDir(path, "generate"), ("mode", "turn", "seed_id", "turn_id"))
     if gen is None:
         raise UserError(f"compare: {path}/generate holds no rows")
-    kept_frame = read_columns(StageDir.of(path, "filter"), ("turn_id",))
+    kept_frame = read_columns(StageDir(path, "filter"), ("turn_id",))
     if kept_frame is None:
         raise UserError(f"compare: {path} has no filter stage yet: yield counts kept problems (run `synthgen filter`)")
     gen = gen.with_columns(pl.col("turn_id").is_in(kept_frame["turn_id"].to_list()).alias("kept"))

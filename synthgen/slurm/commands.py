@@ -49,7 +49,7 @@ class Submission:
     def _pending(self, stage: str, num_shards: int | None, force: bool, dry_run: bool) -> tuple[int, list[int]]:
         """(n, the shards of `stage` without a marker); refuses while an earlier array still runs."""
         n = int(num_shards or self._section(stage).get("num_shards") or 1)
-        pending = StageDir.of(self.rctx.run_dir, stage).pending(n)
+        pending = StageDir(self.rctx.run_dir, stage).pending(n)
         if not pending:
             self.echo(f"{stage}: all {n} shards are finished in {self.rctx.run_dir}; nothing to submit")
         elif not dry_run and not force:
@@ -90,7 +90,7 @@ class Submission:
 
     def check_generate_finished(self) -> None:
         """curate without --after needs every generate shard finished (else filter sees part of it)."""
-        stage = StageDir.of(self.rctx.run_dir, "generate")
+        stage = StageDir(self.rctx.run_dir, "generate")
         found = stage.status()
         if not found.finished:
             raise UserError(f"no finished generate shard in {stage.path}; run generate first or pass --after JOB_ID")

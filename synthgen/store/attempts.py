@@ -304,7 +304,7 @@ def read_attempts(run_dir: Path, columns: Sequence[str] | None = None) -> pa.Tab
         if not folder.path.is_dir() or not (folder.parts() or folder.done_shards()):
             continue
         found = folder.status()
-        rows = StageDir.of(run_dir, stage).require_complete()
+        rows = StageDir(run_dir, stage).require_complete()
         if found.missing or set(found.finished) != set(rows.finished):
             lacking = sorted(set(rows.finished) - set(found.finished)) or found.missing
             raise UserError(

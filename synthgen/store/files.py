@@ -3,6 +3,7 @@ rename), two folders swap in one step, and readers list only finished files."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import json
@@ -21,14 +22,8 @@ from synthgen.store.records import SCHEMA_VERSION
 
 
 def file_metadata(stage: str, settings_hash: str, extra: dict[str, Any] | None = None) -> dict[str, str]:
-    meta = {
-        "schema_version": SCHEMA_VERSION,
-        "settings_hash": settings_hash,
-        "stage": stage,
-        "version": __version__,
-    }
-    for key, value in (extra or {}).items():
-        meta[key] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    meta = {"schema_version": SCHEMA_VERSION, "settings_hash": settings_hash, "stage": stage, "version": __version__}
+    meta |= {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in (extra or {}).items()}
     return {checks.META_PREFIX + k: v for k, v in meta.items()}
 
 
@@ -71,16 +66,9 @@ def _fsync(path: Path) -> None:
 
 
 def fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    """`_fsync` a folder where the filesystem allows it (where it does not, there is nothing to do)."""
+    with contextlib.suppress(OSError):
+        _fsync(path)
 
 
 def read_metadata(path: Path) -> dict[str, str]:

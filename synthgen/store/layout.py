@@ -27,6 +27,7 @@ they are: a folder of your own problems works as an input.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import re
@@ -46,8 +47,6 @@ from synthgen.store.files import exchange, fsync_dir, list_parquet, write_parque
 from synthgen.store.lock import exclusive, holder
 from synthgen.store.records import content_hash
 
-SHARD_FORMAT = "shard-{index:05d}-of-{count:05d}"
-SHARD_PRINTF = "shard-%05d-of-%05d"  # the same name for shell scripts (the Slurm array)
 _SHARD = re.compile(r"shard-(\d+)-of-(\d+)\Z")
 _PART = re.compile(r"(?P<shard>.+)\.part-(?P<index>\d+)\.parquet\Z")
 MARKER_SUFFIX = ".done"
@@ -82,12 +81,12 @@ LAYOUTS: dict[str, Layout] = {
 class StageDir:
     """One stage's folder in a run: its parts, markers, lock, completeness and validated reads.
 
-    `StageDir.of(run_dir, "generate")` is a stage of a run; `StageDir.at(folder, "filter")` is a
+    `StageDir(run_dir, "generate")` is a stage of a run; `StageDir.at(folder, "filter")` is a
     folder anywhere that holds a stage's kind of output; `StageDir.input_of(run_dir, "filter",
     input_dir)` is what a stage reads (its `input_dir` setting, else RUN_DIR/<upstream>).
     """
 
-    def __init__(self, run_dir: Path, stage: str, *, path: Path | None = None):
+    def __init__(self, run_dir: Path | str, stage: str, *, path: Path | None = None):
         self.run_dir = Path(run_dir)
         self.stage = stage
         self.path = Path(path) if path is not None else self.run_dir / stage
@@ -99,10 +98,6 @@ class StageDir:
         return f"StageDir({self.stage!r} at {str(self.path)!r})"
 
     @classmethod
-    def of(cls, run_dir: Path | str, stage: str) -> StageDir:
-        return cls(Path(run_dir), stage)
-
-    @classmethod
     def at(cls, folder: Path | str, stage: str) -> StageDir:
         folder = Path(folder)
         return cls(folder.parent, stage, path=folder)
@@ -110,7 +105,7 @@ class StageDir:
     @classmethod
     def input_of(cls, run_dir: Path | str, upstream: str, input_dir: Path | str | None) -> StageDir:
         """The folder a stage reads: its `input_dir` setting when set, else RUN_DIR/<upstream>."""
-        return cls.at(input_dir, upstream) if input_dir else cls.of(run_dir, upstream)
+        return cls.at(input_dir, upstream) if input_dir else cls(run_dir, upstream)
 
     def sub(self, name: str) -> StageDir:
         """A stage nested in this one's folder (filter/rejects inside filter/)."""
@@ -120,7 +115,7 @@ class StageDir:
     @staticmethod
     def shard_name(index: int, count: int) -> str:
         """`shard-00003-of-00008`: shard 3 of an 8-way split."""
-        return SHARD_FORMAT.format(index=index, count=count)
+        return f"shard-{index:05d}-of-{count:05d}"
 
     @staticmethod
     def shard_index(name: str) -> tuple[int, int] | None:
@@ -130,14 +125,8 @@ class StageDir:
 
     @staticmethod
     def marker_printf() -> str:
-        """The marker file name as a printf format of (index, count), for shell scripts."""
-        return SHARD_PRINTF + MARKER_SUFFIX
-
-    @staticmethod
-    def part_shard(path: Path) -> str | None:
-        """The shard a part file belongs to (`<shard>.part-00000.parquet`), or None."""
-        m = _PART.match(Path(path).name)
-        return m.group("shard") if m else None
+        """The marker file name as a printf format of (index, count), for shell scripts (the Slurm array)."""
+        return "shard-%05d-of-%05d" + MARKER_SUFFIX
 
     @staticmethod
     def part_index(path: Path) -> int:
@@ -179,7 +168,7 @@ class StageDir:
         return info if isinstance(info, dict) else {}
 
     def shard_parts(self, shard: str) -> list[Path]:
-        return sorted(p for p in self.path.glob(f"{glob_escape(shard)}.part-*.parquet") if _PART.match(p.name))
+        return sorted(p for p in self.path.glob(f"{glob.escape(shard)}.part-*.parquet") if _PART.match(p.name))
 
     def clear_shard(self, shard: str) -> None:
         """Remove a shard's parts, marker and stale temp files (before rewriting it whole)."""
@@ -191,7 +180,7 @@ class StageDir:
     def remove_stale_temps(self, shard: str) -> None:
         """Temp files a killed writer of `shard` left behind (other shards' writers may be live)."""
         if self.path.is_dir():
-            for p in self.path.glob(f".{glob_escape(shard)}.*.tmp-*"):
+            for p in self.path.glob(f".{glob.escape(shard)}.*.tmp-*"):
                 p.unlink(missing_ok=True)
 
     def lock(self, shard: str | None = None) -> contextlib.AbstractContextManager[None]:
@@ -221,7 +210,7 @@ class StageDir:
                 raise UserError(f"{self.path} is a file, not a folder")
             parent.mkdir(parents=True, exist_ok=True)
             for kind in ("new", "old"):
-                for stale in parent.glob(f".{glob_escape(name)}.{kind}-*"):
+                for stale in parent.glob(f".{glob.escape(name)}.{kind}-*"):
                     shutil.rmtree(stale, ignore_errors=True)  # we hold the lock: their writers are gone
             build_path = parent / f".{name}.new-{os.getpid()}"
             build_path.mkdir()
@@ -257,10 +246,6 @@ class StageDir:
         """Every finished Parquet file of the stage (sub-folders too for nested layouts)."""
         return list_parquet(self.path, recursive=self.layout.nested)
 
-    def top_parts(self) -> list[Path]:
-        """Parquet files directly in the folder."""
-        return list_parquet(self.path)
-
     def nested_parts(self) -> list[Path]:
         """Parquet files in sub-folders, for nested layouts (bin/<difficulty>/); else none."""
         if not self.layout.nested:
@@ -290,9 +275,9 @@ class StageDir:
         markers = {name: self.done_info(name) or {} for name in self.done_shards()}
         groups: dict[str, list[Path]] = defaultdict(list)
         loose: list[Path] = []
-        for part in self.top_parts():
-            shard = self.part_shard(part)
-            (groups[shard] if shard else loose).append(part)
+        for part in list_parquet(path):  # `<shard>.part-00000.parquet` belongs to its shard
+            m = _PART.match(part.name)
+            (groups[m.group("shard")] if m else loose).append(part)
         nested = self.nested_parts()
         ours = [p for p in nested if checks.file_metadata_of(checks.read_schema(p)).get("stage")]
         whole = self.layout.whole
@@ -327,14 +312,11 @@ class StageDir:
         says so (`.partial`, `.note()`, `.metadata()`) so the reader can report and record it.
         `hint` is appended to the "nothing found" message (", or pass --input").
         """
-        found = self.status()
-        layout = self.layout
-        busy = running(self)
-        if busy:
-            busy_note = f"`synthgen {layout.made_by}` is still writing {self.path} ({', '.join(busy)})"
-        if not found.exists or (not found.parts and not found.finished and not found.missing):
+        found, layout, busy = self.status(), self.layout, running(self)
+        writing = f"`synthgen {layout.made_by}` is still writing {self.path} ({', '.join(busy)})"
+        if not found.exists or not (found.parts or found.finished or found.missing):
             if busy:
-                raise UserError(f"{busy_note}; wait for it to finish")
+                raise UserError(f"{writing}; wait for it to finish")
             also = "; --allow-partial reads finished shards only, and there are none" if allow_partial else ""
             raise UserError(
                 f"no {layout.noun} found in {self.path} (run `synthgen {layout.made_by}` first{hint})"
@@ -342,19 +324,19 @@ class StageDir:
                 + also
             )
         if found.missing:
-            total = len(found.missing) + len(found.finished)
-            what = (
-                f"{self.path} is not finished: {len(found.missing)} of {total} shard(s) have no completion marker "
-                f"({found.missing_names()})"
-            )
+            left, total = len(found.missing), len(found.missing) + len(found.finished)
             if busy:
-                what = f"{busy_note}: {len(found.missing)} of {total} shard(s) not finished ({found.missing_names()})"
-            resume = (
-                "wait for it to finish"
-                if busy
-                else f"run `synthgen {layout.made_by}` again with the same settings to finish them (it resumes where "
-                "it stopped)"
-            )
+                what = f"{writing}: {left} of {total} shard(s) not finished ({found.missing_names()})"
+                resume = "wait for it to finish"
+            else:
+                what = (
+                    f"{self.path} is not finished: {left} of {total} shard(s) have no completion marker "
+                    f"({found.missing_names()})"
+                )
+                resume = (
+                    f"run `synthgen {layout.made_by}` again with the same settings to finish them (it resumes "
+                    "where it stopped)"
+                )
             if not allow_partial:
                 raise UserError(
                     f"{what}; {resume}, or pass --allow-partial to read only the finished ones" + _leftover(self)
@@ -431,11 +413,8 @@ class StageStatus:
 
     def fingerprint(self) -> str:
         """Changes when any part a reader takes is added, removed or rewritten."""
-        rows = []
-        for p in self.parts:
-            st = p.stat()
-            rows.append([str(p.relative_to(self.stage.path)), st.st_size, st.st_mtime_ns])
-        return content_hash(rows)
+        stats = [(str(p.relative_to(self.stage.path)), p.stat()) for p in self.parts]
+        return content_hash([[name, st.st_size, st.st_mtime_ns] for name, st in stats])
 
     def read_table(self, columns: Sequence[str] | None = None, *, spec: checks.TableSpec | None = None) -> pa.Table:
         """The parts a reader may take, checked against the stage's schema (or `spec`)."""
@@ -493,7 +472,3 @@ def _leftover(stage: StageDir) -> str:
         return ""
     builds = sorted(stage.path.parent.glob(f".{stage.path.name}.new-*"))
     return f" ({builds[0].name} is a build that was killed or is still running)" if builds else ""
-
-
-def glob_escape(name: str) -> str:
-    return re.sub(r"([*?\[])", r"[\1]", name)

@@ -43,11 +43,9 @@ def exclusive(path: Path, what: str, where: Path | str = "") -> Iterator[None]:
     path = Path(path)
     key = os.path.abspath(path)
     with _guard:
-        if key in _held:
+        nested = key in _held
+        if nested:
             _held[key] += 1
-            nested = True
-        else:
-            nested = False
     if nested:
         try:
             yield

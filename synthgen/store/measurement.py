@@ -19,7 +19,6 @@ A pass rate is k correct of n scored attempts of one student. Two things make it
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import polars as pl
@@ -30,47 +29,34 @@ Z95 = 1.959963984540054  # the normal quantile of 0.975
 INTERVAL_COLUMNS = ("pass_rate_low", "pass_rate_high")
 
 
-def wilson(correct: int, scored: int, z: float = Z95) -> tuple[float | None, float | None]:
-    """The Wilson score interval of correct/scored; (None, None) without a scored attempt."""
-    if scored <= 0:
-        return None, None
-    p = correct / scored
-    z2 = z * z
-    centre = (p + z2 / (2 * scored)) / (1 + z2 / scored)
-    half = z * math.sqrt(p * (1 - p) / scored + z2 / (4 * scored * scored)) / (1 + z2 / scored)
-    # Exact at the ends (rounding would leave 0.9999999999999999 for k = n).
-    low = 0.0 if correct <= 0 else max(0.0, centre - half)
-    high = 1.0 if correct >= scored else min(1.0, centre + half)
-    return low, high
-
-
-def wilson_exprs(correct: pl.Expr, scored: pl.Expr, z: float = Z95) -> tuple[pl.Expr, pl.Expr]:
-    """`wilson` as polars expressions (null where scored is 0 or null)."""
-    n = scored.cast(pl.Float64)
+def wilson_exprs(correct: pl.Expr, scored: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """The Wilson score interval of correct/scored as polars expressions (null where scored is 0 or null)."""
+    n, z2 = scored.cast(pl.Float64), Z95 * Z95
     p = correct.cast(pl.Float64) / n
-    z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * (p * (1 - p) / n + z2 / (4 * n * n)).sqrt() / (1 + z2 / n)
+    half = Z95 * (p * (1 - p) / n + z2 / (4 * n * n)).sqrt() / (1 + z2 / n)
     ok = scored.is_not_null() & (scored > 0)
+    # Exact at the ends (rounding would leave 0.9999999999999999 for k = n).
     low = pl.when(ok & (correct <= 0)).then(0.0).when(ok).then(pl.max_horizontal(pl.lit(0.0), centre - half))
     high = pl.when(ok & (correct >= scored)).then(1.0).when(ok).then(pl.min_horizontal(pl.lit(1.0), centre + half))
     return low, high
+
+
+def wilson(correct: int, scored: int) -> tuple[float | None, float | None]:
+    """`wilson_exprs` for one pass rate; (None, None) without a scored attempt."""
+    low, high = wilson_exprs(pl.lit(correct), pl.lit(scored))
+    return pl.select(low.alias("low"), high.alias("high")).row(0)
 
 
 def with_intervals(df: pl.DataFrame) -> pl.DataFrame:
     """`df` with `pass_rate_low`/`pass_rate_high`, filled where null (rows of older runs, imported
     sets) from the pass rate and `scored`: k = round(pass_rate * scored)."""
     scored = pl.col("scored") if "scored" in df.columns else pl.lit(None, dtype=pl.Int64)
-    correct = (pl.col("pass_rate") * scored).round(0)
-    low, high = wilson_exprs(correct, scored.cast(pl.Float64))
-    low = low.alias("_low")
-    high = high.alias("_high")
-    df = df.with_columns(low, high)
-    out = []
-    for name, computed in zip(INTERVAL_COLUMNS, ("_low", "_high")):
-        have = pl.col(name) if name in df.columns else pl.lit(None, dtype=pl.Float64)
-        out.append(pl.coalesce(have, pl.col(computed)).alias(name))
-    return df.with_columns(out).drop("_low", "_high")
+    computed = wilson_exprs((pl.col("pass_rate") * scored).round(0), scored.cast(pl.Float64))
+    return df.with_columns(
+        pl.coalesce(pl.col(name) if name in df.columns else pl.lit(None, dtype=pl.Float64), value).alias(name)
+        for name, value in zip(INTERVAL_COLUMNS, computed)
+    )
 
 
 def measurement_key(
@@ -175,14 +161,8 @@ def differences(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str
     """(name, before, after) for each recorded part in which two measurements (rows, or entries of
     `measurements`) differ; empty when the columns agree (their measured_by may still differ, in
     top_p or max_tokens). A part either side does not have is not compared."""
-    out = []
-    for column, name in RECORDED:
-        if column in before and column in after:
-            a, b = before[column], after[column]
-            same = a == b or (isinstance(a, (int, float)) and isinstance(b, (int, float)) and float(a) == float(b))
-            if not same:
-                out.append((name, a, b))
-    return out
+    shared = [(name, before[c], after[c]) for c, name in RECORDED if c in before and c in after]
+    return [(name, a, b) for name, a, b in shared if a != b]  # 1 == 1.0: an int and a float may agree
 
 
 EVIDENCE_COLUMNS = ("valid", "pass_rate", "scored", *INTERVAL_COLUMNS, *MEASUREMENT_GROUP)
@@ -243,20 +223,12 @@ CHANCE_COLUMNS = ("env", "valid", "pass_rate", "chance_rate", "chance_strategies
 GUESSABLE_AT = 0.5  # the chance rate from which the summaries count a problem as guessable (a coin flip's)
 
 
-def above_chance(pass_rate: float | None, chance_rate: float | None) -> float | None:
+def above_chance_expr() -> pl.Expr:
     """The pass rate above chance, (p - c) / (1 - c): the share of the room chance leaves that the
     student took (Cohen's kappa for one rater against a no-skill baseline). 0 at chance, 1 when
-    always solved, negative when the student does worse than the no-skill strategy; None without a
+    always solved, negative when the student does worse than the no-skill strategy; null without a
     chance rate or at c = 1, where the reward says nothing about skill."""
-    if pass_rate is None or chance_rate is None or chance_rate >= 1:
-        return None
-    return (pass_rate - chance_rate) / (1 - chance_rate)
-
-
-def above_chance_expr(p: pl.Expr | None = None, c: pl.Expr | None = None) -> pl.Expr:
-    """`above_chance` as a polars expression (null where it is None)."""
-    p = pl.col("pass_rate") if p is None else p
-    c = pl.col("chance_rate") if c is None else c
+    p, c = pl.col("pass_rate"), pl.col("chance_rate")
     return pl.when(c.is_not_null() & (c < 1)).then((p - c) / (1 - c)).otherwise(None)
 
 
@@ -292,16 +264,15 @@ def chance_summary(frame: pl.DataFrame | None, buckets: int = 10) -> dict[str, A
     if frame.height == 0:
         return None
     measured = frame.filter(pl.col("chance_rate").is_not_null())
+
+    def counts(rates: list[float]) -> dict[str, int]:
+        return {"guessable": sum(v >= GUESSABLE_AT for v in rates), "always": sum(v >= 1 for v in rates)}
+
     by_env = {}
     for env in sorted(frame["env"].unique().to_list()):
-        part = measured.filter(pl.col("env") == env)
-        rates = part["chance_rate"].to_list()
-        by_env[env] = {
-            **_stats(rates),
-            "unmeasured": frame.filter(pl.col("env") == env).height - part.height,
-            "guessable": sum(1 for v in rates if v >= GUESSABLE_AT),
-            "always": sum(1 for v in rates if v >= 1),
-        }
+        rates = measured.filter(pl.col("env") == env)["chance_rate"].to_list()
+        unmeasured = frame.filter(pl.col("env") == env).height - len(rates)
+        by_env[env] = {**_stats(rates), "unmeasured": unmeasured, **counts(rates)}
     won = measured["chance_strategies"].explode().drop_nulls() if "chance_strategies" in measured.columns else None
     kinds = won.str.split(":").list.first().value_counts(sort=True) if won is not None and len(won) else None
     above = None
@@ -314,8 +285,7 @@ def chance_summary(frame: pl.DataFrame | None, buckets: int = 10) -> dict[str, A
         "measured": measured.height,
         **{k: v for k, v in _stats(rates).items() if k != "n"},
         "guessable_at": GUESSABLE_AT,
-        "guessable": sum(1 for v in rates if v >= GUESSABLE_AT),
-        "always": sum(1 for v in rates if v >= 1),
+        **counts(rates),
         "histogram": histogram(rates, buckets),
         "by_env": by_env,
         "strategies": {str(k): int(n) for k, n in kinds.iter_rows()} if kinds is not None else {},

@@ -59,12 +59,8 @@ def refuse_other_settings(
     whole = stage.layout.whole is not None and shard == stage.layout.whole
     what = f"{stage.path} was made" if whole else f"{stage.path} already holds {shard} made"
     # Only a stage that asks an LLM has answers a re-run gets back for free.
-    cache = (
-        " (its output is replaced; LLM answers to requests the same as before come from the run's request "
-        "cache, not paid for again)"
-        if cached
-        else ""
-    )
+    cache = " (its output is replaced; LLM answers to requests the same as before come from the run's request cache,"
+    cache = f"{cache} not paid for again)" if cached else ""
     raise UserError(f"{what} with other settings ({changed}); --force redoes it{cache}, or use another {elsewhere}")
 
 
@@ -141,7 +137,7 @@ class WholeStage(ABC):
         class MyStage(WholeStage):
             def prepare(self): self.found = read_input(...)   # before the lock: bad input, exit 2
             def build(self, build): ...; return {"rows": n}    # parts and files into `build`
-        MyStage(settings, StageDir.of(run_dir, "filter"), console).run(force)
+        MyStage(settings, StageDir(run_dir, "filter"), console).run(force)
 
     A second writer gets exit 2 (the folder's lock); an output marked with other settings is
     refused unless `force`; a killed build leaves the old complete output or none.

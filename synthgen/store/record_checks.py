@@ -146,12 +146,8 @@ def check_schema(schema: pa.Schema, spec: TableSpec, path: Path, columns: Sequen
 
 def file_metadata_of(schema: pa.Schema) -> dict[str, str]:
     """The synthgen.* metadata of a schema, without the prefix."""
-    out = {}
-    for key, value in (schema.metadata or {}).items():
-        k = key.decode(errors="replace")
-        if k.startswith(META_PREFIX):
-            out[k[len(META_PREFIX) :]] = value.decode(errors="replace")
-    return out
+    items = ((k.decode(errors="replace"), v.decode(errors="replace")) for k, v in (schema.metadata or {}).items())
+    return {k.removeprefix(META_PREFIX): v for k, v in items if k.startswith(META_PREFIX)}
 
 
 # -- values -----------------------------------------------------------------------------------------

@@ -226,13 +226,7 @@ ONLINE_PROBLEMS = pa.schema(  # every problem ever admitted; registry_index is i
         pa.field("parent_id", pa.string()),  # the problem it was mutated from
         pa.field("seed_id", pa.string()),
         pa.field("difficulty", pa.string()),  # the data's bin, or "online"
-        pa.field("code", pa.string()),
-        pa.field("inputs", pa.list_(pa.string())),
-        pa.field("outputs", pa.list_(pa.string())),
-        pa.field("message", pa.string()),
-        pa.field("pre_test_code", pa.string()),
-        pa.field("test_code", pa.string()),
-        pa.field("visible_count", pa.int16()),
+        *(PROBLEMS.field(name) for name in PROBLEM_COLUMNS[2:]),  # code ... visible_count
         pa.field("pass_rate", pa.float64()),  # the policy's at admission (the data's own for data rows)
         pa.field("policy_step", pa.int64()),  # the policy that measured it (null for data rows)
     ]

@@ -76,7 +76,7 @@ class StageInfo:
 
 def stage_info(run_dir: Path, name: str) -> StageInfo | None:
     """What `run_dir/<name>` holds, from its part footers and markers; None when it has no parts."""
-    stage = StageDir.of(run_dir, name)
+    stage = StageDir(run_dir, name)
     parts = stage.parts()
     if not parts:
         return None
@@ -90,7 +90,7 @@ def stage_info(run_dir: Path, name: str) -> StageInfo | None:
     markers = [stage.done_info(s) or {} for s in stage.done_shards()]
     if isinstance(settings, dict) and settings.get("disjoint") and name.startswith("chain/"):
         # What was asked is not what exists: a run killed while it built the baseline has none.
-        settings = {**settings, "disjoint": StageDir.of(run_dir, "chain/disjoint").status().complete}
+        settings = {**settings, "disjoint": StageDir(run_dir, "chain/disjoint").status().complete}
     return StageInfo(
         name=name,
         rows=stage.count_rows(parts),
@@ -158,11 +158,8 @@ def models(frame: pl.DataFrame) -> dict[str, dict[str, int]]:
         column = f"{role}_model"
         if column not in frame.columns:
             continue
-        rows = frame
-        if role == "student" and "scored" in frame.columns:
-            rows = frame.filter(pl.col("scored") > 0)
-        counts = Counter(v for v in rows[column].to_list() if v)
-        out[role] = dict(counts.most_common())
+        rows = frame.filter(pl.col("scored") > 0) if role == "student" and "scored" in frame.columns else frame
+        out[role] = dict(Counter(v for v in rows[column].to_list() if v).most_common())
     return out
 
 

@@ -128,7 +128,7 @@ def stage_part(
     meta: dict | None = None,
 ) -> Callable[[Path], None]:
     def setup(run: Path) -> None:
-        target = StageDir.of(run, stage)
+        target = StageDir(run, stage)
         target.write_part(shard, index, table, meta or file_metadata(stage, digest))
         if done:
             target.mark_done(shard, {"settings_hash": digest})
@@ -186,9 +186,9 @@ def config(text: str | bytes, name: str = "run.yaml") -> Callable[[Path], None]:
 
 
 def corrupt_kept(run: Path) -> None:
-    StageDir.of(run, "filter").path.mkdir(parents=True)
+    StageDir(run, "filter").path.mkdir(parents=True)
     (run / "filter" / "kept.part-00000.parquet").write_bytes(b"PAR1 garbage")
-    StageDir.of(run, "filter").mark_done("kept", {"settings_hash": "g"})
+    StageDir(run, "filter").mark_done("kept", {"settings_hash": "g"})
 
 
 FILTER = ("filter", "--run-dir", "{run}")

@@ -36,7 +36,7 @@ def test_other_settings_say_what_changed_and_what_force_replays(cli, generated):
     assert "--force redoes it" in err and "request cache" in err and "hash" not in err
     rc, _, err = cli(*argv, "--force")
     assert rc == 0, err
-    assert StageDir.of(run_dir, "generate").done_info(StageDir.of(run_dir, "generate").done_shards()[0])
+    assert StageDir(run_dir, "generate").done_info(StageDir(run_dir, "generate").done_shards()[0])
 
 
 def hold(run_dir, shard: str) -> subprocess.Popen:
@@ -44,7 +44,7 @@ def hold(run_dir, shard: str) -> subprocess.Popen:
     script = textwrap.dedent(f"""
         import sys
         from synthgen.store.layout import StageDir
-        with StageDir.of({str(run_dir)!r}, "generate").lock({shard!r}):
+        with StageDir({str(run_dir)!r}, "generate").lock({shard!r}):
             print("locked", flush=True)
             sys.stdin.read()
     """)
@@ -55,7 +55,7 @@ def hold(run_dir, shard: str) -> subprocess.Popen:
 
 def test_a_stage_being_written_is_named_running_with_its_pid_not_absent(cli, tmp_path):
     run_dir = tmp_path / "run"
-    generate = StageDir.of(run_dir, "generate")
+    generate = StageDir(run_dir, "generate")
     assert running_note(generate) is None
     writer = hold(run_dir, StageDir.shard_name(0, 1))
     try:
@@ -76,7 +76,7 @@ def test_a_stage_being_written_is_named_running_with_its_pid_not_absent(cli, tmp
 
 def test_an_interrupted_one_shard_run_says_how_to_finish_it(cli, generated):
     run_dir, _ = generated
-    generate = StageDir.of(run_dir, "generate")
+    generate = StageDir(run_dir, "generate")
     for shard in generate.done_shards():
         generate.marker_path(shard).unlink()  # as if it was stopped before its last part
     for argv in ([], ["--allow-partial"]):

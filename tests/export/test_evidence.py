@@ -80,7 +80,7 @@ def test_lineage_columns_load_and_the_card_summarises_them(demo_run, cli, tmp_pa
     assert [int(c) for c in header.strip("|").split("|")[1:]] == turns["turn"].to_list()
     assert [int(c) for c in counts.strip("|").split("|")[1:]] == turns["count"].to_list()
     # Yield by strategy: valid generated problems of each strategy, and how many made it here.
-    generated = StageDir.of(demo_run, "generate").read(["turn_id", "strategy", "valid"]).filter(pl.col("valid"))
+    generated = StageDir(demo_run, "generate").read(["turn_id", "strategy", "valid"]).filter(pl.col("valid"))
     exported = set(rows["turn_id"])
     for strategy, part in generated.group_by("strategy"):
         kept = sum(t in exported for t in part["turn_id"].to_list())

@@ -40,7 +40,7 @@ def exported(demo_run, tmp_path_factory):
 
 
 def test_every_config_loads_with_datasets_and_holds_its_env_and_bin(demo_run, exported):
-    binned = StageDir.of(demo_run, "bin").read()
+    binned = StageDir(demo_run, "bin").read()
     expected = {f"{env}-{difficulty}": n for env, difficulty, n in binned.group_by("env", "difficulty").len().rows()}
     names = set(datasets.get_dataset_config_names(str(exported)))
     assert names == {*expected, "all", "chains", "kept"}
@@ -54,7 +54,7 @@ def test_every_config_loads_with_datasets_and_holds_its_env_and_bin(demo_run, ex
 
 
 def test_kept_config_is_every_problem_the_filter_kept(demo_run, exported):
-    kept = StageDir.of(demo_run, "filter").read()
+    kept = StageDir(demo_run, "filter").read()
     ds = _load(exported, "kept")
     assert sorted(ds["problem_id"]) == sorted(kept["problem_id"].to_list()) and ds.num_rows > 0
     _, prose = _card(exported)
@@ -62,7 +62,7 @@ def test_kept_config_is_every_problem_the_filter_kept(demo_run, exported):
 
 
 def test_chains_config_holds_each_chain_hard_to_easy(demo_run, exported):
-    links = StageDir.of(demo_run, "chain/links").read()
+    links = StageDir(demo_run, "chain/links").read()
     chains = _load(exported, "chains").to_polars()
     assert chains.height == links.height > 0
     for _, chain in chains.group_by("chain_id"):
@@ -87,7 +87,7 @@ def test_card_header_and_prose_say_how_the_data_was_made(demo_run, exported):
     for reason, n in filter_stats["reasons"].items():
         if n:
             assert f"| `{reason}` | {n} |" in prose, reason
-    binned = StageDir.of(demo_run, "bin").read()
+    binned = StageDir(demo_run, "bin").read()
     for env in set(binned["env"]):
         per_bin = binned.filter(pl.col("env") == env)
         assert f"| {env} |" in prose and f" {per_bin.height} |" in prose
@@ -176,7 +176,7 @@ def test_push_to_hub_uploads_the_folder_it_wrote(demo_run, cli, tmp_path, monkey
     upload = calls["upload_folder"]
     assert upload["repo_id"] == "someone/demo" and upload["repo_type"] == "dataset"
     assert upload["folder_path"] == str(tmp_path / "out") and "data/**" in upload["delete_patterns"]
-    assert calls["loaded"]["all"] == StageDir.of(demo_run, "bin").count_rows() and calls["loaded"]["chains"] > 0
+    assert calls["loaded"]["all"] == StageDir(demo_run, "bin").count_rows() and calls["loaded"]["chains"] > 0
     assert 'load_dataset("someone/demo"' in calls["card"]
     assert "pushed to https://huggingface.co/datasets/someone/demo" in err
 

@@ -72,9 +72,9 @@ def _problem_rows(out: Path, fmt: str) -> dict[str, list[dict]]:
 def _source_rows(run: Path) -> dict[str, dict]:
     """What the export should hold: the binned problems, then the chains' other problems, by problem id,
     each with its chain columns (null outside chains) and, for a chain step no bin holds, its level as bin."""
-    binned = StageDir.of(run, "bin").read().to_dicts()
-    links = {r["problem_id"]: r for r in StageDir.of(run, "chain/links").read().to_dicts()}
-    chained = {r["problem_id"]: r for r in StageDir.of(run, "chain/problems").read().to_dicts()}
+    binned = StageDir(run, "bin").read().to_dicts()
+    links = {r["problem_id"]: r for r in StageDir(run, "chain/links").read().to_dicts()}
+    chained = {r["problem_id"]: r for r in StageDir(run, "chain/problems").read().to_dicts()}
     rows = {r["problem_id"]: r for r in binned}
     for pid, row in chained.items():
         rows.setdefault(pid, {**row, "difficulty": links[pid]["level"]})
@@ -219,7 +219,7 @@ def test_sft_rows_are_verified_solved_attempts_of_their_problem(attempts_run, cl
     )
     files = _files(out, "sft")
     assert set(files) == {"train", "test"}
-    source = {r["problem_id"]: r for r in StageDir.of(attempts_run, "bin").read().to_dicts()}
+    source = {r["problem_id"]: r for r in StageDir(attempts_run, "bin").read().to_dicts()}
     kept = pl.from_arrow(read_attempts(attempts_run))
     assert (kept["reward"] == 0.0).any()  # failed attempts are there to be left out
     by_key = {(r["turn_id"], r["attempt"]): r for r in kept.to_dicts()}

@@ -38,7 +38,7 @@ def test_the_card_reads_chance_mutation_and_widths_per_env_and_bin_and_what_each
     rc, _, err = cli("export", demo_run, out)
     assert rc == 0, err
     section = _section((out / "README.md").read_text())
-    binned = StageDir.of(demo_run, "bin").read()
+    binned = StageDir(demo_run, "bin").read()
     assert binned["chance_rate"].null_count() == 0  # the demo measured every problem's chance level
 
     rows = {(r[0], r[1]): r for r in _table(section, "environment")}

@@ -117,7 +117,7 @@ def write_bin_run(run_dir: Path, rows: list[dict]) -> Path:
     from synthgen.store.layout import StageDir
 
     schema = records.with_fields(records.PROBLEMS, [pa.field("difficulty", pa.string(), nullable=False)])
-    stage = StageDir.of(run_dir, "bin")
+    stage = StageDir(run_dir, "bin")
     with stage.rebuild() as build:
         for difficulty in sorted({r["difficulty"] for r in rows}):
             table = records.table_from_rows([r for r in rows if r["difficulty"] == difficulty], schema)

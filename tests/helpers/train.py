@@ -86,7 +86,7 @@ def write_generated(run_dir: Path, rates=FILTER_RATES) -> Path:
                 correct=round(rate * 32),
             )
         )
-    stage = StageDir.of(run_dir, "generate")
+    stage = StageDir(run_dir, "generate")
     shard = stage.shard_name(0, 1)
     stage.write_part(shard, 0, records.table_from_rows(rows, records.PROBLEMS), file_metadata("generate", "g"))
     stage.mark_done(shard, {"settings_hash": "g", "rows": len(rows)})

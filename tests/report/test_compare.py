@@ -144,7 +144,7 @@ def write_generate_run(cli, run: Path, mode: str, kept_per_seed: int, seed: int)
         "single_turn": 3 if mode == "single" else 0,
         "attempts": 32,
     }
-    stage = StageDir.of(run, "generate")
+    stage = StageDir(run, "generate")
     stage.write_part(
         "shard-00000-of-00001",
         0,

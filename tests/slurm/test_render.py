@@ -80,10 +80,10 @@ def test_array_spec_lists_indices_and_compresses_runs():
 
 
 def test_pending_shards_skip_completion_markers(tmp_path):
-    assert StageDir.of(tmp_path, "generate").pending(4) == [0, 1, 2, 3]
+    assert StageDir(tmp_path, "generate").pending(4) == [0, 1, 2, 3]
     _mark_done(tmp_path, [0, 2], 4)
     _mark_done(tmp_path, [1], 8)  # another sharding's marker does not count
-    assert StageDir.of(tmp_path, "generate").pending(4) == [1, 3]
+    assert StageDir(tmp_path, "generate").pending(4) == [1, 3]
 
 
 # -- generate --------------------------------------------------------------------------------------

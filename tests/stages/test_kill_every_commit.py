@@ -139,7 +139,7 @@ def _commits(run_dir, stage: str) -> int:
 
 
 def _outputs(run_dir, stage: str) -> dict:
-    return {name: StageDir.of(run_dir, name).read().sort(key) for name, key in OUTPUTS[stage].items()}
+    return {name: StageDir(run_dir, name).read().sort(key) for name, key in OUTPUTS[stage].items()}
 
 
 def _python_m_synthgen(argv: list[str]) -> None:

@@ -57,10 +57,10 @@ def test_seeds_on_a_full_disk(cli, tmp_path, small_disk):
     filler = fill(small_disk)
     rc, _, err = cli("seeds", "--run-dir", run, "--n", "8", "--seed", "7")
     _one_line_infra(rc, err, "seeds", run)
-    assert not StageDir.of(run, "seeds").done_shards()
+    assert not StageDir(run, "seeds").done_shards()
     filler.unlink()
     assert cli("seeds", "--run-dir", run, "--n", "8", "--seed", "7")[0] == 0
-    assert StageDir.of(run, "seeds").read().equals(StageDir.of(clean, "seeds").read())
+    assert StageDir(run, "seeds").read().equals(StageDir(clean, "seeds").read())
 
 
 # Free space left when the run starts: none, a little (the request cache's write-ahead log, not a
@@ -78,12 +78,12 @@ def test_generate_on_a_disk_that_fills_up(cli, tmp_path, small_disk, seeds_run, 
     rc, _, err = cli(*stage("generate", run, server.url), *GENERATE)
     _one_line_infra(rc, err, "generate", run)
     assert "sqlite" not in err.lower() or "out of space" in err
-    assert not StageDir.of(run, "generate").done_shards()
+    assert not StageDir(run, "generate").done_shards()
     filler.unlink()
     rc, _, err = cli(*stage("generate", run, server.url), *GENERATE)
     assert rc == 0, err
-    rows = StageDir.of(run, "generate").read().sort("turn_id").select(COMPARED)
-    assert rows.equals(StageDir.of(clean, "generate").read().sort("turn_id").select(COMPARED))
+    rows = StageDir(run, "generate").read().sort("turn_id").select(COMPARED)
+    assert rows.equals(StageDir(clean, "generate").read().sort("turn_id").select(COMPARED))
 
 
 def test_filter_on_a_full_disk_keeps_the_old_output(cli, tmp_path, small_disk, seeds_run, scripted_server):
@@ -92,15 +92,15 @@ def test_filter_on_a_full_disk_keeps_the_old_output(cli, tmp_path, small_disk, s
     shutil.copytree(seeds_run / "seeds", run / "seeds")
     assert cli(*stage("generate", run, server.url), *GENERATE)[0] == 0
     assert cli("filter", "--run-dir", run, "--band-low", "0", "--band-high", "1")[0] == 0
-    old = StageDir.of(run, "filter").read()
+    old = StageDir(run, "filter").read()
     clean = tmp_path / "clean"
     shutil.copytree(run, clean, ignore=shutil.ignore_patterns("filter", "cache"))
     assert cli("filter", "--run-dir", clean)[0] == 0
     filler = fill(small_disk)
     rc, _, err = cli("filter", "--run-dir", run, "--force")
     _one_line_infra(rc, err, "filter", run)
-    assert StageDir.of(run, "filter").read().equals(old)  # the old output, whole and still marked
+    assert StageDir(run, "filter").read().equals(old)  # the old output, whole and still marked
     assert not [p for p in run.iterdir() if ".new-" in p.name]
     filler.unlink()
     assert cli("filter", "--run-dir", run, "--force")[0] == 0
-    assert StageDir.of(run, "filter").read().equals(StageDir.of(clean, "filter").read())
+    assert StageDir(run, "filter").read().equals(StageDir(clean, "filter").read())

@@ -102,7 +102,7 @@ def test_shard_names_round_trip():
 
 
 def test_missing_shards_are_named_and_allow_partial_reads_the_finished_ones(tmp_path):
-    stage = StageDir.of(tmp_path, "seeds")
+    stage = StageDir(tmp_path, "seeds")
     _finished_shard(stage, StageDir.shard_name(0, 3), 2)
     stage.write_part(StageDir.shard_name(1, 3), 0, table_from_rows(_rows(5), SEEDS), file_metadata("seeds", "abc"))
     # shard 2 never started: it is missing too
@@ -129,7 +129,7 @@ def test_missing_shards_are_named_and_allow_partial_reads_the_finished_ones(tmp_
     ],
 )
 def test_inconsistent_stages_are_refused_even_with_allow_partial(tmp_path, case, words):
-    stage = StageDir.of(tmp_path, "seeds")
+    stage = StageDir(tmp_path, "seeds")
     _finished_shard(stage, StageDir.shard_name(0, 2), 1)
     if case == "hashes":
         _finished_shard(stage, StageDir.shard_name(1, 2), 1, digest="other")
@@ -148,7 +148,7 @@ def test_foreign_parquet_needs_no_marker_but_our_nested_parts_do(tmp_path):
     (own / "hard").mkdir(parents=True)
     pq.write_table(table_from_rows(_rows(2), SEEDS), own / "hard" / "p.parquet")  # written by someone else
     assert StageDir.at(own, "bin").require_complete().parts == [own / "hard" / "p.parquet"]
-    ours = StageDir.of(tmp_path / "run", "bin")
+    ours = StageDir(tmp_path / "run", "bin")
     from synthgen.store.files import write_parquet_atomic
 
     write_parquet_atomic(
@@ -162,14 +162,14 @@ def test_foreign_parquet_needs_no_marker_but_our_nested_parts_do(tmp_path):
 
 def test_nothing_there_is_one_line_naming_the_stage_that_makes_it(tmp_path):
     with pytest.raises(UserError, match=r"no generated problems found in .* \(run `synthgen generate` first, or x\)"):
-        StageDir.of(tmp_path, "generate").require_complete(hint=", or x")
+        StageDir(tmp_path, "generate").require_complete(hint=", or x")
     (tmp_path / "generate").write_text("")
     with pytest.raises(UserError, match="is a file"):
-        StageDir.of(tmp_path, "generate").require_complete()
+        StageDir(tmp_path, "generate").require_complete()
 
 
 def test_rebuild_swaps_in_whole_or_keeps_the_old(tmp_path):
-    stage = StageDir.of(tmp_path, "filter")
+    stage = StageDir(tmp_path, "filter")
 
     def rows() -> int:
         return stage.require_complete().read(spec=SEEDS_SPEC).height
@@ -190,7 +190,7 @@ def test_rebuild_swaps_in_whole_or_keeps_the_old(tmp_path):
 
 
 def test_stage_reads_check_the_schema(tmp_path):
-    stage = StageDir.of(tmp_path, "seeds")
+    stage = StageDir(tmp_path, "seeds")
     stage.write_part("shard-a", 0, pa.table({"seed_id": ["x"], "text": [5]}), file_metadata("seeds", "abc"))
     with pytest.raises(UserError, match="has no column 'source'"):
         stage.read()
@@ -204,7 +204,7 @@ def test_swap_with_and_without_an_atomic_exchange(tmp_path, monkeypatch, exchang
 
     if not exchange:
         monkeypatch.setattr(layout, "exchange", lambda a, b: False)  # filesystems without RENAME_EXCHANGE
-    stage = StageDir.of(tmp_path, "filter")
+    stage = StageDir(tmp_path, "filter")
     for n in (2, 4):
         with stage.rebuild() as build:
             _finished_shard(build, "kept", n)

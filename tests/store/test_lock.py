@@ -23,7 +23,7 @@ def hold(run_dir, shard: str | None) -> subprocess.Popen:
     script = textwrap.dedent(f"""
         import sys
         from synthgen.store.layout import StageDir
-        with StageDir.of({str(run_dir)!r}, "generate").lock({shard!r}):
+        with StageDir({str(run_dir)!r}, "generate").lock({shard!r}):
             print("locked", flush=True)
             sys.stdin.read()
         print("released", flush=True)
@@ -35,7 +35,7 @@ def hold(run_dir, shard: str | None) -> subprocess.Popen:
 
 @pytest.mark.parametrize("shard", [SHARD, None])
 def test_second_writer_is_refused_with_the_holders_pid_and_host(tmp_path, shard):
-    stage = StageDir.of(tmp_path, "generate")
+    stage = StageDir(tmp_path, "generate")
     holder = hold(tmp_path, shard)
     try:
         with pytest.raises(UserError) as caught:
@@ -57,7 +57,7 @@ def test_a_killed_holder_never_blocks(tmp_path):
     holder = hold(tmp_path, SHARD)
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()
-    stage = StageDir.of(tmp_path, "generate")
+    stage = StageDir(tmp_path, "generate")
     with stage.lock(SHARD):
         pass
     # only the kernel's lock went away with the killed holder; the next holder, having written
@@ -66,7 +66,7 @@ def test_a_killed_holder_never_blocks(tmp_path):
 
 
 def test_shard_locks_are_independent_and_reentrant(tmp_path):
-    stage = StageDir.of(tmp_path, "generate")
+    stage = StageDir(tmp_path, "generate")
     holder = hold(tmp_path, SHARD)
     try:
         with stage.lock(StageDir.shard_name(4, 8)):  # another shard of the same stage
@@ -80,4 +80,4 @@ def test_shard_locks_are_independent_and_reentrant(tmp_path):
 def test_lock_under_a_run_dir_that_is_a_file(tmp_path):
     (tmp_path / "run").write_text("not a folder")
     with pytest.raises(UserError, match="is a file"):
-        StageDir.of(tmp_path / "run", "filter")
+        StageDir(tmp_path / "run", "filter")

@@ -120,7 +120,7 @@ def test_a_killed_refilter_leaves_the_old_output_whole(run, tmp_path, cli):
 def test_filter_refuses_an_unfinished_generate_shard_unless_allow_partial(tmp_path, cli):
     run, late = tmp_path / "run", StageDir.shard_name(1, 2)
     write_generate(run, ROWS[:6], shard=StageDir.shard_name(0, 2))
-    StageDir.of(run, "generate").write_part(
+    StageDir(run, "generate").write_part(
         late, 0, table_from_rows(ROWS[6:], PROBLEMS), file_metadata("generate", "gen0")
     )  # still being written: no marker
     rc, _, err = cli("filter", "--run-dir", run)
@@ -135,7 +135,7 @@ def test_filter_refuses_an_unfinished_generate_shard_unless_allow_partial(tmp_pa
     recorded = json.loads(read_metadata(run / "filter" / "kept.part-00000.parquet")["input_partial"])
     assert recorded["missing"] == [late] and recorded["finished"] == [StageDir.shard_name(0, 2)]
     assert json.loads((run / "filter" / "stats.json").read_text())["input_partial"]["missing"] == [late]
-    assert StageDir.of(run, "filter").done_info("kept")["input_partial"]["missing"] == [late]
+    assert StageDir(run, "filter").done_info("kept")["input_partial"]["missing"] == [late]
     rc, _, err = cli("bin", "--run-dir", run)  # the filter output is finished; bin passes the news on
     assert rc == 0 and "was itself made from a partial input" in err
 
@@ -152,7 +152,7 @@ def test_two_seeds_writers_on_one_shard(tmp_path, cli):
             textwrap.dedent(f"""
         import sys
         from synthgen.store.layout import StageDir
-        with StageDir.of({str(tmp_path / "run")!r}, "seeds").lock({shard!r}):
+        with StageDir({str(tmp_path / "run")!r}, "seeds").lock({shard!r}):
             print("locked", flush=True)
             sys.stdin.read()
     """),
@@ -165,11 +165,11 @@ def test_two_seeds_writers_on_one_shard(tmp_path, cli):
     try:
         rc, _, err = cli("seeds", "dir", src, "--run-dir", tmp_path / "run", "--n", "3")
         assert rc == 2 and f"shard 0 of seeds is being written by pid {holder.pid} on host" in err
-        assert not StageDir.of(tmp_path / "run", "seeds").done_shards()
+        assert not StageDir(tmp_path / "run", "seeds").done_shards()
     finally:
         kill(holder)
     rc, _, err = cli("seeds", "dir", src, "--run-dir", tmp_path / "run", "--n", "3")
     assert rc == 0, err
     assert cli("seeds", "dir", src, "--run-dir", tmp_path / "single", "--n", "3")[0] == 0
-    seeds = [StageDir.of(tmp_path / r, "seeds").require_complete().read().rows() for r in ("run", "single")]
+    seeds = [StageDir(tmp_path / r, "seeds").require_complete().read().rows() for r in ("run", "single")]
     assert seeds[0] and seeds[0] == seeds[1]

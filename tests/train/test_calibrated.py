@@ -75,7 +75,7 @@ def test_the_bins_derived_from_a_calibration_train_under_a_curriculum(cli, calib
     run = tmp_path / "rebinned"
     rc, _, err = cli("bin", "--run-dir", run, "--input-dir", calibrated / "calibrate")
     assert rc == 0, err
-    binned = StageDir.of(run, "bin").read()
+    binned = StageDir(run, "bin").read()
     new_bins = dict(binned.select("problem_id", "difficulty").iter_rows())
     counts = dict(binned["difficulty"].value_counts().iter_rows())
     assert any(a != b for a, b in binned.select("difficulty", "prior_difficulty").iter_rows())

@@ -26,14 +26,14 @@ def filtered(tmp_path_factory):
 
 
 def test_a_filter_folder_is_one_split_of_every_kept_problem(filtered):
-    kept = StageDir.of(filtered, "filter").read()
+    kept = StageDir(filtered, "filter").read()
     rows = load_problem_rows([filtered / "filter"])
     assert bin_counts(rows) == {KEPT_SPLIT: kept.height} and kept.height == 7
     assert {r["problem_id"] for r in rows} == set(kept["problem_id"])
     # 1-3 of 32 solved: kept by the filter, below every broad bin, and in the training set.
     assert sum(r["pass_rate"] < 0.10 for r in rows) == 3
     # The rejects beside the kept rows never train.
-    assert not {r["problem_id"] for r in rows} & set(StageDir.of(filtered, "filter/rejects").read()["problem_id"])
+    assert not {r["problem_id"] for r in rows} & set(StageDir(filtered, "filter/rejects").read()["problem_id"])
 
 
 def test_an_unfinished_filter_folder_is_refused(filtered, tmp_path, cli):
@@ -74,7 +74,7 @@ def test_grpo_trains_on_every_kept_problem_and_logs_its_solved_completions(filte
         save_completions="solved",
     )
     run(settings, scorer=scorer, prompt_fn=fake_prompt)
-    kept = set(StageDir.of(filtered, "filter").read()["problem_id"])
+    kept = set(StageDir(filtered, "filter").read()["problem_id"])
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["bins"] == {KEPT_SPLIT: len(kept)}
     assert set(drawn) <= kept and len(set(drawn)) > 1

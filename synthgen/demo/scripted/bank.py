@@ -79,7 +79,7 @@ class BankResponder:
     # -- teacher ---------------------------------------------------------------------------
     def choose(self, text: str) -> tuple[str, int, int, str]:
         """(family, level, variant, how) of the next problem for a teacher prompt."""
-        names = bp.family_names()
+        names = bp.FAMILY_ORDER
         found = cues.read(text)
         if found.task == "first":
             snippet = cues.snippet(text) or text

@@ -1,9 +1,9 @@
 """The scripted brain's bank: 12 problem families x 5 difficulty levels, each a real Python function.
 
 `<family>_<level>` is a self-contained function whose docstring is the hint the teacher gives with it;
-INPUTS lists its six example inputs. The brain sends its source (renamed to `f`, without the hint) as the
-teacher's code and calls it in-process to know gold values (synthgen.demo.scripted.bank_problems turns a
-level into a problem for any environment). Rules for adding one: imports inside the body, no recursion
+`@examples` above it lists its six example inputs. The brain sends its source (renamed to `f`, without the
+hint) as the teacher's code and calls it in-process to know gold values (synthgen.demo.scripted.bank_problems
+turns a level into a problem for any environment). Rules for adding one: imports inside the body, no recursion
 through its own name, no mutation of arguments, deterministic, and fast on every listed input.
 """
 
@@ -23,7 +23,7 @@ class Level:
     """One difficulty level of a family: the function (its docstring is the hint) and its example inputs."""
 
     func: Callable
-    inputs: tuple[str, ...]
+    inputs: tuple[str, ...]  # argument lists as prompts show them (`3, [1, 2]`)
 
     @property
     def message(self) -> str:
@@ -34,42 +34,52 @@ class Level:
         return list(inspect.signature(self.func).parameters)
 
     def source(self, name: str = "f") -> str:
-        """The function's code as the teacher writes it: renamed, without the hint (which goes apart)."""
+        """The function's code as the teacher writes it: renamed, without `@examples` and the hint."""
         lines = textwrap.dedent(inspect.getsource(self.func)).strip("\n").split("\n")
-        hint = ast.parse("\n".join(lines)).body[0].body[0]
-        text = "\n".join(lines[: hint.lineno - 1] + lines[hint.end_lineno :])
+        node = ast.parse("\n".join(lines)).body[0]
+        hint = node.body[0]
+        text = "\n".join(lines[node.lineno - 1 : hint.lineno - 1] + lines[hint.end_lineno :])
         return re.sub(rf"^def {self.func.__name__}\(", f"def {name}(", text, count=1)
 
     def run(self, args_text: str) -> Any:
         """The real function on an argument list (literal_eval of our own literals)."""
-        args, kwargs = literal_args(args_text)
-        return self.func(*args, **kwargs)
+        return self.func(*literal_args(args_text))
 
 
-def argument_text(func: Callable, example: Any) -> str:
-    """An example input as the argument list that prompts show and `Level.run` reads."""
-    args = example if len(inspect.signature(func).parameters) > 1 else (example,)
-    return ", ".join(repr(a) for a in args)
+def literal_args(text: str) -> list:
+    return list(ast.literal_eval(f"({text},)"))
 
 
-def literal_args(text: str) -> tuple[list, dict]:
-    call = ast.parse(f"f({text})", mode="eval").body
-    return [ast.literal_eval(a) for a in call.args], {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+BANK: dict[str, Level] = {}  # "<family>_<level>" -> its Level
+
+
+def examples(*values: Any) -> Callable[[Callable], Callable]:
+    """Register a level with its six example inputs (a tuple of arguments where it takes several)."""
+
+    def register(func: Callable) -> Callable:
+        several = len(inspect.signature(func).parameters) > 1
+        BANK[func.__name__] = Level(func, tuple(", ".join(map(repr, v if several else (v,))) for v in values))
+        return func
+
+    return register
 
 
 # -- whole numbers: digits, primes, coins ----------------------------------------
 
 
+@examples(123, 4071, 99, 5, 1000, 86)
 def digits_1(n):
     """Add up the decimal digits of the number."""
     return sum(int(c) for c in str(abs(n)))
 
 
+@examples(12, 305, 7, 99, 1111, 240)
 def digits_2(n):
     """Square every decimal digit of the number and add the squares up."""
     return sum(int(c) ** 2 for c in str(abs(n)))
 
 
+@examples(121, 918, 5, 1000, 4736, 90)
 def digits_3(n):
     """Walk over the digits from the last one to the first, adding and subtracting them in turn (the last digit is
     added)."""
@@ -80,6 +90,7 @@ def digits_3(n):
     return total
 
 
+@examples(39, 999, 7, 25, 77, 10)
 def digits_4(n):
     """Count how many times you must replace the number by the product of its digits before it has a single digit."""
     steps = 0
@@ -92,6 +103,7 @@ def digits_4(n):
     return steps
 
 
+@examples(7, 19, 4, 1, 23, 20)
 def digits_5(n):
     """Repeatedly replace the number by the sum of the squares of its digits. Count the steps until it becomes 1, or
     give -1 if it starts repeating first."""
@@ -106,6 +118,7 @@ def digits_5(n):
     return steps
 
 
+@examples(2, 15, 17, 1, 91, 97)
 def primes_1(n):
     """Is the number prime?"""
     if n < 2:
@@ -118,6 +131,7 @@ def primes_1(n):
     return True
 
 
+@examples(10, 2, 1, 30, 100, 13)
 def primes_2(n):
     """How many primes are there that are not larger than the number?"""
     if n < 2:
@@ -131,6 +145,7 @@ def primes_2(n):
     return sum(sieve)
 
 
+@examples(12, 7, 1, 360, 97, 1001)
 def primes_3(n):
     """List the prime factors of the number from smallest to largest, repeating a factor as often as it divides."""
     factors = []
@@ -145,6 +160,7 @@ def primes_3(n):
     return factors
 
 
+@examples(12, 7, 1, 36, 100, 97)
 def primes_4(n):
     """How many positive divisors does the number have?"""
     count = 0
@@ -156,6 +172,7 @@ def primes_4(n):
     return count
 
 
+@examples(1, 2, 5, 10, 25, 50)
 def primes_5(n):
     """Give the n-th prime number, counting 2 as the first."""
     found = 0
@@ -167,6 +184,7 @@ def primes_5(n):
     return candidate
 
 
+@examples(1, 2, 3, 5, 10, 0)
 def coins_1(n):
     """In how many ways can you climb n stairs taking one or two stairs at a time?"""
     a, b = 1, 1
@@ -175,6 +193,7 @@ def coins_1(n):
     return a
 
 
+@examples((4, [1, 2]), (4, [1, 3]), (5, [2]), (6, [2]), (7, [1, 2, 3]), (3, [5]))
 def coins_2(n, steps):
     """In how many ordered ways can you climb n stairs when each move covers one of the allowed step sizes?"""
     ways = [1] + [0] * n
@@ -183,6 +202,7 @@ def coins_2(n, steps):
     return ways[n]
 
 
+@examples((11, [1, 2, 5]), (3, [2]), (0, [1]), (7, [2, 3]), (12, [1, 6, 9]), (10, [10]))
 def coins_3(amount, coins):
     """What is the smallest number of coins (any number of each kind) that add up to the amount? Give -1 if none do."""
     best = [0] + [None] * amount
@@ -192,6 +212,7 @@ def coins_3(amount, coins):
     return -1 if best[amount] is None else best[amount]
 
 
+@examples((5, [1, 2, 5]), (3, [2]), (0, [7]), (10, [10]), (8, [2, 3, 5]), (12, [1, 6, 9]))
 def coins_4(amount, coins):
     """In how many ways can the amount be paid with the coin kinds, where the order of coins does not matter?"""
     ways = [1] + [0] * amount
@@ -201,6 +222,7 @@ def coins_4(amount, coins):
     return ways[amount]
 
 
+@examples(("abcde", "ace"), ("abc", "abc"), ("abc", "def"), ("", "abc"), ("stone", "longest"), ("aggtab", "gxtxayb"))
 def coins_5(a, b):
     """How long is the longest sequence of characters that appears, in order but not necessarily side by side, in
     both texts?"""
@@ -216,16 +238,19 @@ def coins_5(a, b):
 # -- strings: text, brackets, words, cipher ----------------------------------------
 
 
+@examples("banana", "sky", "Education", "aeiou", "rhythm and blues", "Queue")
 def text_1(s):
     """Count the vowels in the text, upper or lower case."""
     return sum(1 for c in s.lower() if c in "aeiou")
 
 
+@examples("banana", "sky", "Education", "Hello, World", "queue it up", "AEIOUxyz")
 def text_2(s):
     """Drop every vowel from the text and keep everything else as it is."""
     return "".join(c for c in s if c.lower() not in "aeiou")
 
 
+@examples("hello", "sky", "Education", "leetcode", "a man a plan", "Ui")
 def text_3(s):
     """Keep every consonant and symbol in place but put the vowels back in reverse order."""
     vowels = [c for c in s if c.lower() in "aeiou"]
@@ -235,6 +260,7 @@ def text_3(s):
     return "".join(out)
 
 
+@examples("abcabcbb", "bbbb", "", "pwwkew", "dvdf", "abcdefg")
 def text_4(s):
     """Find the length of the longest piece of the text in which no character appears twice."""
     last = {}
@@ -247,6 +273,7 @@ def text_4(s):
     return best
 
 
+@examples("aabcbcdbca", "aaaa", "abbbc", "abcabcbb", "aaabbbccca", "q")
 def text_5(s):
     """Find the length of the shortest piece of the text that still contains every distinct character of the whole
     text."""
@@ -267,11 +294,13 @@ def text_5(s):
     return best
 
 
+@examples("(()", "()()", "))(", "(((", "(a)(b))", "")
 def brackets_1(s):
     """How many more opening round brackets than closing ones are there?"""
     return s.count("(") - s.count(")")
 
 
+@examples("(())", "()()()", "((()))(()", "", "(a(b(c)d)e)", "()((()))")
 def brackets_2(s):
     """How deeply are the round brackets nested at their deepest point?"""
     depth = best = 0
@@ -284,6 +313,7 @@ def brackets_2(s):
     return best
 
 
+@examples("([]{})", "(]", "", "{[()()]}", "((", "a(b)c]")
 def brackets_3(s):
     """Decide whether all three kinds of brackets in the text open and close in a properly nested way."""
     pairs = {")": "(", "]": "[", "}": "{"}
@@ -296,6 +326,7 @@ def brackets_3(s):
     return not stack
 
 
+@examples("())", "(((", "()", ")(", "()))((", "(()())")
 def brackets_4(s):
     """What is the smallest number of round brackets you must insert to make the text balanced?"""
     open_count = inserts = 0
@@ -309,6 +340,7 @@ def brackets_4(s):
     return inserts + open_count
 
 
+@examples("(()", ")()())", "", "()(()", "(()())", "()(())))(")
 def brackets_5(s):
     """Find the length of the longest piece of the text that is a balanced sequence of round brackets."""
     stack = [-1]
@@ -325,11 +357,13 @@ def brackets_5(s):
     return best
 
 
+@examples("the quick brown fox", "hello", "", "  spaced   out  words ", "a b c d e f", "one two")
 def words_1(text):
     """Count the words in the text, where words are separated by any amount of white space."""
     return len(text.split())
 
 
+@examples("the quick brown fox", "hello", "", "to be or not", "a bb ccc dd", "equal sized words")
 def words_2(text):
     """Return the longest word of the text; when several are equally long, the first of them."""
     best = ""
@@ -339,12 +373,14 @@ def words_2(text):
     return best
 
 
+@examples("the quick brown fox", "hello", "", "python IS fun", "a b c", "  two   words ")
 def words_3(text):
     """Put the words in reverse order and start each with a capital letter (the rest lower case), separated by
     single spaces."""
     return " ".join(w.capitalize() for w in reversed(text.split()))
 
 
+@examples("the cat and the hat", "b a b a", "Hello hello HELLO world", "one", "x y z y z", "dog cat Dog CAT cat")
 def words_4(text):
     """Which word occurs most often, ignoring case? On a tie take the alphabetically first; answer in lower case."""
     counts = {}
@@ -353,6 +389,9 @@ def words_4(text):
     return min(counts, key=lambda w: (-counts[w], w)) if counts else ""
 
 
+@examples(
+    "listen silent enlist google", "a b c", "", "tea eat ate tan nat bat", "Dusty study night thing", "abc cab bca abc"
+)
 def words_5(text):
     """Group the words that are anagrams of each other (ignoring case) and list the group sizes from largest to
     smallest."""
@@ -363,12 +402,14 @@ def words_5(text):
     return sorted(groups.values(), reverse=True)
 
 
+@examples(("abc", 1), ("xyz", 3), ("hello world", 13), ("Mixed Case", 2), ("zzz", 26), ("a-b-c", 25))
 def cipher_1(text, k):
     """Shift every lower-case letter forward in the alphabet by k places, wrapping from z to a; leave everything
     else alone."""
     return "".join(chr((ord(c) - 97 + k) % 26 + 97) if "a" <= c <= "z" else c for c in text)
 
 
+@examples(("abc", 1), ("XYZ", 3), ("Hello, World!", 13), ("Mixed Case", 2), ("zzz", 27), ("No Change", 0))
 def cipher_2(text, k):
     """Shift every letter forward in the alphabet by k places, wrapping around and keeping upper and lower case."""
     out = []
@@ -381,6 +422,7 @@ def cipher_2(text, k):
     return "".join(out)
 
 
+@examples(("attack", "lemon"), ("hello", "a"), ("abc def", "bc"), ("zzz", "b"), ("x", "key"), ("keep it up", "ab"))
 def cipher_3(text, key):
     """Shift each lower-case letter by the alphabet position (a=0) of the next key letter, cycling through the key
     and using key letters only for text letters."""
@@ -396,6 +438,7 @@ def cipher_3(text, key):
     return "".join(out)
 
 
+@examples("aaab", "abc", "", "zzzzzzzzzzzz", "aabbaa", "x")
 def cipher_4(text):
     """Replace every run of equal characters by the character followed by the length of the run."""
     out = []
@@ -409,6 +452,7 @@ def cipher_4(text):
     return "".join(out)
 
 
+@examples("aaab", "abc", "", "zzzzzzzzzzzz", "aabbaa", "aabcccccaaa")
 def cipher_5(text):
     """Compress runs of a repeated character into the character and the run length (single characters stay bare),
     but keep the original text unless the result is strictly shorter."""
@@ -427,11 +471,13 @@ def cipher_5(text):
 # -- lists: runs, spans (intervals), ops (operation lists) ------------------------------
 
 
+@examples([1, 2, 3, 4, 5], [3, 2, 1], [1, 5, 2, 6, 3], [4], [2, 2, 3, 3, 4], [1, 3, 2, 4, 3, 5])
 def runs_1(xs):
     """Count the places where a list element is bigger than the one right before it."""
     return sum(1 for a, b in zip(xs, xs[1:]) if b > a)
 
 
+@examples([1, 2, 3, 1, 2], [5, 4, 3], [], [1, 3, 5, 7, 2, 4], [2, 2, 2, 3], [9, 1, 2, 3, 4, 0])
 def runs_2(xs):
     """Find the length of the longest stretch of neighbouring elements that keeps strictly rising."""
     if not xs:
@@ -443,6 +489,7 @@ def runs_2(xs):
     return best
 
 
+@examples([1, 1, 2, 3, 3, 3], [4, 4, 4, 4], [], [1, 2, 1, 2], [5, 5, 6, 6, 5], [7])
 def runs_3(xs):
     """Report, in order, how long each block of equal neighbouring values is."""
     out = []
@@ -454,6 +501,7 @@ def runs_3(xs):
     return out
 
 
+@examples([1, 2, 3, 1, 2], [5, 4, 3], [1, 3, 2, 4], [2, 2], [9], [0, -1, 5, 6, -2])
 def runs_4(xs):
     """Split the list into maximal strictly rising stretches and add up the largest value of each stretch."""
     total = 0
@@ -463,6 +511,9 @@ def runs_4(xs):
     return total
 
 
+@examples(
+    ([1, 3, 6, 7, 9, 2], 2), ([8, 2, 4, 7], 4), ([5, 5, 5], 0), ([1, 10, 2, 9, 3], 8), ([4, 1, 2, 3, 9], 3), ([], 1)
+)
 def runs_5(xs, k):
     """Find the longest stretch of neighbouring elements whose largest and smallest values differ by at most k."""
     best = 0
@@ -476,11 +527,20 @@ def runs_5(xs, k):
     return best
 
 
+@examples([[1, 3], [2, 5]], [[0, 10]], [], [[4, 4], [1, 2]], [[-3, 3], [0, 1], [5, 9]], [[2, 7], [7, 8]])
 def spans_1(spans):
     """Add up the lengths (end minus start) of all the intervals."""
     return sum(b - a for a, b in spans)
 
 
+@examples(
+    [[1, 3], [2, 6], [8, 10]],
+    [[1, 4], [4, 5]],
+    [],
+    [[5, 6], [1, 2]],
+    [[1, 10], [2, 3], [4, 8]],
+    [[3, 5], [1, 2], [2, 3]],
+)
 def spans_2(spans):
     """Join the intervals that overlap or touch, and list the joined intervals from left to right."""
     merged = []
@@ -492,6 +552,7 @@ def spans_2(spans):
     return merged
 
 
+@examples([[1, 3], [2, 5]], [[0, 10]], [], [[4, 4], [1, 2]], [[1, 4], [6, 8], [2, 7]], [[2, 7], [7, 8]])
 def spans_3(spans):
     """How much of the number line is covered by at least one of the intervals?"""
     total, end = 0, None
@@ -505,6 +566,14 @@ def spans_3(spans):
     return total
 
 
+@examples(
+    [[1, 3], [2, 5], [4, 6]],
+    [[0, 10]],
+    [[1, 2], [2, 3]],
+    [[1, 5], [2, 6], [3, 7], [8, 9]],
+    [],
+    [[1, 10], [2, 3], [2, 4], [2, 5]],
+)
 def spans_4(spans):
     """Treating each interval as including its start but not its end, what is the largest number of intervals that
     cover one point?"""
@@ -516,6 +585,14 @@ def spans_4(spans):
     return best
 
 
+@examples(
+    [[1, 2], [2, 3], [3, 4], [1, 3]],
+    [[1, 2], [1, 2], [1, 2]],
+    [[1, 2], [2, 3]],
+    [[0, 10], [1, 2], [3, 4], [5, 6]],
+    [],
+    [[1, 5], [2, 3], [4, 6], [7, 8]],
+)
 def spans_5(spans):
     """What is the smallest number of intervals to delete so that no two of the rest overlap (touching ends are
     fine)?"""
@@ -528,6 +605,7 @@ def spans_5(spans):
     return removed
 
 
+@examples(["+3", "-2", "+10"], [], ["-5"], ["+1", "+1", "+1", "+1"], ["+100", "-99"], ["-7", "+2", "-1"])
 def ops_1(ops):
     """Start from zero and apply each signed change in turn; report the final value."""
     value = 0
@@ -536,6 +614,14 @@ def ops_1(ops):
     return value
 
 
+@examples(
+    ["push 3", "push 4", "pop"],
+    ["pop"],
+    ["push 1", "push 2", "push 3"],
+    [],
+    ["push 5", "pop", "push 6", "push 7"],
+    ["push 9", "pop", "pop"],
+)
 def ops_2(ops):
     """Run the push and pop commands on an empty stack (a pop on an empty stack does nothing) and return the stack
     from bottom to top."""
@@ -549,6 +635,14 @@ def ops_2(ops):
     return stack
 
 
+@examples(
+    ["2", "3", "+"],
+    ["4", "2", "-", "5", "*"],
+    ["7"],
+    ["1", "2", "3", "*", "+"],
+    ["5", "1", "2", "+", "4", "*", "+", "3", "-"],
+    ["3", "4", "-"],
+)
 def ops_3(tokens):
     """Evaluate the expression written in postfix order (numbers first, then the operator), using +, - and *."""
     stack = []
@@ -561,6 +655,14 @@ def ops_3(tokens):
     return stack[-1]
 
 
+@examples(
+    ["add 5", "add 3", "undo"],
+    ["undo"],
+    ["add 2", "add 2", "undo", "undo", "add 7"],
+    [],
+    ["add 10", "add -4", "undo", "add 1"],
+    ["add 1", "add 2", "add 3"],
+)
 def ops_4(ops):
     """Start at zero; each 'add N' adds N and 'undo' cancels the most recent add that has not been cancelled yet.
     Report the final value."""
@@ -574,6 +676,7 @@ def ops_4(ops):
     return history[-1]
 
 
+@examples("1 + 2 * 3", "(1 + 2) * 3", "7", "10 - 2 - 3", "2 * (3 + 4) * 5", "((8)) - 3 * (2 - 5)")
 def ops_5(expr):
     """Evaluate the arithmetic expression with +, - and * on whole numbers, respecting brackets and the usual
     precedence."""
@@ -616,11 +719,13 @@ def ops_5(expr):
 # -- two-dimensional data: grid, matrix ----------------------------------------
 
 
+@examples(["#..", ".#.", "..#"], ["...."], ["##", "##"], ["#.#.#", "....."], ["."], [".#", "#.", "##"])
 def grid_1(rows):
     """Count the wall cells, drawn as '#', in the grid."""
     return sum(row.count("#") for row in rows)
 
 
+@examples((1, 1), (2, 2), (3, 2), (0, 5), (4, 4), (2, 5))
 def grid_2(r, c):
     """Count the shortest paths along grid lines between opposite corners of an r by c block."""
     import math
@@ -628,6 +733,9 @@ def grid_2(r, c):
     return math.comb(r + c, r)
 
 
+@examples(
+    ["...", "...", "..."], [".#.", "...", "..."], ["..", "#."], [".#", "#."], ["....", ".#..", "...#", "...."], ["."]
+)
 def grid_3(rows):
     """Count the ways to walk from the top-left to the bottom-right cell moving only right or down and never
     stepping on '#'."""
@@ -643,6 +751,14 @@ def grid_3(rows):
     return ways[-1]
 
 
+@examples(
+    [[1, 3, 1], [1, 5, 1], [4, 2, 1]],
+    [[1, 2], [3, 4]],
+    [[5]],
+    [[1, 2, 3]],
+    [[1], [9], [1]],
+    [[9, 1, 1], [1, 1, 9], [1, 9, 1]],
+)
 def grid_4(grid):
     """Walking from the top-left to the bottom-right cell, moving only right or down, what is the smallest possible
     sum of the cells you visit?"""
@@ -661,6 +777,14 @@ def grid_4(grid):
     return best[-1]
 
 
+@examples(
+    ["11000", "11000", "00100", "00011"],
+    ["111", "010", "111"],
+    ["000"],
+    ["101", "010", "101"],
+    ["1"],
+    ["1100", "0110", "0011", "1001"],
+)
 def grid_5(rows):
     """Count the separate groups of '1' cells, where cells belong together if they touch on a side."""
     seen = set()
@@ -681,21 +805,31 @@ def grid_5(rows):
     return islands
 
 
+@examples(
+    [[1, 2], [3, 4]], [[5]], [[1, 0, 0], [0, 1, 0], [0, 0, 1]], [], [[2, 9, 9], [9, -3, 9], [9, 9, 7]], [[0, 1], [1, 0]]
+)
 def matrix_1(m):
     """Add up the numbers on the main diagonal of the square table."""
     return sum(m[i][i] for i in range(len(m)))
 
 
+@examples([[1, 2], [3, 4]], [[5]], [[1, 2, 3]], [[1], [2], [3]], [[1, 2, 3], [4, 5, 6]], [[0, 0], [1, 1]])
 def matrix_2(m):
     """Turn the rows of the table into its columns."""
     return [list(col) for col in zip(*m)]
 
 
+@examples(
+    [[1, 2], [3, 4]], [[5]], [[1, 2, 3]], [[1], [2], [3]], [[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[0, 1], [2, 3], [4, 5]]
+)
 def matrix_3(m):
     """Rotate the table a quarter turn clockwise."""
     return [list(row) for row in zip(*m[::-1])]
 
 
+@examples(
+    [[1, 2], [3, 4]], [[5]], [[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[1, 2, 3, 4]], [[1], [2], [3]], [[1, 2, 3], [4, 5, 6]]
+)
 def matrix_4(m):
     """Read the table in a clockwise spiral starting at the top-left corner."""
     out = []
@@ -711,6 +845,14 @@ def matrix_4(m):
     return out
 
 
+@examples(
+    [[1, 1], [1, 1]],
+    [[0]],
+    [[1, 0, 1], [1, 1, 1], [1, 1, 1]],
+    [[1, 1, 1], [1, 1, 1], [1, 1, 0]],
+    [[0, 1], [1, 0]],
+    [[1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]],
+)
 def matrix_5(m):
     """How long is the side of the largest square block made only of ones?"""
     best = 0
@@ -722,187 +864,3 @@ def matrix_5(m):
                 size[i][j] = 1 + min(size[i - 1][j], size[i][j - 1], size[i - 1][j - 1])
                 best = max(best, size[i][j])
     return best
-
-
-# Each level's six example inputs as Python values (a tuple of arguments where a function takes several).
-INPUTS = {
-    digits_1: (123, 4071, 99, 5, 1000, 86),
-    digits_2: (12, 305, 7, 99, 1111, 240),
-    digits_3: (121, 918, 5, 1000, 4736, 90),
-    digits_4: (39, 999, 7, 25, 77, 10),
-    digits_5: (7, 19, 4, 1, 23, 20),
-    primes_1: (2, 15, 17, 1, 91, 97),
-    primes_2: (10, 2, 1, 30, 100, 13),
-    primes_3: (12, 7, 1, 360, 97, 1001),
-    primes_4: (12, 7, 1, 36, 100, 97),
-    primes_5: (1, 2, 5, 10, 25, 50),
-    coins_1: (1, 2, 3, 5, 10, 0),
-    coins_2: ((4, [1, 2]), (4, [1, 3]), (5, [2]), (6, [2]), (7, [1, 2, 3]), (3, [5])),
-    coins_3: ((11, [1, 2, 5]), (3, [2]), (0, [1]), (7, [2, 3]), (12, [1, 6, 9]), (10, [10])),
-    coins_4: ((5, [1, 2, 5]), (3, [2]), (0, [7]), (10, [10]), (8, [2, 3, 5]), (12, [1, 6, 9])),
-    coins_5: (
-        ("abcde", "ace"),
-        ("abc", "abc"),
-        ("abc", "def"),
-        ("", "abc"),
-        ("stone", "longest"),
-        ("aggtab", "gxtxayb"),
-    ),
-    text_1: ("banana", "sky", "Education", "aeiou", "rhythm and blues", "Queue"),
-    text_2: ("banana", "sky", "Education", "Hello, World", "queue it up", "AEIOUxyz"),
-    text_3: ("hello", "sky", "Education", "leetcode", "a man a plan", "Ui"),
-    text_4: ("abcabcbb", "bbbb", "", "pwwkew", "dvdf", "abcdefg"),
-    text_5: ("aabcbcdbca", "aaaa", "abbbc", "abcabcbb", "aaabbbccca", "q"),
-    brackets_1: ("(()", "()()", "))(", "(((", "(a)(b))", ""),
-    brackets_2: ("(())", "()()()", "((()))(()", "", "(a(b(c)d)e)", "()((()))"),
-    brackets_3: ("([]{})", "(]", "", "{[()()]}", "((", "a(b)c]"),
-    brackets_4: ("())", "(((", "()", ")(", "()))((", "(()())"),
-    brackets_5: ("(()", ")()())", "", "()(()", "(()())", "()(())))("),
-    words_1: ("the quick brown fox", "hello", "", "  spaced   out  words ", "a b c d e f", "one two"),
-    words_2: ("the quick brown fox", "hello", "", "to be or not", "a bb ccc dd", "equal sized words"),
-    words_3: ("the quick brown fox", "hello", "", "python IS fun", "a b c", "  two   words "),
-    words_4: ("the cat and the hat", "b a b a", "Hello hello HELLO world", "one", "x y z y z", "dog cat Dog CAT cat"),
-    words_5: (
-        "listen silent enlist google",
-        "a b c",
-        "",
-        "tea eat ate tan nat bat",
-        "Dusty study night thing",
-        "abc cab bca abc",
-    ),
-    cipher_1: (("abc", 1), ("xyz", 3), ("hello world", 13), ("Mixed Case", 2), ("zzz", 26), ("a-b-c", 25)),
-    cipher_2: (("abc", 1), ("XYZ", 3), ("Hello, World!", 13), ("Mixed Case", 2), ("zzz", 27), ("No Change", 0)),
-    cipher_3: (
-        ("attack", "lemon"),
-        ("hello", "a"),
-        ("abc def", "bc"),
-        ("zzz", "b"),
-        ("x", "key"),
-        ("keep it up", "ab"),
-    ),
-    cipher_4: ("aaab", "abc", "", "zzzzzzzzzzzz", "aabbaa", "x"),
-    cipher_5: ("aaab", "abc", "", "zzzzzzzzzzzz", "aabbaa", "aabcccccaaa"),
-    runs_1: ([1, 2, 3, 4, 5], [3, 2, 1], [1, 5, 2, 6, 3], [4], [2, 2, 3, 3, 4], [1, 3, 2, 4, 3, 5]),
-    runs_2: ([1, 2, 3, 1, 2], [5, 4, 3], [], [1, 3, 5, 7, 2, 4], [2, 2, 2, 3], [9, 1, 2, 3, 4, 0]),
-    runs_3: ([1, 1, 2, 3, 3, 3], [4, 4, 4, 4], [], [1, 2, 1, 2], [5, 5, 6, 6, 5], [7]),
-    runs_4: ([1, 2, 3, 1, 2], [5, 4, 3], [1, 3, 2, 4], [2, 2], [9], [0, -1, 5, 6, -2]),
-    runs_5: (
-        ([1, 3, 6, 7, 9, 2], 2),
-        ([8, 2, 4, 7], 4),
-        ([5, 5, 5], 0),
-        ([1, 10, 2, 9, 3], 8),
-        ([4, 1, 2, 3, 9], 3),
-        ([], 1),
-    ),
-    spans_1: ([[1, 3], [2, 5]], [[0, 10]], [], [[4, 4], [1, 2]], [[-3, 3], [0, 1], [5, 9]], [[2, 7], [7, 8]]),
-    spans_2: (
-        [[1, 3], [2, 6], [8, 10]],
-        [[1, 4], [4, 5]],
-        [],
-        [[5, 6], [1, 2]],
-        [[1, 10], [2, 3], [4, 8]],
-        [[3, 5], [1, 2], [2, 3]],
-    ),
-    spans_3: ([[1, 3], [2, 5]], [[0, 10]], [], [[4, 4], [1, 2]], [[1, 4], [6, 8], [2, 7]], [[2, 7], [7, 8]]),
-    spans_4: (
-        [[1, 3], [2, 5], [4, 6]],
-        [[0, 10]],
-        [[1, 2], [2, 3]],
-        [[1, 5], [2, 6], [3, 7], [8, 9]],
-        [],
-        [[1, 10], [2, 3], [2, 4], [2, 5]],
-    ),
-    spans_5: (
-        [[1, 2], [2, 3], [3, 4], [1, 3]],
-        [[1, 2], [1, 2], [1, 2]],
-        [[1, 2], [2, 3]],
-        [[0, 10], [1, 2], [3, 4], [5, 6]],
-        [],
-        [[1, 5], [2, 3], [4, 6], [7, 8]],
-    ),
-    ops_1: (["+3", "-2", "+10"], [], ["-5"], ["+1", "+1", "+1", "+1"], ["+100", "-99"], ["-7", "+2", "-1"]),
-    ops_2: (
-        ["push 3", "push 4", "pop"],
-        ["pop"],
-        ["push 1", "push 2", "push 3"],
-        [],
-        ["push 5", "pop", "push 6", "push 7"],
-        ["push 9", "pop", "pop"],
-    ),
-    ops_3: (
-        ["2", "3", "+"],
-        ["4", "2", "-", "5", "*"],
-        ["7"],
-        ["1", "2", "3", "*", "+"],
-        ["5", "1", "2", "+", "4", "*", "+", "3", "-"],
-        ["3", "4", "-"],
-    ),
-    ops_4: (
-        ["add 5", "add 3", "undo"],
-        ["undo"],
-        ["add 2", "add 2", "undo", "undo", "add 7"],
-        [],
-        ["add 10", "add -4", "undo", "add 1"],
-        ["add 1", "add 2", "add 3"],
-    ),
-    ops_5: ("1 + 2 * 3", "(1 + 2) * 3", "7", "10 - 2 - 3", "2 * (3 + 4) * 5", "((8)) - 3 * (2 - 5)"),
-    grid_1: (["#..", ".#.", "..#"], ["...."], ["##", "##"], ["#.#.#", "....."], ["."], [".#", "#.", "##"]),
-    grid_2: ((1, 1), (2, 2), (3, 2), (0, 5), (4, 4), (2, 5)),
-    grid_3: (
-        ["...", "...", "..."],
-        [".#.", "...", "..."],
-        ["..", "#."],
-        [".#", "#."],
-        ["....", ".#..", "...#", "...."],
-        ["."],
-    ),
-    grid_4: (
-        [[1, 3, 1], [1, 5, 1], [4, 2, 1]],
-        [[1, 2], [3, 4]],
-        [[5]],
-        [[1, 2, 3]],
-        [[1], [9], [1]],
-        [[9, 1, 1], [1, 1, 9], [1, 9, 1]],
-    ),
-    grid_5: (
-        ["11000", "11000", "00100", "00011"],
-        ["111", "010", "111"],
-        ["000"],
-        ["101", "010", "101"],
-        ["1"],
-        ["1100", "0110", "0011", "1001"],
-    ),
-    matrix_1: (
-        [[1, 2], [3, 4]],
-        [[5]],
-        [[1, 0, 0], [0, 1, 0], [0, 0, 1]],
-        [],
-        [[2, 9, 9], [9, -3, 9], [9, 9, 7]],
-        [[0, 1], [1, 0]],
-    ),
-    matrix_2: ([[1, 2], [3, 4]], [[5]], [[1, 2, 3]], [[1], [2], [3]], [[1, 2, 3], [4, 5, 6]], [[0, 0], [1, 1]]),
-    matrix_3: (
-        [[1, 2], [3, 4]],
-        [[5]],
-        [[1, 2, 3]],
-        [[1], [2], [3]],
-        [[1, 2, 3], [4, 5, 6], [7, 8, 9]],
-        [[0, 1], [2, 3], [4, 5]],
-    ),
-    matrix_4: (
-        [[1, 2], [3, 4]],
-        [[5]],
-        [[1, 2, 3], [4, 5, 6], [7, 8, 9]],
-        [[1, 2, 3, 4]],
-        [[1], [2], [3]],
-        [[1, 2, 3], [4, 5, 6]],
-    ),
-    matrix_5: (
-        [[1, 1], [1, 1]],
-        [[0]],
-        [[1, 0, 1], [1, 1, 1], [1, 1, 1]],
-        [[1, 1, 1], [1, 1, 1], [1, 1, 0]],
-        [[0, 1], [1, 0]],
-        [[1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]],
-    ),
-}

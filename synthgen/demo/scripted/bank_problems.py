@@ -20,7 +20,7 @@ import textwrap
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
-from synthgen.demo.scripted.bank_families import INPUTS, Level, argument_text, literal_args
+from synthgen.demo.scripted.bank_families import BANK, Level, literal_args
 
 # How often the scripted student solves a problem of each level (1..5).
 # Chosen so that each level lands mostly inside one of the paper's bands at M = 32: level 2 in the
@@ -62,20 +62,12 @@ FAMILY_ORDER = (
 )
 
 
-@lru_cache(maxsize=1)
-def families() -> dict[str, list[Level]]:
-    by_name = {f.__name__: (f, tuple(argument_text(f, x) for x in examples)) for f, examples in INPUTS.items()}
-    if set(by_name) != {f"{name}_{i}" for name in FAMILY_ORDER for i in range(1, LEVELS + 1)}:
-        raise RuntimeError("the bank must declare `<family>_<level>` for each of FAMILY_ORDER and levels 1 to LEVELS")
-    return {name: [Level(*by_name[f"{name}_{i}"]) for i in range(1, LEVELS + 1)] for name in FAMILY_ORDER}
-
-
-def family_names() -> list[str]:
-    return list(families())
+if set(BANK) != {f"{name}_{i}" for name in FAMILY_ORDER for i in range(1, LEVELS + 1)}:
+    raise RuntimeError("the bank must declare `<family>_<level>` for each of FAMILY_ORDER and levels 1 to LEVELS")
 
 
 def level_of(family: str, level: int) -> Level:
-    return families()[family][level - 1]
+    return BANK[f"{family}_{level}"]
 
 
 def build(family: str, level: int, env: str, variant: int = 0) -> BankProblem:
@@ -107,7 +99,7 @@ _BUGS = {
 def _fuzz(family: str, level: int, variant: int) -> BankProblem:
     lv = level_of(family, level)
     params = lv.params
-    examples = [literal_args(t)[0] for t in lv.inputs]
+    examples = [literal_args(t) for t in lv.inputs]
     pos = next(
         i for i in range(len(params)) if len({type(ex[i]) for ex in examples}) == 1 and type(examples[0][i]) in _BUGS
     )
@@ -229,9 +221,9 @@ def code_key(code: str) -> str | None:
 def code_index() -> dict[str, tuple[str, int]]:
     """code key -> (family, level), for plain and bugged (fuzzing) code."""
     index: dict[str, tuple[str, int]] = {}
-    for family, levels in families().items():
-        for i, lv in enumerate(levels, 1):
-            for code in (lv.source(), build(family, i, "fuzzing").code):
+    for family in FAMILY_ORDER:
+        for i in range(1, LEVELS + 1):
+            for code in (level_of(family, i).source(), build(family, i, "fuzzing").code):
                 key = code_key(code)
                 if key:
                     index[key] = (family, i)
@@ -240,7 +232,7 @@ def code_index() -> dict[str, tuple[str, int]]:
 
 @lru_cache(maxsize=1)
 def message_index() -> dict[str, tuple[str, int]]:
-    return {lv.message: (family, i) for family, levels in families().items() for i, lv in enumerate(levels, 1)}
+    return {level_of(family, i).message: (family, i) for family in FAMILY_ORDER for i in range(1, LEVELS + 1)}
 
 
 def recognise(env: str | None, code: str | None, message: str | None) -> tuple[str, int] | None:

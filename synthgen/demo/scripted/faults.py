@@ -33,14 +33,9 @@ def draw_latency(settings: ScriptedServerSettings, rng: random.Random) -> float:
 
 def draw_request_fault(settings: ScriptedServerSettings, rng: random.Random) -> str | None:
     """What happens to a whole request instead of an answer: "hang", "429", "500" or None."""
-    hang, limited, failed = rng.random(), rng.random(), rng.random()
-    if hang < settings.hang_rate:
-        return "hang"
-    if limited < settings.rate_limit_rate:
-        return "429"
-    if failed < settings.error_rate:
-        return "500"
-    return None
+    draws = (rng.random(), rng.random(), rng.random())  # all three, so one rate does not shift the others
+    rates = (settings.hang_rate, settings.rate_limit_rate, settings.error_rate)
+    return next((fault for fault, u, rate in zip(("hang", "429", "500"), draws, rates) if u < rate), None)
 
 
 def malform(settings: ScriptedServerSettings, rng: random.Random, response: dict) -> bytes | None:

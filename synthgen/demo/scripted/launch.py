@@ -13,6 +13,8 @@ declaration of every knob; a process-mode server gets the settings as JSON on it
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import signal
 import subprocess
@@ -26,7 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from synthgen.demo.scripted.responder import EchoResponder, Responder
-from synthgen.demo.scripted.server import ScriptedHTTPServer
+from synthgen.demo.scripted.server import ScriptedServer
 from synthgen.demo.scripted.settings import ScriptedServerSettings
 from synthgen.errors import UserError
 from synthgen.settings.base import describe_validation_error
@@ -41,10 +43,9 @@ SCRIPTED_SERVER_HELP = (
 
 
 @dataclass
-class ServerHandle:
+class ServerHandle(contextlib.AbstractContextManager):
     url: str  # base URL including /v1
     port: int
-    host: str
     _stop: Callable[[], None] = field(repr=False)
     _stopped: bool = field(default=False, repr=False)
 
@@ -56,9 +57,6 @@ class ServerHandle:
         if not self._stopped:
             self._stopped = True
             self._stop()
-
-    def __enter__(self) -> ServerHandle:
-        return self
 
     def __exit__(self, *exc) -> None:
         self.stop()
@@ -101,31 +99,35 @@ def start_scripted_server(
         return _start_process(config)
     if mode != "thread":
         raise ValueError(f"mode must be 'thread' or 'process', not {mode!r}")
-    server = ScriptedHTTPServer(responder or _responder(config), config)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    loop = asyncio.new_event_loop()  # its own, in its own thread: the caller may be running one
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
+    server = ScriptedServer(responder or make_responder(config), config)
 
-    def stop() -> None:
-        server.stop()
+    def stop(runner=None) -> None:
+        if runner is not None:
+            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
+        loop.close()
+        server.pool.shutdown(wait=False)
 
-    actual_port = server.server_address[1]
-    return ServerHandle(_url(config.host, actual_port), actual_port, config.host, stop)
+    try:
+        runner, port = asyncio.run_coroutine_threadsafe(server.start(), loop).result()
+    except BaseException:
+        stop()
+        raise
+
+    return ServerHandle(_url(config.host, port), port, lambda: stop(runner))
 
 
-def make_responder(name: str, seed: int = 0, learning_curve: float = 0.0, strength: float = 0.0) -> Responder:
-    """By name: "auto" or "bank" (the problem bank, whose student may follow a learning curve) or "echo"."""
-    if name == "echo":
+def make_responder(config: ScriptedServerSettings) -> Responder:
+    """The settings' responder: "echo", or "auto" and "bank" (the problem bank, whose student may follow a curve)."""
+    if config.responder == "echo":
         return EchoResponder()
-    if name in ("auto", "bank"):
-        from synthgen.demo.scripted.bank import BankResponder  # loaded when served: the CLI imports this module
+    from synthgen.demo.scripted.bank import BankResponder  # loaded when served: the CLI imports this module
 
-        return BankResponder(seed, learning_curve, strength)
-    raise ValueError(f"responder must be one of ('auto', 'bank', 'echo'), not {name!r}")
-
-
-def _responder(settings: ScriptedServerSettings) -> Responder:
-    return make_responder(settings.responder, settings.seed, settings.learning_curve, settings.student_strength)
+    return BankResponder(config.seed, config.learning_curve, config.student_strength)
 
 
 def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
@@ -136,7 +138,6 @@ def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
         proc.kill()
         raise RuntimeError(f"scripted server subprocess did not start (exit {proc.wait()}): {line!r}")
     url = line.strip().rsplit(" ", 1)[-1]
-    actual_port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
 
     def stop() -> None:
         proc.terminate()
@@ -148,23 +149,19 @@ def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
         if proc.stdout:
             proc.stdout.close()
 
-    return ServerHandle(url, actual_port, settings.host, stop)
+    return ServerHandle(url, int(url.rsplit(":", 1)[1].split("/", 1)[0]), stop)
 
 
 def serve(settings: ScriptedServerSettings) -> None:
     """Serve in the foreground until Ctrl+C or SIGTERM, then close connections and return."""
-    responder = _responder(settings)
-    server = ScriptedHTTPServer(responder, settings)
-    url = _url(settings.host, server.server_address[1])
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM -> KeyboardInterrupt
-    print(f"scripted server (not a model; responder {type(responder).__name__}) listening on {url}", flush=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+    responder = make_responder(settings)
+    with start_scripted_server(responder, settings) as handle:
+        name = type(responder).__name__
+        print(f"scripted server (not a model; responder {name}) listening on {handle.url}", flush=True)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM -> KeyboardInterrupt
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
 
 
 def scripted_server_command(settings: ScriptedServerSettings | None = None, **fields: Any) -> None:
@@ -179,14 +176,3 @@ def scripted_server_command(settings: ScriptedServerSettings | None = None, **fi
         serve(config)
     except OSError as exc:
         raise UserError(f"scripted server: cannot listen on {config.host}:{config.port}: {exc}") from exc
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m synthgen.demo.scripted SETTINGS_JSON`: how a process-mode server starts (no CLI import)."""
-    args = sys.argv[1:] if argv is None else argv
-    try:
-        scripted_server_command(ScriptedServerSettings.model_validate_json(args[0]) if args else None)
-    except (UserError, ValidationError, IndexError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0

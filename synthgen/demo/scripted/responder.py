@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 
 @dataclass
@@ -21,7 +21,6 @@ class ScriptedReply:
     reasoning: str = ""
 
 
-@runtime_checkable
 class Responder(Protocol):
     """A responder with `seeded_per_sample = True` is asked for a seeded n-request's samples one at
     a time (n = 1, seed + i), so its answers do not depend on how a client split the request (vLLM's

@@ -14,18 +14,19 @@ names it was started with, so a client configured for gpt-oss passes its preflig
 
 from __future__ import annotations
 
-import copy
+import asyncio
 import hashlib
 import json
+import logging
 import random
-import socket
 import sys
-import threading
 import time
 import uuid
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from aiohttp import web
 
 from synthgen.demo.scripted.faults import (
     cut,
@@ -42,6 +43,7 @@ from synthgen.demo.scripted.settings import ScriptedServerSettings
 
 MAX_LATENCIES = 1_000_000  # per-request latencies kept for /stats (a bench replays them)
 MAX_N = 1024
+ACCESS_LOG = logging.getLogger("synthgen.scripted.access")  # --log-requests: one line a request on stderr
 
 
 def parse_chat_body(raw: bytes, reject_n: bool = False) -> tuple[dict, list, int]:
@@ -84,186 +86,143 @@ class ServerStats:
     latencies_s: list[float] = field(default_factory=list)  # each request's drawn latency, in arrival order (capped)
 
 
-class ScriptedHTTPServer(ThreadingHTTPServer):
-    """One thread per connection (HTTP/1.1 keep-alive); the state below is shared under a lock."""
+def _send(status: int, payload: object, headers: dict | None = None) -> web.Response:
+    """`payload` as JSON, or as it is if it is already bytes (a malformed body)."""
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return web.Response(status=status, body=body, content_type="application/json", headers=headers)
 
-    daemon_threads = True
-    request_queue_size = 2048  # a burst of hundreds of new connections must not overflow the backlog
+
+class ScriptedServer:
+    """The routes and their shared state, served by aiohttp on one event loop (so the counts need no lock)."""
 
     def __init__(self, responder: Responder, settings: ScriptedServerSettings):
-        super().__init__((settings.host, settings.port), ScriptedHandler)
         self.responder = responder
         self.settings = settings
         self.engine_dead = False  # crash_on_seed: a seeded request arrived
         self.started = int(time.time())
-        self.stopping = threading.Event()
-        self.lock = threading.Lock()
-        self.connections: set[socket.socket] = set()
         self.occurrences: Counter[str] = Counter()
         self.counts = ServerStats()
+        # Responders run in threads, as many as requests in flight: one may block (a test's gate).
+        self.pool = ThreadPoolExecutor(max_workers=4096, thread_name_prefix="scripted")
 
-    def stats(self) -> dict:
-        with self.lock:
-            return {name: copy.copy(value) for name, value in vars(self.counts).items()}
-
-    def handle_error(self, request, client_address) -> None:
-        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            return  # a client that went away (killed, timed out) is not the server's error
-        super().handle_error(request, client_address)
-
-    def stop(self) -> None:
-        """Stop accepting, wake sleeping handlers, close open connections."""
-        self.stopping.set()
-        self.shutdown()
-        with self.lock:
-            conns = list(self.connections)
-        for conn in conns:
-            try:
-                conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        self.server_close()
-
-
-class ScriptedHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-    timeout = 30  # idle keep-alive connections are closed after this (uvicorn uses 5 s)
-    server: ScriptedHTTPServer
-
-    def setup(self) -> None:
-        super().setup()
-        with self.server.lock:
-            self.server.connections.add(self.connection)
-
-    def finish(self) -> None:
-        with self.server.lock:
-            self.server.connections.discard(self.connection)
-        try:
-            super().finish()
-        except OSError:
-            pass
-
-    def log_message(self, format, *args) -> None:  # noqa: A002 - quiet unless asked: one line a request is noise
-        if self.server.settings.log_requests:
-            super().log_message(format, *args)
-
-    # -- plumbing -------------------------------------------------------------------------------
-    def _send(self, status: int, payload: object, headers: dict | None = None) -> None:
-        """Send `payload` as JSON, or as it is if it is already bytes (a malformed body)."""
-        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        if self.server.settings.log_requests:
-            self.log_request(status)
-        try:
-            self.send_response_only(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(body)
-            self.wfile.flush()
-        except OSError:  # the client went away (timed out): nothing to tell it
-            self.close_connection = True
+    async def start(self) -> tuple[web.AppRunner, int]:
+        """Listen on the settings' address: the runner (whose cleanup stops it) and the port it got."""
+        app = web.Application(client_max_size=2**31)
+        app.router.add_route("*", "/{path:.*}", self.route)
+        if self.settings.log_requests and not ACCESS_LOG.handlers:
+            ACCESS_LOG.addHandler(logging.StreamHandler(sys.stderr))
+            ACCESS_LOG.setLevel(logging.INFO)
+        log = ACCESS_LOG if self.settings.log_requests else None  # quiet unless asked: a line a request is noise
+        # Idle keep-alive connections close after 30 s (uvicorn: 5 s); a stop cancels handlers that still run.
+        runner = web.AppRunner(
+            app, keepalive_timeout=30, shutdown_timeout=0.1, access_log=log, access_log_format='%a - - %t "%r" %s -'
+        )
+        await runner.setup()
+        # A burst of hundreds of new connections must not overflow the backlog.
+        await web.TCPSite(runner, self.settings.host, self.settings.port, backlog=2048).start()
+        return runner, runner.addresses[0][1]
 
     def _count(self, status: int | str) -> None:
-        with self.server.lock:
-            self.server.counts.by_status[str(status)] += 1
+        self.counts.by_status[str(status)] += 1
 
-    def _error(self, status: int, message: str, kind: str, headers: dict | None = None, counted: bool = True) -> None:
+    def _error(self, status: int, message: str, kind: str, headers: dict | None = None, counted: bool = True):
         """An error answer, counted in /stats unless no request reached the model (a 404)."""
         if counted:
             self._count(status)
-        payload = {"error": {"message": message, "type": kind, "param": None, "code": status}}
-        self._send(status, payload, headers)
+        return _send(status, {"error": {"message": message, "type": kind, "param": None, "code": status}}, headers)
 
-    # -- routes ---------------------------------------------------------------------------------
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
-        path = self.path.split("?", 1)[0].rstrip("/")
-        if path == "/health":
-            self._send(200, {})
-        elif path in ("/v1/models", "/models"):
-            data = [
-                {"id": m, "object": "model", "created": self.server.started, "owned_by": "synthgen-scripted"}
-                for m in self.server.settings.models
-            ]
-            if self.server.settings.max_model_len is not None:  # vLLM states it per model
-                data = [{**m, "max_model_len": self.server.settings.max_model_len} for m in data]
-            self._send(200, {"object": "list", "data": data})
-        elif path == "/stats":
-            self._send(200, self.server.stats())
-        else:
-            self._error(404, f"no route {self.path}", "NotFoundError", counted=False)
-
-    def do_POST(self) -> None:  # noqa: N802
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if self.path.split("?", 1)[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-            self._error(404, f"no route {self.path}", "NotFoundError", counted=False)
-            return
-        server = self.server
-        with server.lock:
-            server.counts.requests += 1
-            server.counts.in_flight += 1
-            server.counts.peak_in_flight = max(server.counts.peak_in_flight, server.counts.in_flight)
+    async def route(self, request: web.Request) -> web.StreamResponse:
+        path, method = request.path.rstrip("/"), request.method
+        if method == "GET" and path == "/health":
+            return _send(200, {})
+        if method == "GET" and path in ("/v1/models", "/models"):
+            settings = self.settings
+            stated = {} if settings.max_model_len is None else {"max_model_len": settings.max_model_len}  # as vLLM
+            model = {"object": "model", "created": self.started, "owned_by": "synthgen-scripted", **stated}
+            return _send(200, {"object": "list", "data": [{"id": m, **model} for m in settings.models]})
+        if method == "GET" and path == "/stats":
+            return _send(200, vars(self.counts))
+        if method != "POST" or path not in ("/v1/chat/completions", "/chat/completions"):
+            return self._error(404, f"no route {request.path_qs}", "NotFoundError", counted=False)
+        raw = await request.read()
+        counts = self.counts
+        counts.requests += 1
+        counts.in_flight += 1
+        counts.peak_in_flight = max(counts.peak_in_flight, counts.in_flight)
         try:
-            self._chat(raw)
+            return await self._chat(request, raw)
         finally:
-            with server.lock:
-                server.counts.in_flight -= 1
+            counts.in_flight -= 1
 
-    def _chat(self, raw: bytes) -> None:
+    async def _chat(self, request: web.Request, raw: bytes) -> web.StreamResponse:
         """Answer one chat request: check it, maybe inject a fault, answer (maybe malformed)."""
-        server = self.server
+        settings = self.settings
         try:
-            body, messages, n = parse_chat_body(raw, server.settings.reject_n)
+            body, messages, n = parse_chat_body(raw, settings.reject_n)
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
-            self._error(400, str(exc), "BadRequestError")
-            return
-        if self._refused(body, messages):
-            return
-        if server.settings.ignore_n:
-            n = 1  # answered as if n were not there
+            return self._error(400, str(exc), "BadRequestError")
+        refused = self._refused(body, messages)
+        if refused is not None:
+            return refused
+        n = 1 if settings.ignore_n else n  # ignore_n: answered as if n were not there
         digest = body_digest(body)
-        sampling = f"effort={body.get('reasoning_effort')} n={n} max_tokens={body.get('max_tokens')}"
-        with server.lock:
-            server.counts.by_sampling[sampling] += 1
-            occurrence = server.occurrences[digest]
-            server.occurrences[digest] += 1
-        request_seed = derive_seed(server.settings.seed, digest, occurrence)
-        if self._injected_fault(random.Random(request_seed)):
-            return
-        digests = self._sample_digests(body, n, digest)
-        replies = self._replies(body, messages, n, digests)
-        if replies is None:
-            return
-        choices, completion_tokens, latency = self._choices(replies, body, digests, occurrence)
-        with server.lock:
-            if len(server.counts.latencies_s) < MAX_LATENCIES:
-                server.counts.latencies_s.append(latency)
-        if latency > 0 and server.stopping.wait(latency):
-            self.close_connection = True  # shutting down
-            return
-        response = self._response(body, messages, choices, completion_tokens, request_seed, occurrence)
-        broken = malform(server.settings, random.Random(derive_seed(request_seed, "malform")), response)
-        with server.lock:  # counted before the answer leaves, so a client never sees stale stats
-            server.counts.choices += n
-            server.counts.latency_sum_s += latency
-            server.counts.by_status["200" if broken is None else "200-malformed"] += 1
-        self._send(200, response if broken is None else broken)
+        self.counts.by_sampling[f"effort={body.get('reasoning_effort')} n={n} max_tokens={body.get('max_tokens')}"] += 1
+        occurrence = self.occurrences[digest]
+        self.occurrences[digest] += 1
+        request_seed = derive_seed(settings.seed, digest, occurrence)
+        fault = draw_request_fault(settings, random.Random(request_seed))
+        if fault == "hang":  # say nothing for hang_s, then drop the connection without an answer
+            self.counts.hangs += 1
+            await asyncio.sleep(settings.hang_s)
+            self._count("hang")
+            request.transport.close()
+            raise asyncio.CancelledError
+        if fault == "429":
+            return self._error(429, "scripted rate limit", "RateLimitError", {"Retry-After": "1"})
+        if fault == "500":
+            return self._error(500, "scripted internal error", "InternalServerError")
+        calls = self._calls(body, n, digest)
+        try:
+            # Answers depend on the body alone (which carries the client's per-request `seed`), so a
+            # request re-sent after a crash gets the answer the first one would have; only faults
+            # use the occurrence count, so that a retry can draw a fresh fault.
+            loop, respond = asyncio.get_running_loop(), self.responder.respond
+            replies = [
+                reply
+                for call_digest, params, k in calls
+                for reply in await loop.run_in_executor(
+                    self.pool, respond, messages, k, derive_seed(settings.seed, call_digest), params
+                )
+            ]
+            if len(replies) != n or not all(isinstance(r, ScriptedReply) for r in replies):
+                raise TypeError(f"responder returned {len(replies)} replies for n={n}")
+        except Exception as exc:  # a responder bug: say so loudly, as a 500
+            print(f"scripted server: responder failed: {exc!r}", file=sys.stderr)
+            return self._error(500, f"responder failed: {exc!r}", "InternalServerError")
+        # A seeded choice draws its faults as its own n = 1 request would: its digest, index 0.
+        draws = [(d, 0) for d, _, _ in calls] if len(calls) == n else [(digest, i) for i in range(n)]
+        choices, completion_tokens, latency = self._choices(replies, body, draws, occurrence)
+        if len(self.counts.latencies_s) < MAX_LATENCIES:
+            self.counts.latencies_s.append(latency)
+        await asyncio.sleep(latency)
+        response = self._response(messages, choices, completion_tokens, request_seed, occurrence)
+        broken = malform(settings, random.Random(derive_seed(request_seed, "malform")), response)
+        self.counts.choices += n  # counted before the answer leaves, so a client never sees stale stats
+        self.counts.latency_sum_s += latency
+        self.counts.by_status["200" if broken is None else "200-malformed"] += 1
+        return _send(200, response if broken is None else broken)
 
-    def _refused(self, body: dict, messages: list) -> bool:
-        """The refusals of a real server's modes (a dead engine, the context length); True if sent."""
-        server, settings = self.server, self.server.settings
+    def _refused(self, body: dict, messages: list) -> web.Response | None:
+        """The refusals of a real server's modes (a dead engine, the context length), if any."""
+        settings = self.settings
         if settings.crash_on_seed and body.get("seed") is not None:
-            server.engine_dead = True
-        if server.engine_dead:
-            self._error(500, "EngineCore encountered an issue (scripted --crash-on-seed)", "EngineDeadError")
-            return True
+            self.engine_dead = True
+        if self.engine_dead:
+            return self._error(500, "EngineCore encountered an issue (scripted --crash-on-seed)", "EngineDeadError")
         limit = settings.max_model_len
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         if limit is None or not isinstance(max_tokens, int):
-            return False
+            return None
         prompt = prompt_tokens(messages)
         if max_tokens > limit:
             message = (
@@ -277,73 +236,29 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 "Please reduce the length of the messages or completion."
             )
         else:
-            return False
-        self._error(400, message, "BadRequestError")
-        return True
-
-    def _injected_fault(self, rng: random.Random) -> bool:
-        """Hang, 429 or 500 instead of an answer, as the fault rates draw; True if one was sent."""
-        server = self.server
-        fault = draw_request_fault(server.settings, rng)
-        if fault == "hang":
-            with server.lock:
-                server.counts.hangs += 1
-            server.stopping.wait(server.settings.hang_s)
-            self._count("hang")
-            self.close_connection = True  # drop the connection without an answer
-        elif fault == "429":
-            self._error(429, "scripted rate limit", "RateLimitError", {"Retry-After": "1"})
-        elif fault == "500":
-            self._error(500, "scripted internal error", "InternalServerError")
-        return fault is not None
-
-    def _sample_digests(self, body: dict, n: int, digest: str) -> list[str]:
-        """One digest per choice, deciding its answer. With an integer `seed`, choice i is answered
-        as the same request with n = 1 and seed + i would be (vLLM's rule for n > 1 with a seed),
-        so however a client splits an n-request, each sample comes out the same. Without a seed, or
-        for a responder that answers by index within the request (`seeded_per_sample` not set: a
-        test's fixed rule), the choices of one request are told apart by their index alone."""
-        seed = body.get("seed")
-        per_sample = getattr(self.server.responder, "seeded_per_sample", False)
-        if not per_sample or not isinstance(seed, int) or isinstance(seed, bool):
-            return [digest] * n
-        single = {k: v for k, v in body.items() if k != "n"}
-        return [body_digest({**single, "seed": seed + i}) for i in range(n)]
-
-    def _replies(self, body: dict, messages: list, n: int, digests: list[str]) -> list[ScriptedReply] | None:
-        """The responder's n replies; a responder bug is answered 500 (and None returned)."""
-        server = self.server
-        params = {k: v for k, v in body.items() if k != "messages"}
-        try:
-            # Answers depend on the body alone (which carries the client's per-request `seed`), so a
-            # request re-sent after a crash gets the answer the first one would have; only faults
-            # use the occurrence count, so that a retry can draw a fresh fault.
-            if len(set(digests)) > 1:  # seeded: each choice is answered as its own n = 1 request
-                replies = []
-                for i, digest in enumerate(digests):
-                    one = {**params, "n": 1, "seed": params["seed"] + i}
-                    replies.extend(
-                        server.responder.respond(messages, 1, derive_seed(server.settings.seed, digest), one)
-                    )
-            else:
-                replies = server.responder.respond(messages, n, derive_seed(server.settings.seed, digests[0]), params)
-            if len(replies) != n or not all(isinstance(r, ScriptedReply) for r in replies):
-                raise TypeError(f"responder returned {len(replies)} replies for n={n}")
-        except Exception as exc:  # a responder bug: say so loudly, as a 500
-            print(f"scripted server: responder failed: {exc!r}", file=sys.stderr)
-            self._error(500, f"responder failed: {exc!r}", "InternalServerError")
             return None
-        return replies
+        return self._error(400, message, "BadRequestError")
 
-    def _choices(self, replies, body: dict, digests: list[str], occurrence: int) -> tuple[list[dict], int, float]:
-        """(choices, completion tokens, latency): per-choice garbage, truncation and latency draws
-        (a seeded choice draws them as its own n = 1 request would: its digest, index 0)."""
-        settings = self.server.settings
+    def _calls(self, body: dict, n: int, digest: str) -> list[tuple[str, dict, int]]:
+        """(digest, params, n) of each call to the responder. With an integer `seed`, choice i is
+        answered as the same request with n = 1 and seed + i would be (vLLM's rule for n > 1 with a
+        seed), so however a client splits an n-request, each sample comes out the same. Without a
+        seed, or for a responder that answers by index within the request (`seeded_per_sample` not
+        set: a test's fixed rule), one call answers all n, told apart by their index alone."""
+        seed, params = body.get("seed"), {k: v for k, v in body.items() if k != "messages"}
+        per_sample = getattr(self.responder, "seeded_per_sample", False)
+        if not per_sample or not isinstance(seed, int) or isinstance(seed, bool):
+            return [(digest, params, n)]
+        single = {k: v for k, v in body.items() if k != "n"}
+        return [(body_digest({**single, "seed": seed + i}), {**params, "n": 1, "seed": seed + i}, 1) for i in range(n)]
+
+    def _choices(self, replies, body: dict, draws: list[tuple[str, int]], occurrence: int):
+        """(choices, completion tokens, latency): per-choice garbage, truncation and latency draws."""
+        settings = self.settings
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         choices, completion_tokens, latency = [], 0, 0.0
-        split = len(set(digests)) > 1
-        for index, reply in enumerate(replies):
-            crng = random.Random(derive_seed(settings.seed, digests[index], occurrence, 0 if split else index))
+        for index, (reply, (digest, draw)) in enumerate(zip(replies, draws)):
+            crng = random.Random(derive_seed(settings.seed, digest, occurrence, draw))
             latency = max(latency, draw_latency(settings, crng))
             content, reasoning, finish = reply.content, reply.reasoning, "stop"
             garbage, truncate, where = crng.random(), crng.random(), crng.random()
@@ -361,14 +276,14 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         latency *= 1.0 + settings.latency_per_choice * (len(replies) - 1)
         return choices, completion_tokens, latency
 
-    def _response(self, body, messages, choices, completion_tokens: int, request_seed: int, occurrence: int) -> dict:
+    def _response(self, messages, choices, completion_tokens: int, request_seed: int, occurrence: int) -> dict:
         """The chat.completion object; its `model` says what answered: the scripted server."""
         prompt = prompt_tokens(messages)
         return {
             "id": f"chatcmpl-{uuid.UUID(int=derive_seed(request_seed, 'id') << 64 | occurrence).hex}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": self.server.settings.response_model,
+            "model": self.settings.response_model,
             "choices": choices,
             "usage": {
                 "prompt_tokens": prompt,
@@ -381,7 +296,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
 
     def _choice(self, index: int, content: str, reasoning: str, finish: str) -> dict:
         message: dict = {"role": "assistant", "content": content, "refusal": None, "tool_calls": []}
-        settings = self.server.settings
+        settings = self.settings
         fields = (
             ("reasoning", "reasoning_content") if settings.reasoning_field == "both" else (settings.reasoning_field,)
         )

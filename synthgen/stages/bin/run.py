@@ -228,7 +228,7 @@ class BinStage(WholeStage):
     settings: BinSettings
 
     def __init__(self, settings: BinSettings, console: Console | None = None):
-        super().__init__(settings, StageDir.of(settings.run_dir, STAGE), console)
+        super().__init__(settings, StageDir(settings.run_dir, STAGE), console)
         self.df = self.written = pl.DataFrame()  # every input row with its bin; the rows written
         self.outside: pa.Table | None = None  # the rows outside every bin, for bin_outside/
         self.outside_meta: dict = {}
@@ -300,7 +300,7 @@ class BinStage(WholeStage):
     def swapped(self) -> None:
         # bin_outside/ follows bin/: a kill between the two leaves the new bin/ beside the old
         # bin_outside/ (the next run replaces it), never new outside rows beside an old bin/.
-        outside_stage = StageDir.of(self.settings.run_dir, OUTSIDE)
+        outside_stage = StageDir(self.settings.run_dir, OUTSIDE)
         if self.outside is None:
             outside_stage.remove()
             return

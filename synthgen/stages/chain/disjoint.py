@@ -67,7 +67,7 @@ def level_range(level: str, targets: list[float]) -> tuple[float, float]:
 def disjoint_finished(settings: ChainSettings) -> bool:
     """`chain/disjoint/` is marked finished with these settings (a killed build leaves no marker)."""
     run_dir = Path(settings.run_dir)
-    out = StageDir.of(run_dir, "chain/disjoint")
+    out = StageDir(run_dir, "chain/disjoint")
     marked = (out.done_info(out.whole_shard) or {}).get("settings_hash") == settings.settings_hash()
     return marked and (run_dir / "chain" / "disjoint.json").is_file()
 
@@ -79,9 +79,9 @@ class DisjointStage(WholeStage):
 
     def build(self, build: StageDir) -> dict:
         run_dir = Path(self.settings.run_dir)
-        chained = StageDir.of(run_dir, "chain/links").status().read()
+        chained = StageDir(run_dir, "chain/links").status().read()
         # The pool is every kept problem (the filter stage), not the bin folder the chains start from.
-        pool = StageDir.of(run_dir, "filter").require_complete(self.settings.allow_partial).read()
+        pool = StageDir(run_dir, "filter").require_complete(self.settings.allow_partial).read()
         pool = pool.filter(pl.col("valid") & pl.col("pass_rate").is_not_null())
         starts = set(chained.filter(pl.col("level") == "hard")["problem_id"])
         used = set(pool.filter(pl.col("problem_id").is_in(list(starts)))["lineage_id"])
@@ -102,10 +102,10 @@ class DisjointStage(WholeStage):
 
 def write_disjoint(settings: ChainSettings, console: Console) -> dict:
     run_dir = Path(settings.run_dir)
-    if not StageDir.of(run_dir, "chain/links").status().parts:
+    if not StageDir(run_dir, "chain/links").status().parts:
         console.print("chain --disjoint: no accepted chains, so no baseline to match")
         return {}
-    stage = DisjointStage(settings, StageDir.of(run_dir, "chain/disjoint"), console)
+    stage = DisjointStage(settings, StageDir(run_dir, "chain/disjoint"), console)
     stage.run(force=True)  # the chains passed their settings check: the baseline always follows them
     report = stage.summary
     write_text_atomic(run_dir / "chain" / "disjoint.json", json.dumps(report, indent=1) + "\n")

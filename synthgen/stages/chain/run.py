@@ -131,7 +131,7 @@ class ChainStage(TurnStage):
         self._gate_open = False  # set by an infrastructure failure (see `_turn`)
 
     def _dir(self, name: str) -> StageDir:
-        return StageDir.of(self.settings.run_dir, f"{STAGE}/{name}")
+        return StageDir(self.settings.run_dir, f"{STAGE}/{name}")
 
     def rows_dir(self) -> StageDir:
         return self._dir("tries")

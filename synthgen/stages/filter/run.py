@@ -335,7 +335,7 @@ class FilterStage(WholeStage):
 
 
 def run(settings: FilterSettings, *, force: bool = False, console: Console | None = None) -> dict:
-    stage = FilterStage(settings, StageDir.of(settings.run_dir, STAGE), console)
+    stage = FilterStage(settings, StageDir(settings.run_dir, STAGE), console)
     if stage.run(force):
         stats = stage.summary
         reasons = ", ".join(f"{k} {v}" for k, v in stats["reasons"].items() if v) or "none"

@@ -51,12 +51,12 @@ def count_seeds(generate: GenerateSettings, seeds: SeedsSettings) -> tuple[int, 
 
 def figures_from_run(run_dir: Path, validation_jobs: float) -> tuple[costs.PerTurn, dict[str, costs.PerTurn]]:
     """Per-request figures of an earlier run: overall and per environment."""
-    stage = StageDir.of(run_dir, "generate")
+    stage = StageDir(run_dir, "generate")
     if not stage.parts():
         raise UserError(f"--from-run: no generate rows in {stage.path}")
     stage.check_schema()
     rows = stage.read(list(costs.COST_COLUMNS) + ["turn_id"])
-    kept_dir = StageDir.of(run_dir, "filter")
+    kept_dir = StageDir(run_dir, "filter")
     kept = kept_dir.read(["turn_id"]) if kept_dir.parts() else None
     if kept is not None:
         rows = rows.with_columns(pl.col("turn_id").is_in(kept["turn_id"].implode()).alias("kept"))

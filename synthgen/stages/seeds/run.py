@@ -154,7 +154,7 @@ def to_row(sid: str, window: Window, source: str) -> dict:
 def run(settings: SeedsSettings, *, force: bool = False, console: Console | None = None) -> StageDir:
     console = console or Console(stderr=True)
     output_folder(settings.run_dir, "--run-dir")
-    stage = StageDir.of(settings.run_dir, STAGE)
+    stage = StageDir(settings.run_dir, STAGE)
     shard = stage.shard_name(settings.shard, settings.num_shards)
     digest = settings.settings_hash()
     with stage.lock(shard):  # one writer per shard; a second one is refused (exit 2)

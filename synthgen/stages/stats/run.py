@@ -66,12 +66,12 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
     out: dict[str, Any] = {"run_dir": str(run), "stages": {}, "histogram_edges": [i / b for i in range(b + 1)]}
     stages = out["stages"]
 
-    seeds = StageDir.of(run, "seeds")
+    seeds = StageDir(run, "seeds")
     stages["seeds"] = {"rows": seeds.count_rows()} if seeds.parts() else None
 
-    generate = StageDir.of(run, "generate")
+    generate = StageDir(run, "generate")
     gen = read_columns(generate, GENERATE_COLUMNS)
-    kept_frame = read_columns(StageDir.of(run, "filter"), ("turn_id", "env", "pass_rate"))
+    kept_frame = read_columns(StageDir(run, "filter"), ("turn_id", "env", "pass_rate"))
     kept_ids = set(kept_frame["turn_id"].to_list()) if kept_frame is not None else None
     filter_stats = read_json(run / "filter" / "stats.json")
 
@@ -88,7 +88,7 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
     if kept_frame is not None or filter_stats is not None:
         known = {k: (filter_stats or {}).get(k) for k in ("rejected", "input_rows")}
         stages["filter"] = {"kept": len(kept_ids or ()), **known}
-    bin_stage = StageDir.of(run, "bin")
+    bin_stage = StageDir(run, "bin")
     bin_summary = read_json(bin_stage.path / "summary.json")
     if bin_summary:
         stages["bin"] = {name: info["written"] for name, info in bin_summary["bins"].items()}
@@ -128,7 +128,7 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
         "mutation": mutation_summary(read_columns(generate, MUTATION_COLUMNS)),
         "chance": {
             "generated": chance_summary(read_columns(generate, CHANCE_COLUMNS)),
-            "kept": chance_summary(read_columns(StageDir.of(run, "filter"), CHANCE_COLUMNS)),
+            "kept": chance_summary(read_columns(StageDir(run, "filter"), CHANCE_COLUMNS)),
         },
     }
     out["student_format_failures"] = format_failure_reasons(
@@ -141,7 +141,7 @@ def collect(settings: StatsSettings) -> dict[str, Any]:
 
 def _chain(run: Path) -> tuple[dict | None, dict | None]:
     """Chain stage counts (links, chains, problems, tries) and the tokens its own turns used."""
-    dirs = {name: StageDir.of(run, f"chain/{name}") for name in ("links", "problems", "tries", "disjoint")}
+    dirs = {name: StageDir(run, f"chain/{name}") for name in ("links", "problems", "tries", "disjoint")}
     files = sum(len(d.parts()) for d in dirs.values())
     if not files:
         return None, None
@@ -243,20 +243,20 @@ def _entry(name: str, path: Path, splits: dict[str, int], finished: bool) -> dic
 def training_sets(run: Path) -> list[dict[str, Any]]:
     """The sets of `run` that hold rows, in pipeline order: name, `--data` folder, counts per split."""
     out: list[dict[str, Any]] = []
-    kept = StageDir.of(run, "filter")
+    kept = StageDir(run, "filter")
     if kept.parts():
         out.append(_entry("filter", kept.path, {"kept": kept.count_rows()}, bool(kept.done_shards())))
-    binned = StageDir.of(run, "bin")
+    binned = StageDir(run, "bin")
     if binned.nested_parts():
         splits = _splits(binned, "difficulty")
         finished = binned.is_done(binned.whole_shard)
         out.append(_entry("bin", binned.path, splits, finished))
         out += [_entry(f"bin/{b}", binned.path / b, {b: n}, finished) for b, n in splits.items()]
-    links = StageDir.of(run, "chain/links")
+    links = StageDir(run, "chain/links")
     if links.parts():
         finished = not links.status().missing
         out.append(_entry("chain", links.path.parent, _splits(links, "level"), finished))
-    disjoint = StageDir.of(run, "chain/disjoint")
+    disjoint = StageDir(run, "chain/disjoint")
     if disjoint.parts():
         out.append(_entry("chain/disjoint", disjoint.path, _splits(disjoint, "difficulty"), True))
     return out

@@ -95,7 +95,7 @@ def test_student_cues_read_the_values_shown():
 def test_progression(env):
     brain = BankResponder(0)
     family, level, variant, how = brain.choose(first_prompt(env)[0]["content"])
-    assert how == "first" and level in (1, 2) and family in bp.family_names()
+    assert how == "first" and level in (1, 2) and family in bp.FAMILY_ORDER
     previous = previous_for(env)
     for strategy, rate, want in (
         ("harder", 0.9, 4),
@@ -206,7 +206,7 @@ async def test_bank_sample_validates_and_scores(pool, env):
     await asyncio.gather(
         *(
             check_bank_problem(pool, family, 1 + (index + ENVS.index(env)) % bp.LEVELS, env, 8)
-            for index, family in enumerate(bp.family_names())
+            for index, family in enumerate(bp.FAMILY_ORDER)
         )
     )
 
@@ -219,7 +219,7 @@ async def test_whole_bank_validates_and_scores(pool, env):
     await asyncio.gather(
         *(
             check_bank_problem(pool, family, level, env, 12)
-            for family in bp.family_names()
+            for family in bp.FAMILY_ORDER
             for level in range(1, bp.LEVELS + 1)
         )
     )
@@ -253,7 +253,7 @@ def test_induction_wrong_answers_include_memorised_pairs():
 
 def test_code_index_covers_every_level_and_env():
     index = bp.code_index()
-    for family in bp.family_names():
+    for family in bp.FAMILY_ORDER:
         for level in range(1, bp.LEVELS + 1):
             for env in ENVS:
                 assert index[bp.code_key(bp.build(family, level, env, 3).code)] == (family, level)

@@ -21,6 +21,7 @@ from synthgen.demo.scripted import (
     start_scripted_server,
 )
 from synthgen.demo.scripted.faults import derive_seed, draw_latency
+from synthgen.demo.scripted.launch import scripted_settings
 from synthgen.errors import UserError
 
 
@@ -228,7 +229,7 @@ def test_responder_sees_params_and_a_per_request_seed(serve):
 def test_auto_responder_is_the_bank():
     from synthgen.demo.scripted.bank import BankResponder
 
-    responder = make_responder("auto", 11)
+    responder = make_responder(scripted_settings(responder="auto", seed=11))
     assert isinstance(responder, BankResponder) and responder.seed == 11
 
 
@@ -251,9 +252,9 @@ def test_a_bad_flag_value_is_one_line(cli):
 
 
 def test_make_responder_by_name():
-    assert isinstance(make_responder("echo"), EchoResponder)
+    assert isinstance(make_responder(scripted_settings(responder="echo")), EchoResponder)
     with pytest.raises(ValueError):
-        make_responder("oracle")
+        scripted_settings(responder="oracle")
     with pytest.raises(UserError):
         scripted_server_command(port=0, responder="oracle")
 

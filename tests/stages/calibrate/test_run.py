@@ -40,7 +40,7 @@ def test_a_stronger_student_moves_problems_to_easier_bins_and_export_shows_both(
     strong = scripted_server(student_strength=2.0, response_model="scripted-strong")
     run = demo_copy.parent / "strong"
     rows = _calibrate(cli, run, strong.url)
-    binned = StageDir.of(demo_copy, "bin").read()
+    binned = StageDir(demo_copy, "bin").read()
     assert rows.height == binned["problem_id"].n_unique() and rows["turn_id"].n_unique() == rows.height
     old = dict(binned.select("problem_id", "pass_rate").iter_rows())
     assert all(old[p] == prior for p, prior in rows.select("problem_id", "prior_pass_rate").iter_rows())
@@ -50,7 +50,7 @@ def test_a_stronger_student_moves_problems_to_easier_bins_and_export_shows_both(
     # Re-binned by the new pass rates: problems go to easier bins, hardly ever to harder ones.
     rc, _, err = cli("bin", "--run-dir", run, "--input-dir", run / "calibrate", "--write-outside")
     assert rc == 0, err
-    moved = StageDir.of(run, "bin").read().select("difficulty", "prior_difficulty")
+    moved = StageDir(run, "bin").read().select("difficulty", "prior_difficulty")
     easier = sum(ORDER.index(new) > ORDER.index(was) for new, was in moved.iter_rows())
     harder = sum(ORDER.index(new) < ORDER.index(was) for new, was in moved.iter_rows())
     assert easier > 0 and easier >= 3 * harder

@@ -48,7 +48,7 @@ def test_kill_9_while_building_the_baseline_then_the_rerun_builds_it(demo_run, t
     reference = tmp_path / "reference"
     shutil.copytree(run_dir, reference)
     assert cli(*_chain_args(reference, server.url))[0] == 0
-    assert StageDir.of(reference, "chain/disjoint").status().complete
+    assert StageDir(reference, "chain/disjoint").status().complete
 
     proc = subprocess.Popen(
         [sys.executable, "-c", STALL_IN_BASELINE, *_chain_args(run_dir, server.url)],
@@ -71,9 +71,9 @@ def test_kill_9_while_building_the_baseline_then_the_rerun_builds_it(demo_run, t
     assert rc == 0, err
     assert "already finished" in err and "the baseline is in" in err
     assert not [p.name for p in chain.iterdir() if ".new-" in p.name]
-    assert StageDir.of(run_dir, "chain/disjoint").status().complete
-    rows = StageDir.of(run_dir, "chain/disjoint").read().sort("problem_id")
-    assert rows.height > 0 and rows.equals(StageDir.of(reference, "chain/disjoint").read().sort("problem_id"))
+    assert StageDir(run_dir, "chain/disjoint").status().complete
+    rows = StageDir(run_dir, "chain/disjoint").read().sort("problem_id")
+    assert rows.height > 0 and rows.equals(StageDir(reference, "chain/disjoint").read().sort("problem_id"))
     assert stage_info(run_dir, "chain/problems").settings["disjoint"] is True
     # A third run has nothing left to do.
     rc, _, err = cli(*_chain_args(run_dir, server.url))

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from synthgen.store.layout import StageDir
-from synthgen.store.measurement import above_chance
+from synthgen.store.measurement import above_chance_expr
 from tests.helpers.planted import CONTROLS, IMPORTED, PLANTED, PlantedResponder
 
 ENVS = "induction,abduction,deduction,fuzzing,contest"
@@ -132,7 +132,7 @@ def test_planted_problems_through_generate_import_calibrate_and_filter(cli, seed
     assert binned["measured"] == 12 and binned["guessable"] == 6 and binned["mean_pass_rate"] == 0.5
     # Above chance, (p - c) / (1 - c): 0.5 for each control, 0 for the coin flip, below 0 for the
     # abduction (random inputs win more often than this student), none where c = 1.
-    above = [above_chance(p, c) for p, c in calibrated.select("pass_rate", "chance_rate").iter_rows()]
+    above = calibrated.select(above_chance_expr())["pass_rate"].to_list()
     assert sorted(a for a in above if a is not None)[-7:] == [0.0] + [0.5] * 6 and above.count(None) == 4
     assert binned["mean_above_chance"] == round(sum(a for a in above if a is not None) / 8, 4)
     assert "pass rates against chance per bin" in out
