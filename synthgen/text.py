@@ -20,16 +20,8 @@ __all__ = ["safe_text"]
 _UNENCODABLE = re.compile("[\ud800-\udfff]")
 
 
-def _escape(match: re.Match) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
 def safe_text(s: str) -> str:
     """`s` with every code point UTF-8 cannot encode replaced by its `\\uXXXX` escape (visibly)."""
     if s.isascii():
         return s
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:
-        return _UNENCODABLE.sub(_escape, s)
-    return s
+    return _UNENCODABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)

@@ -35,11 +35,8 @@ def check_number(value: Any, name: str) -> Any:
     """`value` (or each number inside a list, tuple or mapping) finite and in range, else ValueError."""
     if isinstance(value, bool) or value is None:
         return value
-    if isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            check_number(item, name)
-    elif isinstance(value, dict):
-        for item in value.values():
+    if isinstance(value, (list, tuple, set, frozenset, dict)):
+        for item in value.values() if isinstance(value, dict) else value:
             check_number(item, name)
     elif isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
@@ -83,16 +80,7 @@ def cli(
     structures); `as_text` takes a structured field as one string its validator parses; `panel`
     names the `--help` panel it is listed in (a nested section's: every flag of the section).
     """
-    spec = {
-        "flag": flag,
-        "argument": argument,
-        "envvar": envvar,
-        "hidden": hidden,
-        "metavar": metavar,
-        "as_text": as_text,
-        "panel": panel,
-    }
-    return {"cli": {k: v for k, v in spec.items() if v not in (None, False)}}
+    return {"cli": {k: v for k, v in locals().items() if v not in (None, False)}}
 
 
 class Settings(Section):
@@ -108,11 +96,12 @@ class Settings(Section):
     unhashed: ClassVar[frozenset[str]] = frozenset()
 
     def hashed_view(self) -> dict[str, Any]:
-        data = self.model_dump(mode="json")
-        return _drop_unhashed(self, data)
+        return _drop_unhashed(self, self.model_dump(mode="json"))
 
     def settings_hash(self) -> str:
-        return settings_hash(self)
+        """A short, stable hash of everything in these settings that shapes the output."""
+        canonical = json.dumps(self.hashed_view(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 def _drop_unhashed(model: BaseModel, data: dict[str, Any]) -> dict[str, Any]:
@@ -143,12 +132,6 @@ def command_settings(digest: str | None = None) -> Settings | None:
     if found is None or (digest is not None and found.settings_hash() != digest):
         return None
     return found
-
-
-def settings_hash(settings: Settings) -> str:
-    """A short, stable hash of everything in `settings` that shapes the output."""
-    canonical = json.dumps(settings.hashed_view(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 def load_config_file(path: Path | None) -> dict[str, Any]:

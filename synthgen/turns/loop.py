@@ -3,40 +3,27 @@
 A stage says *what* to do (a `TurnStage`: its folders, its plan of work units, what one unit
 does); `TurnLoop` says *how*: it opens the LLM client (with the shard's request cache) and the
 sandbox pool, resumes the shard from the rows already on disk, keeps units running, writes one
-row per finished turn through a buffered, atomic writer, shows live progress, and writes the
-shard's stats file. A stage whose settings take `--keep-attempts` (KeepAttemptsSettings) keeps,
-with `solved` or `all`, the student's attempts of each measured problem whole beside its rows: the
-same writer puts them down part for part just before the rows they belong to
-(synthgen.store.attempts).
+row per finished turn through a buffered, atomic writer (with --keep-attempts, the student's
+attempts too, part for part before their rows: synthgen.store.attempts), shows live progress and
+writes the shard's stats file.
 
-    class MyStage(TurnStage):
-        name, units = "generate", "lineages"
-        def rows_dir(self): ...                          # where one row per finished turn goes
-        def plan(self, parts): return UnitsLeft(...)     # the units left, from the rows on disk
-        async def run_unit(self, item, loop):            # one lineage / chain; False: it stopped early
-            outcome = await loop.turn(lineage.request(turn))  # None: infrastructure failure, stop here
-    TurnLoop(MyStage(settings), force=False, console=console).run()
-
-How the work flows: the request bound (`max_in_flight`) and the units in progress are separate.
-A unit spends part of its life in the sandbox and between turns, where it holds no request, so
-the loop keeps many more units going than there are slots (`max_active`, bounded by memory) and
-requests queue for the slots; the queue is what keeps the server full. Queued requests get a
-slot longest-remaining first (a TurnRequest's `turns_left`; synthgen.llm.slots), so units move
-at about the same pace and the run's tail drains with the server still full. The plan is
-consumed lazily and memory holds only the units in progress, whatever the shard's size.
+The request bound (`max_in_flight`) and the units in progress are separate: a unit spends part of
+its life in the sandbox and between turns, holding no request, so the loop keeps many more units
+going (`max_active`, bounded by memory) and requests queue for the slots, which keeps the server
+full. Queued requests get a slot longest-remaining first (`turns_left`; synthgen.llm.slots), so
+units move at about the same pace and the run's tail drains with the server still full. The plan
+is consumed lazily: memory holds only the units in progress.
 
 How a run ends:
 - every unit finished: the stage's `finish` writes its other outputs, the shard gets its `.done`
   marker and later runs skip it;
-- SIGTERM / SIGINT (Slurm preemption, Ctrl+C): no new turns start, running ones are cancelled at
-  once even with thousands queued (`catch_signals`), finished rows are flushed and
-  `errors.Interrupted` is raised (exit 143 / 130);
-- some turns failed on infrastructure (a server down, the sandbox broken): their units stop there
-  (later turns would be built on a turn that never finished), finished rows are saved, the stats
-  file is written and `InfraIncomplete` is raised (exit 3) with no marker. A re-run redoes exactly
-  the unfinished units: the request cache replays every answer already paid for (failures are
-  never cached) and rows already on disk are not written twice, so the final rows equal those of
-  an uninterrupted run.
+- SIGTERM / SIGINT: no new turns start, running ones are cancelled at once (`catch_signals`),
+  finished rows are flushed and `errors.Interrupted` is raised (exit 143 / 130);
+- some turns failed on infrastructure: their units stop there (a later turn would build on one
+  that never finished), finished rows and the stats file are saved and `InfraIncomplete` is raised
+  (exit 3) with no marker. A re-run redoes exactly the unfinished units: the request cache replays
+  every answer already paid for and rows on disk are not written twice, so the final rows equal
+  those of an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -278,8 +265,9 @@ class TurnLoop:
 
     def failure_line(self) -> str:
         n = sum(self.failures.values())
+        # Each cause is "<kind>: <message>"; the kind is said already.
         kinds = "; ".join(
-            f"{kind} x{count}: {_reason(self.causes.get(kind, kind), kind)}"
+            f"{kind} x{count}: {self.causes[kind].removeprefix(f'{kind}: ') or self.causes[kind]}"
             for kind, count in self.failures.most_common()
         )
         return (
@@ -439,12 +427,6 @@ def catch_signals(stop: asyncio.Event, caught: list[int], cancel) -> dict[int, A
         except ValueError:  # not the main thread: signals stay with whoever handles them
             continue
     return handled
-
-
-def _reason(cause: str, kind: str) -> str:
-    """The message of a "<kind>: <message>" cause (the kind is said already)."""
-    head, _, rest = cause.partition(": ")
-    return rest if head == kind and rest else cause
 
 
 def read_rows(parts: list[Path], columns: list[str]) -> pl.DataFrame | None:
