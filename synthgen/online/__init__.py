@@ -5,17 +5,15 @@ Curricula") generate offline against a fixed student. Here a generation worker r
 (TRL's GRPOTrainer) and keeps a problem pool at the policy's frontier:
 
     run.py        the entry point: recipe, model, rewards, evaluation and checkpoints as `train`
-    trainer.py    OnlineGRPOTrainer: the sampler, the scored rounds, the step-boundary callback
-    schedule.py   PoolDataset (append-only training set) and PoolSampler (RepeatSampler's layout)
+    trainer.py    OnlineGRPOTrainer: the pool's dataset and sampler, the scored rounds, the step boundary
     session.py    what a step boundary does; checkpoints and resume; multi-process broadcast
     pool.py       the pool: training set, buffer, draws, retirement, admissions, the log rows
     buffer.py     Frontier Learning's buffer (regret, priority, rank-based Zipf, eviction)
     controller.py SCALER's controller and environment curation
-    requests.py   explore / mutate / respawn requests and their bounded queue
-    worker.py     a request resolved into a job (environment, target slice, seed or parent, summary),
-                  and one job: the paper's multi-turn loop (synthgen.turns.turn) with SvS's band as the gate
+    worker.py     explore / mutate / respawn requests, their queue, a request made a job, and one
+                  job: the paper's multi-turn loop (synthgen.turns.turn) with SvS's band as the gate
     student.py    the policy as student: in-process, or an OpenAI-compatible server that serves it
-    drivers.py    sync (at step boundaries) or thread (beside training)
+    drivers.py    the worker's thread: sync (at step boundaries) or thread mode (beside training)
     log.py        the Parquet log (synthgen.store.records.ONLINE_*)
     plan.py       `--dry-run`
 

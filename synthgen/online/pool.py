@@ -26,8 +26,17 @@ from typing import Any
 
 from synthgen.online.buffer import ACTIVE, EASY, RETIRED, Entry, FrontierBuffer
 from synthgen.online.controller import Curation
-from synthgen.online.requests import EXPLORE, MUTATE, RESPAWN, OnlineRequest, RequestQueue
-from synthgen.online.worker import ACCEPTED, INFRA, JobMaker, JobOutcome
+from synthgen.online.worker import (
+    ACCEPTED,
+    EXPLORE,
+    INFRA,
+    MUTATE,
+    RESPAWN,
+    JobMaker,
+    JobOutcome,
+    OnlineRequest,
+    RequestQueue,
+)
 from synthgen.store.records import SCORING_COLUMNS
 
 logger = logging.getLogger(__name__)
@@ -213,16 +222,7 @@ class OnlinePool:
         t = self.round_of_step(step)
         row = {"step": step, "round": t, "event": kind, "pass_rate": pass_rate, "detail": detail}
         if entry is not None:
-            row |= {
-                "registry_index": entry.index,
-                "problem_id": entry.problem_id,
-                "env": entry.env,
-                "origin": origin or entry.origin,
-                "success": self.buffer.success(entry),
-                "regret": self.buffer.regret(entry),
-                "priority": self.buffer.priority(entry, t),
-                "groups": len(entry.window),
-            }
+            row |= {**self._figures(entry, t), "origin": origin or entry.origin}
         if request is not None:
             row |= {"request_id": request.request_id, "request_kind": request.kind}
             row.setdefault("env", request.env)
@@ -234,24 +234,23 @@ class OnlinePool:
         self.last_snapshot = step
         t = self.round_of_step(step)
         for rank, e in enumerate(self.buffer.ranked(t), 1):
-            self.log.add(
-                "buffer",
-                {
-                    "step": step,
-                    "round": t,
-                    "registry_index": e.index,
-                    "problem_id": e.problem_id,
-                    "env": e.env,
-                    "origin": e.origin,
-                    "rank": rank,
-                    "priority": self.buffer.priority(e, t),
-                    "regret": self.buffer.regret(e),
-                    "success": self.buffer.success(e),
-                    "groups": len(e.window),
-                    "staleness": max(0, t - e.last_drawn),
-                    "success_class": self.buffer.success_class(e),
-                },
-            )
+            staleness, kind = max(0, t - e.last_drawn), self.buffer.success_class(e)
+            row = {"step": step, "round": t, **self._figures(e, t), "rank": rank}
+            self.log.add("buffer", {**row, "staleness": staleness, "success_class": kind})
+
+    def _figures(self, e: Entry, t: int) -> dict[str, Any]:
+        """A problem's identity and buffer figures at round t, as the events and buffer logs hold them."""
+        b = self.buffer
+        return {
+            "registry_index": e.index,
+            "problem_id": e.problem_id,
+            "env": e.env,
+            "origin": e.origin,
+            "success": b.success(e),
+            "regret": b.regret(e),
+            "priority": b.priority(e, t),
+            "groups": len(e.window),
+        }
 
     def counts(self) -> dict[str, int]:
         statuses = [e.status for e in self.buffer.entries.values()]

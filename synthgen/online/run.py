@@ -12,6 +12,7 @@ holds the pool's state and continues with the same pool and schedule.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -104,21 +105,16 @@ def initial_rows(settings):
     by_bin: dict[str, list] = {}
     for row in seeded_order(plan.rows, settings.seed, "online"):
         by_bin.setdefault(row["difficulty"], []).append(row)
-    mixed, queues = [], [by_bin[b] for b in sorted(by_bin)]
-    while any(queues):
-        for q in queues:
-            if q:
-                mixed.append(q.pop(0))
-    return mixed, plan.heldout
+    rounds = itertools.zip_longest(*(by_bin[b] for b in sorted(by_bin)))
+    return [row for round_ in rounds for row in round_ if row is not None], plan.heldout
 
 
 def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=None) -> Path:
     from datasets import Dataset
 
     from synthgen.interop.records import student_prompt
-    from synthgen.online.schedule import PoolDataset
     from synthgen.online.session import OnlineSession
-    from synthgen.online.trainer import OnlineGRPOTrainer
+    from synthgen.online.trainer import OnlineGRPOTrainer, PoolDataset
     from synthgen.train.evaluation import add_periodic_eval
     from synthgen.train.quiet import install_progress
     from synthgen.train.recipe import build_grpo_config, describe
@@ -222,9 +218,9 @@ def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluat
 
 
 def make_driver(settings, trainer, sandbox, out: Path):
-    """The worker driver (sync or thread) with its student: the trainer's model or the policy's server."""
+    """The worker driver with its student: the trainer's model or the policy's server."""
     from synthgen.llm.settings import RoleSettings, StudentSettings
-    from synthgen.online.drivers import SyncDriver, ThreadDriver, WorkerFactory
+    from synthgen.online.drivers import WorkerDriver
     from synthgen.online.student import InProcessStudent, ServerStudent
     from synthgen.turns.settings import TurnLoopSettings
 
@@ -263,5 +259,4 @@ def make_driver(settings, trainer, sandbox, out: Path):
         env=o.env,
         progress=False,
     )
-    factory = WorkerFactory(o, turn_settings, sandbox, make_student, out / "online" / "cache", settings.settings_hash())
-    return ThreadDriver(factory) if o.worker.mode == "thread" else SyncDriver(factory)
+    return WorkerDriver(o, turn_settings, sandbox, make_student, out / "online" / "cache", settings.settings_hash())

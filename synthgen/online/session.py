@@ -1,6 +1,6 @@
 """One online run's state beside TRL: the pool, the worker driver, the log, and what a step boundary does.
 
-The trainer calls `begin` when training starts, `record_round` when a round is scored,
+The trainer calls `begin` when training starts, the pool's `record_round` when a round is scored,
 `boundary` after every optimizer step and `save` with every checkpoint; `restore` rebuilds the
 pool from a checkpoint (its state file plus the Parquet log cut back to its step).
 
@@ -21,7 +21,7 @@ from synthgen.envs import DEFAULT_ENVIRONMENTS
 from synthgen.errors import InfraIncomplete, UserError
 from synthgen.online.log import OnlineLog
 from synthgen.online.pool import OnlinePool
-from synthgen.online.requests import EXPLORE, OnlineRequest
+from synthgen.online.worker import EXPLORE, OnlineRequest
 from synthgen.store.files import write_text_atomic
 
 log = logging.getLogger(__name__)
@@ -85,9 +85,6 @@ class OnlineSession:
         if step == 0:  # the buffer training starts from (a resumed run has its snapshot in the log)
             self.pool.snapshot(0)
         self.pool.draw_until(self.g.round_of_step(step) + self.g.lag, step)
-
-    def record_round(self, round_: int, groups, step: int) -> None:
-        self.pool.record_round(round_, groups, step)
 
     def boundary(self, step: int) -> None:
         pool, worker = self.pool, self.online.worker
@@ -164,7 +161,7 @@ class OnlineSession:
         """Stop the worker (thread mode: what finished while draining is still logged); final log and summary."""
         if self.driver is not None:
             self.driver.close(self.online.worker.drain_s)
-            late = self.driver.collect() if hasattr(self.driver, "collect") else []
+            late = self.driver.collect()
             self.driver = None
             if late and write:
                 self.pool.apply(late, step)

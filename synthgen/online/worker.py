@@ -1,5 +1,13 @@
 """One teacher request, end to end: the paper's multi-turn loop with the policy as student, SvS's band as the gate.
 
+The teacher is asked to explore (a fresh problem from a seed), or to mutate or respawn a pool
+problem. Requests are made where Frontier Learning makes its decisions (a drawn slot explores with
+probability phi, a drawn problem mutates with its class's probability) and where a mastered
+problem retires (respawn: a harder variant of its lineage). They wait in a bounded queue until the
+worker's budget takes them: respawns first (each is a retirement's one chance), then the others
+oldest first; past `max_pending` the oldest are dropped (and logged), since a request made many
+rounds ago describes a policy that has moved on.
+
 `JobMaker` resolves a queued request into a `TeacherJob` with everything it needs (environment,
 SCALER's target slice, the seed snippet or the parent problem and the policy's summary on it). It
 runs in the training process's main thread at a step boundary, seeded by the request id (a
@@ -21,19 +29,76 @@ on infrastructure ends the job as `infra` (the caller requeues it); nothing of i
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import random
-from collections import defaultdict
-from dataclasses import dataclass, field
+from collections import defaultdict, deque
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from synthgen.envs import get_env
 from synthgen.envs.problem import Problem
 from synthgen.envs.settings import ProgressionSettings
 from synthgen.envs.summary import Summary, choose_strategy
-from synthgen.online.requests import EXPLORE, OnlineRequest
+from synthgen.envs.summary import _shortest_distinct as shortest_distinct
 from synthgen.turns.turn import Lineage, Mode, TurnRunner
+
+EXPLORE, MUTATE, RESPAWN = "explore", "mutate", "respawn"
+KINDS = (EXPLORE, MUTATE, RESPAWN)
+
+
+@dataclass
+class OnlineRequest:
+    request_id: str  # unique in a run; the teacher's request key (its cache key and sampling seed)
+    kind: str  # explore | mutate | respawn
+    round: int  # the round it was asked in
+    env: str | None = None  # None for explore until the worker picks an active environment
+    parent: int | None = None  # registry index of the problem to mutate (mutate, respawn)
+    level: int | None = None  # SCALER level, set when the worker starts it
+    seed_id: str | None = None  # explore: the seed snippet, set when the worker starts it
+
+    def state(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class RequestQueue:
+    def __init__(self, max_pending: int):
+        self.max_pending = max_pending
+        self.respawns: deque[OnlineRequest] = deque()
+        self.others: deque[OnlineRequest] = deque()
+
+    def __len__(self) -> int:
+        return len(self.respawns) + len(self.others)
+
+    def push(self, req: OnlineRequest) -> list[OnlineRequest]:
+        """Queue `req`; returns the requests dropped to stay within max_pending (oldest first)."""
+        (self.respawns if req.kind == RESPAWN else self.others).append(req)
+        dropped = []
+        while len(self) > self.max_pending:
+            lane = self.others if self.others else self.respawns
+            dropped.append(lane.popleft())
+        return dropped
+
+    def push_front(self, reqs: list[OnlineRequest]) -> None:
+        """Put requests back at the head of their lanes (retried after an infrastructure failure)."""
+        for req in reversed(reqs):
+            (self.respawns if req.kind == RESPAWN else self.others).appendleft(req)
+
+    def take(self, n: int) -> list[OnlineRequest]:
+        out = []
+        while len(out) < n and (self.respawns or self.others):
+            out.append((self.respawns or self.others).popleft())
+        return out
+
+    def state_dict(self) -> list[dict[str, Any]]:
+        return [r.state() for r in (*self.respawns, *self.others)]
+
+    def load_state_dict(self, rows: list[dict[str, Any]]) -> None:
+        self.respawns.clear()
+        self.others.clear()
+        for row in rows:
+            req = OnlineRequest(**row)
+            (self.respawns if req.kind == RESPAWN else self.others).append(req)
+
 
 ACCEPTED, TOO_EASY, TOO_HARD, INVALID, INFRA = "accepted", "too_easy", "too_hard", "invalid", "infra"
 
@@ -61,37 +126,33 @@ class JobOutcome:
     detail: str | None = None
 
 
+def target_rule(band: tuple[float, float]) -> ProgressionSettings:
+    """The paper's progression aimed at `band`: its strategy is chosen against it, and the prompt names it."""
+    return ProgressionSettings(easier_at=0.0, target_low=band[0], target_high=band[1])
+
+
 def retarget(summary: Summary, band: tuple[float, float]) -> Summary:
     """The summary with the paper's strategy chosen against `band` (and the band the prompt names)."""
-    low, high = band
-    rule = ProgressionSettings(easier_at=0.0, target_low=low, target_high=high)
-    return dataclasses.replace(
-        summary, strategy=choose_strategy(summary.pass_rate, rule), target_low=low, target_high=high
-    )
+    rule = target_rule(band)
+    strategy = choose_strategy(summary.pass_rate, rule)
+    return dataclasses.replace(summary, strategy=strategy, target_low=band[0], target_high=band[1])
 
 
-EXAMPLES_SHOWN = 2  # solved and failed answers each, as the paper's summary shows
-
-
-def policy_summary(window: list[tuple[int, int]], attempts: list[tuple[str, Any]]) -> Summary:
-    """What the teacher learns about the policy on a pool problem: its windowed training pass rate
-    and the newest group's answers (shortest distinct solved and failed ones)."""
+def policy_summary(window: list[tuple[int, int]], attempts: list[tuple[str, Any]], band) -> Summary:
+    """What the teacher learns about the policy on a pool problem, aimed at `band`: its windowed
+    training pass rate and the newest group's answers (shortest distinct solved and failed ones)."""
     scored = sum(n for _, n in window)
     correct = sum(s for s, _ in window)
-
-    def shortest(texts: list[str]) -> list[str]:
-        unique = list(dict.fromkeys(t.strip() for t in texts if t and t.strip()))
-        return sorted(unique, key=lambda t: (len(t), t))[:EXAMPLES_SHOWN]
-
-    return Summary(
+    return Summary.of(
+        target_rule(band),
         pass_rate=correct / scored if scored else None,
         attempts=scored,
         scored=scored,
         correct=correct,
         format_failures=0,
         infra_failures=0,
-        solved=shortest([t for t, r in attempts if r is not None and float(r) >= 0.5]),
-        failed=shortest([t for t, r in attempts if r is not None and float(r) < 0.5]),
+        solved=shortest_distinct([t for t, r in attempts if r is not None and float(r) >= 0.5]),
+        failed=shortest_distinct([t for t, r in attempts if r is not None and float(r) < 0.5]),
     )
 
 
@@ -145,7 +206,7 @@ class JobMaker:
                 policy_step=policy_step,
             )
         row, entry = pool.problem_rows[req.parent], pool.buffer.entries[req.parent]
-        summary = retarget(policy_summary(list(entry.window), entry.attempts), band)
+        summary = policy_summary(list(entry.window), entry.attempts, band)
         return TeacherJob(
             req,
             req.env,
@@ -163,9 +224,6 @@ class OnlineWorker:
 
     def __init__(self, runner: TurnRunner, accept):
         self.runner, self.accept = runner, accept
-
-    async def run_many(self, jobs: list[TeacherJob]) -> list[JobOutcome]:
-        return list(await asyncio.gather(*(self.run(job) for job in jobs)))
 
     async def run(self, job: TeacherJob) -> JobOutcome:
         # The policy the student requests name (jobs running at once share one step: the newest).

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from synthgen.online.controller import Curation, slope
-from synthgen.online.requests import EXPLORE, MUTATE, RESPAWN, OnlineRequest, RequestQueue
 from synthgen.online.settings import ControllerSettings
+from synthgen.online.worker import EXPLORE, MUTATE, RESPAWN, OnlineRequest, RequestQueue
 
 
 def curation(envs=("induction", "deduction"), **settings) -> Curation:
