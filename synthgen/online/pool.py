@@ -32,7 +32,6 @@ from synthgen.online.worker import (
     INFRA,
     MUTATE,
     RESPAWN,
-    JobMaker,
     JobOutcome,
     OnlineRequest,
     RequestQueue,
@@ -52,7 +51,6 @@ class OnlinePool:
         self.buffer = FrontierBuffer(online.buffer)
         self.curation = Curation(self.envs, online.controller)
         self.queue = RequestQueue(online.worker.max_pending)
-        self.jobs = JobMaker(self, seed)
         self.seeds: dict[str, str] = {}  # seed_id -> snippet, for explorations
         self.rows: list[dict[str, Any]] = []  # the training set, by registry index
         self.problem_rows: list[dict[str, Any]] = []  # the same problems as logged (ONLINE_PROBLEMS rows)

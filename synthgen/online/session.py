@@ -21,7 +21,7 @@ from synthgen.envs import DEFAULT_ENVIRONMENTS
 from synthgen.errors import InfraIncomplete, UserError
 from synthgen.online.log import OnlineLog
 from synthgen.online.pool import OnlinePool
-from synthgen.online.worker import EXPLORE, OnlineRequest
+from synthgen.online.worker import EXPLORE, OnlineRequest, make_jobs
 from synthgen.store.files import write_text_atomic
 
 log = logging.getLogger(__name__)
@@ -109,7 +109,7 @@ class OnlineSession:
         take = self.driver.capacity(budget) if self.main else 0
         outcomes: list = []
         take = self._shared(take)
-        jobs, skipped = pool.jobs.make(pool.queue.take(take), self.policy_step(step))
+        jobs, skipped = make_jobs(pool, pool.queue.take(take), self.policy_step(step))
         for req, why in skipped:
             pool.event(step, "skip", None, request=req, detail=why)
         if self.main:

@@ -1,7 +1,13 @@
 """`OnlineGRPOTrainer`: TRL's GRPOTrainer whose prompts come from the online pool.
 
 What it changes in TRL, and only this:
-  * `_get_train_sampler` returns a `PoolSampler` over `PoolDataset` (below);
+  * `_get_train_sampler` returns a `PoolSampler` over `PoolDataset`: TRL's RepeatSampler layout (a
+    round's chunk of `generation_batch_size / G` prompts, each G times in a row, the chunk
+    `num_iterations x steps_per_generation` times; every process takes its slice of the same
+    sampler), each round's chunk drawn by the pool at an earlier step boundary, so no randomness
+    is the sampler's own and every process and a resumed run see the same rounds. The dataset is
+    the pool's append-only rows by registry index, read at fetch time in this process (hence
+    `dataloader_num_workers` 0): an index handed out stays valid whatever the pool evicts later;
   * `_calculate_rewards` is wrapped to hand each scored round's groups (problem, rewards, answers)
     to the pool: regret windows, SCALER's controllers, the summaries the teacher mutates from;
   * a callback runs the pool's step boundary after every optimizer step (retirements, the worker,
@@ -9,16 +15,6 @@ What it changes in TRL, and only this:
   * checkpoints also hold `online_state.json` (synthgen.online.session), written last.
 The curriculum trainer's per-bin files do not apply (the pool has no fixed bins); the pool's
 own log (synthgen.online.log) says what was drawn, scored, admitted and retired, and when.
-
-TRL's `RepeatSampler` emits, per generation round, a chunk of `generation_batch_size / G`
-prompt indices, each index G times in a row, the chunk `num_iterations x steps_per_generation`
-times; every process iterates the same sampler and takes its slice, so a prompt's G completions
-are scored as one group. `PoolSampler` keeps that layout and takes each round's chunk from the
-pool (`OnlinePool.chunk`), which drew it at an earlier step boundary: the sampler holds no
-randomness of its own, so every process and a resumed run see the same rounds. `PoolDataset` is
-the pool's rows by registry index, append-only, so an index the sampler handed out stays valid
-whatever the pool admits or evicts later. It is read at fetch time in the training process, which
-is why the online run keeps `dataloader_num_workers` at 0 (a worker process would hold a stale copy).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ worker's budget takes them: respawns first (each is a retirement's one chance), 
 oldest first; past `max_pending` the oldest are dropped (and logged), since a request made many
 rounds ago describes a policy that has moved on.
 
-`JobMaker` resolves a queued request into a `TeacherJob` with everything it needs (environment,
+`make_jobs` resolves a queued request into a `TeacherJob` with everything it needs (environment,
 SCALER's target slice, the seed snippet or the parent problem and the policy's summary on it). It
 runs in the training process's main thread at a step boundary, seeded by the request id (a
 resumed run makes the same choices), so the worker never reads the live buffer: it can run
@@ -106,13 +106,12 @@ ACCEPTED, TOO_EASY, TOO_HARD, INVALID, INFRA = "accepted", "too_easy", "too_hard
 @dataclass
 class TeacherJob:
     request: OnlineRequest
-    env: str
     band: tuple[float, float]  # the pass-rate slice the teacher aims at (SCALER level)
     lineage_id: str
     seed_id: str
-    seed_text: str | None = None  # explore
     parent: Problem | None = None  # mutate, respawn
     summary: Summary | None = None  # the policy's results on the parent
+    seed_text: str | None = None  # explore
     policy_step: int = 0
 
 
@@ -156,67 +155,43 @@ def policy_summary(window: list[tuple[int, int]], attempts: list[tuple[str, Any]
     )
 
 
-class JobMaker:
-    """Resolves requests against the pool (`pool` is a synthgen.online.pool.OnlinePool)."""
-
-    def __init__(self, pool, seed: int):
-        self.pool, self.seed = pool, seed
-
-    def make(
-        self, requests: list[OnlineRequest], policy_step: int
-    ) -> tuple[list[TeacherJob], list[tuple[OnlineRequest, str]]]:
-        """(jobs, skipped requests with the reason) for the requests the budget took; `policy_step`
-        names the weights that will answer as the student."""
-        pool, active = self.pool, self.pool.curation.active_envs()
-        wanted = [e for e in sorted(pool.envs) if e in active]
-        jobs_by_env: dict[str, list[OnlineRequest]] = defaultdict(list)
-        skipped: list[tuple[OnlineRequest, str]] = []
-        for req in requests:
-            rng = random.Random(f"{self.seed}:request:{req.request_id}")
-            if req.kind == EXPLORE:
-                if not pool.seeds:
-                    skipped.append((req, "no seeds to explore from"))
-                    continue
-                req.env = req.env or rng.choice(wanted)
-                req.seed_id = req.seed_id or rng.choice(sorted(pool.seeds))
-            elif req.env not in active:
-                skipped.append((req, f"environment {req.env} is retired by the controller"))
-                continue
-            jobs_by_env[req.env].append(req)
-        jobs = []
-        for env, reqs in jobs_by_env.items():
-            # SCALER's realisation of the real d over this batch of the environment's requests.
-            for req, level in zip(reqs, pool.curation.levels(env, len(reqs))):
-                req.level = level if req.level is None else req.level
-                jobs.append(self._job(req, policy_step))
-        order = {r.request_id: i for i, r in enumerate(requests)}
-        return sorted(jobs, key=lambda j: order[j.request.request_id]), skipped
-
-    def _job(self, req: OnlineRequest, policy_step: int) -> TeacherJob:
-        pool = self.pool
-        band = pool.curation.band(req.level, pool.accept.low, pool.accept.high)
+def make_jobs(
+    pool, requests: list[OnlineRequest], policy_step: int
+) -> tuple[list[TeacherJob], list[tuple[OnlineRequest, str]]]:
+    """The requests the budget took, resolved against `pool` (a synthgen.online.pool.OnlinePool):
+    (jobs, skipped requests with the reason); `policy_step` names the weights that will answer."""
+    active = pool.curation.active_envs()
+    wanted = [e for e in sorted(pool.envs) if e in active]
+    by_env: dict[str, list[OnlineRequest]] = defaultdict(list)
+    skipped: list[tuple[OnlineRequest, str]] = []
+    for req in requests:
+        rng = random.Random(f"{pool.seed}:request:{req.request_id}")
         if req.kind == EXPLORE:
-            return TeacherJob(
-                req,
-                req.env,
-                band,
-                f"online:{req.request_id}",
-                req.seed_id,
-                pool.seeds[req.seed_id],
-                policy_step=policy_step,
-            )
-        row, entry = pool.problem_rows[req.parent], pool.buffer.entries[req.parent]
-        summary = policy_summary(list(entry.window), entry.attempts, band)
-        return TeacherJob(
-            req,
-            req.env,
-            band,
-            row["lineage_id"],
-            row.get("seed_id") or "data",
-            parent=Problem.from_fields(row),
-            summary=summary,
-            policy_step=policy_step,
-        )
+            if not pool.seeds:
+                skipped.append((req, "no seeds to explore from"))
+                continue
+            req.env = req.env or rng.choice(wanted)
+            req.seed_id = req.seed_id or rng.choice(sorted(pool.seeds))
+        elif req.env not in active:
+            skipped.append((req, f"environment {req.env} is retired by the controller"))
+            continue
+        by_env[req.env].append(req)
+    jobs = []
+    for env, reqs in by_env.items():
+        # SCALER's realisation of the real d over this batch of the environment's requests.
+        for req, level in zip(reqs, pool.curation.levels(env, len(reqs))):
+            req.level = level if req.level is None else req.level
+            band = pool.curation.band(req.level, pool.accept.low, pool.accept.high)
+            if req.kind == EXPLORE:
+                job = TeacherJob(req, band, f"online:{req.request_id}", req.seed_id, seed_text=pool.seeds[req.seed_id])
+            else:
+                row, entry = pool.problem_rows[req.parent], pool.buffer.entries[req.parent]
+                job = TeacherJob(req, band, row["lineage_id"], row.get("seed_id") or "data", Problem.from_fields(row))
+                job.summary = policy_summary(list(entry.window), entry.attempts, band)
+            job.policy_step = policy_step
+            jobs.append(job)
+    order = {r.request_id: i for i, r in enumerate(requests)}
+    return sorted(jobs, key=lambda j: order[j.request.request_id]), skipped
 
 
 class OnlineWorker:
@@ -231,7 +206,7 @@ class OnlineWorker:
         lineage = Lineage(
             job.lineage_id,
             job.seed_id,
-            get_env(job.env),
+            get_env(job.request.env),
             Mode.ONLINE,
             seed_text=job.seed_text,
             previous=job.parent,

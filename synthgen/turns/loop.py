@@ -83,17 +83,6 @@ class TurnStage(ABC):
     def rows_dir(self) -> StageDir:
         """The folder of one PROBLEMS row per finished teacher turn."""
 
-    def attempts_dir(self) -> StageDir | None:
-        """Where the student's attempts go with --keep-attempts solved|all (synthgen.store.attempts);
-        None: this stage has no such setting."""
-        if isinstance(self.settings, KeepAttemptsSettings):
-            return attempts_dir(self.settings.run_dir, self.name)
-        return None
-
-    def keep_attempts(self) -> KeepAttempts:
-        """What --keep-attempts keeps of each measured problem in `attempts_dir`."""
-        return self.settings.keep_attempts if isinstance(self.settings, KeepAttemptsSettings) else "none"
-
     @property
     def teacher_samples(self) -> int:
         """Answers asked of one teacher request (the single-turn baseline asks for K)."""
@@ -149,7 +138,11 @@ class TurnLoop:
         self.runner: TurnRunner | None = None
         self.progress: LiveProgress | None = None
         self.writer: AttemptsShardWriter | None = None
-        self.keep = stage.keep_attempts()
+        # --keep-attempts solved|all: what is kept of each measured problem, and where (None: this
+        # stage has no such setting; synthgen.store.attempts).
+        keeping = isinstance(self.settings, KeepAttemptsSettings)
+        self.keep: KeepAttempts = self.settings.keep_attempts if keeping else "none"
+        self.attempts = attempts_dir(self.settings.run_dir, stage.name) if keeping else None
         self._active: set[asyncio.Task] = set()  # the units running now
         # For the stats file, once the run has served: the sandbox's isolation, the LLM usage,
         # and the worker-seconds the sandbox was busy and the mutation scores' share of them.
@@ -212,7 +205,7 @@ class TurnLoop:
             self.shard,
             PROBLEMS,
             self.digest,
-            attempts=stage.attempts_dir(),
+            attempts=self.attempts,
             keep=self.keep,
             max_rows=settings.max_buffer_rows,
             extra_meta={"settings": settings.hashed_view(), **stage.input_meta},
@@ -253,10 +246,9 @@ class TurnLoop:
     def _note_attempts_not_kept(self) -> None:
         """A finished shard is skipped whatever --keep-attempts says now (it is not in the settings
         hash): say so when the attempts it kept are not the ones asked for."""
-        folder = self.stage.attempts_dir()
-        if folder is None or self.keep == "none":
+        if self.attempts is None or self.keep == "none":
             return
-        kept = (folder.done_info(self.shard) or {}).get("keep_attempts", "none")
+        kept = (self.attempts.done_info(self.shard) or {}).get("keep_attempts", "none")
         if kept != self.keep:
             self.console.print(
                 f"[yellow]{self.stage.name}: {self.shard} was finished with --keep-attempts {kept}, so its "
@@ -308,15 +300,9 @@ class TurnLoop:
             with SandboxPool.from_settings(settings.sandbox) as pool:
                 self._isolation = pool.isolation
                 self.runner = TurnRunner(llm, pool, settings, self.digest)
+                done = self.writer.written
                 self.progress = LiveProgress(
-                    self.stats,
-                    llm,
-                    self.console,
-                    label=self.stage.name,
-                    total=self.writer.written + plan.turns_todo,
-                    completed=self.writer.written,
-                    enabled=settings.progress,
-                    every_s=settings.progress_every_s,
+                    self.stats, llm, self.console, self.stage.name, done + plan.turns_todo, done, settings
                 )
                 with self.progress:
                     await self._keep_running(iter(plan.items), settings.active_bound(), stop)
@@ -397,12 +383,9 @@ def catch_signals(stop: asyncio.Event, caught: list[int], cancel) -> dict[int, A
     """SIGTERM/SIGINT set `stop` and `cancel()` the running work instead of killing the process;
     returns the signals handled, each with the handler it had before.
 
-    Not `loop.add_signal_handler`: its callback joins the end of the loop's ready queue, and with
-    thousands of units one loop turn runs thousands of callbacks (parsing, static checks,
-    mutants: seconds of CPU) before it. A plain handler puts the stop at the head of the queue
-    instead: it runs as soon as the callback now running returns (between two callbacks, so no
-    future is cancelled in the middle of code that is completing it), and every callback still
-    queued finds its unit cancelled and unwinds instead of working."""
+    Not `loop.add_signal_handler`: its callback joins the end of the ready queue, behind thousands
+    of units' callbacks (seconds of CPU). This puts the stop at the head of the queue: it runs
+    between two callbacks, and every callback still queued finds its unit cancelled and unwinds."""
     loop = asyncio.get_running_loop()
 
     def stop_now(signum: int) -> None:

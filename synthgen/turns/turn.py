@@ -108,20 +108,7 @@ class Lineage:
         if strategy is None:
             strategy = Strategy.FIRST if self.previous is None else Strategy(self.summary.strategy)
         return TurnRequest(
-            lineage_id=self.lineage_id,
-            seed_id=self.seed_id,
-            env=self.env,
-            mode=self.mode,
-            turn=turn,
-            kind=kind,
-            strategy=strategy,
-            seed_text=self.seed_text,
-            previous=self.previous,
-            summary=self.summary,
-            feedback=self.feedback,
-            key=key,
-            target=target,
-            turns_left=turns_left,
+            **vars(self), turn=turn, kind=kind, strategy=strategy, key=key, target=target, turns_left=turns_left
         )
 
     def absorb(self, outcome: TurnOutcome, summary: Summary | None = None) -> bool:
@@ -150,10 +137,10 @@ class TurnOutcome:
     def finished(self) -> bool:
         return self.infra is None
 
-
-def infra_kind(error: str | None) -> str:
-    """The kind of an infra failure from the client's "<kind>: <message>" text."""
-    return (error or "unknown").split(":", 1)[0].strip() or "unknown"
+    @classmethod
+    def failed(cls, row: dict[str, Any], cause: str | None) -> TurnOutcome:
+        """A turn stopped by an infrastructure failure; `cause` is "<kind>: <message>"."""
+        return cls(row, infra=(cause or "unknown").split(":", 1)[0].strip() or "unknown", cause=cause)
 
 
 RAW_ANSWER_CHARS = 8192  # an answer that did not parse is kept in its row up to this many characters
@@ -194,7 +181,7 @@ class TurnRunner:
             messages = self.teacher_messages(req)
             [completion] = await self.llm.complete("teacher", messages, 1, key=req.turn_id, priority=req.priority)
         if completion.status == "infra":
-            return TurnOutcome(row, infra=infra_kind(completion.error), cause=completion.error)
+            return TurnOutcome.failed(row, completion.error)
         if completion.status == "prompt_too_long":  # the server's context cannot hold this prompt
             return TurnOutcome(self._reject(row, reasons.PROMPT_TOO_LONG, f"teacher {completion.error}"))
         row["teacher_model"] = completion.model or self.settings.teacher.model
@@ -215,7 +202,7 @@ class TurnRunner:
         problem, verdict = await req.env.validate(problem, self.pool, self.settings.env, self.settings.sandbox)
         row.update(problem.to_fields())
         if verdict.reason == reasons.INFRA:
-            return TurnOutcome(row, infra="sandbox", cause=f"sandbox: {verdict.detail}" if verdict.detail else None)
+            return TurnOutcome.failed(row, f"sandbox: {verdict.detail}" if verdict.detail else "sandbox")
         if not verdict.valid:
             return TurnOutcome(self._reject(row, verdict.reason, verdict.detail))
         return await self._evaluate_beside_probes(row, req, problem)
@@ -240,7 +227,7 @@ class TurnRunner:
             raise
         result = await scoring
         if result is not None and result.infra and outcome.finished:
-            return TurnOutcome(row, infra="sandbox")
+            return TurnOutcome.failed(row, "sandbox")
         if result is not None and outcome.finished:
             row.update(result.to_fields())
             self.mutation_sandbox_s += result.sandbox_s
@@ -260,7 +247,7 @@ class TurnRunner:
         answers = await self.llm.complete("student", messages, m, key=req.turn_id, priority=req.priority - 1)
         failed = next((a for a in answers if a.status == "infra"), None)
         if failed is not None:  # the ok answers are cached; a re-run asks only for the missing ones
-            return TurnOutcome(row, infra=infra_kind(failed.error), cause=failed.error)
+            return TurnOutcome.failed(row, failed.error)
         too_long = next((a for a in answers if a.status == "prompt_too_long"), None)
         if too_long is not None:  # no student answer can be had for this problem on this server
             return TurnOutcome(self._reject(row, reasons.PROMPT_TOO_LONG, f"student {too_long.error}"))
@@ -278,7 +265,7 @@ class TurnRunner:
         )
         broken = next((r for r in rewards if r.status == "infra"), None)
         if broken is not None:
-            return TurnOutcome(row, infra="sandbox", cause=f"sandbox: {broken.detail}" if broken.detail else None)
+            return TurnOutcome.failed(row, f"sandbox: {broken.detail}" if broken.detail else "sandbox")
         summary = summarize(rewards, self.settings.progression)
         low, high = wilson(summary.correct, summary.scored)
         row.update(pass_rate_low=low, pass_rate_high=high)

@@ -50,7 +50,6 @@ async def test_an_exploration_runs_the_paper_loop_until_the_policy_lands_in_the_
     for i in range(4):
         job = TeacherJob(
             OnlineRequest(f"e{i}", EXPLORE, 0, env="deduction"),
-            "deduction",
             (0.125, 0.625),
             f"l{i}",
             "s",
@@ -85,7 +84,6 @@ async def test_a_mastered_parent_is_mutated_harder_and_the_student_follows_the_p
         # per-sample seed: these request ids draw a clean answer at both steps.)
         job = TeacherJob(
             OnlineRequest(f"mut{step}", MUTATE, 0, env="deduction", parent=0),
-            "deduction",
             (0.125, 0.625),
             "bank-digits",
             "bank",
