@@ -106,16 +106,9 @@ class Curation:
 
     def _row(self, round_, env, event, reason, acc=None, scored=None) -> dict[str, Any]:
         st = self.envs[env]
-        return {
-            "round": round_,
-            "env": env,
-            "accuracy": acc,
-            "scored": scored,
-            "d": st.d,
-            "active": st.active,
-            "event": event,
-            "reason": reason,
-        }
+        return dict(
+            round=round_, env=env, accuracy=acc, scored=scored, d=st.d, active=st.active, event=event, reason=reason
+        )
 
     def state_dict(self) -> dict[str, Any]:
         return {env: vars(st).copy() for env, st in self.envs.items()}

@@ -1,18 +1,13 @@
-"""The generation worker's driver: a background thread with its own event loop, run two ways.
+"""The generation worker's driver: a background thread with its own event loop (clients are bound
+to their loop); a bug in the worker is raised in the training thread.
 
-`sync` (the default): a worker round runs inside the step-boundary callback while training
-waits, so its outcomes depend only on the policy's weights and the requests and a resumed run
-replays them exactly; the only mode the in-process student allows (the model must not train
-while it samples).
-
-`thread`: requests handed over at a boundary run while training goes on, and what finished joins
-the pool at the next boundary. A slow teacher (gpt-oss-120b at high effort takes minutes) then
-costs no training time; the price is that which outcomes land at which step depends on timing, so
-a resumed run continues from the checkpoint's pool (requests that were running are queued again)
-rather than replaying the original run exactly.
-
-Either way the worker's clients live in the thread's loop (clients are bound to their loop), and
-a bug in the worker is raised in the training thread.
+`sync` (the default): a worker round runs at the step boundary while training waits, so outcomes
+depend only on the policy's weights and the requests and a resumed run replays them exactly; the
+only mode the in-process student allows (the model must not train while it samples).
+`thread`: what is handed over at a boundary runs while training goes on and joins the pool at the
+next boundary, so a slow teacher (minutes per answer) costs no training time; which outcome lands
+at which step then depends on timing, and a resumed run continues from the checkpoint's pool
+(running requests queued again) rather than replaying the run exactly.
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
-"""The online problem pool: the training set's rows, the Frontier buffer, the schedule, SCALER, the requests.
+"""The online problem pool: the training set's rows, the Frontier buffer, the draws, SCALER, the requests.
 
 `OnlinePool` is what the trainer and the worker share. Its clock is the optimizer step: every
-change to the pool happens at a step boundary, in the main thread, in a fixed order, so the
-sampler sees one consistent pool and a run resumed from a checkpoint replays the same changes:
-
-    record_round(r, groups)   the trainer scored round r: windows, SCALER's controllers
-    boundary(step)            1. retire mastered problems (each may ask for a harder variant)
-                              2. every refresh_every steps: a worker round (its outcomes admitted
-                                 or rejected; admission into a full buffer evicts the lowest
-                                 priority, which retires instead when the policy solves it always)
-                              3. draw the rounds up to `lag` ahead (rank-based Zipf; each slot may
-                                 ask the teacher to explore, each drawn problem to be mutated)
-    chunk(r)                  the sampler: round r's registry indices, drawn at an earlier boundary
-
-The training set (`rows`) is append-only: a problem's registry index is its dataset row forever,
-so a round drawn before a later eviction still finds its prompt. Rounds are drawn `lag` rounds
-ahead because the dataloader reads ahead of training (as synthgen.train.trainer explains).
+change happens at a step boundary (synthgen.online.session), in the main thread, in a fixed order,
+so the sampler sees one consistent pool and a run resumed from a checkpoint replays the same
+changes. The training set (`rows`) is append-only: a problem's registry index is its dataset row
+forever, so a round drawn before a later eviction still finds its prompt. Rounds are drawn `lag`
+rounds ahead because the dataloader reads ahead of training (as synthgen.train.trainer explains);
+`chunk(r)` hands the sampler round r's registry indices.
 """
 
 from __future__ import annotations
@@ -44,10 +35,11 @@ STATE_VERSION = 1
 
 
 class OnlinePool:
-    def __init__(self, online, *, envs: list[str], seed: int, batch: int, lag: int, round_of_step, prompt_fn, log):
+    def __init__(self, online, envs: list[str], seed: int, geometry, prompt_fn, log):
+        """`geometry` (synthgen.online.trainer.Geometry): prompts per round and the round of a step."""
         self.online, self.accept, self.envs, self.seed = online, online.accept, list(envs), seed
-        self.batch, self.lag, self.round_of_step, self.prompt_fn = batch, lag, round_of_step, prompt_fn
-        self.log = log
+        self.batch, self.round_of_step = geometry.prompts, geometry.round_of_step
+        self.prompt_fn, self.log = prompt_fn, log
         self.buffer = FrontierBuffer(online.buffer)
         self.curation = Curation(self.envs, online.controller)
         self.queue = RequestQueue(online.worker.max_pending)
@@ -142,21 +134,9 @@ class OnlinePool:
                 self.request(OnlineRequest(f"r{round_}s{slot}e", EXPLORE, round_), step)
             if mutate:
                 self.request(OnlineRequest(f"r{round_}s{slot}m", MUTATE, round_, env=e.env, parent=e.index), step)
+            row = dict(step=step, round=round_, slot=slot, registry_index=e.index, problem_id=e.problem_id, env=e.env)
             self.log.add(
-                "draws",
-                {
-                    "step": step,
-                    "round": round_,
-                    "slot": slot,
-                    "registry_index": e.index,
-                    "problem_id": e.problem_id,
-                    "env": e.env,
-                    "rank": rank,
-                    "candidates": candidates,
-                    "probability": prob,
-                    "explore": explore,
-                    "mutate": mutate,
-                },
+                "draws", dict(row, rank=rank, candidates=candidates, probability=prob, explore=explore, mutate=mutate)
             )
 
     def request(self, req: OnlineRequest, step: int) -> None:
@@ -239,16 +219,8 @@ class OnlinePool:
     def _figures(self, e: Entry, t: int) -> dict[str, Any]:
         """A problem's identity and buffer figures at round t, as the events and buffer logs hold them."""
         b = self.buffer
-        return {
-            "registry_index": e.index,
-            "problem_id": e.problem_id,
-            "env": e.env,
-            "origin": e.origin,
-            "success": b.success(e),
-            "regret": b.regret(e),
-            "priority": b.priority(e, t),
-            "groups": len(e.window),
-        }
+        row = dict(registry_index=e.index, problem_id=e.problem_id, env=e.env, origin=e.origin, groups=len(e.window))
+        return dict(row, success=b.success(e), regret=b.regret(e), priority=b.priority(e, t))
 
     def counts(self) -> dict[str, int]:
         statuses = [e.status for e in self.buffer.entries.values()]

@@ -39,16 +39,7 @@ class OnlineSession:
         # The teacher writes for --online-envs, else for the environments training is limited to, else the
         # paper's four (the contest environment holds imported problems, which a teacher does not write).
         envs = list(self.online.envs) or list(settings.envs) or list(DEFAULT_ENVIRONMENTS)
-        self.pool = OnlinePool(
-            self.online,
-            envs=envs,
-            seed=settings.seed,
-            batch=geometry.prompts,
-            lag=geometry.lag,
-            round_of_step=geometry.round_of_step,
-            prompt_fn=prompt_fn,
-            log=self.log,
-        )
+        self.pool = OnlinePool(self.online, envs, settings.seed, geometry, prompt_fn, self.log)
         self.driver = None
         self.synced_step: int | None = None  # the newest policy checkpoint written for a server student
 

@@ -1,18 +1,13 @@
 """The policy as the student of the generation loop: the trainer's own model, or a server that serves it.
 
-TurnRunner (synthgen.turns.turn) asks `llm.complete(role, messages, n, key=...)`; `PolicyLLM` is
-that `llm` for online training: teacher requests go to the teacher's OpenAI-compatible server
-(synthgen.llm.client.LLMClient, with its retries and request cache), student requests to the policy:
-
-* `InProcessStudent`: samples with the model being trained, in this process, between optimizer
-  steps (the sync worker calls it while training waits). No server, CPU or GPU; one process only.
-* `ServerStudent`: an OpenAI-compatible server that serves the policy. With TRL's vLLM server mode
-  (`--use-vllm --vllm-mode server`) that server is the one TRL pushes the weights to after every
-  step, so it *is* the current policy; otherwise a server of the checkpoints written every
-  `--online-student-sync-every` steps. Every request carries `policy_step` (the step whose
-  weights should answer): vLLM ignores the unknown field, the scripted server's student uses it
-  to follow a learning curve. The step is part of the request key, so a cached answer is never
-  replayed for another policy.
+`PolicyLLM` is the `llm` TurnRunner (synthgen.turns.turn) asks online: teacher requests go to the
+teacher's OpenAI-compatible server (LLMClient, with its retries and request cache), student ones to
+the policy: `InProcessStudent` samples the model being trained, in this process, while training
+waits (no server; one process only); `ServerStudent` asks a server of the policy: TRL's vLLM server
+(`--use-vllm --vllm-mode server`), which TRL keeps at the current weights, or a server of the
+checkpoints written every `--online-student-sync-every` steps. Every request names `policy_step`
+(the step whose weights should answer: vLLM ignores the field, the scripted server's student
+follows a learning curve with it), and so does its cache key: no answer is replayed for another policy.
 """
 
 from __future__ import annotations

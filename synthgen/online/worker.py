@@ -1,21 +1,15 @@
 """One teacher request, end to end: the paper's multi-turn loop with the policy as student, SvS's band as the gate.
 
-The teacher is asked to explore (a fresh problem from a seed), or to mutate or respawn a pool
-problem. Requests are made where Frontier Learning makes its decisions (a drawn slot explores with
-probability phi, a drawn problem mutates with its class's probability) and where a mastered
-problem retires (respawn: a harder variant of its lineage). They wait in a bounded queue until the
-worker's budget takes them: respawns first (each is a retirement's one chance), then the others
-oldest first; past `max_pending` the oldest are dropped (and logged), since a request made many
-rounds ago describes a policy that has moved on.
+Requests (explore: a fresh problem from a seed; mutate or respawn a pool problem) are made where
+Frontier Learning decides (a drawn slot explores, a drawn problem mutates) and where a mastered
+problem retires (respawn: a harder variant). They wait in a bounded queue: respawns first (each is
+a retirement's one chance), then the others oldest first; past `max_pending` the oldest are dropped
+(and logged): a request made many rounds ago describes a policy that has moved on.
 
-`make_jobs` resolves a queued request into a `TeacherJob` with everything it needs (environment,
-SCALER's target slice, the seed snippet or the parent problem and the policy's summary on it). It
-runs in the training process's main thread at a step boundary, seeded by the request id (a
-resumed run makes the same choices), so the worker never reads the live buffer: it can run
-beside training in another thread.
-
-The loop (synthgen.turns.turn.TurnRunner runs each turn: teacher answer, validation in the
-sandbox, the policy's `attempts` answers, scoring):
+`make_jobs` resolves requests into `TeacherJob`s with all they need (environment, SCALER's target
+slice, the seed or the parent and the policy's summary on it) at a step boundary, seeded by the
+request id (a resumed run makes the same choices), so the worker never reads the live buffer and
+can run beside training. `OnlineWorker.run` is the loop (synthgen.turns.turn runs each turn):
 
     turn 1: from the seed (explore) or as a mutation of the parent (mutate, respawn)
     the policy's pass rate p in SvS's band [low, high]  -> accepted: the candidate joins the pool
@@ -235,13 +229,6 @@ class OnlineWorker:
 
     @staticmethod
     def _columns(job: TeacherJob) -> dict[str, Any]:
-        req = job.request
-        return {
-            "request_id": req.request_id,
-            "request_kind": req.kind,
-            "level": req.level,
-            "band_low": job.band[0],
-            "band_high": job.band[1],
-            "policy_step": job.policy_step,
-            "decision": None,
-        }
+        req, (low, high) = job.request, job.band
+        row = dict(request_id=req.request_id, request_kind=req.kind, level=req.level, band_low=low, band_high=high)
+        return row | {"policy_step": job.policy_step, "decision": None}

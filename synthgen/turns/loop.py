@@ -222,17 +222,12 @@ class TurnLoop:
             caught = await self._run_plan(plan)
         self.writer.flush()
         whole = self._shard_stats()
-        info = {
-            "shard": self.shard,
-            "num_shards": settings.num_shards,
-            "settings_hash": self.digest,
-            "isolation": self._isolation,
-            "sandbox_busy_s": self._sandbox_s[0],
-            "mutation_sandbox_s": self._sandbox_s[1],
-            "finished": not caught and not self.failures,
-            "infra_failures": dict(sorted(self.failures.items())),
-            "infra_causes": dict(sorted(self.causes.items())),
-        }
+        info = dict(
+            shard=self.shard, num_shards=settings.num_shards, settings_hash=self.digest, isolation=self._isolation
+        )
+        info |= dict(sandbox_busy_s=self._sandbox_s[0], mutation_sandbox_s=self._sandbox_s[1])
+        info |= dict(finished=not caught and not self.failures, infra_failures=dict(sorted(self.failures.items())))
+        info["infra_causes"] = dict(sorted(self.causes.items()))
         write_stats(stage.stats_path(self.shard), whole, self._usage, info)
         if caught:
             raise errors.Interrupted(caught[0], stage.name)

@@ -27,6 +27,7 @@ from synthgen.envs.problem import Problem, Reward
 from synthgen.envs.prompts import Kind
 from synthgen.envs.summary import RowName, Strategy, Summary, summarize
 from synthgen.store.measurement import provenance, wilson
+from synthgen.turns.report import TOKEN_COLUMNS
 
 if TYPE_CHECKING:
     from synthgen.sandbox import SandboxPool
@@ -284,32 +285,15 @@ class TurnRunner:
         return TurnOutcome(row, problem, summary, rewards, answers)
 
     def _base_row(self, req: TurnRequest) -> dict[str, Any]:
-        return {
-            "turn_id": req.turn_id,
-            "problem_id": None,
-            "seed_id": req.seed_id,
-            "lineage_id": req.lineage_id,
-            "parent_id": req.previous.problem_id if req.previous else None,
-            "env": req.env.name,
-            "mode": req.mode,
-            "turn": req.turn,
-            "valid": False,
-            "reason": reasons.OK,
-            "attempts": self.settings.attempts,
-            "scored": 0,
-            "correct": 0,
-            "format_failures": 0,
-            "infra_failures": 0,
-            "summary": req.summary.render() if req.summary else None,
-            "strategy": req.strategy,
-            "teacher_tokens_in": 0,
-            "teacher_tokens_out": 0,
-            "student_tokens_in": 0,
-            "student_tokens_out": 0,
-            "teacher_model": self.settings.teacher.model,
-            "student_model": self.settings.student.model,
-            "settings_hash": self.settings_hash,
-        }
+        s, parent = self.settings, req.previous.problem_id if req.previous else None
+        row = dict(
+            turn_id=req.turn_id, problem_id=None, seed_id=req.seed_id, lineage_id=req.lineage_id, parent_id=parent
+        )
+        row |= dict(env=req.env.name, mode=req.mode, turn=req.turn, valid=False, reason=reasons.OK, attempts=s.attempts)
+        row |= dict.fromkeys(("scored", "correct", "format_failures", "infra_failures", *TOKEN_COLUMNS), 0)
+        row["summary"] = req.summary.render() if req.summary else None
+        row |= dict(strategy=req.strategy, teacher_model=s.teacher.model, student_model=s.student.model)
+        return row | {"settings_hash": self.settings_hash}
 
     @staticmethod
     def _reject(row: dict[str, Any], reason: str, detail: str) -> dict[str, Any]:
