@@ -15,7 +15,7 @@ import logging
 import random
 from typing import Any
 
-from synthgen.online.buffer import ACTIVE, EASY, RETIRED, Entry, FrontierBuffer
+from synthgen.online.buffer import ACTIVE, EASY, EVICTED, RETIRED, Entry, FrontierBuffer
 from synthgen.online.controller import Curation
 from synthgen.online.worker import (
     ACCEPTED,
@@ -32,6 +32,7 @@ from synthgen.store.records import SCORING_COLUMNS
 logger = logging.getLogger(__name__)
 
 STATE_VERSION = 1
+COPIED = ("parent_id", "seed_id", "code", "message", "pre_test_code", "test_code", "visible_count", "pass_rate")
 
 
 class OnlinePool:
@@ -60,24 +61,17 @@ class OnlinePool:
     def add(self, problem: dict[str, Any], *, origin: str, step: int, request: OnlineRequest | None = None) -> Entry:
         index = len(self.rows)
         round_ = self.round_of_step(step)
-        logged = {
-            "registry_index": index,
-            "step": step,
-            "round": round_,
-            "problem_id": problem["problem_id"],
-            "env": problem["env"],
-            "origin": origin,
-            "request_id": request.request_id if request else None,
-            "lineage_id": problem.get("lineage_id") or f"{origin}:{problem['problem_id']}",
-            "parent_id": problem.get("parent_id"),
-            "seed_id": problem.get("seed_id"),
-            "difficulty": problem.get("difficulty") or "online",
-            **{k: problem.get(k) for k in ("code", "message", "pre_test_code", "test_code", "visible_count")},
-            "inputs": [str(x) for x in problem.get("inputs") or []],
-            "outputs": [str(x) for x in problem.get("outputs") or []],
-            "pass_rate": problem.get("pass_rate"),
-            "policy_step": None if origin == "data" else problem.get("policy_step", step),
-        }
+        pid = problem["problem_id"]
+        logged = dict(registry_index=index, step=step, round=round_, problem_id=pid, env=problem["env"], origin=origin)
+        logged |= dict(
+            request_id=request.request_id if request else None,
+            lineage_id=problem.get("lineage_id") or f"{origin}:{pid}",
+            difficulty=problem.get("difficulty") or "online",
+            inputs=[str(x) for x in problem.get("inputs") or []],
+            outputs=[str(x) for x in problem.get("outputs") or []],
+            policy_step=None if origin == "data" else problem.get("policy_step", step),
+        )
+        logged |= {k: problem.get(k) for k in COPIED}
         self._register(logged)
         self.log.add("problems", logged)
         entry = Entry(index, logged["problem_id"], logged["env"], logged["lineage_id"], origin, round_, round_)
@@ -224,13 +218,8 @@ class OnlinePool:
 
     def counts(self) -> dict[str, int]:
         statuses = [e.status for e in self.buffer.entries.values()]
-        return {
-            "problems": len(self.rows),
-            "active": statuses.count(ACTIVE),
-            "retired": statuses.count("retired"),
-            "evicted": statuses.count("evicted"),
-            "pending": len(self.queue),
-        }
+        counts = {status: statuses.count(status) for status in (ACTIVE, RETIRED, EVICTED)}
+        return {"problems": len(self.rows), **counts, "pending": len(self.queue)}
 
     # -- checkpoints ------------------------------------------------------------------------------
     def state_dict(self, step: int, in_flight: list[OnlineRequest] = ()) -> dict[str, Any]:
