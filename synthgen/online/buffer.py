@@ -78,12 +78,8 @@ class FrontierBuffer:
 
     def mutation_probability(self, e: Entry) -> float:
         s = self.s
-        return {
-            UNSEEN: s.mutate_unseen,
-            HARD: s.mutate_hard,
-            INFORMATIVE: s.mutate_informative,
-            EASY: s.mutate_easy,
-        }[self.success_class(e)]
+        chance = {UNSEEN: s.mutate_unseen, HARD: s.mutate_hard, INFORMATIVE: s.mutate_informative, EASY: s.mutate_easy}
+        return chance[self.success_class(e)]
 
     def mastered(self, e: Entry) -> bool:
         rate = self.success(e)

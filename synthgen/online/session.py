@@ -56,8 +56,7 @@ class OnlineSession:
         """Before step 0: explorations until the buffer holds `min_pool` problems."""
         budget = self.online.worker.budget
         for attempt in range(self.online.worker.warmup_rounds):
-            missing = min_pool - len(self.pool.buffer.active())
-            if missing <= 0:
+            if len(self.pool.buffer.active()) >= min_pool:
                 break
             for i in range(budget):
                 self.pool.request(OnlineRequest(f"w{attempt}n{i}", EXPLORE, 0), 0)
@@ -91,23 +90,18 @@ class OnlineSession:
     def policy_step(self, step: int) -> int:
         """The step whose weights answer as the student: the live one, or the last synced checkpoint
         (the starting model, step 0, until the first sync)."""
-        if self.online.student.sync_every:
-            return self.synced_step or 0
-        return step
+        return (self.synced_step or 0) if self.online.student.sync_every else step
 
     def _worker_round(self, step: int, *, run_now: bool = False) -> None:
-        pool, budget = self.pool, self.online.worker.budget
-        take = self.driver.capacity(budget) if self.main else 0
-        outcomes: list = []
-        take = self._shared(take)
-        jobs, skipped = make_jobs(pool, pool.queue.take(take), self.policy_step(step))
+        pool, policy_step = self.pool, self.policy_step(step)
+        take = self._shared(self.driver.capacity(self.online.worker.budget) if self.main else 0)
+        jobs, skipped = make_jobs(pool, pool.queue.take(take), policy_step)
         for req, why in skipped:
             pool.event(step, "skip", None, request=req, detail=why)
-        if self.main:
-            runner = self.driver.run if run_now else self.driver.exchange
-            outcomes = runner(jobs, self.policy_step(step))
-        outcomes = self._shared(outcomes)
-        pool.apply(outcomes, step)
+        outcomes = []
+        if self.main:  # (the only process with a driver)
+            outcomes = (self.driver.run if run_now else self.driver.exchange)(jobs, policy_step)
+        pool.apply(self._shared(outcomes), step)
         if pool.infra_streak >= MAX_INFRA_ROUNDS:
             raise InfraIncomplete(
                 f"online: {pool.infra_streak} worker rounds in a row failed on infrastructure (the teacher's or the "

@@ -158,8 +158,7 @@ class TurnLoop:
 
     async def measure(self, req: TurnRequest, row: dict[str, Any], problem) -> TurnOutcome | None:
         """The student part of a turn on an existing problem (calibrate); keeps its row like `turn`."""
-        outcome = await self.runner.measure(req, row, problem)
-        return await self._keep(outcome)
+        return await self._keep(await self.runner.measure(req, row, problem))
 
     async def _keep(self, outcome: TurnOutcome) -> TurnOutcome | None:
         if not outcome.finished:

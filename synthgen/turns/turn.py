@@ -271,17 +271,10 @@ class TurnRunner:
         low, high = wilson(summary.correct, summary.scored)
         row.update(pass_rate_low=low, pass_rate_high=high)
         row.update(provenance(self.settings.student, self.settings.attempts, row["student_model"], self.pool.isolation))
-        row.update(
-            valid=True,
-            reason=reasons.OK,
-            pass_rate=summary.pass_rate,
-            scored=summary.scored,
-            correct=summary.correct,
-            format_failures=summary.format_failures,
-            infra_failures=summary.infra_failures,
-            solved_examples=list(summary.solved),
-            failed_examples=list(summary.failed),
-        )
+        s = summary
+        row.update(valid=True, reason=reasons.OK, pass_rate=s.pass_rate, scored=s.scored, correct=s.correct)
+        row.update(format_failures=s.format_failures, infra_failures=s.infra_failures)
+        row.update(solved_examples=list(s.solved), failed_examples=list(s.failed))
         return TurnOutcome(row, problem, summary, rewards, answers)
 
     def _base_row(self, req: TurnRequest) -> dict[str, Any]:
