@@ -12,15 +12,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from statistics import linear_regression
 from typing import Any
-
-
-def slope(values: list[float]) -> float:
-    """Least-squares slope of values against 0..n-1 (SCALER's closed form)."""
-    n = len(values)
-    mean_i, mean_d = (n - 1) / 2, sum(values) / n
-    den = sum((i - mean_i) ** 2 for i in range(n))
-    return sum((i - mean_i) * (d - mean_d) for i, d in enumerate(values)) / den if den else 0.0
 
 
 @dataclass
@@ -86,7 +79,8 @@ class Curation:
             return f"accuracy 0 for {st.zero_run} rounds"
         if st.sat_run >= s.k_sat:
             return f"d = D for {st.sat_run} rounds"
-        if len(st.history) >= s.k_slope and slope(st.history) <= 0:
+        # (SCALER's closed form is the least-squares slope of d against 0..n-1; k_slope >= 2)
+        if len(st.history) >= s.k_slope and linear_regression(range(len(st.history)), st.history).slope <= 0:
             return f"d's slope over {s.k_slope} rounds is <= 0"
         return None
 

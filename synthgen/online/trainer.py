@@ -91,9 +91,7 @@ class PoolSampler(Sampler[int]):
         for chunk in range(self.chunks_per_epoch):
             indices = self.pool.chunk(self.epoch * self.chunks_per_epoch + chunk)
             for _ in range(self.g.batches_per_round):
-                for index in indices:
-                    for _ in range(self.g.generations):
-                        yield index
+                yield from (index for index in indices for _ in range(self.g.generations))
 
 
 class OnlineGRPOTrainer(GRPOTrainer):

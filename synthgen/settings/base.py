@@ -72,14 +72,12 @@ def cli(
 ) -> dict[str, Any]:
     """How a settings field appears on the command line, for `Field(json_schema_extra=cli(...))`.
 
-    By default every field is a flag named after it (`max_in_flight` -> `--max-in-flight`; a field
-    of a nested section gets the section's prefix: `dedup.threshold` -> `--dedup-threshold`).
-    `flag` renames it: a full name (`--input`) or, inside a section, the part after the prefix
-    (`url` -> `--teacher-url`). `argument` makes it positional; `envvar` also reads it from the
-    environment (Slurm's array variables); `hidden` keeps it to config files only (secrets,
-    structures); `as_text` takes a structured field as one string its validator parses; `panel`
-    names the `--help` panel it is listed in (a nested section's: every flag of the section).
-    """
+    By default a field is a flag named after it (`max_in_flight` -> `--max-in-flight`; in a section,
+    with its prefix: `dedup.threshold` -> `--dedup-threshold`). `flag` renames it (`--input`, or in a
+    section the part after the prefix: `url` -> `--teacher-url`); `argument` makes it positional;
+    `envvar` also reads it from the environment (Slurm's array variables); `hidden` keeps it to config
+    files (secrets, structures); `as_text` takes a structured field as one string its validator
+    parses; `panel` names its `--help` panel (a nested section's: every flag of the section)."""
     return {"cli": {k: v for k, v in locals().items() if v not in (None, False)}}
 
 
@@ -443,15 +441,11 @@ def resolve_settings(
     flag_names: dict[str, str] | None = None,
     keys: SectionKeys | None = None,
 ) -> S:
-    """Build `model` from the config file's shared keys, its `llm:` section and the model's section,
-    then explicit flag values.
-
-    Flags override the file; the model's section overrides the shared `llm:` section, which
-    overrides the shared keys and the model's defaults. Nested mappings (such as `teacher:`) merge
-    key by key, so a flag like `--teacher-url` keeps the file's teacher model. A section's keys may
-    be field names or flag names, with dashes or underscores (`section_values`). `flag_names` (a
-    field's dotted path -> its flag) lets an error name the flag too.
-    """
+    """Build `model` from, lowest first, its defaults and the config file's shared keys, the shared
+    `llm:` section, the model's own section, then explicit flag values. Nested mappings (`teacher:`)
+    merge key by key, so `--teacher-url` keeps the file's teacher model. A section's keys may be field
+    or flag names, dashed or not (`section_values`); `flag_names` (a field's dotted path -> its flag)
+    lets an error name the flag too."""
     merged: dict[str, Any] = {k: v for k, v in file_data.items() if k in SHARED_KEYS and k in model.model_fields}
     section = _section_dict(file_data, model.section) if model.section else {}
     llm_low, llm_high = llm_values(file_data, keys)
