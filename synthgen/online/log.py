@@ -51,10 +51,11 @@ class OnlineLog:
         for name, rows in self.rows.items():
             if not rows:
                 continue
-            folder = self.root / name
+            parts = self.parts(name)  # part-000007.parquet: the numbers sort as the names do
+            number = int(parts[-1].stem.split("-", 1)[1]) + 1 if parts else 0
             table = records.table_from_rows(rows, TABLES[name])
             meta = file_metadata(f"train/online/{name}", self.settings_hash)
-            write_parquet_atomic(folder / f"part-{self._next_part(folder):06d}.parquet", table, meta)
+            write_parquet_atomic(self.root / name / f"part-{number:06d}.parquet", table, meta)
             rows.clear()
 
     def parts(self, name: str) -> list[Path]:
@@ -91,8 +92,3 @@ class OnlineLog:
         for name in TABLES:
             shutil.rmtree(self.root / name, ignore_errors=True)
             self.rows[name].clear()
-
-    @staticmethod
-    def _next_part(folder: Path) -> int:
-        numbers = [int(p.stem.split("-", 1)[1]) for p in folder.glob("part-*.parquet")] if folder.is_dir() else []
-        return max(numbers, default=-1) + 1

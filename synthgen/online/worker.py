@@ -197,15 +197,8 @@ class OnlineWorker:
     async def run(self, job: TeacherJob) -> JobOutcome:
         # The policy the student requests name (jobs running at once share one step: the newest).
         self.runner.llm.student.policy_step = job.policy_step
-        lineage = Lineage(
-            job.lineage_id,
-            job.seed_id,
-            get_env(job.request.env),
-            Mode.ONLINE,
-            seed_text=job.seed_text,
-            previous=job.parent,
-            summary=job.summary,
-        )
+        env = get_env(job.request.env)
+        lineage = Lineage(job.lineage_id, job.seed_id, env, Mode.ONLINE, job.seed_text, job.parent, job.summary)
         turns: list[dict[str, Any]] = []
         last_rate: float | None = None
         for turn in range(1, self.accept.max_turns + 1):

@@ -65,10 +65,8 @@ TURN_LOOP_UNHASHED = ShardedSettings.unhashed | _HOW_IT_RUNS
 class KeepAttemptsSettings(Section):
     """`keep_attempts`, for the stages that can keep every student attempt whole (generate, calibrate).
 
-    Left out of the settings hash (`KEEP_ATTEMPTS_UNHASHED`): it decides what is kept beside the
-    rows, not the problems, so the default hash and every later stage's stay as they were; the
-    attempts' own files record it, and a shard is never resumed with another value
-    (synthgen.store.attempts)."""
+    Left out of the settings hash (`KEEP_ATTEMPTS_UNHASHED`): it decides what is kept beside the rows,
+    not the problems; the attempts' own files record it (synthgen.store.attempts)."""
 
     keep_attempts: KeepAttempts = Field(
         "none",

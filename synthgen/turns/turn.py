@@ -1,17 +1,13 @@
-"""A lineage's state, one teacher turn and its student evaluation: what generate, chain,
-calibrate and online share.
+"""A lineage's state, one teacher turn and its student evaluation: what generate, chain, calibrate
+and online share.
 
 A `Lineage` keeps what the next turn builds on (the last valid problem, the student's results on
-it, what was wrong with the latest answer) and makes each `TurnRequest`; `TurnRunner` runs it.
-
-A turn asks the teacher for a problem (from a seed, as a mutation of the previous problem, or as
-an easier chain step), parses and validates it in the sandbox, has the student attempt it M
-times, scores every attempt in the sandbox and summarises the result for the next turn. Every
-finished outcome, valid or not, becomes one PROBLEMS row.
-
-A turn that hit an infrastructure failure (the teacher request, any of the M student requests,
-or the sandbox) did not finish: its outcome carries `infra` (the failure's kind) and no row is
-kept. Such a turn says nothing about the problem; a re-run retries it.
+it, what was wrong with the latest answer) and makes each `TurnRequest`; `TurnRunner` runs it: the
+teacher writes a problem (from a seed, as a mutation of the previous one, or as an easier chain
+step), the sandbox validates it, the student attempts it M times, the sandbox scores every attempt
+and the result is summarised for the next turn. Every finished outcome, valid or not, is one
+PROBLEMS row. A turn an infrastructure failure stopped (the teacher request, a student request,
+the sandbox) did not finish: its outcome carries `infra` and keeps no row; a re-run retries it.
 """
 
 from __future__ import annotations
