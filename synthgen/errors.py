@@ -7,6 +7,9 @@ SIGTERM raise Interrupted anywhere in the main thread (the CLI installs it first
 signal before or after a stage's own handling (start-up, the last writes) still exits 143.
 """
 
+import signal
+import threading
+
 EXIT_BAD_INPUT = 2
 EXIT_INFRA = 3
 
@@ -46,8 +49,6 @@ class Interrupted(Exception):
     """A signal stopped the work; finished results are saved and a re-run continues."""
 
     def __init__(self, signum: int, what: str = "the run"):
-        import signal
-
         super().__init__(f"{what} stopped by {signal.Signals(signum).name}; finished work is saved, re-run to continue")
         self.signum = signum
 
@@ -58,8 +59,5 @@ def _raise_interrupted(signum: int, frame) -> None:
 
 def stop_on_sigterm() -> None:
     """SIGTERM raises Interrupted in the main thread (as Ctrl+C raises KeyboardInterrupt)."""
-    import signal
-    import threading
-
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _raise_interrupted)

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["safe_text"]
-
 # Surrogates are the only code points a str can hold that UTF-8 cannot encode.
 _UNENCODABLE = re.compile("[\ud800-\udfff]")
 

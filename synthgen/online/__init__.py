@@ -27,15 +27,14 @@ themselves join the solver's training whenever 0 < accuracy < 1 (the only ones w
 signal). Here: the band is an *admission gate* (our reading, not SvS's rule): a candidate joins
 the pool only when its pass rate over `accept.attempts` = 8 policy answers lies in [12.5%, 62.5%],
 so the pool holds none of the problems SvS would train on at 62.5%-87.5%; `accept.high` 0.875
-(with 8 answers, every accuracy strictly between 0 and 1) gives SvS's training rule instead. No synthesizer is
-rewarded: the variants are written by the separate teacher (the paper's multi-turn loop), not by
-the policy, and from the problem and the policy's answers (solved and failed) rather than from
-one correct solution, because the teacher here is a stronger model writing executable problems
-whose gold outputs come from running its code. Which problems get variants is Frontier
-Learning's mutation rule below, not SvS's [12.5%, 50%] filter;
-a candidate that misses the band is mutated again (up to `accept.max_turns` turns) rather than
-dropped, since the paper's loop showed that the teacher lands more problems when told how the
-student did.
+(with 8 answers, every accuracy strictly between 0 and 1) gives SvS's training rule instead. No
+synthesizer is rewarded: the variants are written by the separate teacher (the paper's multi-turn
+loop), not by the policy, and from the problem and the policy's answers (solved and failed) rather
+than from one correct solution, because the teacher here is a stronger model writing executable
+problems whose gold outputs come from running its code. Which problems get variants is Frontier
+Learning's mutation rule below, not SvS's [12.5%, 50%] filter; a candidate that misses the band is
+mutated again (up to `accept.max_turns` turns) rather than dropped, since the paper's loop showed
+that the teacher lands more problems when told how the student did.
 
 Frontier Learning (Faro et al.). States: a buffer of B_max = 100 levels (generator
 configurations), problem regret 1[s >= 1] - s/n, level regret averaged over a window of n_w = 16

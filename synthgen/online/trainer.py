@@ -48,15 +48,9 @@ class Geometry:
 
     @classmethod
     def of(cls, args, num_generations: int, num_iterations: int) -> Geometry:
-        per_round = args.steps_per_generation * num_iterations
-        ahead = args.gradient_accumulation_steps + 1  # the Trainer's pull plus accelerate's read-ahead
-        return cls(
-            prompts=args.generation_batch_size // num_generations,
-            generations=num_generations,
-            batches_per_round=per_round,
-            grad_accum=args.gradient_accumulation_steps,
-            lag=1 + math.ceil(ahead / per_round),
-        )
+        per_round, accum = args.steps_per_generation * num_iterations, args.gradient_accumulation_steps
+        lag = 1 + math.ceil((accum + 1) / per_round)  # the Trainer's pull plus accelerate's read-ahead
+        return cls(args.generation_batch_size // num_generations, num_generations, per_round, accum, lag)
 
     def round_of_step(self, step: int) -> int:
         """The round the micro-batch after `step` optimizer steps belongs to."""
@@ -165,14 +159,12 @@ class _OnlineCallback(TrainerCallback):
         t.session.begin(state.global_step)
 
     def on_step_end(self, args, state, control, **kwargs):
-        t, step = self.trainer, state.global_step
-        session = t.session
+        t, step, session = self.trainer, state.global_step, self.trainer.session
         session.sync_policy(t, step)
         session.boundary(step)
-        counts = session.pool.counts()
         metrics = t._metrics["train"]
-        for key in ("active", "problems", "retired", "evicted", "pending"):
-            metrics[f"online/{key}"].append(counts[key])
+        for key, count in session.pool.counts().items():  # problems, active, retired, evicted, pending
+            metrics[f"online/{key}"].append(count)
         for env, st in session.pool.curation.envs.items():
             metrics[f"online/difficulty/{env}"].append(st.d)
         return control

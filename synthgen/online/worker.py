@@ -126,8 +126,7 @@ def target_rule(band: tuple[float, float]) -> ProgressionSettings:
 
 def retarget(summary: Summary, band: tuple[float, float]) -> Summary:
     """The summary with the paper's strategy chosen against `band` (and the band the prompt names)."""
-    rule = target_rule(band)
-    strategy = choose_strategy(summary.pass_rate, rule)
+    strategy = choose_strategy(summary.pass_rate, target_rule(band))
     return dataclasses.replace(summary, strategy=strategy, target_low=band[0], target_high=band[1])
 
 

@@ -84,10 +84,9 @@ def cli(
 class Settings(Section):
     """Base of every stage's settings: unknown keys are errors, values are validated on assignment.
 
-    `unhashed` names fields that change how a run executes but not what it produces (worker
-    counts, shard index, progress display); they are left out of `settings_hash` so that every
-    shard of a Slurm array, and a resumed run with more workers, share one hash.
-    """
+    `unhashed` names fields that change how a run executes, not what it produces (worker counts,
+    shard index, progress): left out of `settings_hash`, so every shard of a Slurm array, and a
+    resumed run with more workers, share one hash."""
 
     model_config = ConfigDict(validate_assignment=True)  # extra="forbid" comes from Section
     section: ClassVar[str] = ""
@@ -169,12 +168,10 @@ def load_config_file(path: Path | None) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class SectionKeys:
-    """What one command's config section may say besides its model's fields and flag names.
-
-    `aliases` are the command's flags that set several settings (`base_url` -> both roles' URLs);
-    `llm` says where each key of the shared top-level `llm:` section goes in this command's
-    settings: `base_url`, `model`, `api_key`, `teacher`, `student` and `client` (the client's
-    retry and transport settings). The CLI derives both from its command table."""
+    """What one command's config section may say besides its model's fields and flag names (the CLI
+    derives it from its command table): `aliases`, the command's flags that set several settings
+    (`base_url` -> both roles' URLs), and `llm`, where each key of the shared `llm:` section goes in
+    this command's settings (`base_url`, `model`, `api_key`, `teacher`, `student`, `client`)."""
 
     model: type[Settings]
     aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -189,12 +186,10 @@ LLM_ROLES = ("teacher", "student")
 
 @dataclass
 class ConfigFile:
-    """The `--config` file of one command line, read once, and the sections a config file may hold
-    (one per command that takes settings: the CLI derives them from its command table).
-
-    `keys` (section -> SectionKeys) lets a section name a setting by its flag (`teacher_url`,
-    `max-in-flight`), lets the shared `llm:` section reach every command, and lets every key be
-    checked when the file is read, so that a typo in any section is caught by any command."""
+    """The `--config` file of one command line, read once, and the sections it may hold (one per
+    command with settings). `keys` (section -> SectionKeys) lets a section name a setting by its flag
+    (`teacher_url`, `max-in-flight`) and the shared `llm:` section reach every command, and every key
+    is checked when the file is read, so that a typo in any section is caught by any command."""
 
     path: Path | None = None
     sections: frozenset[str] = frozenset()

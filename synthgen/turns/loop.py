@@ -358,13 +358,10 @@ class TurnLoop:
 
     def _shard_stats(self) -> TurnStats:
         """Turn statistics recounted from every row of the shard on disk (also after a resume)."""
-        live = self.stats
-        whole = TurnStats(
-            units=live.units, units_total=live.units_total, units_done=live.units_done, started=live.started
-        )
-        rows_dir = self.stage.rows_dir()
+        s = self.stats
+        whole = TurnStats(units=s.units, units_total=s.units_total, units_done=s.units_done, started=s.started)
         columns = ["turn", "valid", "reason", "pass_rate", "attempts", *TOKEN_COLUMNS]
-        for part in rows_dir.shard_parts(self.shard):
+        for part in self.stage.rows_dir().shard_parts(self.shard):
             for row in pl.read_parquet(part, columns=columns).iter_rows(named=True):
                 whole.record(row)
         return whole
