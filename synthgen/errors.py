@@ -1,16 +1,14 @@
-"""Error types that the CLI maps to exit codes.
+"""Error types that the CLI maps to exit codes; anything else is a bug: a traceback and exit code 1.
 
-- UserError: bad input (paths, config, flags, data): one line on stderr, exit code 2.
-- InfraIncomplete: the work ran, but some of it failed on infrastructure (an LLM server that was
-  down, a sandbox that crashed, a full disk: `OutOfSpace`). What succeeded is saved, nothing is
-  marked finished, and a re-run retries exactly the failed part: one line on stderr, exit code 3,
-  so that a Slurm dependency (`afterok`) does not start the next stage on incomplete data.
-- Interrupted: SIGTERM (Slurm preemption) or Ctrl+C stopped the work after saving what was done;
-  exit code 128 + the signal number, as a shell reports it. `stop_on_sigterm` makes SIGTERM
-  raise it anywhere in the main thread (the CLI installs it first thing), so that a signal before
-  or after a stage's own handling (start-up, the last writes) still exits 143, not by the signal.
-- Anything else is a bug: a traceback and exit code 1.
+InfraIncomplete (a server down, a crashed sandbox, a full disk: `OutOfSpace`) saves what succeeded
+and marks nothing finished: exit 3, so that a Slurm dependency (`afterok`) does not start the next
+stage on incomplete data, and a re-run retries exactly the failed part. `stop_on_sigterm` makes
+SIGTERM raise Interrupted anywhere in the main thread (the CLI installs it first thing), so that a
+signal before or after a stage's own handling (start-up, the last writes) still exits 143.
 """
+
+import signal
+import threading
 
 EXIT_BAD_INPUT = 2
 EXIT_INFRA = 3
@@ -51,8 +49,6 @@ class Interrupted(Exception):
     """A signal stopped the work; finished results are saved and a re-run continues."""
 
     def __init__(self, signum: int, what: str = "the run"):
-        import signal
-
         super().__init__(f"{what} stopped by {signal.Signals(signum).name}; finished work is saved, re-run to continue")
         self.signum = signum
 
@@ -63,8 +59,5 @@ def _raise_interrupted(signum: int, frame) -> None:
 
 def stop_on_sigterm() -> None:
     """SIGTERM raises Interrupted in the main thread (as Ctrl+C raises KeyboardInterrupt)."""
-    import signal
-    import threading
-
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _raise_interrupted)

@@ -14,22 +14,12 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["safe_text"]
-
 # Surrogates are the only code points a str can hold that UTF-8 cannot encode.
 _UNENCODABLE = re.compile("[\ud800-\udfff]")
-
-
-def _escape(match: re.Match) -> str:
-    return f"\\u{ord(match.group()):04x}"
 
 
 def safe_text(s: str) -> str:
     """`s` with every code point UTF-8 cannot encode replaced by its `\\uXXXX` escape (visibly)."""
     if s.isascii():
         return s
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:
-        return _UNENCODABLE.sub(_escape, s)
-    return s
+    return _UNENCODABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)

@@ -5,17 +5,15 @@ Curricula") generate offline against a fixed student. Here a generation worker r
 (TRL's GRPOTrainer) and keeps a problem pool at the policy's frontier:
 
     run.py        the entry point: recipe, model, rewards, evaluation and checkpoints as `train`
-    trainer.py    OnlineGRPOTrainer: the sampler, the scored rounds, the step-boundary callback
-    schedule.py   PoolDataset (append-only training set) and PoolSampler (RepeatSampler's layout)
+    trainer.py    OnlineGRPOTrainer: the pool's dataset and sampler, the scored rounds, the step boundary
     session.py    what a step boundary does; checkpoints and resume; multi-process broadcast
     pool.py       the pool: training set, buffer, draws, retirement, admissions, the log rows
     buffer.py     Frontier Learning's buffer (regret, priority, rank-based Zipf, eviction)
     controller.py SCALER's controller and environment curation
-    requests.py   explore / mutate / respawn requests and their bounded queue
-    worker.py     a request resolved into a job (environment, target slice, seed or parent, summary),
-                  and one job: the paper's multi-turn loop (synthgen.turns.turn) with SvS's band as the gate
+    worker.py     explore / mutate / respawn requests, their queue, a request made a job, and one
+                  job: the paper's multi-turn loop (synthgen.turns.turn) with SvS's band as the gate
     student.py    the policy as student: in-process, or an OpenAI-compatible server that serves it
-    drivers.py    sync (at step boundaries) or thread (beside training)
+    drivers.py    the worker's thread: sync (at step boundaries) or thread mode (beside training)
     log.py        the Parquet log (synthgen.store.records.ONLINE_*)
     plan.py       `--dry-run`
 
@@ -29,15 +27,14 @@ themselves join the solver's training whenever 0 < accuracy < 1 (the only ones w
 signal). Here: the band is an *admission gate* (our reading, not SvS's rule): a candidate joins
 the pool only when its pass rate over `accept.attempts` = 8 policy answers lies in [12.5%, 62.5%],
 so the pool holds none of the problems SvS would train on at 62.5%-87.5%; `accept.high` 0.875
-(with 8 answers, every accuracy strictly between 0 and 1) gives SvS's training rule instead. No synthesizer is
-rewarded: the variants are written by the separate teacher (the paper's multi-turn loop), not by
-the policy, and from the problem and the policy's answers (solved and failed) rather than from
-one correct solution, because the teacher here is a stronger model writing executable problems
-whose gold outputs come from running its code. Which problems get variants is Frontier
-Learning's mutation rule below, not SvS's [12.5%, 50%] filter;
-a candidate that misses the band is mutated again (up to `accept.max_turns` turns) rather than
-dropped, since the paper's loop showed that the teacher lands more problems when told how the
-student did.
+(with 8 answers, every accuracy strictly between 0 and 1) gives SvS's training rule instead. No
+synthesizer is rewarded: the variants are written by the separate teacher (the paper's multi-turn
+loop), not by the policy, and from the problem and the policy's answers (solved and failed) rather
+than from one correct solution, because the teacher here is a stronger model writing executable
+problems whose gold outputs come from running its code. Which problems get variants is Frontier
+Learning's mutation rule below, not SvS's [12.5%, 50%] filter; a candidate that misses the band is
+mutated again (up to `accept.max_turns` turns) rather than dropped, since the paper's loop showed
+that the teacher lands more problems when told how the student did.
 
 Frontier Learning (Faro et al.). States: a buffer of B_max = 100 levels (generator
 configurations), problem regret 1[s >= 1] - s/n, level regret averaged over a window of n_w = 16

@@ -1,23 +1,11 @@
 """Frontier Learning's level buffer, with one synthgen problem per level: regret, priority, Zipf draws.
 
-Faro et al., "Frontier Learning: Training LLM Reasoners at the Edge of Capability" (Section 3.3,
-Algorithm 1, Table 6), as this module implements it:
-
-* a group is one problem's G rollouts in one training round, s successes of n scored (infra
-  left out); its regret is rho = 1[s >= 1] - s/n (Eq. 4): 0 when never or always solved;
-* a problem's regret is the mean rho over its last `window` groups (Eq. 6, n_w = 16), or
-  `initial_regret` (R_0 = 0.5) before its first group; its success rate s_hat = sum s / sum n;
-* priority P = regret + staleness x (t - t_last) (Eq. 7, lambda_s = 0.05), t in rounds;
-* a draw ranks the active problems by priority (ties: older first) and picks each slot
-  independently with P(rank k) proportional to k^(-1/T) (rank-based Zipf, T_z = 1);
-* a drawn problem is mutated with a probability set by its class (Eq. 8): informative when
-  s_hat is in [0.05, 0.95] (p_inf 0.4), too easy above (p_easy 0.25), too hard below (p_hard 0.02),
-  unseen with no group yet (p_uns 0);
-* admitting a problem into a full buffer evicts the lowest priority (ties: the oldest).
-
-Beyond the paper (the issue asks for it): a problem whose windowed success rate exceeds
-`retire_at` over at least `retire_min_groups` groups is mastered and retires from the buffer
-(synthgen.online.pool also retires, rather than evicts, a too-easy problem a full buffer drops).
+Faro et al. (Section 3.3, Algorithm 1, Table 6); the paper's rules and numbers, and where synthgen
+departs from them, are in synthgen.online's docstring. Here a group is one problem's G rollouts in
+one training round (s successes of n scored, infra left out); ties in the ranking go to the older
+problem, and eviction takes the lowest priority (ties: the oldest). A problem mastered over
+`retire_min_groups` groups retires (beyond the paper; synthgen.online.pool also retires, rather than
+evicts, a too-easy problem a full buffer drops).
 
 Pure Python and deterministic: every random choice takes a `random.Random` from the caller.
 """
@@ -90,12 +78,8 @@ class FrontierBuffer:
 
     def mutation_probability(self, e: Entry) -> float:
         s = self.s
-        return {
-            UNSEEN: s.mutate_unseen,
-            HARD: s.mutate_hard,
-            INFORMATIVE: s.mutate_informative,
-            EASY: s.mutate_easy,
-        }[self.success_class(e)]
+        chance = {UNSEEN: s.mutate_unseen, HARD: s.mutate_hard, INFORMATIVE: s.mutate_informative, EASY: s.mutate_easy}
+        return chance[self.success_class(e)]
 
     def mastered(self, e: Entry) -> bool:
         rate = self.success(e)

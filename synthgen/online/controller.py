@@ -1,40 +1,19 @@
 """SCALER's difficulty controller and environment curation, steering where the teacher's budget goes.
 
-SCALER (synthetic scalable adaptive learning environments), as this module implements it per
-synthgen environment (induction, abduction, deduction, fuzzing):
-
-* d(0) = 0 and, after each training round in which the environment had scored rollouts,
-  d <- clip(d + beta (acc - tau), 0, D), acc = the policy's accuracy on that environment's
-  rollouts of the round;
-* a real d is realised on k requests as h = round(k (d - floor d)) at level floor(d) + 1 and k - h
-  at floor(d) (`levels`);
-* an active environment is retired when the least-squares slope of d over its last K_slope
-  observed rounds is <= 0, when acc = 0 for K_zero observed rounds in a row, or d = D for K_sat
-  rounds in a row; a retired environment is re-admitted after `readmit_after` rounds.
-
-How synthgen reads it (SCALER's levels are instance sizes of a program-generated environment; a
-synthgen problem has no size knob): level l is a slice of the acceptance band, level 0 the easiest
-(highest pass rate), D the hardest. The teacher is asked to aim a new problem at its level's slice
-(the paper's progression strategy is chosen against that slice), and a retired environment gets
-no new teacher requests until it is re-admitted. Its problems already in the buffer keep training:
-the buffer's own priorities decide those (SCALER would stop sampling it; here sampling belongs to
-the Frontier buffer). The last active environment is never retired (SCALER replaces a retired
-environment from a large pool; synthgen has four).
+The controller's update, its realisation of a real d on k requests (`levels`) and its retirement
+rules follow SCALER, per synthgen environment; the numbers and where synthgen departs from the
+paper are in synthgen.online's docstring. A synthgen problem has no size knob, so level l is a
+slice of the acceptance band (level 0 the easiest, D the hardest) that the teacher aims at. A
+retired environment gets no new teacher requests until re-admitted, but its problems in the buffer
+keep training (sampling belongs to the Frontier buffer); the last active environment never retires.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from statistics import linear_regression
 from typing import Any
-
-
-def slope(values: list[float]) -> float:
-    """Least-squares slope of values against 0..n-1 (SCALER's closed form)."""
-    n = len(values)
-    mean_i, mean_d = (n - 1) / 2, sum(values) / n
-    den = sum((i - mean_i) ** 2 for i in range(n))
-    return sum((i - mean_i) * (d - mean_d) for i, d in enumerate(values)) / den if den else 0.0
 
 
 @dataclass
@@ -100,7 +79,8 @@ class Curation:
             return f"accuracy 0 for {st.zero_run} rounds"
         if st.sat_run >= s.k_sat:
             return f"d = D for {st.sat_run} rounds"
-        if len(st.history) >= s.k_slope and slope(st.history) <= 0:
+        # (SCALER's closed form is the least-squares slope of d against 0..n-1; k_slope >= 2)
+        if len(st.history) >= s.k_slope and linear_regression(range(len(st.history)), st.history).slope <= 0:
             return f"d's slope over {s.k_slope} rounds is <= 0"
         return None
 
@@ -120,16 +100,9 @@ class Curation:
 
     def _row(self, round_, env, event, reason, acc=None, scored=None) -> dict[str, Any]:
         st = self.envs[env]
-        return {
-            "round": round_,
-            "env": env,
-            "accuracy": acc,
-            "scored": scored,
-            "d": st.d,
-            "active": st.active,
-            "event": event,
-            "reason": reason,
-        }
+        return dict(
+            round=round_, env=env, accuracy=acc, scored=scored, d=st.d, active=st.active, event=event, reason=reason
+        )
 
     def state_dict(self) -> dict[str, Any]:
         return {env: vars(st).copy() for env, st in self.envs.items()}

@@ -1,16 +1,13 @@
-"""How the generation worker interleaves with training: at step boundaries (sync) or beside it (thread).
+"""The generation worker's driver: a background thread with its own event loop (clients are bound
+to their loop); a bug in the worker is raised in the training thread.
 
-`SyncDriver` runs a worker round inside the step-boundary callback while training waits: one
-event loop kept for the run, the worker's clients opened once. Its outcomes depend only on the
-policy's weights and the requests, so a resumed run replays them exactly; it is the only mode
-the in-process student allows (the model must not train while it samples).
-
-`ThreadDriver` runs the worker in a background thread with its own event loop: requests handed
-over at a boundary run while training goes on, and what finished joins the pool at the next
-boundary. A slow teacher (gpt-oss-120b at high effort takes minutes) then costs no training
-time; the price is that which outcomes land at which step depends on timing, so a resumed run
-continues from the checkpoint's pool (requests that were running are queued again) rather than
-replaying the original run exactly. A bug in the worker is raised in the training thread.
+`sync` (the default): a worker round runs at the step boundary while training waits, so outcomes
+depend only on the policy's weights and the requests and a resumed run replays them exactly; the
+only mode the in-process student allows (the model must not train while it samples).
+`thread`: what is handed over at a boundary runs while training goes on and joins the pool at the
+next boundary, so a slow teacher (minutes per answer) costs no training time; which outcome lands
+at which step then depends on timing, and a resumed run continues from the checkpoint's pool
+(running requests queued again) rather than replaying the run exactly.
 """
 
 from __future__ import annotations
@@ -18,81 +15,15 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from contextlib import asynccontextmanager
 from pathlib import Path
 
-from synthgen.online.requests import OnlineRequest
-from synthgen.online.worker import JobOutcome, OnlineWorker, TeacherJob
+from synthgen.online.worker import JobOutcome, OnlineRequest, OnlineWorker, TeacherJob
 
 
-class WorkerFactory:
-    """Opens the worker's clients in whichever event loop runs it (clients are bound to their loop)."""
-
+class WorkerDriver:
     def __init__(self, online, turn_settings, sandbox_pool, make_student, cache_dir: Path, settings_hash: str):
         self.online, self.turn_settings, self.sandbox_pool = online, turn_settings, sandbox_pool
         self.make_student, self.cache_dir, self.settings_hash = make_student, Path(cache_dir), settings_hash
-
-    @asynccontextmanager
-    async def open(self):
-        from synthgen.llm.client import LLMClient
-        from synthgen.online.student import PolicyLLM
-        from synthgen.turns.turn import TurnRunner
-
-        o = self.online
-        teacher = LLMClient(
-            o.teacher, o.teacher, o.llm, max_in_flight=o.max_in_flight, cache_path=self.cache_dir / "teacher.sqlite"
-        )
-        llm = PolicyLLM(teacher, self.make_student())
-        try:
-            await llm.preflight(o.llm.wait_ready_s)  # a wrong URL or model: exit 2 before any training
-            runner = TurnRunner(llm, self.sandbox_pool, self.turn_settings, self.settings_hash)
-            yield OnlineWorker(runner, o.accept), llm.student
-        finally:
-            await llm.aclose()
-
-
-class SyncDriver:
-    mode = "sync"
-
-    def __init__(self, factory: WorkerFactory):
-        self.factory = factory
-        self.loop = asyncio.new_event_loop()
-        self._context = None
-        self.worker: OnlineWorker | None = None
-        self.student = None
-
-    def start(self) -> None:
-        self._context = self.factory.open()
-        self.worker, self.student = self.loop.run_until_complete(self._context.__aenter__())
-
-    def run(self, jobs: list[TeacherJob], step: int) -> list[JobOutcome]:
-        """Run `jobs` now and return their outcomes (training waits)."""
-        if not jobs:
-            return []
-        self.student.policy_step = step
-        return self.loop.run_until_complete(self.worker.run_many(jobs))
-
-    def exchange(self, jobs: list[TeacherJob], step: int) -> list[JobOutcome]:
-        return self.run(jobs, step)
-
-    def capacity(self, budget: int) -> int:
-        return budget
-
-    def in_flight(self) -> list[OnlineRequest]:
-        return []
-
-    def close(self, drain_s: float = 0.0) -> None:
-        if self._context is not None:
-            self.loop.run_until_complete(self._context.__aexit__(None, None, None))
-            self._context = None
-        self.loop.close()
-
-
-class ThreadDriver:
-    mode = "thread"
-
-    def __init__(self, factory: WorkerFactory):
-        self.factory = factory
         self.loop: asyncio.AbstractEventLoop | None = None
         self.worker: OnlineWorker | None = None
         self.student = None
@@ -119,14 +50,27 @@ class ThreadDriver:
             self.loop.close()
 
     async def _serve(self) -> None:
+        from synthgen.llm.client import LLMClient
+        from synthgen.online.student import PolicyLLM
+        from synthgen.turns.turn import TurnRunner
+
+        o = self.online
         try:
-            async with self.factory.open() as (worker, student):
-                self.worker, self.student, self._stop = worker, student, asyncio.Event()
+            teacher = LLMClient(
+                o.teacher, o.teacher, o.llm, max_in_flight=o.max_in_flight, cache_path=self.cache_dir / "teacher.sqlite"
+            )
+            llm = PolicyLLM(teacher, self.make_student())
+            try:
+                await llm.preflight(o.llm.wait_ready_s)  # a wrong URL or model: exit 2 before any training
+                runner = TurnRunner(llm, self.sandbox_pool, self.turn_settings, self.settings_hash)
+                self.worker, self.student, self._stop = OnlineWorker(runner, o.accept), llm.student, asyncio.Event()
                 self._ready.set()
                 await self._stop.wait()
                 for task in list(self._tasks):
                     task.cancel()
                 await asyncio.gather(*self._tasks, return_exceptions=True)
+            finally:
+                await llm.aclose()
         except BaseException as exc:  # raised in the training thread at its next call
             self._error = exc
         finally:
@@ -172,14 +116,17 @@ class ThreadDriver:
         return out
 
     def exchange(self, jobs: list[TeacherJob], step: int) -> list[JobOutcome]:
-        """What finished since the last boundary; `jobs` start now and land at a later boundary."""
+        """sync: run `jobs` now (training waits); thread: what finished since the last boundary, while
+        `jobs` start now and land at a later boundary."""
+        if self.online.worker.mode == "sync":
+            return self.run(jobs, step)
         done = self.collect()
         if jobs:
             self.submit(jobs, step)
         return done
 
     def run(self, jobs: list[TeacherJob], step: int) -> list[JobOutcome]:
-        """Run `jobs` and wait for them (the fill before step 0); earlier outcomes stay collected."""
+        """Run `jobs` and wait for them (also the fill before step 0); earlier outcomes stay collected."""
         ids = {j.request.request_id for j in jobs}
         self.submit(jobs, step)
         with self._cond:

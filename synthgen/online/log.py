@@ -1,18 +1,11 @@
 """The online run's Parquet log: what the pool held and when, written as it happens, cut back on resume.
 
-    OUTPUT/online/problems/part-000007.parquet   every problem ever admitted (the training set's rows)
-    OUTPUT/online/turns/...                      every teacher turn the worker ran, valid or not
-    OUTPUT/online/events/...                     admit, retire, evict, reject, drop, infra, requests
-    OUTPUT/online/draws/...                      the problems each round trains on
-    OUTPUT/online/buffer/...                     ranked snapshots of the buffer (priority, regret, success)
-    OUTPUT/online/controller/...                 SCALER's d, accuracy and active set per environment
-
-Schemas are explicit (synthgen.store.records.ONLINE_*); each part carries the schema version and the
-settings hash in its metadata and is written atomically. Rows are buffered and flushed every
-`log_every` steps, before every checkpoint and at the end, so a checkpoint never refers to rows
-that are not on disk. A resumed run first cuts every table back to the rows of steps up to its
-checkpoint (`truncate_after`), then appends: the log of a killed and resumed run holds the rows
-an uninterrupted run would.
+One folder per table under OUTPUT/online/ (problems, turns, events, draws, buffer, controller), with
+explicit schemas (synthgen.store.records.ONLINE_*); each part carries the schema version and the
+settings hash and is written atomically. Rows are flushed every `log_every` steps, before every
+checkpoint and at the end, so a checkpoint never refers to rows not on disk. A resumed run first
+cuts every table back to its checkpoint's step (`truncate_after`), then appends: the log of a killed
+and resumed run holds the rows an uninterrupted run would.
 
     import polars as pl
     pl.read_parquet("OUTPUT/online/events/*.parquet").filter(pl.col("event") == "admit")
@@ -58,21 +51,22 @@ class OnlineLog:
         for name, rows in self.rows.items():
             if not rows:
                 continue
-            folder = self.root / name
+            parts = self.parts(name)  # part-000007.parquet: the numbers sort as the names do
+            number = int(parts[-1].stem.split("-", 1)[1]) + 1 if parts else 0
             table = records.table_from_rows(rows, TABLES[name])
             meta = file_metadata(f"train/online/{name}", self.settings_hash)
-            write_parquet_atomic(folder / f"part-{self._next_part(folder):06d}.parquet", table, meta)
+            write_parquet_atomic(self.root / name / f"part-{number:06d}.parquet", table, meta)
             rows.clear()
 
     def parts(self, name: str) -> list[Path]:
         folder = self.root / name
         return sorted(folder.glob("part-*.parquet")) if folder.is_dir() else []
 
-    def read(self, name: str, columns: list[str] | None = None) -> pa.Table:
+    def read(self, name: str) -> pa.Table:
         parts = self.parts(name)
         if not parts:
-            return TABLES[name].empty_table() if columns is None else TABLES[name].empty_table().select(columns)
-        return pa.concat_tables(pq.read_table(p, columns=columns, schema=TABLES[name]) for p in parts)
+            return TABLES[name].empty_table()
+        return pa.concat_tables(pq.read_table(p, schema=TABLES[name]) for p in parts)
 
     def truncate_after(self, step: int) -> None:
         """Drop every row of a step after `step` (a resumed run redoes those steps)."""
@@ -98,8 +92,3 @@ class OnlineLog:
         for name in TABLES:
             shutil.rmtree(self.root / name, ignore_errors=True)
             self.rows[name].clear()
-
-    @staticmethod
-    def _next_part(folder: Path) -> int:
-        numbers = [int(p.stem.split("-", 1)[1]) for p in folder.glob("part-*.parquet")] if folder.is_dir() else []
-        return max(numbers, default=-1) + 1

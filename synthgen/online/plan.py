@@ -10,7 +10,7 @@ from synthgen.errors import UserError
 
 
 def _grpo(settings):
-    """(prompts per round, G, max_steps, recipe name) from the recipe as the run would build it."""
+    """(prompts per round, G, max_steps, completion length) from the recipe as the run would build it."""
     from synthgen.train.recipe import build_grpo_config, load_recipe, require_learning_rate
     from synthgen.train.run import grpo_overrides, output_dir, resolve_max_steps
 
@@ -19,7 +19,8 @@ def _grpo(settings):
     recipe["learning_rate"] = require_learning_rate(recipe, settings.learning_rate, where)
     max_steps = resolve_max_steps(settings, recipe)
     args = build_grpo_config(recipe, grpo_overrides(settings, output_dir(settings), max_steps, recipe), where=where)
-    return args.generation_batch_size // args.num_generations, args.num_generations, max_steps, args
+    g = args.num_generations
+    return args.generation_batch_size // g, g, max_steps, args.max_completion_length
 
 
 def describe_plan(settings) -> str:
@@ -28,22 +29,18 @@ def describe_plan(settings) -> str:
 
     o, problems = settings.online, []
     b, a, c, w, s = o.buffer, o.accept, o.controller, o.worker, o.student
-    try:
-        prompts, g, max_steps, args = _grpo(settings)
-        completion = args.max_completion_length
-    except (UserError, ImportError) as exc:
-        problems.append(str(exc))
-        prompts, g, max_steps, completion = None, settings.num_generations or 8, settings.max_steps, None
-    try:
-        rows, heldout = initial_rows(settings)
-    except UserError as exc:
-        problems.append(str(exc))
-        rows, heldout = [], {}
-    try:
-        seeds = len(load_seeds(settings))
-    except UserError as exc:
-        problems.append(str(exc))
-        seeds = 0
+
+    def read(what, otherwise):
+        """`what(settings)`, or `otherwise` with the problem that stops the run listed."""
+        try:
+            return what(settings)
+        except (UserError, ImportError) as exc:
+            problems.append(str(exc))
+            return otherwise
+
+    prompts, g, max_steps, completion = read(_grpo, (None, settings.num_generations or 8, settings.max_steps, None))
+    rows, heldout = read(initial_rows, ([], {}))
+    seeds = len(read(load_seeds, {}))
     initial = min(len(rows), b.capacity if w.initial is None else w.initial)
     lines = ["online training plan (dry run: no server contacted, nothing trained)", ""]
     lines.append(f"model {settings.model or '(from the recipe)'}, recipe {settings.recipe}, {max_steps} steps")
@@ -56,9 +53,7 @@ def describe_plan(settings) -> str:
     if s.backend == "inprocess":
         lines.append("  student  the policy in this process (the trainer's model, sampled at step boundaries)")
     else:
-        url = student_url(settings)
-        if url is None:
-            problems.append("--online-student-backend server needs --online-student-url (or --vllm-mode server)")
+        url = read(student_url, None)
         sync = f"a checkpoint written every {s.sync_every} steps" if s.sync_every else "the live policy"
         lines.append(f"  student  {url or '(no URL)'}  model {s.model or settings.model}: {sync}")
     lines.append(f"  student sampling: temperature {s.temperature}, up to {s.max_tokens or completion} tokens")

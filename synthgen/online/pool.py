@@ -1,21 +1,12 @@
-"""The online problem pool: the training set's rows, the Frontier buffer, the schedule, SCALER, the requests.
+"""The online problem pool: the training set's rows, the Frontier buffer, the draws, SCALER, the requests.
 
 `OnlinePool` is what the trainer and the worker share. Its clock is the optimizer step: every
-change to the pool happens at a step boundary, in the main thread, in a fixed order, so the
-sampler sees one consistent pool and a run resumed from a checkpoint replays the same changes:
-
-    record_round(r, groups)   the trainer scored round r: windows, SCALER's controllers
-    boundary(step)            1. retire mastered problems (each may ask for a harder variant)
-                              2. every refresh_every steps: a worker round (its outcomes admitted
-                                 or rejected; admission into a full buffer evicts the lowest
-                                 priority, which retires instead when the policy solves it always)
-                              3. draw the rounds up to `lag` ahead (rank-based Zipf; each slot may
-                                 ask the teacher to explore, each drawn problem to be mutated)
-    chunk(r)                  the sampler: round r's registry indices, drawn at an earlier boundary
-
-The training set (`rows`) is append-only: a problem's registry index is its dataset row forever,
-so a round drawn before a later eviction still finds its prompt. Rounds are drawn `lag` rounds
-ahead because the dataloader reads ahead of training (as synthgen.train.trainer explains).
+change happens at a step boundary (synthgen.online.session), in the main thread, in a fixed order,
+so the sampler sees one consistent pool and a run resumed from a checkpoint replays the same
+changes. The training set (`rows`) is append-only: a problem's registry index is its dataset row
+forever, so a round drawn before a later eviction still finds its prompt. Rounds are drawn `lag`
+rounds ahead because the dataloader reads ahead of training (as synthgen.train.trainer explains);
+`chunk(r)` hands the sampler round r's registry indices.
 """
 
 from __future__ import annotations
@@ -24,26 +15,35 @@ import logging
 import random
 from typing import Any
 
-from synthgen.online.buffer import ACTIVE, EASY, RETIRED, Entry, FrontierBuffer
+from synthgen.online.buffer import ACTIVE, EASY, EVICTED, RETIRED, Entry, FrontierBuffer
 from synthgen.online.controller import Curation
-from synthgen.online.requests import EXPLORE, MUTATE, RESPAWN, OnlineRequest, RequestQueue
-from synthgen.online.worker import ACCEPTED, INFRA, JobMaker, JobOutcome
+from synthgen.online.worker import (
+    ACCEPTED,
+    EXPLORE,
+    INFRA,
+    MUTATE,
+    RESPAWN,
+    JobOutcome,
+    OnlineRequest,
+    RequestQueue,
+)
 from synthgen.store.records import SCORING_COLUMNS
 
 logger = logging.getLogger(__name__)
 
 STATE_VERSION = 1
+COPIED = ("parent_id", "seed_id", "code", "message", "pre_test_code", "test_code", "visible_count", "pass_rate")
 
 
 class OnlinePool:
-    def __init__(self, online, *, envs: list[str], seed: int, batch: int, lag: int, round_of_step, prompt_fn, log):
+    def __init__(self, online, envs: list[str], seed: int, geometry, prompt_fn, log):
+        """`geometry` (synthgen.online.trainer.Geometry): prompts per round and the round of a step."""
         self.online, self.accept, self.envs, self.seed = online, online.accept, list(envs), seed
-        self.batch, self.lag, self.round_of_step, self.prompt_fn = batch, lag, round_of_step, prompt_fn
-        self.log = log
+        self.batch, self.round_of_step = geometry.prompts, geometry.round_of_step
+        self.prompt_fn, self.log = prompt_fn, log
         self.buffer = FrontierBuffer(online.buffer)
         self.curation = Curation(self.envs, online.controller)
         self.queue = RequestQueue(online.worker.max_pending)
-        self.jobs = JobMaker(self, seed)
         self.seeds: dict[str, str] = {}  # seed_id -> snippet, for explorations
         self.rows: list[dict[str, Any]] = []  # the training set, by registry index
         self.problem_rows: list[dict[str, Any]] = []  # the same problems as logged (ONLINE_PROBLEMS rows)
@@ -61,24 +61,17 @@ class OnlinePool:
     def add(self, problem: dict[str, Any], *, origin: str, step: int, request: OnlineRequest | None = None) -> Entry:
         index = len(self.rows)
         round_ = self.round_of_step(step)
-        logged = {
-            "registry_index": index,
-            "step": step,
-            "round": round_,
-            "problem_id": problem["problem_id"],
-            "env": problem["env"],
-            "origin": origin,
-            "request_id": request.request_id if request else None,
-            "lineage_id": problem.get("lineage_id") or f"{origin}:{problem['problem_id']}",
-            "parent_id": problem.get("parent_id"),
-            "seed_id": problem.get("seed_id"),
-            "difficulty": problem.get("difficulty") or "online",
-            **{k: problem.get(k) for k in ("code", "message", "pre_test_code", "test_code", "visible_count")},
-            "inputs": [str(x) for x in problem.get("inputs") or []],
-            "outputs": [str(x) for x in problem.get("outputs") or []],
-            "pass_rate": problem.get("pass_rate"),
-            "policy_step": None if origin == "data" else problem.get("policy_step", step),
-        }
+        pid = problem["problem_id"]
+        logged = dict(registry_index=index, step=step, round=round_, problem_id=pid, env=problem["env"], origin=origin)
+        logged |= dict(
+            request_id=request.request_id if request else None,
+            lineage_id=problem.get("lineage_id") or f"{origin}:{pid}",
+            difficulty=problem.get("difficulty") or "online",
+            inputs=[str(x) for x in problem.get("inputs") or []],
+            outputs=[str(x) for x in problem.get("outputs") or []],
+            policy_step=None if origin == "data" else problem.get("policy_step", step),
+        )
+        logged |= {k: problem.get(k) for k in COPIED}
         self._register(logged)
         self.log.add("problems", logged)
         entry = Entry(index, logged["problem_id"], logged["env"], logged["lineage_id"], origin, round_, round_)
@@ -135,21 +128,9 @@ class OnlinePool:
                 self.request(OnlineRequest(f"r{round_}s{slot}e", EXPLORE, round_), step)
             if mutate:
                 self.request(OnlineRequest(f"r{round_}s{slot}m", MUTATE, round_, env=e.env, parent=e.index), step)
+            row = dict(step=step, round=round_, slot=slot, registry_index=e.index, problem_id=e.problem_id, env=e.env)
             self.log.add(
-                "draws",
-                {
-                    "step": step,
-                    "round": round_,
-                    "slot": slot,
-                    "registry_index": e.index,
-                    "problem_id": e.problem_id,
-                    "env": e.env,
-                    "rank": rank,
-                    "candidates": candidates,
-                    "probability": prob,
-                    "explore": explore,
-                    "mutate": mutate,
-                },
+                "draws", dict(row, rank=rank, candidates=candidates, probability=prob, explore=explore, mutate=mutate)
             )
 
     def request(self, req: OnlineRequest, step: int) -> None:
@@ -213,16 +194,7 @@ class OnlinePool:
         t = self.round_of_step(step)
         row = {"step": step, "round": t, "event": kind, "pass_rate": pass_rate, "detail": detail}
         if entry is not None:
-            row |= {
-                "registry_index": entry.index,
-                "problem_id": entry.problem_id,
-                "env": entry.env,
-                "origin": origin or entry.origin,
-                "success": self.buffer.success(entry),
-                "regret": self.buffer.regret(entry),
-                "priority": self.buffer.priority(entry, t),
-                "groups": len(entry.window),
-            }
+            row |= {**self._figures(entry, t), "origin": origin or entry.origin}
         if request is not None:
             row |= {"request_id": request.request_id, "request_kind": request.kind}
             row.setdefault("env", request.env)
@@ -234,34 +206,20 @@ class OnlinePool:
         self.last_snapshot = step
         t = self.round_of_step(step)
         for rank, e in enumerate(self.buffer.ranked(t), 1):
-            self.log.add(
-                "buffer",
-                {
-                    "step": step,
-                    "round": t,
-                    "registry_index": e.index,
-                    "problem_id": e.problem_id,
-                    "env": e.env,
-                    "origin": e.origin,
-                    "rank": rank,
-                    "priority": self.buffer.priority(e, t),
-                    "regret": self.buffer.regret(e),
-                    "success": self.buffer.success(e),
-                    "groups": len(e.window),
-                    "staleness": max(0, t - e.last_drawn),
-                    "success_class": self.buffer.success_class(e),
-                },
-            )
+            staleness, kind = max(0, t - e.last_drawn), self.buffer.success_class(e)
+            row = {"step": step, "round": t, **self._figures(e, t), "rank": rank}
+            self.log.add("buffer", {**row, "staleness": staleness, "success_class": kind})
+
+    def _figures(self, e: Entry, t: int) -> dict[str, Any]:
+        """A problem's identity and buffer figures at round t, as the events and buffer logs hold them."""
+        b = self.buffer
+        row = dict(registry_index=e.index, problem_id=e.problem_id, env=e.env, origin=e.origin, groups=len(e.window))
+        return dict(row, success=b.success(e), regret=b.regret(e), priority=b.priority(e, t))
 
     def counts(self) -> dict[str, int]:
         statuses = [e.status for e in self.buffer.entries.values()]
-        return {
-            "problems": len(self.rows),
-            "active": statuses.count(ACTIVE),
-            "retired": statuses.count("retired"),
-            "evicted": statuses.count("evicted"),
-            "pending": len(self.queue),
-        }
+        counts = {status: statuses.count(status) for status in (ACTIVE, RETIRED, EVICTED)}
+        return {"problems": len(self.rows), **counts, "pending": len(self.queue)}
 
     # -- checkpoints ------------------------------------------------------------------------------
     def state_dict(self, step: int, in_flight: list[OnlineRequest] = ()) -> dict[str, Any]:

@@ -12,10 +12,12 @@ holds the pool's state and continues with the same pool and schedule.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
 import time
+from functools import partial
 from pathlib import Path
 
 from synthgen.errors import UserError
@@ -44,13 +46,14 @@ def check_online(settings, world: int) -> None:
         log.warning("online: --curriculum %s is ignored; the pool's buffer decides what is drawn", settings.curriculum)
 
 
-def student_url(settings) -> str | None:
+def student_url(settings) -> str:
+    """The policy's server: --online-student-url, or TRL's vLLM server in --vllm-mode server."""
     s = settings.online.student
     if s.base_url:
         return s.base_url
     if settings.use_vllm and settings.vllm_mode == "server" and settings.vllm_server_base_url:
         return settings.vllm_server_base_url.rstrip("/") + "/v1"
-    return None
+    raise UserError("--online-student-backend server needs --online-student-url (or --vllm-mode server)")
 
 
 def online_checkpoint(settings, out: Path) -> Path | None:
@@ -104,21 +107,16 @@ def initial_rows(settings):
     by_bin: dict[str, list] = {}
     for row in seeded_order(plan.rows, settings.seed, "online"):
         by_bin.setdefault(row["difficulty"], []).append(row)
-    mixed, queues = [], [by_bin[b] for b in sorted(by_bin)]
-    while any(queues):
-        for q in queues:
-            if q:
-                mixed.append(q.pop(0))
-    return mixed, plan.heldout
+    rounds = itertools.zip_longest(*(by_bin[b] for b in sorted(by_bin)))
+    return [row for round_ in rounds for row in round_ if row is not None], plan.heldout
 
 
 def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=None) -> Path:
     from datasets import Dataset
 
     from synthgen.interop.records import student_prompt
-    from synthgen.online.schedule import PoolDataset
     from synthgen.online.session import OnlineSession
-    from synthgen.online.trainer import OnlineGRPOTrainer
+    from synthgen.online.trainer import OnlineGRPOTrainer, PoolDataset
     from synthgen.train.evaluation import add_periodic_eval
     from synthgen.train.quiet import install_progress
     from synthgen.train.recipe import build_grpo_config, describe
@@ -134,8 +132,7 @@ def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluat
     started = time.time()
     for name in ("httpx", "httpx2"):  # one INFO line per LLM request otherwise
         logging.getLogger(name).setLevel(logging.WARNING)
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    check_online(settings, world)
+    check_online(settings, int(os.environ.get("WORLD_SIZE", "1")))
     recipe, model = recipe_and_model(settings)
     out = output_dir(settings)
     max_steps = resolve_max_steps(settings, recipe)
@@ -143,7 +140,7 @@ def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluat
     rows, heldout = initial_rows(settings)
     if settings.eval.steps and not (heldout or evaluators):
         raise UserError("--eval-every needs held-out problems: --eval-heldout-fraction F or --eval-heldout DIR")
-    if "dataloader_num_workers" in recipe and recipe["dataloader_num_workers"]:
+    if recipe.get("dataloader_num_workers"):
         log.warning("online: dataloader_num_workers set to 0 (the pool grows in this process)")
     recipe["dataloader_num_workers"] = 0
     args = build_grpo_config(recipe, grpo_overrides(settings, out, max_steps, recipe), where=recipe_origin(settings))
@@ -208,51 +205,36 @@ def run_online(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluat
             own_pool.close()
     trainer.save_model(str(out))
     if acc.is_main_process:
-        summary = {
-            "model": model,
-            "online": final,
-            "max_steps": max_steps,
-            "global_step": trainer.state.global_step,
-            "resumed_from": str(checkpoint) if checkpoint else None,
-            "grpo": describe(args),
-            "seconds": round(time.time() - started, 1),
-        }
+        summary = dict(model=model, online=final, max_steps=max_steps, global_step=trainer.state.global_step)
+        resumed = str(checkpoint) if checkpoint else None
+        summary |= dict(resumed_from=resumed, grpo=describe(args), seconds=round(time.time() - started, 1))
         (out / "train_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return out
 
 
 def make_driver(settings, trainer, sandbox, out: Path):
-    """The worker driver (sync or thread) with its student: the trainer's model or the policy's server."""
+    """The worker driver with its student: the trainer's model or the policy's server."""
     from synthgen.llm.settings import RoleSettings, StudentSettings
-    from synthgen.online.drivers import SyncDriver, ThreadDriver, WorkerFactory
+    from synthgen.online.drivers import WorkerDriver
     from synthgen.online.student import InProcessStudent, ServerStudent
     from synthgen.turns.settings import TurnLoopSettings
 
     o = settings.online
     max_tokens = o.student.max_tokens or trainer.args.max_completion_length
     if o.student.backend == "server":
-        url = student_url(settings)
-        if not url:
-            raise UserError("--online-student-backend server needs --online-student-url (or --vllm-mode server)")
         role = RoleSettings(
-            base_url=url,
+            base_url=student_url(settings),
             model=o.student.model or str(settings.model),
             reasoning_effort=None,
             temperature=o.student.temperature,
             max_tokens=max_tokens,
             timeout_s=o.student.timeout_s,
         )
-        name = role.model
-
-        cache = out / "online" / "cache" / "student.sqlite"
-
-        def make_student():
-            return ServerStudent(role, o.llm, max_in_flight=o.max_in_flight, cache_path=cache)
+        name, cache = role.model, out / "online" / "cache" / "student.sqlite"
+        make_student = partial(ServerStudent, role, o.llm, max_in_flight=o.max_in_flight, cache_path=cache)
     else:
         name = "policy"
-
-        def make_student():
-            return InProcessStudent(trainer, temperature=o.student.temperature, max_tokens=max_tokens)
+        make_student = partial(InProcessStudent, trainer, temperature=o.student.temperature, max_tokens=max_tokens)
 
     turn_settings = TurnLoopSettings(
         attempts=o.accept.attempts,
@@ -263,5 +245,4 @@ def make_driver(settings, trainer, sandbox, out: Path):
         env=o.env,
         progress=False,
     )
-    factory = WorkerFactory(o, turn_settings, sandbox, make_student, out / "online" / "cache", settings.settings_hash())
-    return ThreadDriver(factory) if o.worker.mode == "thread" else SyncDriver(factory)
+    return WorkerDriver(o, turn_settings, sandbox, make_student, out / "online" / "cache", settings.settings_hash())

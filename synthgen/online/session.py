@@ -1,6 +1,6 @@
 """One online run's state beside TRL: the pool, the worker driver, the log, and what a step boundary does.
 
-The trainer calls `begin` when training starts, `record_round` when a round is scored,
+The trainer calls `begin` when training starts, the pool's `record_round` when a round is scored,
 `boundary` after every optimizer step and `save` with every checkpoint; `restore` rebuilds the
 pool from a checkpoint (its state file plus the Parquet log cut back to its step).
 
@@ -21,7 +21,7 @@ from synthgen.envs import DEFAULT_ENVIRONMENTS
 from synthgen.errors import InfraIncomplete, UserError
 from synthgen.online.log import OnlineLog
 from synthgen.online.pool import OnlinePool
-from synthgen.online.requests import EXPLORE, OnlineRequest
+from synthgen.online.worker import EXPLORE, OnlineRequest, make_jobs
 from synthgen.store.files import write_text_atomic
 
 log = logging.getLogger(__name__)
@@ -39,16 +39,7 @@ class OnlineSession:
         # The teacher writes for --online-envs, else for the environments training is limited to, else the
         # paper's four (the contest environment holds imported problems, which a teacher does not write).
         envs = list(self.online.envs) or list(settings.envs) or list(DEFAULT_ENVIRONMENTS)
-        self.pool = OnlinePool(
-            self.online,
-            envs=envs,
-            seed=settings.seed,
-            batch=geometry.prompts,
-            lag=geometry.lag,
-            round_of_step=geometry.round_of_step,
-            prompt_fn=prompt_fn,
-            log=self.log,
-        )
+        self.pool = OnlinePool(self.online, envs, settings.seed, geometry, prompt_fn, self.log)
         self.driver = None
         self.synced_step: int | None = None  # the newest policy checkpoint written for a server student
 
@@ -65,8 +56,7 @@ class OnlineSession:
         """Before step 0: explorations until the buffer holds `min_pool` problems."""
         budget = self.online.worker.budget
         for attempt in range(self.online.worker.warmup_rounds):
-            missing = min_pool - len(self.pool.buffer.active())
-            if missing <= 0:
+            if len(self.pool.buffer.active()) >= min_pool:
                 break
             for i in range(budget):
                 self.pool.request(OnlineRequest(f"w{attempt}n{i}", EXPLORE, 0), 0)
@@ -86,9 +76,6 @@ class OnlineSession:
             self.pool.snapshot(0)
         self.pool.draw_until(self.g.round_of_step(step) + self.g.lag, step)
 
-    def record_round(self, round_: int, groups, step: int) -> None:
-        self.pool.record_round(round_, groups, step)
-
     def boundary(self, step: int) -> None:
         pool, worker = self.pool, self.online.worker
         pool.step = step
@@ -103,23 +90,18 @@ class OnlineSession:
     def policy_step(self, step: int) -> int:
         """The step whose weights answer as the student: the live one, or the last synced checkpoint
         (the starting model, step 0, until the first sync)."""
-        if self.online.student.sync_every:
-            return self.synced_step or 0
-        return step
+        return (self.synced_step or 0) if self.online.student.sync_every else step
 
     def _worker_round(self, step: int, *, run_now: bool = False) -> None:
-        pool, budget = self.pool, self.online.worker.budget
-        take = self.driver.capacity(budget) if self.main else 0
-        outcomes: list = []
-        take = self._shared(take)
-        jobs, skipped = pool.jobs.make(pool.queue.take(take), self.policy_step(step))
+        pool, policy_step = self.pool, self.policy_step(step)
+        take = self._shared(self.driver.capacity(self.online.worker.budget) if self.main else 0)
+        jobs, skipped = make_jobs(pool, pool.queue.take(take), policy_step)
         for req, why in skipped:
             pool.event(step, "skip", None, request=req, detail=why)
-        if self.main:
-            runner = self.driver.run if run_now else self.driver.exchange
-            outcomes = runner(jobs, self.policy_step(step))
-        outcomes = self._shared(outcomes)
-        pool.apply(outcomes, step)
+        outcomes = []
+        if self.main:  # (the only process with a driver)
+            outcomes = (self.driver.run if run_now else self.driver.exchange)(jobs, policy_step)
+        pool.apply(self._shared(outcomes), step)
         if pool.infra_streak >= MAX_INFRA_ROUNDS:
             raise InfraIncomplete(
                 f"online: {pool.infra_streak} worker rounds in a row failed on infrastructure (the teacher's or the "
@@ -164,7 +146,7 @@ class OnlineSession:
         """Stop the worker (thread mode: what finished while draining is still logged); final log and summary."""
         if self.driver is not None:
             self.driver.close(self.online.worker.drain_s)
-            late = self.driver.collect() if hasattr(self.driver, "collect") else []
+            late = self.driver.collect()
             self.driver = None
             if late and write:
                 self.pool.apply(late, step)

@@ -1,25 +1,16 @@
 """Settings of `synthgen train --online`: the teacher in the training loop, each rule from its paper.
 
-Four sections, one per idea, each knob a field (the CLI derives `--online-<section>-<knob>`):
-
-* `accept` (SvS, Liang et al. 2025): a new problem enters the pool only when the policy solves it
-  12.5%-62.5% of the time, measured on `attempts` (their G = 8) answers of the policy;
-* `buffer` (Frontier Learning, Faro et al. 2026): a buffer of 100 "levels" (here: problems), regret
-  1[s >= 1] - s/n over a 16-group window, priority = regret + 0.05 x staleness, rank-based Zipf
-  sampling, exploration phi = 0.3, mutation probabilities by success class; mastered problems retire;
-* `controller` (SCALER): per environment d <- clip(d + beta (acc - tau), 0, D) from the policy's
-  training accuracy, with SCALER's retirement rules, to aim and spend the teacher's budget;
-* `worker` and `student`: how the generation loop runs beside training and who answers as the
-  student (the policy: in-process, or an OpenAI-compatible server that serves it).
-
-What each paper states and where synthgen deviates is written in synthgen.online's docstring.
+One section per idea, each knob a field (the CLI derives `--online-<section>-<knob>`): `accept`
+(SvS's band), `buffer` (Frontier Learning), `controller` (SCALER), and `worker` and `student` (how
+the generation loop runs beside training, and the policy as its student). The defaults are the
+papers' numbers; what each paper states and where synthgen deviates is in synthgen.online's docstring.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from synthgen.envs.settings import EnvSettings
 from synthgen.llm.settings import LLMSettings, TeacherSettings
@@ -32,7 +23,6 @@ _PROB = {"ge": 0.0, "le": 1.0}
 class AcceptSettings(Section):
     """SvS's acceptance band: a candidate problem is kept only inside it (too easy leaks its answer)."""
 
-    model_config = ConfigDict(extra="forbid")
     cli_panel: ClassVar[str] = "Online: acceptance (SvS)"
     low: float = Field(0.125, **_PROB, description="lowest policy pass rate a new problem may have (SvS: 12.5%)")
     high: float = Field(0.625, **_PROB, description="highest policy pass rate a new problem may have (SvS: 62.5%)")
@@ -57,7 +47,6 @@ class AcceptSettings(Section):
 class BufferSettings(Section):
     """Frontier Learning's level buffer, with one problem per level (see synthgen.online.buffer)."""
 
-    model_config = ConfigDict(extra="forbid")
     cli_panel: ClassVar[str] = "Online: problem buffer (Frontier Learning)"
     capacity: int = Field(100, ge=1, le=1_000_000, description="problems the buffer holds (B_max = 100)")
     window: int = Field(16, ge=1, le=10_000, description="rollout groups each problem's regret averages (n_w = 16)")
@@ -95,7 +84,6 @@ class BufferSettings(Section):
 class ControllerSettings(Section):
     """SCALER's per-environment difficulty controller and environment curation (synthgen.online.controller)."""
 
-    model_config = ConfigDict(extra="forbid")
     cli_panel: ClassVar[str] = "Online: teacher budget per environment (SCALER)"
     beta: float = Field(0.5, gt=0, description="adaptation rate beta of d <- clip(d + beta (acc - tau), 0, D)")
     tau: float = Field(0.375, **_PROB, description="target training accuracy tau (the middle of the SvS band)")
@@ -118,7 +106,6 @@ class ControllerSettings(Section):
 class PolicyStudentSettings(Section):
     """Who answers as the student of the generation loop: the policy being trained."""
 
-    model_config = ConfigDict(extra="forbid")
     cli_panel: ClassVar[str] = "Online: the policy as student"
     backend: Literal["inprocess", "server"] = Field(
         "inprocess",
@@ -149,7 +136,6 @@ class PolicyStudentSettings(Section):
 class WorkerSettings(Section):
     """How the generation loop interleaves with training, and what it may spend."""
 
-    model_config = ConfigDict(extra="forbid")
     cli_panel: ClassVar[str] = "Online: generation worker"
     mode: Literal["sync", "thread"] = Field(
         "sync",
@@ -186,7 +172,6 @@ class WorkerSettings(Section):
 class OnlineSettings(EnvListMixin, Section):
     """`synthgen train --online`: a generation worker keeps the problem pool at the policy's frontier."""
 
-    model_config = ConfigDict(extra="forbid")
     cli_panel: ClassVar[str] = "Online training"
     enabled: bool = Field(
         False,

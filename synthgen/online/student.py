@@ -1,18 +1,13 @@
 """The policy as the student of the generation loop: the trainer's own model, or a server that serves it.
 
-TurnRunner (synthgen.turns.turn) asks `llm.complete(role, messages, n, key=...)`; `PolicyLLM` is
-that `llm` for online training: teacher requests go to the teacher's OpenAI-compatible server
-(synthgen.llm.client.LLMClient, with its retries and request cache), student requests to the policy:
-
-* `InProcessStudent`: samples with the model being trained, in this process, between optimizer
-  steps (the sync worker calls it while training waits). No server, CPU or GPU; one process only.
-* `ServerStudent`: an OpenAI-compatible server that serves the policy. With TRL's vLLM server mode
-  (`--use-vllm --vllm-mode server`) that server is the one TRL pushes the weights to after every
-  step, so it *is* the current policy; otherwise a server of the checkpoints written every
-  `--online-student-sync-every` steps. Every request carries `policy_step` (the step whose
-  weights should answer): vLLM ignores the unknown field, the scripted server's student uses it
-  to follow a learning curve. The step is part of the request key, so a cached answer is never
-  replayed for another policy.
+`PolicyLLM` is the `llm` TurnRunner (synthgen.turns.turn) asks online: teacher requests go to the
+teacher's OpenAI-compatible server (LLMClient, with its retries and request cache), student ones to
+the policy: `InProcessStudent` samples the model being trained, in this process, while training
+waits (no server; one process only); `ServerStudent` asks a server of the policy: TRL's vLLM server
+(`--use-vllm --vllm-mode server`), which TRL keeps at the current weights, or a server of the
+checkpoints written every `--online-student-sync-every` steps. Every request names `policy_step`
+(the step whose weights should answer: vLLM ignores the field, the scripted server's student
+follows a learning curve with it), and so does its cache key: no answer is replayed for another policy.
 """
 
 from __future__ import annotations
@@ -36,9 +31,8 @@ class PolicyLLM:
     async def complete(
         self, role: str, messages: list[dict], n: int = 1, *, key: str = "", priority: float = 0.0
     ) -> list[Completion]:
-        if role == "teacher":
-            return await self.teacher.complete("teacher", messages, n, key=key, priority=priority)
-        return await self.student.complete(messages, n, key=key, priority=priority)
+        client = self.teacher if role == "teacher" else self.student
+        return await client.complete(role, messages, n, key=key, priority=priority)
 
     async def preflight(self, wait_s: float = 0) -> None:
         await self.teacher.preflight(wait_s)
@@ -57,7 +51,7 @@ class InProcessStudent:
         self.policy_step = 0
         self._lock = threading.Lock()  # one generation at a time: the model is shared
 
-    async def complete(self, messages: list[dict], n: int, *, key: str = "", priority: float = 0.0) -> list[Completion]:
+    async def complete(self, role, messages, n, *, key: str = "", priority: float = 0.0) -> list[Completion]:
         # One generation at a time whatever the priority (the model is shared). A thread, so that
         # teacher requests of other turns keep flowing while the model samples.
         return await asyncio.to_thread(self._generate, messages, n, key)
@@ -88,37 +82,19 @@ class InProcessStudent:
         return None
 
 
-class PolicyServerClient(LLMClient):
-    """An LLMClient whose request bodies also name the policy step that should answer."""
+class ServerStudent(LLMClient):
+    """The policy behind an OpenAI-compatible server (`role` is a RoleSettings for it); its request
+    bodies also name the policy step that should answer."""
 
     policy_step = 0
+
+    def __init__(self, role, llm_settings, **kwargs):
+        super().__init__(role, role, llm_settings, **kwargs)
 
     def _body(self, settings, messages, n, seed=None):
         body = super()._body(settings, messages, n, seed)
         body["policy_step"] = int(self.policy_step)
         return body
 
-
-class ServerStudent:
-    """The policy behind an OpenAI-compatible server (`role` is a RoleSettings for it)."""
-
-    def __init__(self, role, llm_settings, *, max_in_flight: int, cache_path=None):
-        self.client = PolicyServerClient(role, role, llm_settings, max_in_flight=max_in_flight, cache_path=cache_path)
-
-    @property
-    def policy_step(self) -> int:
-        return self.client.policy_step
-
-    @policy_step.setter
-    def policy_step(self, step: int) -> None:
-        self.client.policy_step = step
-
-    async def complete(self, messages: list[dict], n: int, *, key: str = "", priority: float = 0.0) -> list[Completion]:
-        key = f"{key}@step-{self.client.policy_step}"
-        return await self.client.complete("student", messages, n, key=key, priority=priority)
-
-    async def preflight(self, wait_s: float = 0) -> None:
-        await self.client.preflight(wait_s)
-
-    async def aclose(self) -> None:
-        await self.client.aclose()
+    async def complete(self, role, messages, n=1, *, key: str = "", priority: float = 0.0) -> list[Completion]:
+        return await super().complete(role, messages, n, key=f"{key}@step-{self.policy_step}", priority=priority)

@@ -1,13 +1,15 @@
 """One teacher request, end to end: the paper's multi-turn loop with the policy as student, SvS's band as the gate.
 
-`JobMaker` resolves a queued request into a `TeacherJob` with everything it needs (environment,
-SCALER's target slice, the seed snippet or the parent problem and the policy's summary on it). It
-runs in the training process's main thread at a step boundary, seeded by the request id (a
-resumed run makes the same choices), so the worker never reads the live buffer: it can run
-beside training in another thread.
+Requests (explore: a fresh problem from a seed; mutate or respawn a pool problem) are made where
+Frontier Learning decides (a drawn slot explores, a drawn problem mutates) and where a mastered
+problem retires (respawn: a harder variant). They wait in a bounded queue: respawns first (each is
+a retirement's one chance), then the others oldest first; past `max_pending` the oldest are dropped
+(and logged): a request made many rounds ago describes a policy that has moved on.
 
-The loop (synthgen.turns.turn.TurnRunner runs each turn: teacher answer, validation in the
-sandbox, the policy's `attempts` answers, scoring):
+`make_jobs` resolves requests into `TeacherJob`s with all they need (environment, SCALER's target
+slice, the seed or the parent and the policy's summary on it) at a step boundary, seeded by the
+request id (a resumed run makes the same choices), so the worker never reads the live buffer and
+can run beside training. `OnlineWorker.run` is the loop (synthgen.turns.turn runs each turn):
 
     turn 1: from the seed (explore) or as a mutation of the parent (mutate, respawn)
     the policy's pass rate p in SvS's band [low, high]  -> accepted: the candidate joins the pool
@@ -21,19 +23,76 @@ on infrastructure ends the job as `infra` (the caller requeues it); nothing of i
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import random
-from collections import defaultdict
-from dataclasses import dataclass, field
+from collections import defaultdict, deque
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from synthgen.envs import get_env
 from synthgen.envs.problem import Problem
 from synthgen.envs.settings import ProgressionSettings
 from synthgen.envs.summary import Summary, choose_strategy
-from synthgen.online.requests import EXPLORE, OnlineRequest
+from synthgen.envs.summary import _shortest_distinct as shortest_distinct
 from synthgen.turns.turn import Lineage, Mode, TurnRunner
+
+EXPLORE, MUTATE, RESPAWN = "explore", "mutate", "respawn"
+KINDS = (EXPLORE, MUTATE, RESPAWN)
+
+
+@dataclass
+class OnlineRequest:
+    request_id: str  # unique in a run; the teacher's request key (its cache key and sampling seed)
+    kind: str  # explore | mutate | respawn
+    round: int  # the round it was asked in
+    env: str | None = None  # None for explore until the worker picks an active environment
+    parent: int | None = None  # registry index of the problem to mutate (mutate, respawn)
+    level: int | None = None  # SCALER level, set when the worker starts it
+    seed_id: str | None = None  # explore: the seed snippet, set when the worker starts it
+
+    def state(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class RequestQueue:
+    def __init__(self, max_pending: int):
+        self.max_pending = max_pending
+        self.respawns: deque[OnlineRequest] = deque()
+        self.others: deque[OnlineRequest] = deque()
+
+    def __len__(self) -> int:
+        return len(self.respawns) + len(self.others)
+
+    def push(self, req: OnlineRequest) -> list[OnlineRequest]:
+        """Queue `req`; returns the requests dropped to stay within max_pending (oldest first)."""
+        (self.respawns if req.kind == RESPAWN else self.others).append(req)
+        dropped = []
+        while len(self) > self.max_pending:
+            lane = self.others if self.others else self.respawns
+            dropped.append(lane.popleft())
+        return dropped
+
+    def push_front(self, reqs: list[OnlineRequest]) -> None:
+        """Put requests back at the head of their lanes (retried after an infrastructure failure)."""
+        for req in reversed(reqs):
+            (self.respawns if req.kind == RESPAWN else self.others).appendleft(req)
+
+    def take(self, n: int) -> list[OnlineRequest]:
+        out = []
+        while len(out) < n and (self.respawns or self.others):
+            out.append((self.respawns or self.others).popleft())
+        return out
+
+    def state_dict(self) -> list[dict[str, Any]]:
+        return [r.state() for r in (*self.respawns, *self.others)]
+
+    def load_state_dict(self, rows: list[dict[str, Any]]) -> None:
+        self.respawns.clear()
+        self.others.clear()
+        for row in rows:
+            req = OnlineRequest(**row)
+            (self.respawns if req.kind == RESPAWN else self.others).append(req)
+
 
 ACCEPTED, TOO_EASY, TOO_HARD, INVALID, INFRA = "accepted", "too_easy", "too_hard", "invalid", "infra"
 
@@ -41,13 +100,12 @@ ACCEPTED, TOO_EASY, TOO_HARD, INVALID, INFRA = "accepted", "too_easy", "too_hard
 @dataclass
 class TeacherJob:
     request: OnlineRequest
-    env: str
     band: tuple[float, float]  # the pass-rate slice the teacher aims at (SCALER level)
     lineage_id: str
     seed_id: str
-    seed_text: str | None = None  # explore
     parent: Problem | None = None  # mutate, respawn
     summary: Summary | None = None  # the policy's results on the parent
+    seed_text: str | None = None  # explore
     policy_step: int = 0
 
 
@@ -61,101 +119,72 @@ class JobOutcome:
     detail: str | None = None
 
 
+def target_rule(band: tuple[float, float]) -> ProgressionSettings:
+    """The paper's progression aimed at `band`: its strategy is chosen against it, and the prompt names it."""
+    return ProgressionSettings(easier_at=0.0, target_low=band[0], target_high=band[1])
+
+
 def retarget(summary: Summary, band: tuple[float, float]) -> Summary:
     """The summary with the paper's strategy chosen against `band` (and the band the prompt names)."""
-    low, high = band
-    rule = ProgressionSettings(easier_at=0.0, target_low=low, target_high=high)
-    return dataclasses.replace(
-        summary, strategy=choose_strategy(summary.pass_rate, rule), target_low=low, target_high=high
-    )
+    strategy = choose_strategy(summary.pass_rate, target_rule(band))
+    return dataclasses.replace(summary, strategy=strategy, target_low=band[0], target_high=band[1])
 
 
-EXAMPLES_SHOWN = 2  # solved and failed answers each, as the paper's summary shows
-
-
-def policy_summary(window: list[tuple[int, int]], attempts: list[tuple[str, Any]]) -> Summary:
-    """What the teacher learns about the policy on a pool problem: its windowed training pass rate
-    and the newest group's answers (shortest distinct solved and failed ones)."""
+def policy_summary(window: list[tuple[int, int]], attempts: list[tuple[str, Any]], band) -> Summary:
+    """What the teacher learns about the policy on a pool problem, aimed at `band`: its windowed
+    training pass rate and the newest group's answers (shortest distinct solved and failed ones)."""
     scored = sum(n for _, n in window)
     correct = sum(s for s, _ in window)
-
-    def shortest(texts: list[str]) -> list[str]:
-        unique = list(dict.fromkeys(t.strip() for t in texts if t and t.strip()))
-        return sorted(unique, key=lambda t: (len(t), t))[:EXAMPLES_SHOWN]
-
-    return Summary(
+    return Summary.of(
+        target_rule(band),
         pass_rate=correct / scored if scored else None,
         attempts=scored,
         scored=scored,
         correct=correct,
         format_failures=0,
         infra_failures=0,
-        solved=shortest([t for t, r in attempts if r is not None and float(r) >= 0.5]),
-        failed=shortest([t for t, r in attempts if r is not None and float(r) < 0.5]),
+        solved=shortest_distinct([t for t, r in attempts if r is not None and float(r) >= 0.5]),
+        failed=shortest_distinct([t for t, r in attempts if r is not None and float(r) < 0.5]),
     )
 
 
-class JobMaker:
-    """Resolves requests against the pool (`pool` is a synthgen.online.pool.OnlinePool)."""
-
-    def __init__(self, pool, seed: int):
-        self.pool, self.seed = pool, seed
-
-    def make(
-        self, requests: list[OnlineRequest], policy_step: int
-    ) -> tuple[list[TeacherJob], list[tuple[OnlineRequest, str]]]:
-        """(jobs, skipped requests with the reason) for the requests the budget took; `policy_step`
-        names the weights that will answer as the student."""
-        pool, active = self.pool, self.pool.curation.active_envs()
-        wanted = [e for e in sorted(pool.envs) if e in active]
-        jobs_by_env: dict[str, list[OnlineRequest]] = defaultdict(list)
-        skipped: list[tuple[OnlineRequest, str]] = []
-        for req in requests:
-            rng = random.Random(f"{self.seed}:request:{req.request_id}")
-            if req.kind == EXPLORE:
-                if not pool.seeds:
-                    skipped.append((req, "no seeds to explore from"))
-                    continue
-                req.env = req.env or rng.choice(wanted)
-                req.seed_id = req.seed_id or rng.choice(sorted(pool.seeds))
-            elif req.env not in active:
-                skipped.append((req, f"environment {req.env} is retired by the controller"))
-                continue
-            jobs_by_env[req.env].append(req)
-        jobs = []
-        for env, reqs in jobs_by_env.items():
-            # SCALER's realisation of the real d over this batch of the environment's requests.
-            for req, level in zip(reqs, pool.curation.levels(env, len(reqs))):
-                req.level = level if req.level is None else req.level
-                jobs.append(self._job(req, policy_step))
-        order = {r.request_id: i for i, r in enumerate(requests)}
-        return sorted(jobs, key=lambda j: order[j.request.request_id]), skipped
-
-    def _job(self, req: OnlineRequest, policy_step: int) -> TeacherJob:
-        pool = self.pool
-        band = pool.curation.band(req.level, pool.accept.low, pool.accept.high)
+def make_jobs(
+    pool, requests: list[OnlineRequest], policy_step: int
+) -> tuple[list[TeacherJob], list[tuple[OnlineRequest, str]]]:
+    """The requests the budget took, resolved against `pool` (a synthgen.online.pool.OnlinePool):
+    (jobs, skipped requests with the reason); `policy_step` names the weights that will answer."""
+    active = pool.curation.active_envs()
+    wanted = [e for e in sorted(pool.envs) if e in active]
+    by_env: dict[str, list[OnlineRequest]] = defaultdict(list)
+    skipped: list[tuple[OnlineRequest, str]] = []
+    for req in requests:
+        rng = random.Random(f"{pool.seed}:request:{req.request_id}")
         if req.kind == EXPLORE:
-            return TeacherJob(
-                req,
-                req.env,
-                band,
-                f"online:{req.request_id}",
-                req.seed_id,
-                pool.seeds[req.seed_id],
-                policy_step=policy_step,
-            )
-        row, entry = pool.problem_rows[req.parent], pool.buffer.entries[req.parent]
-        summary = retarget(policy_summary(list(entry.window), entry.attempts), band)
-        return TeacherJob(
-            req,
-            req.env,
-            band,
-            row["lineage_id"],
-            row.get("seed_id") or "data",
-            parent=Problem.from_fields(row),
-            summary=summary,
-            policy_step=policy_step,
-        )
+            if not pool.seeds:
+                skipped.append((req, "no seeds to explore from"))
+                continue
+            req.env = req.env or rng.choice(wanted)
+            req.seed_id = req.seed_id or rng.choice(sorted(pool.seeds))
+        elif req.env not in active:
+            skipped.append((req, f"environment {req.env} is retired by the controller"))
+            continue
+        by_env[req.env].append(req)
+    jobs = []
+    for env, reqs in by_env.items():
+        # SCALER's realisation of the real d over this batch of the environment's requests.
+        for req, level in zip(reqs, pool.curation.levels(env, len(reqs))):
+            req.level = level if req.level is None else req.level
+            band = pool.curation.band(req.level, pool.accept.low, pool.accept.high)
+            if req.kind == EXPLORE:
+                job = TeacherJob(req, band, f"online:{req.request_id}", req.seed_id, seed_text=pool.seeds[req.seed_id])
+            else:
+                row, entry = pool.problem_rows[req.parent], pool.buffer.entries[req.parent]
+                job = TeacherJob(req, band, row["lineage_id"], row.get("seed_id") or "data", Problem.from_fields(row))
+                job.summary = policy_summary(list(entry.window), entry.attempts, band)
+            job.policy_step = policy_step
+            jobs.append(job)
+    order = {r.request_id: i for i, r in enumerate(requests)}
+    return sorted(jobs, key=lambda j: order[j.request.request_id]), skipped
 
 
 class OnlineWorker:
@@ -164,21 +193,11 @@ class OnlineWorker:
     def __init__(self, runner: TurnRunner, accept):
         self.runner, self.accept = runner, accept
 
-    async def run_many(self, jobs: list[TeacherJob]) -> list[JobOutcome]:
-        return list(await asyncio.gather(*(self.run(job) for job in jobs)))
-
     async def run(self, job: TeacherJob) -> JobOutcome:
         # The policy the student requests name (jobs running at once share one step: the newest).
         self.runner.llm.student.policy_step = job.policy_step
-        lineage = Lineage(
-            job.lineage_id,
-            job.seed_id,
-            get_env(job.env),
-            Mode.ONLINE,
-            seed_text=job.seed_text,
-            previous=job.parent,
-            summary=job.summary,
-        )
+        env = get_env(job.request.env)
+        lineage = Lineage(job.lineage_id, job.seed_id, env, Mode.ONLINE, job.seed_text, job.parent, job.summary)
         turns: list[dict[str, Any]] = []
         last_rate: float | None = None
         for turn in range(1, self.accept.max_turns + 1):
@@ -202,13 +221,6 @@ class OnlineWorker:
 
     @staticmethod
     def _columns(job: TeacherJob) -> dict[str, Any]:
-        req = job.request
-        return {
-            "request_id": req.request_id,
-            "request_kind": req.kind,
-            "level": req.level,
-            "band_low": job.band[0],
-            "band_high": job.band[1],
-            "policy_step": job.policy_step,
-            "decision": None,
-        }
+        req, (low, high) = job.request, job.band
+        row = dict(request_id=req.request_id, request_kind=req.kind, level=req.level, band_low=low, band_high=high)
+        return row | {"policy_step": job.policy_step, "decision": None}

@@ -10,13 +10,3 @@ with underscores, e.g.
     seeds: {n: 64, min_lines: 25}
     generate: {turns: 6, attempts: 32, teacher: {base_url: "http://gpu01:8000/v1"}}
 """
-
-from synthgen.settings.base import (
-    ENV_NAMES,
-    Settings,
-    load_config_file,
-    resolve_settings,
-    settings_hash,
-)
-
-__all__ = ["ENV_NAMES", "Settings", "load_config_file", "resolve_settings", "settings_hash"]

@@ -35,11 +35,8 @@ def check_number(value: Any, name: str) -> Any:
     """`value` (or each number inside a list, tuple or mapping) finite and in range, else ValueError."""
     if isinstance(value, bool) or value is None:
         return value
-    if isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            check_number(item, name)
-    elif isinstance(value, dict):
-        for item in value.values():
+    if isinstance(value, (list, tuple, set, frozenset, dict)):
+        for item in value.values() if isinstance(value, dict) else value:
             check_number(item, name)
     elif isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
@@ -75,44 +72,33 @@ def cli(
 ) -> dict[str, Any]:
     """How a settings field appears on the command line, for `Field(json_schema_extra=cli(...))`.
 
-    By default every field is a flag named after it (`max_in_flight` -> `--max-in-flight`; a field
-    of a nested section gets the section's prefix: `dedup.threshold` -> `--dedup-threshold`).
-    `flag` renames it: a full name (`--input`) or, inside a section, the part after the prefix
-    (`url` -> `--teacher-url`). `argument` makes it positional; `envvar` also reads it from the
-    environment (Slurm's array variables); `hidden` keeps it to config files only (secrets,
-    structures); `as_text` takes a structured field as one string its validator parses; `panel`
-    names the `--help` panel it is listed in (a nested section's: every flag of the section).
-    """
-    spec = {
-        "flag": flag,
-        "argument": argument,
-        "envvar": envvar,
-        "hidden": hidden,
-        "metavar": metavar,
-        "as_text": as_text,
-        "panel": panel,
-    }
-    return {"cli": {k: v for k, v in spec.items() if v not in (None, False)}}
+    By default a field is a flag named after it (`max_in_flight` -> `--max-in-flight`; in a section,
+    with its prefix: `dedup.threshold` -> `--dedup-threshold`). `flag` renames it (`--input`, or in a
+    section the part after the prefix: `url` -> `--teacher-url`); `argument` makes it positional;
+    `envvar` also reads it from the environment (Slurm's array variables); `hidden` keeps it to config
+    files (secrets, structures); `as_text` takes a structured field as one string its validator
+    parses; `panel` names its `--help` panel (a nested section's: every flag of the section)."""
+    return {"cli": {k: v for k, v in locals().items() if v not in (None, False)}}
 
 
 class Settings(Section):
     """Base of every stage's settings: unknown keys are errors, values are validated on assignment.
 
-    `unhashed` names fields that change how a run executes but not what it produces (worker
-    counts, shard index, progress display); they are left out of `settings_hash` so that every
-    shard of a Slurm array, and a resumed run with more workers, share one hash.
-    """
+    `unhashed` names fields that change how a run executes, not what it produces (worker counts,
+    shard index, progress): left out of `settings_hash`, so every shard of a Slurm array, and a
+    resumed run with more workers, share one hash."""
 
     model_config = ConfigDict(validate_assignment=True)  # extra="forbid" comes from Section
     section: ClassVar[str] = ""
     unhashed: ClassVar[frozenset[str]] = frozenset()
 
     def hashed_view(self) -> dict[str, Any]:
-        data = self.model_dump(mode="json")
-        return _drop_unhashed(self, data)
+        return _drop_unhashed(self, self.model_dump(mode="json"))
 
     def settings_hash(self) -> str:
-        return settings_hash(self)
+        """A short, stable hash of everything in these settings that shapes the output."""
+        canonical = json.dumps(self.hashed_view(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 def _drop_unhashed(model: BaseModel, data: dict[str, Any]) -> dict[str, Any]:
@@ -143,12 +129,6 @@ def command_settings(digest: str | None = None) -> Settings | None:
     if found is None or (digest is not None and found.settings_hash() != digest):
         return None
     return found
-
-
-def settings_hash(settings: Settings) -> str:
-    """A short, stable hash of everything in `settings` that shapes the output."""
-    canonical = json.dumps(settings.hashed_view(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 def load_config_file(path: Path | None) -> dict[str, Any]:
@@ -188,12 +168,10 @@ def load_config_file(path: Path | None) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class SectionKeys:
-    """What one command's config section may say besides its model's fields and flag names.
-
-    `aliases` are the command's flags that set several settings (`base_url` -> both roles' URLs);
-    `llm` says where each key of the shared top-level `llm:` section goes in this command's
-    settings: `base_url`, `model`, `api_key`, `teacher`, `student` and `client` (the client's
-    retry and transport settings). The CLI derives both from its command table."""
+    """What one command's config section may say besides its model's fields and flag names (the CLI
+    derives it from its command table): `aliases`, the command's flags that set several settings
+    (`base_url` -> both roles' URLs), and `llm`, where each key of the shared `llm:` section goes in
+    this command's settings (`base_url`, `model`, `api_key`, `teacher`, `student`, `client`)."""
 
     model: type[Settings]
     aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -208,12 +186,10 @@ LLM_ROLES = ("teacher", "student")
 
 @dataclass
 class ConfigFile:
-    """The `--config` file of one command line, read once, and the sections a config file may hold
-    (one per command that takes settings: the CLI derives them from its command table).
-
-    `keys` (section -> SectionKeys) lets a section name a setting by its flag (`teacher_url`,
-    `max-in-flight`), lets the shared `llm:` section reach every command, and lets every key be
-    checked when the file is read, so that a typo in any section is caught by any command."""
+    """The `--config` file of one command line, read once, and the sections it may hold (one per
+    command with settings). `keys` (section -> SectionKeys) lets a section name a setting by its flag
+    (`teacher_url`, `max-in-flight`) and the shared `llm:` section reach every command, and every key
+    is checked when the file is read, so that a typo in any section is caught by any command."""
 
     path: Path | None = None
     sections: frozenset[str] = frozenset()
@@ -460,15 +436,11 @@ def resolve_settings(
     flag_names: dict[str, str] | None = None,
     keys: SectionKeys | None = None,
 ) -> S:
-    """Build `model` from the config file's shared keys, its `llm:` section and the model's section,
-    then explicit flag values.
-
-    Flags override the file; the model's section overrides the shared `llm:` section, which
-    overrides the shared keys and the model's defaults. Nested mappings (such as `teacher:`) merge
-    key by key, so a flag like `--teacher-url` keeps the file's teacher model. A section's keys may
-    be field names or flag names, with dashes or underscores (`section_values`). `flag_names` (a
-    field's dotted path -> its flag) lets an error name the flag too.
-    """
+    """Build `model` from, lowest first, its defaults and the config file's shared keys, the shared
+    `llm:` section, the model's own section, then explicit flag values. Nested mappings (`teacher:`)
+    merge key by key, so `--teacher-url` keeps the file's teacher model. A section's keys may be field
+    or flag names, dashed or not (`section_values`); `flag_names` (a field's dotted path -> its flag)
+    lets an error name the flag too."""
     merged: dict[str, Any] = {k: v for k, v in file_data.items() if k in SHARED_KEYS and k in model.model_fields}
     section = _section_dict(file_data, model.section) if model.section else {}
     llm_low, llm_high = llm_values(file_data, keys)

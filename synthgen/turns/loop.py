@@ -3,40 +3,27 @@
 A stage says *what* to do (a `TurnStage`: its folders, its plan of work units, what one unit
 does); `TurnLoop` says *how*: it opens the LLM client (with the shard's request cache) and the
 sandbox pool, resumes the shard from the rows already on disk, keeps units running, writes one
-row per finished turn through a buffered, atomic writer, shows live progress, and writes the
-shard's stats file. A stage whose settings take `--keep-attempts` (KeepAttemptsSettings) keeps,
-with `solved` or `all`, the student's attempts of each measured problem whole beside its rows: the
-same writer puts them down part for part just before the rows they belong to
-(synthgen.store.attempts).
+row per finished turn through a buffered, atomic writer (with --keep-attempts, the student's
+attempts too, part for part before their rows: synthgen.store.attempts), shows live progress and
+writes the shard's stats file.
 
-    class MyStage(TurnStage):
-        name, units = "generate", "lineages"
-        def rows_dir(self): ...                          # where one row per finished turn goes
-        def plan(self, parts): return UnitsLeft(...)     # the units left, from the rows on disk
-        async def run_unit(self, item, loop):            # one lineage / chain; False: it stopped early
-            outcome = await loop.turn(lineage.request(turn))  # None: infrastructure failure, stop here
-    TurnLoop(MyStage(settings), force=False, console=console).run()
-
-How the work flows: the request bound (`max_in_flight`) and the units in progress are separate.
-A unit spends part of its life in the sandbox and between turns, where it holds no request, so
-the loop keeps many more units going than there are slots (`max_active`, bounded by memory) and
-requests queue for the slots; the queue is what keeps the server full. Queued requests get a
-slot longest-remaining first (a TurnRequest's `turns_left`; synthgen.llm.client's slots), so units
-move at about the same pace and the run's tail drains with the server still full. The plan is
-consumed lazily and memory holds only the units in progress, whatever the shard's size.
+The request bound (`max_in_flight`) and the units in progress are separate: a unit spends part of
+its life in the sandbox and between turns, holding no request, so the loop keeps many more units
+going (`max_active`, bounded by memory) and requests queue for the slots, which keeps the server
+full. Queued requests get a slot longest-remaining first (`turns_left`; synthgen.llm.client's slots), so
+units move at about the same pace and the run's tail drains with the server still full. The plan
+is consumed lazily: memory holds only the units in progress.
 
 How a run ends:
 - every unit finished: the stage's `finish` writes its other outputs, the shard gets its `.done`
   marker and later runs skip it;
-- SIGTERM / SIGINT (Slurm preemption, Ctrl+C): no new turns start, running ones are cancelled at
-  once even with thousands queued (`catch_signals`), finished rows are flushed and
-  `errors.Interrupted` is raised (exit 143 / 130);
-- some turns failed on infrastructure (a server down, the sandbox broken): their units stop there
-  (later turns would be built on a turn that never finished), finished rows are saved, the stats
-  file is written and `InfraIncomplete` is raised (exit 3) with no marker. A re-run redoes exactly
-  the unfinished units: the request cache replays every answer already paid for (failures are
-  never cached) and rows already on disk are not written twice, so the final rows equal those of
-  an uninterrupted run.
+- SIGTERM / SIGINT: no new turns start, running ones are cancelled at once (`catch_signals`),
+  finished rows are flushed and `errors.Interrupted` is raised (exit 143 / 130);
+- some turns failed on infrastructure: their units stop there (a later turn would build on one
+  that never finished), finished rows and the stats file are saved and `InfraIncomplete` is raised
+  (exit 3) with no marker. A re-run redoes exactly the unfinished units: the request cache replays
+  every answer already paid for and rows on disk are not written twice, so the final rows equal
+  those of an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -96,17 +83,6 @@ class TurnStage(ABC):
     def rows_dir(self) -> StageDir:
         """The folder of one PROBLEMS row per finished teacher turn."""
 
-    def attempts_dir(self) -> StageDir | None:
-        """Where the student's attempts go with --keep-attempts solved|all (synthgen.store.attempts);
-        None: this stage has no such setting."""
-        if isinstance(self.settings, KeepAttemptsSettings):
-            return attempts_dir(self.settings.run_dir, self.name)
-        return None
-
-    def keep_attempts(self) -> KeepAttempts:
-        """What --keep-attempts keeps of each measured problem in `attempts_dir`."""
-        return self.settings.keep_attempts if isinstance(self.settings, KeepAttemptsSettings) else "none"
-
     @property
     def teacher_samples(self) -> int:
         """Answers asked of one teacher request (the single-turn baseline asks for K)."""
@@ -162,7 +138,11 @@ class TurnLoop:
         self.runner: TurnRunner | None = None
         self.progress: LiveProgress | None = None
         self.writer: AttemptsShardWriter | None = None
-        self.keep = stage.keep_attempts()
+        # --keep-attempts solved|all: what is kept of each measured problem, and where (None: this
+        # stage has no such setting; synthgen.store.attempts).
+        keeping = isinstance(self.settings, KeepAttemptsSettings)
+        self.keep: KeepAttempts = self.settings.keep_attempts if keeping else "none"
+        self.attempts = attempts_dir(self.settings.run_dir, stage.name) if keeping else None
         self._active: set[asyncio.Task] = set()  # the units running now
         # For the stats file, once the run has served: the sandbox's isolation, the LLM usage,
         # and the worker-seconds the sandbox was busy and the mutation scores' share of them.
@@ -178,8 +158,7 @@ class TurnLoop:
 
     async def measure(self, req: TurnRequest, row: dict[str, Any], problem) -> TurnOutcome | None:
         """The student part of a turn on an existing problem (calibrate); keeps its row like `turn`."""
-        outcome = await self.runner.measure(req, row, problem)
-        return await self._keep(outcome)
+        return await self._keep(await self.runner.measure(req, row, problem))
 
     async def _keep(self, outcome: TurnOutcome) -> TurnOutcome | None:
         if not outcome.finished:
@@ -225,7 +204,7 @@ class TurnLoop:
             self.shard,
             PROBLEMS,
             self.digest,
-            attempts=stage.attempts_dir(),
+            attempts=self.attempts,
             keep=self.keep,
             max_rows=settings.max_buffer_rows,
             extra_meta={"settings": settings.hashed_view(), **stage.input_meta},
@@ -242,17 +221,12 @@ class TurnLoop:
             caught = await self._run_plan(plan)
         self.writer.flush()
         whole = self._shard_stats()
-        info = {
-            "shard": self.shard,
-            "num_shards": settings.num_shards,
-            "settings_hash": self.digest,
-            "isolation": self._isolation,
-            "sandbox_busy_s": self._sandbox_s[0],
-            "mutation_sandbox_s": self._sandbox_s[1],
-            "finished": not caught and not self.failures,
-            "infra_failures": dict(sorted(self.failures.items())),
-            "infra_causes": dict(sorted(self.causes.items())),
-        }
+        info = dict(
+            shard=self.shard, num_shards=settings.num_shards, settings_hash=self.digest, isolation=self._isolation
+        )
+        info |= dict(sandbox_busy_s=self._sandbox_s[0], mutation_sandbox_s=self._sandbox_s[1])
+        info |= dict(finished=not caught and not self.failures, infra_failures=dict(sorted(self.failures.items())))
+        info["infra_causes"] = dict(sorted(self.causes.items()))
         write_stats(stage.stats_path(self.shard), whole, self._usage, info)
         if caught:
             raise errors.Interrupted(caught[0], stage.name)
@@ -266,10 +240,9 @@ class TurnLoop:
     def _note_attempts_not_kept(self) -> None:
         """A finished shard is skipped whatever --keep-attempts says now (it is not in the settings
         hash): say so when the attempts it kept are not the ones asked for."""
-        folder = self.stage.attempts_dir()
-        if folder is None or self.keep == "none":
+        if self.attempts is None or self.keep == "none":
             return
-        kept = (folder.done_info(self.shard) or {}).get("keep_attempts", "none")
+        kept = (self.attempts.done_info(self.shard) or {}).get("keep_attempts", "none")
         if kept != self.keep:
             self.console.print(
                 f"[yellow]{self.stage.name}: {self.shard} was finished with --keep-attempts {kept}, so its "
@@ -278,8 +251,9 @@ class TurnLoop:
 
     def failure_line(self) -> str:
         n = sum(self.failures.values())
+        # Each cause is "<kind>: <message>"; the kind is said already.
         kinds = "; ".join(
-            f"{kind} x{count}: {_reason(self.causes.get(kind, kind), kind)}"
+            f"{kind} x{count}: {self.causes[kind].removeprefix(f'{kind}: ') or self.causes[kind]}"
             for kind, count in self.failures.most_common()
         )
         return (
@@ -320,15 +294,9 @@ class TurnLoop:
             with SandboxPool.from_settings(settings.sandbox) as pool:
                 self._isolation = pool.isolation
                 self.runner = TurnRunner(llm, pool, settings, self.digest)
+                done = self.writer.written
                 self.progress = LiveProgress(
-                    self.stats,
-                    llm,
-                    self.console,
-                    label=self.stage.name,
-                    total=self.writer.written + plan.turns_todo,
-                    completed=self.writer.written,
-                    enabled=settings.progress,
-                    every_s=settings.progress_every_s,
+                    self.stats, llm, self.console, self.stage.name, done + plan.turns_todo, done, settings
                 )
                 with self.progress:
                     await self._keep_running(iter(plan.items), settings.active_bound(), stop)
@@ -390,13 +358,10 @@ class TurnLoop:
 
     def _shard_stats(self) -> TurnStats:
         """Turn statistics recounted from every row of the shard on disk (also after a resume)."""
-        live = self.stats
-        whole = TurnStats(
-            units=live.units, units_total=live.units_total, units_done=live.units_done, started=live.started
-        )
-        rows_dir = self.stage.rows_dir()
+        s = self.stats
+        whole = TurnStats(units=s.units, units_total=s.units_total, units_done=s.units_done, started=s.started)
         columns = ["turn", "valid", "reason", "pass_rate", "attempts", *TOKEN_COLUMNS]
-        for part in rows_dir.shard_parts(self.shard):
+        for part in self.stage.rows_dir().shard_parts(self.shard):
             for row in pl.read_parquet(part, columns=columns).iter_rows(named=True):
                 whole.record(row)
         return whole
@@ -409,12 +374,9 @@ def catch_signals(stop: asyncio.Event, caught: list[int], cancel) -> dict[int, A
     """SIGTERM/SIGINT set `stop` and `cancel()` the running work instead of killing the process;
     returns the signals handled, each with the handler it had before.
 
-    Not `loop.add_signal_handler`: its callback joins the end of the loop's ready queue, and with
-    thousands of units one loop turn runs thousands of callbacks (parsing, static checks,
-    mutants: seconds of CPU) before it. A plain handler puts the stop at the head of the queue
-    instead: it runs as soon as the callback now running returns (between two callbacks, so no
-    future is cancelled in the middle of code that is completing it), and every callback still
-    queued finds its unit cancelled and unwinds instead of working."""
+    Not `loop.add_signal_handler`: its callback joins the end of the ready queue, behind thousands
+    of units' callbacks (seconds of CPU). This puts the stop at the head of the queue: it runs
+    between two callbacks, and every callback still queued finds its unit cancelled and unwinds."""
     loop = asyncio.get_running_loop()
 
     def stop_now(signum: int) -> None:
@@ -439,12 +401,6 @@ def catch_signals(stop: asyncio.Event, caught: list[int], cancel) -> dict[int, A
         except ValueError:  # not the main thread: signals stay with whoever handles them
             continue
     return handled
-
-
-def _reason(cause: str, kind: str) -> str:
-    """The message of a "<kind>: <message>" cause (the kind is said already)."""
-    head, _, rest = cause.partition(": ")
-    return rest if head == kind and rest else cause
 
 
 def read_rows(parts: list[Path], columns: list[str]) -> pl.DataFrame | None:

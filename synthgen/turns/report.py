@@ -109,22 +109,11 @@ class LiveProgress:
     of turns, which it corrects as it learns (a chain's extra try, a lineage stopped by a failure).
     """
 
-    def __init__(
-        self,
-        stats: TurnStats,
-        llm,
-        console: Console,
-        *,
-        total: int,
-        completed: int = 0,
-        enabled: bool = True,
-        label: str = "generate",
-        every_s: float = 60.0,
-    ):
-        self.stats, self.llm, self.console, self.enabled = stats, llm, console, enabled
-        # Without a terminal, a live display writes nothing readable: a plain line every `every_s`.
-        self.plain = enabled and not console.is_terminal
-        self.label, self.every_s, self.last_line = label, every_s, time.monotonic()
+    def __init__(self, stats: TurnStats, llm, console: Console, label: str, total: int, completed: int, settings):
+        self.stats, self.llm, self.console, self.enabled = stats, llm, console, settings.progress
+        # Without a terminal, a live display writes nothing readable: a plain line every `progress_every_s`.
+        self.plain = self.enabled and not console.is_terminal
+        self.label, self.every_s, self.last_line = label, settings.progress_every_s, time.monotonic()
         self.total, self.completed = total, completed
         self.progress = Progress(
             TextColumn(f"[bold]{label}[/bold] turns"),
@@ -170,10 +159,12 @@ class LiveProgress:
             f"infra {usage.samples_infra}"
         )
 
-    def refresh(self) -> None:
+    def units(self) -> str:
         s = self.stats
-        units = f"{s.units} {s.units_done}/{s.units_total} | attempts {s.attempts:,}"
-        self.progress.update(self.task, completed=self.completed, total=self.total, units=units)
+        return f"{s.units} {s.units_done}/{s.units_total} | attempts {s.attempts:,}"
+
+    def refresh(self) -> None:
+        self.progress.update(self.task, completed=self.completed, total=self.total, units=self.units())
         self.line.plain = "  " + self.figures()
         if self.plain and time.monotonic() - self.last_line >= self.every_s:
             self.print_line()
@@ -181,11 +172,9 @@ class LiveProgress:
     def print_line(self) -> None:
         """One plain progress line (no terminal: a Slurm log reads it as it grows)."""
         self.last_line = time.monotonic()
-        s = self.stats
-        elapsed = time.monotonic() - s.started
+        elapsed = time.monotonic() - self.stats.started
         self.console.print(
-            f"{self.label} turns {self.completed}/{self.total} | {s.units} {s.units_done}/{s.units_total} | "
-            f"attempts {s.attempts:,} | {elapsed:.0f} s | {self.figures()}",
+            f"{self.label} turns {self.completed}/{self.total} | {self.units()} | {elapsed:.0f} s | {self.figures()}",
             markup=False,
             highlight=False,
             soft_wrap=True,
@@ -195,10 +184,8 @@ class LiveProgress:
 def summary_table(stats: TurnStats, usage_line: str, title: str) -> Group:
     """The end-of-shard table (rows, valid, mean pass rate per turn) and its reasons and tokens."""
     table = Table(show_header=True)
-    table.add_column("turn", justify="right")
-    table.add_column("rows", justify="right")
-    table.add_column("valid", justify="right")
-    table.add_column("mean pass rate", justify="right")
+    for column in ("turn", "rows", "valid", "mean pass rate"):
+        table.add_column(column, justify="right")
     for turn, figures in stats.as_dict()["per_turn"].items():
         mean = figures["mean_pass_rate"]
         table.add_row(turn, str(figures["rows"]), str(figures["valid"]), "-" if mean is None else f"{mean:.3f}")

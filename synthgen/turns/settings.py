@@ -9,7 +9,7 @@ from synthgen.envs.settings import EnvSettings, MutationSettings, ProgressionSet
 from synthgen.llm.settings import LLMSettings, StudentSettings, TeacherSettings
 from synthgen.sandbox.settings import SandboxSettings
 from synthgen.settings.base import Section
-from synthgen.settings.shared import MAX_ATTEMPTS, MAX_IN_FLIGHT
+from synthgen.settings.shared import MAX_ATTEMPTS, MAX_IN_FLIGHT, ShardedSettings
 from synthgen.store.attempts import KeepAttempts
 
 # Units the turn loop keeps active per request slot by default, and the most it keeps by default:
@@ -58,28 +58,15 @@ class TurnLoopSettings(Section):
         return self.max_active or max(2 * slots, min(DEFAULT_MAX_ACTIVE, ACTIVE_PER_SLOT * slots))
 
 
-TURN_LOOP_UNHASHED = frozenset(
-    {
-        "run_dir",
-        "shard",
-        "num_shards",
-        "max_in_flight",
-        "max_active",
-        "max_buffer_rows",
-        "progress",
-        "progress_every_s",
-        "llm",
-    }
-)
+_HOW_IT_RUNS = {"max_in_flight", "max_active", "max_buffer_rows", "progress", "progress_every_s", "llm"}
+TURN_LOOP_UNHASHED = ShardedSettings.unhashed | _HOW_IT_RUNS
 
 
 class KeepAttemptsSettings(Section):
     """`keep_attempts`, for the stages that can keep every student attempt whole (generate, calibrate).
 
-    Left out of the settings hash (`KEEP_ATTEMPTS_UNHASHED`): it decides what is kept beside the
-    rows, not the problems, so the default hash and every later stage's stay as they were; the
-    attempts' own files record it, and a shard is never resumed with another value
-    (synthgen.store.attempts)."""
+    Left out of the settings hash (`KEEP_ATTEMPTS_UNHASHED`): it decides what is kept beside the rows,
+    not the problems; the attempts' own files record it (synthgen.store.attempts)."""
 
     keep_attempts: KeepAttempts = Field(
         "none",

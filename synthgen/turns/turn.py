@@ -1,17 +1,13 @@
-"""A lineage's state, one teacher turn and its student evaluation: what generate, chain,
-calibrate and online share.
+"""A lineage's state, one teacher turn and its student evaluation: what generate, chain, calibrate
+and online share.
 
 A `Lineage` keeps what the next turn builds on (the last valid problem, the student's results on
-it, what was wrong with the latest answer) and makes each `TurnRequest`; `TurnRunner` runs it.
-
-A turn asks the teacher for a problem (from a seed, as a mutation of the previous problem, or as
-an easier chain step), parses and validates it in the sandbox, has the student attempt it M
-times, scores every attempt in the sandbox and summarises the result for the next turn. Every
-finished outcome, valid or not, becomes one PROBLEMS row.
-
-A turn that hit an infrastructure failure (the teacher request, any of the M student requests,
-or the sandbox) did not finish: its outcome carries `infra` (the failure's kind) and no row is
-kept. Such a turn says nothing about the problem; a re-run retries it.
+it, what was wrong with the latest answer) and makes each `TurnRequest`; `TurnRunner` runs it: the
+teacher writes a problem (from a seed, as a mutation of the previous one, or as an easier chain
+step), the sandbox validates it, the student attempts it M times, the sandbox scores every attempt
+and the result is summarised for the next turn. Every finished outcome, valid or not, is one
+PROBLEMS row. A turn an infrastructure failure stopped (the teacher request, a student request,
+the sandbox) did not finish: its outcome carries `infra` and keeps no row; a re-run retries it.
 """
 
 from __future__ import annotations
@@ -27,6 +23,7 @@ from synthgen.envs.problem import Problem, Reward
 from synthgen.envs.prompts import Kind
 from synthgen.envs.summary import RowName, Strategy, Summary, summarize
 from synthgen.store.measurement import provenance, wilson
+from synthgen.turns.report import TOKEN_COLUMNS
 
 if TYPE_CHECKING:
     from synthgen.sandbox import SandboxPool
@@ -108,20 +105,7 @@ class Lineage:
         if strategy is None:
             strategy = Strategy.FIRST if self.previous is None else Strategy(self.summary.strategy)
         return TurnRequest(
-            lineage_id=self.lineage_id,
-            seed_id=self.seed_id,
-            env=self.env,
-            mode=self.mode,
-            turn=turn,
-            kind=kind,
-            strategy=strategy,
-            seed_text=self.seed_text,
-            previous=self.previous,
-            summary=self.summary,
-            feedback=self.feedback,
-            key=key,
-            target=target,
-            turns_left=turns_left,
+            **vars(self), turn=turn, kind=kind, strategy=strategy, key=key, target=target, turns_left=turns_left
         )
 
     def absorb(self, outcome: TurnOutcome, summary: Summary | None = None) -> bool:
@@ -150,10 +134,10 @@ class TurnOutcome:
     def finished(self) -> bool:
         return self.infra is None
 
-
-def infra_kind(error: str | None) -> str:
-    """The kind of an infra failure from the client's "<kind>: <message>" text."""
-    return (error or "unknown").split(":", 1)[0].strip() or "unknown"
+    @classmethod
+    def failed(cls, row: dict[str, Any], cause: str | None) -> TurnOutcome:
+        """A turn stopped by an infrastructure failure; `cause` is "<kind>: <message>"."""
+        return cls(row, infra=(cause or "unknown").split(":", 1)[0].strip() or "unknown", cause=cause)
 
 
 RAW_ANSWER_CHARS = 8192  # an answer that did not parse is kept in its row up to this many characters
@@ -194,7 +178,7 @@ class TurnRunner:
             messages = self.teacher_messages(req)
             [completion] = await self.llm.complete("teacher", messages, 1, key=req.turn_id, priority=req.priority)
         if completion.status == "infra":
-            return TurnOutcome(row, infra=infra_kind(completion.error), cause=completion.error)
+            return TurnOutcome.failed(row, completion.error)
         if completion.status == "prompt_too_long":  # the server's context cannot hold this prompt
             return TurnOutcome(self._reject(row, reasons.PROMPT_TOO_LONG, f"teacher {completion.error}"))
         row["teacher_model"] = completion.model or self.settings.teacher.model
@@ -215,7 +199,7 @@ class TurnRunner:
         problem, verdict = await req.env.validate(problem, self.pool, self.settings.env, self.settings.sandbox)
         row.update(problem.to_fields())
         if verdict.reason == reasons.INFRA:
-            return TurnOutcome(row, infra="sandbox", cause=f"sandbox: {verdict.detail}" if verdict.detail else None)
+            return TurnOutcome.failed(row, f"sandbox: {verdict.detail}" if verdict.detail else "sandbox")
         if not verdict.valid:
             return TurnOutcome(self._reject(row, verdict.reason, verdict.detail))
         return await self._evaluate_beside_probes(row, req, problem)
@@ -240,7 +224,7 @@ class TurnRunner:
             raise
         result = await scoring
         if result is not None and result.infra and outcome.finished:
-            return TurnOutcome(row, infra="sandbox")
+            return TurnOutcome.failed(row, "sandbox")
         if result is not None and outcome.finished:
             row.update(result.to_fields())
             self.mutation_sandbox_s += result.sandbox_s
@@ -260,7 +244,7 @@ class TurnRunner:
         answers = await self.llm.complete("student", messages, m, key=req.turn_id, priority=req.priority - 1)
         failed = next((a for a in answers if a.status == "infra"), None)
         if failed is not None:  # the ok answers are cached; a re-run asks only for the missing ones
-            return TurnOutcome(row, infra=infra_kind(failed.error), cause=failed.error)
+            return TurnOutcome.failed(row, failed.error)
         too_long = next((a for a in answers if a.status == "prompt_too_long"), None)
         if too_long is not None:  # no student answer can be had for this problem on this server
             return TurnOutcome(self._reject(row, reasons.PROMPT_TOO_LONG, f"student {too_long.error}"))
@@ -278,51 +262,27 @@ class TurnRunner:
         )
         broken = next((r for r in rewards if r.status == "infra"), None)
         if broken is not None:
-            return TurnOutcome(row, infra="sandbox", cause=f"sandbox: {broken.detail}" if broken.detail else None)
+            return TurnOutcome.failed(row, f"sandbox: {broken.detail}" if broken.detail else "sandbox")
         summary = summarize(rewards, self.settings.progression)
         low, high = wilson(summary.correct, summary.scored)
         row.update(pass_rate_low=low, pass_rate_high=high)
         row.update(provenance(self.settings.student, self.settings.attempts, row["student_model"], self.pool.isolation))
-        row.update(
-            valid=True,
-            reason=reasons.OK,
-            pass_rate=summary.pass_rate,
-            scored=summary.scored,
-            correct=summary.correct,
-            format_failures=summary.format_failures,
-            infra_failures=summary.infra_failures,
-            solved_examples=list(summary.solved),
-            failed_examples=list(summary.failed),
-        )
+        s = summary
+        row.update(valid=True, reason=reasons.OK, pass_rate=s.pass_rate, scored=s.scored, correct=s.correct)
+        row.update(format_failures=s.format_failures, infra_failures=s.infra_failures)
+        row.update(solved_examples=list(s.solved), failed_examples=list(s.failed))
         return TurnOutcome(row, problem, summary, rewards, answers)
 
     def _base_row(self, req: TurnRequest) -> dict[str, Any]:
-        return {
-            "turn_id": req.turn_id,
-            "problem_id": None,
-            "seed_id": req.seed_id,
-            "lineage_id": req.lineage_id,
-            "parent_id": req.previous.problem_id if req.previous else None,
-            "env": req.env.name,
-            "mode": req.mode,
-            "turn": req.turn,
-            "valid": False,
-            "reason": reasons.OK,
-            "attempts": self.settings.attempts,
-            "scored": 0,
-            "correct": 0,
-            "format_failures": 0,
-            "infra_failures": 0,
-            "summary": req.summary.render() if req.summary else None,
-            "strategy": req.strategy,
-            "teacher_tokens_in": 0,
-            "teacher_tokens_out": 0,
-            "student_tokens_in": 0,
-            "student_tokens_out": 0,
-            "teacher_model": self.settings.teacher.model,
-            "student_model": self.settings.student.model,
-            "settings_hash": self.settings_hash,
-        }
+        s, parent = self.settings, req.previous.problem_id if req.previous else None
+        row = dict(
+            turn_id=req.turn_id, problem_id=None, seed_id=req.seed_id, lineage_id=req.lineage_id, parent_id=parent
+        )
+        row |= dict(env=req.env.name, mode=req.mode, turn=req.turn, valid=False, reason=reasons.OK, attempts=s.attempts)
+        row |= dict.fromkeys(("scored", "correct", "format_failures", "infra_failures", *TOKEN_COLUMNS), 0)
+        row["summary"] = req.summary.render() if req.summary else None
+        row |= dict(strategy=req.strategy, teacher_model=s.teacher.model, student_model=s.student.model)
+        return row | {"settings_hash": self.settings_hash}
 
     @staticmethod
     def _reject(row: dict[str, Any], reason: str, detail: str) -> dict[str, Any]:

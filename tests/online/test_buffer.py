@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 
@@ -105,16 +106,9 @@ def test_state_round_trip():
 
 def pool_of(n: int, windows=None, **buffer) -> OnlinePool:
     online = OnlineSettings(buffer={"capacity": n, **buffer}, worker={"max_pending": 1_000_000})
-    pool = OnlinePool(
-        online,
-        envs=["deduction"],
-        seed=0,
-        batch=4,
-        lag=2,
-        round_of_step=lambda step: step,
-        prompt_fn=lambda row: [{"role": "user", "content": row["problem_id"]}],
-        log=OnlineLog("unused", "h", enabled=False),
-    )
+    geometry = SimpleNamespace(prompts=4, round_of_step=lambda step: step)
+    prompt_fn = lambda row: [{"role": "user", "content": row["problem_id"]}]  # noqa: E731
+    pool = OnlinePool(online, ["deduction"], 0, geometry, prompt_fn, OnlineLog("unused", "h", enabled=False))
     for i in range(n):
         pool.add({"problem_id": f"p{i}", "env": "deduction", "code": "def f(x):\n    return x"}, origin="data", step=0)
         if windows:

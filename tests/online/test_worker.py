@@ -7,10 +7,19 @@ from synthgen.demo.scripted.bank import solve_probability
 from synthgen.envs.problem import Problem
 from synthgen.llm.client import LLMClient
 from synthgen.llm.settings import RoleSettings, StudentSettings, TeacherSettings
-from synthgen.online.requests import EXPLORE, MUTATE, OnlineRequest
 from synthgen.online.settings import AcceptSettings, LLMSettings
 from synthgen.online.student import PolicyLLM, ServerStudent
-from synthgen.online.worker import ACCEPTED, TOO_EASY, TOO_HARD, OnlineWorker, TeacherJob, policy_summary, retarget
+from synthgen.online.worker import (
+    ACCEPTED,
+    EXPLORE,
+    MUTATE,
+    TOO_EASY,
+    TOO_HARD,
+    OnlineRequest,
+    OnlineWorker,
+    TeacherJob,
+    policy_summary,
+)
 from synthgen.turns.settings import TurnLoopSettings
 from synthgen.turns.turn import TurnRunner
 from tests.helpers.curve import bank_level
@@ -41,7 +50,6 @@ async def test_an_exploration_runs_the_paper_loop_until_the_policy_lands_in_the_
     for i in range(4):
         job = TeacherJob(
             OnlineRequest(f"e{i}", EXPLORE, 0, env="deduction"),
-            "deduction",
             (0.125, 0.625),
             f"l{i}",
             "s",
@@ -68,7 +76,7 @@ async def test_a_mastered_parent_is_mutated_harder_and_the_student_follows_the_p
     accept = AcceptSettings(attempts=8, max_turns=1)
     worker = make_worker(curve_server.url, pool, accept)
     parent = bank_problem("digits", 2)
-    summary = retarget(policy_summary([(16, 16)], [("42", 1.0)]), (0.125, 0.625))
+    summary = policy_summary([(16, 16)], [("42", 1.0)], (0.125, 0.625))
     assert summary.strategy == "harder"
     results = {}
     for step in (0, 30):  # the curve: 10 levels per 100 steps, so level 3 reads as level 0 at step 30
@@ -76,7 +84,6 @@ async def test_a_mastered_parent_is_mutated_harder_and_the_student_follows_the_p
         # per-sample seed: these request ids draw a clean answer at both steps.)
         job = TeacherJob(
             OnlineRequest(f"mut{step}", MUTATE, 0, env="deduction", parent=0),
-            "deduction",
             (0.125, 0.625),
             "bank-digits",
             "bank",
