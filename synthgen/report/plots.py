@@ -1,6 +1,6 @@
 """The figures of `synthgen report` and `synthgen compare`, drawn with matplotlib (Agg) and returned as PNG data URIs.
 
-Each function takes what synthgen.report.data read and returns `data:image/png;base64,...`, or
+Each function takes what synthgen.report read and returns `data:image/png;base64,...`, or
 None when the run has nothing to draw yet (the page then says which stage is missing). Figures
 are small (about 900 x 330 pixels) so a report of a large run stays a few hundred kilobytes.
 

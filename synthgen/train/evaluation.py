@@ -3,7 +3,7 @@
 `PeriodicEval` (a TrainerCallback), every `--eval-every` optimizer steps and at the last, samples
 `--eval-samples` completions per problem of each suite from the policy being trained (in-process,
 at `--eval-temperature`, 0.2 as the paper evaluated), scores them and computes pass@k per split
-with the unbiased estimator (synthgen.evals.pass_at_k; an infrastructure failure is left out,
+with the unbiased estimator (synthgen.evals.summary; an infrastructure failure is left out,
 never counted wrong). Results go to `<output>/eval_pass_at_k.csv` and to every `report_to`
 tracker as `eval/<suite>/<split>/pass@<k>`.
 

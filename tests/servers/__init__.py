@@ -1,1 +1,1 @@
-"""Tests of synthgen.servers."""
+"""Tests of the CLI against real OpenAI-compatible servers (vLLM on CPU, `transformers serve`)."""

@@ -155,7 +155,7 @@ def show(df: pl.DataFrame, written: pl.DataFrame, bins: list[Bin], console: Cons
 
 def chance_by_bin(frame: pl.DataFrame, bins: list[Bin]) -> dict[str, dict]:
     """Per bin: rows with a chance rate, their mean, how many are at a coin flip's rate or above, and
-    the mean pass rate and pass rate above chance (synthgen.store.measurement.above_chance)."""
+    the mean pass rate and pass rate above chance (synthgen.store.measurement.above_chance_expr)."""
     out = {}
     for b in bins:
         part = frame.filter(pl.col("difficulty") == b.name)
