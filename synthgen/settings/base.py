@@ -78,7 +78,10 @@ def cli(
     `envvar` also reads it from the environment (Slurm's array variables); `hidden` keeps it to config
     files (secrets, structures); `as_text` takes a structured field as one string its validator
     parses; `panel` names its `--help` panel (a nested section's: every flag of the section)."""
-    return {"cli": {k: v for k, v in locals().items() if v not in (None, False)}}
+    spec = dict(
+        flag=flag, argument=argument, envvar=envvar, hidden=hidden, metavar=metavar, as_text=as_text, panel=panel
+    )
+    return {"cli": {k: v for k, v in spec.items() if v not in (None, False)}}
 
 
 class Settings(Section):
