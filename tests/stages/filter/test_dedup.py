@@ -129,7 +129,7 @@ def test_shingles_of_short_and_empty_texts():
     assert dedup.shingles(list("abcdef"), 5) == [b"a b c d e", b"b c d e f"]
 
 
-LONG = "x" * 60
+LONG = "x" * 60  # past the per-process token table: hashed afresh in every block
 ODD_TEXTS = [
     (BASE, "hint"),
     (RENAMED, None),
@@ -154,11 +154,13 @@ def test_signatures_equal_datasketch(num_perm, seed, ngram, kind, hash_name):
         assert np.array_equal(sig, datasketch_minhash(code, message, params).hashvalues)
 
 
-def test_token_hashes_survive_block_edges(monkeypatch):
-    """Documents split over numpy blocks give the same signatures as one document at a time."""
+def test_token_hashes_survive_block_edges_and_a_full_cache(monkeypatch):
+    """Documents split over numpy blocks, and tokens that no longer fit the per-process table,
+    give the same signatures as one document at a time."""
     texts = [(d + f"\nz{i} = {i} * {LONG}{i}\n", f"note {i}") for i in range(12) for d in DISTINCT[:2]]
     expected = [datasketch_minhash(c, m).hashvalues for c, m in texts]
     monkeypatch.setattr(dedup, "_BLOCK_DOCS", 5)
+    monkeypatch.setattr(dedup._Vocab, "full", lambda self: True)
     for sig, want in zip(dedup.signatures(texts, PARAMS, workers=1), expected):
         assert np.array_equal(sig, want)
 
