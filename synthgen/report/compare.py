@@ -33,8 +33,8 @@ import polars as pl
 from rich.console import Console
 
 from synthgen.errors import UserError
-from synthgen.report import need_matplotlib, plots, render_page, write_page
-from synthgen.report.plots import spread
+from synthgen.report import need_matplotlib, render_page, write_page
+from synthgen.report.plots import ENV_COLORS, WIDE, legend_above, png, pyplot
 from synthgen.report.settings import CompareSettings
 from synthgen.stages.stats.run import read_columns
 from synthgen.store.layout import StageDir
@@ -337,10 +337,152 @@ def render(data: CompareData, band: str) -> str:
         "compare.html.j2",
         d=data,
         fig={
-            "pass_at_k": [(s, plots.pass_at_k(data.train, s, band)) for s in suites],
-            "cumulative": plots.cumulative_solve_rates(data.train, band),
-            "yield": plots.yields(data.generate, data.ratios, band),
+            "pass_at_k": [(s, pass_at_k_figure(data.train, s, band)) for s in suites],
+            "cumulative": cumulative_figure(data.train, band),
+            "yield": yields_figure(data.generate, data.ratios, band),
         },
         band="min to max" if band == "range" else "one standard deviation either side",
         finals=last_step_rows(data.train),
     )
+
+
+# -- figures: one curve per group of runs (the mean, shaded by `--band` range or std) -------------
+def spread(values: list[float]) -> tuple[float, float]:
+    """(mean, standard deviation) of a non-empty list."""
+    mean = sum(values) / len(values)
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+
+
+def series(runs: list[Any], rows_of, band: str) -> list[tuple[int, float, float, float, int]]:
+    """Per step: (step, mean, low, high, runs) over the runs that logged it; low/high: range or mean +- std."""
+    by_step: dict[int, list[float]] = {}
+    for run in runs:
+        for step, value in rows_of(run):
+            by_step.setdefault(step, []).append(value)
+    out = []
+    for step in sorted(by_step):
+        values = by_step[step]
+        mean, std = spread(values)
+        low, high = (mean - std, mean + std) if band == "std" else (min(values), max(values))
+        out.append((step, mean, low, high, len(values)))
+    return out
+
+
+PANEL = (3.0, 2.4)  # inches per panel of a grid
+COLUMNS = 4
+# One colour per group: the report's environment colours first, then matplotlib's cycle.
+GROUP_COLORS = (*ENV_COLORS[:4], "#C44E52", "#55A868", "#DA8BC3", "#CCB974", "#64B5CD", "#8C8C8C")
+
+
+def _color(i: int) -> str:
+    return GROUP_COLORS[i % len(GROUP_COLORS)]
+
+
+def _grid(panels: int):
+    columns = min(COLUMNS, panels)
+    rows = math.ceil(panels / columns)
+    fig, axes = pyplot().subplots(
+        rows, columns, figsize=(max(WIDE[0], PANEL[0] * columns), PANEL[1] * rows + 0.8), squeeze=False
+    )
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[panels:]:
+        ax.set_axis_off()
+    return fig, flat[:panels]
+
+
+def _curve(ax, points, color: str, label: str) -> None:
+    steps = [p[0] for p in points]
+    ax.plot(steps, [p[1] for p in points], marker="o", markersize=3, color=color, label=label)
+    if any(p[4] > 1 for p in points):
+        ax.fill_between(steps, [p[2] for p in points], [p[3] for p in points], color=color, alpha=0.18)
+
+
+def _legend_png(fig, groups: list[RunGroup]) -> str:
+    """The figure as a PNG data URI with one legend above all its panels (kept inside the image)."""
+    handles = [pyplot().Line2D([0], [0], color=_color(i), marker="o", markersize=3) for i in range(len(groups))]
+    fig.tight_layout()  # before the legend, which then sits above the panels
+    legend_above(fig, min(3, len(groups)), handles, [g.label for g in groups])
+    return png(fig, bbox_inches="tight")
+
+
+def _panels(groups: list[RunGroup], keys: list, rows_of, title, band: str) -> str | None:
+    """A panel per key, a curve per group: `rows_of(run, key)` gives a run's (step, value) rows."""
+    if not keys:
+        return None
+    fig, axes = _grid(len(keys))
+    for ax, key in zip(axes, keys):
+        for i, group in enumerate(groups):
+            points = series(group.runs, lambda run, key=key: rows_of(run, key), band)
+            if points:
+                _curve(ax, points, _color(i), group.label)
+        ax.set_title(title(key), fontsize=8)
+        ax.set_xlabel("training step", fontsize=7)
+        ax.tick_params(labelsize=7)
+        ax.set_ylim(-0.03, 1.03)
+    return _legend_png(fig, groups)
+
+
+def pass_at_k_figure(groups: list[RunGroup], suite: str, band: str) -> str | None:
+    """pass@k over training steps for one benchmark: a panel per split and k, a curve per group."""
+    keys = sorted({(r["split"], r["k"]) for g in groups for run in g.runs for r in run.evals if r["suite"] == suite})
+
+    def rows(run: TrainRun, key: tuple[str, int]) -> list[tuple[int, float]]:
+        return [(r["step"], r["value"]) for r in run.evals if (r["suite"], r["split"], r["k"]) == (suite, *key)]
+
+    return _panels(groups, keys, rows, lambda key: f"{suite} {key[0]}: pass@{key[1]}", band)
+
+
+def cumulative_figure(groups: list[RunGroup], band: str) -> str | None:
+    """The paper's Fig. 9: per split, the share of its problems solved at least once so far."""
+    splits = sorted({r["bin"] for g in groups for run in g.runs for r in run.cumulative})
+
+    def rows(run: TrainRun, split: str) -> list[tuple[int, float]]:
+        return [(r["step"], r["value"]) for r in run.cumulative if r["bin"] == split]
+
+    return _panels(groups, splits, rows, lambda split: f"{split}: solved at least once", band)
+
+
+def yields_figure(groups: list[RunGroup], ratios: list[Ratio], band: str) -> str | None:
+    """Kept problems per seed by teacher turn (multi-turn runs), and in total per group and mode,
+    with the multi-turn / single-turn ratio of each comparable family."""
+    if not groups:
+        return None
+    fig, (per_turn, total) = pyplot().subplots(1, 2, figsize=WIDE, gridspec_kw={"width_ratios": [1.3, 1]})
+    bars: list[tuple[str, float, float, float, str]] = []
+    for i, group in enumerate(groups):
+        runs: list[GenerateRun] = group.runs
+
+        def rows(run: GenerateRun):
+            seeds = run.seeds.get("multi") or 0
+            return [(t, n / seeds) for (m, t), n in sorted(run.kept.items()) if m == "multi" and seeds]
+
+        points = series(runs, rows, band)
+        if points:
+            _curve(per_turn, points, _color(i), group.label)
+        for mode in ("multi", "single"):
+            values = [v for r in runs if (v := r.kept_per_seed(mode)) is not None]
+            if values:
+                bars.append(
+                    (f"{group.label}\n{mode}-turn", sum(values) / len(values), min(values), max(values), _color(i))
+                )
+    per_turn.set_xlabel("teacher turn (multi-turn lineages)")
+    per_turn.set_ylabel("kept problems per seed")
+    if per_turn.lines:
+        legend_above(per_turn, 1)
+    else:
+        per_turn.text(0.5, 0.5, "no multi-turn rows", ha="center", va="center", transform=per_turn.transAxes)
+    ys = list(range(len(bars)))
+    total.barh(ys, [b[1] for b in bars], color=[b[4] for b in bars], alpha=0.85)
+    for y, (_, mean, low, high, _) in zip(ys, bars):
+        if high > low:
+            total.plot([low, high], [y, y], color="k", linewidth=1)
+        total.annotate(f"{mean:.2f}", (high, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+    total.set_yticks(ys, [b[0] for b in bars], fontsize=7)
+    total.invert_yaxis()
+    total.set_xlabel("kept problems per seed (all turns)")
+    shown = [f"{r.ratio:.2f}x" for r in ratios if r.ratio is not None]
+    total.set_title(
+        "multi-turn / single-turn: " + (", ".join(shown) if shown else "no single-turn run to compare"), fontsize=8
+    )
+    total.margins(x=0.15)
+    return png(fig)

@@ -1,19 +1,16 @@
-"""The figures of `synthgen report` and `synthgen compare`, drawn with matplotlib (Agg) and returned as PNG data URIs.
+"""The figures of `synthgen report`, drawn with matplotlib (Agg) and returned as PNG data URIs.
 
 Each function takes what synthgen.report read and returns `data:image/png;base64,...`, or
 None when the run has nothing to draw yet (the page then says which stage is missing). Figures
 are small (about 900 x 330 pixels) so a report of a large run stays a few hundred kilobytes.
-
-Compare's figures draw one curve per group of runs (runs that differ only in seed): the mean over
-its runs, shaded by their spread (`--band range`: min to max, `std`: one standard deviation).
+synthgen.report.compare draws its own with the helpers here.
 """
 
 from __future__ import annotations
 
 import base64
 import io
-import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
@@ -23,8 +20,6 @@ from synthgen.stages.bin.run import pyplot
 from synthgen.store.bins import Bin
 from synthgen.turns.report import TOKEN_COLUMNS
 
-if TYPE_CHECKING:
-    from synthgen.report.compare import GenerateRun, Ratio, RunGroup, TrainRun
 WIDE, TALL = (9.0, 3.3), (9.0, 5.2)
 # Environments in colours that no bin uses; bins from red (hard) to green (easy).
 ENV_COLORS = ("#4C72B0", "#DD8452", "#8172B3", "#937860", "#8C8C8C", "#64B5CD")
@@ -37,12 +32,12 @@ def bin_colors(count: int) -> list:
     return [cmap(0.12 + 0.76 * i / max(1, count - 1)) for i in range(count)]
 
 
-def _legend_above(ax, columns: int, *handles_labels) -> None:
+def legend_above(ax, columns: int, *handles_labels) -> None:
     """A legend above an axes (or, given a figure, above all its panels)."""
     ax.legend(*handles_labels, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=columns, frameon=False)
 
 
-def _png(fig, **savefig) -> str:
+def png(fig, **savefig) -> str:
     buffer = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buffer, format="png", dpi=100, **savefig)
@@ -74,9 +69,9 @@ def yield_per_turn(turns: list[dict[str, Any]]) -> str | None:
                 ax.annotate(share, (t["turn"] + width, t["kept"] or 0), ha="center", va="bottom", fontsize=7)
         ax.set_xticks(x)
         ax.set_xlabel(f"teacher turn ({mode}-turn lineages)")
-        _legend_above(ax, 3)
+        legend_above(ax, 3)
     axes[0, 0].set_ylabel("rows")
-    return _png(fig)
+    return png(fig)
 
 
 def _boxes(ax, groups: list[tuple[str, list[float]]], band: tuple[float, float] | None, label: str) -> None:
@@ -105,7 +100,7 @@ def pass_rates(gen: pl.DataFrame | None, targets: tuple[float, float] | None) ->
     order = [str(s) for s in STRATEGIES if s in present] + sorted(present - set(STRATEGIES))
     _boxes(by_strategy, [(s, _values(valid, "strategy", s)) for s in order], targets, "teacher's target")
     by_strategy.set_xlabel("strategy the teacher was given (the pass rate of what it wrote)")
-    return _png(fig)
+    return png(fig)
 
 
 def _values(frame: pl.DataFrame, column: str, value: Any) -> list[float]:
@@ -140,7 +135,7 @@ def bin_histograms(
         ax.set_title(f"{title}: {frame.height}", fontsize=9, loc="left")
     axes[0, 0].legend(fontsize=7, loc="upper left")
     axes[-1, 0].set_xlabel("student pass rate (dashed: the filter's band; shaded: the bins)")
-    return _png(fig)
+    return png(fig)
 
 
 def drop_reasons(reasons: dict[str, dict[str, int]]) -> str | None:
@@ -157,7 +152,7 @@ def drop_reasons(reasons: dict[str, dict[str, int]]) -> str | None:
     handles = [pyplot().Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
     ax.legend(handles, ["at generation", "in the filter"], fontsize=8, loc="lower right")
     ax.set_xlabel("rows dropped")
-    return _png(fig)
+    return png(fig)
 
 
 def per_env(
@@ -178,7 +173,7 @@ def per_env(
         left.bar([j + i * width for j in range(len(envs))], counts, width, label=name, color=STAGE_COLORS[name])
     left.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(envs))], envs, fontsize=8)
     left.set_ylabel("rows")
-    _legend_above(left, len(series))
+    legend_above(left, len(series))
     if binned is not None and binned.height:
         names = [b.name for b in bins] or sorted(set(binned["difficulty"].drop_nulls().to_list()))
         bottom = [0] * len(envs)
@@ -187,12 +182,12 @@ def per_env(
             right.bar(envs, counts, bottom=bottom, label=name, color=color)
             bottom = [a + b for a, b in zip(bottom, counts)]
         right.set_ylabel("binned problems")
-        _legend_above(right, len(names))
+        legend_above(right, len(names))
         right.tick_params(axis="x", labelsize=8)
     else:
         right.text(0.5, 0.5, "no bin stage yet", ha="center", va="center", transform=right.transAxes)
         right.set_axis_off()
-    return _png(fig)
+    return png(fig)
 
 
 def tokens_per_kept(gen: pl.DataFrame | None, kept: pl.DataFrame | None) -> str | None:
@@ -214,148 +209,6 @@ def tokens_per_kept(gen: pl.DataFrame | None, kept: pl.DataFrame | None) -> str 
         ax.annotate(f"{total:,.0f}", (total, i), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("tokens per kept problem (prompt tokens once per request, completion tokens per attempt)")
-    _legend_above(ax, len(TOKEN_COLUMNS))
+    legend_above(ax, len(TOKEN_COLUMNS))
     ax.margins(x=0.08)
-    return _png(fig)
-
-
-# -- synthgen compare ---------------------------------------------------------------------------
-def spread(values: list[float]) -> tuple[float, float]:
-    """(mean, standard deviation) of a non-empty list."""
-    mean = sum(values) / len(values)
-    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
-
-
-def series(runs: list[Any], rows_of, band: str) -> list[tuple[int, float, float, float, int]]:
-    """Per step: (step, mean, low, high, runs) over the runs that logged it; low/high: range or mean +- std."""
-    by_step: dict[int, list[float]] = {}
-    for run in runs:
-        for step, value in rows_of(run):
-            by_step.setdefault(step, []).append(value)
-    out = []
-    for step in sorted(by_step):
-        values = by_step[step]
-        mean, std = spread(values)
-        low, high = (mean - std, mean + std) if band == "std" else (min(values), max(values))
-        out.append((step, mean, low, high, len(values)))
-    return out
-
-
-PANEL = (3.0, 2.4)  # inches per panel of a grid
-COLUMNS = 4
-# One colour per group: the report's environment colours first, then matplotlib's cycle.
-GROUP_COLORS = (*ENV_COLORS[:4], "#C44E52", "#55A868", "#DA8BC3", "#CCB974", "#64B5CD", "#8C8C8C")
-
-
-def _color(i: int) -> str:
-    return GROUP_COLORS[i % len(GROUP_COLORS)]
-
-
-def _grid(panels: int):
-    columns = min(COLUMNS, panels)
-    rows = math.ceil(panels / columns)
-    fig, axes = pyplot().subplots(
-        rows, columns, figsize=(max(WIDE[0], PANEL[0] * columns), PANEL[1] * rows + 0.8), squeeze=False
-    )
-    flat = [ax for row in axes for ax in row]
-    for ax in flat[panels:]:
-        ax.set_axis_off()
-    return fig, flat[:panels]
-
-
-def _curve(ax, points, color: str, label: str) -> None:
-    steps = [p[0] for p in points]
-    ax.plot(steps, [p[1] for p in points], marker="o", markersize=3, color=color, label=label)
-    if any(p[4] > 1 for p in points):
-        ax.fill_between(steps, [p[2] for p in points], [p[3] for p in points], color=color, alpha=0.18)
-
-
-def _legend_png(fig, groups: list[RunGroup]) -> str:
-    """The figure as a PNG data URI with one legend above all its panels (kept inside the image)."""
-    handles = [pyplot().Line2D([0], [0], color=_color(i), marker="o", markersize=3) for i in range(len(groups))]
-    fig.tight_layout()  # before the legend, which then sits above the panels
-    _legend_above(fig, min(3, len(groups)), handles, [g.label for g in groups])
-    return _png(fig, bbox_inches="tight")
-
-
-def _panels(groups: list[RunGroup], keys: list, rows_of, title, band: str) -> str | None:
-    """A panel per key, a curve per group: `rows_of(run, key)` gives a run's (step, value) rows."""
-    if not keys:
-        return None
-    fig, axes = _grid(len(keys))
-    for ax, key in zip(axes, keys):
-        for i, group in enumerate(groups):
-            points = series(group.runs, lambda run, key=key: rows_of(run, key), band)
-            if points:
-                _curve(ax, points, _color(i), group.label)
-        ax.set_title(title(key), fontsize=8)
-        ax.set_xlabel("training step", fontsize=7)
-        ax.tick_params(labelsize=7)
-        ax.set_ylim(-0.03, 1.03)
-    return _legend_png(fig, groups)
-
-
-def pass_at_k(groups: list[RunGroup], suite: str, band: str) -> str | None:
-    """pass@k over training steps for one benchmark: a panel per split and k, a curve per group."""
-    keys = sorted({(r["split"], r["k"]) for g in groups for run in g.runs for r in run.evals if r["suite"] == suite})
-
-    def rows(run: TrainRun, key: tuple[str, int]) -> list[tuple[int, float]]:
-        return [(r["step"], r["value"]) for r in run.evals if (r["suite"], r["split"], r["k"]) == (suite, *key)]
-
-    return _panels(groups, keys, rows, lambda key: f"{suite} {key[0]}: pass@{key[1]}", band)
-
-
-def cumulative_solve_rates(groups: list[RunGroup], band: str) -> str | None:
-    """The paper's Fig. 9: per split, the share of its problems solved at least once so far."""
-    splits = sorted({r["bin"] for g in groups for run in g.runs for r in run.cumulative})
-
-    def rows(run: TrainRun, split: str) -> list[tuple[int, float]]:
-        return [(r["step"], r["value"]) for r in run.cumulative if r["bin"] == split]
-
-    return _panels(groups, splits, rows, lambda split: f"{split}: solved at least once", band)
-
-
-def yields(groups: list[RunGroup], ratios: list[Ratio], band: str) -> str | None:
-    """Kept problems per seed by teacher turn (multi-turn runs), and in total per group and mode,
-    with the multi-turn / single-turn ratio of each comparable family."""
-    if not groups:
-        return None
-    fig, (per_turn, total) = pyplot().subplots(1, 2, figsize=WIDE, gridspec_kw={"width_ratios": [1.3, 1]})
-    bars: list[tuple[str, float, float, float, str]] = []
-    for i, group in enumerate(groups):
-        runs: list[GenerateRun] = group.runs
-
-        def rows(run: GenerateRun):
-            seeds = run.seeds.get("multi") or 0
-            return [(t, n / seeds) for (m, t), n in sorted(run.kept.items()) if m == "multi" and seeds]
-
-        points = series(runs, rows, band)
-        if points:
-            _curve(per_turn, points, _color(i), group.label)
-        for mode in ("multi", "single"):
-            values = [v for r in runs if (v := r.kept_per_seed(mode)) is not None]
-            if values:
-                bars.append(
-                    (f"{group.label}\n{mode}-turn", sum(values) / len(values), min(values), max(values), _color(i))
-                )
-    per_turn.set_xlabel("teacher turn (multi-turn lineages)")
-    per_turn.set_ylabel("kept problems per seed")
-    if per_turn.lines:
-        _legend_above(per_turn, 1)
-    else:
-        per_turn.text(0.5, 0.5, "no multi-turn rows", ha="center", va="center", transform=per_turn.transAxes)
-    ys = list(range(len(bars)))
-    total.barh(ys, [b[1] for b in bars], color=[b[4] for b in bars], alpha=0.85)
-    for y, (_, mean, low, high, _) in zip(ys, bars):
-        if high > low:
-            total.plot([low, high], [y, y], color="k", linewidth=1)
-        total.annotate(f"{mean:.2f}", (high, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
-    total.set_yticks(ys, [b[0] for b in bars], fontsize=7)
-    total.invert_yaxis()
-    total.set_xlabel("kept problems per seed (all turns)")
-    shown = [f"{r.ratio:.2f}x" for r in ratios if r.ratio is not None]
-    total.set_title(
-        "multi-turn / single-turn: " + (", ".join(shown) if shown else "no single-turn run to compare"), fontsize=8
-    )
-    total.margins(x=0.15)
-    return _png(fig)
+    return png(fig)
