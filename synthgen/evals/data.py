@@ -21,7 +21,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,36 +145,6 @@ def benchmark_rows(name: str, bench, data_dir: Path | None, columns: Sequence[Co
             f"(or .parquet, .jsonl.gz, .json, or a {name}/ folder of them); --data-dir reads nothing from the hub"
         )
     return check_rows(hub_rows(name, bench.dataset, bench.config, bench.split), columns, f"{name} ({bench.dataset})")
-
-
-def benchmark_items(name: str, bench, data_dir: Path | None, pool, sandbox, verifier, skipped=None, seed=0) -> list:
-    """The EvalItems of benchmark `name`, for `synthgen eval` and `train --eval-benchmarks` alike;
-    lcb's unreadable problems go to `skipped` as (id, reason). `heldout`: a run's held-out synthetic
-    problems (in-domain), read like training data (synthgen.train.data.load_problem_rows) and scored
-    by their own environments; one split per environment and bin (`induction/medium`), each at most
-    `--heldout-max-problems` (a seeded choice)."""
-    from synthgen.evals import humaneval, lcb, mathbench
-
-    if name == "lcb":
-        return lcb.items(benchmark_rows(name, bench, data_dir, lcb.COLUMNS), bench, pool, sandbox, skipped)
-    if name == "humaneval":
-        limited = sandbox.model_copy(update={"timeout_s": bench.timeout_s})
-        return humaneval.items(humaneval.rows(data_dir), pool, limited)
-    if name != "heldout":
-        return mathbench.items(name, benchmark_rows(name, bench, data_dir, mathbench.COLUMNS), verifier)
-    from synthgen.envs import get_env
-    from synthgen.envs.problem import Problem
-    from synthgen.train.data import load_problem_rows
-
-    by_split: dict[str, list[EvalItem]] = defaultdict(list)
-    rows = load_problem_rows(bench.paths)
-    envs = {env: get_env(env) for env in {row["env"] for row in rows}}
-    for row in rows:
-        env, problem = envs[row["env"]], Problem.from_fields(row)
-        split = f"{row['env']}/{row.get('difficulty') or 'all'}"
-        scorer = env_scorer(env, problem, pool, sandbox)
-        by_split[split].append(EvalItem(name, str(row["problem_id"]), (split,), env.student_messages(problem), scorer))
-    return [item for split in sorted(by_split) for item in choose(by_split[split], bench.max_problems, seed)]
 
 
 def column(row: dict, *names: str, default=None):

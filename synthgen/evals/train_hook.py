@@ -82,8 +82,9 @@ def benchmark_evaluators(ev, sandbox, *, max_tokens: int, rank: int = 0, world: 
     """The suites `train`'s eval settings ask for (`ev`: synthgen.train.settings.PeriodicEvalSettings).
 
     The math suites share one Math-Verify pool, closed by the first suite's `close()`."""
-    from synthgen.evals.data import benchmark_items, choose
+    from synthgen.evals.data import choose
     from synthgen.evals.mathbench import MathVerifier
+    from synthgen.evals.run import benchmark_items
     from synthgen.evals.settings import EvalSettings
     from synthgen.sandbox import SandboxPool
 

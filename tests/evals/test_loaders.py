@@ -264,7 +264,7 @@ def test_bad_eval_settings_are_one_line(cli, tmp_path):
 
 
 def test_heldout_items_are_one_split_per_env_and_bin_each_a_seeded_choice(tmp_path):
-    from synthgen.evals.data import benchmark_items
+    from synthgen.evals.run import benchmark_items
     from synthgen.evals.settings import HeldoutSettings
     from tests.helpers.train import write_binned
 
