@@ -283,7 +283,7 @@ class SettingsCommand:
             if show:
                 typer.echo(describe(self.name, settings))
                 if values.get("probe"):
-                    from synthgen.llm.preflight import probe_settings
+                    from synthgen.llm.client import probe_settings
 
                     typer.echo("# what each role's server does (probed):")
                     for line in probe_settings(settings):

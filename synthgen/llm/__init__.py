@@ -1,3 +1,5 @@
-"""The one OpenAI-compatible LLM client (client.py, with its request slots) and its parts: cache and
-sampling seeds, errors, http, preflight (and `config show --probe`), response (and usage), settings.
+"""The one OpenAI-compatible LLM client and what it uses: cache, retries, slots, preflight.
+
+client.py (with its request slots), cache and sampling seeds, errors, http, preflight (and `config
+show --probe`), response (and usage), settings.
 """

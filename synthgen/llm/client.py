@@ -31,7 +31,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 import openai
+from pydantic import BaseModel
 
+from synthgen.errors import UserError
 from synthgen.llm.cache import RequestCache, base_seed, cache_key, request_seed, sample_runs
 from synthgen.llm.errors import (
     ATTEMPT_ERRORS,
@@ -376,3 +378,42 @@ class LLMClient(contextlib.AbstractAsyncContextManager):
                 f"connections; restart it (its log says why): requests keep retrying for up to --max-outage "
                 f"{self.llm.max_outage_s:g} s",
             )
+
+
+def probe_settings(settings: BaseModel) -> list[str]:
+    """`config show --probe`: the preflight lines of a command's settings, from synchronous code;
+    UserError for what would stop a run. The roles are the settings' typed fields, matched below:
+    eval's one `model` (n samples per problem), or a teacher and a student (`attempts` samples,
+    generate's `single_turn` K for the teacher; the demo's `base_url` for roles without their own)."""
+    match settings:
+        case BaseModel(model=RoleSettings() as model, llm=LLMSettings() as llm):
+            teacher = student = model
+            labels, samples = {"teacher": "model", "student": "model"}, {"teacher": 2}
+        case BaseModel(
+            teacher=RoleSettings() as teacher,
+            student=RoleSettings() as student,
+            llm=LLMSettings() as llm,
+            attempts=int(attempts),
+        ):
+            labels, samples = None, {"teacher": 1, "student": attempts}
+        case _:
+            raise UserError(f"--probe: {type(settings).__name__} names no teacher and student, nor a model")
+    match settings:  # a single-turn run asks the teacher for that many samples at once
+        case BaseModel(single_turn=int(single)) if single:
+            samples["teacher"] = single
+    match settings:  # the demo's one server, unless a role names its own
+        case BaseModel(base_url=str(shared)) if shared:
+            teacher, student = (
+                r if "base_url" in r.model_fields_set else r.model_copy(update={"base_url": shared})
+                for r in (teacher, student)
+            )
+    lines: list[str] = []
+
+    async def probe() -> None:
+        async with LLMClient(
+            teacher, student, llm.model_copy(update={"probe": True}), labels=labels, notify=lines.append
+        ) as client:
+            await client.preflight(0, samples)
+
+    asyncio.run(probe())
+    return lines

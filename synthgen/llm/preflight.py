@@ -6,8 +6,8 @@ own server); a wrong URL, a server that never comes up, or a model it does not s
 learns, with requests of at most 8 completion tokens, what real OpenAI-compatible servers bend: is
 `n` honoured (transformers serve, llama.cpp and Ollama answer one choice), is reasoning returned for
 `reasoning_effort`, does a `seed` survive, what context length (`max_model_len`) /models states.
-What cannot work is a ServerConfigError naming every flag to change. `probe_settings` runs it all
-for `synthgen config show COMMAND --probe`, from synchronous code.
+What cannot work is a ServerConfigError naming every flag to change. `client.probe_settings` runs
+it all for `synthgen config show COMMAND --probe`, from synchronous code.
 
 The seed: vLLM's CPU engine dies on a seeded request only once its prompt needs more than one
 prefill chunk (2048 tokens on CPU: its sampler rewinds the request's generator by an offset, which
@@ -21,12 +21,11 @@ import asyncio
 import time
 
 import openai
-from pydantic import BaseModel
 
 from synthgen.errors import UserError
 from synthgen.llm.errors import ATTEMPT_ERRORS, BadResponse, ServerConfigError, describe, error_kind, is_final_refusal
 from synthgen.llm.http import get_json, post_chat
-from synthgen.llm.settings import LLMSettings, RoleSettings
+from synthgen.llm.settings import RoleSettings
 
 POLL_S = 2.0
 ASK_TIMEOUT_S = 10.0
@@ -229,44 +228,3 @@ async def _still_answering(client, label: str, base: dict, failed: str, flags: s
         f"{label}: the server stopped answering after {what} ({failed}; vLLM's CPU engine dies on a seeded "
         f"request whose prompt needs more than one prefill chunk); restart it and pass {flags}"
     )
-
-
-def probe_settings(settings: BaseModel) -> list[str]:
-    """`config show --probe`: the preflight lines of a command's settings, from synchronous code;
-    UserError for what would stop a run. The roles are the settings' typed fields, matched below:
-    eval's one `model` (n samples per problem), or a teacher and a student (`attempts` samples,
-    generate's `single_turn` K for the teacher; the demo's `base_url` for roles without their own)."""
-    match settings:
-        case BaseModel(model=RoleSettings() as model, llm=LLMSettings() as llm):
-            teacher = student = model
-            labels, samples = {"teacher": "model", "student": "model"}, {"teacher": 2}
-        case BaseModel(
-            teacher=RoleSettings() as teacher,
-            student=RoleSettings() as student,
-            llm=LLMSettings() as llm,
-            attempts=int(attempts),
-        ):
-            labels, samples = None, {"teacher": 1, "student": attempts}
-        case _:
-            raise UserError(f"--probe: {type(settings).__name__} names no teacher and student, nor a model")
-    match settings:  # a single-turn run asks the teacher for that many samples at once
-        case BaseModel(single_turn=int(single)) if single:
-            samples["teacher"] = single
-    match settings:  # the demo's one server, unless a role names its own
-        case BaseModel(base_url=str(shared)) if shared:
-            teacher, student = (
-                r if "base_url" in r.model_fields_set else r.model_copy(update={"base_url": shared})
-                for r in (teacher, student)
-            )
-    from synthgen.llm.client import LLMClient
-
-    lines: list[str] = []
-
-    async def probe() -> None:
-        async with LLMClient(
-            teacher, student, llm.model_copy(update={"probe": True}), labels=labels, notify=lines.append
-        ) as client:
-            await client.preflight(0, samples)
-
-    asyncio.run(probe())
-    return lines
