@@ -37,7 +37,7 @@ COPIED = ("parent_id", "seed_id", "code", "message", "pre_test_code", "test_code
 
 class OnlinePool:
     def __init__(self, online, envs: list[str], seed: int, geometry, prompt_fn, log):
-        """`geometry` (synthgen.online.trainer.Geometry): prompts per round and the round of a step."""
+        """`geometry` (synthgen.train.trainer.Geometry): prompts per round and the round of a step."""
         self.online, self.accept, self.envs, self.seed = online, online.accept, list(envs), seed
         self.batch, self.round_of_step = geometry.prompts, geometry.round_of_step
         self.prompt_fn, self.log = prompt_fn, log
