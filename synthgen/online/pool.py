@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import random
+from dataclasses import asdict
 from typing import Any
 
 from synthgen.online.buffer import ACTIVE, EASY, EVICTED, RETIRED, Entry, FrontierBuffer
@@ -234,7 +235,7 @@ class OnlinePool:
             "buffer": self.buffer.state_dict(),
             "curation": self.curation.state_dict(),
             # Requests still running in a worker thread are waiting again after a resume.
-            "queue": [r.state() for r in in_flight] + self.queue.state_dict(),
+            "queue": [asdict(r) for r in in_flight] + self.queue.state_dict(),
             "late_rounds": self.late_rounds,
             "infra_streak": self.infra_streak,
         }

@@ -50,9 +50,6 @@ class OnlineRequest:
     level: int | None = None  # SCALER level, set when the worker starts it
     seed_id: str | None = None  # explore: the seed snippet, set when the worker starts it
 
-    def state(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 class RequestQueue:
     def __init__(self, max_pending: int):
@@ -84,7 +81,7 @@ class RequestQueue:
         return out
 
     def state_dict(self) -> list[dict[str, Any]]:
-        return [r.state() for r in (*self.respawns, *self.others)]
+        return [asdict(r) for r in (*self.respawns, *self.others)]
 
     def load_state_dict(self, rows: list[dict[str, Any]]) -> None:
         self.respawns.clear()
@@ -196,15 +193,18 @@ class OnlineWorker:
     async def run(self, job: TeacherJob) -> JobOutcome:
         # The policy the student requests name (jobs running at once share one step: the newest).
         self.runner.llm.student.policy_step = job.policy_step
-        env = get_env(job.request.env)
+        req, (low, high) = job.request, job.band
+        env = get_env(req.env)
         lineage = Lineage(job.lineage_id, job.seed_id, env, Mode.ONLINE, job.seed_text, job.parent, job.summary)
+        columns = dict(request_id=req.request_id, request_kind=req.kind, level=req.level, band_low=low, band_high=high)
+        columns |= {"policy_step": job.policy_step, "decision": None}
         turns: list[dict[str, Any]] = []
         last_rate: float | None = None
         for turn in range(1, self.accept.max_turns + 1):
-            outcome = await self.runner.run(lineage.request(turn, key=job.request.request_id))
+            outcome = await self.runner.run(lineage.request(turn, key=req.request_id))
             if not outcome.finished:
                 return JobOutcome(job, INFRA, turns=turns, detail=outcome.infra)
-            row = {**outcome.row, **self._columns(job)}
+            row = {**outcome.row, **columns}
             turns.append(row)
             if outcome.problem is None or outcome.summary is None:
                 lineage.absorb(outcome)
@@ -218,9 +218,3 @@ class OnlineWorker:
             lineage.absorb(outcome, retarget(outcome.summary, job.band))
         status = INVALID if last_rate is None else (TOO_EASY if last_rate > self.accept.high else TOO_HARD)
         return JobOutcome(job, status, None, turns, last_rate)
-
-    @staticmethod
-    def _columns(job: TeacherJob) -> dict[str, Any]:
-        req, (low, high) = job.request, job.band
-        row = dict(request_id=req.request_id, request_kind=req.kind, level=req.level, band_low=low, band_high=high)
-        return row | {"policy_step": job.policy_step, "decision": None}
