@@ -2,23 +2,20 @@
 
 Requests (explore: a fresh problem from a seed; mutate or respawn a pool problem) are made where
 Frontier Learning decides (a drawn slot explores, a drawn problem mutates) and where a mastered
-problem retires (respawn: a harder variant). They wait in a bounded queue: respawns first (each is
-a retirement's one chance), then the others oldest first; past `max_pending` the oldest are dropped
-(and logged): a request made many rounds ago describes a policy that has moved on.
+problem retires (respawn: a harder variant). They wait in a bounded queue, respawns first (each is a
+retirement's one chance), then oldest first; past `max_pending` the oldest are dropped (and logged):
+a request made many rounds ago describes a policy that has moved on.
 
 `make_jobs` resolves requests into `TeacherJob`s with all they need (environment, SCALER's target
 slice, the seed or the parent and the policy's summary on it) at a step boundary, seeded by the
 request id (a resumed run makes the same choices), so the worker never reads the live buffer and
-can run beside training. `OnlineWorker.run` is the loop (synthgen.turns.turn runs each turn):
-
-    turn 1: from the seed (explore) or as a mutation of the parent (mutate, respawn)
-    the policy's pass rate p in SvS's band [low, high]  -> accepted: the candidate joins the pool
-    else, up to `max_turns`: the teacher mutates the candidate, told p and the strategy the paper's
-    progression picks against the target slice (p = 0 -> easier, below -> somewhat easier,
-    inside -> a variant at the same level, above -> harder)
-
-A malformed or invalid answer is fed back in the next turn (as generate does). A turn that failed
-on infrastructure ends the job as `infra` (the caller requeues it); nothing of it counts.
+can run beside training. `OnlineWorker.run` is the loop (synthgen.turns.turn runs each turn): turn 1
+from the seed (explore) or as a mutation of the parent; a policy pass rate p in SvS's band accepts
+the candidate into the pool; else, up to `max_turns`, the teacher mutates it, told p and the
+strategy the paper's progression picks against the target slice (p = 0 -> easier, below ->
+somewhat easier, inside -> a variant at the same level, above -> harder). A malformed or invalid
+answer is fed back in the next turn; a turn that failed on infrastructure ends the job as `infra`
+(the caller requeues it), and nothing of it counts.
 """
 
 from __future__ import annotations
