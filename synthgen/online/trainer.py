@@ -18,14 +18,13 @@ own log (synthgen.online.log) says what was drawn, scored, admitted and retired,
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 from torch.utils.data import Dataset
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
 from synthgen.train.rewards import completion_text
-from synthgen.train.trainer import Geometry, RepeatLayout
+from synthgen.train.trainer import Geometry, RepeatLayout, checkpoint_folder, combined_rewards
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +72,7 @@ class OnlineGRPOTrainer(GRPOTrainer):
             rows = gather_object(
                 [(int(x["registry_index"]), completion_text(c)[:ANSWER_CHARS]) for x, c in zip(inputs, completions)]
             )
-            rewards = self._combined(rewards_per_func)
+            rewards = combined_rewards(self, rewards_per_func)
             g = self.num_generations
             groups = [
                 (rows[i][0], rewards[i : i + g], [text for _, text in rows[i : i + g]]) for i in range(0, len(rows), g)
@@ -93,22 +92,11 @@ class OnlineGRPOTrainer(GRPOTrainer):
             self.session.pool.record_round(round_, groups, self.state.global_step)
         return rewards_per_func
 
-    def _combined(self, rewards_per_func) -> list[float | None]:
-        import torch
-
-        r = rewards_per_func.detach().float().cpu()
-        total = (r * self.reward_weights.detach().float().cpu().unsqueeze(0)).nansum(dim=1)
-        missing = torch.isnan(r).all(dim=1)
-        return [None if m else float(t) for t, m in zip(total.tolist(), missing.tolist())]
-
     def _save_checkpoint(self, model, trial):
         super()._save_checkpoint(model, trial)
         if self.args.should_save:
-            from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
-
-            folder = Path(self._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
             # Last: a checkpoint with this file is complete (synthgen.online.run picks only those).
-            self.session.save(folder, self.state.global_step)
+            self.session.save(checkpoint_folder(self, trial), self.state.global_step)
 
 
 class _OnlineCallback(TrainerCallback):

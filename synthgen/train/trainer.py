@@ -87,6 +87,21 @@ def link_final_weights(checkpoint: Path, out: Path) -> None:
             shutil.copy2(src, dst)
 
 
+def combined_rewards(trainer: GRPOTrainer, rewards_per_func: torch.Tensor) -> list[float | None]:
+    """Each completion's weighted reward; None where every reward function gave None (infra)."""
+    r = rewards_per_func.detach().float().cpu()
+    total = (r * trainer.reward_weights.detach().float().cpu().unsqueeze(0)).nansum(dim=1)
+    missing = torch.isnan(r).all(dim=1)
+    return [None if m else float(t) for t, m in zip(total.tolist(), missing.tolist())]
+
+
+def checkpoint_folder(trainer: GRPOTrainer, trial) -> Path:
+    """The folder `_save_checkpoint` just wrote for the current step."""
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+    return Path(trainer._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{trainer.state.global_step}"
+
+
 ROUNDS_FILE = "curriculum_metrics.jsonl"
 LOG_FILE = "trainer_log.jsonl"
 
@@ -216,7 +231,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             # Every process gets the same gathered rewards and bins, so every process's frontier
             # state stays identical without further communication.
             keys = gather_object([(str(x.get("difficulty")), str(x.get("problem_id"))) for x in inputs])
-            rewards = self._combined(rewards_per_func)
+            rewards = combined_rewards(self, rewards_per_func)
             self._record_round(keys, rewards)
             if self.completion_log is not None:
                 self._log_completions(inputs, completions, rewards)  # rewards: already every process's
@@ -237,13 +252,6 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     def _step_of_round(self, round_: int) -> int:
         sampler = self.curriculum_sampler
         return sampler.step_of_round(round_) if sampler else self.state.global_step
-
-    def _combined(self, rewards_per_func: torch.Tensor) -> list[float | None]:
-        r = rewards_per_func.detach().float().cpu()
-        weights = self.reward_weights.detach().float().cpu()
-        total = (r * weights.unsqueeze(0)).nansum(dim=1)
-        missing = torch.isnan(r).all(dim=1)
-        return [None if m else float(t) for t, m in zip(total.tolist(), missing.tolist())]
 
     def _record_round(self, keys: list[tuple[str, str]], rewards: list[float | None]) -> None:
         round_, g = self._next_round, self.num_generations
@@ -331,16 +339,13 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     def _save_checkpoint(self, model, trial):
         super()._save_checkpoint(model, trial)
         if self.args.should_save:
-            from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
-
-            folder = Path(self._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
             state = {
                 "curriculum": self.curriculum.name,
                 "next_round": self._next_round,
                 "frontier": self.frontier.state_dict() if self.frontier else None,
                 "solve_rates": self.solve_rates.state_dict(),
             }
-            (folder / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
+            (checkpoint_folder(self, trial) / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
 
     def restore(self, checkpoint: str) -> None:
         """Before `train(resume_from_checkpoint=...)`: the curriculum state the checkpoint holds."""
