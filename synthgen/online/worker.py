@@ -83,9 +83,7 @@ class RequestQueue:
     def load_state_dict(self, rows: list[dict[str, Any]]) -> None:
         self.respawns.clear()
         self.others.clear()
-        for row in rows:
-            req = OnlineRequest(**row)
-            (self.respawns if req.kind == RESPAWN else self.others).append(req)
+        self.push_front([OnlineRequest(**row) for row in rows])
 
 
 ACCEPTED, TOO_EASY, TOO_HARD, INVALID, INFRA = "accepted", "too_easy", "too_hard", "invalid", "infra"
