@@ -125,10 +125,6 @@ class Geometry:
         lag = 1 + math.ceil((accum + 1 + prefetch) / per_round)
         return cls(args.generation_batch_size // num_generations, num_generations, per_round, accum, lag)
 
-    @property
-    def steps_per_round(self) -> float:
-        return self.batches_per_round / self.grad_accum
-
     def round_of_step(self, step: int) -> int:
         """The round the micro-batch after `step` optimizer steps belongs to."""
         return (step * self.grad_accum) // self.batches_per_round
@@ -217,7 +213,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             batch_size=self.geometry.prompts,
             repeat_count=self.geometry.batches_per_round,
             weights_fn=self._weights_fn,
-            steps_per_round=self.geometry.steps_per_round,
+            steps_per_round=self.geometry.batches_per_round / self.geometry.grad_accum,
             # args.seed, not the per-process seed: every process must draw the same indices.
             seed=self.args.seed,
         )
