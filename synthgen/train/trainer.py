@@ -138,14 +138,10 @@ class RepeatLayout(Sampler[int]):
     runs the same sampler and accelerate hands each its slice, so a prompt's G completions are one
     group. Only *which* indices fill a chunk changes. A chunk's round comes from (epoch, chunk
     index), never from the live trainer state (the read-ahead puts that off by a round), so many
-    processes and a resumed run see the same rounds. `chunks_per_epoch` is constant, so that the
-    Trainer's epoch and resume arithmetic (len(dataloader)) never changes.
+    processes and a resumed run see the same rounds. A subclass sets these and `chunks_per_epoch`,
+    constant so that the Trainer's epoch and resume arithmetic (len(dataloader)) never changes.
     """
 
-    batch_size: int
-    mini_repeat_count: int
-    repeat_count: int
-    chunks_per_epoch: int
     epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
@@ -169,8 +165,7 @@ class CurriculumRepeatSampler(CurriculumDraw, RepeatLayout):
     def __init__(self, bins: Sequence[str], *, mini_repeat_count: int, repeat_count: int, **draw):
         """`draw`: CurriculumDraw's batch_size, weights_fn, steps_per_round and seed."""
         super().__init__(bins, **draw)
-        self.mini_repeat_count = mini_repeat_count
-        self.repeat_count = repeat_count
+        self.mini_repeat_count, self.repeat_count = mini_repeat_count, repeat_count
         # As many chunks per epoch as RepeatSampler would make; a tiny dataset still gets one chunk.
         self.chunks_per_epoch = max(1, len(self.row_bins) // self.batch_size)
 
