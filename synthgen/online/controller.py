@@ -24,7 +24,6 @@ class EnvState:
     zero_run: int = 0  # observed rounds in a row at accuracy 0
     sat_run: int = 0  # observed rounds in a row at d = D
     retired_round: int | None = None
-    last_acc: float | None = None
 
 
 class Curation:
@@ -54,7 +53,6 @@ class Curation:
             if st is None or scored <= 0:
                 continue
             acc = solved / scored
-            st.last_acc = acc
             st.d = min(float(s.max_level), max(0.0, st.d + s.beta * (acc - s.tau)))
             out.append(self._row(round_, env, None, None, acc=acc, scored=scored))
             if not st.active:
@@ -110,4 +108,4 @@ class Curation:
     def load_state_dict(self, data: dict[str, Any]) -> None:
         for env, values in data.items():
             if env in self.envs:
-                self.envs[env] = EnvState(**values)
+                self.envs[env] = EnvState(**{k: v for k, v in values.items() if k != "last_acc"})  # older files hold it

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from pathlib import Path
 
 from synthgen.online.worker import JobOutcome, OnlineRequest, OnlineWorker, TeacherJob
@@ -145,10 +144,8 @@ class WorkerDriver:
             return sorted(self._running.values(), key=lambda r: r.request_id)
 
     def close(self, drain_s: float = 0.0) -> None:
-        deadline = time.monotonic() + drain_s
         with self._cond:
-            while self._running and self._error is None and time.monotonic() < deadline:
-                self._cond.wait(timeout=max(0.0, deadline - time.monotonic()))
+            self._cond.wait_for(lambda: not self._running or self._error is not None, timeout=drain_s)
         if self.loop is not None and self._stop is not None and not self.loop.is_closed():
             self.loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(timeout=60)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import random
+from dataclasses import asdict
 from typing import Any
 
 from synthgen.online.buffer import ACTIVE, EASY, EVICTED, RETIRED, Entry, FrontierBuffer
@@ -37,7 +38,7 @@ COPIED = ("parent_id", "seed_id", "code", "message", "pre_test_code", "test_code
 
 class OnlinePool:
     def __init__(self, online, envs: list[str], seed: int, geometry, prompt_fn, log):
-        """`geometry` (synthgen.online.trainer.Geometry): prompts per round and the round of a step."""
+        """`geometry` (synthgen.train.trainer.Geometry): prompts per round and the round of a step."""
         self.online, self.accept, self.envs, self.seed = online, online.accept, list(envs), seed
         self.batch, self.round_of_step = geometry.prompts, geometry.round_of_step
         self.prompt_fn, self.log = prompt_fn, log
@@ -234,7 +235,7 @@ class OnlinePool:
             "buffer": self.buffer.state_dict(),
             "curation": self.curation.state_dict(),
             # Requests still running in a worker thread are waiting again after a resume.
-            "queue": [r.state() for r in in_flight] + self.queue.state_dict(),
+            "queue": [asdict(r) for r in in_flight] + self.queue.state_dict(),
             "late_rounds": self.late_rounds,
             "infra_streak": self.infra_streak,
         }

@@ -1,13 +1,11 @@
 """`OnlineGRPOTrainer`: TRL's GRPOTrainer whose prompts come from the online pool.
 
 What it changes in TRL, and only this:
-  * `_get_train_sampler` returns a `PoolSampler` over `PoolDataset`: TRL's RepeatSampler layout (a
-    round's chunk of `generation_batch_size / G` prompts, each G times in a row, the chunk
-    `num_iterations x steps_per_generation` times; every process takes its slice of the same
-    sampler), each round's chunk drawn by the pool at an earlier step boundary, so no randomness
-    is the sampler's own and every process and a resumed run see the same rounds. The dataset is
-    the pool's append-only rows by registry index, read at fetch time in this process (hence
-    `dataloader_num_workers` 0): an index handed out stays valid whatever the pool evicts later;
+  * `_get_train_sampler` returns a `PoolSampler` over `PoolDataset`: TRL's RepeatSampler layout
+    (synthgen.train.trainer.RepeatLayout), each round's chunk drawn by the pool at an earlier step
+    boundary, so no randomness is the sampler's own. The dataset is the pool's append-only rows
+    by registry index, read at fetch time in this process (hence `dataloader_num_workers` 0): an
+    index handed out stays valid whatever the pool evicts later;
   * `_calculate_rewards` is wrapped to hand each scored round's groups (problem, rewards, answers)
     to the pool: regret windows, SCALER's controllers, the summaries the teacher mutates from;
   * a callback runs the pool's step boundary after every optimizer step (retirements, the worker,
@@ -20,41 +18,17 @@ own log (synthgen.online.log) says what was drawn, scored, admitted and retired,
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
-from torch.utils.data import Dataset, Sampler
+from torch.utils.data import Dataset
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
 from synthgen.train.rewards import completion_text
+from synthgen.train.trainer import Geometry, RepeatLayout, checkpoint_folder, combined_rewards
 
 logger = logging.getLogger(__name__)
 
 ANSWER_CHARS = 3000  # an answer kept for the teacher's summary is cut here (the summary cuts there too)
-
-
-@dataclass(frozen=True)
-class Geometry:
-    """Rounds and steps of a GRPO run (see synthgen.train.trainer for the read-ahead reasoning)."""
-
-    prompts: int  # distinct prompts per round: generation_batch_size / G
-    generations: int  # G
-    batches_per_round: int  # steps_per_generation x num_iterations micro-batches share a round
-    grad_accum: int
-    lag: int  # rounds drawn ahead of the round being trained
-
-    @classmethod
-    def of(cls, args, num_generations: int, num_iterations: int) -> Geometry:
-        per_round, accum = args.steps_per_generation * num_iterations, args.gradient_accumulation_steps
-        lag = 1 + math.ceil((accum + 1) / per_round)  # the Trainer's pull plus accelerate's read-ahead
-        return cls(args.generation_batch_size // num_generations, num_generations, per_round, accum, lag)
-
-    def round_of_step(self, step: int) -> int:
-        """The round the micro-batch after `step` optimizer steps belongs to."""
-        return (step * self.grad_accum) // self.batches_per_round
 
 
 class PoolDataset(Dataset):
@@ -68,24 +42,11 @@ class PoolDataset(Dataset):
         return self.pool.rows[index]
 
 
-class PoolSampler(Sampler[int]):
+class PoolSampler(RepeatLayout):
     def __init__(self, pool, geometry: Geometry, chunks_per_epoch: int):
-        self.pool, self.g = pool, geometry
-        # Constant, so that the Trainer's epoch arithmetic (and its resume skipping) never changes.
+        self.chunk, self.batch_size = pool.chunk, geometry.prompts
+        self.mini_repeat_count, self.repeat_count = geometry.generations, geometry.batches_per_round
         self.chunks_per_epoch = max(1, chunks_per_epoch)
-        self.epoch = 0
-
-    def set_epoch(self, epoch: int) -> None:
-        self.epoch = epoch
-
-    def __len__(self) -> int:
-        return self.chunks_per_epoch * self.g.prompts * self.g.generations * self.g.batches_per_round
-
-    def __iter__(self) -> Iterator[int]:
-        for chunk in range(self.chunks_per_epoch):
-            indices = self.pool.chunk(self.epoch * self.chunks_per_epoch + chunk)
-            for _ in range(self.g.batches_per_round):
-                yield from (index for index in indices for _ in range(self.g.generations))
 
 
 class OnlineGRPOTrainer(GRPOTrainer):
@@ -111,7 +72,7 @@ class OnlineGRPOTrainer(GRPOTrainer):
             rows = gather_object(
                 [(int(x["registry_index"]), completion_text(c)[:ANSWER_CHARS]) for x, c in zip(inputs, completions)]
             )
-            rewards = self._combined(rewards_per_func)
+            rewards = combined_rewards(self, rewards_per_func)
             g = self.num_generations
             groups = [
                 (rows[i][0], rewards[i : i + g], [text for _, text in rows[i : i + g]]) for i in range(0, len(rows), g)
@@ -131,22 +92,11 @@ class OnlineGRPOTrainer(GRPOTrainer):
             self.session.pool.record_round(round_, groups, self.state.global_step)
         return rewards_per_func
 
-    def _combined(self, rewards_per_func) -> list[float | None]:
-        import torch
-
-        r = rewards_per_func.detach().float().cpu()
-        total = (r * self.reward_weights.detach().float().cpu().unsqueeze(0)).nansum(dim=1)
-        missing = torch.isnan(r).all(dim=1)
-        return [None if m else float(t) for t, m in zip(total.tolist(), missing.tolist())]
-
     def _save_checkpoint(self, model, trial):
         super()._save_checkpoint(model, trial)
         if self.args.should_save:
-            from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
-
-            folder = Path(self._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
             # Last: a checkpoint with this file is complete (synthgen.online.run picks only those).
-            self.session.save(folder, self.state.global_step)
+            self.session.save(checkpoint_folder(self, trial), self.state.global_step)
 
 
 class _OnlineCallback(TrainerCallback):

@@ -2,23 +2,20 @@
 
 Requests (explore: a fresh problem from a seed; mutate or respawn a pool problem) are made where
 Frontier Learning decides (a drawn slot explores, a drawn problem mutates) and where a mastered
-problem retires (respawn: a harder variant). They wait in a bounded queue: respawns first (each is
-a retirement's one chance), then the others oldest first; past `max_pending` the oldest are dropped
-(and logged): a request made many rounds ago describes a policy that has moved on.
+problem retires (respawn: a harder variant). They wait in a bounded queue, respawns first (each is a
+retirement's one chance), then oldest first; past `max_pending` the oldest are dropped (and logged):
+a request made many rounds ago describes a policy that has moved on.
 
 `make_jobs` resolves requests into `TeacherJob`s with all they need (environment, SCALER's target
 slice, the seed or the parent and the policy's summary on it) at a step boundary, seeded by the
 request id (a resumed run makes the same choices), so the worker never reads the live buffer and
-can run beside training. `OnlineWorker.run` is the loop (synthgen.turns.turn runs each turn):
-
-    turn 1: from the seed (explore) or as a mutation of the parent (mutate, respawn)
-    the policy's pass rate p in SvS's band [low, high]  -> accepted: the candidate joins the pool
-    else, up to `max_turns`: the teacher mutates the candidate, told p and the strategy the paper's
-    progression picks against the target slice (p = 0 -> easier, below -> somewhat easier,
-    inside -> a variant at the same level, above -> harder)
-
-A malformed or invalid answer is fed back in the next turn (as generate does). A turn that failed
-on infrastructure ends the job as `infra` (the caller requeues it); nothing of it counts.
+can run beside training. `OnlineWorker.run` is the loop (synthgen.turns.turn runs each turn): turn 1
+from the seed (explore) or as a mutation of the parent; a policy pass rate p in SvS's band accepts
+the candidate into the pool; else, up to `max_turns`, the teacher mutates it, told p and the
+strategy the paper's progression picks against the target slice (p = 0 -> easier, below ->
+somewhat easier, inside -> a variant at the same level, above -> harder). A malformed or invalid
+answer is fed back in the next turn; a turn that failed on infrastructure ends the job as `infra`
+(the caller requeues it), and nothing of it counts.
 """
 
 from __future__ import annotations
@@ -49,9 +46,6 @@ class OnlineRequest:
     parent: int | None = None  # registry index of the problem to mutate (mutate, respawn)
     level: int | None = None  # SCALER level, set when the worker starts it
     seed_id: str | None = None  # explore: the seed snippet, set when the worker starts it
-
-    def state(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class RequestQueue:
@@ -84,14 +78,12 @@ class RequestQueue:
         return out
 
     def state_dict(self) -> list[dict[str, Any]]:
-        return [r.state() for r in (*self.respawns, *self.others)]
+        return [asdict(r) for r in (*self.respawns, *self.others)]
 
     def load_state_dict(self, rows: list[dict[str, Any]]) -> None:
         self.respawns.clear()
         self.others.clear()
-        for row in rows:
-            req = OnlineRequest(**row)
-            (self.respawns if req.kind == RESPAWN else self.others).append(req)
+        self.push_front([OnlineRequest(**row) for row in rows])
 
 
 ACCEPTED, TOO_EASY, TOO_HARD, INVALID, INFRA = "accepted", "too_easy", "too_hard", "invalid", "infra"
@@ -196,15 +188,18 @@ class OnlineWorker:
     async def run(self, job: TeacherJob) -> JobOutcome:
         # The policy the student requests name (jobs running at once share one step: the newest).
         self.runner.llm.student.policy_step = job.policy_step
-        env = get_env(job.request.env)
+        req, (low, high) = job.request, job.band
+        env = get_env(req.env)
         lineage = Lineage(job.lineage_id, job.seed_id, env, Mode.ONLINE, job.seed_text, job.parent, job.summary)
+        columns = dict(request_id=req.request_id, request_kind=req.kind, level=req.level, band_low=low, band_high=high)
+        columns |= {"policy_step": job.policy_step, "decision": None}
         turns: list[dict[str, Any]] = []
         last_rate: float | None = None
         for turn in range(1, self.accept.max_turns + 1):
-            outcome = await self.runner.run(lineage.request(turn, key=job.request.request_id))
+            outcome = await self.runner.run(lineage.request(turn, key=req.request_id))
             if not outcome.finished:
                 return JobOutcome(job, INFRA, turns=turns, detail=outcome.infra)
-            row = {**outcome.row, **self._columns(job)}
+            row = {**outcome.row, **columns}
             turns.append(row)
             if outcome.problem is None or outcome.summary is None:
                 lineage.absorb(outcome)
@@ -218,9 +213,3 @@ class OnlineWorker:
             lineage.absorb(outcome, retarget(outcome.summary, job.band))
         status = INVALID if last_rate is None else (TOO_EASY if last_rate > self.accept.high else TOO_HARD)
         return JobOutcome(job, status, None, turns, last_rate)
-
-    @staticmethod
-    def _columns(job: TeacherJob) -> dict[str, Any]:
-        req, (low, high) = job.request, job.band
-        row = dict(request_id=req.request_id, request_kind=req.kind, level=req.level, band_low=low, band_high=high)
-        return row | {"policy_step": job.policy_step, "decision": None}

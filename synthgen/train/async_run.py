@@ -4,28 +4,25 @@
     print(describe_setup(setup))          # what `train --async --dry-run` prints; nothing loads or connects
     run_async(settings)                   # train: needs CUDA, vllm and the server at --vllm-server-url
 
-TRL's asynchronous GRPO (TRL >= 1.16) generates on a vLLM server, started apart as TRL expects
-(`VLLM_SERVER_DEV_MODE=1 vllm serve MODEL --weight-transfer-config '{"backend":"nccl"}'`), while the
-trainer updates: rollouts arrive up to `max_staleness` updates late, so the ratio moves off 1 and the
-epsilon clip acts, as in the paper's asynchronous setup. The rest is the synchronous stage's
-(synthgen.train.run), but the per-bin files and completion logs: rewards run in TRL's rollout
-process (the reward is pickled there and starts its own sandbox pool), and periodic evaluation
-samples the vLLM server, which holds the weights of the last sync.
+TRL's asynchronous GRPO (TRL >= 1.16) generates on a vLLM server started apart
+(`VLLM_SERVER_DEV_MODE=1 vllm serve MODEL --weight-transfer-config '{"backend":"nccl"}'`) while the
+trainer updates: rollouts arrive up to `max_staleness` updates late, so the epsilon clip acts, as in
+the paper's asynchronous setup. Unlike the synchronous stage (synthgen.train.run): no per-bin files or
+completion logs (rewards run in TRL's rollout process, which starts its own sandbox pool), and
+periodic evaluation samples the vLLM server, which holds the weights of the last sync.
 
-The recipe goes through the synchronous precedence (synthgen.train.recipe); the keys
-`AsyncGRPOConfig` also has are carried over (`ASYNC_CARRIED`: the paper's GRPO; the async trainer's
-own, `dtype`, `weight_sync_steps`, ..., may be set too), the rest dropped and listed. What would
-change the algorithm stops the run (exit 2): a KL term, batch reuse, the synchronous trainer's own
-flags, the frontier curriculum (it needs each round's rewards before the next draw). Still unlike
-the paper (`ADVANTAGE_NOTE`): TRL divides each advantage by the group's reward std.
+The recipe goes through the synchronous precedence (synthgen.train.recipe); its keys `AsyncGRPOConfig`
+also has are carried over (`ASYNC_CARRIED`, and the async trainer's own: `dtype`, `weight_sync_steps`,
+...), the rest dropped and listed. What would change the algorithm stops the run (exit 2): a KL term,
+batch reuse, the synchronous trainer's own flags, the frontier curriculum (it needs each round's
+rewards before the next draw). Still unlike the paper (`ADVANTAGE_NOTE`): TRL divides each advantage
+by the group's reward std.
 
-The curriculum is fed by *order*. TRL's rollout process walks its dataset in order, one row per
-group of G, cycling at the end, and a resumed run restarts at the first group not yet trained
-(`rollout_state.json`). So rows r*K .. r*K+K-1 of the dataset handed to TRL are the K groups the
-draw makes for round r (one optimizer step: K = per-device batch x accumulation x processes / G),
-at the schedule's weights of step r: a pure function of the settings and the data, which a resume
-replays. The order holds `rounds_needed` rounds, room for the rollouts TRL drops as stale, so it
-never wraps back to step 0's weights.
+The curriculum is fed by *order*: TRL's rollout process walks its dataset one row per group of G,
+cycling at the end, and a resumed run restarts at the first group not yet trained. So rows r*K ..
+r*K+K-1 are the K groups the draw makes for round r (one optimizer step: K = per-device batch x
+accumulation x processes / G), at the schedule's weights of step r, which a resume replays. The order
+holds `rounds_needed` rounds, room for the stale rollouts TRL drops, so it never wraps to step 0.
 """
 
 from __future__ import annotations

@@ -10,15 +10,11 @@ async): `EnvScorer` is the real one; tests pass their own to simulate infra fail
 from __future__ import annotations
 
 import inspect
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from synthgen.interop.scorer import Scorer
 from synthgen.store.records import SCORING_COLUMNS
-
-log = logging.getLogger(__name__)
-
 
 ScoreFn = Callable[[list, list, list], list | Awaitable[list]]
 

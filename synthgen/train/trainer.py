@@ -20,6 +20,7 @@ import logging
 import math
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -86,32 +87,62 @@ def link_final_weights(checkpoint: Path, out: Path) -> None:
             shutil.copy2(src, dst)
 
 
+def combined_rewards(trainer: GRPOTrainer, rewards_per_func: torch.Tensor) -> list[float | None]:
+    """Each completion's weighted reward; None where every reward function gave None (infra)."""
+    r = rewards_per_func.detach().float().cpu()
+    total = (r * trainer.reward_weights.detach().float().cpu().unsqueeze(0)).nansum(dim=1)
+    missing = torch.isnan(r).all(dim=1)
+    return [None if m else float(t) for t, m in zip(total.tolist(), missing.tolist())]
+
+
+def checkpoint_folder(trainer: GRPOTrainer, trial) -> Path:
+    """The folder `_save_checkpoint` just wrote for the current step."""
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+    return Path(trainer._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{trainer.state.global_step}"
+
+
 ROUNDS_FILE = "curriculum_metrics.jsonl"
 LOG_FILE = "trainer_log.jsonl"
 
 
-class CurriculumRepeatSampler(CurriculumDraw, Sampler[int]):
-    """TRL's RepeatSampler layout around `CurriculumDraw`, the one draw every synthgen curriculum uses.
+@dataclass(frozen=True)
+class Geometry:
+    """Rounds and steps of a GRPO run, the same for the curriculum and the online trainer."""
 
-    Per generation round, a chunk of `generation_batch_size / G` distinct prompt indices, each G
-    times in a row, the whole chunk `num_iterations x steps_per_generation` times; every process
+    prompts: int  # distinct prompts per round: generation_batch_size / G
+    generations: int  # G
+    batches_per_round: int  # steps_per_generation x num_iterations micro-batches share a round
+    grad_accum: int
+    lag: int  # rounds between a round's draw and the newest stats it may use
+
+    @classmethod
+    def of(cls, args, num_generations: int, num_iterations: int) -> Geometry:
+        per_round, accum = args.steps_per_generation * num_iterations, args.gradient_accumulation_steps
+        workers = args.dataloader_num_workers
+        prefetch = workers * (args.dataloader_prefetch_factor or 2) if workers else 0
+        # The read-ahead, rounded up: the Trainer's accum batches a step, accelerate's one, prefetch per worker.
+        lag = 1 + math.ceil((accum + 1 + prefetch) / per_round)
+        return cls(args.generation_batch_size // num_generations, num_generations, per_round, accum, lag)
+
+    def round_of_step(self, step: int) -> int:
+        """The round the micro-batch after `step` optimizer steps belongs to."""
+        return (step * self.grad_accum) // self.batches_per_round
+
+
+class RepeatLayout(Sampler[int]):
+    """TRL's RepeatSampler layout around `chunk(round_)`, the distinct prompt indices of a round.
+
+    Per generation round, the chunk's `batch_size` indices each `mini_repeat_count` (G) times in a
+    row, the whole chunk `repeat_count` (num_iterations x steps_per_generation) times; every process
     runs the same sampler and accelerate hands each its slice, so a prompt's G completions are one
-    group. Only *which* indices fill a chunk changes. Safe on many processes and on resume: a
-    chunk's round comes from (epoch, chunk index) and its step from the round, never from the live
-    trainer state (the read-ahead puts that off by a round); every random choice is seeded by round
-    or bin; the within-bin walk replays from round 0 (resume re-iterates the epoch).
+    group. Only *which* indices fill a chunk changes. A chunk's round comes from (epoch, chunk
+    index), never from the live trainer state (the read-ahead puts that off by a round), so many
+    processes and a resumed run see the same rounds. A subclass sets these and `chunks_per_epoch`,
+    constant so that the Trainer's epoch and resume arithmetic (len(dataloader)) never changes.
     """
 
-    def __init__(self, bins: Sequence[str], *, mini_repeat_count: int, repeat_count: int, **draw):
-        """`draw`: CurriculumDraw's batch_size, weights_fn, steps_per_round and seed."""
-        super().__init__(bins, **draw)
-        self.num_samples = len(self.row_bins)
-        self.mini_repeat_count = mini_repeat_count
-        self.repeat_count = repeat_count
-        self.epoch = 0
-        # As many chunks per epoch as RepeatSampler would make, so that the Trainer's epoch and
-        # resume arithmetic (len(dataloader)) is unchanged; a tiny dataset still gets one chunk.
-        self.chunks_per_epoch = max(1, self.num_samples // self.batch_size)
+    epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
@@ -124,6 +155,19 @@ class CurriculumRepeatSampler(CurriculumDraw, Sampler[int]):
             indices = self.chunk(self.epoch * self.chunks_per_epoch + chunk)
             for _ in range(self.repeat_count):
                 yield from (index for index in indices for _ in range(self.mini_repeat_count))
+
+
+class CurriculumRepeatSampler(CurriculumDraw, RepeatLayout):
+    """`RepeatLayout` around `CurriculumDraw`, the one draw every synthgen curriculum uses: every
+    random choice is seeded by round or bin; the within-bin walk replays from round 0 (resume
+    re-iterates the epoch)."""
+
+    def __init__(self, bins: Sequence[str], *, mini_repeat_count: int, repeat_count: int, **draw):
+        """`draw`: CurriculumDraw's batch_size, weights_fn, steps_per_round and seed."""
+        super().__init__(bins, **draw)
+        self.mini_repeat_count, self.repeat_count = mini_repeat_count, repeat_count
+        # As many chunks per epoch as RepeatSampler would make; a tiny dataset still gets one chunk.
+        self.chunks_per_epoch = max(1, len(self.row_bins) // self.batch_size)
 
 
 class CurriculumGRPOTrainer(GRPOTrainer):
@@ -139,34 +183,17 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         model = kwargs.get("model", args[0] if args else None)
         self.base_model_name = model if isinstance(model, str) else None
         super().__init__(*args, **kwargs)
+        self.geometry = Geometry.of(self.args, self.num_generations, self.num_iterations)
         self.mix = SourceMix.of_dataset(self.train_dataset, curriculum.source_weights, curriculum.curriculum_sources)
         bins = [str(b) for b in self.train_dataset["difficulty"]]
         self.solve_rates = CumulativeSolveRates({b: bins.count(b) for b in sorted(set(bins))})
         if curriculum.frontier is not None:
             self.frontier = FrontierPolicy(
-                curriculum.frontier_bins or sorted(self.mix.scoped_bins()), curriculum.frontier, lag=self._lag()
+                curriculum.frontier_bins or sorted(self.mix.scoped_bins()), curriculum.frontier, lag=self.geometry.lag
             )
         self.out_dir = Path(self.args.output_dir)
         self.add_callback(_CurriculumCallback(self))
         self.add_callback(TrainerLog())
-
-    @property
-    def batches_per_round(self) -> int:
-        return self.args.steps_per_generation * self.num_iterations
-
-    def steps_per_round(self) -> float:
-        return self.batches_per_round / self.args.gradient_accumulation_steps
-
-    def round_of_step(self, step: int) -> int:
-        return (step * self.args.gradient_accumulation_steps) // self.batches_per_round
-
-    def _lag(self) -> int:
-        """Rounds between a round's draw and the newest stats it may use: the read-ahead (the Trainer's
-        gradient_accumulation_steps batches a step, accelerate's one, prefetch_factor per worker), rounded up."""
-        workers = self.args.dataloader_num_workers
-        prefetch = workers * (self.args.dataloader_prefetch_factor or 2) if workers else 0
-        ahead = self.args.gradient_accumulation_steps + 1 + prefetch
-        return 1 + math.ceil(ahead / self.batches_per_round)
 
     def _weights_fn(self, round_: int, step: int):
         """Weights over the sampler's strata: the curriculum's bin weights, mixed over sources."""
@@ -178,10 +205,10 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         self.curriculum_sampler = CurriculumRepeatSampler(
             self.mix.strata,  # one per row of train_dataset, the only dataset the Trainer samples
             mini_repeat_count=self.num_generations,
-            batch_size=self.args.generation_batch_size // self.num_generations,
-            repeat_count=self.batches_per_round,
+            batch_size=self.geometry.prompts,
+            repeat_count=self.geometry.batches_per_round,
             weights_fn=self._weights_fn,
-            steps_per_round=self.steps_per_round(),
+            steps_per_round=self.geometry.batches_per_round / self.geometry.grad_accum,
             # args.seed, not the per-process seed: every process must draw the same indices.
             seed=self.args.seed,
         )
@@ -195,7 +222,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             # Every process gets the same gathered rewards and bins, so every process's frontier
             # state stays identical without further communication.
             keys = gather_object([(str(x.get("difficulty")), str(x.get("problem_id"))) for x in inputs])
-            rewards = self._combined(rewards_per_func)
+            rewards = combined_rewards(self, rewards_per_func)
             self._record_round(keys, rewards)
             if self.completion_log is not None:
                 self._log_completions(inputs, completions, rewards)  # rewards: already every process's
@@ -216,13 +243,6 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     def _step_of_round(self, round_: int) -> int:
         sampler = self.curriculum_sampler
         return sampler.step_of_round(round_) if sampler else self.state.global_step
-
-    def _combined(self, rewards_per_func: torch.Tensor) -> list[float | None]:
-        r = rewards_per_func.detach().float().cpu()
-        weights = self.reward_weights.detach().float().cpu()
-        total = (r * weights.unsqueeze(0)).nansum(dim=1)
-        missing = torch.isnan(r).all(dim=1)
-        return [None if m else float(t) for t, m in zip(total.tolist(), missing.tolist())]
 
     def _record_round(self, keys: list[tuple[str, str]], rewards: list[float | None]) -> None:
         round_, g = self._next_round, self.num_generations
@@ -310,16 +330,13 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     def _save_checkpoint(self, model, trial):
         super()._save_checkpoint(model, trial)
         if self.args.should_save:
-            from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
-
-            folder = Path(self._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
             state = {
                 "curriculum": self.curriculum.name,
                 "next_round": self._next_round,
                 "frontier": self.frontier.state_dict() if self.frontier else None,
                 "solve_rates": self.solve_rates.state_dict(),
             }
-            (folder / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
+            (checkpoint_folder(self, trial) / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
 
     def restore(self, checkpoint: str) -> None:
         """Before `train(resume_from_checkpoint=...)`: the curriculum state the checkpoint holds."""
@@ -348,7 +365,7 @@ class _CurriculumCallback(TrainerCallback):
     def on_train_begin(self, args, state, control, **kwargs):
         # The state is restored by now: the next generation round follows the restored step.
         t = self.trainer
-        t._next_round = t.round_of_step(state.global_step)
+        t._next_round = t.geometry.round_of_step(state.global_step)
         t.solve_rates.forget_from(t._next_round)
         if t.accelerator.is_main_process:
             t._truncate_metrics(t._next_round)

@@ -2,17 +2,15 @@
 
 A stage says *what* to do (a `TurnStage`: its folders, its plan of work units, what one unit
 does); `TurnLoop` says *how*: it opens the LLM client (with the shard's request cache) and the
-sandbox pool, resumes the shard from the rows already on disk, keeps units running, writes one
-row per finished turn through a buffered, atomic writer (with --keep-attempts, the student's
-attempts too, part for part before their rows: synthgen.store.attempts), shows live progress and
-writes the shard's stats file.
+sandbox pool, resumes the shard from the rows on disk, keeps units running, writes one row per
+finished turn through a buffered, atomic writer (with --keep-attempts, the student's attempts too,
+before their rows: synthgen.store.attempts), shows live progress and writes the shard's stats file.
 
-The request bound (`max_in_flight`) and the units in progress are separate: a unit spends part of
-its life in the sandbox and between turns, holding no request, so the loop keeps many more units
-going (`max_active`, bounded by memory) and requests queue for the slots, which keeps the server
-full. Queued requests get a slot longest-remaining first (`turns_left`; synthgen.llm.client's slots), so
-units move at about the same pace and the run's tail drains with the server still full. The plan
-is consumed lazily: memory holds only the units in progress.
+A unit spends part of its life in the sandbox and between turns, holding no request, so the loop
+keeps many more units going (`max_active`, bounded by memory) than requests in flight
+(`max_in_flight`), which keeps the server full. Queued requests get a slot longest-remaining first
+(`turns_left`), so units move at about the same pace and the tail drains with the server still
+full. The plan is consumed lazily: memory holds only the units in progress.
 
 How a run ends:
 - every unit finished: the stage's `finish` writes its other outputs, the shard gets its `.done`
@@ -21,9 +19,8 @@ How a run ends:
   finished rows are flushed and `errors.Interrupted` is raised (exit 143 / 130);
 - some turns failed on infrastructure: their units stop there (a later turn would build on one
   that never finished), finished rows and the stats file are saved and `InfraIncomplete` is raised
-  (exit 3) with no marker. A re-run redoes exactly the unfinished units: the request cache replays
-  every answer already paid for and rows on disk are not written twice, so the final rows equal
-  those of an uninterrupted run.
+  (exit 3) with no marker. A re-run redoes exactly the unfinished units (the request cache replays
+  every answer already paid for), so the final rows equal those of an uninterrupted run.
 """
 
 from __future__ import annotations

@@ -98,10 +98,7 @@ class Lineage:
     ) -> TurnRequest:
         """Turn `turn`: from the seed until a problem is valid, then a mutation of the last valid one
         (a chain step names its `strategy` and `target` band)."""
-        if self.mode is Mode.CHAIN:
-            kind = Kind.CHAIN
-        else:
-            kind = Kind.FIRST if self.previous is None else Kind.MUTATE
+        kind = Kind.CHAIN if self.mode is Mode.CHAIN else Kind.FIRST if self.previous is None else Kind.MUTATE
         if strategy is None:
             strategy = Strategy.FIRST if self.previous is None else Strategy(self.summary.strategy)
         return TurnRequest(
