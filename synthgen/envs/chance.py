@@ -7,11 +7,9 @@
 
 A pass rate measures difficulty only when the reward cannot be earned without solving. Each
 environment names strategies a student with no understanding would use, and every answer a
-strategy gives is scored by the environment's own verifier: the parse of a student answer and the
-judge that decides its reward (`Induction.judge`, `Abduction.judge`, `Deduction.check`,
-`contest.judge`, fuzzing's checker trial), so "chance" means exactly what the reward means. The chance rate is the
-best strategy's success rate; `chance_strategies` names the strategies that reach it (empty when
-it is 0). No LLM is asked.
+strategy gives is scored by the environment's own verifier (parse and judge), so "chance" means
+exactly what the reward means. The chance rate is the best strategy's success rate;
+`chance_strategies` names the strategies that reach it (empty when it is 0). No LLM is asked.
 
 Strategies per environment:
 
@@ -31,16 +29,12 @@ Strategies per environment:
                 empty-program     a program that prints nothing (stdin/stdout problems)
     fuzzing     trivial:<x>       the trivial inputs against the checker (mutation.score_checker)
 
-How a success rate is measured: a **deterministic** strategy (one answer: an empty value, an
-echo, a memoriser with a fixed fallback) is scored once (0 or 1); a **random strategy over a few
-answers** (a coin flip, a memoriser whose fallback is a visible output drawn at random) has its
-exact p, the probability-weighted share of its answers that pass; a **random strategy over
-unboundedly many answers** (inputs drawn like the problem's, `draw_arguments`: each argument keeps
-its type and keyword, see `_like`) is scored on DRAWS draws from a generator seeded with the
-problem's id (the same draws on any machine), p being the share that pass and
-`ChanceOutcome.interval` its 95% Wilson interval (about +-0.15 at p = 0.5). A draw the sandbox
-never ran (the probes' time budget was spent, see synthgen.envs.mutation) is not a data point; one
-that raised or ran past its budget failed, as a student's answer would.
+A deterministic strategy is scored once (0 or 1); a random one over a few answers (a coin flip)
+gets its exact p; one over unboundedly many (`draw_arguments`: each argument keeps its type and
+keyword) is scored on DRAWS draws seeded with the problem's id (the same on any machine), with
+`ChanceOutcome.interval` its 95% Wilson interval. A draw the sandbox never ran (the probes' time
+budget was spent) is not a data point; one that raised or ran past its budget failed, as a
+student's answer would.
 """
 
 from __future__ import annotations
