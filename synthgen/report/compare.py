@@ -4,12 +4,11 @@
     synthgen compare data/runs/multi data/runs/single --output yield.html
 
 Every curve of the paper is averaged over seeds; so is this page: runs whose settings differ only
-in `--seed` form one curve, the mean over them shaded by their spread. The plots (embedded PNG, like
-`synthgen report`'s page): pass@k per benchmark and split over training steps (each training
-output's `eval_pass_at_k.csv`), the cumulative solve rate per split (the paper's Fig. 9, from
-`bin_solve_rates_cumulative.csv`), and kept problems per seed by teacher turn and in total, with
-the multi-turn / single-turn ratio (the paper's "about 4x": a run made with `generate --single-turn
-K` beside one made without). Needs matplotlib.
+in `--seed` form one curve, the mean over them shaded by their spread. The plots: pass@k per
+benchmark and split over training steps (`eval_pass_at_k.csv`), the cumulative solve rate per
+split (the paper's Fig. 9, `bin_solve_rates_cumulative.csv`), and kept problems per seed by teacher
+turn and in total, with the multi-turn / single-turn ratio (the paper's "about 4x": a run made with
+`generate --single-turn K` beside one without). Needs matplotlib.
 
 An input is a training output (`train --output`), a run directory with a generate stage (its own
 `train/` and training outputs directly inside it are read too), or a folder whose sub-folders are
