@@ -5,16 +5,13 @@
 
 Adding an environment touches three places and nothing else:
 
-1. `synthgen/envs/<name>.py`: a subclass of `synthgen.envs.base.Environment` that sets `name`
-   (and `helpers`, `requested_inputs` if it needs them) and implements `validate`, `student_pairs`
-   (which of the problem's input/output pairs the student sees), `parse_student` and `check`;
-   override `parse_teacher` / `teacher_message`, and `call_labels` / `verify_notes` for `verify`.
-2. `ENVIRONMENTS` below: `"<name>": "synthgen.envs.<name>:<Class>"`. The settings read their list
-   of environment names from here (`synthgen.settings.base.ENV_NAMES`).
+1. `synthgen/envs/<name>.py`: a subclass of `synthgen.envs.base.Environment` that sets `name` and
+   implements its abstract methods (base.py shows which hooks it may override, e.g. for `verify`).
+2. `ENVIRONMENTS` below: `"<name>": "synthgen.envs.<name>:<Class>"` (the settings read their list
+   of environment names from here: `synthgen.settings.base.ENV_NAMES`).
 3. `prompts/<name>/`: `task.j2` (what the puzzle is), `format.j2` (the teacher's answer format),
    `previous_pairs.j2` (how the previous problem's inputs are shown to the teacher) and
-   `student.j2` (what the student reads). The shared teacher prompt in `prompts/_shared/`
-   includes them; nothing shared switches on an environment's name.
+   `student.j2` (what the student reads), included by the shared teacher prompt (`prompts/_shared/`).
 
 A wheel ships the templates as data files listed per folder in pyproject.toml (a test checks the
 list covers every registered environment). The scripted server (synthgen.demo.scripted) only knows

@@ -61,7 +61,7 @@ class Abduction(SingleInput):
         def won(answer, verdict) -> bool:
             return self.judge(problem, answer, [verdict]).value == 1.0
 
-        return chance.ChanceResult(chance.per_call(ran, won, random=("random",)))
+        return chance.ChanceResult(chance.per_call(ran, won))
 
     def _as_answer(self, args: str) -> str | None:
         """An argument list as the student's answer parser reads it (None if it would not parse)."""

@@ -10,11 +10,9 @@ Dive into Scaling RL for Code Generation with Synthetic Data and Curricula") kno
     msgs = env.student_messages(problem)             # only for verdict.valid problems
     rewards = await env.rewards(problem, completions, pool, sandbox_settings, truncated=[...])
     summary = summarize(rewards, progression_settings)   # synthgen.envs.summary
+    reward = await env.score(problem, completion, pool, sandbox)   # one attempt: parse_student, check
 
-One attempt alone: `await env.score(problem, completion, pool, sandbox, truncated=False)`, which
-is `env.parse_student(text)` (FormatError -> a format failure) then `await env.check(...)`.
-`pool` is a synthgen.sandbox.SandboxPool (anything with async `run(job)` and
-`run_twice_for_determinism(job)`); `sandbox` a SandboxSettings (timeout_s, memory_mb).
+`pool` is a synthgen.sandbox.SandboxPool; `sandbox` a SandboxSettings (timeout_s, memory_mb).
 
 `validate` fills `problem.outputs` (gold values from execution only, in the sandbox's canonical
 encoding; for fuzzing, whether test_f passed on each example input) and, for induction,

@@ -7,11 +7,9 @@
 
 A pass rate measures difficulty only when the reward cannot be earned without solving. Each
 environment names strategies a student with no understanding would use, and every answer a
-strategy gives is scored by the environment's own verifier: the parse of a student answer and the
-judge that decides its reward (`Induction.judge`, `Abduction.judge`, `Deduction.check`,
-`contest.judge`, fuzzing's checker trial), so "chance" means exactly what the reward means. The chance rate is the
-best strategy's success rate; `chance_strategies` names the strategies that reach it (empty when
-it is 0). No LLM is asked.
+strategy gives is scored by the environment's own verifier (parse and judge), so "chance" means
+exactly what the reward means. The chance rate is the best strategy's success rate;
+`chance_strategies` names the strategies that reach it (empty when it is 0). No LLM is asked.
 
 Strategies per environment:
 
@@ -31,16 +29,12 @@ Strategies per environment:
                 empty-program     a program that prints nothing (stdin/stdout problems)
     fuzzing     trivial:<x>       the trivial inputs against the checker (mutation.score_checker)
 
-How a success rate is measured: a **deterministic** strategy (one answer: an empty value, an
-echo, a memoriser with a fixed fallback) is scored once (0 or 1); a **random strategy over a few
-answers** (a coin flip, a memoriser whose fallback is a visible output drawn at random) has its
-exact p, the probability-weighted share of its answers that pass; a **random strategy over
-unboundedly many answers** (inputs drawn like the problem's, `draw_arguments`: each argument keeps
-its type and keyword, see `_like`) is scored on DRAWS draws from a generator seeded with the
-problem's id (the same draws on any machine), p being the share that pass and
-`ChanceOutcome.interval` its 95% Wilson interval (about +-0.15 at p = 0.5). A draw the sandbox
-never ran (the probes' time budget was spent, see synthgen.envs.mutation) is not a data point; one
-that raised or ran past its budget failed, as a student's answer would.
+A deterministic strategy is scored once (0 or 1); a random one over a few answers (a coin flip)
+gets its exact p; one over unboundedly many (`draw_arguments`: each argument keeps its type and
+keyword) is scored on DRAWS draws seeded with the problem's id (the same on any machine): its 95%
+Wilson interval is about +-0.15 at p = 0.5. A draw the sandbox never ran (the probes' time
+budget was spent) is not a data point; one that raised or ran past its budget failed, as a
+student's answer would.
 """
 
 from __future__ import annotations
@@ -80,21 +74,10 @@ class ChanceOutcome:
     strategy: str
     successes: int
     trials: int
-    random: bool = False  # drawn (Wilson interval) rather than enumerated (exact)
 
     @property
     def rate(self) -> float:
         return self.successes / self.trials
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        """The 95% Wilson interval for a drawn strategy; the exact rate twice for an enumerated one."""
-        if not self.random:
-            return self.rate, self.rate
-        from synthgen.store.measurement import wilson
-
-        low, high = wilson(self.successes, self.trials)
-        return float(low), float(high)
 
 
 @dataclass
@@ -129,16 +112,15 @@ def passed(verdict) -> bool:
     return verdict is not None and str(verdict.status) == "ok" and verdict.match is True
 
 
-def per_call(ran: list, judge, random: tuple[str, ...] = ()) -> list[ChanceOutcome]:
+def per_call(ran: list, judge) -> list[ChanceOutcome]:
     """Outcomes of probes whose every call is one answer (an argument list), judged alone:
-    `judge(answer, verdict) -> bool`; labels in `random` are drawn strategies, the others
-    deterministic (one call each) or enumerated."""
+    `judge(answer, verdict) -> bool`, per label (a strategy, or one of its answers)."""
     hits: dict[str, list[int]] = {}
     for probe, verdicts in ran:
         for label, answer, verdict in zip(probe.labels, probe.calls, verdicts):
             if ran_call(verdict):
                 hits.setdefault(label, []).append(int(judge(answer, verdict)))
-    return [ChanceOutcome(label, sum(h), len(h), random=label in random) for label, h in hits.items()]
+    return [ChanceOutcome(label, sum(h), len(h)) for label, h in hits.items()]
 
 
 # -- inputs drawn like the problem's ----------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Contest: a problem statement and tests, answered by a whole program (the real code-contest shape).
 
-The headline runs of Sancaktar et al. (arXiv:2603.24202) mix real contest problems (stdin/stdout
-with hidden tests) into training, and LiveCodeBench scores the same shape. A contest problem is
-a PROBLEMS row (what `synthgen import` writes, what `train` and `eval` read):
+Real contest problems (stdin/stdout with hidden tests) join training as in Sancaktar et al.
+(arXiv:2603.24202), and LiveCodeBench scores the same shape. A contest problem is a PROBLEMS row
+(what `synthgen import` writes, what `train` and `eval` read):
 
   message        the statement the student reads (task, input and output format, constraints)
   inputs         one per test, as an argument list: a stdin/stdout test is ONE string literal that
@@ -19,15 +19,10 @@ a PROBLEMS row (what `synthgen import` writes, what `train` and `eval` read):
                  checked against the tests (may be empty); for the teacher's own problems `f`
 
 The reward is 1 only if the answer passes every test, public and hidden. All of a sample's tests
-are one contest-tests job (synthgen.sandbox.contest_results): compiled once, run in order in one
-process with LiveCodeBench's semantics, each test with `timeout_s` CPU seconds, stopping at the
-first failure; a sample cut by a wall clock (perhaps only a busy machine) runs once more before
-its timeout counts. Judging follows LiveCodeBench's rules, in the host:
-  * stdout: the whole text and each line are stripped; the line counts must match; a line matches
-    when equal, or when both are the same whitespace-separated decimals (`0.50` matches `0.5`,
-    but no `1e-9` tolerance).
-  * return values: a tuple counts as the list of its items, then Python's `==` decides (so 2 and
-    2.0 match, and a Fraction equals the float it is exactly).
+are one contest-tests job (synthgen.sandbox.contest_results says how they run), judged in the host
+by LiveCodeBench's rules: stdout lines are stripped and must match in count, each equal or the
+same whitespace-separated decimals (`0.50` matches `0.5`, but no `1e-9` tolerance); a returned
+tuple counts as the list of its items, then Python's `==` decides (so 2 and 2.0 match).
 
 The teacher side (`generate --envs contest`, not a default environment) keeps the shared teacher
 prompt: the teacher writes `f(text) -> str`, which maps a whole standard input to the whole

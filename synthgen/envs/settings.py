@@ -3,11 +3,13 @@ student's pass rate picks the next turn's strategy, and the mutation score (synt
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import Field, model_validator
 
 from synthgen.settings.base import Section, cli
+
+Rate = Annotated[float, Field(ge=0, le=1)]  # a pass rate
 
 
 class MutationSettings(Section):
@@ -40,20 +42,14 @@ class MutationSettings(Section):
 class ProgressionSettings(Section):
     """How the student's pass rate p picks the next turn's strategy (the bands: synthgen.envs.summary)."""
 
-    easier_at: float = Field(
-        0.0,
-        ge=0,
-        le=1,
-        description="pass rate at or below which the teacher is asked for an easier problem (0: never solved)",
+    easier_at: Rate = Field(
+        0.0, description="pass rate at or below which the teacher is asked for an easier problem (0: never solved)"
     )
-    target_low: float = Field(
-        0.35,
-        ge=0,
-        le=1,
-        description="low end of the target pass-rate band; below it (and above easier_at) ask for somewhat easier",
+    target_low: Rate = Field(
+        0.35, description="low end of the target pass-rate band; below it (and above easier_at) ask for somewhat easier"
     )
-    target_high: float = Field(
-        0.65, ge=0, le=1, description="high end of the target pass-rate band; above it ask for a harder problem"
+    target_high: Rate = Field(
+        0.65, description="high end of the target pass-rate band; above it ask for a harder problem"
     )
 
     @model_validator(mode="after")

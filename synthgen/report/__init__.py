@@ -15,7 +15,6 @@ so a report can follow a run in progress. Needs matplotlib (the plot extra).
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from synthgen.errors import UserError
 from synthgen.report import plots
 from synthgen.report.settings import ReportSettings
 from synthgen.sandbox import values
+from synthgen.stages.bin.run import rank
 from synthgen.stages.stats.run import collect, read_columns
 from synthgen.stages.stats.settings import StatsSettings
 from synthgen.store import run_info
@@ -209,10 +209,6 @@ def _reasons(numbers: dict[str, Any], run: Path) -> dict[str, dict[str, int]]:
     return {"generation": generation, "filter": in_filter}
 
 
-def _order(seed: int, key: str) -> str:
-    return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
-
-
 def pick_examples(binned: pl.DataFrame | None, count: int, seed: int) -> list[dict[str, Any]]:
     """`count` problems: bins in turn (hard first), each from the environment shown least so far.
 
@@ -220,7 +216,7 @@ def pick_examples(binned: pl.DataFrame | None, count: int, seed: int) -> list[di
     if binned is None or binned.height == 0 or count == 0:
         return []
     frame = binned.with_columns(
-        pl.col("problem_id").map_elements(lambda p: _order(seed, p), return_dtype=pl.String).alias("_order")
+        pl.col("problem_id").map_elements(lambda p: rank(seed, p), return_dtype=pl.Binary).alias("_order")
     ).sort("_order")
     pools: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for row in frame.drop("_order").iter_rows(named=True):
@@ -247,7 +243,7 @@ def pick_chains(run: Path, count: int, seed: int) -> list[list[dict[str, Any]]]:
     if links is None or problems is None or count == 0:
         return []
     by_id = {row["problem_id"]: row for row in problems.iter_rows(named=True)}
-    chain_ids = sorted(set(links["chain_id"].to_list()), key=lambda c: _order(seed, c))[:count]
+    chain_ids = sorted(set(links["chain_id"].to_list()), key=lambda c: rank(seed, c))[:count]
     out = []
     for chain_id in chain_ids:
         steps = links.filter(pl.col("chain_id") == chain_id).sort("position").iter_rows(named=True)

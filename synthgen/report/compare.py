@@ -4,12 +4,11 @@
     synthgen compare data/runs/multi data/runs/single --output yield.html
 
 Every curve of the paper is averaged over seeds; so is this page: runs whose settings differ only
-in `--seed` form one curve, the mean over them shaded by their spread. The plots (embedded PNG, like
-`synthgen report`'s page): pass@k per benchmark and split over training steps (each training
-output's `eval_pass_at_k.csv`), the cumulative solve rate per split (the paper's Fig. 9, from
-`bin_solve_rates_cumulative.csv`), and kept problems per seed by teacher turn and in total, with
-the multi-turn / single-turn ratio (the paper's "about 4x": a run made with `generate --single-turn
-K` beside one made without). Needs matplotlib.
+in `--seed` form one curve, the mean over them shaded by their spread. The plots: pass@k per
+benchmark and split over training steps (`eval_pass_at_k.csv`), the cumulative solve rate per
+split (the paper's Fig. 9, `bin_solve_rates_cumulative.csv`), and kept problems per seed by teacher
+turn and in total, with the multi-turn / single-turn ratio (the paper's "about 4x": a run made with
+`generate --single-turn K` beside one without). Needs matplotlib.
 
 An input is a training output (`train --output`), a run directory with a generate stage (its own
 `train/` and training outputs directly inside it are read too), or a folder whose sub-folders are
@@ -378,18 +377,6 @@ def _color(i: int) -> str:
     return GROUP_COLORS[i % len(GROUP_COLORS)]
 
 
-def _grid(panels: int):
-    columns = min(COLUMNS, panels)
-    rows = math.ceil(panels / columns)
-    fig, axes = pyplot().subplots(
-        rows, columns, figsize=(max(WIDE[0], PANEL[0] * columns), PANEL[1] * rows + 0.8), squeeze=False
-    )
-    flat = [ax for row in axes for ax in row]
-    for ax in flat[panels:]:
-        ax.set_axis_off()
-    return fig, flat[:panels]
-
-
 def _curve(ax, points, color: str, label: str) -> None:
     steps = [p[0] for p in points]
     ax.plot(steps, [p[1] for p in points], marker="o", markersize=3, color=color, label=label)
@@ -397,19 +384,18 @@ def _curve(ax, points, color: str, label: str) -> None:
         ax.fill_between(steps, [p[2] for p in points], [p[3] for p in points], color=color, alpha=0.18)
 
 
-def _legend_png(fig, groups: list[RunGroup]) -> str:
-    """The figure as a PNG data URI with one legend above all its panels (kept inside the image)."""
-    handles = [pyplot().Line2D([0], [0], color=_color(i), marker="o", markersize=3) for i in range(len(groups))]
-    fig.tight_layout()  # before the legend, which then sits above the panels
-    legend_above(fig, min(3, len(groups)), handles, [g.label for g in groups])
-    return png(fig, bbox_inches="tight")
-
-
 def _panels(groups: list[RunGroup], keys: list, rows_of, title, band: str) -> str | None:
-    """A panel per key, a curve per group: `rows_of(run, key)` gives a run's (step, value) rows."""
+    """A panel per key, a curve per group: `rows_of(run, key)` gives a run's (step, value) rows; one
+    legend above all the panels, kept inside the image."""
     if not keys:
         return None
-    fig, axes = _grid(len(keys))
+    columns = min(COLUMNS, len(keys))
+    rows = math.ceil(len(keys) / columns)
+    size = (max(WIDE[0], PANEL[0] * columns), PANEL[1] * rows + 0.8)
+    fig, grid = pyplot().subplots(rows, columns, figsize=size, squeeze=False)
+    axes = [ax for row in grid for ax in row]
+    for ax in axes[len(keys) :]:
+        ax.set_axis_off()
     for ax, key in zip(axes, keys):
         for i, group in enumerate(groups):
             points = series(group.runs, lambda run, key=key: rows_of(run, key), band)
@@ -419,7 +405,10 @@ def _panels(groups: list[RunGroup], keys: list, rows_of, title, band: str) -> st
         ax.set_xlabel("training step", fontsize=7)
         ax.tick_params(labelsize=7)
         ax.set_ylim(-0.03, 1.03)
-    return _legend_png(fig, groups)
+    handles = [pyplot().Line2D([0], [0], color=_color(i), marker="o", markersize=3) for i in range(len(groups))]
+    fig.tight_layout()  # before the legend, which then sits above the panels
+    legend_above(fig, min(3, len(groups)), handles, [g.label for g in groups])
+    return png(fig, bbox_inches="tight")
 
 
 def pass_at_k_figure(groups: list[RunGroup], suite: str, band: str) -> str | None:

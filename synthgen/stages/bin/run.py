@@ -27,6 +27,7 @@ from rich.table import Table
 
 from synthgen.errors import UserError
 from synthgen.stages.bin.settings import BinSettings
+from synthgen.stages.stats.run import rounded_mean
 from synthgen.stages.stats.show import grid, sparkline
 from synthgen.store.bins import Bin
 from synthgen.store.files import file_metadata, write_parquet_atomic, write_text_atomic
@@ -161,16 +162,12 @@ def chance_by_bin(frame: pl.DataFrame, bins: list[Bin]) -> dict[str, dict]:
         part = frame.filter(pl.col("difficulty") == b.name)
         measured = part.filter(pl.col("chance_rate").is_not_null()) if "chance_rate" in part.columns else part.clear()
         above = measured.select(above_chance_expr().alias("a"))["a"].drop_nulls()
-
-        def mean(values: pl.Series) -> float | None:
-            return round(float(values.mean()), 4) if len(values) else None
-
         out[b.name] = {
             "measured": measured.height,
-            "mean_chance_rate": mean(measured["chance_rate"]),
+            "mean_chance_rate": rounded_mean(measured["chance_rate"]),
             "guessable": int((measured["chance_rate"] >= GUESSABLE_AT).sum()),
-            "mean_pass_rate": mean(measured["pass_rate"].drop_nulls()),
-            "mean_above_chance": mean(above),
+            "mean_pass_rate": rounded_mean(measured["pass_rate"]),
+            "mean_above_chance": rounded_mean(above),
         }
     return out
 

@@ -57,13 +57,6 @@ def match_level(targets: list[float], candidates: pl.DataFrame, used_lineages: s
     return picks
 
 
-def level_range(level: str, targets: list[float]) -> tuple[float, float]:
-    """Where a level's partners may come from: its `chains` band, widened to the chained pass rates
-    (the hard starts come from `--start-band`, which may be wider)."""
-    lo, hi = SCHEMES["chains"][level]
-    return min([lo, *targets]), max([hi, *targets])
-
-
 def disjoint_finished(settings: ChainSettings) -> bool:
     """`chain/disjoint/` is marked finished with these settings (a killed build leaves no marker)."""
     run_dir = Path(settings.run_dir)
@@ -88,7 +81,10 @@ class DisjointStage(WholeStage):
         rows = []
         for level in LEVELS:
             targets = chained.filter(pl.col("level") == level)["pass_rate"].to_list()
-            lo, hi = level_range(level, targets)
+            # The level's `chains` band, widened to the chained pass rates (hard starts come from the
+            # wider `--start-band`).
+            lo, hi = SCHEMES["chains"][level]
+            lo, hi = min([lo, *targets]), max([hi, *targets])
             candidates = pool.filter(pl.col("pass_rate").is_between(lo, hi) & ~pl.col("lineage_id").is_in(list(used)))
             picks = match_level(targets, candidates, used)
             distance = histogram_distance(targets, [p["pass_rate"] for p in picks], self.settings.histogram_bins)

@@ -17,11 +17,9 @@ fires is the row's one reject reason (synthgen.envs.reasons):
 
 Contamination runs before dedup so a contaminated problem never wins a duplicate cluster and
 takes its clean twins down with it. Kept rows pass through unchanged to
-`<run_dir>/filter/kept.part-*.parquet`; rejected rows, with `reject_reason` and `reject_detail`,
-to `<run_dir>/filter/rejects/`; counts to `<run_dir>/filter/stats.json`. A re-run with the same
-settings and input does nothing; with other settings it needs --force. As every whole-folder
-stage (synthgen.store.readiness.WholeStage), it reads a finished input (or `--allow-partial`) and
-swaps its new folder in under a lock, so a killed filter leaves the old output or none.
+`filter/kept.part-*.parquet`, rejected rows (with `reject_reason`, `reject_detail`) to
+`filter/rejects/`, counts to `filter/stats.json`. A re-run with other settings needs --force; the
+folder is built and swapped in as by every whole-folder stage (synthgen.store.readiness.WholeStage).
 """
 
 from __future__ import annotations
@@ -70,8 +68,7 @@ def prior_kept(paths: list[str]) -> pl.DataFrame:
 def rule_reasons(df: pl.DataFrame, settings: FilterSettings) -> tuple[list[str | None], list[str | None]]:
     """Rules 1-3 per row: (reason or None, detail)."""
     low, high = settings.band_low, settings.band_high
-    reasons: list[str | None] = []
-    details: list[str | None] = []
+    out: list[tuple[str | None, str | None]] = []
     rows = df.select(
         "turn_id", "valid", "reason", "reason_detail", "pass_rate", "attempts", "scored", "correct", "infra_failures"
     )
@@ -79,18 +76,15 @@ def rule_reasons(df: pl.DataFrame, settings: FilterSettings) -> tuple[list[str |
         if not valid:
             if reason not in R.GENERATION:
                 raise UserError(f"row {turn_id} is invalid with reason {reason!r}, not a generation reason code")
-            reasons.append(reason)
-            details.append(detail)
+            out.append((reason, detail))
         elif not scored or p is None:
-            reasons.append(R.NO_EVIDENCE)
-            details.append(f"no scored attempt: {infra} of {attempts} failed on infrastructure")
+            out.append((R.NO_EVIDENCE, f"no scored attempt: {infra} of {attempts} failed on infrastructure"))
         elif p < low or p > high:
-            reasons.append(R.NEVER_SOLVED if p == 0 else R.ALWAYS_SOLVED if p == 1 else R.OUT_OF_BAND)
-            details.append(f"pass rate {p:.4g} ({correct}/{scored}) outside [{low}, {high}]")
+            why = R.NEVER_SOLVED if p == 0 else R.ALWAYS_SOLVED if p == 1 else R.OUT_OF_BAND
+            out.append((why, f"pass rate {p:.4g} ({correct}/{scored}) outside [{low}, {high}]"))
         else:
-            reasons.append(None)
-            details.append(None)
-    return reasons, details
+            out.append((None, None))
+    return [r for r, _ in out], [d for _, d in out]
 
 
 def mutation_reasons(df: pl.DataFrame, alive: np.ndarray, minimum: float | None) -> dict[int, str]:

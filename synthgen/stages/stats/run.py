@@ -163,7 +163,7 @@ def _role_tokens(frame: pl.DataFrame) -> dict[str, dict[str, int]]:
     return {r: {"in": sums[f"{r}_tokens_in"], "out": sums[f"{r}_tokens_out"]} for r in ("teacher", "student")}
 
 
-def _mean(series: pl.Series) -> float | None:
+def rounded_mean(series: pl.Series) -> float | None:
     value = series.drop_nulls().mean()
     return None if value is None else round(float(value), 4)
 
@@ -179,7 +179,7 @@ def _turns(gen: pl.DataFrame, have_kept: bool) -> list[dict]:
                 "generated": part.height,
                 "valid": valid.height,
                 "kept": int(part["kept"].sum()) if have_kept else None,
-                "mean_pass_rate": _mean(valid["pass_rate"]),
+                "mean_pass_rate": rounded_mean(valid["pass_rate"]),
             }
         )
     return rows

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from synthgen.store.layout import StageDir
-from synthgen.store.measurement import above_chance_expr
+from synthgen.store.measurement import above_chance_expr, wilson
 from tests.helpers.planted import CONTROLS, IMPORTED, PLANTED, PlantedResponder
 
 ENVS = "induction,abduction,deduction,fuzzing,contest"
@@ -34,9 +34,9 @@ def _which(code: str, message: str | None) -> tuple[str, bool] | None:
 def _assert_chance(row: dict, env: str, planted: bool) -> None:
     p = (PLANTED if planted else CONTROLS)[env]
     if p.drawn:  # a random strategy: the implied p lies in the 95% Wilson interval of its 40 draws
-        from synthgen.envs.chance import DRAWS, ChanceOutcome
+        from synthgen.envs.chance import DRAWS
 
-        low, high = ChanceOutcome("random", round(row["chance_rate"] * DRAWS), DRAWS, random=True).interval
+        low, high = wilson(round(row["chance_rate"] * DRAWS), DRAWS)
         assert low <= p.chance <= high, (env, row["chance_rate"])
     else:
         assert row["chance_rate"] == p.chance, (env, planted, row["chance_rate"])
