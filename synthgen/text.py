@@ -7,12 +7,14 @@ boundary where such text enters synthgen passes it through `safe_text`, and the 
 program can take any str it holds as encodable.
 
 Unencodable code points are escaped visibly, never dropped: U+D800 becomes the six characters
-`\\ud800`, so a reader sees that something was there and what.
+`\\ud800`, so a reader sees that something was there and what. `jinja_env` is the one Jinja2
+setup that every template folder (prompts, sbatch scripts, card, report) shares.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # Surrogates are the only code points a str can hold that UTF-8 cannot encode.
 _UNENCODABLE = re.compile("[\ud800-\udfff]")
@@ -23,3 +25,19 @@ def safe_text(s: str) -> str:
     if s.isascii():
         return s
     return _UNENCODABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
+
+
+def jinja_env(folder, *, keep_trailing_newline: bool = True, **options: Any):
+    """Templates from `folder`. Undefined names are errors, so a template and its context cannot
+    drift apart silently; block tags leave no blank lines; partials keep their last newline, so
+    includes stack cleanly. Not HTML unless `autoescape=True`."""
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=keep_trailing_newline,
+        **options,
+    )

@@ -17,11 +17,10 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-import jinja2
-
 from synthgen.envs import checks
 from synthgen.envs.summary import CHAIN_STRATEGIES, MUTATE_STRATEGIES, RowName
 from synthgen.errors import UserError
+from synthgen.text import jinja_env
 
 ENV_VAR = "SYNTHGEN_PROMPTS_DIR"
 DISPLAY_LIMIT = 2000  # characters of one displayed value in a prompt
@@ -55,16 +54,7 @@ def prompts_dir() -> Path:
     raise UserError(f"prompt templates not found (looked in {', '.join(map(str, candidates))}); set {ENV_VAR}")
 
 
-@lru_cache(maxsize=4)
-def _jinja(folder: str) -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(folder),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,  # partials end in a newline, so includes stack cleanly
-        autoescape=False,  # plain text for a model, not HTML
-    )
+_jinja = lru_cache(maxsize=4)(jinja_env)  # plain text for a model, not HTML
 
 
 def render(template: str, **context) -> str:

@@ -77,10 +77,7 @@ def check_rows(rows: list[dict], columns: Sequence[Column], where: str) -> list[
 
 
 def read_local(paths: list[Path], columns: Sequence[Column] = ()) -> list[dict]:
-    rows: list[dict] = []
-    for path in paths:
-        rows.extend(check_rows(_read_file(path), columns, str(path)))
-    return rows
+    return [row for path in paths for row in check_rows(_read_file(path), columns, str(path))]
 
 
 def _read_file(path: Path) -> list[dict]:
@@ -149,10 +146,7 @@ def benchmark_rows(name: str, bench, data_dir: Path | None, columns: Sequence[Co
 
 def column(row: dict, *names: str, default=None):
     """The first of `names` the row has (data set mirrors spell columns differently)."""
-    for name in names:
-        if name in row and row[name] is not None:
-            return row[name]
-    return default
+    return next((row[name] for name in names if row.get(name) is not None), default)
 
 
 @dataclass

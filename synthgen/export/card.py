@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import pyarrow as pa
 import yaml
 
 from synthgen.export.tables import CHAINS_CONFIG, DEFAULT_CONFIG, SPLIT, ConfigTable
 from synthgen.store.run_info import StageInfo
+from synthgen.text import jinja_env
 
 TEMPLATES = Path(__file__).parent / "templates"
 PAPER = (
@@ -308,14 +308,7 @@ def format_columns(fmt: str, schema) -> list[tuple[str, str]]:
 
 
 def prose(facts: CardFacts) -> str:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        extensions=["jinja2.ext.do"],
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = jinja_env(TEMPLATES, extensions=["jinja2.ext.do"])
     env.filters["yaml"] = lambda value: yaml.safe_dump(value, sort_keys=True, width=100).rstrip()
     if facts.format == "hf":
         names = list(dict.fromkeys(name for c in facts.configs for name in c.table.schema.names))

@@ -43,19 +43,13 @@ def cache_key(model: str, messages: list[dict], sampling: dict, sample: int, key
 
 
 def base_seed(key: str) -> int | None:
-    """The seed of a caller key's sample 0 (sample i gets base + i); None without a key. Below
-    2**30, so base + i stays a non-negative 31-bit int, safe for every server."""
+    """The seed of a caller key's sample 0 (sample i gets base + i); None without a key. Distinct
+    turns that happen to send the same messages still draw distinct samples, and a replayed request
+    draws the same ones. Below 2**30, so base + i stays a non-negative 31-bit int, safe for every server."""
     if not key:
         return None
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
     return int.from_bytes(digest[:4], "big") >> 2
-
-
-def request_seed(key: str, sample: int) -> int | None:
-    """The sampling seed of sample `sample` of a caller key: distinct turns that happen to send the
-    same messages still draw distinct samples, and a replayed request draws the same ones."""
-    base = base_seed(key)
-    return None if base is None else base + sample
 
 
 def sample_runs(indices: list[int]) -> list[list[int]]:

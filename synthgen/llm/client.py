@@ -34,7 +34,7 @@ import openai
 from pydantic import BaseModel
 
 from synthgen.errors import UserError
-from synthgen.llm.cache import RequestCache, base_seed, cache_key, request_seed, sample_runs
+from synthgen.llm.cache import RequestCache, base_seed, cache_key, sample_runs
 from synthgen.llm.errors import (
     ATTEMPT_ERRORS,
     ServerConfigError,
@@ -52,7 +52,7 @@ from synthgen.llm.preflight import ServerNotReady, check_server, fit_context, pr
 from synthgen.llm.response import Completion, Usage, from_cache, parse_completions, unanswered
 from synthgen.llm.settings import LLMSettings, RoleSettings
 
-__all__ = ["Completion", "LLMClient", "ServerNotReady", "Usage", "base_seed", "request_seed"]
+__all__ = ["Completion", "LLMClient", "ServerNotReady", "Usage", "base_seed"]
 
 
 class PrioritySlots:

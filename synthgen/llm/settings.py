@@ -47,12 +47,7 @@ class RoleSettings(Section):
 
     def sampling(self) -> dict:
         """The settings that decide an answer (sent with every request; part of the cache key)."""
-        return {
-            "reasoning_effort": self.reasoning_effort,
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "max_tokens": self.max_tokens,
-        }
+        return self.model_dump(include={"reasoning_effort", "temperature", "top_p", "max_tokens"})
 
 
 class TeacherSettings(RoleSettings):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from synthgen.llm.client import Completion, LLMClient, request_seed
+from synthgen.llm.client import Completion, LLMClient, base_seed
 
 
 class PolicyLLM:
@@ -61,7 +61,7 @@ class InProcessStudent:
 
         # Seeded by the request key: the same request samples the same answers (resume), and the
         # training run's own random stream is not moved.
-        seed = request_seed(key, 0) or 0
+        seed = base_seed(key) or 0
         with (
             self._lock,
             policy_sampler(

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import polars as pl
 from rich.console import Console
 
@@ -37,6 +36,7 @@ from synthgen.store.files import write_text_atomic
 from synthgen.store.layout import StageDir
 from synthgen.store.paths import output_file
 from synthgen.store.records import PROBLEM_COLUMNS
+from synthgen.text import jinja_env
 from synthgen.turns.report import TOKEN_COLUMNS
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -56,13 +56,7 @@ def need_matplotlib(command: str) -> None:
 
 def render_page(template: str, **context: object) -> str:
     """A page from templates/, stamped with the version, the time and the paper it follows."""
-    templates = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    templates = jinja_env(TEMPLATES, keep_trailing_newline=False, autoescape=True)
     written = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return templates.get_template(template).render(version=__version__, written=written, paper=PAPER, **context)
 

@@ -21,6 +21,7 @@ from typing import Any
 from synthgen.errors import UserError
 from synthgen.slurm.settings import JobResources, SlurmSettings
 from synthgen.store.layout import StageDir
+from synthgen.text import jinja_env
 
 STAGE_GENERATE = "generate"
 CURATE_STEPS = ("filter", "bin", "chain")
@@ -78,16 +79,8 @@ class RenderContext:
             text, suffix = "# no --config was given: every stage uses its defaults and flags\n", ".yaml"
         # Named by content: a job queued with one config keeps reading that one after a re-submit.
         digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-        return cls(
-            run_dir=run_dir,
-            slurm_dir=slurm_dir,
-            log_dir=log_dir,
-            workdir=workdir,
-            config=slurm_dir / f"config-{digest}{suffix}",
-            config_text=text,
-            synthgen=settings.synthgen_executable(),
-            setup=list(settings.setup),
-        )
+        config = slurm_dir / f"config-{digest}{suffix}"
+        return cls(run_dir, slurm_dir, log_dir, workdir, config, text, settings.synthgen_executable(), settings.setup)
 
 
 def _absolute(path: Path, base: Path) -> Path:
@@ -121,16 +114,7 @@ def group_args(words: list[str]) -> list[str]:
 
 def _render(template: str, settings: SlurmSettings, ctx: RenderContext, stage: str, /, **values: Any) -> str:
     """A template rendered with the values every script shares (paths, job name, requeue)."""
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
+    env = jinja_env(Path(__file__).parent / "templates")
     env.filters["q"] = lambda value: shlex.quote(str(value))
     env.filters["cmd"] = lambda value: " ".join(shlex.quote(w) for w in shlex.split(str(value)))
     shared = {"ctx": ctx, "log_dir": ctx.log_dir, "job_name": f"{settings.job_name}-{stage}"}

@@ -1,27 +1,21 @@
 """The run layout: where every stage's files live, how they are written, locked, checked and read.
 
-A run directory holds one folder per stage. Each stage is one of two kinds:
+Each stage folder is one of two kinds:
 
     sharded (seeds, generate, chain/problems, chain/links): a Slurm array writes it piece by piece
         <stage>/<shard>.part-00000.parquet   rows, written atomically (temp file + fsync + rename)
         <stage>/<shard>.done                 JSON marker: the shard finished (rows, settings hash)
         <stage>/.<shard>.lock                held by the one process writing the shard
-    whole (filter, bin, chain/disjoint): rewritten as a whole, built beside the old folder and
-    swapped in, so a killed run leaves the old complete output or none
+    whole (filter, bin, chain/disjoint): built beside the old folder and swapped in, so a killed
+    run leaves the old complete output or none
         <stage>/kept.part-00000.parquet ... <stage>/kept.done
         .<stage>.lock                        beside the folder, held by its one writer
         .<stage>.new-<pid>/                  a build in progress (removed by the next writer)
 
-A shard's name is `shard-00003-of-00008` (`StageDir.shard_name`); a part file exists only once
-complete; a shard is finished only when its marker exists. A stage is finished when every shard
-it should have is marked with one settings hash and every part of a finished shard was written
-under that hash. The shards it should have come from what is on disk: every shard that has parts
-or a marker and, for Slurm splits, all n of `shard-i-of-n` (a shard that never started is missing
-too). Readers check that (`require_complete`: one line naming the missing shards, or with
-`allow_partial` the finished ones, said in the status) and read the parts through
-`synthgen.store.record_checks`, which checks each file against its schema. Parquet files that
-synthgen did not write (no `.part-` name, no synthgen metadata) need no marker and are read as
-they are: a folder of your own problems works as an input.
+A stage is finished when every shard it should have (those with parts or a marker and, for Slurm
+splits, all n of `shard-i-of-n`) is marked with one settings hash that its parts were written
+under. Parquet files that synthgen did not write (no `.part-` name, no synthgen metadata) need no
+marker: a folder of your own problems works as an input.
 """
 
 from __future__ import annotations

@@ -132,15 +132,11 @@ def _acquire(path: Path, what: str, where: Path | str) -> int | None:
         place = f" ({where})" if where else ""
         raise UserError(f"{what} is being written by {holder}; wait for it, or stop it{place}") from None
     except OSError as exc:
-        if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
-            os.close(fd)
-            print(
-                f"synthgen: warning: {path.parent} does not support file locks; writing {what} unlocked",
-                file=sys.stderr,
-            )
-            return None
         os.close(fd)
-        raise
+        if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+            raise
+        print(f"synthgen: warning: {path.parent} does not support file locks; writing {what} unlocked", file=sys.stderr)
+        return None
     record = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S")}
     try:
         os.ftruncate(fd, 0)

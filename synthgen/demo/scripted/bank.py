@@ -1,21 +1,11 @@
 """The scripted brain: plays teacher and student for the four environments, from a fixed bank.
 
-This is NOT a model. It reads the prompts the way a reader would, from the templates' own prose
-(which kind of puzzle, which task, which strategy, the previous puzzle's code: see
-synthgen.demo.scripted.cues) and answers from the bank in synthgen.demo.scripted.bank_problems
-(12 families x 5 levels):
-
-  teacher  first turn: a family chosen by a hash of the seed snippet, level 1 or 2;
-           mutate: the previous problem is recognised by its code; harder -> level + 1,
-           easier and somewhat-easier -> level - 1, similar -> same level, another variant;
-           chain (chain-medium, chain-easy) -> level - 1.
-           About 10% of teacher answers carry one deliberate flaw (bad format, an input that
-           crashes, a forbidden import, a trivial or nondeterministic function, a syntax error)
-           so that every rejection path of the pipeline gets exercised.
-  student  recognises the problem (by its code, or for induction by its hint) and answers
-           correctly with the level's solve probability (0.97, 0.86, 0.5, 0.11, 0.0; with a learning
-           curve, the probability at the request's `policy_step`: solve_probability below), otherwise
-           with a plausible wrong answer, and now and then with an unreadable one.
+This is NOT a model. It reads the prompts from the templates' own prose (synthgen.demo.scripted.cues)
+and answers from the bank in synthgen.demo.scripted.bank_problems (12 families x 5 levels). The
+teacher picks a family by a hash of the seed snippet and moves its level by the strategy (STEPS);
+about 10% of its answers carry one deliberate flaw so that every rejection path gets exercised.
+The student answers correctly with the level's solve probability (solve_probability), otherwise
+wrongly, and now and then unreadably.
 
 Every choice is a function of (seed, rng_seed, prompt, sample index) through SHA-256, so the same
 request gives the same replies in any process. Gold values come from calling the bank's own

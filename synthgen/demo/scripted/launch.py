@@ -62,11 +62,6 @@ class ServerHandle(contextlib.AbstractContextManager):
         self.stop()
 
 
-def _url(host: str, port: int) -> str:
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/v1"
-
-
 def scripted_settings(settings: ScriptedServerSettings | None = None, **fields: Any) -> ScriptedServerSettings:
     """`settings` (default: the defaults) with `fields` replaced; ValueError on a bad value."""
     base = settings.model_dump() if settings is not None else {}
@@ -118,7 +113,8 @@ def start_scripted_server(
         stop()
         raise
 
-    return ServerHandle(_url(config.host, port), port, lambda: stop(runner))
+    host = f"[{config.host}]" if ":" in config.host else config.host  # an IPv6 address in a URL
+    return ServerHandle(f"http://{host}:{port}/v1", port, lambda: stop(runner))
 
 
 def make_responder(config: ScriptedServerSettings) -> Responder:

@@ -169,7 +169,7 @@ def test_many_lineages_share_few_request_slots_longest_remaining_first_and_rows_
     cli, seeds_run, tmp_path, scripted_server, monkeypatch
 ):
     import synthgen.llm.client
-    from synthgen.llm.client import request_seed
+    from synthgen.llm.client import base_seed
 
     sent, post = [], synthgen.llm.client.post_chat
 
@@ -191,7 +191,7 @@ def test_many_lineages_share_few_request_slots_longest_remaining_first_and_rows_
         assert rc == 0, err
         assert server.stats()["peak_in_flight"] == 1  # the request bound holds
         rows = StageDir(run_dir, "generate").read().sort("turn_id")
-        lineage_of = {request_seed(t, 0): lid for t, lid in zip(rows["turn_id"], rows["lineage_id"])}
+        lineage_of = {base_seed(t): lid for t, lid in zip(rows["turn_id"], rows["lineage_id"])}
         runs[active] = ([(lineage_of[seed], n) for seed, n in sent], rows)
     # Wave 1: one lineage at a time holds the one slot, so the server sees each lineage in one block.
     order = [lineage for lineage, _ in runs[1][0]]
