@@ -44,6 +44,7 @@ from synthgen.demo.scripted.settings import ScriptedServerSettings
 MAX_LATENCIES = 1_000_000  # per-request latencies kept for /stats (a bench replays them)
 MAX_N = 1024
 ACCESS_LOG = logging.getLogger("synthgen.scripted.access")  # --log-requests: one line a request on stderr
+ACCESS_LOG.propagate = False  # its own handler only: a root handler (train's basicConfig) would print it twice
 
 
 def parse_chat_body(raw: bytes, reject_n: bool = False) -> tuple[dict, list, int]:
@@ -175,8 +176,7 @@ class ScriptedServer:
             self.counts.hangs += 1
             await asyncio.sleep(settings.hang_s)
             self._count("hang")
-            request.transport.close()
-            raise asyncio.CancelledError
+            raise asyncio.CancelledError  # aiohttp then drops the connection (if still there), logging nothing
         if fault == "429":
             return self._error(429, "scripted rate limit", "RateLimitError", {"Retry-After": "1"})
         if fault == "500":

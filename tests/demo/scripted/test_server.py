@@ -144,6 +144,15 @@ def test_hang_drops_the_connection_after_hang_s(serve):
     assert handle.stats()["hangs"] == 1
 
 
+def test_a_hang_whose_client_left_logs_no_traceback(capfd):
+    with start_scripted_server("echo", mode="process", hang_rate=1.0, hang_s=0.3) as handle:
+        with pytest.raises(TimeoutError):  # the client gives up before hang_s
+            call(handle, body=chat(), timeout=0.05)
+        while handle.stats()["by_status"].get("hang") != 1:
+            time.sleep(0.05)
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_stop_returns_promptly_with_a_hung_request(serve):
     handle = start_scripted_server(EchoResponder(), hang_rate=1.0, hang_s=3600)
     worker = threading.Thread(target=lambda: pytest.raises(OSError, call, handle, body=chat()), daemon=True)
