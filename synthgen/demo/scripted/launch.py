@@ -105,7 +105,6 @@ def start_scripted_server(
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         loop.close()
-        server.pool.shutdown(wait=False)
 
     try:
         runner, port = asyncio.run_coroutine_threadsafe(server.start(), loop).result()

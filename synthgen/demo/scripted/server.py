@@ -20,10 +20,11 @@ import json
 import logging
 import random
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -87,6 +88,21 @@ class ServerStats:
     latencies_s: list[float] = field(default_factory=list)  # each request's drawn latency, in arrival order (capped)
 
 
+def _on_daemon_thread(fn, *args) -> asyncio.Future:
+    """fn(*args) on a daemon thread: it may block (a test's gate), yet never keep the interpreter from exiting."""
+    done: Future = Future()
+
+    def run() -> None:
+        if done.set_running_or_notify_cancel():  # not if the request was cancelled first
+            try:
+                done.set_result(fn(*args))
+            except Exception as exc:
+                done.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True, name="scripted-responder").start()
+    return asyncio.wrap_future(done)  # settles on the loop, unless it was cancelled or the loop closed
+
+
 def _send(status: int, payload: object, headers: dict | None = None) -> web.Response:
     """`payload` as JSON, or as it is if it is already bytes (a malformed body)."""
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
@@ -103,8 +119,6 @@ class ScriptedServer:
         self.started = int(time.time())
         self.occurrences: Counter[str] = Counter()
         self.counts = ServerStats()
-        # Responders run in threads, as many as requests in flight: one may block (a test's gate).
-        self.pool = ThreadPoolExecutor(max_workers=4096, thread_name_prefix="scripted")
 
     async def start(self) -> tuple[web.AppRunner, int]:
         """Listen on the settings' address: the runner (whose cleanup stops it) and the port it got."""
@@ -186,12 +200,11 @@ class ScriptedServer:
             # Answers depend on the body alone (which carries the client's per-request `seed`), so a
             # request re-sent after a crash gets the answer the first one would have; only faults
             # use the occurrence count, so that a retry can draw a fresh fault.
-            loop, respond = asyncio.get_running_loop(), self.responder.respond
             replies = [
                 reply
                 for call_digest, params, k in calls
-                for reply in await loop.run_in_executor(
-                    self.pool, respond, messages, k, derive_seed(settings.seed, call_digest), params
+                for reply in await _on_daemon_thread(
+                    self.responder.respond, messages, k, derive_seed(settings.seed, call_digest), params
                 )
             ]
             if len(replies) != n or not all(isinstance(r, ScriptedReply) for r in replies):

@@ -219,6 +219,27 @@ def test_responder_errors_become_500(serve):
     assert call(serve(Broken()), body=chat(n=2))[0] == 500
 
 
+STUCK_RESPONDER_SCRIPT = """
+import http.client, threading
+from synthgen.demo.scripted import start_scripted_server
+class Stuck:
+    def respond(self, *args):
+        threading.Event().wait()
+handle = start_scripted_server(Stuck())
+conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=0.5)
+conn.request("POST", "/v1/chat/completions", '{"messages": [{"role": "user", "content": "x"}]}')
+try:
+    conn.getresponse()
+except TimeoutError:
+    print("timed out")
+"""
+
+
+def test_a_responder_stuck_forever_does_not_block_the_interpreter_exit():
+    done = subprocess.run([sys.executable, "-c", STUCK_RESPONDER_SCRIPT], capture_output=True, text=True, timeout=30)
+    assert done.stdout == "timed out\n", done.stderr
+
+
 def test_responder_sees_params_and_a_per_request_seed(serve):
     seen = []
 
