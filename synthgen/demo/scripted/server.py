@@ -19,6 +19,7 @@ import hashlib
 import json
 import logging
 import random
+import socket
 import sys
 import threading
 import time
@@ -133,9 +134,16 @@ class ScriptedServer:
             app, keepalive_timeout=30, shutdown_timeout=0.1, access_log=log, access_log_format='%a - - %t "%r" %s -'
         )
         await runner.setup()
-        # A burst of hundreds of new connections must not overflow the backlog.
-        await web.TCPSite(runner, self.settings.host, self.settings.port, backlog=2048).start()
-        return runner, runner.addresses[0][1]
+        # One socket, bound here: TCPSite would bind "localhost" as ::1 and 127.0.0.1 on two free ports.
+        sock = socket.socket(socket.AF_INET6 if ":" in self.settings.host else socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as http.server: a restart gets its port back
+        try:
+            sock.bind((self.settings.host, self.settings.port))  # its OSError says what the OS said, as http.server's
+        except OSError:
+            sock.close()
+            raise
+        await web.SockSite(runner, sock, backlog=2048).start()  # a burst of new connections must fit the backlog
+        return runner, sock.getsockname()[1]
 
     def _count(self, status: int | str) -> None:
         self.counts.by_status[str(status)] += 1

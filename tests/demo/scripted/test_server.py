@@ -211,6 +211,13 @@ def test_bad_fault_settings_are_rejected(cli):
     assert rc == 2 and "truncated_body_rate" in err and len(err.strip().splitlines()) == 1
 
 
+def test_a_port_in_use_says_so_and_localhost_is_one_port(serve, cli):
+    handle = serve(host="localhost")  # one IPv4 socket: not ::1 and 127.0.0.1 on two ports
+    assert handle.url == f"http://localhost:{handle.port}/v1" and call(handle, "GET", "/health")[0] == 200
+    rc, _, err = cli("scripted-server", "--port", str(handle.port))
+    assert rc == 2 and f"cannot listen on 127.0.0.1:{handle.port}: [Errno 98] Address already in use\n" in err
+
+
 def test_responder_errors_become_500(serve):
     class Broken:
         def respond(self, messages, n, rng_seed, params):
