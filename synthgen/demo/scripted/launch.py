@@ -94,10 +94,10 @@ def start_scripted_server(
         return _start_process(config)
     if mode != "thread":
         raise ValueError(f"mode must be 'thread' or 'process', not {mode!r}")
+    server = ScriptedServer(responder or make_responder(config), config)  # built first: a failure leaves no thread
     loop = asyncio.new_event_loop()  # its own, in its own thread: the caller may be running one
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-    server = ScriptedServer(responder or make_responder(config), config)
 
     def stop(runner=None) -> None:
         if runner is not None:
@@ -105,7 +105,6 @@ def start_scripted_server(
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         loop.close()
-        server.pool.shutdown(wait=False)
 
     try:
         runner, port = asyncio.run_coroutine_threadsafe(server.start(), loop).result()
@@ -151,13 +150,15 @@ def _start_process(settings: ScriptedServerSettings) -> ServerHandle:
 def serve(settings: ScriptedServerSettings) -> None:
     """Serve in the foreground until Ctrl+C or SIGTERM, then close connections and return."""
     responder = make_responder(settings)
-    with start_scripted_server(responder, settings) as handle:
-        name = type(responder).__name__
-        print(f"scripted server (not a model; responder {name}) listening on {handle.url}", flush=True)
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM -> KeyboardInterrupt
-        with contextlib.suppress(KeyboardInterrupt):
-            threading.Event().wait()
+    try:
+        handle = start_scripted_server(responder, settings)
+    except OSError as exc:  # at start-up only: a stop's TimeoutError is an OSError too
+        raise UserError(f"scripted server: cannot listen on {settings.host}:{settings.port}: {exc}") from exc
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM -> KeyboardInterrupt
+    print(f"scripted server (not a model; responder {type(responder).__name__}) listening on {handle.url}", flush=True)
+    with handle, contextlib.suppress(KeyboardInterrupt):
+        threading.Event().wait()
 
 
 def scripted_server_command(settings: ScriptedServerSettings | None = None, **fields: Any) -> None:
@@ -168,7 +169,4 @@ def scripted_server_command(settings: ScriptedServerSettings | None = None, **fi
         config = scripted_settings(settings, **fields)
     except ValidationError as exc:
         raise UserError(f"scripted server: {describe_validation_error(exc)}") from None
-    try:
-        serve(config)
-    except OSError as exc:
-        raise UserError(f"scripted server: cannot listen on {config.host}:{config.port}: {exc}") from exc
+    serve(config)

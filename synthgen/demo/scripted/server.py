@@ -19,11 +19,13 @@ import hashlib
 import json
 import logging
 import random
+import socket
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -44,6 +46,7 @@ from synthgen.demo.scripted.settings import ScriptedServerSettings
 MAX_LATENCIES = 1_000_000  # per-request latencies kept for /stats (a bench replays them)
 MAX_N = 1024
 ACCESS_LOG = logging.getLogger("synthgen.scripted.access")  # --log-requests: one line a request on stderr
+ACCESS_LOG.propagate = False  # its own handler only: a root handler (train's basicConfig) would print it twice
 
 
 def parse_chat_body(raw: bytes, reject_n: bool = False) -> tuple[dict, list, int]:
@@ -86,6 +89,21 @@ class ServerStats:
     latencies_s: list[float] = field(default_factory=list)  # each request's drawn latency, in arrival order (capped)
 
 
+def _on_daemon_thread(fn, *args) -> asyncio.Future:
+    """fn(*args) on a daemon thread: it may block (a test's gate), yet never keep the interpreter from exiting."""
+    done: Future = Future()
+
+    def run() -> None:
+        if done.set_running_or_notify_cancel():  # not if the request was cancelled first
+            try:
+                done.set_result(fn(*args))
+            except Exception as exc:
+                done.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True, name="scripted-responder").start()
+    return asyncio.wrap_future(done)  # settles on the loop, unless it was cancelled or the loop closed
+
+
 def _send(status: int, payload: object, headers: dict | None = None) -> web.Response:
     """`payload` as JSON, or as it is if it is already bytes (a malformed body)."""
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
@@ -102,8 +120,6 @@ class ScriptedServer:
         self.started = int(time.time())
         self.occurrences: Counter[str] = Counter()
         self.counts = ServerStats()
-        # Responders run in threads, as many as requests in flight: one may block (a test's gate).
-        self.pool = ThreadPoolExecutor(max_workers=4096, thread_name_prefix="scripted")
 
     async def start(self) -> tuple[web.AppRunner, int]:
         """Listen on the settings' address: the runner (whose cleanup stops it) and the port it got."""
@@ -118,9 +134,16 @@ class ScriptedServer:
             app, keepalive_timeout=30, shutdown_timeout=0.1, access_log=log, access_log_format='%a - - %t "%r" %s -'
         )
         await runner.setup()
-        # A burst of hundreds of new connections must not overflow the backlog.
-        await web.TCPSite(runner, self.settings.host, self.settings.port, backlog=2048).start()
-        return runner, runner.addresses[0][1]
+        # One socket, bound here: TCPSite would bind "localhost" as ::1 and 127.0.0.1 on two free ports.
+        sock = socket.socket(socket.AF_INET6 if ":" in self.settings.host else socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as http.server: a restart gets its port back
+        try:
+            sock.bind((self.settings.host, self.settings.port))  # its OSError says what the OS said, as http.server's
+        except OSError:
+            sock.close()
+            raise
+        await web.SockSite(runner, sock, backlog=2048).start()  # a burst of new connections must fit the backlog
+        return runner, sock.getsockname()[1]
 
     def _count(self, status: int | str) -> None:
         self.counts.by_status[str(status)] += 1
@@ -175,8 +198,7 @@ class ScriptedServer:
             self.counts.hangs += 1
             await asyncio.sleep(settings.hang_s)
             self._count("hang")
-            request.transport.close()
-            raise asyncio.CancelledError
+            raise asyncio.CancelledError  # aiohttp then drops the connection (if still there), logging nothing
         if fault == "429":
             return self._error(429, "scripted rate limit", "RateLimitError", {"Retry-After": "1"})
         if fault == "500":
@@ -186,12 +208,11 @@ class ScriptedServer:
             # Answers depend on the body alone (which carries the client's per-request `seed`), so a
             # request re-sent after a crash gets the answer the first one would have; only faults
             # use the occurrence count, so that a retry can draw a fresh fault.
-            loop, respond = asyncio.get_running_loop(), self.responder.respond
             replies = [
                 reply
                 for call_digest, params, k in calls
-                for reply in await loop.run_in_executor(
-                    self.pool, respond, messages, k, derive_seed(settings.seed, call_digest), params
+                for reply in await _on_daemon_thread(
+                    self.responder.respond, messages, k, derive_seed(settings.seed, call_digest), params
                 )
             ]
             if len(replies) != n or not all(isinstance(r, ScriptedReply) for r in replies):

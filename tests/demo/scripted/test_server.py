@@ -144,6 +144,15 @@ def test_hang_drops_the_connection_after_hang_s(serve):
     assert handle.stats()["hangs"] == 1
 
 
+def test_a_hang_whose_client_left_logs_no_traceback(capfd):
+    with start_scripted_server("echo", mode="process", hang_rate=1.0, hang_s=0.3) as handle:
+        with pytest.raises(TimeoutError):  # the client gives up before hang_s
+            call(handle, body=chat(), timeout=0.05)
+        while handle.stats()["by_status"].get("hang") != 1:
+            time.sleep(0.05)
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_stop_returns_promptly_with_a_hung_request(serve):
     handle = start_scripted_server(EchoResponder(), hang_rate=1.0, hang_s=3600)
     worker = threading.Thread(target=lambda: pytest.raises(OSError, call, handle, body=chat()), daemon=True)
@@ -202,12 +211,40 @@ def test_bad_fault_settings_are_rejected(cli):
     assert rc == 2 and "truncated_body_rate" in err and len(err.strip().splitlines()) == 1
 
 
+def test_a_port_in_use_says_so_and_localhost_is_one_port(serve, cli):
+    handle = serve(host="localhost")  # one IPv4 socket: not ::1 and 127.0.0.1 on two ports
+    assert handle.url == f"http://localhost:{handle.port}/v1" and call(handle, "GET", "/health")[0] == 200
+    rc, _, err = cli("scripted-server", "--port", str(handle.port))
+    assert rc == 2 and f"cannot listen on 127.0.0.1:{handle.port}: [Errno 98] Address already in use\n" in err
+
+
 def test_responder_errors_become_500(serve):
     class Broken:
         def respond(self, messages, n, rng_seed, params):
             return [ScriptedReply("only one")]
 
     assert call(serve(Broken()), body=chat(n=2))[0] == 500
+
+
+STUCK_RESPONDER_SCRIPT = """
+import http.client, threading
+from synthgen.demo.scripted import start_scripted_server
+class Stuck:
+    def respond(self, *args):
+        threading.Event().wait()
+handle = start_scripted_server(Stuck())
+conn = http.client.HTTPConnection("127.0.0.1", handle.port, timeout=0.5)
+conn.request("POST", "/v1/chat/completions", '{"messages": [{"role": "user", "content": "x"}]}')
+try:
+    conn.getresponse()
+except TimeoutError:
+    print("timed out")
+"""
+
+
+def test_a_responder_stuck_forever_does_not_block_the_interpreter_exit():
+    done = subprocess.run([sys.executable, "-c", STUCK_RESPONDER_SCRIPT], capture_output=True, text=True, timeout=30)
+    assert done.stdout == "timed out\n", done.stderr
 
 
 def test_responder_sees_params_and_a_per_request_seed(serve):
