@@ -26,13 +26,15 @@ class BenchmarkEvaluator:
     """An evaluation suite over eval items: `evaluate(generate, step) -> {split: [(n, c), ...]}`;
     `ks`, the k of pass@k this suite reports, default to the trainer's."""
 
-    def __init__(self, name: str, items: Sequence[EvalItem], samples: int, *, ks=None, generate=None, rank=0, world=1):
+    def __init__(self, name: str, items: Sequence[EvalItem], samples: int, *, ks=None, generate=None, closer=None):
         self.name, self.samples, self.ks = name, samples, ks
-        self.items = list(items)[rank::world]
-        self._generate = generate
+        self.items = list(items)
+        self._generate, self._closer = generate, closer
 
     def close(self) -> None:
-        """Nothing to free (the first math suite's is the shared verifier pool's `close`)."""
+        """Free what this suite owns: the shared verifier pool, for the suite given its `closer`."""
+        if self._closer is not None:
+            self._closer()
 
     def evaluate(self, generate, step: int) -> dict[str, list[tuple[int, int]]]:
         out: dict[str, list[tuple[int, int]]] = {s: [] for item in self.items for s in item.splits}
@@ -81,7 +83,7 @@ def budget(name: str, ev) -> tuple[int, list[int]]:
 def benchmark_evaluators(ev, sandbox, *, max_tokens: int, rank: int = 0, world: int = 1) -> list[BenchmarkEvaluator]:
     """The suites `train`'s eval settings ask for (`ev`: synthgen.train.settings.PeriodicEvalSettings).
 
-    The math suites share one Math-Verify pool, closed by the first suite's `close()`."""
+    The math suites share one Math-Verify pool: the first math suite owns it and closes it."""
     from synthgen.evals.data import choose
     from synthgen.evals.mathbench import MathVerifier
     from synthgen.evals.run import benchmark_items
@@ -98,8 +100,8 @@ def benchmark_evaluators(ev, sandbox, *, max_tokens: int, rank: int = 0, world: 
         bench = EvalSettings.model_fields[name].default_factory()
         items = benchmark_items(name, bench, ev.benchmark_data_dir, pool, sandbox, verifier)
         samples, ks = budget(name, ev)
-        items = choose(items, ev.max_problems, 0)
-        out.append(BenchmarkEvaluator(name, items, samples, ks=ks, generate=generate, rank=rank, world=world))
-    if verifier is not None:  # the first math suite owns the verifier pool and closes it
-        next(e for e in out if e.name in MATH_BENCHMARKS).close = verifier.close
+        items = choose(items, ev.max_problems, 0)[rank::world]
+        owner = verifier is not None and name in MATH_BENCHMARKS and all(e.name not in MATH_BENCHMARKS for e in out)
+        closer = verifier.close if owner else None
+        out.append(BenchmarkEvaluator(name, items, samples, ks=ks, generate=generate, closer=closer))
     return out

@@ -137,12 +137,13 @@ TRAINERS: dict[str, tuple[str, str]] = {
 }
 WHERE_MEASURED = {"verl": "extra_info.", "verifiers": "info.", "trl": "", "sft": ""}
 
-_SIZES = ["n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M", "100M<n<1B", "n>1B"]
+_SIZES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
+_SIZES += [(10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B")]
 
 
 def size_category(rows: int) -> str:
     """The Hub's size_categories value for a row count: one per power of ten from 1K to 1B."""
-    return _SIZES[min(max(len(str(rows)) - 3, 0), len(_SIZES) - 1)]
+    return next((name for bound, name in _SIZES if rows < bound), "n>1B")
 
 
 @dataclass

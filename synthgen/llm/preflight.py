@@ -50,8 +50,9 @@ async def check_server(client: openai.AsyncOpenAI, role: str, settings: RoleSett
             page = await get_json(client, "/models", min(ASK_TIMEOUT_S, max(1.0, wait_s)))
         except ATTEMPT_ERRORS as exc:
             # Waited through: what a server still starting up gives (refused, dropped, 404, 5xx, ...).
-            status = exc.status_code if isinstance(exc, openai.APIStatusError) else 500
-            if (status not in (404, 408, 425, 429) and status < 500) or time.monotonic() + POLL_S > deadline:
+            status = exc.status_code if isinstance(exc, openai.APIStatusError) else None  # None: no HTTP answer
+            waits = status is None or status in (404, 408, 425, 429) or status >= 500
+            if not waits or time.monotonic() + POLL_S > deadline:
                 raise ServerNotReady(_unreachable(role, url, exc, wait_s)) from None
             await asyncio.sleep(POLL_S)
             continue

@@ -10,7 +10,7 @@ One child compiles the program once and runs the tests in order in one process
 (synthgen/sandbox/contest_runner.py says how, with LiveCodeBench's semantics). `result.calls`
 holds one verdict per test that ran: the run stops after the first test that did not end
 `ok`, so a shorter list means the last one failed. Judging answers stays with the caller
-(synthgen.envs.contest_tests), in the host: expected outputs are never sent.
+(synthgen.envs.contest), in the host: expected outputs are never sent.
 
 Each test has its own limit: `test_timeout_s` of CPU time, and a wall clock of WALL_FACTOR times
 that plus WALL_EXTRA_S (a program that sleeps or blocks), from which the time the process waited

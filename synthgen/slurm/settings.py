@@ -24,10 +24,11 @@ READY_TIMEOUT_S = 1800.0
 
 
 def _check_options(options: list[str]) -> list[str]:
+    options = [option.strip() for option in options]
     for option in options:
-        if not option.strip().startswith("-") or "\n" in option:
-            raise ValueError(f"an sbatch option starts with '-' and is one line, not {option.strip()!r}")
-    return [option.strip() for option in options]
+        if not option.startswith("-") or "\n" in option:
+            raise ValueError(f"an sbatch option starts with '-' and is one line, not {option!r}")
+    return options
 
 
 SbatchOptions = Annotated[list[str], AfterValidator(_check_options)]

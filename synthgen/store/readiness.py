@@ -59,8 +59,12 @@ def refuse_other_settings(
     whole = stage.layout.whole is not None and shard == stage.layout.whole
     what = f"{stage.path} was made" if whole else f"{stage.path} already holds {shard} made"
     # Only a stage that asks an LLM has answers a re-run gets back for free.
-    cache = " (its output is replaced; LLM answers to requests the same as before come from the run's request cache,"
-    cache = f"{cache} not paid for again)" if cached else ""
+    cache = (
+        " (its output is replaced; LLM answers to requests the same as before come from the run's request cache,"
+        " not paid for again)"
+        if cached
+        else ""
+    )
     raise UserError(f"{what} with other settings ({changed}); --force redoes it{cache}, or use another {elsewhere}")
 
 

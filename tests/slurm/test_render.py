@@ -267,6 +267,14 @@ def test_bad_settings_are_one_line_errors(cli, workdir):
     assert rc == 2 and "extra_sbatch" in err and len(err.strip().splitlines()) == 1
 
 
+def test_sbatch_options_are_stripped_before_the_one_line_check():
+    from synthgen.slurm.settings import JobResources
+
+    assert JobResources(extra_sbatch=["--exclusive\n", " --qos=high"]).extra_sbatch == ["--exclusive", "--qos=high"]
+    with pytest.raises(ValueError, match="is one line"):
+        JobResources(extra_sbatch=["--exclusive\n--qos=high"])
+
+
 # -- submission with a stand-in sbatch -------------------------------------------------------------
 @pytest.fixture
 def fake_sbatch(tmp_path, monkeypatch):
