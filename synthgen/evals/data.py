@@ -82,11 +82,11 @@ def read_local(paths: list[Path], columns: Sequence[Column] = ()) -> list[dict]:
 
 def _read_file(path: Path) -> list[dict]:
     try:
-        if path.name.endswith(".parquet"):
+        if path.name.lower().endswith(".parquet"):
             import pyarrow.parquet as pq
 
             return pq.read_table(path).to_pylist()
-        if path.name.endswith(".json"):
+        if path.name.lower().endswith(".json"):
             data = json.loads(path.read_text(encoding="utf-8"))
             rows = data if isinstance(data, list) else data.get("rows") or data.get("data") or []
             return [r for r in rows if isinstance(r, dict)]
@@ -98,12 +98,15 @@ def _read_file(path: Path) -> list[dict]:
 
 
 def _jsonl(path: Path) -> Iterator[dict]:
-    opener = gzip.open if path.name.endswith(".gz") else open
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
-            row = json.loads(line)
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"line {number} is not JSON: {exc}") from None
             if not isinstance(row, dict):
                 raise ValueError(f"line {number} is not a JSON object")
             yield row

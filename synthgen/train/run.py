@@ -99,15 +99,19 @@ def resolve_max_steps(settings, recipe: dict[str, Any]) -> int:
     return PAPER_STEPS
 
 
-def grpo_overrides(settings, out: Path, max_steps: int, recipe: dict[str, Any]) -> dict[str, Any]:
-    """The GRPOConfig values the flags set: each flag of the GRPO panel is named after its field (but
-    --async and --max-staleness, AsyncGRPOConfig's), with the run's folder, length and seed."""
-    from synthgen.settings.base import cli_spec
-    from synthgen.train.preflight import default_report_to
-    from synthgen.train.settings import GRPO
+# The settings GRPOConfig takes by their own names: the GRPO panel's flags (not --async, --max-staleness), the seed
+GRPO_KEYS = (
+    "num_generations", "per_device_train_batch_size", "learning_rate", "gradient_accumulation_steps",
+    "steps_per_generation", "num_iterations", "max_completion_length", "save_steps", "logging_steps", "report_to",
+    "use_vllm", "vllm_mode", "vllm_server_base_url", "seed",
+)  # fmt: skip
 
-    panel = {name for name, info in type(settings).model_fields.items() if cli_spec(info).get("panel") == GRPO}
-    values = settings.model_dump(include=panel - {"async_grpo", "max_staleness"} | {"seed"})
+
+def grpo_overrides(settings, out: Path, max_steps: int, recipe: dict[str, Any]) -> dict[str, Any]:
+    """The GRPOConfig values the flags set (GRPO_KEYS), with the run's folder and length."""
+    from synthgen.train.preflight import default_report_to
+
+    values = settings.model_dump(include=set(GRPO_KEYS))
     report_to = settings.report_to or (None if "report_to" in recipe else default_report_to())
     return {**values, "output_dir": str(out), "max_steps": max_steps, "report_to": report_to}
 
@@ -194,7 +198,7 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
     note_tiny_model(run_in.model)  # after the checks: an error stays the one line on stderr
     try:
         trainer = _trainer(settings, args, run_in, dataset, scorer, callbacks)
-        train_and_save(trainer, settings, run_in, scorer, prompt_fn, evaluators)
+        train_and_save(trainer, settings, run_in, scorer, prompt_fn, evaluators, restore_curriculum=True)
     finally:
         if hasattr(scorer, "close"):
             scorer.close()
@@ -216,9 +220,12 @@ def run(settings, *, scorer=None, prompt_fn=None, callbacks=None, evaluators=Non
     return run_in.out
 
 
-def train_and_save(trainer, settings, run_in: RunInputs, scorer, prompt_fn, evaluators, generate=None) -> str | None:
+def train_and_save(
+    trainer, settings, run_in: RunInputs, scorer, prompt_fn, evaluators, generate=None, restore_curriculum=False
+) -> str | None:
     """What both trainers do around `train()`: the progress line, periodic evaluation (`generate`: see
-    add_periodic_eval), resume and the final weights. Returns the checkpoint resumed from."""
+    add_periodic_eval), resume (and the curriculum's state if `restore_curriculum`), the final weights; returns the
+    checkpoint resumed from."""
     from synthgen.interop.records import student_prompt
     from synthgen.train.evaluation import add_periodic_eval
     from synthgen.train.quiet import install_progress
@@ -228,7 +235,7 @@ def train_and_save(trainer, settings, run_in: RunInputs, scorer, prompt_fn, eval
     suites = (prompt_fn or student_prompt, list(evaluators or []), run_in.data.heldout)
     add_periodic_eval(trainer, settings, trainer.args, scorer, *suites, generate=generate)
     checkpoint = resume_checkpoint(settings, run_in.out)
-    if checkpoint and hasattr(trainer, "restore"):  # the synchronous trainer's curriculum state
+    if checkpoint and restore_curriculum:
         trainer.restore(checkpoint)
     trainer.train(resume_from_checkpoint=checkpoint)
     save_final(trainer, run_in.out)

@@ -218,12 +218,17 @@ class TurnLoop:
             caught = await self._run_plan(plan)
         self.writer.flush()
         whole = self._shard_stats()
-        info = dict(
-            shard=self.shard, num_shards=settings.num_shards, settings_hash=self.digest, isolation=self._isolation
-        )
-        info |= dict(sandbox_busy_s=self._sandbox_s[0], mutation_sandbox_s=self._sandbox_s[1])
-        info |= dict(finished=not caught and not self.failures, infra_failures=dict(sorted(self.failures.items())))
-        info["infra_causes"] = dict(sorted(self.causes.items()))
+        info = {
+            "shard": self.shard,
+            "num_shards": settings.num_shards,
+            "settings_hash": self.digest,
+            "isolation": self._isolation,
+            "sandbox_busy_s": self._sandbox_s[0],
+            "mutation_sandbox_s": self._sandbox_s[1],
+            "finished": not caught and not self.failures,
+            "infra_failures": dict(sorted(self.failures.items())),
+            "infra_causes": dict(sorted(self.causes.items())),
+        }
         write_stats(stage.stats_path(self.shard), whole, self._usage, info)
         if caught:
             raise errors.Interrupted(caught[0], stage.name)
@@ -292,8 +297,9 @@ class TurnLoop:
                 self._isolation = pool.isolation
                 self.runner = TurnRunner(llm, pool, settings, self.digest)
                 done = self.writer.written
+                total = done + plan.turns_todo
                 self.progress = LiveProgress(
-                    self.stats, llm, self.console, self.stage.name, done + plan.turns_todo, done, settings
+                    self.stats, llm, self.console, settings, label=self.stage.name, total=total, done=done
                 )
                 with self.progress:
                     await self._keep_running(iter(plan.items), settings.active_bound(), stop)

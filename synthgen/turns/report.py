@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from synthgen.store.files import write_text_atomic
+from synthgen.turns.settings import TurnLoopSettings
 
 TOKEN_COLUMNS = ("teacher_tokens_in", "teacher_tokens_out", "student_tokens_in", "student_tokens_out")
 TOKEN_RULE = "in: prompt tokens once per request; out: completion tokens (reasoning included) per attempt"
@@ -105,16 +106,18 @@ class TurnStats:
 class LiveProgress:
     """Two live lines: a bar over teacher turns with its ETA, then the figures a run operator watches.
 
-    `completed` starts at the turns already on disk (a resumed shard); `total` is the stage's plan
+    `done` counts the turns already on disk (a resumed shard); `total` is the stage's plan
     of turns, which it corrects as it learns (a chain's extra try, a lineage stopped by a failure).
     """
 
-    def __init__(self, stats: TurnStats, llm, console: Console, label: str, total: int, completed: int, settings):
+    def __init__(
+        self, stats: TurnStats, llm, console: Console, settings: TurnLoopSettings, *, label: str, total: int, done: int
+    ):
         self.stats, self.llm, self.console, self.enabled = stats, llm, console, settings.progress
         # Without a terminal, a live display writes nothing readable: a plain line every `progress_every_s`.
         self.plain = self.enabled and not console.is_terminal
         self.label, self.every_s, self.last_line = label, settings.progress_every_s, time.monotonic()
-        self.total, self.completed = total, completed
+        self.total, self.completed = total, done
         self.progress = Progress(
             TextColumn(f"[bold]{label}[/bold] turns"),
             BarColumn(bar_width=16),
@@ -123,7 +126,7 @@ class LiveProgress:
             TextColumn("{task.fields[units]}"),
             console=console,
         )
-        self.task = self.progress.add_task(label, total=total, completed=completed, units="")
+        self.task = self.progress.add_task(label, total=total, completed=done, units="")
         self.line = Text("", no_wrap=False)
         self.live = Live(Group(self.progress, self.line), console=console, refresh_per_second=4, transient=False)
 

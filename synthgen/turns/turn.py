@@ -102,8 +102,10 @@ class Lineage:
         if strategy is None:
             strategy = Strategy.FIRST if self.previous is None else Strategy(self.summary.strategy)
         return TurnRequest(
-            **vars(self), turn=turn, kind=kind, strategy=strategy, key=key, target=target, turns_left=turns_left
-        )
+            lineage_id=self.lineage_id, seed_id=self.seed_id, env=self.env, mode=self.mode, seed_text=self.seed_text,
+            previous=self.previous, summary=self.summary, feedback=self.feedback,
+            turn=turn, kind=kind, strategy=strategy, key=key, target=target, turns_left=turns_left,
+        )  # fmt: skip
 
     def absorb(self, outcome: TurnOutcome, summary: Summary | None = None) -> bool:
         """Build on a valid, measured outcome (with `summary` in place of its own, when given); else

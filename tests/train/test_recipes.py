@@ -141,3 +141,13 @@ def test_quiet_filters_library_noise_and_keeps_real_warnings():
         warnings.warn("the reward is NaN for 3 completions", UserWarning, stacklevel=1)
         warnings.warn("x is deprecated", FutureWarning, stacklevel=1)
     assert [str(w.message) for w in seen] == ["the reward is NaN for 3 completions", "x is deprecated"]
+
+
+def test_every_grpo_flag_but_the_async_ones_reaches_grpo_config_by_its_name():
+    """A new flag in the GRPO --help panel must be added to GRPO_KEYS (or said to be AsyncGRPOConfig's)."""
+    from synthgen.settings.base import cli_spec
+    from synthgen.train.run import GRPO_KEYS
+    from synthgen.train.settings import GRPO, TrainSettings
+
+    panel = {n for n, info in TrainSettings.model_fields.items() if cli_spec(info).get("panel") == GRPO}
+    assert set(GRPO_KEYS) == panel - {"async_grpo", "max_staleness"} | {"seed"}

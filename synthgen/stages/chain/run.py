@@ -150,7 +150,8 @@ class ChainStage(TurnStage):
         finished, rows_left, redo = set(), 0, set()
         for start in self.starts["problem_id"].to_list():
             steps = tried.get(chain_id(start), {})
-            if replay(start, steps, self.settings.tries, self.bands)[0]:
+            finished_chain, _ = replay(start, steps, self.settings.tries, self.bands)
+            if finished_chain:
                 finished.add(start)
             else:
                 rows_left += sum(len(rows) for rows in steps.values())
@@ -270,7 +271,7 @@ def assemble(starts, tried: dict, tries: int, bands: dict[str, Bin]) -> tuple[li
     problems, links, dropped, used = [], [], 0, set()
     for start in starts:
         chain = chain_id(start["problem_id"])
-        levels = replay(start["problem_id"], tried.get(chain, {}), tries, bands)[1]
+        _, levels = replay(start["problem_id"], tried.get(chain, {}), tries, bands)
         if not levels:
             continue
         rows = [{**{k: start.get(k) for k in PROBLEMS.names}, "mode": "chain"}, *levels]

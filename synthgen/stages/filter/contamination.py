@@ -17,6 +17,7 @@ text reaches `minhash_threshold` is contaminated too (`minhash_matches`).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -52,9 +53,15 @@ def load_references(paths: Iterable[str | Path], columns: Sequence[str]) -> list
         path = Path(raw)
         if not path.is_file():
             raise UserError(f"reference file not found: {path}")
-        if not path.name.lower().endswith((".parquet", ".jsonl", ".jsonl.gz", ".ndjson", ".json")):
+        name = path.name.lower()
+        if not name.endswith((".parquet", ".jsonl", ".jsonl.gz", ".ndjson", ".json")):
             raise UserError(f"reference file {path}: use .parquet, .jsonl, .jsonl.gz or .json")
-        rows = read_local([path])  # (a file it cannot read is a one-line UserError naming it)
+        try:  # read_local takes a JSON object's "rows" and skips non-objects: here a .json must be exact
+            rows = json.loads(path.read_text(encoding="utf-8")) if name.endswith(".json") else read_local([path])
+        except ValueError as exc:
+            raise UserError(f"reference file {path} is not valid JSON: {exc}") from None
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise UserError(f"reference file {path} must hold a JSON array of objects")
         if rows and not any(c in rows[0] for c in columns):
             raise UserError(
                 f"reference file {path} has none of the columns {', '.join(columns)} "
@@ -129,13 +136,15 @@ def benchmark_references(names, data_dir: Path | None) -> tuple[list[Reference],
             rows = humaneval.rows(data_dir)
             texts = [(r.get("task_id", i), _texts(r, "prompt", "canonical_solution")) for i, r in enumerate(rows)]
             version = {"dataset": "openai/human-eval (HumanEval.jsonl.gz)", "split": "test"}
-        else:  # math500, aime2024 (ContaminationSettings knows no other)
+        elif name in ("math500", "aime2024"):
             s = Math500Settings() if name == "math500" else AIMESettings()
             rows = benchmark_rows(name, s, data_dir)
             texts = [
                 (r.get("unique_id") or r.get("id") or i, _texts(r, "problem", "solution")) for i, r in enumerate(rows)
             ]
             version = {"dataset": s.dataset, "config": s.config, "split": s.split}
+        else:
+            raise ValueError(f"unknown benchmark {name!r}")
         if local:
             version["local_copy"] = local
         version["texts"] = len(texts)

@@ -319,9 +319,10 @@ class FilterStage(WholeStage):
         if settings.rejects:
             rejects = build.sub(REJECTS_SHARD)
             dropped = table.filter(pc.invert(keep))
-            why = [(r, d) for r, d in zip(reasons, details) if r is not None]
-            for field, values in zip(REJECTS_EXTRA, zip(*why) if why else ((), ())):
-                dropped = dropped.append_column(field, pa.array(list(values), pa.string()))
+            why = [r for r in reasons if r is not None]
+            detail = [d for r, d in zip(reasons, details) if r is not None]
+            for field, values in zip(REJECTS_EXTRA, (why, detail)):
+                dropped = dropped.append_column(field, pa.array(values, pa.string()))
             _write_parts(rejects, REJECTS_SHARD, dropped.cast(REJECTS), settings.rows_per_part, meta)
             rejects.mark_done(REJECTS_SHARD, {"settings_hash": self.digest, "rows": dropped.num_rows})
         write_text_atomic(build.path / STATS_FILE, json.dumps(self.summary, indent=1, sort_keys=True) + "\n")

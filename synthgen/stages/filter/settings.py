@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from synthgen.settings.base import Section, cli
 from synthgen.settings.shared import InputSettings, RunSettings, split_commas
@@ -60,7 +60,7 @@ class ContaminationSettings(Section):
     columns: list[str] = Field(default_factory=lambda: ["text"], description="text columns of the reference files")
     ngram: int = Field(13, ge=3, le=64, description="words per n-gram")
     min_matches: int = Field(1, ge=1, description="shared n-grams that make a problem contaminated")
-    benchmarks: list[str] = Field(
+    benchmarks: Annotated[list[str], BeforeValidator(split_commas)] = Field(
         default_factory=list,
         description="evaluation benchmarks to check against, as `synthgen eval` loads them (LCB in its date "
         "window): lcb, humaneval, math500, aime2024, comma-separated or repeated",
@@ -76,12 +76,10 @@ class ContaminationSettings(Section):
     )
     unhashed: ClassVar[frozenset[str]] = frozenset({"data_dir"})
 
-    @field_validator("benchmarks", mode="before")
+    @field_validator("benchmarks", mode="after")
     @classmethod
-    def _known(cls, value):
-        value, known = split_commas(value), ("lcb", "humaneval", "math500", "aime2024")
-        if not isinstance(value, list):
-            return value  # pydantic says what is wrong with it
+    def _known(cls, value: list[str]) -> list[str]:
+        known = ("lcb", "humaneval", "math500", "aime2024")
         unknown = [b for b in value if b not in known]
         if unknown:
             raise ValueError(f"unknown benchmark {unknown[0]!r}; choose from {', '.join(known)}")

@@ -118,3 +118,22 @@ def test_the_card_states_what_was_checked_and_how_many_matched(cli, demo_run, tm
     )
     assert "dropped 0 matching problems" in section
     assert "No contamination check" not in card
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "words"),
+    [
+        ("refs.json", '{"rows": [{"prompt": "x"}]}', "must hold a JSON array of objects"),
+        ("refs.json", '[{"prompt": "x"}, "y"]', "must hold a JSON array of objects"),
+        ("refs.jsonl", '{"prompt": "x"}\nnot json\n', "line 2 is not JSON"),
+        ("refs.jsonl", '{"prompt": "x"}\n["y"]\n', "line 2 is not a JSON object"),
+        ("REFS.PARQUET", '{"prompt": "x"}\n', "Parquet input"),
+    ],
+)
+def test_a_malformed_reference_file_is_one_line_naming_what_is_wrong(tmp_path, name, text, words):
+    from synthgen.errors import UserError
+    from synthgen.stages.filter.contamination import load_references
+
+    (tmp_path / name).write_text(text)
+    with pytest.raises(UserError, match=words):
+        load_references([tmp_path / name], ["prompt"])
