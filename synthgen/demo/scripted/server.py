@@ -97,6 +97,8 @@ def _on_daemon_thread(fn, *args) -> asyncio.Future:
         if done.set_running_or_notify_cancel():  # not if the request was cancelled first
             try:
                 done.set_result(fn(*args))
+            except StopIteration as exc:  # an asyncio future refuses StopIteration and would never settle
+                done.set_exception(RuntimeError(f"responder raised {exc!r}"))
             except Exception as exc:
                 done.set_exception(exc)
 

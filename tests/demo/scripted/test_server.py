@@ -226,6 +226,15 @@ def test_responder_errors_become_500(serve):
     assert call(serve(Broken()), body=chat(n=2))[0] == 500
 
 
+def test_a_responder_out_of_replies_is_a_500_not_a_hang(serve):
+    class Exhausted:  # a test's scripted replies ran out: next() on an empty iterator
+        def respond(self, messages, n, rng_seed, params):
+            return [next(iter(()))]
+
+    status, _, body = call(serve(Exhausted()), body=chat(), timeout=10)
+    assert status == 500 and "StopIteration" in body["error"]["message"]
+
+
 STUCK_RESPONDER_SCRIPT = """
 import http.client, threading
 from synthgen.demo.scripted import start_scripted_server
