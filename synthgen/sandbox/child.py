@@ -1,29 +1,21 @@
 """The job's child: what runs between the zygote's fork and the job's exit (standard library only).
 
 Copied next to zygote.py and imported by it as `child`; it also holds the few system calls both
-need (unshare, mount, setns, prctl, capset) through ctypes. The template (template.py) forks the
-child and calls `run_child_from_fd(...)`, which reads the job (marshal data) from the job's own
-memory file and goes on to `run_child(...)`; neither returns:
+need (unshare, mount, setns, prctl, capset) through ctypes. The zygote forks the child and calls
+`run_child`, which never returns:
 
-  set-up  (before any job code) own process group; stdin /dev/null (a program job: an anonymous
-          in-memory file holding its input), stdout/stderr to capture pipes,
-          result pipe on fd 3, every other descriptor closed; fresh mount and IPC namespaces
-          with a private tmpfs /tmp as working directory (setuid mode: also /var/tmp, /dev/shm
-          and a /proc of its own pid namespace); a user namespace of its own (so per-user kernel
-          state such as keyrings starts empty), after setuid to the sandbox user in setuid mode;
-          every capability dropped; no_new_privs; die with the template; a seccomp deny-list on
-          x86-64 and aarch64 (mount, namespaces, keyrings, ptrace, bpf, io_uring, modules...);
-          rlimits on core dumps, open files, file size, locked memory, message queues, CPU
-          time and address space; threads may start but no new process (seccomp: fork, vfork
-          and clone without CLONE_THREAD fail); `random` seeded.
+  read    the job (marshal data) from its own memory file, the only job data this process holds.
+  set-up  (before any job code) own process group; stdin /dev/null (a program job: an in-memory
+          file holding its input), stdout/stderr to the capture pipes, the result pipe on fd 3,
+          every other descriptor closed; at "bwrap" fresh user, mount and IPC namespaces (nothing
+          per-user, such as keyrings, outlives the job) with a private tmpfs /tmp as working
+          directory, then every capability dropped; no_new_privs; die with the zygote; the seccomp
+          deny-list (seccomp.py: threads may start, no new process); rlimits on core dumps, open
+          files, file size, locked memory, message queues, CPU time and address space; `random`
+          seeded.
   record  ["S"] on the result pipe: set-up is done. Without it the host reports `infra`.
-  run     exec the code, then evaluate each call; one record per call, written at once:
-          [index, "ok", encoding, null] | [index, "exception" | "memory" | "output_too_large",
-          null, message]. Then ["E"], the result pipe closed, exit 0. Nothing here compares
-          values: expected values never get here. A program job instead runs the code once as
-          `__main__` and writes one record, [0, "ok" | "exception" | "memory", null, message], then
-          ["E"]; its answer is its stdout, which the zygote captures from outside.
-          A contest-tests job (a "tests" field) is run by contest_runner.py instead.
+  run     `run_job`: one record per call or test, written at once; nothing here compares values
+          (expected values never get here). Then ["E"], the result pipe closed, exit.
 """
 
 import builtins
@@ -44,16 +36,14 @@ import contest_runner
 import seccomp
 import values
 
-CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
-CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x08000000, 0x10000000, 0x20000000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
 EXIT_SETUP, EXIT_NO_MEMORY = 120, 121
-_SIGKILL = int(signal.SIGKILL)
 _U32 = struct.Struct(">I")
+SETUP_DONE = _U32.pack(5) + b'["S"]'
+END_RECORD = _U32.pack(5) + b'["E"]'
 libc = ctypes.CDLL(None, use_errno=True)
-for _name in ("capset", "mount", "prctl", "setns", "unshare"):
-    getattr(libc, _name)  # looked up once here, in the zygote (ctypes caches it), not in every child
 
 
 def check(ret, what):
@@ -66,24 +56,12 @@ def unshare(flags):
     check(libc.unshare(flags), "unshare")
 
 
-def mount_tmpfs(path, options):
-    check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()), "mount " + path)
-
-
 def make_mounts_private():
     check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
 
 
 def prctl(option, value):
     check(libc.prctl(option, value, 0, 0, 0), f"prctl {option}")
-
-
-class _CapHeader(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-
-class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
 def id_maps(uid, gid):
@@ -94,17 +72,14 @@ def id_maps(uid, gid):
 def map_own_ids(maps):
     """After unshare(CLONE_NEWUSER): write `id_maps(...)` (the one mapping an unprivileged process
     may write; /proc/self is only writable while we are dumpable)."""
-    check(libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "dumpable")
-    for name, data in zip((b"/proc/self/setgroups", b"/proc/self/uid_map", b"/proc/self/gid_map"), maps):
+    prctl(PR_SET_DUMPABLE, 1)
+    for name, data in zip(("/proc/self/setgroups", "/proc/self/uid_map", "/proc/self/gid_map"), maps):
         fd = os.open(name, os.O_WRONLY)
         try:
             os.write(fd, data)
         finally:
             os.close(fd)
-    check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "dumpable")
-
-
-_CAPSET_ARGS = (ctypes.byref(_CapHeader(0x20080522, 0)), (_CapData * 2)())  # every set empty; built once
+    prctl(PR_SET_DUMPABLE, 0)
 
 
 def write_all(fd, data):
@@ -113,168 +88,89 @@ def write_all(fd, data):
         view = view[os.write(fd, view) :]
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
 class Prepared:
-    """What every child of one zygote needs, built once in the zygote before any fork: the child
-    then only makes system calls with ready arguments (each Python object it touches after the
-    fork costs a copy-on-write page fault, so it touches as few as it can)."""
+    """What every child of one zygote shares: its mode, ids and seed."""
 
-    def __init__(self, mode, uid, gid, seed, workdir):
-        self.mode, self.uid, self.gid, self.seed, self.workdir = mode, uid, gid, seed, workdir
-        self.id_maps = id_maps(uid, gid)
-        self.owner = f",uid={uid},gid={gid}" if mode == "setuid" else ""
-        self._per_limits = {}
-
-    def for_job(self, job):
-        """(tmpfs options for /tmp, rlimits) of a job; the same few limits recur, so cached."""
-        key = (job["tmp_mb"], job["cpu"], job["mem_mb"])
-        got = self._per_limits.get(key)
-        if got is None:
-            mib = 1 << 20
-            options = f"size={job['tmp_mb']}m,nr_inodes=8192,mode=0700{self.owner}".encode()
-            limits = tuple(
-                (getattr(resource, name), (value, value))
-                for name, value in (
-                    ("RLIMIT_CORE", 0),
-                    ("RLIMIT_NOFILE", 64),
-                    ("RLIMIT_FSIZE", job["tmp_mb"] * mib),
-                    ("RLIMIT_MEMLOCK", 0),
-                    ("RLIMIT_MSGQUEUE", 0),
-                    ("RLIMIT_CPU", job["cpu"]),
-                    ("RLIMIT_AS", job["mem_mb"] * mib),
-                )
-            )
-            if len(self._per_limits) > 64:
-                self._per_limits.clear()
-            got = self._per_limits[key] = (options, limits)
-        return got
-
-    def fixed_environment(self):
-        """Modes whose working directory is the same for every job (/tmp, a fresh tmpfs each time)
-        set TMPDIR and HOME once in the zygote; children inherit them."""
-        if self.workdir is not None:
-            os.environ["TMPDIR"] = self.workdir
-            os.environ["HOME"] = self.workdir
-            tempfile.tempdir = None
+    def __init__(self, mode, uid, gid, seed):
+        self.mode, self.seed, self.id_maps = mode, seed, id_maps(uid, gid)
 
 
-def run_child_from_fd(prep, job_fd, job_limits, write_fds, workdir):
-    """The child forked by the template (template.py): read this job's data from `job_fd` (the
-    only job data this process ever holds), close it, then `run_child`. Never returns."""
+def run_child(prep, fds, workdir):
+    """The forked child: read its job, set up, run it, exit. `fds`: the job's memory file and the
+    write ends of its result, stdout and stderr pipes. Never returns."""
     try:
-        size = os.fstat(job_fd).st_size
-        data = bytearray()
-        while len(data) < size:
-            chunk = os.pread(job_fd, size - len(data), len(data))
-            if not chunk:
-                raise EOFError("job file ended early")
-            data += chunk
-        os.close(job_fd)
-        job = marshal.loads(data)
-        del data
-    except BaseException as exc:
-        try:
-            os.write(write_fds[2], f"sandbox child could not read its job: {exc!r}\n".encode())
-        finally:
-            os._exit(EXIT_SETUP)
-    run_child(prep, job, job_limits, write_fds, workdir)
-
-
-def run_child(prep, job, job_limits, write_fds, workdir):
-    """The forked child: set up, run the job, exit. Never returns."""
-    try:
-        _setup(prep, job_limits, write_fds, workdir, job.get("stdin"))
-        write_all(3, _SETUP_DONE)
+        signal.set_wakeup_fd(-1)  # the zygote's: closed here, and its number is about to be reused
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        job_fd, *pipes = fds
+        job = marshal.loads(os.pread(job_fd, os.fstat(job_fd).st_size, 0))
+        _setup(prep, job, pipes, workdir)
+        write_all(3, SETUP_DONE)
     except BaseException as exc:
         try:
             os.write(2, f"sandbox child set-up failed: {exc!r}\n".encode())
         finally:
             os._exit(EXIT_SETUP)
+    status = 0
     try:
-        if job.get("tests") is not None:
-            contest_runner.run(job)
-        elif job.get("stdin") is None:
-            _run_calls(job)
-        else:
-            _run_program(job)
-    except MemoryError:
-        os._exit(EXIT_NO_MEMORY)
-    except BaseException:
-        os._exit(EXIT_SETUP + 2)
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # Every call has reported: say so and close the stream, so that the zygote can answer now
+        run_job(job)
+        _flush_prints()
+        # Every call has reported: say so and close the stream, so that the host can answer now
         # rather than after this process's exit (tearing down its namespaces takes milliseconds).
         write_all(3, END_RECORD)
         os.close(3)
-    finally:
-        os._exit(0)
-
-
-_SETUP_DONE = _U32.pack(5) + b'["S"]'
-END_RECORD = _U32.pack(5) + b'["E"]'
+    except MemoryError:
+        status = EXIT_NO_MEMORY
+    except BaseException:
+        status = EXIT_SETUP + 2
+    os._exit(status)
 
 
 def _stdin_file(text):
-    """A read-only descriptor on an anonymous in-memory file holding `text` (a program's input).
-
-    Made before the rlimits and the seccomp filter, so neither the file-size limit nor anything
-    the job does later touches it; it is the job's own input, nothing more."""
+    """A descriptor on an in-memory file holding a program's input, made before the rlimits and
+    the seccomp filter, so that neither touches it."""
     fd = os.memfd_create("stdin", 0)
     write_all(fd, text.encode("utf-8", "surrogatepass"))
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
 
-def _setup(prep, job_limits, write_fds, workdir, stdin=None):
-    mode = prep.mode
-    tmp_options, rlimits = job_limits
-    # Its own process group, not a new session: setsid() also makes a scheduler autogroup, which
-    # costs 0.1-4 ms a job where autogroups are on; and no process here has a controlling terminal
-    # to leave (bwrap runs with --new-session, the other levels' zygotes in a session of their own).
+def _setup(prep, job, pipes, workdir):
+    # Its own process group, not a new session: setsid() also makes a scheduler autogroup, and no
+    # process here has a controlling terminal to leave (bwrap runs with --new-session).
     os.setpgid(0, 0)
-    devnull = os.open("/dev/null", os.O_RDWR) if stdin is None else _stdin_file(stdin)
-    res_w, out_w, err_w = write_fds
-    order = (devnull, out_w, err_w, res_w)
-    if min(order) < 4:  # a source would be overwritten by an earlier dup2: go through high numbers
-        order = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in order]
+    stdin = os.open("/dev/null", os.O_RDWR) if job.get("stdin") is None else _stdin_file(job["stdin"])
+    res_w, out_w, err_w = pipes
+    order = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (stdin, out_w, err_w, res_w)]  # no dup2 overwrites a source
     for target, fd in enumerate(order):
         os.dup2(fd, target)
     os.closerange(4, 1 << 20)
-    if mode == "bwrap":
-        # Fresh user (nothing per-user, such as keyrings, outlives the job), mount and IPC
-        # namespaces in one call; the mount and IPC ones belong to the new user namespace.
-        check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+    mib = 1 << 20
+    if prep.mode == "bwrap":
+        unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC)  # the mount and IPC ones belong to the new user namespace
         map_own_ids(prep.id_maps)
-        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, tmp_options), "mount /tmp")
-    elif mode == "setuid":
-        unshare(CLONE_NEWNS | CLONE_NEWIPC)
-        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, tmp_options), "mount /tmp")
-        # a /proc that shows this job's pid namespace only, and no host tmp
-        check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mount /proc")
-        for path in ("/var/tmp", "/dev/shm"):
-            if os.path.isdir(path):
-                mount_tmpfs(path, f"size=1m,nr_inodes=64,mode=0700{prep.owner}")
+        options = f"size={job['tmp_mb']}m,nr_inodes=8192,mode=0700".encode()
+        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, options), "mount /tmp")
     os.chdir(workdir)
-    if mode == "setuid":
-        os.setgroups([])
-        os.setresgid(prep.gid, prep.gid, prep.gid)
-        os.setresuid(prep.uid, prep.uid, prep.uid)
-        unshare(CLONE_NEWUSER)
-        map_own_ids(prep.id_maps)
-    if mode != "unsafe":
-        check(libc.capset(*_CAPSET_ARGS), "capset")  # the ones the new user namespace gave us
-    check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    check(libc.prctl(PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0), "pdeathsig")
+    if prep.mode == "bwrap":  # drop the capabilities the new user namespace gave us
+        check(libc.capset(ctypes.byref(_CapHeader(0x20080522, 0)), (_CapData * 2)()), "capset")
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if seccomp.PRCTL_ARGS is not None:
         check(libc.prctl(*seccomp.PRCTL_ARGS), "seccomp")
-    if prep.workdir is None:  # (otherwise the zygote set them once: see Prepared.fixed_environment)
-        os.environ["TMPDIR"] = workdir
-        os.environ["HOME"] = workdir
-        tempfile.tempdir = None
-    setrlimit = resource.setrlimit
-    for which, limit in rlimits:
-        setrlimit(which, limit)
+    os.environ["TMPDIR"] = os.environ["HOME"] = workdir
+    tempfile.tempdir = None
+    limits = {"CORE": 0, "NOFILE": 64, "FSIZE": job["tmp_mb"] * mib, "MEMLOCK": 0, "MSGQUEUE": 0}
+    limits.update(CPU=job["cpu"], AS=job["mem_mb"] * mib)
+    for name, value in limits.items():
+        resource.setrlimit(getattr(resource, "RLIMIT_" + name), (value, value))
     sys.argv = ["solution"]
     random.seed(prep.seed)  # `random` re-seeds itself from urandom in every fork: make jobs repeatable
 
@@ -380,3 +276,13 @@ def _run_calls(job):
             del exc
         _flush_prints()
         _emit_call(*record)
+
+
+def run_job(job):
+    """Run a set-up job's code: contest tests, a program on stdin, or calls."""
+    if job.get("tests") is not None:
+        contest_runner.run(job)
+    elif job.get("stdin") is None:
+        _run_calls(job)
+    else:
+        _run_program(job)

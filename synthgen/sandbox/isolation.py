@@ -22,7 +22,7 @@ import logging
 import os
 import shutil
 import signal
-import struct
+import socket
 import subprocess
 import sys
 import tempfile
@@ -39,11 +39,9 @@ SANDBOX_UID = SANDBOX_GID = 65534  # nobody / nogroup
 PROBE_TIMEOUT_S = 30.0
 _HERE = Path(__file__).resolve().parent
 _log = logging.getLogger("synthgen.sandbox")
-_probe_cache: dict[tuple, None] = {}  # levels that worked in this process
 # What the zygote's folder holds (the zygote first: the rest are imported, so compiled beforehand).
 SANDBOX_MODULES = (
     "zygote.py",
-    "template.py",
     "child.py",
     "seccomp.py",
     "contest_runner.py",
@@ -295,23 +293,31 @@ def _unsupported(plan: Plan) -> str | None:
 
 def probe(plan: Plan) -> str | None:
     """Start one zygote and wait for it to pass its self-test; None if it did, else why not."""
-    key = (plan.level, plan.python, plan.libraries.key() if plan.libraries else ())
-    if key in _probe_cache:
-        return _probe_cache[key]
     argv, popen = plan.command(seed=0)
-    try:
-        done = subprocess.run(argv, input=b"", capture_output=True, timeout=PROBE_TIMEOUT_S, **popen)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"could not start: {exc}"
-    out = done.stdout
-    ready = len(out) >= 5 and out[4:5] == b"R" and struct.unpack(">I", out[:4])[0] == len(out) - 4
-    why = None
-    if not ready or done.returncode != 0:
-        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-        why = f"zygote failed its start-up (exit {done.returncode}): {' | '.join(tail) or 'no message'}"
-    if why is None:  # only success is remembered: a failure may be load, and is retried next time
-        _probe_cache[key] = why
-    return why
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with tempfile.TemporaryFile() as log:
+        try:
+            proc = subprocess.Popen(
+                argv, stdin=theirs, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True, **popen
+            )
+        except OSError as exc:
+            ours.close()
+            return f"could not start: {exc}"
+        finally:
+            theirs.close()
+        try:
+            ours.settimeout(PROBE_TIMEOUT_S)
+            ready = ours.recv(1 << 12)[:1] == b"R"
+        except OSError:
+            ready = False
+        finally:
+            ours.close()
+            kill_worker(proc)
+        if ready:
+            return None
+        log.seek(0)
+        tail = log.read().decode("utf-8", "replace").strip().splitlines()[-3:]
+        return f"zygote failed its start-up (exit {proc.returncode}): {' | '.join(tail) or 'no message'}"
 
 
 def kill_worker(proc: subprocess.Popen) -> None:
@@ -334,7 +340,5 @@ def kill_worker(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         pass
     for stream in (proc.stdin, proc.stdout, proc.stderr):
-        try:
+        if stream is not None:
             stream.close()
-        except OSError:
-            pass

@@ -10,7 +10,6 @@ observed from outside the child. `infra` means the sandbox failed, never that th
 
 from __future__ import annotations
 
-import json
 import marshal
 import operator
 import signal
@@ -175,28 +174,30 @@ class Limits:
             return min(job.runs * (self.max_test_output_bytes + 4096) + 4096, self.max_tests_result_bytes)
         return min(job.runs * (self.max_value_bytes + 4096) + 4096, self.max_result_bytes)
 
+    def caps(self, job: Job) -> tuple[int, int, int]:
+        """What the host keeps of each output stream, the most stdout + stderr may hold together,
+        and the most all result records may: past the last two the child is stopped."""
+        # A program's stdout is its answer: keep all of it up to the value cap (plus one byte, so
+        # that an answer over the cap is seen to be over it rather than cut off).
+        if job.stdin is not None:
+            return self.max_value_bytes + 1, self.max_output_bytes + self.max_value_bytes, self.result_cap(job)
+        return self.keep_output_bytes, self.max_output_bytes, self.result_cap(job)
+
     def job_payload(self, job: Job) -> bytes:
-        """The b"J" frame a zygote receives. Expected values are deliberately not in it."""
-        program = job.stdin is not None
+        """The job as its child reads it (marshal data). Expected values are deliberately not in it."""
         body = {
             "code": job.code,
             "calls": list(job.calls),
             "stdin": job.stdin,
-            "timeout": float(job.timeout_s),
             "cpu": cpu_limit_s(job),
             "mem_mb": job.memory_mb,
             "tmp_mb": self.tmp_mb,
-            # A program's stdout is its answer: keep all of it up to the value cap (plus one byte,
-            # so that an answer over the cap is seen to be over it rather than cut off).
-            "out_keep": self.max_value_bytes + 1 if program else self.keep_output_bytes,
-            "out_limit": self.max_output_bytes + (self.max_value_bytes if program else 0),
             "val_cap": self.max_value_bytes,
             "res_cap": self.result_cap(job),
         }
         if job.tests is not None:
             body.update(contest_results.payload_fields(job, self))
-        data = b"J" + marshal.dumps(body, 4)  # (see zygote.py: what its children read fastest)
-        return _U32.pack(len(data)) + data
+        return marshal.dumps(body, 4)
 
 
 def contest_job(
@@ -219,22 +220,6 @@ def cpu_limit_s(job: Job) -> int:
 def infra_result(job: Job, isolation: str, error: str) -> JobResult:
     error = safe_text(error)
     return JobResult(isolation, [CallVerdict(Status.INFRA, error=error) for _ in range(job.runs)])
-
-
-def split_done_frame(body: bytes) -> tuple[dict, list[bytes]]:
-    """Header and the three blobs (results, stdout, stderr) of a b"D" frame body (kind byte stripped)."""
-    parts, pos = [], 0
-    for _ in range(4):
-        (n,) = _U32.unpack_from(body, pos)
-        pos += 4
-        if pos + n > len(body):
-            raise ValueError("truncated result frame")
-        parts.append(body[pos : pos + n])
-        pos += n
-    header = json.loads(parts[0])
-    if not isinstance(header, dict) or "end" not in header:
-        raise ValueError("bad result header")
-    return header, parts[1:]
 
 
 def _records(blob: bytes) -> list[bytes]:

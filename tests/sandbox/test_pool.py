@@ -218,38 +218,6 @@ def test_leftovers_of_a_killed_host_are_cleaned_at_the_next_start(needs_bwrap):
             stuck.kill()
 
 
-def test_without_pidfds_the_template_reports_exits_and_kills(monkeypatch, needs_bwrap):
-    """Kernels without pidfd_open: the zygote learns of exits from the template's reports and
-    asks the template (which has not reaped the child, so the pid is still its child's) to kill."""
-    from pathlib import Path
-
-    from synthgen.sandbox import isolation as iso
-
-    real = iso.prepare_sandbox_dir
-
-    def without_pidfds() -> str:
-        path = real()
-        template = Path(path, "template.py")
-        text = template.read_text()
-        assert "pidfd = os.pidfd_open(pid)" in text
-        template.write_text(text.replace("pidfd = os.pidfd_open(pid)", "raise OSError('no pidfd_open here')"))
-        return path
-
-    monkeypatch.setattr(iso, "prepare_sandbox_dir", without_pidfds)
-    monkeypatch.setattr(iso, "_probe_cache", {})
-    with SandboxPool(workers=1, isolation="bwrap") as pool:
-        jobs = [
-            Job("import time\ndef f():\n    time.sleep(60)\n", ("f()",), timeout_s=0.5),  # killed at the wall clock
-            Job(SQUARE, ("f(7)",)),  # answered on its end record
-            Job("import os\ndef f():\n    os._exit(3)\n", ("f()",)),  # an exit the template reports
-            Job("def f():\n    while True:\n        pass\n", ("f()",), timeout_s=0.5),
-            Job(SQUARE, ("f(8)",)),
-        ]
-        results = pool.run_many(jobs)
-        assert [statuses(r) for r in results] == [["timeout"], ["ok"], ["killed"], ["timeout"], ["ok"]]
-        assert "status 3" in results[2].calls[0].error and results[4].calls[0].encoded == "64"
-
-
 def test_subclasses_of_str_and_int_reach_the_child_as_plain_values(bwrap_pool):
     # The wire to the zygote is marshal, which takes exact types only; JSON took these.
     import enum
