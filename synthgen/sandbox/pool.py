@@ -251,9 +251,7 @@ class SandboxPool:
         """Replace missing workers, enforce deadlines, hand out queued jobs."""
         for worker in list(group.workers):
             if (not worker.ready or worker.job) and now > worker.deadline:
-                self._retire(
-                    worker, "sandbox worker " + ("did not report in time" if worker.ready else "did not start in time")
-                )
+                self._retire(worker, f"sandbox worker did not {'report' if worker.ready else 'start'} in time")
         failing = group.failures >= 3
         if group.active and now >= group.next_spawn and (group.queue or not failing):
             for _ in range(group.size - len(group.workers)):
@@ -270,7 +268,7 @@ class SandboxPool:
     def _spawn(self, group: Group) -> None:
         argv, popen = self._plan.command(group.seed)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        log = tempfile.TemporaryFile()
+        log = tempfile.TemporaryFile()  # noqa: SIM115 (the zygote's stderr, kept as long as the worker lives)
         try:
             proc = subprocess.Popen(
                 argv, stdin=theirs, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True, **popen
