@@ -1,38 +1,37 @@
-"""SandboxPool: one zygote per worker, driven by one I/O thread; sync and asyncio front ends.
+"""SandboxPool: one zygote per worker, each driven by a thread of its own; sync and asyncio front ends.
 
     with SandboxPool() as pool:                     # probes isolation (bwrap first) at start
         result = pool.run_sync(Job("def f(x):\n    return x * 2\n", ("f(2)",), (values.encode(4),)))
         results = pool.run_many(jobs)               # in order, all workers busy
-    with SandboxPool(workers=4) as pool:
-        result = await pool.run(job)                # any number of concurrent callers
+        result = await pool.run(job)                # from asyncio, any number of concurrent callers
         first, second = await pool.run_twice_for_determinism(job)
 
-Each worker is a zygote (zygote.py says what it does and the messages) running one job at a time.
-For each job this process writes the job into a memory file, makes its result, stdout and stderr
-pipes, and sends the zygote those descriptors; it then reads the pipes itself, within the job's
-caps, and answers as soon as the child's end record arrives. Jobs wait in one queue per group.
-The "main" group's zygotes share one PYTHONHASHSEED and random seed (results are reproducible);
-the "alt" group, a quarter as large and started on first use, has another and serves the
-determinism check.
+A worker runs one job at a time on its zygote (zygote.py says what that does): its thread writes
+the job into a memory file, makes the job's result, stdout and stderr pipes, sends the zygote those
+descriptors, then reads the pipes itself within the job's caps and answers at the child's end
+record (or its exit report). The "main" group's zygotes share one PYTHONHASHSEED and random seed,
+so results are reproducible; the "alt" group, a quarter as large and started on first use, has
+another and serves the determinism check.
 
-Health: a worker whose socket closes or that overruns its job's deadline by GRACE_S is killed and
-replaced, and its job is reported as `infra`. If workers keep failing to start, queued jobs get
-`infra` rather than waiting forever. close() (also at the end of a `with` block, Ctrl+C included,
-and at interpreter exit) kills every zygote; each zygote also dies with the pool's I/O thread
-(bwrap --die-with-parent, PR_SET_PDEATHSIG), so even SIGKILL of the host leaves no orphans.
+Health: a worker whose zygote dies, breaks the protocol or overruns its job's deadline by GRACE_S
+is replaced, and its job is reported as `infra`; a job that finds no worker after START_TRIES
+failed starts is `infra` too, never left waiting. close() (also at the end of a `with` block and
+at interpreter exit) kills every zygote; zygotes also die with their thread (bwrap
+--die-with-parent, PR_SET_PDEATHSIG), so even SIGKILL of the host leaves no orphans.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import collections
 import concurrent.futures
 import itertools
 import json
 import os
-import selectors
+import queue
+import select
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -46,50 +45,252 @@ from synthgen.sandbox.settings import SANDBOX_LIBRARIES, SandboxSettings
 
 GRACE_S = 5.0  # how long past a job's timeout the zygote has to report before it is replaced
 START_TIMEOUT_S = 30.0
+START_TRIES = 3
+IDLE_CHECK_S = 1.0  # how often an idle worker looks whether its zygote is still alive
 END_RECORD = b'\x00\x00\x00\x05["E"]'  # child.END_RECORD: every call has reported
 _ids = itertools.count()
 
 
-class Pending:
-    """A job waiting for a worker, then running on one: its pipes, what they held, how it ended."""
-
-    def __init__(self, job: Job, future: concurrent.futures.Future, limits: Limits):
-        self.job, self.future, self.limits = job, future, limits
-        self.id = next(_ids)
-        self.fds: list[int] = []  # read ends of the result, stdout and stderr pipes (-1 at EOF)
-        self.bufs = [bytearray(), bytearray(), bytearray()]
-        self.totals = [0, 0, 0]
-        self.end: str | None = None  # "done", or why this process stopped the child
-        self.started = 0.0
-        self.killed = False
-
-    def claim(self) -> bool:
-        """Mark the future running; False if the caller cancelled it meanwhile."""
-        return self.future.running() or self.future.set_running_or_notify_cancel()
+class WorkerGone(Exception):
+    """The zygote died, broke the protocol or missed a deadline: it cannot be trusted any more."""
 
 
 class Worker:
-    def __init__(self, group: Group, proc: subprocess.Popen, sock: socket.socket, log):
-        self.group, self.proc, self.sock, self.log = group, proc, sock, log
-        self.ready = self.dead = False
-        self.job: Pending | None = None
-        self.deadline = time.monotonic() + START_TIMEOUT_S
+    """One zygote: its process, the socket to it and its stderr (kept for error messages)."""
+
+    def __init__(self, pool: SandboxPool, seed: int):
+        argv, popen = pool._plan.command(seed)
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (kept as long as the worker lives)
+        self.proc: subprocess.Popen | None = None
+        self.started: float | None = None  # when the job running now began
+        try:
+            self.proc = subprocess.Popen(
+                argv, stdin=theirs, stdout=subprocess.DEVNULL, stderr=self.log, start_new_session=True, **popen
+            )
+        except OSError as exc:
+            self.close()
+            raise WorkerGone(f"could not start a worker: {exc}") from None
+        finally:
+            theirs.close()
+
+    def wait_ready(self) -> None:
+        if not select.select([self.sock], [], [], START_TIMEOUT_S)[0]:
+            raise WorkerGone("sandbox worker did not start in time")
+        if self._message()[0] != b"R":
+            raise WorkerGone("sandbox worker broke the protocol at start-up")
+
+    def alive(self) -> bool:
+        """Whether the zygote still runs (reading the exit reports of jobs answered early)."""
+        while select.select([self.sock], [], [], 0)[0]:
+            try:
+                self._message()
+            except WorkerGone:
+                return False
+        return True
 
     def last_words(self) -> str:
-        """The last line the zygote wrote to its stderr (most start-up failures explain themselves)."""
+        """The last line the zygote wrote to its stderr (most failures explain themselves there)."""
         self.log.seek(max(0, self.log.seek(0, os.SEEK_END) - 4096))
         lines = self.log.read().decode("utf-8", "replace").strip().splitlines()
         return lines[-1][:300] if lines else ""
 
+    def close(self) -> None:
+        self.sock.close()
+        if self.proc is not None:
+            iso.kill_worker(self.proc)
+        self.log.close()
+
+    def _message(self) -> tuple[bytes, dict]:
+        msg = self.sock.recv(1 << 12)
+        if not msg:
+            words = self.last_words()
+            ended = "the sandbox's zygote (the template of every job's child) ended"
+            raise WorkerGone(f"{ended}: {words}" if words else ended)
+        try:
+            return msg[:1], json.loads(msg[1:])
+        except ValueError:
+            raise WorkerGone("sandbox worker broke the protocol") from None
+
+    def run(self, job_id: int, job: Job, limits: Limits, answer_early) -> dict:
+        """Run one job; the header build_result needs, with the pipes' contents under "blobs"."""
+        pipes = [os.pipe() for _ in range(3)]
+        try:
+            with os.fdopen(os.memfd_create("job"), "wb") as job_file:
+                job_file.write(limits.job_payload(job))
+                job_file.flush()
+                head = b"J" + json.dumps({"id": job_id, "timeout": float(job.timeout_s)}).encode()
+                try:
+                    socket.send_fds(self.sock, [head], [job_file.fileno()] + [w for _, w in pipes])
+                except OSError as exc:
+                    raise WorkerGone(f"sandbox worker stopped listening: {exc}") from None
+                finally:
+                    for _, w in pipes:
+                        os.close(w)
+            return self._collect(job_id, job, limits, [r for r, _ in pipes], answer_early)
+        finally:
+            for r, _ in pipes:
+                os.close(r)
+
+    def _collect(self, job_id: int, job: Job, limits: Limits, reads: list[int], answer_early) -> dict:
+        """Read the job's pipes (0 results, 1 stdout, 2 stderr) within the caps until it is done.
+
+        Answers at the child's end record when `answer_early()` (jobs are waiting), else at its
+        exit report: when idle, no process outlives its answer."""
+        keep, out_limit, res_cap = limits.caps(job)
+        bufs, totals, open_fds = [bytearray(), bytearray(), bytearray()], [0, 0, 0], set(reads)
+        end, report, killed, started = None, None, False, time.monotonic()
+        self.started = started
+        poller = select.poll()
+        poller.register(self.sock, select.POLLIN)
+        for fd in reads:
+            os.set_blocking(fd, False)
+            poller.register(fd, select.POLLIN)
+
+        def drain(i: int) -> str | None:
+            """Read what pipe `i` holds: why the child must stop, if it went over a cap."""
+            while reads[i] in open_fds:
+                try:
+                    data = os.read(reads[i], 1 << 16)
+                except BlockingIOError:
+                    break
+                if not data:
+                    open_fds.discard(reads[i])
+                    poller.unregister(reads[i])
+                    break
+                totals[i] += len(data)
+                if i == 0 and totals[0] <= res_cap:
+                    bufs[0] += data
+                elif i > 0:
+                    bufs[i] += data[: max(0, keep - len(bufs[i]))]
+            if totals[0] > res_cap:
+                return "results"
+            return "output" if totals[1] + totals[2] > out_limit else None
+
+        while report is None:
+            remaining = started + job.timeout_s + GRACE_S - time.monotonic()
+            if remaining <= 0:
+                raise WorkerGone("sandbox worker did not report in time")
+            for fd, _ in poller.poll(remaining * 1000):
+                if fd == self.sock.fileno():
+                    kind, body = self._message()
+                    if kind != b"X":
+                        raise WorkerGone(f"sandbox worker broke the protocol: message {kind!r} during a job")
+                    if body.get("id") == job_id:  # (else the late report of a job answered early)
+                        for i in range(3):  # the child is gone, and every writer with it: take what is left
+                            end = end or drain(i)
+                        report = body
+                else:
+                    end = end or drain(reads.index(fd))
+            if end is None and reads[0] not in open_fds and bufs[0].endswith(END_RECORD):
+                end = "done"  # every call reported (it flushed its output first: the pipes hold all of it)
+                for i in (1, 2):
+                    end = drain(i) or end
+            if end and report is None and not killed:
+                killed = True
+                try:
+                    self.sock.send(b"K" + json.dumps({"id": job_id}).encode())
+                except OSError:
+                    pass  # the zygote is gone: the socket's end says so next
+                if end == "done" and answer_early():
+                    report = {}
+        self.started = None
+        header = {"code": None, "signal": None, "cpu": None, **report, "wall": time.monotonic() - started}
+        header.update(end=end or report["end"], out_total=totals[1], err_total=totals[2])
+        header["blobs"] = [bytes(b) for b in bufs]
+        return header
+
 
 class Group:
-    def __init__(self, seed: int, size: int, active: bool):
-        self.seed, self.size, self.active = seed, size, active
-        self.queue: collections.deque[Pending] = collections.deque()
-        self.workers: list[Worker] = []
+    """Workers that share a hash seed and a queue: one thread each, started on first use."""
+
+    def __init__(self, pool: SandboxPool, seed: int, size: int):
+        self.pool, self.seed, self.size = pool, seed, size
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.threads: list[threading.Thread] = []
+        self.workers: list[Worker] = []  # started, for worker_pids and close
         self.failures = 0
-        self.next_spawn = 0.0
         self.last_error = ""
+
+    def start(self) -> None:
+        for _ in range(self.size - len(self.threads)):
+            thread = threading.Thread(target=self._serve, name="sandbox-worker", daemon=True)
+            self.threads.append(thread)
+            thread.start()
+
+    def _serve(self) -> None:
+        """One worker's thread: keep a zygote and run the group's jobs on it, one at a time."""
+        worker = self._start()
+        while True:
+            try:
+                item = self.queue.get(timeout=IDLE_CHECK_S)
+            except queue.Empty:
+                if worker is not None and not worker.alive():
+                    worker = self._retire(worker)
+                if worker is None and self.failures < START_TRIES and not self.pool._closing:
+                    worker = self._start()
+                continue
+            if item is None:
+                break
+            job_id, job, future = item
+            if not future.set_running_or_notify_cancel():
+                continue  # cancelled while queued
+            if worker is not None and not worker.alive():
+                worker = self._retire(worker)
+            tries = 0 if self.pool._closing else START_TRIES if self.failures < START_TRIES else 1
+            while worker is None and tries:
+                worker, tries = self._start(), tries - 1
+            isolation = self.pool.isolation
+            if worker is None:
+                error = "the sandbox pool was closed" if self.pool._closing else "sandbox workers cannot start: "
+                future.set_result(infra_result(job, isolation, error + self.last_error * (not self.pool._closing)))
+                continue
+            started = time.monotonic()
+            try:
+                header = worker.run(job_id, job, self.pool.limits, lambda: not self.queue.empty())
+                result = build_result(job, header, header.pop("blobs"), isolation, self.pool.limits)
+            except WorkerGone as exc:
+                worker = self._retire(worker)
+                result = infra_result(job, isolation, "the sandbox pool was closed" if self.pool._closing else str(exc))
+            except BaseException as exc:  # a bug here must not leave the caller waiting
+                result = infra_result(job, isolation, f"sandbox pool failed: {exc!r}")
+            self.pool._add_busy(time.monotonic() - started)
+            future.set_result(result)
+        if worker is not None:
+            self._retire(worker)
+
+    def _start(self) -> Worker | None:
+        """A ready worker, or None (then the next try waits a little longer, up to 5 s)."""
+        try:
+            worker = Worker(self.pool, self.seed)
+        except WorkerGone as exc:
+            error = str(exc)
+        else:
+            with self.pool._lock:
+                closing = self.pool._closing
+                if not closing:
+                    self.workers.append(worker)
+            try:
+                if closing:
+                    raise WorkerGone("the sandbox pool was closed")
+                worker.wait_ready()
+                self.failures = 0
+                return worker
+            except (WorkerGone, OSError) as exc:
+                words = worker.last_words()
+                self._retire(worker)
+                error = str(exc) + (f" ({words})" if words and words not in str(exc) else "")
+        self.failures += 1
+        self.last_error = error
+        if not self.pool._closing:
+            time.sleep(min(5.0, 0.05 * 2**self.failures))
+        return None
+
+    def _retire(self, worker: Worker) -> None:
+        with self.pool._lock:
+            if worker in self.workers:
+                self.workers.remove(worker)
+        worker.close()
 
 
 class SandboxPool:
@@ -110,18 +311,11 @@ class SandboxPool:
         self._plan = iso.choose(isolation, allow_unsafe, python, tuple(libraries))
         self.libraries = self._plan.libraries
         self.isolation = self._plan.level
-        self._groups = {"main": Group(0, self.workers, True), "alt": Group(1, max(1, self.workers // 4), False)}
-        self._inbox: list[tuple[str, Pending]] = []
-        self._busy_s = 0.0  # worker-seconds with a job running, of jobs that ended
         self._lock = threading.Lock()
-        self._closing = self._closed = False
-        self._stopped_by = ""
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
-        self._sel = selectors.DefaultSelector()
-        self._thread = threading.Thread(target=self._loop, name="sandbox-pool", daemon=True)
-        self._thread.start()
+        self._closing = False
+        self._busy_s = 0.0  # worker-seconds with a job running, of jobs that ended
+        self._groups = {"main": Group(self, 0, self.workers), "alt": Group(self, 1, max(1, self.workers // 4))}
+        self._groups["main"].start()
         ref = weakref.ref(self)
         self._atexit = lambda: (p := ref()) is not None and p.close()
         atexit.register(self._atexit)
@@ -137,8 +331,6 @@ class SandboxPool:
             **kwargs,
         )
 
-    # ---- public API ------------------------------------------------------------------------
-
     def submit(self, job: Job, *, group: str = "main") -> concurrent.futures.Future:
         """Queue a job; the future's result is its JobResult (never an exception for job trouble)."""
         if not isinstance(job, Job) or group not in self._groups:
@@ -148,11 +340,9 @@ class SandboxPool:
         future: concurrent.futures.Future = concurrent.futures.Future()
         with self._lock:
             if self._closing:
-                raise RuntimeError(
-                    "the sandbox pool is closed" + (f" (stopped by {self._stopped_by})" if self._stopped_by else "")
-                )
-            self._inbox.append((group, Pending(job, future, self.limits)))
-        self._wake()
+                raise RuntimeError("the sandbox pool is closed")
+            self._groups[group].start()
+            self._groups[group].queue.put((next(_ids), job, future))
         return future
 
     async def run(self, job: Job) -> JobResult:
@@ -175,13 +365,26 @@ class SandboxPool:
     def close(self) -> None:
         """Stop every worker (jobs not finished get `infra`) and remove the sandbox folder. Idempotent."""
         with self._lock:
+            if self._closing:
+                return
             self._closing = True
-            done, self._closed = self._closed, True
-        if done:
-            return
-        self._wake()
-        if threading.current_thread() is not self._thread:
-            self._thread.join(timeout=30)
+            workers = [w for g in self._groups.values() for w in g.workers]
+        for group in self._groups.values():
+            for _ in group.threads:
+                group.queue.put(None)
+        for worker in workers:  # a thread waiting on its zygote sees it end
+            try:
+                os.killpg(worker.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for group in self._groups.values():
+            for thread in group.threads:
+                if thread is not threading.current_thread():
+                    thread.join(timeout=30)
+            while not group.queue.empty():
+                item = group.queue.get()
+                if item is not None and item[2].set_running_or_notify_cancel():
+                    item[2].set_result(infra_result(item[1], self.isolation, "the sandbox pool was closed"))
         atexit.unregister(self._atexit)
         shutil.rmtree(self._plan.sandbox_dir, ignore_errors=True)
 
@@ -195,276 +398,15 @@ class SandboxPool:
         """Worker-seconds spent with a job running since the pool started; / (workers x wall time)
         is the sandbox's busy share (monitoring and benchmarks)."""
         now = time.monotonic()
-        running = [w.job.started for g in self._groups.values() for w in list(g.workers) if w.job]
+        with self._lock:
+            running = [w.started for g in self._groups.values() for w in g.workers if w.started is not None]
         return self._busy_s + sum(now - since for since in running)
 
     def worker_pids(self, group: str | None = None) -> list[int]:
         """Host pids of the workers (bwrap or python) of one group or all, for monitoring and tests."""
-        return [w.proc.pid for name, g in self._groups.items() if group in (None, name) for w in list(g.workers)]
-
-    # ---- the I/O thread ----------------------------------------------------------------------
-
-    def _wake(self) -> None:
-        with self._lock:  # (the I/O thread closes the pipe under the same lock when it ends)
-            if self._wake_w >= 0:
-                try:
-                    os.write(self._wake_w, b"x")
-                except BlockingIOError:
-                    pass  # already awake
-
-    def _loop(self) -> None:
-        self._sel.register(self._wake_r, selectors.EVENT_READ, None)
-        try:
-            while True:
-                with self._lock:
-                    inbox, self._inbox = self._inbox, []
-                    if self._closing:
-                        break
-                for name, pending in inbox:
-                    self._groups[name].active = True
-                    self._groups[name].queue.append(pending)
-                now = time.monotonic()
-                for group in self._groups.values():
-                    self._tend(group, now)
-                for key, _ in self._sel.select(self._next_timeout(now)):
-                    if key.data is None:
-                        while self._read(self._wake_r):
-                            pass
-                    elif isinstance(key.data, Worker):
-                        self._on_message(key.data)
-                    else:
-                        self._on_pipe(*key.data)
-        except BaseException as exc:  # a bug here must not leave callers waiting forever
-            self._stopped_by = f"{type(exc).__name__}: {exc}"
-            raise
-        finally:
-            with self._lock:
-                self._closing = True
-            self._shutdown()
-
-    def _next_timeout(self, now: float) -> float:
-        times = [w.deadline for g in self._groups.values() for w in g.workers if not w.ready or w.job]
-        times += [g.next_spawn for g in self._groups.values() if g.active and len(g.workers) < g.size]
-        return max(0.0, min(times) - now) if times else 1.0
-
-    def _tend(self, group: Group, now: float) -> None:
-        """Replace missing workers, enforce deadlines, hand out queued jobs."""
-        for worker in list(group.workers):
-            if (not worker.ready or worker.job) and now > worker.deadline:
-                self._retire(worker, f"sandbox worker did not {'report' if worker.ready else 'start'} in time")
-        failing = group.failures >= 3
-        if group.active and now >= group.next_spawn and (group.queue or not failing):
-            for _ in range(group.size - len(group.workers)):
-                self._spawn(group)
-        if failing and not any(w.ready for w in group.workers):
-            while group.queue:  # keep nothing waiting on a sandbox that cannot start
-                self._fail(group.queue.popleft(), f"sandbox workers cannot start: {group.last_error}")
-        for worker in group.workers:
-            while worker.ready and not worker.job and group.queue:
-                pending = group.queue.popleft()
-                if pending.claim():  # (not if cancelled while queued)
-                    self._send(worker, pending)
-
-    def _spawn(self, group: Group) -> None:
-        argv, popen = self._plan.command(group.seed)
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        log = tempfile.TemporaryFile()  # noqa: SIM115 (the zygote's stderr, kept as long as the worker lives)
-        try:
-            proc = subprocess.Popen(
-                argv, stdin=theirs, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True, **popen
-            )
-        except OSError as exc:
-            ours.close()
-            log.close()
-            self._failed_start(group, f"could not start a worker: {exc}")
-            return
-        finally:
-            theirs.close()
-        ours.setblocking(False)
-        worker = Worker(group, proc, ours, log)
-        self._sel.register(ours, selectors.EVENT_READ, worker)
-        group.workers.append(worker)
-
-    def _send(self, worker: Worker, pending: Pending) -> None:
-        """Start `pending` on an idle worker: its job in a memory file, its pipes, one message."""
-        job_fd = os.memfd_create("job")
-        pipes = [os.pipe() for _ in range(3)]
-        try:
-            _write_all(job_fd, pending.limits.job_payload(pending.job))
-            head = json.dumps({"id": pending.id, "timeout": float(pending.job.timeout_s)}).encode()
-            socket.send_fds(worker.sock, [b"J" + head], [job_fd] + [w for _, w in pipes])
-        except OSError as exc:
-            for fd in [r for r, _ in pipes]:
-                os.close(fd)
-            self._retire(worker, f"sandbox worker stopped listening: {exc}")
-            pending.future.set_result(
-                infra_result(pending.job, self.isolation, f"sandbox worker stopped listening: {exc}")
-            )
-            return
-        finally:
-            for fd in [job_fd] + [w for _, w in pipes]:
-                os.close(fd)
-        pending.fds = [r for r, _ in pipes]
-        pending.started = time.monotonic()
-        for i, fd in enumerate(pending.fds):
-            os.set_blocking(fd, False)
-            self._sel.register(fd, selectors.EVENT_READ, (worker, i))
-        worker.job, worker.deadline = pending, pending.started + pending.job.timeout_s + GRACE_S
-
-    def _on_pipe(self, worker: Worker, i: int) -> None:
-        """Pipe `i` (0 results, 1 stdout, 2 stderr) of the worker's job is readable."""
-        pending = worker.job
-        if pending is None or pending.fds[i] < 0:
-            return  # (an event for a job that has ended already)
-        self._drain(pending, i)
-        if pending.fds[0] < 0 and pending.end is None and pending.bufs[0].endswith(END_RECORD):
-            pending.end = "done"  # every call reported: answer now, without waiting for the exit
-            for j in (1, 2):  # it flushed them before its end record: what they hold is all
-                self._drain(pending, j)
-        if pending.end is not None:
-            self._kill_child(worker, pending)
-            # With jobs waiting, answer now; when idle, after the exit report: no process outlives its answer.
-            if pending.end == "done" and worker.group.queue:
-                self._finish(worker, {"end": "done"})
-
-    def _drain(self, pending: Pending, i: int) -> None:
-        """Read what pipe `i` holds, within the caps (over one, the child must stop)."""
-        keep, out_limit, res_cap = pending.limits.caps(pending.job)
-        while pending.fds[i] >= 0:
-            try:
-                data = os.read(pending.fds[i], 1 << 16)
-            except BlockingIOError:
-                return
-            if not data:
-                self._sel.unregister(pending.fds[i])
-                os.close(pending.fds[i])
-                pending.fds[i] = -1
-                return
-            pending.totals[i] += len(data)
-            if i == 0 and pending.totals[0] > res_cap:
-                pending.end = pending.end or "results"
-            elif i == 0:
-                pending.bufs[0] += data
-            else:
-                pending.bufs[i] += data[: max(0, keep - len(pending.bufs[i]))]
-                if pending.totals[1] + pending.totals[2] > out_limit:
-                    pending.end = pending.end or "output"
-
-    def _kill_child(self, worker: Worker, pending: Pending) -> None:
-        """Ask the zygote to kill the job's child (once)."""
-        if pending.killed:
-            return
-        pending.killed = True
-        try:
-            worker.sock.send(b"K" + json.dumps({"id": pending.id}).encode())
-        except OSError:
-            pass  # the zygote is gone: its socket's end says so
-
-    def _on_message(self, worker: Worker) -> None:
-        if worker.dead:
-            return
-        try:
-            msg = worker.sock.recv(1 << 12)
-        except BlockingIOError:
-            return
-        except OSError:
-            msg = b""
-        if not msg:
-            words = worker.last_words()
-            self._retire(
-                worker,
-                "the sandbox's zygote (the template of every job's child) ended" + (f": {words}" if words else ""),
-            )
-            return
-        try:
-            kind, body = msg[:1], json.loads(msg[1:])
-            if kind == b"R" and not worker.ready:
-                worker.ready, worker.group.failures = True, 0
-            elif kind == b"X" and worker.job and body["id"] == worker.job.id:
-                for i in range(3):  # the child is gone, and every writer with it: take what is left
-                    self._drain(worker.job, i)
-                self._finish(worker, body)
-            elif kind != b"X":
-                raise ValueError(f"unexpected message {kind!r}")
-        except (ValueError, KeyError, TypeError) as exc:
-            self._retire(worker, f"sandbox worker broke the protocol: {exc!r}")
-
-    def _finish(self, worker: Worker, report: dict) -> None:
-        """Answer the worker's job from the child's exit report (or "done") and what its pipes held."""
-        pending, worker.job = worker.job, None
-        self._close_pipes(pending)
-        now = time.monotonic()
-        self._busy_s += now - pending.started
-        header = {"code": None, "signal": None, "cpu": None, **report, "wall": now - pending.started}
-        header.update(end=pending.end or report["end"], out_total=pending.totals[1], err_total=pending.totals[2])
-        try:
-            result = build_result(pending.job, header, [bytes(b) for b in pending.bufs], self.isolation, self.limits)
-        except Exception as exc:  # noqa: BLE001 (a bug in judging must not leave the caller waiting)
-            result = infra_result(pending.job, self.isolation, f"could not judge the job's results: {exc!r}")
-        pending.future.set_result(result)
-        self._tend(worker.group, now)
-
-    def _close_pipes(self, pending: Pending) -> None:
-        for i, fd in enumerate(pending.fds):
-            if fd >= 0:
-                self._sel.unregister(fd)
-                os.close(fd)
-                pending.fds[i] = -1
-
-    def _failed_start(self, group: Group, error: str) -> None:
-        """A worker of this group failed to start: back off before the next one (up to 5 s)."""
-        group.failures += 1
-        group.last_error = error
-        group.next_spawn = time.monotonic() + min(5.0, 0.05 * 2**group.failures)
-
-    def _retire(self, worker: Worker, error: str) -> None:
-        """Kill a worker; its job, if any, is reported as infra. A replacement follows."""
-        if worker.dead:
-            return
-        worker.dead = True
-        self._sel.unregister(worker.sock)
-        worker.sock.close()
-        iso.kill_worker(worker.proc)
-        if worker in worker.group.workers:
-            worker.group.workers.remove(worker)
-        if not worker.ready:
-            words = worker.last_words()
-            self._failed_start(worker.group, error + (f" ({words})" if words and words not in error else ""))
-        worker.log.close()
-        if worker.job:
-            pending, worker.job = worker.job, None
-            self._close_pipes(pending)
-            self._busy_s += time.monotonic() - pending.started
-            self._fail(pending, error)
-
-    def _shutdown(self) -> None:
-        for group in self._groups.values():
-            for worker in list(group.workers):
-                self._retire(worker, "the sandbox pool was closed")
-            while group.queue:
-                self._fail(group.queue.popleft(), "the sandbox pool was closed")
         with self._lock:
-            inbox, self._inbox = self._inbox, []
-            self._sel.close()
-            os.close(self._wake_r)
-            os.close(self._wake_w)
-            self._wake_r = self._wake_w = -1
-        for _, pending in inbox:
-            self._fail(pending, "the sandbox pool was closed")
+            return [w.proc.pid for name, g in self._groups.items() if group in (None, name) for w in g.workers]
 
-    def _fail(self, pending: Pending, error: str) -> None:
-        if pending.claim() and not pending.future.done():
-            pending.future.set_result(infra_result(pending.job, self.isolation, error))
-
-    @staticmethod
-    def _read(fd: int) -> bytes:
-        try:
-            return os.read(fd, 4096)
-        except BlockingIOError:
-            return b""
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    def _add_busy(self, seconds: float) -> None:
+        with self._lock:
+            self._busy_s += seconds
