@@ -13,7 +13,7 @@ import synthgen.sandbox
 from synthgen.sandbox import Job, SandboxPool, SandboxUnavailable, Status
 from synthgen.sandbox.isolation import SANDBOX_MODULES
 
-LEVELS = ("bwrap", "setuid-netns")
+LEVELS = ("bwrap",)
 _pools: dict[str, SandboxPool | str] = {}
 
 
