@@ -1,23 +1,23 @@
 """How a worker starts and what it can see: the isolation levels, the libraries bound in, the command.
 
-Two levels exist; `choose()` probes them by starting a real zygote (which runs a self-test job
-before it says it is ready):
+Two levels; `choose()` probes them by starting a real zygote (it runs a self-test job before it
+says it is ready):
 
   bwrap         the real sandbox. The zygote runs inside bubblewrap as uid 65534 with an empty
                 environment: every namespace unshared (no network, own pids), only /usr, the
                 zygote's own folder and the libraries below mounted, read-only; each job's child
                 gets fresh pid, user, mount and IPC namespaces, a fresh tmpfs /tmp, no
                 capabilities and a seccomp filter (seccomp.py).
-  rlimits-only  a development fallback for machines without bubblewrap: resource limits and a
-                private temporary folder, NOTHING ELSE. Code under test runs as this user, can
-                read and write whatever this user can, and can reach the network. Refused unless
-                the caller passes allow_unsafe=True, and then loudly warned about.
+  rlimits-only  a development fallback where bubblewrap is missing: resource limits and a private
+                temporary folder, NOTHING ELSE. Code under test runs as this user, can read and
+                write whatever this user can, and can reach the network. Refused unless the caller
+                passes allow_unsafe=True, and then loudly warned about.
 
-Libraries (`sandbox.libraries`, numpy by default: contest judges have it): this environment's copy
-when the sandbox interpreter has the same Python major.minor and uid 65534 can read it (the package
-folder and its `NAME.libs` are bound read-only at the same path), else the sandbox interpreter's
-own copy (Debian's python3-numpy), else it is missing in the sandbox, said as a warning. Math
-libraries run one thread (THREADS_ENV), as the graders set it: a job's CPU time is its own.
+Libraries (`sandbox.libraries`, numpy by default, as on contest judges): this environment's copy
+when the sandbox interpreter has the same Python major.minor and uid 65534 can read it (bound
+read-only at the same path, with its `NAME.libs`), else the sandbox interpreter's own copy
+(Debian's python3-numpy), else missing in the sandbox, with a warning. Math libraries run one
+thread (THREADS_ENV), as the graders set it: a job's CPU time is its own.
 """
 
 from __future__ import annotations
@@ -81,9 +81,6 @@ class Libraries:
     found: dict[str, str] = field(default_factory=dict)  # name -> package folder
     missing: dict[str, str] = field(default_factory=dict)  # name -> why
 
-    def env(self) -> dict[str, str]:
-        return {**THREADS_ENV, "PYTHONPATH": os.pathsep.join(self.path)} if self.path else dict(THREADS_ENV)
-
 
 def find_libraries(python: str, names: tuple[str, ...]) -> Libraries:
     """Resolve `names` for the sandbox interpreter `python`; a warning for each one it will lack."""
@@ -105,12 +102,9 @@ def find_libraries(python: str, names: tuple[str, ...]) -> Libraries:
             folder = theirs
             out.binds += [] if os.path.realpath(theirs).startswith("/usr/") else [theirs]
         else:
-            why = "not installed for the sandbox interpreter"
-            if here and not same_abi:
-                why += f"; this environment's copy is for Python {sys.version_info[0]}.{sys.version_info[1]}"
-            elif here:
-                why += "; this environment's copy is not readable by other users"
-            out.missing[name] = f"{why} ({python})"
+            ours = "not readable by other users" if same_abi else "for Python {}.{}".format(*sys.version_info)
+            why = f"; this environment's copy is {ours}" if here else ""
+            out.missing[name] = f"not installed for the sandbox interpreter{why} ({python})"
             _log.warning("sandbox: %s is not importable in the sandbox (%s)", name, out.missing[name])
             continue
         out.found[name] = folder
@@ -151,7 +145,9 @@ class Plan:
 
     def command(self, seed: int) -> tuple[list[str], dict]:
         """argv and extra Popen keyword arguments for one zygote with this hash seed."""
-        env = {"PYTHONHASHSEED": str(seed), "PYTHONUTF8": "1", **self.libraries.env()}
+        env = {"PYTHONHASHSEED": str(seed), "PYTHONUTF8": "1", **THREADS_ENV}
+        if self.libraries.path:
+            env["PYTHONPATH"] = os.pathsep.join(self.libraries.path)
         if self.level == "rlimits-only":
             argv = [self.python, "-S", "-s", "-B", os.path.join(self.sandbox_dir, "zygote.py"), "unsafe", str(seed)]
             return argv, {"env": env, "cwd": "/"}
@@ -176,13 +172,9 @@ class Plan:
 
 
 def _prefix_binds(python: str) -> list[str]:
-    """Folders an interpreter outside /usr needs inside bwrap (its prefix)."""
+    """The folder an interpreter outside /usr needs inside bwrap: its prefix (PREFIX/bin/python)."""
     real = os.path.realpath(python)
-    if real.startswith("/usr/"):
-        return []
-    if real == os.path.realpath(sys.executable):
-        return [os.path.realpath(sys.base_prefix)]
-    return [os.path.dirname(os.path.dirname(real))]
+    return [] if real.startswith("/usr/") else [os.path.dirname(os.path.dirname(real))]
 
 
 def default_python() -> str:
@@ -268,11 +260,10 @@ def choose(isolation: str, allow_unsafe: bool, python: str | None = None, librar
                     warnings.warn(message, RuntimeWarning, stacklevel=3)
                 return plan
             reasons.append(f"{level}: {why}")
+        raise SandboxUnavailable("sandbox isolation unavailable here: " + "; ".join(reasons))
     except BaseException:
         shutil.rmtree(sandbox_dir, ignore_errors=True)
         raise
-    shutil.rmtree(sandbox_dir, ignore_errors=True)
-    raise SandboxUnavailable("sandbox isolation unavailable here: " + "; ".join(reasons))
 
 
 def probe(plan: Plan) -> str | None:
