@@ -101,8 +101,7 @@ def _finite_float(text: str) -> float:
 
 
 def _result_line(job_id, result) -> str:
-    out = {"id": job_id}
-    out.update(result.to_dict())
+    out = {"id": job_id, **result.to_dict()}
     # The id comes from the input as given: a lone surrogate in it becomes its JSON escape again.
     return safe_text(json.dumps(out, ensure_ascii=False))
 
