@@ -3,13 +3,13 @@
 # system Python 3 that runs inside it (/usr/bin/python3; the zygote must be readable by uid 65534),
 # and Debian's numpy for it: the sandbox binds this environment's numpy read-only when uid 65534
 # can read it and its Python version matches, and falls back to the interpreter's own copy
-# (synthgen/sandbox/libraries.py), so contest solutions can import numpy on any machine.
+# (synthgen/sandbox/isolation.py), so contest solutions can import numpy on any machine.
 #
 #   bash .ci/sandbox-setup.sh
 #
 # Idempotent: when both are already there it only checks and exits (no apt-get at all).
 # Needs root to install; without root it reports what is missing and exits 0 (the sandbox then
-# falls back to a weaker isolation level or the tests skip with a reason).
+# is unavailable and the sandbox tests skip with a reason).
 set -euo pipefail
 
 missing=()

@@ -15,8 +15,8 @@ from pathlib import Path
 PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "synthgen"
 # The modules that may import the scripted stand-in (synthgen.demo): the demo itself, the command
 # line that registers `synthgen demo` and `synthgen scripted-server`, and the entry points that run
-# that command line (`python -m synthgen`, `python -m synthgen.sandbox.cli`).
-MAY_IMPORT_DEMO = ("synthgen.demo", "synthgen.cli", "synthgen.__main__", "synthgen.sandbox.cli")
+# that command line (`python -m synthgen`, `python -m synthgen.cli.sandbox`).
+MAY_IMPORT_DEMO = ("synthgen.demo", "synthgen.cli", "synthgen.__main__")
 # The loose modules at synthgen/'s top level (besides __init__ and __main__): what every room uses.
 LOOSE = {"errors", "text"}
 

@@ -240,7 +240,7 @@ COMMANDS: list[SettingsCommand] = [
     SettingsCommand(
         "sandbox",
         SandboxRunSettings,
-        "synthgen.sandbox.cli:run",
+        "synthgen.cli.sandbox:run",
         help='Run jobs in the sandbox: {"id", "code", "calls", "expected", "timeout_s", "memory_mb"} per line; '
         'each result line: {"id", "isolation", "calls": [{"status", "value", "match", "error"}, ...]}. '
         "Statuses: ok, exception, timeout, memory, output_too_large, killed, infra. A line's own timeout_s "

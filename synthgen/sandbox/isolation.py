@@ -1,28 +1,35 @@
-"""Isolation levels: which one this machine supports, and the command that starts a zygote in it.
+"""How a worker starts and what it can see: the isolation levels, the libraries bound in, the command.
 
-Strongest first; `choose()` probes each by starting a real zygote (which runs a self-test job
-before it says it is ready) and takes the first that works:
+Two levels; `choose()` probes them by starting a real zygote (it runs a self-test job before it
+says it is ready):
 
-  bwrap         the zygote runs inside bubblewrap, started as uid 65534 with an empty environment:
-                every namespace unshared (no network, own pids), only /usr and the zygote's own
-                folder mounted, read-only; each job's child gets fresh pid, user, mount and IPC
-                namespaces, a fresh tmpfs /tmp, no capabilities and a seccomp filter (seccomp.py).
-  setuid-netns  (host root, no working bwrap) the zygote runs as root in a network namespace of its
-                own; each job's child gets fresh pid, mount and IPC namespaces and a private tmpfs
-                /tmp, /var/tmp and /dev/shm, switches to uid 65534, then gets a user namespace of
-                its own and the same seccomp filter. The host file system stays readable wherever
-                "others" may read.
-  rlimits-only  resource limits and a private temporary folder only: no real isolation. Refused
-                unless the caller passes allow_unsafe=True, and then loudly warned about.
+  bwrap         the real sandbox. The zygote runs inside bubblewrap as uid 65534 with an empty
+                environment: every namespace unshared (no network, own pids), only /usr, the
+                zygote's own folder and the libraries below mounted, read-only; each job's child
+                gets fresh pid, user, mount and IPC namespaces, a fresh tmpfs /tmp, no
+                capabilities and a seccomp filter (seccomp.py).
+  rlimits-only  a development fallback where bubblewrap is missing: resource limits and a private
+                temporary folder, NOTHING ELSE. Code under test runs as this user, can read and
+                write whatever this user can, and can reach the network. Refused unless the caller
+                passes allow_unsafe=True, and then loudly warned about.
+
+Libraries (`sandbox.libraries`, numpy by default, as on contest judges): this environment's copy
+when the sandbox interpreter has the same Python major.minor and uid 65534 can read it (bound
+read-only at the same path, with its `NAME.libs`), else the sandbox interpreter's own copy
+(Debian's python3-numpy), else missing in the sandbox, with a warning. Math libraries run one
+thread (THREADS_ENV), as the graders set it: a job's CPU time is its own.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import logging
 import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -31,121 +38,141 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synthgen.errors import UserError
-from synthgen.sandbox.libraries import THREADS_ENV, Libraries, find_libraries
 
-LEVELS = ("bwrap", "setuid-netns", "rlimits-only")
-ZYGOTE_MODE = {"bwrap": "bwrap", "setuid-netns": "setuid", "rlimits-only": "unsafe"}
+LEVELS = ("bwrap", "rlimits-only")
 SANDBOX_UID = SANDBOX_GID = 65534  # nobody / nogroup
 PROBE_TIMEOUT_S = 30.0
+THREADS_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 _HERE = Path(__file__).resolve().parent
 _log = logging.getLogger("synthgen.sandbox")
-# What the zygote's folder holds (the zygote first: the rest are imported, so compiled beforehand).
-SANDBOX_MODULES = (
-    "zygote.py",
-    "child.py",
-    "seccomp.py",
-    "contest_runner.py",
-    "contest_program.py",
-    "values.py",
+# What the zygote's folder holds (bound read-only at /sb in the sandbox).
+SANDBOX_MODULES = ("zygote.py", "child.py", "seccomp.py", "contest_runner.py", "contest_program.py", "values.py")
+# Run by the sandbox interpreter (with its `site`): its version and where its own copies of the names are.
+_ASK = (
+    "import importlib.util, json, sys\n"
+    "found = {}\n"
+    "for name in sys.argv[1:]:\n"
+    "    spec = importlib.util.find_spec(name)\n"
+    "    if spec and spec.submodule_search_locations:\n"
+    "        found[name] = list(spec.submodule_search_locations)[0]\n"
+    "print(json.dumps({'version': sys.version_info[:2], 'found': found}))\n"
 )
 
 
 class SandboxUnavailable(UserError, RuntimeError):
-    """No acceptable isolation level works on this machine (the message says why, level by level).
+    """No acceptable isolation level works here (the message says why, level by level). A UserError
+    (one line, exit code 2 in the CLI): the fix is on the machine (install bubblewrap), not in the code."""
 
-    A UserError: the CLI reports it as one line with exit code 2, since the fix is on the
-    machine (install bubblewrap, run as root) and not in the code."""
+
+@dataclass
+class Libraries:
+    """Where each wanted library comes from: folders to bind and the import path to add."""
+
+    binds: list[str] = field(default_factory=list)
+    path: list[str] = field(default_factory=list)
+    found: dict[str, str] = field(default_factory=dict)  # name -> package folder
+    missing: dict[str, str] = field(default_factory=dict)  # name -> why
+
+
+def find_libraries(python: str, names: tuple[str, ...]) -> Libraries:
+    """Resolve `names` for the sandbox interpreter `python`; a warning for each one it will lack."""
+    out = Libraries()
+    if not names:
+        return out
+    try:
+        done = subprocess.run([python, "-c", _ASK, *names], capture_output=True, timeout=60, env={}, check=False)
+        own = json.loads(done.stdout or b"{}")
+    except (OSError, subprocess.SubprocessError, ValueError):
+        own = {}
+    same_abi = own.get("version") == list(sys.version_info[:2])
+    for name in names:
+        here, theirs = _here(name), own.get("found", {}).get(name)
+        if here and same_abi and _world_readable(here):
+            folder = here
+            out.binds += [p for p in (here, os.path.join(os.path.dirname(here), f"{name}.libs")) if os.path.isdir(p)]
+        elif theirs and _world_readable(theirs):
+            folder = theirs
+            out.binds += [] if os.path.realpath(theirs).startswith("/usr/") else [theirs]
+        else:
+            ours = "not readable by other users" if same_abi else "for Python {}.{}".format(*sys.version_info)
+            why = f"; this environment's copy is {ours}" if here else ""
+            out.missing[name] = f"not installed for the sandbox interpreter{why} ({python})"
+            _log.warning("sandbox: %s is not importable in the sandbox (%s)", name, out.missing[name])
+            continue
+        out.found[name] = folder
+        if os.path.dirname(folder) not in out.path:
+            out.path.append(os.path.dirname(folder))
+    return out
+
+
+def _here(name: str) -> str | None:
+    """This environment's copy of package `name`, or None."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.realpath(list(spec.submodule_search_locations)[0])
+
+
+def _world_readable(folder: str) -> bool:
+    """Whether uid 65534 can read `folder` and reach it (it and every parent searchable by others)."""
+    path = Path(os.path.realpath(folder))
+    try:
+        readable = path.stat().st_mode & stat.S_IROTH
+        return bool(readable) and all(p.stat().st_mode & stat.S_IXOTH for p in (path, *path.parents))
+    except OSError:
+        return False
 
 
 @dataclass
 class Plan:
-    """How to start zygotes: the level, the interpreter, and the folder holding zygote.py."""
+    """How to start zygotes: the level, the interpreter, the folder holding zygote.py, the libraries."""
 
     level: str
     python: str
     sandbox_dir: str
-    extra_binds: list[str] = field(default_factory=list)
-    libraries: Libraries | None = None  # packages importable in the sandbox (see find_libraries)
+    libraries: Libraries = field(default_factory=Libraries)
 
     def command(self, seed: int) -> tuple[list[str], dict]:
         """argv and extra Popen keyword arguments for one zygote with this hash seed."""
-        mode = ZYGOTE_MODE[self.level]
+        env = {"PYTHONHASHSEED": str(seed), "PYTHONUTF8": "1", **THREADS_ENV}
+        if self.libraries.path:
+            env["PYTHONPATH"] = os.pathsep.join(self.libraries.path)
+        if self.level == "rlimits-only":
+            argv = [self.python, "-S", "-s", "-B", os.path.join(self.sandbox_dir, "zygote.py"), "unsafe", str(seed)]
+            return argv, {"env": env, "cwd": "/"}
+        argv = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
+        argv += ["--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
+        for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+            if os.path.islink(top):
+                argv += ["--symlink", os.readlink(top), top]
+            elif os.path.isdir(top):
+                argv += ["--ro-bind", top, top]
+        for path in _prefix_binds(self.python) + self.libraries.binds:
+            argv += ["--ro-bind", path, path]
+        argv += ["--proc", "/proc", "--dev", "/dev", "--dir", "/tmp", "--ro-bind", self.sandbox_dir, "/sb"]
+        argv += ["--chdir", "/", "--clearenv"]
+        argv += [part for name, value in env.items() for part in ("--setenv", name, value)]
+        argv += ["--remount-ro", "/dev", "--remount-ro", "/"]  # "/" last, or later mounts fail
+        argv += [self.python, "-S", "-s", "-B", "/sb/zygote.py", "bwrap", str(seed)]
         popen: dict = {"env": {}, "cwd": "/"}
-        env = self.libraries.env() if self.libraries else dict(THREADS_ENV)
-        if self.level == "bwrap":
-            binds = self.extra_binds + (self.libraries.binds if self.libraries else [])
-            argv = _bwrap_argv(self.python, self.sandbox_dir, seed, binds, env)
-            if os.geteuid() == 0:  # bwrap started as root would keep capabilities: drop to nobody
-                popen.update(user=SANDBOX_UID, group=SANDBOX_GID, extra_groups=[])
-            return argv, popen
-        popen["env"] = {"PYTHONHASHSEED": str(seed), "PYTHONUTF8": "1", **env}
-        argv = [self.python, "-S", "-s", "-B", os.path.join(self.sandbox_dir, "zygote.py"), mode, str(seed)]
-        if self.level == "setuid-netns":
-            argv += [str(SANDBOX_UID), str(SANDBOX_GID)]
+        if os.geteuid() == 0:  # bwrap started as root would keep capabilities: drop to nobody
+            popen.update(user=SANDBOX_UID, group=SANDBOX_GID, extra_groups=[])
         return argv, popen
 
 
-def _bwrap_argv(python: str, sandbox_dir: str, seed: int, extra_binds: list[str], env: dict) -> list[str]:
-    argv = [
-        shutil.which("bwrap") or "bwrap",
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        "--hostname",
-        "sandbox",
-        "--ro-bind",
-        "/usr",
-        "/usr",
-    ]
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
-        if os.path.islink(top):
-            argv += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            argv += ["--ro-bind", top, top]
-    for path in extra_binds:
-        argv += ["--ro-bind", path, path]
-    argv += [
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--dir",
-        "/tmp",
-        "--ro-bind",
-        sandbox_dir,
-        "/sb",
-        "--chdir",
-        "/",
-        "--clearenv",
-        "--setenv",
-        "PYTHONHASHSEED",
-        str(seed),
-        "--setenv",
-        "PYTHONUTF8",
-        "1",
-        *[part for name, value in env.items() for part in ("--setenv", name, value)],
-        "--remount-ro",
-        "/dev",
-        "--remount-ro",
-        "/",  # "/" last, or later mounts fail
-        python,
-        "-S",
-        "-s",
-        "-B",
-        "/sb/zygote.py",
-        "bwrap",
-        str(seed),
-    ]
-    return argv
+def _prefix_binds(python: str) -> list[str]:
+    """The folder an interpreter outside /usr needs inside bwrap: its prefix (PREFIX/bin/python)."""
+    real = os.path.realpath(python)
+    return [] if real.startswith("/usr/") else [os.path.dirname(os.path.dirname(real))]
 
 
 def default_python() -> str:
-    """The interpreter for zygotes: the system's /usr/bin/python3 (readable by every user,
-    ~13 ms to start), else the one running now."""
+    """The interpreter for zygotes: the system's /usr/bin/python3 (readable by every user), else this one."""
     system = "/usr/bin/python3"
-    if os.access(system, os.X_OK):
-        return system
-    return os.path.realpath(sys.executable)
+    return system if os.access(system, os.X_OK) else os.path.realpath(sys.executable)
 
 
 def usable_cpus() -> int:
@@ -157,11 +184,9 @@ def usable_cpus() -> int:
 
 
 def prepare_sandbox_dir() -> str:
-    """A fresh world-readable folder with the zygote's stdlib-only modules (SANDBOX_MODULES).
-
-    Its name carries our pid; folders left by processes that no longer exist (a host killed
-    with SIGKILL cannot clean up) are removed here.
-    """
+    """A fresh folder with the zygote's modules (SANDBOX_MODULES), readable by uid 65534. Its name
+    carries our pid: folders of processes that no longer exist (a host killed with SIGKILL cannot
+    clean up) are removed here."""
     base = "/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()
     _remove_stale_dirs(base)
     path = tempfile.mkdtemp(prefix=f"synthgen-sandbox-{os.getpid()}-", dir=base)
@@ -169,9 +194,6 @@ def prepare_sandbox_dir() -> str:
     for name in SANDBOX_MODULES:
         shutil.copyfile(_HERE / name, os.path.join(path, name))
         os.chmod(os.path.join(path, name), 0o644)
-    cache = os.path.join(path, "__pycache__")
-    os.mkdir(cache)
-    os.chmod(cache, 0o755)
     return path
 
 
@@ -179,116 +201,61 @@ def _remove_stale_dirs(base: str) -> None:
     """Remove sandbox folders of pools whose process is gone, and any bwrap still naming one: a
     host killed while bwrap was starting leaves bwrap's child blocked forever (before it has
     armed --die-with-parent); its command line holds the folder's unique name."""
-    try:
-        names = os.listdir(base)
-    except OSError:
-        return
     stale = []
-    for name in names:
+    for name in os.listdir(base):
         parts = name.split("-")
-        if len(parts) != 4 or parts[:2] != ["synthgen", "sandbox"] or not parts[2].isdigit():
-            continue
-        try:
-            os.kill(int(parts[2]), 0)
-        except ProcessLookupError:
-            stale.append(os.path.join(base, name))
-        except OSError:
-            pass
-    if not stale:
-        return
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if len(parts) == 4 and parts[:2] == ["synthgen", "sandbox"] and parts[2].isdigit():
+            try:
+                os.kill(int(parts[2]), 0)
+            except ProcessLookupError:
+                stale.append(os.path.join(base, name))
+            except OSError:
+                pass
+    for pid in filter(str.isdigit, os.listdir("/proc") if stale else []):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as fh:
                 argv = fh.read().split(b"\0")
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"bwrap") and any(path.encode() in argv for path in stale):
-            try:
+            if argv[0].endswith(b"bwrap") and any(path.encode() in argv for path in stale):
                 os.kill(int(pid), signal.SIGKILL)
-            except OSError:
-                pass
+        except OSError:
+            pass
     for path in stale:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def compile_modules(plan: Plan) -> None:
-    """Pre-compile the imported modules with the zygote's interpreter (read-only in the sandbox)."""
-    subprocess.run(
-        [plan.python, "-m", "py_compile"] + [os.path.join(plan.sandbox_dir, n) for n in SANDBOX_MODULES[1:]],
-        env={},
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
-    for root, dirs, files in os.walk(plan.sandbox_dir):
-        for name in dirs + files:
-            os.chmod(os.path.join(root, name), 0o755 if name in dirs else 0o644)
-
-
-def candidates(isolation: str) -> list[str]:
-    if isolation == "auto":
-        return list(LEVELS)
-    if isolation not in LEVELS:
-        raise ValueError(f"unknown isolation {isolation!r}; choose one of: auto, {', '.join(LEVELS)}")
-    return [isolation]
-
-
 def choose(isolation: str, allow_unsafe: bool, python: str | None = None, libraries=("numpy",)) -> Plan:
-    """Probe the candidate levels and return a Plan for the strongest that works."""
+    """A Plan for `isolation` ("auto": the strongest level that works); SandboxUnavailable if none does."""
+    if isolation != "auto" and isolation not in LEVELS:
+        raise SandboxUnavailable(f"isolation {isolation!r} is unavailable: the levels are auto, {', '.join(LEVELS)}")
     python = python or default_python()
+    if not os.path.exists(python):
+        raise SandboxUnavailable(f"sandbox isolation unavailable: no interpreter at {python}")
     found = find_libraries(python, tuple(libraries))
     reasons: list[str] = []
     sandbox_dir = prepare_sandbox_dir()
     try:
-        for level in candidates(isolation):
+        for level in LEVELS if isolation == "auto" else [isolation]:
+            plan = Plan(level, python, sandbox_dir, found)
             if level == "rlimits-only" and not allow_unsafe:
-                reasons.append("rlimits-only: refused (no isolation; pass allow_unsafe=True to accept it)")
-                continue
-            plan = Plan(level, python, sandbox_dir, _extra_binds(python) if level == "bwrap" else [], found)
-            why = _unsupported(plan)
-            if why:
-                reasons.append(f"{level}: {why}")
-                continue
-            compile_modules(plan)
-            why = probe(plan)
-            if why:
-                reasons.append(f"{level}: {why}")
-                continue
-            if level == "rlimits-only":
-                message = (
-                    "SANDBOX RUNS WITHOUT ISOLATION (rlimits only): code under test can read and write "
-                    "whatever this user can and reach the network. Only for trusted code."
-                )
-                _log.warning(message)
-                warnings.warn(message, RuntimeWarning, stacklevel=3)
-            return plan
+                why = "refused: no isolation (accept it with allow_unsafe=True, on the command line --allow-unsafe)"
+            elif level == "bwrap" and not shutil.which("bwrap"):
+                why = "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+            else:
+                why = probe(plan)
+            if why is None:
+                if level == "rlimits-only":
+                    message = (
+                        "SANDBOX RUNS WITHOUT ISOLATION (rlimits only): code under test can read and write "
+                        "whatever this user can and reach the network. Only for trusted code."
+                    )
+                    _log.warning(message)
+                    warnings.warn(message, RuntimeWarning, stacklevel=3)
+                return plan
+            reasons.append(f"{level}: {why}")
+        raise SandboxUnavailable("sandbox isolation unavailable here: " + "; ".join(reasons))
     except BaseException:
         shutil.rmtree(sandbox_dir, ignore_errors=True)
         raise
-    shutil.rmtree(sandbox_dir, ignore_errors=True)
-    raise SandboxUnavailable("no usable sandbox isolation here: " + "; ".join(reasons))
-
-
-def _extra_binds(python: str) -> list[str]:
-    """Folders an interpreter outside /usr needs inside bwrap (its prefix)."""
-    real = os.path.realpath(python)
-    if real.startswith("/usr/"):
-        return []
-    return (
-        [os.path.realpath(sys.base_prefix)]
-        if real == os.path.realpath(sys.executable)
-        else [os.path.dirname(os.path.dirname(real))]
-    )
-
-
-def _unsupported(plan: Plan) -> str | None:
-    if plan.level == "bwrap" and not shutil.which("bwrap"):
-        return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
-    if plan.level == "setuid-netns" and os.geteuid() != 0:
-        return "needs root to switch to an unprivileged user"
-    if not os.path.exists(plan.python):
-        return f"no interpreter at {plan.python}"
-    return None
 
 
 def probe(plan: Plan) -> str | None:

@@ -10,8 +10,7 @@ import ctypes
 import os
 
 # Syscalls a job never needs and that mostly widen the kernel's attack surface or let state
-# outlive the job: name -> (x86-64 number, aarch64 number). They fail with EPERM (clone3 and
-# io_uring with ENOSYS, so that libc falls back / reports "not available").
+# outlive the job: name -> (x86-64 number, aarch64 number).
 _DENIED = {
     "ptrace": (101, 117),
     "syslog": (103, 116),
@@ -78,53 +77,28 @@ class _SockFprog(ctypes.Structure):
 
 
 SECCOMP_RET_ALLOW, SECCOMP_RET_EPERM, SECCOMP_RET_ENOSYS = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+LD, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06  # classic BPF: ld abs word, jumps on k, return k
 
 
 def seccomp_code(column, audit_arch):
     """The deny-list as classic-BPF instructions (code, jt, jf, k) for one architecture.
 
-    A foreign architecture (and, on x86-64, an x32 call: bit 30) gets EPERM. The system call
-    number is then found by a binary search over the listed numbers (jge splits, then a few jeq),
-    which makes the program the kernel checks, translates and JITs at every job's install
-    cheaper than a linear chain, and so is its per-syscall emulation when it caches allowed calls.
-    """
-    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    action = {nums[column]: SECCOMP_RET_ENOSYS for nums in _NOT_AVAILABLE.values()}
-    action.update({nums[column]: SECCOMP_RET_EPERM for nums in (*_DENIED.values(), *_FORKS.values())})
-    action.pop(None, None)
-    action[_CLONE[column]] = "CLONE"
-    items = sorted(action.items())
-    code = []  # (code, jt, jf, k); a jt/jf that is a str names a label resolved below
-    labels = {}
-
-    def emit(seg):
-        if len(seg) <= 4:
-            for nr, act in seg:
-                label = act if isinstance(act, str) else "EPERM" if act == SECCOMP_RET_EPERM else "ENOSYS"
-                code.append((jeq, label, 0, nr))
-            code.append((ret, 0, 0, SECCOMP_RET_ALLOW))
-            return
-        mid = len(seg) // 2
-        right = f"n{len(labels)}"
-        labels[right] = None
-        code.append((jge, right, 0, seg[mid][0]))  # nr >= seg[mid]: right half, else left half
-        emit(seg[:mid])
-        labels[right] = len(code)
-        emit(seg[mid:])
-
-    code += [(ld, 0, 0, 4), (jeq, 0, "EPERM", audit_arch), (ld, 0, 0, 0)]
+    A foreign architecture (and, on x86-64, an x32 call: bit 30) gets EPERM; then one compare per
+    listed number, in a row, each jumping to its action at the end (jumps only go forward)."""
+    checks = [(nums[column], "EPERM") for nums in (*_DENIED.values(), *_FORKS.values()) if nums[column] is not None]
+    checks += [(nums[column], "ENOSYS") for nums in _NOT_AVAILABLE.values()] + [(_CLONE[column], "CLONE")]
+    code = [(LD, 0, 0, 4), (JEQ, 0, "EPERM", audit_arch), (LD, 0, 0, 0)]  # seccomp_data.arch, then .nr
     if column == 0:
-        code.append((jge, "EPERM", 0, 0x40000000))
-    emit(items)
+        code.append((JGE, "EPERM", 0, 0x40000000))
+    code += [(JEQ, action, 0, nr) for nr, action in checks]
+    code.append((RET, 0, 0, SECCOMP_RET_ALLOW))
+    labels = {"CLONE": len(code)}  # clone(flags, ...): the low word of flags is seccomp_data.args[0], at 16
+    code += [(LD, 0, 0, 16), (JSET, "EPERM", 0, CLONE_NEW_ANY), (JSET, 0, "EPERM", CLONE_THREAD)]
+    code.append((RET, 0, 0, SECCOMP_RET_ALLOW))
     labels["EPERM"] = len(code)
-    code.append((ret, 0, 0, SECCOMP_RET_EPERM))
+    code.append((RET, 0, 0, SECCOMP_RET_EPERM))
     labels["ENOSYS"] = len(code)
-    code.append((ret, 0, 0, SECCOMP_RET_ENOSYS))
-    labels["CLONE"] = len(code)  # clone(flags, ...): the low word of flags is seccomp_data.args[0] at offset 16
-    code += [(ld, 0, 0, 16), (jset, "NO_CLONE", 0, CLONE_NEW_ANY), (jset, 0, "NO_CLONE", CLONE_THREAD)]
-    code.append((ret, 0, 0, SECCOMP_RET_ALLOW))
-    labels["NO_CLONE"] = len(code)  # (jumps only go forward: the clone block has its own EPERM)
-    code.append((ret, 0, 0, SECCOMP_RET_EPERM))
+    code.append((RET, 0, 0, SECCOMP_RET_ENOSYS))
     out = []
     for pc, (op, jt, jf, k) in enumerate(code):
         jt, jf = (labels[x] - pc - 1 if isinstance(x, str) else x for x in (jt, jf))
@@ -133,16 +107,14 @@ def seccomp_code(column, audit_arch):
     return out
 
 
-def _seccomp_program():
-    """The deny-list for this machine's architecture, ready for prctl, or None where we have no table."""
+def _prctl_args():
+    """prctl's arguments that install the deny-list on this machine, or None where we have no table."""
     arch = _ARCHES.get(os.uname().machine)
     if arch is None:
         return None
     code = seccomp_code(*arch)
-    filters = (_SockFilter * len(code))(*[_SockFilter(*c) for c in code])
-    return _SockFprog(len(code), filters), filters
+    program = _SockFprog(len(code), (_SockFilter * len(code))(*[_SockFilter(*c) for c in code]))
+    return PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0
 
 
-_SECCOMP = _seccomp_program()  # built once in the zygote; each child only installs it
-# prctl's arguments that install the filter, or None where this architecture has no table.
-PRCTL_ARGS = None if _SECCOMP is None else (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SECCOMP[0]), 0, 0)
+PRCTL_ARGS = _prctl_args()  # built once in the zygote; each child only installs it

@@ -1,4 +1,4 @@
-"""How untrusted code runs: the sandbox's settings (synthgen.sandbox has the isolation levels)."""
+"""How untrusted code runs: the sandbox's settings (synthgen.sandbox.isolation has the isolation levels)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ MAX_WORKERS = 1024
 # A job's limits when nothing sets them (synthgen.sandbox.results.Job reads these too).
 JOB_TIMEOUT_S = 2.0
 JOB_MEMORY_MB = 512
-SANDBOX_LIBRARIES = ("numpy",)  # what contest solutions import (see synthgen.sandbox.libraries)
+SANDBOX_LIBRARIES = ("numpy",)  # what contest solutions import (see synthgen.sandbox.isolation)
 
 
 class SandboxSettings(Section):
-    """How untrusted code runs: see synthgen.sandbox for the isolation levels."""
+    """How untrusted code runs."""
 
     model_config = ConfigDict(extra="forbid")
     workers: int | None = Field(None, ge=1, le=MAX_WORKERS, description="sandbox worker processes (default: CPU count)")
@@ -24,7 +24,7 @@ class SandboxSettings(Section):
         JOB_TIMEOUT_S, gt=0, le=600, description="the wall-clock limit of one sandbox job, seconds"
     )
     memory_mb: int = Field(JOB_MEMORY_MB, ge=32, le=65536, description="memory limit of one sandbox job, MiB")
-    allow_unsafe: bool = Field(False, description="accept the rlimits-only sandbox where no real isolation works")
+    allow_unsafe: bool = Field(False, description="accept the rlimits-only sandbox (no isolation) where bwrap fails")
     python: str | None = Field(
         None, description="the interpreter that runs untrusted code (default: /usr/bin/python3, else this one)"
     )
@@ -38,17 +38,12 @@ class SandboxSettings(Section):
     @field_validator("libraries", mode="before")
     @classmethod
     def _split(cls, value):
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
-        return value
+        return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
 
 
 class SandboxRunSettings(SandboxSettings, Settings):
-    """`synthgen sandbox [FILE]`: the sandbox's own settings; a job line's timeout_s and memory_mb
-    win over --timeout-s and --memory-mb."""
+    """`synthgen sandbox [FILE]`: a job line's timeout_s and memory_mb win over --timeout-s and --memory-mb."""
 
     section: ClassVar[str] = "sandbox"
     file: str = Field("-", json_schema_extra=cli(argument=True), description="JSON-lines jobs; - for standard input")
-    isolation: Literal["auto", "bwrap", "setuid-netns"] = Field(
-        "auto", description="auto (the strongest that works here), bwrap or setuid-netns"
-    )
+    isolation: Literal["auto", "bwrap"] = Field("auto", description="auto (bwrap, else allowed rlimits-only) or bwrap")

@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
+from synthgen.cli.sandbox import BadJobLine, parse_job, run_cli
 from synthgen.errors import UserError
-from synthgen.sandbox.cli import BadJobLine, parse_job, run_cli
 from synthgen.sandbox.settings import SandboxRunSettings
 
 
@@ -98,7 +98,7 @@ def test_stand_alone_main_exit_codes(tmp_path, needs_bwrap):
     jobs.write_text(
         json.dumps({"id": 1, "code": "def f():\n    return 'ok'\n", "calls": ["f()"], "expected": ["'ok'"]}) + "\n"
     )
-    cmd = [sys.executable, "-m", "synthgen.sandbox.cli"]
+    cmd = [sys.executable, "-m", "synthgen.cli.sandbox"]
     done = subprocess.run(cmd + [str(jobs)], capture_output=True, text=True, timeout=60, cwd=os.getcwd())
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["calls"][0]["match"] is True
@@ -110,7 +110,7 @@ def test_stand_alone_main_exit_codes(tmp_path, needs_bwrap):
 def test_each_result_comes_before_the_next_line_is_sent(needs_bwrap):
     """A caller may wait for an answer before it sends the next job (no read-ahead deadlock)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "synthgen.sandbox.cli", "-", "--workers", "1"],
+        [sys.executable, "-m", "synthgen.cli.sandbox", "-", "--workers", "1"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -137,7 +137,7 @@ def test_the_command_limits_apply_to_lines_that_set_none(tmp_path, needs_bwrap):
     slow = {"code": "import time\ndef f():\n    time.sleep(1.0)\n    return 1\n", "calls": ["f()"]}
     jobs = tmp_path / "jobs.jsonl"
     jobs.write_text(json.dumps({"id": "cmd", **slow}) + "\n" + json.dumps({"id": "own", **slow, "timeout_s": 5}) + "\n")
-    cmd = [sys.executable, "-m", "synthgen.sandbox.cli", str(jobs), "--timeout-s", "0.3", "--workers", "1"]
+    cmd = [sys.executable, "-m", "synthgen.cli.sandbox", str(jobs), "--timeout-s", "0.3", "--workers", "1"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=os.getcwd())
     assert done.returncode == 0, done.stderr
     statuses = {r["id"]: r["calls"][0]["status"] for r in map(json.loads, done.stdout.splitlines())}

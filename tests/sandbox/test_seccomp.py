@@ -1,8 +1,8 @@
-"""The seccomp deny-list program (child.py) decides every system call number as its tables say.
+"""The seccomp deny-list program (seccomp.py) decides every system call number as its tables say.
 
-The program is a binary search; this emulates it (classic BPF: ld abs, jeq, jge, jset, ret) for
-both architectures we have tables for, every number up to 2047, the x32 range and odd values;
-clone passes only for a thread (CLONE_THREAD, no namespace flag), fork and vfork never."""
+This emulates it (classic BPF: ld abs, jeq, jge, jset, ret) for both architectures we have tables
+for, every number up to 2047, the x32 range and odd values; clone passes only for a thread
+(CLONE_THREAD, no namespace flag), fork and vfork never."""
 
 from __future__ import annotations
 

@@ -138,7 +138,7 @@ def test_generated_rows_carry_their_interval_and_provenance(cli, seeds_run, tmp_
         assert row["pass_rate_low"] <= row["pass_rate"] <= row["pass_rate_high"]
         assert row["student_endpoint"] == server.url and row["student_effort"] == "low"
         assert row["student_temperature"] == 1.0 and row["synthgen_version"] == __version__
-        assert row["sandbox_isolation"] in {"bwrap", "setuid-netns", "rlimits-only"}
+        assert row["sandbox_isolation"] in {"bwrap", "rlimits-only"}
     assert valid["measured_by"].n_unique() == 1 and valid["measured_by"].null_count() == 0
     invalid = rows.filter(~pl.col("valid"))
     assert invalid["pass_rate_low"].null_count() == invalid.height

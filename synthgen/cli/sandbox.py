@@ -8,15 +8,11 @@ parsed with `ast`, never evaluated; `id` is echoed back as given. A result line:
     {"id": 7, "isolation": "bwrap", "calls": [{"status": "ok", "value": "2", "encoded": "2",
      "match": true, "error": null}, ...], "stdout": "", "stderr": ""}
 
-Lines are read and run as they arrive (several jobs in flight); results are written in input
-order and flushed one by one as soon as each is due, so the command can sit in a pipe or serve
-a caller that waits for each answer. Results stream: at most a few per worker are held at once,
-and each job's output and results are capped in total (sandbox.results.Limits), so memory stays
-flat whatever the jobs return. A reader that goes away (`synthgen sandbox - | head -1`) ends the
-run quietly with exit code 0. A malformed line stops the run
-after the results of the lines before it: one line on stderr, exit code 2. `run(settings)` is
-what the command runs (its flags derive from synthgen.sandbox.settings.SandboxRunSettings); `run_cli`
-serves any pair of streams; `main` is `synthgen sandbox` itself, for `python -m`.
+Lines run as they arrive (several jobs in flight); each result is written and flushed as soon as
+it is due, in input order, so a caller may wait for an answer before sending the next line. Few
+results are held at once and each is capped (sandbox.results.Limits): memory stays flat. A reader
+that goes away (`synthgen sandbox - | head -1`) ends the run quietly, exit code 0; a malformed line
+stops it after the results of the lines before it: one line on stderr, exit code 2.
 """
 
 from __future__ import annotations
@@ -32,7 +28,6 @@ from typing import IO
 
 from synthgen.errors import UserError
 from synthgen.sandbox import values
-from synthgen.sandbox.isolation import SandboxUnavailable
 from synthgen.sandbox.pool import SandboxPool
 from synthgen.sandbox.results import Job
 from synthgen.sandbox.settings import SandboxRunSettings, SandboxSettings
@@ -43,10 +38,6 @@ _KEYS = {"id", "code", "calls", "expected", "timeout_s", "memory_mb"}
 
 class BadJobLine(UserError, ValueError):
     """A job line that is not valid JSON or does not follow the job format."""
-
-
-class SandboxSetupError(UserError):
-    """No usable isolation here (e.g. bubblewrap missing and unsafe mode not allowed)."""
 
 
 def parse_job(line: str, lineno: int, limits: SandboxSettings | None = None) -> tuple[object, Job]:
@@ -110,8 +101,7 @@ def _finite_float(text: str) -> float:
 
 
 def _result_line(job_id, result) -> str:
-    out = {"id": job_id}
-    out.update(result.to_dict())
+    out = {"id": job_id, **result.to_dict()}
     # The id comes from the input as given: a lone surrogate in it becomes its JSON escape again.
     return safe_text(json.dumps(out, ensure_ascii=False))
 
@@ -132,15 +122,11 @@ def run_cli(input_stream: IO[str], output_stream: IO[str], settings: SandboxRunS
     """Run every job line of `input_stream`; write result lines to `output_stream`. Returns 0.
 
     Raises BadJobLine (a UserError) for malformed input, after writing the results of the lines
-    before it; SandboxSetupError when no isolation level is usable. Results are written by a
-    second thread as soon as they are due, so a caller may wait for a result before sending
-    the next line. A closed output (BrokenPipeError) stops the run and returns 0.
+    before it; SandboxUnavailable when no isolation level is usable. A second thread writes the
+    results. A closed output (BrokenPipeError) stops the run and returns 0.
     """
-    try:
-        settings = settings or SandboxRunSettings()
-        pool = SandboxPool(settings.workers, isolation=settings.isolation, allow_unsafe=settings.allow_unsafe)
-    except SandboxUnavailable as exc:
-        raise SandboxSetupError(f"{exc} (install bubblewrap, or accept no isolation with --allow-unsafe)") from None
+    settings = settings or SandboxRunSettings()
+    pool = SandboxPool(settings.workers, isolation=settings.isolation, allow_unsafe=settings.allow_unsafe)
     restore = _sigterm_as_exit()
     # (id, future) in input order; None ends. Small: a finished result waits here until written.
     due: queue.Queue = queue.Queue(maxsize=2 * pool.workers)
@@ -210,7 +196,7 @@ def _sigterm_as_exit():
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m synthgen.sandbox.cli ARGS` is `synthgen sandbox ARGS`: the same flags, errors and exit codes."""
+    """`python -m synthgen.cli.sandbox ARGS` is `synthgen sandbox ARGS`: the same flags, errors and exit codes."""
     from synthgen.cli.app import app, run_guarded
 
     return run_guarded(app, ["sandbox", *(sys.argv[1:] if argv is None else argv)])
