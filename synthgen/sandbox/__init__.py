@@ -1,83 +1,54 @@
-"""The only place model-written code runs: a pool of sandboxed zygotes, one fresh child per job.
+"""The only place model-written code runs: one zygote per worker, a fresh child per job.
 
     from synthgen.sandbox import SandboxPool, Job, values
     with SandboxPool() as pool:
         r = pool.run_sync(Job("def f(x):\n    return x + 1\n", ("f(1)", "f('a')"),
                               expected=(values.from_literal("2"), None)))
-        r.isolation                    # "bwrap", "setuid-netns" or "rlimits-only"
+        r.isolation                    # "bwrap" or "rlimits-only"
         r.calls[0].status, r.calls[0].match, r.calls[1].error   # ok True "TypeError: ..."
         p = pool.run_sync(Job.program("print(int(input()) * 2)", "21\n"))   # a script on stdin
         p.calls[0].status, p.calls[0].value                      # ok "42\n" (its whole stdout)
 
-Layout: pool.py (the queue, the I/O thread, asyncio/sync API), workers.py (one zygote as the pool
-sees it), isolation.py (levels and how to start them),
-libraries.py (numpy and the like, bound in read-only), results.py (Job, parsing what comes back),
-verdicts.py (statuses and verdicts), contest_results.py (contest-tests jobs: a sample's tests in
-one process with LiveCodeBench's semantics), values.py (canonical encoding and comparison),
-cli.py (`synthgen sandbox`, JSON lines); zygote.py, template.py, child.py, seccomp.py, contest_runner.py and
-contest_program.py are the scripts that run inside the sandbox (standard library only, copied there with values.py).
+Design: per worker, bubblewrap runs a zygote (zygote.py) that never receives job data; the host
+(pool.py) writes each job into a memory file and sends the zygote only descriptors over one
+socket; the zygote forks the job's child (child.py), which reads its own job, and reports how it
+ended; the host reads the child's result records and output, and judges (results.py, verdicts.py,
+values.py; contest_runner.py runs a sample's contest tests with LiveCodeBench's semantics).
+isolation.py starts workers and says which levels exist: "bwrap", and "rlimits-only", a
+development fallback that isolates nothing, refused unless allow_unsafe=True.
 
-Threat model
-------------
-The code under test is hostile and may do anything Python can. What holds, at level "bwrap":
-  * The host is untouched: the sandbox runs as uid 65534 with no capabilities on the host, with an
-    empty environment (nothing from the host's environment, also not via /proc/1/environ), no
-    network (own namespace; a listener on the host's 127.0.0.1 is unreachable), its own pid
-    namespace, and a file system of read-only /usr plus the zygote's read-only folder. Each job
-    gets a fresh, size-capped tmpfs /tmp as its working directory and a fresh IPC namespace;
-    nothing written there outlives the job.
-  * No job sees another job's data. Every job's child is forked from the *template*, a process
-    the zygote forks before it reads anything from the host and that never receives job data: it
-    only forks spare children on request. A spare is then handed its job's descriptors (a memory
-    file holding the job's JSON, the result and output pipes) and three limits, and reads its
-    own job from that file, so the memory it inherits (heap, stack, the frames of the loop that
-    forked it, the collector's live objects) holds nothing of an earlier job: not its code,
-    calls, results or output, and not the teacher's validation run of the same problem. The
-    zygote, which every job and result passes through, is never forked again. Covered, with a
-    hostile test each (tests/sandbox/test_job_isolation.py): a job reading its own mappings
-    (/proc/self/maps and the memory itself), live objects, its stack of frames, its environment,
-    and files (a fresh tmpfs /tmp per job and nothing else writable at "bwrap"; at
-    "setuid-netns" /var/tmp and /dev/shm fresh too); and the zygote's and template's memory (not
-    dumpable: /proc/<pid>/mem is refused; ptrace and process_vm_readv are refused by seccomp).
-  * Jobs cannot touch each other, the zygote or the template: each job's child is pid 1 of its
-    own pid namespace (it cannot see or signal them or other jobs) and has its own user, mount
-    and IPC namespaces (fresh keyrings, System V IPC and /tmp); the child inherits no descriptor
-    but its stdout/stderr capture pipes and its result pipe, and it exits after the job (no
-    module, builtin or global survives). Where a job could kill its template or zygote anyway
-    (only at "rlimits-only", which has no pid namespace), its result is `infra`, the worker is
-    replaced, and jobs sent behind it run on the new one.
-  * Less kernel to attack: no capabilities, no_new_privs, and a seccomp filter (x86-64,
-    aarch64) that refuses mount, namespace, keyring, ptrace, bpf, io_uring, perf, module and
-    similar system calls.
-  * Resources are bounded: wall clock (SIGKILL of the child's whole pid namespace), CPU time,
-    address space, file size, open files, no new processes (seccomp refuses fork, vfork and
-    clone without CLONE_THREAD; threads may start and die with the job), no core dumps, captured
-    output and result sizes (a job over a cap gets `output_too_large`).
-  * Program jobs (stdin/stdout solutions) get the same isolation: the input is an in-memory file
-    made before any job code runs, and the answer is the stdout the zygote captured from outside.
-  * Verdicts are honest: expected values never enter the sandbox (every environment's check,
-    contest tests and the training reward send code and inputs only, and compare in the host);
-    the child returns canonical, type-tagged encodings that the host decodes without evaluating
-    and compares type-strictly. A forged result record can at most claim a value, which still
-    has to equal the hidden expected value. Statuses such as timeout, killed and infra come only
-    from what the zygote observed from outside the child; `infra` (the sandbox failed) is never
-    reported as a wrong answer.
+Threat model: the code under test is hostile and may do anything Python can. At "bwrap":
+  * The host is untouched: the sandbox runs as uid 65534 without capabilities on the host, with an
+    empty environment, no network (a listener on the host's 127.0.0.1 is unreachable), its own
+    pid namespace, and only /usr and its own folder mounted, read-only. Each job gets a fresh,
+    size-capped tmpfs /tmp as working directory and fresh IPC and user namespaces.
+  * No job sees another job's data: each child is forked from the zygote, which has held nothing
+    of any job (no code, calls, results or output, nor the teacher's validation run of the same
+    problem), and the child inherits only its own pipes and job file. A job reading its memory,
+    live objects, stack, environment or files finds nothing of another's (tests/sandbox/
+    test_job_isolation.py); the zygote is not dumpable, and ptrace and process_vm_readv are
+    refused by seccomp.
+  * Jobs cannot touch each other or the zygote: each child is pid 1 of its own pid namespace, and
+    it exits after its job. Where a job kills its zygote anyway (only at "rlimits-only"), its
+    result is `infra` and the worker is replaced.
+  * Less kernel to attack: no capabilities, no_new_privs, and a seccomp deny-list (x86-64, aarch64:
+    mount, namespaces, keyrings, ptrace, bpf, io_uring, perf, modules...). Threads may start; new
+    processes may not (fork, vfork, clone without CLONE_THREAD fail).
+  * Resources are bounded: wall clock (SIGKILL of the child's pid namespace), CPU time, address
+    space, file size, open files, no core dumps, and output and result sizes (over a cap a job
+    gets `output_too_large`). Program jobs get the same, their input an in-memory file.
+  * Verdicts are honest: expected values never enter the sandbox; the child returns canonical,
+    type-tagged encodings that the host decodes without evaluating and compares type-strictly,
+    so a forged record can at most claim a value, which still has to equal the hidden one.
+    Timeout, killed and infra come only from what the zygote and host saw from outside; `infra`
+    (the sandbox failed) is never reported as a wrong answer.
 
-What is NOT covered:
-  * Kernel exploits: all levels share the host kernel (namespaces, not a VM); the seccomp
-    deny-list narrows what is reachable but is not an allow-list.
-  * Reading world-readable files under /usr (and, at "setuid-netns", anywhere on the host that
-    "others" may read; world-writable host folders other than /tmp, /var/tmp, /dev/shm stay
-    writable there). Nothing secret should live in world-readable files.
-  * Side channels (timing, /proc of the sandbox's own processes, CPU contention) and denial of
-    service against the machine as a whole beyond the limits above (memory is capped per job,
-    but workers x memory_mb must fit in RAM; tmpfs /tmp counts towards host memory).
-  * HumanEval (evaluation only, never a reward) runs the benchmark's own test code, which holds
-    its expected values, in the same process as the answer, as the benchmark's harness does.
-  * Code that needs subprocesses, the network or site-packages other than the libraries the
-    settings name (`sandbox.libraries`, numpy by default, bound read-only): it fails (honestly,
-    as an exception), it is not given those things.
-  * Level "rlimits-only" isolates nothing: limits only; refused unless allow_unsafe=True.
+Not covered: kernel exploits (namespaces, not a VM; the seccomp list is a deny-list); reading
+world-readable files under /usr; side channels and denial of service beyond the limits above
+(workers x memory_mb must fit in RAM; tmpfs /tmp counts towards it); HumanEval (evaluation only,
+never a reward) runs the benchmark's own test code, holding its expected values, beside the
+answer, as its harness does; code that needs subprocesses, the network or site-packages other than
+the libraries the settings name (`sandbox.libraries`, numpy by default) fails, honestly.
 """
 
 from synthgen.sandbox import values
