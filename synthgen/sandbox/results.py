@@ -155,14 +155,11 @@ class JobResult:
 
     def same_outcome(self, other: JobResult) -> bool:
         """Same status and same value for every call (what a determinism check compares)."""
-        if len(self.calls) != len(other.calls):
-            return False
-        for a, b in zip(self.calls, other.calls):
-            if a.status is not b.status:
-                return False
-            if a.encoded != b.encoded and not (a.encoded and b.encoded and values.equal(a.encoded, b.encoded)):
-                return False
-        return True
+        return len(self.calls) == len(other.calls) and all(
+            a.status is b.status
+            and (a.encoded == b.encoded or bool(a.encoded and b.encoded and values.equal(a.encoded, b.encoded)))
+            for a, b in zip(self.calls, other.calls)
+        )
 
     def to_dict(self) -> dict:
         return {

@@ -1,12 +1,9 @@
 """What one call, program or test of a sandbox job came to, read off the child's result records.
 
-The child writes one record per call or test, [index, status, text, error] (a contest test's adds
-its CPU and wall seconds), each a JSON list; everything in them is untrusted. A record that is not
-well-formed for its place is the job's fault ("the job corrupted its result stream"), never the
-host's: nothing the child writes may raise here. Values are decoded without evaluation and
-compared against expected values the child never saw; every text that leaves here has passed
-`safe_text`. Statuses the child cannot claim (killed, infra, a whole job's timeout) are decided by
-the caller (results.build_result) from what the zygote observed from outside the child.
+Everything the child wrote is untrusted: a record that is not well-formed for its place is the
+job's fault ("the job corrupted its result stream"), and nothing it writes may raise here. Values
+are decoded without evaluation and compared against expected values the child never saw; every
+text that leaves here has passed `safe_text`.
 """
 
 from __future__ import annotations
