@@ -61,21 +61,20 @@ _CALL_STATUSES = frozenset({"ok", "exception", "memory", "output_too_large"})
 _TEST_STATUSES = _CALL_STATUSES | {"timeout"}
 
 
-def _parse(raw: bytes, i: int, statuses: frozenset) -> tuple | None:
-    """(status, text, error, cpu, wall) of a record well-formed for run `i`, else None. A status
-    other than ok carries no text."""
+def _parse(raw: bytes, i: int, statuses: frozenset, width: int) -> tuple | None:
+    """(status, text, error, cpu, wall) of a record that is well-formed for run `i`, else None."""
     try:
         rec = json.loads(raw)
     except (ValueError, RecursionError):
         return None
-    if type(rec) is not list or len(rec) not in (4, 6) or type(rec[0]) is not int or rec[0] != i:
+    if type(rec) is not list or len(rec) != width or type(rec[0]) is not int or rec[0] != i:
         return None
     status, text, error = rec[1:4]
-    if type(status) is not str or status not in statuses or (status != "ok" and text is not None):
+    if type(status) is not str or status not in statuses:
         return None
     if not (text is None or type(text) is str) or not (error is None or type(error) is str):
         return None
-    cpu, wall = (float(x) if type(x) in (int, float) else None for x in rec[4:6]) if len(rec) == 6 else (None, None)
+    cpu, wall = (float(x) if type(x) in (int, float) else None for x in (rec + [None, None])[4:6])
     return status, text, None if error is None else safe_text(error), cpu, wall
 
 
@@ -94,8 +93,8 @@ def call_verdicts(job, records: list[bytes], limits, unfinished: CallVerdict) ->
     past a record that was not well-formed, CORRUPTED."""
     verdicts: list[CallVerdict] = []
     for i, raw in enumerate(records[: len(job.calls)]):
-        rec = _parse(raw, i, _CALL_STATUSES)
-        if rec is None or (rec[0] == "ok" and rec[1] is None):
+        rec = _parse(raw, i, _CALL_STATUSES, 4)
+        if rec is None or (rec[1] is not None) != (rec[0] == "ok"):  # a value if and only if ok
             break
         status, text, error = rec[:3]
         if status != "ok":
@@ -114,7 +113,7 @@ def program_verdict(header: dict, records: list[bytes], out_blob: bytes, limits,
     the zygote captured it (from outside the child, so the program cannot misreport it). A
     program that exited with status 0 before its record (`os._exit(0)`) finished too."""
     if records:
-        rec = _parse(records[0], 0, _CALL_STATUSES)
+        rec = _parse(records[0], 0, _CALL_STATUSES, 4)
         if rec is None or rec[1] is not None:
             return CORRUPTED
         if rec[0] != "ok":
@@ -134,7 +133,7 @@ def test_verdicts(job, header: dict, records: list[bytes], limits, unfinished: C
     test that was running when the child ended gets a verdict from how it ended."""
     verdicts: list[CallVerdict] = []
     for i, raw in enumerate(r for r in records if r != END):
-        rec = _parse(raw, i, _TEST_STATUSES)
+        rec = _parse(raw, i, _TEST_STATUSES, 6)
         if rec is None:
             return verdicts + [CORRUPTED]
         status, text, error, cpu, wall = rec
