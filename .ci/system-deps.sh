@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 bash "$here/vllm-setup.sh"  # its own venvs, no root needed; a failure only warns
 bash "$here/trainers-setup.sh"  # verl's and verifiers' venvs for tests/interop; a failure only warns
 if [ "$(id -u)" != 0 ]; then
-  command -v bwrap >/dev/null || echo "system-deps: bubblewrap missing (sandbox tests will use a weaker isolation or skip)"
+  command -v bwrap >/dev/null || echo "system-deps: bubblewrap missing (the sandbox tests will skip)"
   command -v chromium >/dev/null || echo "system-deps: chromium missing (the report's browser test will skip)"
   exit 0
 fi

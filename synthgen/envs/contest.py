@@ -19,7 +19,7 @@ Real contest problems (stdin/stdout with hidden tests) join training as in Sanca
                  checked against the tests (may be empty); for the teacher's own problems `f`
 
 The reward is 1 only if the answer passes every test, public and hidden. All of a sample's tests
-are one contest-tests job (synthgen.sandbox.contest_results says how they run), judged in the host
+are one contest-tests job (synthgen.sandbox.contest_job says how they run), judged in the host
 by LiveCodeBench's rules: stdout lines are stripped and must match in count, each equal or the
 same whitespace-separated decimals (`0.50` matches `0.5`, but no `1e-9` tolerance); a returned
 tuple counts as the list of its items, then Python's `==` decides (so 2 and 2.0 match).

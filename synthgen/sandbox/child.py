@@ -40,9 +40,6 @@ CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x08000000,
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
 EXIT_SETUP, EXIT_NO_MEMORY = 120, 121
-_U32 = struct.Struct(">I")
-SETUP_DONE = _U32.pack(5) + b'["S"]'
-END_RECORD = _U32.pack(5) + b'["E"]'
 libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -82,12 +79,6 @@ def map_own_ids(maps):
     prctl(PR_SET_DUMPABLE, 0)
 
 
-def write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 class _CapHeader(ctypes.Structure):
     _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
@@ -112,32 +103,27 @@ def run_child(prep, fds, workdir):
         job_fd, *pipes = fds
         job = marshal.loads(os.pread(job_fd, os.fstat(job_fd).st_size, 0))
         _setup(prep, job, pipes, workdir)
-        write_all(3, SETUP_DONE)
+        emit("S")
     except BaseException as exc:
         try:
             os.write(2, f"sandbox child set-up failed: {exc!r}\n".encode())
         finally:
             os._exit(EXIT_SETUP)
-    status = 0
     try:
         run_job(job)
-        _flush_prints()
-        # Every call has reported: say so and close the stream, so that the host can answer now
-        # rather than after this process's exit (tearing down its namespaces takes milliseconds).
-        write_all(3, END_RECORD)
-        os.close(3)
+        finish()
     except MemoryError:
-        status = EXIT_NO_MEMORY
+        os._exit(EXIT_NO_MEMORY)
     except BaseException:
-        status = EXIT_SETUP + 2
-    os._exit(status)
+        os._exit(EXIT_SETUP + 2)
 
 
 def _stdin_file(text):
     """A descriptor on an in-memory file holding a program's input, made before the rlimits and
     the seccomp filter, so that neither touches it."""
     fd = os.memfd_create("stdin", 0)
-    write_all(fd, text.encode("utf-8", "surrogatepass"))
+    with open(fd, "wb", closefd=False) as file:
+        file.write(text.encode("utf-8", "surrogatepass"))
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
@@ -175,114 +161,119 @@ def _setup(prep, job, pipes, workdir):
     random.seed(prep.seed)  # `random` re-seeds itself from urandom in every fork: make jobs repeatable
 
 
-_escape = json.encoder.encode_basestring_ascii  # what json.dumps does with a str (ASCII output)
-
-
-def _emit_call(i, status, text, error):
-    """Write one call record, [i, status, text, error] as JSON (status is one of our constants)."""
-    data = (
-        '[%d,"%s",%s,%s]'
-        % (i, status, "null" if text is None else _escape(text), "null" if error is None else _escape(error))
-    ).encode()
-    write_all(3, _U32.pack(len(data)) + data)
-
-
-def _describe(exc):
-    """ "Type: message (line N)" for an exception raised by job code (its __str__ may misbehave)."""
-    name = type(exc).__name__
-    try:
-        message = str(exc)
-    except BaseException:
-        message = "<unprintable>"
-    text = f"{name}: {message}" if message else name
-    tb, line = exc.__traceback__, None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<solution>":
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    text = text[:2000]
-    return text if line is None else f"{text} (line {line})"
-
-
-def _run_program(job):
-    """Run the code once as a script on the prepared stdin; one end record (see the docstring)."""
-    # Fresh text streams over fds 0 and 1: nothing the zygote's own stream objects might hold
-    # can leak into (or out of) a program's input and output.
-    sys.stdin = sys.__stdin__ = io.TextIOWrapper(
-        io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8", errors="replace"
-    )
-    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
-        io.BufferedWriter(io.FileIO(1, "wb", closefd=False), 1 << 16), encoding="utf-8", errors="replace"
-    )
-    # The zygote runs without `site`, which is what defines exit() and quit(): scripts use them.
-    builtins.exit = builtins.quit = sys.exit
-    scope = {"__name__": "__main__", "__builtins__": builtins}
-    record = (0, "ok", None, None)
-    try:
-        exec(compile(job["code"], "<solution>", "exec"), scope)
-    except SystemExit as exc:
-        code = exc.code
-        if code is not None and code != 0:
-            text = code if isinstance(code, str) else f"exit status {code!r}"
-            record = (0, "exception", None, f"SystemExit: {str(text)[:2000]}")
-        del exc
-    except MemoryError:
-        record = (0, "memory", None, "MemoryError")
-    except BaseException as exc:
-        record = (0, "exception", None, _describe(exc))
-        del exc
-    _flush_prints()
-    _emit_call(*record)
-
-
-def _flush_prints():
-    """What the job printed goes out before its record, whatever state it left the streams in."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:
-            pass
-
-
-def _run_calls(job):
-    calls, cap = job["calls"], job["val_cap"]
-    scope = {"__name__": "solution", "__builtins__": builtins}
-    try:
-        exec(compile(job["code"], "<solution>", "exec"), scope)
-    except MemoryError:
-        for i in range(len(calls)):
-            _emit_call(i, "memory", None, "MemoryError while running the module")
-        return
-    except BaseException as exc:
-        error = "while running the module: " + _describe(exc)
-        del exc
-        for i in range(len(calls)):
-            _emit_call(i, "exception", None, error)
-        return
-    for i, call in enumerate(calls):
-        try:
-            value = eval(compile(call, f"<call {i}>", "eval"), scope)
-            text = values.encode(value)
-            del value
-            if len(text) <= cap:
-                record = (i, "ok", text, None)
-            else:
-                record = (i, "output_too_large", None, f"the value's encoding is {len(text)} bytes; the limit is {cap}")
-            del text
-        except MemoryError:
-            record = (i, "memory", None, "MemoryError")
-        except BaseException as exc:
-            record = (i, "exception", None, _describe(exc))
-            del exc
-        _flush_prints()
-        _emit_call(*record)
+# The sandbox runs without `site`, which is what defines exit() and quit(): scripts use them.
+builtins.exit = builtins.quit = sys.exit
+_record_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def run_job(job):
-    """Run a set-up job's code: contest tests, a program on stdin, or calls."""
+    """Run a job after set-up: its call, program or test records go to the result pipe (fd 3);
+    the caller then ends the child (see `finish`)."""
     if job.get("tests") is not None:
         contest_runner.run(job)
     elif job.get("stdin") is None:
         _run_calls(job)
     else:
         _run_program(job)
+
+
+def emit(*fields):
+    """Write one record, a JSON list after its length, on the result pipe; return its size."""
+    data = _record_json(fields).encode()
+    view = memoryview(struct.pack(">I", len(data)) + data)
+    while view:
+        view = view[os.write(3, view) :]
+    return len(data) + 4
+
+
+def finish():
+    """End the job: ["E"] (every call or test has reported, so the zygote can answer now, not
+    after this process's exit), the result pipe closed, exit 0."""
+    flush(sys.stdout, sys.stderr)
+    emit("E")
+    os.close(3)
+    os._exit(0)
+
+
+def flush(*streams):
+    """What the job printed goes out, whatever state it left the streams in."""
+    for stream in streams:
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
+def text_in(newline=None):
+    """A new text stream over fd 0 (nothing the zygote's own stream objects hold is in it)."""
+    raw = io.BufferedReader(io.FileIO(0, "rb", closefd=False))
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=newline)
+
+
+def text_out():
+    raw = io.BufferedWriter(io.FileIO(1, "wb", closefd=False), 1 << 16)
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+
+
+def describe(exc):
+    """ "Type: message (line N)" for an exception raised by job code (its __str__ may misbehave)."""
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+    except BaseException:
+        message = "<unprintable>"
+    text = (f"{name}: {message}" if message else name)[:2000]
+    tb, line = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<solution>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return text if line is None else f"{text} (line {line})"
+
+
+def _run_program(job):
+    """Run the code once as `__main__` on the prepared stdin; one record, [0, status, null, error]."""
+    sys.stdin = sys.__stdin__ = text_in()
+    sys.stdout = sys.__stdout__ = text_out()
+    status, error = "ok", None
+    try:
+        exec(compile(job["code"], "<solution>", "exec"), {"__name__": "__main__", "__builtins__": builtins})
+    except SystemExit as exc:
+        code = exc.code
+        if code is not None and code != 0:
+            text = code if isinstance(code, str) else f"exit status {code!r}"
+            status, error = "exception", f"SystemExit: {str(text)[:2000]}"
+    except MemoryError:
+        status, error = "memory", "MemoryError"
+    except BaseException as exc:
+        status, error = "exception", describe(exc)
+    flush(sys.stdout, sys.stderr)
+    emit(0, status, None, error)
+
+
+def _run_calls(job):
+    """Run the module, then evaluate each call; one record per call, written at once."""
+    scope = {"__name__": "solution", "__builtins__": builtins}
+    failed = None
+    try:
+        exec(compile(job["code"], "<solution>", "exec"), scope)
+    except MemoryError:
+        failed = ("memory", None, "MemoryError while running the module")
+    except BaseException as exc:
+        failed = ("exception", None, "while running the module: " + describe(exc))
+    for i, call in enumerate(job["calls"]):
+        status, text, error = failed or _call(scope, i, call, job["val_cap"])
+        flush(sys.stdout, sys.stderr)
+        emit(i, status, text, error)
+
+
+def _call(scope, i, call, cap):
+    try:
+        text = values.encode(eval(compile(call, f"<call {i}>", "eval"), scope))
+    except MemoryError:
+        return "memory", None, "MemoryError"
+    except BaseException as exc:
+        return "exception", None, describe(exc)
+    if len(text) > cap:
+        return "output_too_large", None, f"the value's encoding is {len(text)} bytes; the limit is {cap}"
+    return "ok", text, None

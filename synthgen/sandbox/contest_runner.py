@@ -4,8 +4,8 @@ sample's tests run in order (standard library only; copied next to zygote.py wit
 The semantics are LiveCodeBench's grader's (lcb_runner/evaluation/testing_util.py):
   * its preamble of imports (`from string import *` ... `from builtins import *`, the modules
     themselves, a recursion limit of 50000) runs first, in the program's namespace (mode
-    "expr", HumanEval's, runs the program bare: `preamble` false); its imports run once, in
-    the template, and each child starts from a copy-on-write view of that namespace (prepare);
+    "expr", HumanEval's, runs the program bare: `preamble` false); it runs once, in the
+    template, and each child starts from that namespace (contest_program.py);
   * mode "stdin": a trailing `if __name__ == '__main__':` is unwrapped, top-level imports are
     hoisted, everything else becomes the body of one function, called once per test with the
     test's input on standard input (a real in-memory file on fd 0, so `input()`, `sys.stdin`,
@@ -21,68 +21,33 @@ The semantics are LiveCodeBench's grader's (lcb_runner/evaluation/testing_util.p
     seconds of wall clock less the time the process waited for a core (the kernel's run-queue
     delay, /proc/self/schedstat), so a busy machine neither cuts a test nor lets one run
     longer; the run stops after the first test that did not end "ok".
-Nothing here compares: expected outputs never get here. Records on the result pipe, after the
-child's ["S"]: [index, status, text, error, cpu_s, wall_s] per test that ran (status ok |
-exception | memory | output_too_large | timeout), then ["E"].
+Nothing here compares: expected outputs never get here. One record per test that ran,
+[index, status, text, error, cpu_s, wall_s] (status ok | exception | memory | output_too_large |
+timeout); the caller (child.run_job) then ends the job.
 """
 
-import _signal
-import builtins
-import io
-import json
 import math
 import os
 import resource
 import signal
-import struct
 import sys
 import time
 
+import child
 import contest_program
 import values
 
 INT_DIGITS = 50000
-_U32 = struct.Struct(">I")
-_END = _U32.pack(5) + b'["E"]'
-_escape = json.encoder.encode_basestring_ascii
 _now = {"index": 0, "cpu": 0.0, "wall": 0.0, "waited": 0.0, "limit": 0.0, "sent": 0, "cap": 0}
-_sched = {"fd": -1, "id": None}  # /proc/self/schedstat, open (see _run_queue_s)
-_prepared_streams = []  # the text streams built in the template (see prepare)
 
 
-def _write(data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(3, view) :]
+def prepare():
+    """In the template, before it forks any child: the preamble's namespace."""
+    contest_program.prepare_namespace()
 
 
 def _record(i, status, text, error, cpu, wall):
-    body = '[%d,"%s",%s,%s,%.6f,%.6f]' % (
-        i,
-        status,
-        "null" if text is None else _escape(text),
-        "null" if error is None else _escape(error[:2000]),
-        cpu,
-        wall,
-    )
-    data = body.encode()
-    _now["sent"] += len(data) + 4
-    _write(_U32.pack(len(data)) + data)
-
-
-def _describe(exc):
-    name = type(exc).__name__
-    try:
-        message = str(exc)
-    except BaseException:
-        message = "<unprintable>"
-    line, tb = None, exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<solution>":
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    text = (f"{name}: {message}" if message else name)[:2000]
-    return text if line is None else f"{text} (line {line})"
+    _now["sent"] += child.emit(i, status, text, None if error is None else error[:2000], cpu, wall)
 
 
 # ---- limits ---------------------------------------------------------------------------------
@@ -92,11 +57,7 @@ def _arm(index, limits):
     """Start test `index`'s clocks: SIGPROF after its CPU time, SIGALRM after its wall clock, and a
     soft RLIMIT_CPU a second later (SIGXCPU kills even code that never returns to Python)."""
     cpu_limit, wall_limit, hard = limits
-    _now["index"] = index
-    _now["cpu"] = time.process_time()
-    _now["wall"] = time.monotonic()
-    _now["waited"] = _run_queue_s()
-    _now["limit"] = wall_limit
+    _now.update(index=index, cpu=time.process_time(), wall=time.monotonic(), waited=_run_queue_s(), limit=wall_limit)
     soft = math.ceil(_now["cpu"] + cpu_limit) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (min(soft, hard), hard))
     signal.setitimer(signal.ITIMER_PROF, cpu_limit)
@@ -110,24 +71,15 @@ def _disarm():
 
 
 def _run_queue_s():
-    """Seconds this process's main thread has spent runnable but waiting for a core (0 if unknown).
-
-    The file stays open (opening it costs ~10 us, twice a test); before each read its identity
-    is checked, so a program that closed or replaced that descriptor cannot feed us its numbers."""
-    fd = _sched["fd"]
+    """Seconds this process's main thread has spent runnable but waiting for a core (0 if unknown)."""
     try:
-        if fd < 0 or _file_id(fd) != _sched["id"]:
-            fd = _sched["fd"] = os.open("/proc/self/schedstat", os.O_RDONLY | os.O_CLOEXEC)
-            _sched["id"] = _file_id(fd)
-        return int(os.pread(fd, 128, 0).split()[1]) / 1e9
+        fd = os.open("/proc/self/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            return int(os.read(fd, 128).split()[1]) / 1e9
+        finally:
+            os.close(fd)
     except (OSError, ValueError, IndexError):
-        _sched["fd"] = -1
         return 0.0
-
-
-def _file_id(fd):
-    st = os.fstat(fd)
-    return st.st_dev, st.st_ino
 
 
 def _own_wall(wall):
@@ -146,15 +98,16 @@ def _out_of_time(signum, frame):
     cpu, wall = _disarm()
     what = "CPU-time" if signum == signal.SIGPROF else "wall-clock"
     _record(_now["index"], "timeout", None, f"{what} limit of the test reached", cpu, wall)
-    _write(_END)
-    os._exit(0)
+    child.finish()
 
 
 # ---- standard streams -----------------------------------------------------------------------
 
 
 class _Streams:
-    """fd 0 and fd 1 as in-memory files renewed per test, and the text streams over them."""
+    """fd 0 and fd 1 as in-memory files renewed per test, and the text streams over them: the
+    same stream objects for every test, since a program may hold on to them (`from sys import
+    stdin` is hoisted, so it runs once)."""
 
     def __init__(self, with_stdin):
         self.out_fd = os.memfd_create("stdout", 0)
@@ -162,23 +115,10 @@ class _Streams:
         if with_stdin:
             os.dup2(self.in_fd, 0)
         os.dup2(self.out_fd, 1)
-        self.stdin, self.stdout = _prepared_streams.pop() if _prepared_streams else self.new_pair()
+        # Lines end at "\n" only and "\r" is kept, as the grader's in-memory input has them.
+        self.stdin, self.stdout = child.text_in(newline="\n"), child.text_out()
         sys.stdin = sys.__stdin__ = self.stdin
         sys.stdout = sys.__stdout__ = self.stdout
-
-    @classmethod
-    def new_pair(cls):
-        """The text streams over fd 0 and fd 1. They hold descriptor numbers, not files: built in
-        the template (see prepare) over in-memory files at offset 0, as a child's are, they serve
-        the child's own files unchanged."""
-        stdout = io.BufferedWriter(io.FileIO(1, "wb", closefd=False), 1 << 16)
-        return cls._new_stdin(), io.TextIOWrapper(stdout, encoding="utf-8", errors="replace")
-
-    @staticmethod
-    def _new_stdin():
-        raw = io.BufferedReader(io.FileIO(0, "rb", closefd=False))
-        # Lines end at "\n" only and "\r" is kept, as the grader's in-memory input has them.
-        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="\n")
 
     def start(self, text):
         """Before a test: its input on fd 0, an empty fd 1, the original streams back in place."""
@@ -187,116 +127,50 @@ class _Streams:
             done = 0
             while done < len(data):
                 done += os.pwrite(self.in_fd, data[done:], done)
-            os.ftruncate(self.in_fd, len(data))  # after the write: emptying first would free its pages
+            os.ftruncate(self.in_fd, len(data))
             os.lseek(self.in_fd, 0, os.SEEK_SET)
             os.dup2(self.in_fd, 0)
             try:
                 self.stdin.seek(0)  # drop what an earlier test left in its buffers
             except (ValueError, OSError):
-                self.stdin = self._new_stdin()  # the program closed it
+                self.stdin = child.text_in(newline="\n")  # the program closed it
         os.ftruncate(self.out_fd, 0)
         os.lseek(self.out_fd, 0, os.SEEK_SET)
         os.dup2(self.out_fd, 1)
-        sys.stdin = sys.__stdin__ = self.stdin
         if sys.stdout is not self.stdout:
-            _flush(sys.stdout)
+            child.flush(sys.stdout)
+        sys.stdin = sys.__stdin__ = self.stdin
         sys.stdout = sys.__stdout__ = self.stdout
 
     def printed(self, cap):
         """What the test wrote to fd 1 (None when over `cap` bytes)."""
-        for stream in {id(s): s for s in (sys.stdout, self.stdout, sys.stderr)}.values():
-            _flush(stream)
+        child.flush(sys.stdout, self.stdout, sys.stderr)
         size = os.fstat(self.out_fd).st_size
         if size > cap:
             return None
         return os.pread(self.out_fd, size, 0).decode("utf-8", "replace")
 
 
-def _flush(stream):
-    try:
-        stream.flush()
-    except BaseException:
-        pass
-
-
-# ---- preparing, in the template --------------------------------------------------------------
-
-
-def prepare():
-    """In the template, before it forks any child: the preamble's namespace (contest_program) and
-    the text streams, which every child then starts from instead of building them itself."""
-    contest_program.prepare_namespace()
-    # Over scratch in-memory files on fd 0 and 1 for the moment, so what the streams find out
-    # about their files holds for the child's.
-    scratch, saved = [os.memfd_create("scratch", 0) for _ in range(2)], [os.dup(0), os.dup(1)]
-    try:
-        for fd, target in zip(scratch, (0, 1)):
-            os.dup2(fd, target)
-        _prepared_streams.append(_Streams.new_pair())
-    finally:
-        for fd, target in zip(saved, (0, 1)):
-            os.dup2(fd, target)
-        for fd in scratch + saved:
-            os.close(fd)
-
-
-# ---- returned values ------------------------------------------------------------------------
-
-
-def _plain(value, depth=0):
-    """numpy scalars as the Python numbers they equal, inside containers too (what the grader's
-    `==` accepts); anything else is left for values.encode to take or refuse."""
-    t = type(value)
-    if depth > values.MAX_DEPTH:
-        return value
-    if t is list:
-        return [_plain(x, depth + 1) for x in value]
-    if t is tuple:
-        return tuple(_plain(x, depth + 1) for x in value)
-    if t is dict:
-        return {_plain(k, depth + 1): _plain(x, depth + 1) for k, x in value.items()}
-    if t is set or t is frozenset:
-        return t(_plain(x, depth + 1) for x in value)
-    numpy = sys.modules.get("numpy")
-    if numpy is not None and isinstance(value, numpy.generic):
-        return value.item()
-    return value
-
-
-def _encoded(value):
-    try:
-        return values.encode(value)
-    except TypeError:
-        return values.encode(_plain(value))
-
-
 # ---- the run --------------------------------------------------------------------------------
 
 
 def run(job):
-    """Run every test of `job` in order (see the module docstring); the caller writes ["E"]."""
+    """Run every test of `job` in order (see the module docstring)."""
     sys.set_int_max_str_digits(INT_DIGITS)
-    if getattr(builtins, "exit", None) is not sys.exit:  # (prepare did it where a template ran it)
-        builtins.exit = builtins.quit = sys.exit  # no `site` in the sandbox: scripts use them
     mode, tests = job["mode"], job["tests"]
     limits = (float(job["test_cpu"]), float(job["test_wall"]), resource.getrlimit(resource.RLIMIT_CPU)[1])
     cap, _now["cap"] = job["val_cap"], job["res_cap"] - 4096
     streams = _Streams(mode == "stdin")
-    # The C function itself: signal.signal's Python wrapper maps handlers to enum members, which
-    # writes to pages of the template's memory that a contest job's child touches nowhere else.
-    _signal.signal(signal.SIGPROF, _out_of_time)
-    _signal.signal(signal.SIGALRM, _out_of_time)
+    signal.signal(signal.SIGPROF, _out_of_time)
+    signal.signal(signal.SIGALRM, _out_of_time)
     _arm(0, limits)
     try:
         test = contest_program.load(job)
     except MemoryError:
-        cpu, wall = _disarm()
-        return _record(0, "memory", None, "MemoryError while loading the program", cpu, wall)
+        return _record(0, "memory", None, "MemoryError while loading the program", *_disarm())
     except BaseException as exc:
         cpu, wall = _disarm()
-        error = "while loading the program: " + _describe(exc)
-        del exc
-        return _record(0, "exception", None, error, cpu, wall)
+        return _record(0, "exception", None, "while loading the program: " + child.describe(exc), cpu, wall)
     _disarm()
     for i, text in enumerate(tests):
         streams.start(text if mode == "stdin" else "")
@@ -307,13 +181,10 @@ def run(job):
         except MemoryError:
             status, error = "memory", "MemoryError"
         except BaseException as exc:
-            status, error = "exception", _describe(exc)
-            del exc
+            status, error = "exception", child.describe(exc)
         cpu, wall = _disarm()
-        if status == "ok" and (
-            cpu > limits[0] or (wall > limits[1] and _own_wall(wall) > limits[1])
-        ):  # it stopped our clocks
-            status, error = "timeout", "time limit of the test reached"
+        if status == "ok" and (cpu > limits[0] or (wall > limits[1] and _own_wall(wall) > limits[1])):
+            status, error = "timeout", "time limit of the test reached"  # it stopped our clocks
         out = None
         if status == "ok":
             status, out, error = _answer(mode, value, streams, cap)
@@ -322,8 +193,7 @@ def run(job):
             status, out, error = "output_too_large", None, "the tests' answers together are over the size limit"
         _record(i, status, out, error, cpu, wall)
         if status != "ok":
-            return None
-    return None
+            return
 
 
 def _answer(mode, value, streams, cap):
@@ -334,7 +204,10 @@ def _answer(mode, value, streams, cap):
             return "output_too_large", None, f"printed over {cap} bytes"
         return "ok", printed, None
     try:
-        text = _encoded(value)
+        try:
+            text = values.encode(value)
+        except TypeError:
+            text = values.encode(_plain(value))
     except (TypeError, ValueError, RecursionError) as exc:
         if mode == "expr":
             return "ok", None, None  # only its completing counts
@@ -342,3 +215,19 @@ def _answer(mode, value, streams, cap):
     if len(text) > cap:
         return "output_too_large", None, f"the value's encoding is {len(text)} bytes; the limit is {cap}"
     return "ok", text, None
+
+
+def _plain(value, depth=0):
+    """numpy scalars as the Python numbers they equal, inside containers too (what the grader's
+    `==` accepts); anything else is left for values.encode to take or refuse."""
+    t = type(value)
+    if depth > values.MAX_DEPTH:
+        return value
+    if t in (list, tuple, set, frozenset):
+        return t(_plain(x, depth + 1) for x in value)
+    if t is dict:
+        return {_plain(k, depth + 1): _plain(x, depth + 1) for k, x in value.items()}
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.generic):
+        return value.item()
+    return value

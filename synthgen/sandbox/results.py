@@ -1,11 +1,9 @@
-"""Jobs, verdicts and how the host turns what a zygote sent back into verdicts.
+"""Jobs, their limits and results: what the host sends a zygote and how it turns what comes back
+into verdicts (verdicts.py reads the child's records; everything the child wrote is untrusted).
 
-Everything the child wrote is untrusted: the result records are parsed strictly, values are
-decoded without evaluation and compared here against expected values the child never saw, and
-every text that leaves here (value displays, errors, stdout, stderr) has passed `safe_text`, so a
-job that raises ValueError('\ud800') cannot break a writer downstream. A
-status the child cannot produce (timeout, killed, infra, ...) only ever comes from what the zygote
-observed from outside the child. `infra` means the sandbox failed, never that the answer was wrong.
+A status the child cannot produce (timeout, killed, infra, ...) only ever comes from what the
+zygote observed from outside the child. `infra` means the sandbox failed, never that the answer
+was wrong.
 """
 
 from __future__ import annotations
@@ -16,17 +14,20 @@ import signal
 import struct
 from dataclasses import dataclass, field
 
-from synthgen.sandbox import contest_results, values
+from synthgen.sandbox import values
 from synthgen.sandbox.settings import JOB_MEMORY_MB, JOB_TIMEOUT_S
-from synthgen.sandbox.verdicts import CallVerdict, Status, parse_records
+from synthgen.sandbox.verdicts import CallVerdict, Status, call_verdicts, program_verdict, test_verdicts
 from synthgen.text import safe_text
 
 _U32 = struct.Struct(">I")
-EXIT_NO_MEMORY = 121  # zygote.EXIT_NO_MEMORY: the runner itself ran out of memory
+EXIT_NO_MEMORY = 121  # child.EXIT_NO_MEMORY: the runner itself ran out of memory
 MAX_CODE_CHARS = 4 << 20
 MAX_CALLS = 10_000
 MAX_STDIN_CHARS = 64 << 20
-_CHILD_STATUSES = frozenset({"ok", "exception", "memory", "output_too_large"})
+CONTEST_MODES = ("stdin", "call", "expr")
+# A contest test's wall clock is WALL_FACTOR times its CPU time plus WALL_EXTRA_S; the whole job's
+# backstop is BACKSTOP_FACTOR times its tests' (which exclude waiting for a core).
+WALL_FACTOR, WALL_EXTRA_S, BACKSTOP_FACTOR = 1.5, 0.5, 10.0
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class Job:
             if self.calls or self.expected is not None:
                 raise ValueError("a program job (stdin given) takes no calls and no expected values")
         if self.tests is not None:
-            contest_results.check_tests_job(self, MAX_CALLS, MAX_STDIN_CHARS)
+            self._check_tests()
         if not (isinstance(self.timeout_s, (int, float)) and 0 < self.timeout_s <= 600):
             raise ValueError("timeout_s must be a number in (0, 600]")
         if not (isinstance(self.memory_mb, int) and 32 <= self.memory_mb <= 65536):
@@ -91,6 +92,22 @@ class Job:
             except ValueError as exc:
                 raise ValueError(f"expected[{i}] is not a value encoding: {exc}") from None
         object.__setattr__(self, "_expected_forms", tuple(forms))
+
+    def _check_tests(self) -> None:
+        if self.mode not in CONTEST_MODES:
+            raise ValueError(f"a contest-tests job's mode is one of {', '.join(CONTEST_MODES)}, not {self.mode!r}")
+        if isinstance(self.tests, str) or not all(isinstance(t, str) for t in self.tests):
+            raise ValueError("tests must be a sequence of str")
+        if not self.tests or len(self.tests) > MAX_CALLS:
+            raise ValueError(f"a contest-tests job has 1 to {MAX_CALLS} tests")
+        if sum(len(t) for t in self.tests) > MAX_STDIN_CHARS:
+            raise ValueError(f"the tests together are over {MAX_STDIN_CHARS} characters")
+        if self.calls or self.stdin is not None or self.expected is not None:
+            raise ValueError("a contest-tests job takes no calls, stdin or expected values")
+        if self.mode == "call" and not self.entry.isidentifier():
+            raise ValueError(f"a call-based job needs the function's name, got {self.entry!r}")
+        if not (isinstance(self.test_timeout_s, (int, float)) and 0 < self.test_timeout_s <= 600):
+            raise ValueError("test_timeout_s must be a number in (0, 600]")
 
     def _make_plain(self) -> None:
         """Subclasses of str and int as the plain values they hold: the zygote's wire format
@@ -137,14 +154,11 @@ class JobResult:
 
     def same_outcome(self, other: JobResult) -> bool:
         """Same status and same value for every call (what a determinism check compares)."""
-        if len(self.calls) != len(other.calls):
-            return False
-        for a, b in zip(self.calls, other.calls):
-            if a.status is not b.status:
-                return False
-            if a.encoded != b.encoded and not (a.encoded and b.encoded and values.equal(a.encoded, b.encoded)):
-                return False
-        return True
+        return len(self.calls) == len(other.calls) and all(
+            a.status is b.status
+            and (a.encoded == b.encoded or bool(a.encoded and b.encoded and values.equal(a.encoded, b.encoded)))
+            for a, b in zip(self.calls, other.calls)
+        )
 
     def to_dict(self) -> dict:
         return {
@@ -195,21 +209,40 @@ class Limits:
             "val_cap": self.max_value_bytes,
             "res_cap": self.result_cap(job),
         }
-        if job.tests is not None:
-            body.update(contest_results.payload_fields(job, self))
+        if job.tests is not None:  # (expected outputs are not sent either)
+            body |= {"tests": list(job.tests), "mode": job.mode, "entry": job.entry, "preamble": job.preamble}
+            body |= {"test_cpu": float(job.test_timeout_s), "test_wall": test_wall_s(job.test_timeout_s)}
+            body["val_cap"] = self.max_test_output_bytes
         return marshal.dumps(body, 4)
 
 
 def contest_job(
     code: str, tests, *, mode: str, entry: str = "", preamble: bool = True, test_timeout_s: float, memory_mb: int
 ) -> Job:
-    """A contest-tests job (synthgen.sandbox.contest_results says what it runs and returns).
+    """A contest-tests job: one child compiles `code` once and runs `tests` in order, with
+    LiveCodeBench's semantics (the sandbox's contest_runner.py says how).
+
+        job = contest_job(program, ["1 2\\n", "3 4\\n"], mode="stdin", test_timeout_s=6.0, memory_mb=512)
+        pool.run_sync(job).calls[i].value       # test i: everything it printed
+        job = contest_job(code, [values.encode([[1, 2], 3])], mode="call", entry="twoSum", ...)
+        pool.run_sync(job).calls[0].encoded     # the returned value's encoding
+
     `tests`: stdin texts (mode "stdin"), value encodings of argument lists (mode "call", calling
-    `entry`) or expressions (mode "expr"); `preamble`: LiveCodeBench's imports first."""
+    `entry`) or expressions (mode "expr"); `preamble`: LiveCodeBench's imports first. The result
+    holds one verdict per test that ran: the run stops after the first test that did not end ok.
+    Judging answers stays with the caller, in the host: expected outputs are never sent.
+
+    Each test has `test_timeout_s` of CPU time and a wall clock (test_wall_s) less the time the
+    process waited for a core, so a loaded machine gives the same verdicts; the whole job has a
+    generous backstop wall clock for code that never returns to Python, and RLIMIT_CPU."""
     tests = tuple(tests)
-    timeout = contest_results.job_timeout(len(tests), test_timeout_s)
-    return Job(code, (), timeout_s=timeout, memory_mb=memory_mb, tests=tests, mode=mode, entry=entry,
-               preamble=preamble, test_timeout_s=float(test_timeout_s))  # fmt: skip
+    timeout = min(600.0, BACKSTOP_FACTOR * (len(tests) + 1) * test_wall_s(test_timeout_s) + 10.0)
+    contest = {"mode": mode, "entry": entry, "preamble": preamble, "test_timeout_s": float(test_timeout_s)}
+    return Job(code, (), timeout_s=timeout, memory_mb=memory_mb, tests=tests, **contest)
+
+
+def test_wall_s(test_timeout_s: float) -> float:
+    return WALL_FACTOR * test_timeout_s + WALL_EXTRA_S
 
 
 def cpu_limit_s(job: Job) -> int:
@@ -256,75 +289,14 @@ def build_result(job: Job, header: dict, blobs: list[bytes], isolation: str, lim
         result = infra_result(job, isolation, "sandbox child set-up failed: " + detail[0][:500])
         result.stdout, result.stderr, result.elapsed_s = stdout, stderr, wall
         return result
+    unfinished = _unfinished(job, header)
     if job.tests is not None:
-        verdicts = contest_results.test_verdicts(job, header, records[1:], limits, _unfinished(job, header))
-        return JobResult(isolation, verdicts, stdout, stderr, wall)
-    if job.stdin is not None:
-        verdict = _program_verdict(job, header, records[1:2], out_blob, limits)
-        return JobResult(isolation, [verdict], stdout, stderr, wall)
-    verdicts: list[CallVerdict] = []
-    for i, rec in enumerate(parse_records(records[1 : len(job.calls) + 1])):
-        verdict = _call_verdict(job, i, rec, limits)
-        if verdict is None:
-            break
-        verdicts.append(verdict)
-    if len(verdicts) < len(job.calls):
-        broken = len(records) - 1 > len(verdicts)  # a record was there but did not parse
-        filler = (
-            CallVerdict(Status.EXCEPTION, error="the job corrupted its result stream")
-            if broken
-            else _unfinished(job, header)
-        )
-        verdicts += [filler] * (len(job.calls) - len(verdicts))
+        verdicts = test_verdicts(job, header, records[1:], limits, unfinished)
+    elif job.stdin is not None:
+        verdicts = [program_verdict(header, records[1:2], out_blob, limits, unfinished)]
+    else:
+        verdicts = call_verdicts(job, records[1:], limits, unfinished)
     return JobResult(isolation, verdicts, stdout, stderr, wall)
-
-
-def _call_verdict(job: Job, i: int, rec, limits: Limits) -> CallVerdict | None:
-    """One call's verdict from its record; None if the record is not a well-formed record for call i."""
-    if not (type(rec) is list and len(rec) == 4 and rec[0] == i and type(rec[0]) is int and rec[1] in _CHILD_STATUSES):
-        return None
-    status, text, error = rec[1], rec[2], rec[3]
-    if error is not None:
-        if type(error) is not str:
-            return None
-        error = safe_text(error)
-    if status != "ok":
-        return CallVerdict(Status(status), error=error) if text is None else None
-    if type(text) is not str:
-        return None
-    if len(text) > limits.max_value_bytes:
-        return CallVerdict(Status.OUTPUT_TOO_LARGE, error=f"value encoding over {limits.max_value_bytes} bytes")
-    try:
-        value = values.decode(text)
-        form = values.normalize(value) if job.expected is not None else None
-    except (ValueError, TypeError, RecursionError):
-        return CallVerdict(Status.EXCEPTION, error="the job returned a value that is not a valid encoding")
-    match = None
-    if job.expected is not None and job.expected[i] is not None:
-        match = form == job._expected_forms[i]
-    return CallVerdict(Status.OK, safe_text(values.display(value)), text, match, None)
-
-
-def _program_verdict(job: Job, header: dict, records: list[bytes], out_blob: bytes, limits: Limits) -> CallVerdict:
-    """The one verdict of a program job: how the child said the program ended, and its stdout as
-    the zygote captured it (from outside the child, so the program cannot misreport it).
-
-    A program that exited with status 0 without its end record (`os._exit(0)`) finished too."""
-    if records:
-        rec = parse_records(records)[0]
-        well_formed = type(rec) is list and len(rec) == 4 and rec[0] == 0 and rec[1] in _CHILD_STATUSES
-        if not well_formed or rec[2] is not None or (rec[3] is not None and type(rec[3]) is not str):
-            return CallVerdict(Status.EXCEPTION, error="the job corrupted its result stream")
-        if rec[1] != "ok":
-            return CallVerdict(Status(rec[1]), error=None if rec[3] is None else safe_text(rec[3]))
-    elif not (header["end"] == "exit" and header.get("code") == 0):
-        return _unfinished(job, header)
-    total = int(header.get("out_total") or 0)
-    if total > limits.max_value_bytes or total > len(out_blob):
-        return CallVerdict(
-            Status.OUTPUT_TOO_LARGE, error=f"printed {total} bytes; the limit is {limits.max_value_bytes}"
-        )
-    return CallVerdict(Status.OK, value=out_blob.decode("utf-8", "replace"))
 
 
 def _unfinished(job: Job, header: dict) -> CallVerdict:

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from synthgen.sandbox import Status, values
+from synthgen.sandbox import Job, Status, contest_job, values
 from tests.helpers.sandbox import run, statuses
 
 
@@ -290,6 +290,44 @@ def test_forged_result_records_cannot_pass_or_claim_infra(pool):
     assert not any(c.passed for c in r.calls)
     assert all(c.status in (Status.OK, Status.EXCEPTION) for c in r.calls), r.calls
     assert pool.worker_pids() == before
+
+
+# Records of every shape but the right one, one per line (and a few that are not JSON at all).
+FORGED = """[0, [], null, null]
+[0, {}, null, null]
+[[], "ok", "8", null]
+[true, "ok", "8", null]
+[0, "ok", [], null]
+[0, "ok", "8", {}]
+[0, "ok", null, null]
+[0, "ok", "8", null, [], {}]
+[0, "ok", "8", null, 1, 2, 3]
+[0, "infra", null, null]
+[0, "killed", null, null]
+[0, "exception", "8", null]
+{"0": "ok"}
+"ok"
+8
+null
+[0]
+[0, 1e999999]
+""".splitlines()
+FORGED_RAW = [b"[" * 100000, b"\xff\xfe", b"1" * 10000, b""]
+
+
+def test_forged_records_of_any_shape_cannot_claim_infra(pool):
+    writes = [repr(rec.encode()) for rec in FORGED] + [repr(raw) for raw in FORGED_RAW]
+    for data in writes:
+        forge = f"import os, struct\ndata = {data}\nos.write(3, struct.pack('>I', len(data)) + data)\n"
+        call = forge + "def f():\n    return 8\n"
+        r = run(pool, call, "f()", "f()", expected=(values.encode(7), values.encode(7)))
+        assert not any(c.passed for c in r.calls), (data, r.calls)
+        program = pool.run_sync(Job.program(forge, ""))
+        tests = pool.run_sync(
+            contest_job(call, ["f()", "f()"], mode="expr", preamble=False, test_timeout_s=2, memory_mb=256)
+        )
+        for result in (program, tests):
+            assert not result.infra and not any(c.passed for c in result.calls), (data, result.calls)
 
 
 def test_zygote_memory_is_not_writable(pool):
