@@ -87,14 +87,7 @@ class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
-class Prepared:
-    """What every child of one zygote shares: its mode, ids and seed."""
-
-    def __init__(self, mode, uid, gid, seed):
-        self.mode, self.seed, self.id_maps = mode, seed, id_maps(uid, gid)
-
-
-def run_child(prep, fds, workdir):
+def run_child(mode, seed, fds, workdir):
     """The forked child: read its job, set up, run it, exit. `fds`: the job's memory file and the
     write ends of its result, stdout and stderr pipes. Never returns."""
     try:
@@ -102,7 +95,7 @@ def run_child(prep, fds, workdir):
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         job_fd, *pipes = fds
         job = marshal.loads(os.pread(job_fd, os.fstat(job_fd).st_size, 0))
-        _setup(prep, job, pipes, workdir)
+        _setup(mode, seed, job, pipes, workdir)
         emit("S")
     except BaseException as exc:
         try:
@@ -128,7 +121,7 @@ def _stdin_file(text):
     return fd
 
 
-def _setup(prep, job, pipes, workdir):
+def _setup(mode, seed, job, pipes, workdir):
     # Its own process group, not a new session: setsid() also makes a scheduler autogroup, and no
     # process here has a controlling terminal to leave (bwrap runs with --new-session).
     os.setpgid(0, 0)
@@ -139,13 +132,14 @@ def _setup(prep, job, pipes, workdir):
         os.dup2(fd, target)
     os.closerange(4, 1 << 20)
     mib = 1 << 20
-    if prep.mode == "bwrap":
+    if mode == "bwrap":
+        maps = id_maps(os.getuid(), os.getgid())
         unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC)  # the mount and IPC ones belong to the new user namespace
-        map_own_ids(prep.id_maps)
+        map_own_ids(maps)
         options = f"size={job['tmp_mb']}m,nr_inodes=8192,mode=0700".encode()
         check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, options), "mount /tmp")
     os.chdir(workdir)
-    if prep.mode == "bwrap":  # drop the capabilities the new user namespace gave us
+    if mode == "bwrap":  # drop the capabilities the new user namespace gave us
         check(libc.capset(ctypes.byref(_CapHeader(0x20080522, 0)), (_CapData * 2)()), "capset")
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -158,7 +152,7 @@ def _setup(prep, job, pipes, workdir):
     for name, value in limits.items():
         resource.setrlimit(getattr(resource, "RLIMIT_" + name), (value, value))
     sys.argv = ["solution"]
-    random.seed(prep.seed)  # `random` re-seeds itself from urandom in every fork: make jobs repeatable
+    random.seed(seed)  # `random` re-seeds itself from urandom in every fork: make jobs repeatable
 
 
 # The sandbox runs without `site`, which is what defines exit() and quit(): scripts use them.

@@ -22,10 +22,12 @@ thread (THREADS_ENV), as the graders set it: a job's CPU time is its own.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import logging
 import os
+import select
 import shutil
 import signal
 import socket
@@ -260,52 +262,73 @@ def choose(isolation: str, allow_unsafe: bool, python: str | None = None, librar
 
 def probe(plan: Plan) -> str | None:
     """Start one zygote and wait for it to pass its self-test; None if it did, else why not."""
-    argv, popen = plan.command(seed=0)
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    with tempfile.TemporaryFile() as log:
+    zygote = None
+    try:
+        zygote = Zygote(plan, seed=0)
+        zygote.wait_ready()
+        return None
+    except (WorkerGone, OSError) as exc:
+        words = zygote.last_words() if zygote else ""
+        return f"zygote failed its start-up: {exc}" + (f" ({words})" if words and words not in str(exc) else "")
+    finally:
+        if zygote:
+            zygote.close()
+
+
+class WorkerGone(Exception):
+    """The zygote died, broke the protocol or missed a deadline: it cannot be trusted any more."""
+
+
+class Zygote:
+    """One started zygote (zygote.py): its process, the socket to it and its stderr (for errors)."""
+
+    def __init__(self, plan: Plan, seed: int):
+        argv, popen = plan.command(seed)
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (kept as long as the zygote lives)
+        self.proc: subprocess.Popen | None = None
         try:
-            proc = subprocess.Popen(
-                argv, stdin=theirs, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True, **popen
+            self.proc = subprocess.Popen(
+                argv, stdin=theirs, stdout=subprocess.DEVNULL, stderr=self.log, start_new_session=True, **popen
             )
         except OSError as exc:
-            ours.close()
-            return f"could not start: {exc}"
+            self.close()
+            raise WorkerGone(f"could not start a worker: {exc}") from None
         finally:
             theirs.close()
+
+    def wait_ready(self) -> None:
+        if not select.select([self.sock], [], [], PROBE_TIMEOUT_S)[0]:
+            raise WorkerGone("sandbox worker did not start in time")
+        if self.message()[0] != b"R":
+            raise WorkerGone("sandbox worker broke the protocol at start-up")
+
+    def message(self) -> tuple[bytes, dict]:
+        """The zygote's next message: its kind and its JSON body (WorkerGone at its end)."""
+        msg = self.sock.recv(1 << 12)
+        if not msg:
+            words = self.last_words()
+            ended = "the sandbox's zygote (the template of every job's child) ended"
+            raise WorkerGone(f"{ended}: {words}" if words else ended)
         try:
-            ours.settimeout(PROBE_TIMEOUT_S)
-            ready = ours.recv(1 << 12)[:1] == b"R"
-        except OSError:
-            ready = False
-        finally:
-            ours.close()
-            kill_worker(proc)
-        if ready:
-            return None
-        log.seek(0)
-        tail = log.read().decode("utf-8", "replace").strip().splitlines()[-3:]
-        return f"zygote failed its start-up (exit {proc.returncode}): {' | '.join(tail) or 'no message'}"
+            return msg[:1], json.loads(msg[1:])
+        except ValueError:
+            raise WorkerGone("sandbox worker broke the protocol") from None
 
+    def last_words(self) -> str:
+        """The last line the zygote wrote to its stderr (most failures explain themselves there)."""
+        self.log.seek(max(0, self.log.seek(0, os.SEEK_END) - 4096))
+        lines = self.log.read().decode("utf-8", "replace").strip().splitlines()
+        return lines[-1][:300] if lines else ""
 
-def kill_worker(proc: subprocess.Popen) -> None:
-    """SIGKILL a worker and reap it; close our ends of its pipes.
-
-    The whole process group goes: bwrap killed during its start-up would otherwise leave its
-    child blocked forever, before that child has set --die-with-parent's signal or left the group.
-    Later, the sandbox dies with bwrap (--die-with-parent) and jobs with the zygote (pid namespace).
-    """
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # (start_new_session: the worker leads its own group)
-    except OSError:
-        pass
-    try:
-        proc.kill()
-    except OSError:
-        pass
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
-    for stream in (proc.stdin, proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
+    def close(self) -> None:
+        """Kill the zygote's whole process group (bwrap killed during its start-up would otherwise
+        leave its child blocked for ever) and reap it. Later, the sandbox dies with bwrap
+        (--die-with-parent) and jobs with the zygote (pid namespaces)."""
+        self.sock.close()
+        if self.proc is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)  # (start_new_session: it leads its own group)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=10)
+        self.log.close()

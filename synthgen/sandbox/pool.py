@@ -33,8 +33,6 @@ import select
 import shutil
 import signal
 import socket
-import subprocess
-import tempfile
 import threading
 import time
 import weakref
@@ -44,73 +42,25 @@ from synthgen.sandbox.results import Job, JobResult, Limits, build_result, infra
 from synthgen.sandbox.settings import SANDBOX_LIBRARIES, SandboxSettings
 
 GRACE_S = 5.0  # how long past a job's timeout the zygote has to report before it is replaced
-START_TIMEOUT_S = 30.0
 START_TRIES = 3
 IDLE_CHECK_S = 1.0  # how often an idle worker looks whether its zygote is still alive
 END_RECORD = b'\x00\x00\x00\x05["E"]'  # child.END_RECORD: every call has reported
 _ids = itertools.count()
 
 
-class WorkerGone(Exception):
-    """The zygote died, broke the protocol or missed a deadline: it cannot be trusted any more."""
+class Worker(iso.Zygote):
+    """A zygote the pool runs jobs on, one at a time."""
 
-
-class Worker:
-    """One zygote: its process, the socket to it and its stderr (kept for error messages)."""
-
-    def __init__(self, pool: SandboxPool, seed: int):
-        argv, popen = pool._plan.command(seed)
-        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (kept as long as the worker lives)
-        self.proc: subprocess.Popen | None = None
-        self.started: float | None = None  # when the job running now began
-        try:
-            self.proc = subprocess.Popen(
-                argv, stdin=theirs, stdout=subprocess.DEVNULL, stderr=self.log, start_new_session=True, **popen
-            )
-        except OSError as exc:
-            self.close()
-            raise WorkerGone(f"could not start a worker: {exc}") from None
-        finally:
-            theirs.close()
-
-    def wait_ready(self) -> None:
-        if not select.select([self.sock], [], [], START_TIMEOUT_S)[0]:
-            raise WorkerGone("sandbox worker did not start in time")
-        if self._message()[0] != b"R":
-            raise WorkerGone("sandbox worker broke the protocol at start-up")
+    started: float | None = None  # when the job running now began
 
     def alive(self) -> bool:
         """Whether the zygote still runs (reading the exit reports of jobs answered early)."""
         while select.select([self.sock], [], [], 0)[0]:
             try:
-                self._message()
-            except WorkerGone:
+                self.message()
+            except iso.WorkerGone:
                 return False
         return True
-
-    def last_words(self) -> str:
-        """The last line the zygote wrote to its stderr (most failures explain themselves there)."""
-        self.log.seek(max(0, self.log.seek(0, os.SEEK_END) - 4096))
-        lines = self.log.read().decode("utf-8", "replace").strip().splitlines()
-        return lines[-1][:300] if lines else ""
-
-    def close(self) -> None:
-        self.sock.close()
-        if self.proc is not None:
-            iso.kill_worker(self.proc)
-        self.log.close()
-
-    def _message(self) -> tuple[bytes, dict]:
-        msg = self.sock.recv(1 << 12)
-        if not msg:
-            words = self.last_words()
-            ended = "the sandbox's zygote (the template of every job's child) ended"
-            raise WorkerGone(f"{ended}: {words}" if words else ended)
-        try:
-            return msg[:1], json.loads(msg[1:])
-        except ValueError:
-            raise WorkerGone("sandbox worker broke the protocol") from None
 
     def run(self, job_id: int, job: Job, limits: Limits, answer_early) -> dict:
         """Run one job; the header build_result needs, with the pipes' contents under "blobs"."""
@@ -123,7 +73,7 @@ class Worker:
                 try:
                     socket.send_fds(self.sock, [head], [job_file.fileno()] + [w for _, w in pipes])
                 except OSError as exc:
-                    raise WorkerGone(f"sandbox worker stopped listening: {exc}") from None
+                    raise iso.WorkerGone(f"sandbox worker stopped listening: {exc}") from None
                 finally:
                     for _, w in pipes:
                         os.close(w)
@@ -170,12 +120,12 @@ class Worker:
         while report is None:
             remaining = started + job.timeout_s + GRACE_S - time.monotonic()
             if remaining <= 0:
-                raise WorkerGone("sandbox worker did not report in time")
+                raise iso.WorkerGone("sandbox worker did not report in time")
             for fd, _ in poller.poll(remaining * 1000):
                 if fd == self.sock.fileno():
-                    kind, body = self._message()
+                    kind, body = self.message()
                     if kind != b"X":
-                        raise WorkerGone(f"sandbox worker broke the protocol: message {kind!r} during a job")
+                        raise iso.WorkerGone(f"sandbox worker broke the protocol: message {kind!r} during a job")
                     if body.get("id") == job_id:  # (else the late report of a job answered early)
                         for i in range(3):  # the child is gone, and every writer with it: take what is left
                             end = end or drain(i)
@@ -225,63 +175,58 @@ class Group:
             try:
                 item = self.queue.get(timeout=IDLE_CHECK_S)
             except queue.Empty:
-                if worker is not None and not worker.alive():
-                    worker = self._retire(worker)
-                if worker is None and self.failures < START_TRIES and not self.pool._closing:
-                    worker = self._start()
-                continue
+                item = ()  # idle: only look after the zygote
             if item is None:
                 break
-            job_id, job, future = item
-            if not future.set_running_or_notify_cancel():
-                continue  # cancelled while queued
             if worker is not None and not worker.alive():
                 worker = self._retire(worker)
-            tries = 0 if self.pool._closing else START_TRIES if self.failures < START_TRIES else 1
-            while worker is None and tries:
+            tries = START_TRIES if self.failures < START_TRIES else 1 if item else 0  # failing: one try a job
+            while worker is None and tries and not self.pool._closing:
                 worker, tries = self._start(), tries - 1
-            isolation = self.pool.isolation
-            if worker is None:
-                error = "the sandbox pool was closed" if self.pool._closing else "sandbox workers cannot start: "
-                future.set_result(infra_result(job, isolation, error + self.last_error * (not self.pool._closing)))
-                continue
-            started = time.monotonic()
-            try:
-                header = worker.run(job_id, job, self.pool.limits, lambda: not self.queue.empty())
-                result = build_result(job, header, header.pop("blobs"), isolation, self.pool.limits)
-            except WorkerGone as exc:
-                worker = self._retire(worker)
-                result = infra_result(job, isolation, "the sandbox pool was closed" if self.pool._closing else str(exc))
-            except BaseException as exc:  # a bug here must not leave the caller waiting
-                result = infra_result(job, isolation, f"sandbox pool failed: {exc!r}")
-            self.pool._add_busy(time.monotonic() - started)
-            future.set_result(result)
+            if item:
+                worker = self._run(worker, *item)
         if worker is not None:
             self._retire(worker)
 
-    def _start(self) -> Worker | None:
-        """A ready worker, or None (then the next try waits a little longer, up to 5 s)."""
+    def _run(self, worker: Worker | None, job_id: int, job: Job, future) -> Worker | None:
+        """Run one job on `worker`, or say why there is none; the worker, or None if it is gone."""
+        pool, started = self.pool, time.monotonic()
+        if not future.set_running_or_notify_cancel():
+            return worker  # cancelled while queued
         try:
-            worker = Worker(self.pool, self.seed)
-        except WorkerGone as exc:
-            error = str(exc)
-        else:
+            if worker is None:
+                raise iso.WorkerGone(f"sandbox workers cannot start: {self.last_error}")
+            header = worker.run(job_id, job, pool.limits, lambda: not self.queue.empty())
+            result = build_result(job, header, header.pop("blobs"), pool.isolation, pool.limits)
+        except iso.WorkerGone as exc:
+            if worker is not None:
+                worker = self._retire(worker)
+            result = infra_result(job, pool.isolation, "the sandbox pool was closed" if pool._closing else str(exc))
+        except BaseException as exc:  # a bug here must not leave the caller waiting
+            result = infra_result(job, pool.isolation, f"sandbox pool failed: {exc!r}")
+        with pool._lock:
+            pool._busy_s += time.monotonic() - started
+        future.set_result(result)
+        return worker
+
+    def _start(self) -> Worker | None:
+        """A ready worker, or None after a failed start (the next try waits longer, up to 5 s)."""
+        worker = None
+        try:
+            worker = Worker(self.pool._plan, self.seed)
             with self.pool._lock:
-                closing = self.pool._closing
-                if not closing:
-                    self.workers.append(worker)
-            try:
-                if closing:
-                    raise WorkerGone("the sandbox pool was closed")
-                worker.wait_ready()
-                self.failures = 0
-                return worker
-            except (WorkerGone, OSError) as exc:
-                words = worker.last_words()
+                if self.pool._closing:
+                    raise iso.WorkerGone("the sandbox pool was closed")
+                self.workers.append(worker)  # (from here close() can kill it)
+            worker.wait_ready()
+            self.failures = 0
+            return worker
+        except (iso.WorkerGone, OSError) as exc:
+            words = worker.last_words() if worker else ""
+            self.last_error = str(exc) + (f" ({words})" if words and words not in str(exc) else "")
+            if worker:
                 self._retire(worker)
-                error = str(exc) + (f" ({words})" if words and words not in str(exc) else "")
         self.failures += 1
-        self.last_error = error
         if not self.pool._closing:
             time.sleep(min(5.0, 0.05 * 2**self.failures))
         return None
@@ -381,10 +326,6 @@ class SandboxPool:
             for thread in group.threads:
                 if thread is not threading.current_thread():
                     thread.join(timeout=30)
-            while not group.queue.empty():
-                item = group.queue.get()
-                if item is not None and item[2].set_running_or_notify_cancel():
-                    item[2].set_result(infra_result(item[1], self.isolation, "the sandbox pool was closed"))
         atexit.unregister(self._atexit)
         shutil.rmtree(self._plan.sandbox_dir, ignore_errors=True)
 
@@ -406,7 +347,3 @@ class SandboxPool:
         """Host pids of the workers (bwrap or python) of one group or all, for monitoring and tests."""
         with self._lock:
             return [w.proc.pid for name, g in self._groups.items() if group in (None, name) for w in g.workers]
-
-    def _add_busy(self, seconds: float) -> None:
-        with self._lock:
-            self._busy_s += seconds

@@ -1,28 +1,22 @@
 """The zygote: one per worker, the clean process every job's child is forked from (standard library only).
 
 The pool copies this file and its siblings (isolation.SANDBOX_MODULES) into a private folder and starts
+`python3 -S -s -B zygote.py MODE HASHSEED` (MODE "bwrap", inside bubblewrap, or "unsafe") with fd 0 a
+SOCK_SEQPACKET socket to the host. It forks once and leaves a shim waiting behind: in bwrap mode
+after unsharing a user, pid and mount namespace, so that the zygote is pid 1 there and holds the
+capabilities (in that namespace only) to give each job a fresh pid namespace and tmpfs /tmp. The
+zygote is not dumpable, preloads common modules and numpy, runs a self-test job and sends b"R".
 
-    python3 -S -s -B zygote.py MODE HASHSEED        MODE: "bwrap" (inside bubblewrap) or "unsafe"
-
-with fd 0 a SOCK_SEQPACKET socket to the host. It forks once and stays behind as a shim that waits:
-in bwrap mode after unsharing a user, pid and mount namespace, so the zygote proper is pid 1 there
-and holds the capabilities (inside that user namespace only) that give each job a fresh pid
-namespace and tmpfs /tmp. The zygote is not dumpable, preloads common standard modules and numpy,
-runs a self-test job and sends b"R".
-
-It never reads job data. The host writes each job into a memory file and sends only descriptors:
+It never reads job data: the host writes each job into a memory file and sends only descriptors,
 that file and the write ends of the job's result, stdout and stderr pipes. The zygote forks the
-job's child (pid 1 of a new pid namespace, so killing it ends everything it started) and closes
-its copies; the child reads its own job (child.py). So every child starts from a process that
-never held another job's code, calls, results or output. The zygote enforces the wall clock,
-reaps the child and reports how it ended and its CPU time; the host reads the pipes and judges.
-
-Messages, one datagram each, a kind byte then JSON:
-  host -> zygote  b"J" {"id", "timeout"} with the 4 descriptors above: start that job's child
+job's child (pid 1 of a new pid namespace: killing it ends everything it started), closes its
+copies, enforces the wall clock, reaps the child (SIGCHLD wakes it) and reports how it ended;
+the child reads its own job (child.py), the host reads the pipes and judges. Messages, one
+datagram each, a kind byte then JSON:
+  host -> zygote  b"J" {"id", "timeout"} with the 4 descriptors: start that job's child
                   b"K" {"id"}: kill that job's child now (it answered, or is over a cap)
-  zygote -> host  b"R" {"pid", "python", "preloaded"} once ready
+  zygote -> host  b"R" {"pid", "python"} once ready
                   b"X" {"id", "end": "exit" | "signal" | "timeout", "code", "signal", "cpu"} once reaped
-Exits wake the zygote through SIGCHLD (any kernel; no pidfds needed).
 """
 
 import json
@@ -48,8 +42,7 @@ PRELOAD = (  # imported once here rather than in every child
 
 class Zygote:
     def __init__(self, mode, seed, sock):
-        self.prep = ch.Prepared(mode, os.getuid(), os.getgid(), seed)
-        self.sock = sock
+        self.mode, self.seed, self.sock = mode, seed, sock
         self.base_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if mode == "bwrap" else -1
         self.children = {}  # pid -> Child, until reaped
 
@@ -97,14 +90,14 @@ class Zygote:
 
     def start(self, job_id, timeout, fds):
         """Fork the child of one job (fds: its job file and its pipes' write ends, closed here)."""
-        workdir = "/tmp" if self.prep.mode == "bwrap" else tempfile.mkdtemp(prefix="job-")
+        workdir = "/tmp" if self.mode == "bwrap" else tempfile.mkdtemp(prefix="job-")
         try:
             if self.base_pid_ns >= 0:
                 ch.unshare(ch.CLONE_NEWPID)  # the next fork is pid 1 of a new pid namespace
             try:
                 pid = os.fork()
                 if pid == 0:
-                    ch.run_child(self.prep, fds, workdir)  # never returns
+                    ch.run_child(self.mode, self.seed, fds, workdir)  # never returns
             finally:
                 if self.base_pid_ns >= 0:  # back to our own, or the next unshare would fail
                     ch.check(ch.libc.setns(self.base_pid_ns, ch.CLONE_NEWPID), "setns")
@@ -186,23 +179,19 @@ def main(argv):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     ch.prctl(ch.PR_SET_PDEATHSIG, signal.SIGKILL)  # outside bwrap, die with the pool's I/O thread
     sock = socket.socket(fileno=os.dup(0))
-    devnull = os.open("/dev/null", os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(2, 1)  # a stray print goes to the log, not anywhere else
-    os.close(devnull)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)  # a stray print goes to the log
     _shim(mode)
     ch.prctl(ch.PR_SET_DUMPABLE, 0)  # no job can open our /proc/<pid>/mem
-    preloaded = 0
     for name in PRELOAD.split():
         try:
             __import__(name)
-            preloaded += 1
-        except Exception:  # noqa: BLE001 (a module that cannot load here is simply not preloaded)
-            pass
+        except Exception:  # noqa: BLE001, S112 (a module that cannot load here is simply not preloaded)
+            continue
     contest_runner.prepare()
     zygote = Zygote(mode, seed, sock)
     _self_test(zygote)
-    zygote._send(b"R", {"pid": os.getpid(), "python": sys.version.split()[0], "preloaded": preloaded})
+    zygote._send(b"R", {"pid": os.getpid(), "python": sys.version.split()[0]})
     return zygote.serve()
 
 
