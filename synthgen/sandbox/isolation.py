@@ -137,14 +137,15 @@ class Plan:
     sandbox_dir: str
     libraries: Libraries = field(default_factory=Libraries)
 
-    def command(self, seed: int) -> tuple[list[str], dict]:
-        """argv and extra Popen keyword arguments for one zygote with this hash seed."""
+    def command(self, seed: int, preload: tuple[str, ...] = ()) -> tuple[list[str], dict]:
+        """argv and extra Popen keyword arguments for one zygote with this hash seed (`preload`:
+        libraries it imports before forking any child)."""
         env = {"PYTHONHASHSEED": str(seed), "PYTHONUTF8": "1", **THREADS_ENV}
         if self.libraries.path:
             env["PYTHONPATH"] = os.pathsep.join(self.libraries.path)
         if self.level == "rlimits-only":
-            argv = [self.python, "-S", "-s", "-B", os.path.join(self.sandbox_dir, "zygote.py"), "unsafe", str(seed)]
-            return argv, {"env": env, "cwd": "/"}
+            zygote = os.path.join(self.sandbox_dir, "zygote.py")
+            return [self.python, "-S", "-s", "-B", zygote, "unsafe", str(seed), *preload], {"env": env, "cwd": "/"}
         argv = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
         argv += ["--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
         for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
@@ -158,7 +159,7 @@ class Plan:
         argv += ["--chdir", "/", "--clearenv"]
         argv += [part for name, value in env.items() for part in ("--setenv", name, value)]
         argv += ["--remount-ro", "/dev", "--remount-ro", "/"]  # "/" last, or later mounts fail
-        argv += [self.python, "-S", "-s", "-B", "/sb/zygote.py", "bwrap", str(seed)]
+        argv += [self.python, "-S", "-s", "-B", "/sb/zygote.py", "bwrap", str(seed), *preload]
         popen: dict = {"env": {}, "cwd": "/"}
         if os.geteuid() == 0:  # bwrap started as root would keep capabilities: drop to nobody
             popen.update(user=SANDBOX_UID, group=SANDBOX_GID, extra_groups=[])
@@ -282,8 +283,8 @@ class WorkerGone(Exception):
 class Zygote:
     """One started zygote (zygote.py): its process, the socket to it and its stderr (for errors)."""
 
-    def __init__(self, plan: Plan, seed: int):
-        argv, popen = plan.command(seed)
+    def __init__(self, plan: Plan, seed: int, preload: tuple[str, ...] = ()):
+        argv, popen = plan.command(seed, preload)
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (kept as long as the zygote lives)
         self.proc: subprocess.Popen | None = None

@@ -10,8 +10,9 @@ A worker runs one job at a time on its zygote (zygote.py says what that does): i
 the job into a memory file, makes the job's result, stdout and stderr pipes, sends the zygote those
 descriptors, then reads the pipes itself within the job's caps and answers at the child's end
 record (or its exit report). The "main" group's zygotes share one PYTHONHASHSEED and random seed,
-so results are reproducible; the "alt" group, a quarter as large and started on first use, has
-another and serves the determinism check.
+so results are reproducible; jobs whose code names a library (numpy) go to the "heavy" group,
+whose zygotes preload it; the "alt" group, a quarter as large, has another seed and serves the
+determinism check. Groups other than "main" start on first use.
 
 Health: a worker whose zygote dies, breaks the protocol or overruns its job's deadline by GRACE_S
 is replaced, and its job is reported as `infra`; a job that finds no worker after START_TRIES
@@ -154,8 +155,8 @@ class Worker(iso.Zygote):
 class Group:
     """Workers that share a hash seed and a queue: one thread each, started on first use."""
 
-    def __init__(self, pool: SandboxPool, seed: int, size: int):
-        self.pool, self.seed, self.size = pool, seed, size
+    def __init__(self, pool: SandboxPool, seed: int, size: int, preload: tuple[str, ...]):
+        self.pool, self.seed, self.size, self.preload = pool, seed, size, preload
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
         self.threads: list[threading.Thread] = []
         self.workers: list[Worker] = []  # started, for worker_pids and close
@@ -213,7 +214,7 @@ class Group:
         """A ready worker, or None after a failed start (the next try waits longer, up to 5 s)."""
         worker = None
         try:
-            worker = Worker(self.pool._plan, self.seed)
+            worker = Worker(self.pool._plan, self.seed, self.preload)
             with self.pool._lock:
                 if self.pool._closing:
                     raise iso.WorkerGone("the sandbox pool was closed")
@@ -259,7 +260,17 @@ class SandboxPool:
         self._lock = threading.Lock()
         self._closing = False
         self._busy_s = 0.0  # worker-seconds with a job running, of jobs that ended
-        self._groups = {"main": Group(self, 0, self.workers), "alt": Group(self, 1, max(1, self.workers // 4))}
+        # Libraries (numpy) in a zygote's memory cost each fork and exit of its children about 2 ms:
+        # jobs whose code names one go to zygotes that preload them, the rest to lean ones; but a
+        # library bound from under /tmp is hidden by each job's fresh /tmp, so then every zygote has it.
+        self._heavy = tuple(self.libraries.found)
+        hidden = any(path.startswith(("/tmp/", "/var/tmp/")) for path in self.libraries.binds)
+        self._groups = {
+            "main": Group(self, 0, self.workers, self._heavy if hidden else ()),
+            "heavy": Group(self, 0, self.workers, self._heavy),
+            "alt": Group(self, 1, max(1, self.workers // 4), self._heavy),
+        }
+        self._route = not hidden and bool(self._heavy)
         self._groups["main"].start()
         ref = weakref.ref(self)
         self._atexit = lambda: (p := ref()) is not None and p.close()
@@ -283,6 +294,8 @@ class SandboxPool:
                 f"expected a Job and a group in {sorted(self._groups)}, got {type(job).__name__}, {group!r}"
             )
         future: concurrent.futures.Future = concurrent.futures.Future()
+        if group == "main" and self._route and any(name in job.code for name in self._heavy):
+            group = "heavy"
         with self._lock:
             if self._closing:
                 raise RuntimeError("the sandbox pool is closed")

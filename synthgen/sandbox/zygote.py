@@ -1,11 +1,11 @@
 """The zygote: one per worker, the clean process every job's child is forked from (standard library only).
 
 The pool copies this file and its siblings (isolation.SANDBOX_MODULES) into a private folder and starts
-`python3 -S -s -B zygote.py MODE HASHSEED` (MODE "bwrap", inside bubblewrap, or "unsafe") with fd 0 a
+`python3 -S -s -B zygote.py MODE HASHSEED [LIBRARY...]` (MODE "bwrap", inside bubblewrap, or "unsafe") with fd 0 a
 SOCK_SEQPACKET socket to the host. It forks once and leaves a shim waiting behind: in bwrap mode
 after unsharing a user, pid and mount namespace, so that the zygote is pid 1 there and holds the
 capabilities (in that namespace only) to give each job a fresh pid namespace and tmpfs /tmp. The
-zygote is not dumpable, preloads common modules and numpy, runs a self-test job and sends b"R".
+zygote is not dumpable, preloads common modules (and LIBRARY...), runs a self-test job, sends b"R".
 
 It never reads job data: the host writes each job into a memory file and sends only descriptors,
 that file and the write ends of the job's result, stdout and stderr pipes. The zygote forks the
@@ -36,7 +36,7 @@ import contest_runner
 PRELOAD = (  # imported once here rather than in every child
     "abc array ast base64 bisect calendar cmath collections collections.abc contextlib copy csv "
     "dataclasses datetime decimal enum fractions functools heapq io itertools json keyword math "
-    "numbers operator pprint random re statistics string struct textwrap types typing unicodedata numpy"
+    "numbers operator pprint random re statistics string struct textwrap types typing unicodedata"
 )
 
 
@@ -183,7 +183,7 @@ def main(argv):
     os.dup2(2, 1)  # a stray print goes to the log
     _shim(mode)
     ch.prctl(ch.PR_SET_DUMPABLE, 0)  # no job can open our /proc/<pid>/mem
-    for name in PRELOAD.split():
+    for name in PRELOAD.split() + argv[3:]:
         try:
             __import__(name)
         except Exception:  # noqa: BLE001, S112 (a module that cannot load here is simply not preloaded)
