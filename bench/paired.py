@@ -59,7 +59,10 @@ def report_figures(figures: dict[str, float], targets: dict[str, tuple[str, floa
 def export_ref(ref: str, into: Path) -> None:
     """The tree of `ref` in `into`, from this repository."""
     root = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=HERE, capture_output=True, text=True, check=True)
-    archive = subprocess.Popen(["git", "archive", ref], cwd=root.stdout.strip(), stdout=subprocess.PIPE)
+    root = root.stdout.strip()
+    if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=root).returncode:
+        raise SystemExit(f"no such git ref: {ref}")
+    archive = subprocess.Popen(["git", "archive", ref], cwd=root, stdout=subprocess.PIPE)
     subprocess.run(["tar", "-x", "-C", str(into)], stdin=archive.stdout, check=True)
     if archive.wait() != 0:
         raise SystemExit(f"git archive {ref} failed")
@@ -145,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     for line in crashes + misses:
         print(f"missed: {line}")
     print("all targets met" if not crashes + misses else f"{len(crashes)} crashed run(s), {len(misses)} miss(es)")
-    print("ratios this/" + args.baseline_ref + ": " + ", ".join(f"{n} {r:.3f}x" for n, r in ratios.items()))
+    listed = ", ".join(f"{n} {r:.3f}x" for n, r in ratios.items()) or "none (no figure of the ref is nonzero)"
+    print(f"ratios this/{args.baseline_ref}: {listed}")
     return 1 if crashes or misses else 0
 
 
