@@ -31,7 +31,12 @@ memory part's two stops that is 20 points; the worst and median exit latencies a
 Targets (exit 1 on a miss): >= 95% of the bound in flight and <= 1.10x the ideal for both latency
 models; peak RSS < 1024 MiB in both memory runs; every SIGTERM (memory runs included) ends its
 run with exit 143 within 10 s, and the re-runs equal the uninterrupted run. The last line holds
-the ratios.
+the ratios. Figures for bench/paired.py (each of a part that ran): wall_over_ideal and
+in_flight_share (fixed latency), lognormal_wall_over_ideal, lognormal_in_flight_share,
+rss_fresh_mib, rss_resumed_mib, sigterm_worst_s, signals_ok (1 or 0); e.g.
+
+    python bench/paired.py --within wall_over_ideal=0.05 bench/generate.py --no-baseline --skip-memory \
+        --skip-signals --lineages 100
 """
 
 from __future__ import annotations
@@ -54,10 +59,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from paired import TREE, report_figures  # noqa: E402
+
+sys.path.insert(0, TREE)
+# The generate runs started as subprocesses import the same synthgen.
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (TREE, os.environ.get("PYTHONPATH")) if p)
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
+from generate_signals import STOP_TARGET_S, served, signal_part  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from synthgen.demo.scripted import start_scripted_server  # noqa: E402
@@ -67,9 +78,6 @@ from synthgen.store.files import file_metadata  # noqa: E402
 from synthgen.store.layout import StageDir  # noqa: E402
 from synthgen.store.records import SEEDS, seed_id  # noqa: E402
 from synthgen.turns.loop import TurnLoop  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate_signals import STOP_TARGET_S, served, signal_part  # noqa: E402
 
 IN_FLIGHT_TARGET, WALL_TARGET, RSS_TARGET_MIB = 0.95, 1.10, 1024.0
 SHARD = StageDir.shard_name(0, 1)
@@ -344,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
         f"load average {os.getloadavg()[0]:.1f}"
     )
     failures, summary = [], []
+    figures: dict[str, float] = {}
+    targets: dict[str, tuple[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-seeds-") as seeds_tmp:
         write_seeds(Path(seeds_tmp), args.lineages)
         seeds_dir = Path(seeds_tmp) / "seeds"
@@ -360,6 +370,12 @@ def main(argv: list[str] | None = None) -> int:
             if new.ratio > WALL_TARGET:
                 failures.append(f"{name}: {new.ratio:.3f}x ideal > {WALL_TARGET}x")
             summary.append(f"{name} {new.ratio:.3f}x ideal, {new.in_flight_share:.1%} in flight")
+            prefix = "" if name == "fixed" else f"{name}_"
+            figures |= {f"{prefix}wall_over_ideal": new.ratio, f"{prefix}in_flight_share": new.in_flight_share}
+            targets |= {
+                f"{prefix}wall_over_ideal": ("<=", WALL_TARGET),
+                f"{prefix}in_flight_share": (">=", IN_FLIGHT_TARGET),
+            }
         if models:
             print(f"load average after part 1: {os.getloadavg()[0]:.1f}")
         if not args.skip_signals and args.only in (None, "signals"):
@@ -374,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             exits += sig.exits
             failures += sig.failures
+            figures["signals_ok"], targets["signals_ok"] = int(not sig.failures), ("==", 1)
     if not args.skip_memory and args.only in (None, "memory"):
         for phase, peak, code, stop_s in memory_part(args):
             if peak >= RSS_TARGET_MIB:
@@ -382,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
                 failures.append(f"memory: {phase} run exited {code} {stop_s:.1f} s after SIGTERM (143 within 10 s)")
             exits.append((f"memory, {phase}", code, stop_s))
             summary.append(f"{phase} 1M-seed RSS {peak:.0f} MiB")
+            figures[f"rss_{phase}_mib"], targets[f"rss_{phase}_mib"] = peak, ("<=", RSS_TARGET_MIB)
     if exits:
         waits = sorted(w for _, _, w in exits)
         worst = max(exits, key=lambda e: e[2])
@@ -390,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
             f"median {statistics.median(waits):.1f}, worst {worst[2]:.1f} ({worst[0]}); target {STOP_TARGET_S:g} s"
         )
         summary.append(f"SIGTERM worst {worst[2]:.1f} s, median {statistics.median(waits):.1f} s over {len(exits)}")
+        figures["sigterm_worst_s"], targets["sigterm_worst_s"] = worst[2], ("<=", STOP_TARGET_S)
+    report_figures(figures, targets)
     print("targets missed: " + "; ".join(failures) if failures else "all targets met")
     print("; ".join(summary))
     return 1 if failures else 0

@@ -9,7 +9,8 @@ loop per core runs beside it at the same priority (so every sandbox process wait
 about half the time). synthgen's limits are CPU time per test plus a wall clock that leaves out
 the time spent waiting for a core, so a flip means the load decided a verdict. With --official,
 LiveCodeBench's grader (wall-clock alarms) is measured the same way, for comparison only.
-Exit status 1 when any synthgen verdict flips.
+Exit status 1 when any synthgen verdict flips. Figures for bench/paired.py: flips (target 0), and
+official_flips with --official (no target).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from paired import TREE, judge, report_figures  # noqa: E402
+
+sys.path.insert(0, TREE)
 
 from synthgen.sandbox import SandboxPool  # noqa: E402
 from tests.helpers import parity_corpus as corpus  # noqa: E402
@@ -90,8 +93,12 @@ def main() -> int:
                 print(f"round {round_ + 1}: LiveCodeBench's grader {changed_o}/{len(quiet_o)} verdicts flipped")
     if args.official:
         print(f"LiveCodeBench's grader flip rate {official_flips / max(1, official_total):.4f}")
+    figures, targets = {"flips": flips}, {"flips": ("==", 0)}
+    if args.official:
+        figures["official_flips"] = official_flips
+    report_figures(figures, targets)
     print(f"flip rate {flips / max(1, total):.4f} ({flips}/{total}; target 0)")
-    return 0 if flips == 0 else 1
+    return 1 if judge(figures, targets) else 0
 
 
 if __name__ == "__main__":
