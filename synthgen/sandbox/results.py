@@ -1,9 +1,6 @@
-"""Jobs, their limits and results: what the host sends a zygote and how it turns what comes back
-into verdicts (verdicts.py reads the child's records; everything the child wrote is untrusted).
-
-A status the child cannot produce (timeout, killed, infra, ...) only ever comes from what the
-zygote observed from outside the child. `infra` means the sandbox failed, never that the answer
-was wrong.
+"""Jobs, their limits and results: what the host sends a job's child and how it turns what comes
+back into verdicts. A status the child cannot produce (timeout, killed, infra) only comes from
+outside the child; `infra` means the sandbox failed, never that the answer was wrong.
 """
 
 from __future__ import annotations
@@ -32,18 +29,12 @@ WALL_FACTOR, WALL_EXTRA_S, BACKSTOP_FACTOR = 1.5, 0.5, 10.0
 
 @dataclass(frozen=True)
 class Job:
-    """Module source, call expressions evaluated after it, and optional expected encodings.
+    """Module source, call expressions evaluated after it, and optional expected encodings (see
+    `values.from_literal`; they stay in the host). `timeout_s` is the whole job's wall clock.
 
-    `expected` holds canonical encodings (see `values`; `values.from_literal` turns a repr into
-    one); it stays in the host. `timeout_s` is the wall clock for the whole job.
-
-    A *program* job (`Job.program(code, stdin)`, for stdin/stdout contest solutions) has no
-    calls: `code` runs once as `__main__` with `stdin` on its standard input, and the result
-    holds one verdict whose `value` is everything the program printed (its stdout, whole: past
-    the value cap it is `output_too_large`, never a cut-off text). Ending by `exit(0)` is fine;
-    an uncaught exception or another exit status is `exception`. Judging the output is the
-    caller's business, in the host.
-    """
+    A *program* job (`Job.program(code, stdin)`) runs `code` as `__main__` with `stdin` as its
+    standard input; its one verdict's `value` is its whole stdout (`output_too_large` past the
+    value cap); `exit(0)` is fine, an uncaught exception or another exit status is `exception`."""
 
     code: str
     calls: tuple[str, ...]
@@ -61,10 +52,8 @@ class Job:
     def __post_init__(self) -> None:
         if not isinstance(self.code, str) or len(self.code) > MAX_CODE_CHARS:
             raise ValueError(f"code must be a str of at most {MAX_CODE_CHARS} characters")
-        calls = self.calls
-        if isinstance(calls, str) or not all(isinstance(c, str) for c in calls):
+        if isinstance(self.calls, str) or not all(isinstance(c, str) for c in self.calls):
             raise ValueError("calls must be a sequence of str expressions")
-        object.__setattr__(self, "calls", tuple(calls))
         if len(self.calls) > MAX_CALLS:
             raise ValueError(f"at most {MAX_CALLS} calls per job")
         if self.stdin is not None:
@@ -78,19 +67,23 @@ class Job:
             raise ValueError("timeout_s must be a number in (0, 600]")
         if not (isinstance(self.memory_mb, int) and 32 <= self.memory_mb <= 65536):
             raise ValueError("memory_mb must be an int in [32, 65536]")
-        self._make_plain()
-        if self.expected is None:
-            return
-        expected = self.expected
-        if isinstance(expected, str) or len(expected) != len(self.calls):
-            raise ValueError(f"expected must list one encoding (or None) per call ({len(self.calls)})")
-        object.__setattr__(self, "expected", tuple(expected))
-        forms = []
-        for i, text in enumerate(self.expected):
-            try:
-                forms.append(None if text is None else values.normalize(values.decode(text)))
-            except ValueError as exc:
-                raise ValueError(f"expected[{i}] is not a value encoding: {exc}") from None
+        # marshal (job_payload) takes exact types: subclasses of str and int become plain values.
+        object.__setattr__(self, "memory_mb", operator.index(self.memory_mb))
+        for name in ("code", "stdin", "mode", "entry", "calls", "tests"):
+            value = getattr(self, name)
+            if value is not None:
+                plain = str.__str__(value) if isinstance(value, str) else tuple(map(str.__str__, value))
+                object.__setattr__(self, name, plain)
+        forms = [None] * len(self.calls)
+        if self.expected is not None:
+            if isinstance(self.expected, str) or len(self.expected) != len(self.calls):
+                raise ValueError(f"expected must list one encoding (or None) per call ({len(self.calls)})")
+            object.__setattr__(self, "expected", tuple(self.expected))
+            for i, text in enumerate(self.expected):
+                try:
+                    forms[i] = None if text is None else values.normalize(values.decode(text))
+                except ValueError as exc:
+                    raise ValueError(f"expected[{i}] is not a value encoding: {exc}") from None
         object.__setattr__(self, "_expected_forms", tuple(forms))
 
     def _check_tests(self) -> None:
@@ -98,29 +91,14 @@ class Job:
             raise ValueError(f"a contest-tests job's mode is one of {', '.join(CONTEST_MODES)}, not {self.mode!r}")
         if isinstance(self.tests, str) or not all(isinstance(t, str) for t in self.tests):
             raise ValueError("tests must be a sequence of str")
-        if not self.tests or len(self.tests) > MAX_CALLS:
-            raise ValueError(f"a contest-tests job has 1 to {MAX_CALLS} tests")
-        if sum(len(t) for t in self.tests) > MAX_STDIN_CHARS:
-            raise ValueError(f"the tests together are over {MAX_STDIN_CHARS} characters")
+        if not 0 < len(self.tests) <= MAX_CALLS or sum(map(len, self.tests)) > MAX_STDIN_CHARS:
+            raise ValueError(f"a contest-tests job has 1 to {MAX_CALLS} tests of {MAX_STDIN_CHARS} characters in all")
         if self.calls or self.stdin is not None or self.expected is not None:
             raise ValueError("a contest-tests job takes no calls, stdin or expected values")
         if self.mode == "call" and not self.entry.isidentifier():
             raise ValueError(f"a call-based job needs the function's name, got {self.entry!r}")
         if not (isinstance(self.test_timeout_s, (int, float)) and 0 < self.test_timeout_s <= 600):
             raise ValueError("test_timeout_s must be a number in (0, 600]")
-
-    def _make_plain(self) -> None:
-        """Subclasses of str and int as the plain values they hold: the zygote's wire format
-        (marshal, see job_payload) takes exact types only."""
-        plain = str.__str__  # (str() would call a subclass's own __str__)
-        for name in ("code", "stdin", "mode", "entry"):
-            value = getattr(self, name)
-            if value is not None:
-                object.__setattr__(self, name, plain(value))
-        object.__setattr__(self, "calls", tuple(plain(c) for c in self.calls))
-        if self.tests is not None:
-            object.__setattr__(self, "tests", tuple(plain(t) for t in self.tests))
-        object.__setattr__(self, "memory_mb", operator.index(self.memory_mb))
 
     @classmethod
     def program(cls, code: str, stdin: str, *, timeout_s: float = JOB_TIMEOUT_S, memory_mb: int = JOB_MEMORY_MB) -> Job:
@@ -161,19 +139,13 @@ class JobResult:
         )
 
     def to_dict(self) -> dict:
-        return {
-            "isolation": self.isolation,
-            "calls": [c.to_dict() for c in self.calls],
-            "stdout": self.stdout,
-            "stderr": self.stderr,
-            "elapsed_s": round(self.elapsed_s, 6),
-        }
+        return vars(self) | {"calls": [c.to_dict() for c in self.calls], "elapsed_s": round(self.elapsed_s, 6)}
 
 
 @dataclass(frozen=True)
 class Limits:
     """Size caps per job. Output (stdout + stderr) and results are capped over the whole job, not
-    per call, so a job of many calls cannot make the zygote or the host hold more than this."""
+    per call, so a job of many calls cannot make the host hold more than this."""
 
     max_value_bytes: int = 1 << 20  # one call's value encoding
     max_result_bytes: int = 4 << 20  # all calls' result records together
@@ -183,32 +155,22 @@ class Limits:
     max_test_output_bytes: int = 4 << 20  # a contest test's stdout or value encoding
     max_tests_result_bytes: int = 32 << 20  # all tests' answers of one contest-tests job
 
-    def result_cap(self, job: Job) -> int:
-        if job.tests is not None:
-            return min(job.runs * (self.max_test_output_bytes + 4096) + 4096, self.max_tests_result_bytes)
-        return min(job.runs * (self.max_value_bytes + 4096) + 4096, self.max_result_bytes)
-
     def caps(self, job: Job) -> tuple[int, int, int]:
-        """What the host keeps of each output stream, the most stdout + stderr may hold together,
-        and the most all result records may: past the last two the child is stopped."""
-        # A program's stdout is its answer: keep all of it up to the value cap (plus one byte, so
-        # that an answer over the cap is seen to be over it rather than cut off).
+        """Bytes kept of each stream (of a program's stdout, its answer: the value cap and one more),
+        and the most stdout + stderr and the result records may hold before the child is stopped."""
+        each, most = self.max_value_bytes, self.max_result_bytes
+        if job.tests is not None:
+            each, most = self.max_test_output_bytes, self.max_tests_result_bytes
+        results = min(job.runs * (each + 4096) + 4096, most)
         if job.stdin is not None:
-            return self.max_value_bytes + 1, self.max_output_bytes + self.max_value_bytes, self.result_cap(job)
-        return self.keep_output_bytes, self.max_output_bytes, self.result_cap(job)
+            return self.max_value_bytes + 1, self.max_output_bytes + self.max_value_bytes, results
+        return self.keep_output_bytes, self.max_output_bytes, results
 
     def job_payload(self, job: Job) -> bytes:
         """The job as its child reads it (marshal data). Expected values are deliberately not in it."""
-        body = {
-            "code": job.code,
-            "calls": list(job.calls),
-            "stdin": job.stdin,
-            "cpu": cpu_limit_s(job),
-            "mem_mb": job.memory_mb,
-            "tmp_mb": self.tmp_mb,
-            "val_cap": self.max_value_bytes,
-            "res_cap": self.result_cap(job),
-        }
+        body = {"code": job.code, "calls": list(job.calls), "stdin": job.stdin, "cpu": cpu_limit_s(job)}
+        body |= {"mem_mb": job.memory_mb, "tmp_mb": self.tmp_mb, "val_cap": self.max_value_bytes}
+        body["res_cap"] = self.caps(job)[2]
         if job.tests is not None:  # (expected outputs are not sent either)
             body |= {"tests": list(job.tests), "mode": job.mode, "entry": job.entry, "preamble": job.preamble}
             body |= {"test_cpu": float(job.test_timeout_s), "test_wall": test_wall_s(job.test_timeout_s)}
@@ -219,22 +181,10 @@ class Limits:
 def contest_job(
     code: str, tests, *, mode: str, entry: str = "", preamble: bool = True, test_timeout_s: float, memory_mb: int
 ) -> Job:
-    """A contest-tests job: one child compiles `code` once and runs `tests` in order, with
-    LiveCodeBench's semantics (the sandbox's contest_runner.py says how).
-
-        job = contest_job(program, ["1 2\\n", "3 4\\n"], mode="stdin", test_timeout_s=6.0, memory_mb=512)
-        pool.run_sync(job).calls[i].value       # test i: everything it printed
-        job = contest_job(code, [values.encode([[1, 2], 3])], mode="call", entry="twoSum", ...)
-        pool.run_sync(job).calls[0].encoded     # the returned value's encoding
-
-    `tests`: stdin texts (mode "stdin"), value encodings of argument lists (mode "call", calling
-    `entry`) or expressions (mode "expr"); `preamble`: LiveCodeBench's imports first. The result
-    holds one verdict per test that ran: the run stops after the first test that did not end ok.
-    Judging answers stays with the caller, in the host: expected outputs are never sent.
-
-    Each test has `test_timeout_s` of CPU time and a wall clock (test_wall_s) less the time the
-    process waited for a core, so a loaded machine gives the same verdicts; the whole job has a
-    generous backstop wall clock for code that never returns to Python, and RLIMIT_CPU."""
+    """A contest-tests job: one child compiles `code` and runs `tests` (stdin texts, encodings of
+    argument lists for `entry`, or expressions) in order with LiveCodeBench's semantics (see
+    contest_runner.py) until a test is not ok; a verdict's `value` (stdin) or `encoded` is its
+    answer. A test's wall clock (test_wall_s) excludes waiting for a core: load flips no verdict."""
     tests = tuple(tests)
     timeout = min(600.0, BACKSTOP_FACTOR * (len(tests) + 1) * test_wall_s(test_timeout_s) + 10.0)
     contest = {"mode": mode, "entry": entry, "preamble": preamble, "test_timeout_s": float(test_timeout_s)}
@@ -251,18 +201,18 @@ def cpu_limit_s(job: Job) -> int:
 
 
 def infra_result(job: Job, isolation: str, error: str) -> JobResult:
-    error = safe_text(error)
-    return JobResult(isolation, [CallVerdict(Status.INFRA, error=error) for _ in range(job.runs)])
+    return JobResult(isolation, [CallVerdict(Status.INFRA, error=safe_text(error))] * job.runs)
 
 
 def _records(blob: bytes) -> list[bytes]:
+    """The whole length-prefixed records in `blob` (a cut-off last one is dropped)."""
     out, pos = [], 0
     while pos + 4 <= len(blob):
-        (n,) = _U32.unpack_from(blob, pos)
-        if pos + 4 + n > len(blob):
+        end = pos + 4 + _U32.unpack_from(blob, pos)[0]
+        if end > len(blob):
             break
-        out.append(blob[pos + 4 : pos + 4 + n])
-        pos += 4 + n
+        out.append(blob[pos + 4 : end])
+        pos = end
     return out
 
 
@@ -279,16 +229,11 @@ def build_result(job: Job, header: dict, blobs: list[bytes], isolation: str, lim
     stdout = _text(out_blob, int(header.get("out_total") or 0))
     stderr = _text(err_blob, int(header.get("err_total") or 0))
     wall = float(header.get("wall") or 0.0)
-    if header["end"] == "infra":
-        result = infra_result(job, isolation, str(header.get("error") or "sandbox failure"))
-        result.stderr = stderr
-        return result
     records = _records(res_blob)
     if not records or records[0] != b'["S"]':  # the child never finished its set-up: not the job's fault
         detail = stderr.strip().splitlines()[-1:] or [f"end={header['end']}"]
-        result = infra_result(job, isolation, "sandbox child set-up failed: " + detail[0][:500])
-        result.stdout, result.stderr, result.elapsed_s = stdout, stderr, wall
-        return result
+        verdict = CallVerdict(Status.INFRA, error=safe_text("sandbox child set-up failed: " + detail[0][:500]))
+        return JobResult(isolation, [verdict] * job.runs, stdout, stderr, wall)
     unfinished = _unfinished(job, header)
     if job.tests is not None:
         verdicts = test_verdicts(job, header, records[1:], limits, unfinished)
@@ -299,28 +244,25 @@ def build_result(job: Job, header: dict, blobs: list[bytes], isolation: str, lim
     return JobResult(isolation, verdicts, stdout, stderr, wall)
 
 
+_SIGNAL_NAMES = {sig.value: sig.name for sig in signal.Signals}
+_ENDS = {  # how the child ended -> the verdict of calls that never reported
+    "output": CallVerdict(Status.OUTPUT_TOO_LARGE, error="stdout+stderr over the output limit"),
+    "results": CallVerdict(Status.OUTPUT_TOO_LARGE, error="the job's results together are over the size limit"),
+    "done": CallVerdict(Status.KILLED, error="the job ended its result stream before the call finished"),
+}
+
+
 def _unfinished(job: Job, header: dict) -> CallVerdict:
     """The verdict for calls that never reported, from how the child ended."""
-    end = header["end"]
+    end, sig, code = header["end"], header.get("signal"), header.get("code")
     if end == "timeout":
         return CallVerdict(Status.TIMEOUT, error=f"wall-clock limit of {job.timeout_s:g} s reached")
-    if end == "output":
-        return CallVerdict(Status.OUTPUT_TOO_LARGE, error="stdout+stderr over the output limit")
-    if end == "results":
-        return CallVerdict(Status.OUTPUT_TOO_LARGE, error="the job's results together are over the size limit")
-    if end == "done":
-        return CallVerdict(Status.KILLED, error="the job ended its result stream before the call finished")
     if end == "signal":
-        sig = header.get("signal")
-        cpu = header.get("cpu") or 0.0
-        if sig in (signal.SIGKILL, signal.SIGXCPU) and cpu >= cpu_limit_s(job) - 0.05:
+        if sig in (signal.SIGKILL, signal.SIGXCPU) and (header.get("cpu") or 0.0) >= cpu_limit_s(job) - 0.05:
             return CallVerdict(Status.TIMEOUT, error="CPU-time limit reached")
-        try:
-            name = signal.Signals(sig).name
-        except (ValueError, TypeError):
-            name = str(sig)
-        return CallVerdict(Status.KILLED, error=f"the job's process was killed by {name}")
-    code = header.get("code")
+        return CallVerdict(Status.KILLED, error=f"the job's process was killed by {_SIGNAL_NAMES.get(sig, sig)}")
+    if end in _ENDS:
+        return _ENDS[end]
     if code == EXIT_NO_MEMORY:
         return CallVerdict(Status.MEMORY, error="out of memory")
     return CallVerdict(Status.KILLED, error=f"the job's process exited (status {code}) before the call finished")

@@ -3,26 +3,21 @@
     encode(value) -> str          inside the child: a value -> canonical JSON text (stdlib only)
     decode(text) -> value         in the host: JSON text -> value, validated, never evaluated
     equal(a, b) -> bool           in the host: type-strict, recursive comparison of two encodings
-    from_literal(text) -> str     in the host: a Python literal repr ("[1, (2, 'a')]") -> encoding,
-                                  parsed with `ast`, never evaluated
+    from_literal(text) -> str     in the host: a Python literal repr -> encoding, never evaluated
 
-Supported: None, bool, int (any size), float (NaN and infinities too), fractions.Fraction, str,
-bytes, list, tuple, dict, set, frozenset, nested up to MAX_DEPTH. `collections.Counter`, `OrderedDict` and
-`defaultdict` are encoded as dict. Anything else (a class with a custom `__eq__`, a subclass of
-int, a generator) is refused with TypeError, so no object chosen by the code under test survives
-the trip out of the sandbox.
+Supported: None, bool, int, float (NaN and infinities too), Fraction, str, bytes, list, tuple,
+dict (Counter, OrderedDict and defaultdict as dict), set, frozenset, nested up to MAX_DEPTH.
+Anything else (a custom `__eq__`, a subclass of int, a generator) is refused with TypeError, so
+no object chosen by the code under test survives the trip out of the sandbox.
 
-The JSON form: null, true/false, integers, strings and lists stand for themselves; every other
-type is a one-key object: {"float": "nan"}, {"int": "0x..."} (integers too long for decimal JSON),
-{"bytes": "00ff"}, {"fraction": "0x1/0x3"}, {"tuple": [...]}, {"set": [...]}, {"frozenset": [...]},
+JSON form: null, true/false, integers, strings and lists stand for themselves; every other type
+is a one-key object: {"float": "nan"}, {"int": "0x..."} (too long for decimal), {"bytes": "00ff"},
+{"fraction": "0x1/0x3"}, {"tuple": [...]}, {"set": [...]}, {"frozenset": [...]},
 {"dict": [[key, value], ...]}. Set elements and dict pairs are sorted by their own encoding, so
-one value has exactly one encoding.
+one value has exactly one encoding. Equality is Python's `==` except that types must match at
+every level (a tuple is not a list, True is not 1, 1.0 is not 1) and NaN equals NaN.
 
-Equality follows Python's `==` except that types must match exactly at every level (a tuple is
-not a list, True is not 1, 1.0 is not 1) and NaN equals NaN; 0.0 equals -0.0 as in Python.
-
-This file is also copied next to the sandbox's zygote and imported there as plain `values`:
-keep it standard-library only, with no imports from synthgen.
+Also imported inside the sandbox as plain `values`: standard library only, no synthgen imports.
 """
 
 from __future__ import annotations
@@ -48,10 +43,6 @@ _HEX_BYTES = re.compile(r"(?:[0-9a-f]{2})*\Z")
 _dump_str = json.encoder.encode_basestring_ascii  # = json.dumps of a str: ASCII-only, lone surrogates survive
 
 
-# ---------------------------------------------------------------------------------------------
-# encode (runs inside the sandbox)
-
-
 def encode(value) -> str:
     """The canonical encoding of `value`; TypeError for an unsupported type, ValueError if too deep."""
     return _enc(value, 0)
@@ -62,9 +53,7 @@ def _enc(v, depth: int) -> str:
     if t is str:
         return _dump_str(v)
     if t is int:
-        if v.bit_length() <= _DECIMAL_BITS:
-            return int.__repr__(v)
-        return '{"int":"%s"}' % hex(v)
+        return int.__repr__(v) if v.bit_length() <= _DECIMAL_BITS else '{"int":"%s"}' % hex(v)
     if t is bool:
         return "true" if v else "false"
     if v is None:
@@ -91,10 +80,6 @@ def _enc(v, depth: int) -> str:
     raise TypeError(f"cannot encode a value of type {t.__qualname__}")
 
 
-# ---------------------------------------------------------------------------------------------
-# decode, compare, display (run in the host)
-
-
 def _no_float(text: str):
     raise ValueError(f"bare JSON number {text!r}: floats must be tagged")
 
@@ -103,7 +88,22 @@ def _no_constant(text: str):
     raise ValueError(f"JSON constant {text!r} is not allowed")
 
 
+def _fraction(text: str) -> Fraction:
+    num, den = (int(x, 16) for x in _FRACTION.match(text).groups())
+    value = Fraction(num, den) if den else None
+    if value is None or (value.numerator, value.denominator) != (num, den):
+        raise ValueError("a fraction must be in lowest terms with a positive denominator")
+    return value
+
+
 _decoder = json.JSONDecoder(parse_float=_no_float, parse_constant=_no_constant)
+# Tags whose body is a str: the pattern it must match and how it is read.
+_TEXT_TAGS = {
+    "float": (_FLOAT_TEXT, float),
+    "int": (_HEX_INT, lambda text: int(text, 16)),
+    "bytes": (_HEX_BYTES, bytes.fromhex),
+    "fraction": (_FRACTION, _fraction),
+}
 
 
 def decode(text: str):
@@ -129,47 +129,31 @@ def _dec(x, depth: int):
     if t is not dict or len(x) != 1:
         raise ValueError("an object in an encoding must have exactly one type tag")
     ((tag, body),) = x.items()
-    if tag == "float" and type(body) is str and _FLOAT_TEXT.match(body):
-        return float(body)
-    if tag == "int" and type(body) is str and _HEX_INT.match(body):
-        return int(body, 16)
-    if tag == "bytes" and type(body) is str and _HEX_BYTES.match(body):
-        return bytes.fromhex(body)
-    if tag == "fraction" and type(body) is str and _FRACTION.match(body):
-        num, den = (int(x, 16) for x in _FRACTION.match(body).groups())
-        value = Fraction(num, den) if den else None
-        if value is None or (value.numerator, value.denominator) != (num, den):
-            raise ValueError("a fraction must be in lowest terms with a positive denominator")
-        return value
+    if tag in _TEXT_TAGS and type(body) is str and _TEXT_TAGS[tag][0].match(body):
+        return _TEXT_TAGS[tag][1](body)
     if type(body) is not list:
         raise ValueError(f"bad body for type tag {tag!r}")
     if tag == "tuple":
         return tuple(_dec(e, d) for e in body)
+    if tag not in ("set", "frozenset", "dict"):
+        raise ValueError(f"unknown type tag {tag!r}")
+    if tag == "dict" and not all(type(p) is list and len(p) == 2 for p in body):
+        raise ValueError("dict pairs must be [key, value] lists")
     try:
-        if tag in ("set", "frozenset"):
-            items = [_dec(e, d) for e in body]
-            out = set(items) if tag == "set" else frozenset(items)
-            if len(out) != len(items):
-                raise ValueError(f"duplicate elements in a {tag}")
-            return out
         if tag == "dict":
-            if not all(type(p) is list and len(p) == 2 for p in body):
-                raise ValueError("dict pairs must be [key, value] lists")
             out = {_dec(k, d): _dec(v, d) for k, v in body}
-            if len(out) != len(body):
-                raise ValueError("duplicate keys in a dict")
-            return out
+        else:
+            out = (set if tag == "set" else frozenset)(_dec(e, d) for e in body)
     except TypeError as exc:  # an unhashable set element or dict key
         raise ValueError(f"bad {tag}: {exc}") from None
-    raise ValueError(f"unknown type tag {tag!r}")
+    if len(out) != len(body):
+        raise ValueError(f"duplicate {'keys' if tag == 'dict' else 'elements'} in a {tag}")
+    return out
 
 
 def normalize(value):
-    """A hashable, type-tagged form of a decoded value; equal values give equal forms.
-
-    Tags keep types apart (1, 1.0 and True differ); floats compare by value (0.0 == -0.0) and
-    every NaN becomes the same marker.
-    """
+    """A hashable, type-tagged form of a decoded value; equal values give equal forms (1, 1.0 and
+    True differ; 0.0 == -0.0; every NaN becomes the same marker)."""
     t = type(value)
     if t is float:
         return ("float", "nan") if value != value else ("float", value)
@@ -203,19 +187,10 @@ def display(value, limit: int | None = None) -> str:
     return text
 
 
-# ---------------------------------------------------------------------------------------------
-# from_literal (runs in the host on model- or user-written text)
-
-_FLOAT_NAMES = {"nan": float("nan"), "inf": float("inf")}
-
-
 def from_literal(text: str) -> str:
-    """Encode the value a Python literal repr denotes, e.g. "[1, (2, 'a')]" or "float('nan')".
-
-    Accepts what `repr` prints for supported values: constants, +/- numbers, lists, tuples,
-    dicts, sets, `set()`, `frozenset(...)`, `float('nan')`/`float('inf')` and bare `nan`/`inf`.
-    Raises ValueError on anything else; nothing is evaluated.
-    """
+    """Encode the value a Python literal repr denotes, e.g. "[1, (2, 'a')]" or "float('nan')": what
+    `repr` prints for supported values, `set()`, `frozenset(...)`, bare `nan`/`inf`. ValueError on
+    anything else; nothing is evaluated."""
     if not isinstance(text, str):
         raise ValueError(f"a literal is a str, not {type(text).__name__}")
     if len(text) > MAX_LITERAL_CHARS:
@@ -236,10 +211,9 @@ def from_literal(text: str) -> str:
 
 
 def _printed_by_repr(text: str) -> str | None:
-    """The encoding of `text` when it is exactly what `repr` prints for a str, or for numbers,
-    strs and lists of them (what the loaders write), else None. A cheap reading (json, or the
-    str's escapes) gives a candidate, and printing it again must give back `text`: `repr` is
-    exact for these types, so the candidate is the literal's value (no parse tree is built)."""
+    """The encoding of `text` when it is exactly what `repr` prints for a str, a number or a list of
+    them (what the loaders write), else None: a cheap reading (json, or the str's escapes) whose
+    repr gives back `text` is the literal's value, as `repr` is exact for these types."""
     first = text[:1]
     try:
         if first in ("'", '"'):
@@ -267,8 +241,8 @@ def _literal(node, depth: int):
         if type(v) not in (int, float):
             raise ValueError("a sign applies to numbers only")
         return -v if isinstance(node.op, ast.USub) else v
-    if isinstance(node, ast.Name) and node.id in _FLOAT_NAMES:
-        return _FLOAT_NAMES[node.id]
+    if isinstance(node, ast.Name) and node.id in ("nan", "inf"):
+        return float(node.id)
     if isinstance(node, ast.List):
         return [_literal(e, d) for e in node.elts]
     if isinstance(node, ast.Tuple):
@@ -290,11 +264,6 @@ def _literal_call(name: str, args: list, depth: int):
         if type(items) not in (list, tuple, set, frozenset):
             raise ValueError(f"{name}() takes a list, tuple or set literal")
         return set(items) if name == "set" else frozenset(items)
-    if name == "float" and len(args) == 1:
-        arg = args[0]
-        if isinstance(arg, ast.Constant) and type(arg.value) is str:
-            try:
-                return float(arg.value)
-            except ValueError:
-                raise ValueError(f"float({arg.value!r}) is not a number") from None
+    if name == "float" and len(args) == 1 and isinstance(args[0], ast.Constant) and type(args[0].value) is str:
+        return float(args[0].value)  # (ValueError when the text is not a number)
     raise ValueError(f"call to {name}() is not a literal")

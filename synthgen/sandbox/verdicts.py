@@ -1,16 +1,14 @@
-"""What one call, program or test of a sandbox job came to, read off the child's result records.
-
-Everything the child wrote is untrusted: a record that is not well-formed for its place is the
-job's fault ("the job corrupted its result stream"), and nothing it writes may raise here. Values
-are decoded without evaluation and compared against expected values the child never saw; every
-text that leaves here has passed `safe_text`.
+"""What one call, program or test of a sandbox job came to, read off the child's untrusted result
+records: a record not well-formed for its place is the job's fault and raises nothing here. Values
+are decoded, never evaluated, and compared with expected values the child never saw; every text
+passes `safe_text`.
 """
 
 from __future__ import annotations
 
 import json
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from synthgen.sandbox import values
@@ -47,21 +45,16 @@ class CallVerdict:
         return self.status is Status.OK and self.match is True
 
     def to_dict(self) -> dict:
-        return {
-            "status": self.status.value,
-            "value": self.value,
-            "encoded": self.encoded,
-            "match": self.match,
-            "error": self.error,
-        }
+        fields = {"status": self.status.value, "value": self.value, "encoded": self.encoded}
+        return fields | {"match": self.match, "error": self.error}
 
 
 CORRUPTED = CallVerdict(Status.EXCEPTION, error="the job corrupted its result stream")
-_CALL_STATUSES = frozenset({"ok", "exception", "memory", "output_too_large"})
-_TEST_STATUSES = _CALL_STATUSES | {"timeout"}
+_CALL_STATUSES = ("ok", "exception", "memory", "output_too_large")
+_TEST_STATUSES = (*_CALL_STATUSES, "timeout")
 
 
-def _parse(raw: bytes, i: int, statuses: frozenset, width: int) -> tuple | None:
+def _parse(raw: bytes, i: int, statuses: tuple, width: int) -> tuple | None:
     """(status, text, error, cpu, wall) of a record that is well-formed for run `i`, else None."""
     try:
         rec = json.loads(raw)
@@ -69,23 +62,31 @@ def _parse(raw: bytes, i: int, statuses: frozenset, width: int) -> tuple | None:
         return None
     if type(rec) is not list or len(rec) != width or type(rec[0]) is not int or rec[0] != i:
         return None
-    status, text, error = rec[1:4]
-    if type(status) is not str or status not in statuses:
-        return None
-    if not (text is None or type(text) is str) or not (error is None or type(error) is str):
+    status, text, error = rec[1:4]  # (a tuple's `in` compares, so an unhashable status cannot raise)
+    if status not in statuses or any(x is not None and type(x) is not str for x in (text, error)):
         return None
     cpu, wall = (float(x) if type(x) in (int, float) else None for x in (rec + [None, None])[4:6])
     return status, text, None if error is None else safe_text(error), cpu, wall
 
 
-def _returned(text: str, expected=None, cpu=None, wall=None) -> CallVerdict:
-    """The verdict of a returned value's encoding; `match` when a normalized expected value is given."""
-    try:
-        value = values.decode(text)
-        match = None if expected is None else values.normalize(value) == expected
-    except (ValueError, TypeError, RecursionError):
-        return CallVerdict(Status.EXCEPTION, error="the job returned a value that is not a valid encoding")
-    return CallVerdict(Status.OK, safe_text(values.display(value)), text, match, None, cpu, wall)
+def _verdict(rec: tuple, cap: int, expected=None, printed: bool = False) -> CallVerdict:
+    """The verdict of a well-formed record. An answer is a value's encoding, decoded and matched
+    against `expected` (a normalized value) when given, or with `printed` the text a test printed."""
+    status, text, error, cpu, wall = rec
+    if status != "ok":
+        verdict = CallVerdict(Status(status), error=error)
+    elif text is not None and len(text) > cap:
+        verdict = CallVerdict(Status.OUTPUT_TOO_LARGE, error=f"answer over the size limit ({cap} bytes)")
+    elif text is None or printed:
+        verdict = CallVerdict(Status.OK, value=None if text is None else safe_text(text))
+    else:
+        try:
+            value = values.decode(text)
+            match = None if expected is None else values.normalize(value) == expected
+            verdict = CallVerdict(Status.OK, safe_text(values.display(value)), text, match)
+        except (ValueError, TypeError, RecursionError):
+            verdict = CallVerdict(Status.EXCEPTION, error="the job returned a value that is not a valid encoding")
+    return replace(verdict, cpu_s=cpu, wall_s=wall)
 
 
 def call_verdicts(job, records: list[bytes], limits, unfinished: CallVerdict) -> list[CallVerdict]:
@@ -96,22 +97,14 @@ def call_verdicts(job, records: list[bytes], limits, unfinished: CallVerdict) ->
         rec = _parse(raw, i, _CALL_STATUSES, 4)
         if rec is None or (rec[1] is not None) != (rec[0] == "ok"):  # a value if and only if ok
             break
-        status, text, error = rec[:3]
-        if status != "ok":
-            verdicts.append(CallVerdict(Status(status), error=error))
-        elif len(text) > limits.max_value_bytes:
-            error = f"value encoding over {limits.max_value_bytes} bytes"
-            verdicts.append(CallVerdict(Status.OUTPUT_TOO_LARGE, error=error))
-        else:
-            verdicts.append(_returned(text, job._expected_forms[i] if job.expected is not None else None))
+        verdicts.append(_verdict(rec, limits.max_value_bytes, job._expected_forms[i]))
     filler = CORRUPTED if len(records) > len(verdicts) else unfinished
     return verdicts + [filler] * (len(job.calls) - len(verdicts))
 
 
 def program_verdict(header: dict, records: list[bytes], out_blob: bytes, limits, unfinished) -> CallVerdict:
-    """The one verdict of a program job: how the child said the program ended, and its stdout as
-    the zygote captured it (from outside the child, so the program cannot misreport it). A
-    program that exited with status 0 before its record (`os._exit(0)`) finished too."""
+    """The one verdict of a program job: how the child said it ended (`os._exit(0)` before its record
+    is finished too), and its stdout as the host captured it, which the program cannot misreport."""
     if records:
         rec = _parse(records[0], 0, _CALL_STATUSES, 4)
         if rec is None or rec[1] is not None:
@@ -120,11 +113,9 @@ def program_verdict(header: dict, records: list[bytes], out_blob: bytes, limits,
             return CallVerdict(Status(rec[0]), error=rec[2])
     elif not (header["end"] == "exit" and header.get("code") == 0):
         return unfinished
-    total = int(header.get("out_total") or 0)
-    if total > limits.max_value_bytes or total > len(out_blob):
-        return CallVerdict(
-            Status.OUTPUT_TOO_LARGE, error=f"printed {total} bytes; the limit is {limits.max_value_bytes}"
-        )
+    total, most = int(header.get("out_total") or 0), limits.max_value_bytes
+    if total > most or total > len(out_blob):
+        return CallVerdict(Status.OUTPUT_TOO_LARGE, error=f"printed {total} bytes; the limit is {most}")
     return CallVerdict(Status.OK, value=out_blob.decode("utf-8", "replace"))
 
 
@@ -134,21 +125,10 @@ def test_verdicts(job, header: dict, records: list[bytes], limits, unfinished: C
     verdicts: list[CallVerdict] = []
     for i, raw in enumerate(r for r in records if r != END):
         rec = _parse(raw, i, _TEST_STATUSES, 6)
-        if rec is None:
+        # Only an expression's completing is ok without an answer.
+        if rec is None or (rec[0] == "ok" and rec[1] is None and job.mode != "expr"):
             return verdicts + [CORRUPTED]
-        status, text, error, cpu, wall = rec
-        if status != "ok":
-            verdict = CallVerdict(Status(status), error=error, cpu_s=cpu, wall_s=wall)
-        elif text is not None and len(text) > limits.max_test_output_bytes * 2:
-            verdict = CallVerdict(Status.OUTPUT_TOO_LARGE, error="answer over the size limit", cpu_s=cpu, wall_s=wall)
-        elif text is None:
-            if job.mode != "expr":  # only an expression's completing counts; the rest report an answer
-                return verdicts + [CORRUPTED]
-            verdict = CallVerdict(Status.OK, cpu_s=cpu, wall_s=wall)
-        elif job.mode == "stdin":
-            verdict = CallVerdict(Status.OK, value=safe_text(text), cpu_s=cpu, wall_s=wall)
-        else:
-            verdict = _returned(text, None, cpu, wall)
+        verdict = _verdict(rec, limits.max_test_output_bytes * 2, printed=job.mode == "stdin")
         verdicts.append(verdict)
         if verdict.status is not Status.OK:
             return verdicts
