@@ -1,7 +1,6 @@
 """How a worker starts and what it can see: the isolation levels, the libraries bound in, the command.
 
-Two levels; `choose()` probes them by starting a real zygote (it runs a self-test job before it
-says it is ready):
+Two levels; `choose()` probes them by running a job in a real zygote (SandboxPool's probe):
 
   bwrap         the real sandbox. The zygote runs inside bubblewrap as uid 65534 with an empty
                 environment: every namespace unshared (no network, own pids), only /usr, the
@@ -226,8 +225,9 @@ def _remove_stale_dirs(base: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def choose(isolation: str, allow_unsafe: bool, python: str | None = None, libraries=("numpy",)) -> Plan:
-    """A Plan for `isolation` ("auto": the strongest level that works); SandboxUnavailable if none does."""
+def choose(isolation: str, allow_unsafe: bool, python: str | None, libraries: tuple[str, ...], probe) -> Plan:
+    """A Plan for `isolation` ("auto": the strongest level that works, as `probe(plan)` finds:
+    None, or why not); SandboxUnavailable if none does."""
     if isolation != "auto" and isolation not in LEVELS:
         raise SandboxUnavailable(f"isolation {isolation!r} is unavailable: the levels are auto, {', '.join(LEVELS)}")
     python = python or default_python()
@@ -259,21 +259,6 @@ def choose(isolation: str, allow_unsafe: bool, python: str | None = None, librar
     except BaseException:
         shutil.rmtree(sandbox_dir, ignore_errors=True)
         raise
-
-
-def probe(plan: Plan) -> str | None:
-    """Start one zygote and wait for it to pass its self-test; None if it did, else why not."""
-    zygote = None
-    try:
-        zygote = Zygote(plan, seed=0)
-        zygote.wait_ready()
-        return None
-    except (WorkerGone, OSError) as exc:
-        words = zygote.last_words() if zygote else ""
-        return f"zygote failed its start-up: {exc}" + (f" ({words})" if words and words not in str(exc) else "")
-    finally:
-        if zygote:
-            zygote.close()
 
 
 class WorkerGone(Exception):

@@ -254,7 +254,7 @@ class SandboxPool:
     ):
         self.workers = max(1, workers or iso.usable_cpus())
         self.limits = Limits()
-        self._plan = iso.choose(isolation, allow_unsafe, python, tuple(libraries))
+        self._plan = iso.choose(isolation, allow_unsafe, python, tuple(libraries), probe)
         self.libraries = self._plan.libraries
         self.isolation = self._plan.level
         self._lock = threading.Lock()
@@ -360,3 +360,25 @@ class SandboxPool:
         """Host pids of the workers (bwrap or python) of one group or all, for monitoring and tests."""
         with self._lock:
             return [w.proc.pid for name, g in self._groups.items() if group in (None, name) for w in g.workers]
+
+
+_SELF_TEST = Job("def f(x):\n    return [x, 'a', (1.5,)]\n", ("f(2)",))
+
+
+def probe(plan: iso.Plan) -> str | None:
+    """Run one job end to end in a zygote at `plan`'s level; None if it worked, else why not."""
+    worker = None
+    try:
+        worker = Worker(plan, seed=0)
+        worker.wait_ready()
+        header = worker.run(-1, _SELF_TEST, Limits(), lambda: False)
+        result = build_result(_SELF_TEST, header, header.pop("blobs"), plan.level, Limits())
+    except (iso.WorkerGone, OSError) as exc:
+        words = worker.last_words() if worker else ""
+        return f"zygote failed its start-up: {exc}" + (f" ({words})" if words and words not in str(exc) else "")
+    finally:
+        if worker:
+            worker.close()
+    if result.calls[0].encoded != '[2,"a",{"tuple":[{"float":"1.5"}]}]':
+        return f"its self-test failed: {result.calls[0].error or result.stderr.strip()[-300:]}"
+    return None
