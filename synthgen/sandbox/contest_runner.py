@@ -114,15 +114,15 @@ class _Streams:
         """Before a test: its input on fd 0, an empty fd 1, the original streams back in place."""
         if self.in_fd >= 0:
             os.ftruncate(self.in_fd, 0)
+            os.dup2(self.in_fd, 0)
+            try:  # fd 0 is empty now; seeking to its end drops what earlier tests left in the buffers
+                self.stdin.seek(0, os.SEEK_END)
+            except (ValueError, OSError):
+                self.stdin = child.text_in(newline="\n")  # the program closed it
             os.lseek(self.in_fd, 0, os.SEEK_SET)
             with open(self.in_fd, "wb", closefd=False) as file:
                 file.write(text.encode("utf-8", "surrogatepass"))
             os.lseek(self.in_fd, 0, os.SEEK_SET)
-            os.dup2(self.in_fd, 0)
-            try:
-                self.stdin.seek(0)  # drop what an earlier test left in its buffers
-            except (ValueError, OSError):
-                self.stdin = child.text_in(newline="\n")  # the program closed it
         os.ftruncate(self.out_fd, 0)
         os.lseek(self.out_fd, 0, os.SEEK_SET)
         os.dup2(self.out_fd, 1)
