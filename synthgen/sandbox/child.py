@@ -19,9 +19,9 @@ need (unshare, mount, setns, prctl, capset) through ctypes. The zygote forks the
 """
 
 import builtins
+import contextlib
 import ctypes
 import fcntl
-import io
 import json
 import marshal
 import os
@@ -31,6 +31,7 @@ import signal
 import struct
 import sys
 import tempfile
+import traceback
 
 import contest_runner
 import seccomp
@@ -157,12 +158,10 @@ def _setup(mode, seed, job, pipes, workdir):
 
 # The sandbox runs without `site`, which is what defines exit() and quit(): scripts use them.
 builtins.exit = builtins.quit = sys.exit
-_record_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def run_job(job):
-    """Run a job after set-up: its call, program or test records go to the result pipe (fd 3);
-    the caller then ends the child (see `finish`)."""
+    """Run a job after set-up: its records go to the result pipe (fd 3); the caller then ends the child."""
     if job.get("tests") is not None:
         contest_runner.run(job)
     elif job.get("stdin") is None:
@@ -173,7 +172,7 @@ def run_job(job):
 
 def emit(*fields):
     """Write one record, a JSON list after its length, on the result pipe; return its size."""
-    data = _record_json(fields).encode()
+    data = json.dumps(fields, separators=(",", ":")).encode()
     view = memoryview(struct.pack(">I", len(data)) + data)
     while view:
         view = view[os.write(3, view) :]
@@ -181,32 +180,34 @@ def emit(*fields):
 
 
 def finish():
-    """End the job: ["E"] (every call or test has reported, so the zygote can answer now, not
-    after this process's exit), the result pipe closed, exit 0."""
+    """End the job: what it printed flushed, then ["E"] (every call or test has reported, so the
+    host can answer now, not after this process's exit), then exit 0."""
     flush(sys.stdout, sys.stderr)
     emit("E")
-    os.close(3)
     os._exit(0)
 
 
 def flush(*streams):
     """What the job printed goes out, whatever state it left the streams in."""
     for stream in streams:
-        try:
+        with contextlib.suppress(BaseException):
             stream.flush()
-        except BaseException:
-            pass
 
 
 def text_in(newline=None):
     """A new text stream over fd 0 (nothing the zygote's own stream objects hold is in it)."""
-    raw = io.BufferedReader(io.FileIO(0, "rb", closefd=False))
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=newline)
+    return open(0, encoding="utf-8", errors="replace", newline=newline, closefd=False)
 
 
 def text_out():
-    raw = io.BufferedWriter(io.FileIO(1, "wb", closefd=False), 1 << 16)
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+    return open(1, "w", 1 << 16, encoding="utf-8", errors="replace", closefd=False)
+
+
+def failure(exc, during=None):
+    """(status, None, error) of job code that raised `exc` (`during` says what, if not a call or test)."""
+    if isinstance(exc, MemoryError):
+        return "memory", None, "MemoryError" if during is None else f"MemoryError while {during}"
+    return "exception", None, describe(exc) if during is None else f"while {during}: {describe(exc)}"
 
 
 def describe(exc):
@@ -217,12 +218,8 @@ def describe(exc):
     except BaseException:
         message = "<unprintable>"
     text = (f"{name}: {message}" if message else name)[:2000]
-    tb, line = exc.__traceback__, None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<solution>":
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return text if line is None else f"{text} (line {line})"
+    lines = [line for frame, line in traceback.walk_tb(exc.__traceback__) if frame.f_code.co_filename == "<solution>"]
+    return f"{text} (line {lines[-1]})" if lines else text
 
 
 def _run_program(job):
@@ -233,15 +230,11 @@ def _run_program(job):
     try:
         exec(compile(job["code"], "<solution>", "exec"), {"__name__": "__main__", "__builtins__": builtins})
     except SystemExit as exc:
-        code = exc.code
-        if code is not None and code != 0:
-            text = code if isinstance(code, str) else f"exit status {code!r}"
+        if exc.code is not None and exc.code != 0:
+            text = exc.code if isinstance(exc.code, str) else f"exit status {exc.code!r}"
             status, error = "exception", f"SystemExit: {str(text)[:2000]}"
-    except MemoryError:
-        status, error = "memory", "MemoryError"
     except BaseException as exc:
-        status, error = "exception", describe(exc)
-    flush(sys.stdout, sys.stderr)
+        status, _, error = failure(exc)
     emit(0, status, None, error)
 
 
@@ -251,10 +244,8 @@ def _run_calls(job):
     failed = None
     try:
         exec(compile(job["code"], "<solution>", "exec"), scope)
-    except MemoryError:
-        failed = ("memory", None, "MemoryError while running the module")
     except BaseException as exc:
-        failed = ("exception", None, "while running the module: " + describe(exc))
+        failed = failure(exc, "running the module")
     for i, call in enumerate(job["calls"]):
         status, text, error = failed or _call(scope, i, call, job["val_cap"])
         flush(sys.stdout, sys.stderr)
@@ -264,10 +255,8 @@ def _run_calls(job):
 def _call(scope, i, call, cap):
     try:
         text = values.encode(eval(compile(call, f"<call {i}>", "eval"), scope))
-    except MemoryError:
-        return "memory", None, "MemoryError"
     except BaseException as exc:
-        return "exception", None, describe(exc)
+        return failure(exc)
     if len(text) > cap:
         return "output_too_large", None, f"the value's encoding is {len(text)} bytes; the limit is {cap}"
     return "ok", text, None

@@ -1,31 +1,25 @@
-"""A contest-tests job inside the sandbox's child: one process, the program compiled once, a
-sample's tests run in order (standard library only; copied next to zygote.py with child.py).
+"""A sample's contest tests in the job's child: the program loaded once, its tests run in order
+(standard library only). Expected outputs never get here.
 
-The semantics are LiveCodeBench's grader's (lcb_runner/evaluation/testing_util.py):
-  * its preamble of imports (`from string import *` ... `from builtins import *`, the modules
-    themselves, a recursion limit of 50000) runs first, in the program's namespace (mode
-    "expr", HumanEval's, runs the program bare: `preamble` false); it runs once, in the
-    template, and each child starts from that namespace (contest_program.py);
-  * mode "stdin": a trailing `if __name__ == '__main__':` is unwrapped, top-level imports are
-    hoisted, everything else becomes the body of one function, called once per test with the
-    test's input on standard input (a real in-memory file on fd 0, so `input()`, `sys.stdin`,
-    `open(0)` and `sys.stdin.buffer` all read it); what it printed (fd 1, an in-memory file
-    per test) is reported; `exit()` ends a test normally, its status ignored;
-  * mode "call": the module runs once; with `class Solution` in the code one `Solution()`
-    instance serves every test, else the module-level function; each test's arguments are a
-    value encoding (a list), the returned value is reported as an encoding (numpy scalars as
-    Python numbers, Fraction exactly);
-  * mode "expr": each test is an expression evaluated in the module's namespace;
+LiveCodeBench's grader's semantics (lcb_runner/evaluation/testing_util.py):
+  * its preamble (`from string import *` ... `from builtins import *`, the modules, a recursion
+    limit of 50000) runs first, in the program's namespace (once, in the zygote: `prepare`); mode
+    "expr" (HumanEval's) runs the program bare;
+  * "stdin": a trailing `if __name__ == '__main__':` unwrapped, imports hoisted, the rest one
+    function, called per test with the input on fd 0 (an in-memory file: `input()`, `sys.stdin`,
+    `open(0)` all read it); what it printed on fd 1 is reported; `exit()` ends a test normally;
+  * "call": the module runs once; `Solution()` (if the code has `class Solution`) or the module's
+    function is called with each test's arguments; the value is reported as an encoding (numpy
+    scalars as Python numbers); "expr": each test is an expression evaluated in the module;
   * int/str conversion up to 50000 digits; threads allowed (new processes are not: seccomp);
-  * each test, and the load, has its own limit: `test_cpu` seconds of CPU time and `test_wall`
-    seconds of wall clock less the time the process waited for a core (the kernel's run-queue
-    delay, /proc/self/schedstat), so a busy machine neither cuts a test nor lets one run
-    longer; the run stops after the first test that did not end "ok".
-Nothing here compares: expected outputs never get here. One record per test that ran,
-[index, status, text, error, cpu_s, wall_s] (status ok | exception | memory | output_too_large |
-timeout); the caller (child.run_job) then ends the job.
+  * each test, and the load, has `test_cpu` seconds of CPU time and `test_wall` seconds of wall
+    clock less the time spent waiting for a core (/proc/self/schedstat), so a busy machine neither
+    cuts a test nor lets one run longer; the run stops after the first test that did not end "ok".
+One record per test that ran: [index, status, text, error, cpu_s, wall_s].
 """
 
+import ast
+import builtins
 import math
 import os
 import resource
@@ -34,23 +28,29 @@ import sys
 import time
 
 import child
-import contest_program
 import values
 
-INT_DIGITS = 50000
+_MODULES = "string re datetime collections heapq bisect copy math random statistics itertools functools operator io sys"
+PREAMBLE = "".join(f"from {name} import *\n" for name in [*_MODULES.split(), "json", "builtins", "typing"])
+PREAMBLE += "".join(f"import {name}\n" for name in [*_MODULES.split(), "json"])
+_prepared = {}  # the preamble's namespace, built once in the zygote
 _now = {"index": 0, "cpu": 0.0, "wall": 0.0, "waited": 0.0, "limit": 0.0, "sent": 0, "cap": 0}
 
 
 def prepare():
-    """In the template, before it forks any child: the preamble's namespace."""
-    contest_program.prepare_namespace()
+    """In the zygote, before it forks any child (no job data is near): run the preamble once, so
+    that each child starts from its namespace instead of importing every module again."""
+    _prepared.update(_preamble_scope())
+
+
+def _preamble_scope():
+    scope = {"__name__": "solution", "__builtins__": builtins}
+    exec(compile(PREAMBLE, "<preamble>", "exec"), scope)
+    return scope
 
 
 def _record(i, status, text, error, cpu, wall):
     _now["sent"] += child.emit(i, status, text, None if error is None else error[:2000], cpu, wall)
-
-
-# ---- limits ---------------------------------------------------------------------------------
 
 
 def _arm(index, limits):
@@ -73,11 +73,8 @@ def _disarm():
 def _run_queue_s():
     """Seconds this process's main thread has spent runnable but waiting for a core (0 if unknown)."""
     try:
-        fd = os.open("/proc/self/schedstat", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            return int(os.read(fd, 128).split()[1]) / 1e9
-        finally:
-            os.close(fd)
+        with open("/proc/self/schedstat", "rb", buffering=0) as file:
+            return int(file.read().split()[1]) / 1e9
     except (OSError, ValueError, IndexError):
         return 0.0
 
@@ -87,9 +84,8 @@ def _own_wall(wall):
     return wall - max(0.0, _run_queue_s() - _now["waited"])
 
 
-def _out_of_time(signum, frame):
+def _out_of_time(signum, _frame):
     """A test ran past a limit: report it and end the job (the program cannot catch this)."""
-    del frame
     if signum == signal.SIGALRM:
         left = _now["limit"] - _own_wall(time.monotonic() - _now["wall"])
         if left > 0.005:  # part of it was waiting for a core: that time is not the program's
@@ -101,39 +97,32 @@ def _out_of_time(signum, frame):
     child.finish()
 
 
-# ---- standard streams -----------------------------------------------------------------------
-
-
 class _Streams:
     """fd 0 and fd 1 as in-memory files renewed per test, and the text streams over them: the
     same stream objects for every test, since a program may hold on to them (`from sys import
     stdin` is hoisted, so it runs once)."""
 
     def __init__(self, with_stdin):
-        self.out_fd = os.memfd_create("stdout", 0)
         self.in_fd = os.memfd_create("stdin", 0) if with_stdin else -1
-        if with_stdin:
-            os.dup2(self.in_fd, 0)
+        self.out_fd = os.memfd_create("stdout", 0)
         os.dup2(self.out_fd, 1)
         # Lines end at "\n" only and "\r" is kept, as the grader's in-memory input has them.
         self.stdin, self.stdout = child.text_in(newline="\n"), child.text_out()
-        sys.stdin = sys.__stdin__ = self.stdin
-        sys.stdout = sys.__stdout__ = self.stdout
+        self.start("")
 
     def start(self, text):
         """Before a test: its input on fd 0, an empty fd 1, the original streams back in place."""
         if self.in_fd >= 0:
-            data = text.encode("utf-8", "surrogatepass")
-            done = 0
-            while done < len(data):
-                done += os.pwrite(self.in_fd, data[done:], done)
-            os.ftruncate(self.in_fd, len(data))
-            os.lseek(self.in_fd, 0, os.SEEK_SET)
+            os.ftruncate(self.in_fd, 0)
             os.dup2(self.in_fd, 0)
-            try:
-                self.stdin.seek(0)  # drop what an earlier test left in its buffers
+            try:  # fd 0 is empty now; seeking to its end drops what earlier tests left in the buffers
+                self.stdin.seek(0, os.SEEK_END)
             except (ValueError, OSError):
                 self.stdin = child.text_in(newline="\n")  # the program closed it
+            os.lseek(self.in_fd, 0, os.SEEK_SET)
+            with open(self.in_fd, "wb", closefd=False) as file:
+                file.write(text.encode("utf-8", "surrogatepass"))
+            os.lseek(self.in_fd, 0, os.SEEK_SET)
         os.ftruncate(self.out_fd, 0)
         os.lseek(self.out_fd, 0, os.SEEK_SET)
         os.dup2(self.out_fd, 1)
@@ -146,17 +135,12 @@ class _Streams:
         """What the test wrote to fd 1 (None when over `cap` bytes)."""
         child.flush(sys.stdout, self.stdout, sys.stderr)
         size = os.fstat(self.out_fd).st_size
-        if size > cap:
-            return None
-        return os.pread(self.out_fd, size, 0).decode("utf-8", "replace")
-
-
-# ---- the run --------------------------------------------------------------------------------
+        return None if size > cap else os.pread(self.out_fd, size, 0).decode("utf-8", "replace")
 
 
 def run(job):
     """Run every test of `job` in order (see the module docstring)."""
-    sys.set_int_max_str_digits(INT_DIGITS)
+    sys.set_int_max_str_digits(50000)
     mode, tests = job["mode"], job["tests"]
     limits = (float(job["test_cpu"]), float(job["test_wall"]), resource.getrlimit(resource.RLIMIT_CPU)[1])
     cap, _now["cap"] = job["val_cap"], job["res_cap"] - 4096
@@ -165,23 +149,19 @@ def run(job):
     signal.signal(signal.SIGALRM, _out_of_time)
     _arm(0, limits)
     try:
-        test = contest_program.load(job)
-    except MemoryError:
-        return _record(0, "memory", None, "MemoryError while loading the program", *_disarm())
+        test = load(job)
     except BaseException as exc:
         cpu, wall = _disarm()
-        return _record(0, "exception", None, "while loading the program: " + child.describe(exc), cpu, wall)
+        return _record(0, *child.failure(exc, "loading the program"), cpu, wall)
     _disarm()
     for i, text in enumerate(tests):
-        streams.start(text if mode == "stdin" else "")
+        streams.start(text)
         status, value, error = "ok", None, None
         _arm(i, limits)
         try:
             value = test(text)
-        except MemoryError:
-            status, error = "memory", "MemoryError"
         except BaseException as exc:
-            status, error = "exception", child.describe(exc)
+            status, value, error = child.failure(exc)
         cpu, wall = _disarm()
         if status == "ok" and (cpu > limits[0] or (wall > limits[1] and _own_wall(wall) > limits[1])):
             status, error = "timeout", "time limit of the test reached"  # it stopped our clocks
@@ -220,14 +200,57 @@ def _answer(mode, value, streams, cap):
 def _plain(value, depth=0):
     """numpy scalars as the Python numbers they equal, inside containers too (what the grader's
     `==` accepts); anything else is left for values.encode to take or refuse."""
-    t = type(value)
+    kind = type(value)
     if depth > values.MAX_DEPTH:
         return value
-    if t in (list, tuple, set, frozenset):
-        return t(_plain(x, depth + 1) for x in value)
-    if t is dict:
-        return {_plain(k, depth + 1): _plain(x, depth + 1) for k, x in value.items()}
+    if kind in (list, tuple, set, frozenset):
+        return kind(_plain(item, depth + 1) for item in value)
+    if kind is dict:
+        return {_plain(key, depth + 1): _plain(item, depth + 1) for key, item in value.items()}
     numpy = sys.modules.get("numpy")
-    if numpy is not None and isinstance(value, numpy.generic):
-        return value.item()
-    return value
+    return value.item() if numpy is not None and isinstance(value, numpy.generic) else value
+
+
+def load(job):
+    """Run the module once; return what one test calls with its input."""
+    mode, code = job["mode"], job["code"]
+    tree = _wrapped(code) if mode == "stdin" else ast.parse(code, "<solution>")
+    scope = {"__name__": "solution", "__builtins__": builtins}
+    if job.get("preamble"):
+        # The grader's preamble comes first, so a __future__ import is a SyntaxError there too.
+        if any(isinstance(node, ast.ImportFrom) and node.module == "__future__" for node in tree.body):
+            raise SyntaxError("from __future__ imports must occur at the beginning of the file")
+        scope = _prepared or _preamble_scope()
+        # The preamble's `from sys import *` bound the zygote's: this child's are bound again.
+        scope.update(argv=sys.argv, stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr)
+        sys.setrecursionlimit(50000)
+    exec(compile(tree, "<solution>", "exec"), scope)
+    if mode == "stdin":
+        main = scope["wrapped_function"]
+        return lambda text: _as_script(main)
+    if mode == "expr":
+        return lambda text: eval(compile(text, "<test>", "eval"), scope)
+    owner = scope["Solution"]() if "class Solution" in code else None
+    method = getattr(owner, job["entry"]) if owner is not None else scope.get(job["entry"])
+    if method is None:
+        raise NameError(f"the program defines no function {job['entry']!r}")
+    return lambda text: method(*values.decode(text))
+
+
+def _wrapped(code):
+    """LiveCodeBench's shape of a stdin program: a trailing `if __name__ == '__main__':` unwrapped,
+    imports on top, the rest one function's body."""
+    body = ast.parse(code, "<solution>").body
+    if body and isinstance(body[-1], ast.If) and ast.unparse(body[-1].test).strip() == "__name__ == '__main__'":
+        body = body[:-1] + body[-1].body
+    imports = [node for node in body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    function = ast.parse("def wrapped_function():\n    pass").body[0]
+    function.body = [node for node in body if not isinstance(node, (ast.Import, ast.ImportFrom))] or function.body
+    return ast.Module(body=imports + [function], type_ignores=[])
+
+
+def _as_script(main):
+    try:
+        main()
+    except SystemExit:
+        pass  # exit() ends the program; what it printed is its answer

@@ -47,7 +47,7 @@ THREADS_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THR
 _HERE = Path(__file__).resolve().parent
 _log = logging.getLogger("synthgen.sandbox")
 # What the zygote's folder holds (bound read-only at /sb in the sandbox).
-SANDBOX_MODULES = ("zygote.py", "child.py", "seccomp.py", "contest_runner.py", "contest_program.py", "values.py")
+SANDBOX_MODULES = ("zygote.py", "child.py", "seccomp.py", "contest_runner.py", "values.py")
 # Run by the sandbox interpreter (with its `site`): its version and where its own copies of the names are.
 _ASK = (
     "import importlib.util, json, sys\n"

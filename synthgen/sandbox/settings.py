@@ -1,14 +1,12 @@
 """How untrusted code runs: the sandbox's settings (synthgen.sandbox.isolation has the isolation levels)."""
 
-from __future__ import annotations
+from typing import Annotated, ClassVar, Literal
 
-from typing import ClassVar, Literal
-
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field
 
 from synthgen.settings.base import Section, Settings, cli
+from synthgen.settings.shared import split_commas
 
-MAX_WORKERS = 1024
 # A job's limits when nothing sets them (synthgen.sandbox.results.Job reads these too).
 JOB_TIMEOUT_S = 2.0
 JOB_MEMORY_MB = 512
@@ -19,26 +17,19 @@ class SandboxSettings(Section):
     """How untrusted code runs."""
 
     model_config = ConfigDict(extra="forbid")
-    workers: int | None = Field(None, ge=1, le=MAX_WORKERS, description="sandbox worker processes (default: CPU count)")
-    timeout_s: float = Field(
-        JOB_TIMEOUT_S, gt=0, le=600, description="the wall-clock limit of one sandbox job, seconds"
-    )
+    workers: int | None = Field(None, ge=1, le=1024, description="sandbox worker processes (default: CPU count)")
+    timeout_s: float = Field(JOB_TIMEOUT_S, gt=0, le=600, description="wall-clock limit of one sandbox job, seconds")
     memory_mb: int = Field(JOB_MEMORY_MB, ge=32, le=65536, description="memory limit of one sandbox job, MiB")
     allow_unsafe: bool = Field(False, description="accept the rlimits-only sandbox (no isolation) where bwrap fails")
     python: str | None = Field(
         None, description="the interpreter that runs untrusted code (default: /usr/bin/python3, else this one)"
     )
-    libraries: list[str] = Field(
+    libraries: Annotated[list[str], BeforeValidator(split_commas)] = Field(
         default_factory=lambda: list(SANDBOX_LIBRARIES),
         description="packages importable in the sandbox, bound read-only from this environment "
         "(or the sandbox interpreter's own copy)",
     )
     unhashed: ClassVar[frozenset[str]] = frozenset({"workers", "allow_unsafe", "python"})
-
-    @field_validator("libraries", mode="before")
-    @classmethod
-    def _split(cls, value):
-        return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
 
 
 class SandboxRunSettings(SandboxSettings, Settings):

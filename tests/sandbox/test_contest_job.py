@@ -50,6 +50,12 @@ def test_each_test_reads_its_own_input_and_prints_its_own_output(pool):
     assert [c.value for c in calls] == ["A\n", "B\n", "C\n"]
 
 
+def test_input_left_in_stdins_buffer_does_not_reach_the_next_test(pool):
+    code = "import sys\nprint(sys.stdin.buffer.readline().decode(), end='')\n"
+    calls = run(pool, code, ["a1\na2\n", "b1\nb2\n"])
+    assert [c.value for c in calls] == ["a1\n", "b1\n"]
+
+
 def test_the_preamble_names_are_there_and_its_streams_are_the_childs_own(pool):
     code = (
         "print(stdin is sys.stdin, stdout is sys.stdout, argv is sys.argv, sys.getrecursionlimit())\n"
