@@ -291,7 +291,10 @@ class Zygote:
 
     def message(self) -> tuple[bytes, dict]:
         """The zygote's next message: its kind and its JSON body (WorkerGone at its end)."""
-        msg = self.sock.recv(1 << 12)
+        try:
+            msg = self.sock.recv(1 << 12)
+        except OSError:  # (ECONNRESET when it ended with our messages unread)
+            msg = b""
         if not msg:
             words = self.last_words()
             ended = "the sandbox's zygote (the template of every job's child) ended"

@@ -223,8 +223,7 @@ class Group:
             self.failures = 0
             return worker
         except (iso.WorkerGone, OSError) as exc:
-            words = worker.last_words() if worker else ""
-            self.last_error = str(exc) + (f" ({words})" if words and words not in str(exc) else "")
+            self.last_error = str(exc)  # (a zygote that ended says its last words here)
             if worker:
                 self._retire(worker)
         self.failures += 1
@@ -290,9 +289,7 @@ class SandboxPool:
     def submit(self, job: Job, *, group: str = "main") -> concurrent.futures.Future:
         """Queue a job; the future's result is its JobResult (never an exception for job trouble)."""
         if not isinstance(job, Job) or group not in self._groups:
-            raise TypeError(
-                f"expected a Job and a group in {sorted(self._groups)}, got {type(job).__name__}, {group!r}"
-            )
+            raise TypeError(f"expected a Job and a group in {sorted(self._groups)}: {type(job).__name__}, {group!r}")
         future: concurrent.futures.Future = concurrent.futures.Future()
         if group == "main" and self._route and any(name in job.code for name in self._heavy):
             group = "heavy"
@@ -362,23 +359,17 @@ class SandboxPool:
             return [w.proc.pid for name, g in self._groups.items() if group in (None, name) for w in g.workers]
 
 
-_SELF_TEST = Job("def f(x):\n    return [x, 'a', (1.5,)]\n", ("f(2)",))
-
-
 def probe(plan: iso.Plan) -> str | None:
     """Run one job end to end in a zygote at `plan`'s level; None if it worked, else why not."""
-    worker = None
+    job, worker = Job("def f():\n    return [2, 'a']\n", ("f()",)), None
     try:
         worker = Worker(plan, seed=0)
         worker.wait_ready()
-        header = worker.run(-1, _SELF_TEST, Limits(), lambda: False)
-        result = build_result(_SELF_TEST, header, header.pop("blobs"), plan.level, Limits())
+        header = worker.run(-1, job, Limits(), lambda: False)
+        verdict = build_result(job, header, header.pop("blobs"), plan.level, Limits()).calls[0]
     except (iso.WorkerGone, OSError) as exc:
-        words = worker.last_words() if worker else ""
-        return f"zygote failed its start-up: {exc}" + (f" ({words})" if words and words not in str(exc) else "")
+        return f"zygote failed its start-up: {exc}"
     finally:
         if worker:
             worker.close()
-    if result.calls[0].encoded != '[2,"a",{"tuple":[{"float":"1.5"}]}]':
-        return f"its self-test failed: {result.calls[0].error or result.stderr.strip()[-300:]}"
-    return None
+    return None if verdict.encoded == '[2,"a"]' else f"its self-test failed: {verdict.error}"

@@ -9,55 +9,34 @@ fork, vfork and clone without CLONE_THREAD fail, so threads may start but no new
 import ctypes
 import os
 
+
+def _numbers(table):
+    """name -> (x86-64 number, aarch64 number) of a table below."""
+    words = table.split()
+    return {words[i]: (int(words[i + 1]), int(words[i + 2])) for i in range(0, len(words), 3)}
+
+
 # Syscalls a job never needs and that mostly widen the kernel's attack surface or let state
-# outlive the job: name -> (x86-64 number, aarch64 number).
-_DENIED = {
-    "ptrace": (101, 117),
-    "syslog": (103, 116),
-    "acct": (163, 89),
-    "mount": (165, 40),
-    "umount2": (166, 39),
-    "swapon": (167, 224),
-    "swapoff": (168, 225),
-    "reboot": (169, 142),
-    "sethostname": (170, 161),
-    "setdomainname": (171, 162),
-    "init_module": (175, 105),
-    "delete_module": (176, 106),
-    "quotactl": (179, 60),
-    "kexec_load": (246, 104),
-    "add_key": (248, 217),
-    "request_key": (249, 218),
-    "keyctl": (250, 219),
-    "unshare": (272, 97),
-    "perf_event_open": (298, 241),
-    "name_to_handle_at": (303, 264),
-    "open_by_handle_at": (304, 265),
-    "setns": (308, 268),
-    "process_vm_readv": (310, 270),
-    "process_vm_writev": (311, 271),
-    "finit_module": (313, 273),
-    "kexec_file_load": (320, 294),
-    "bpf": (321, 280),
-    "userfaultfd": (323, 282),
-    "open_tree": (428, 428),
-    "move_mount": (429, 429),
-    "fsopen": (430, 430),
-    "fsconfig": (431, 431),
-    "fsmount": (432, 432),
-    "fspick": (433, 433),
-    "mount_setattr": (442, 442),
-    "pivot_root": (155, 41),
-    "chroot": (161, 51),
-    "vhangup": (153, 58),
-    "lookup_dcookie": (212, 18),
-}
-_NOT_AVAILABLE = {
-    "clone3": (435, 435),
-    "io_uring_setup": (425, 425),
-    "io_uring_enter": (426, 426),
-    "io_uring_register": (427, 427),
-}
+# outlive the job, as rows of (name, x86-64 number, aarch64 number).
+_DENIED = _numbers("""
+    ptrace 101 117               syslog 103 116               acct 163 89
+    mount 165 40                 umount2 166 39               swapon 167 224
+    swapoff 168 225              reboot 169 142               sethostname 170 161
+    setdomainname 171 162        init_module 175 105          delete_module 176 106
+    quotactl 179 60              kexec_load 246 104           add_key 248 217
+    request_key 249 218          keyctl 250 219               unshare 272 97
+    perf_event_open 298 241      name_to_handle_at 303 264    open_by_handle_at 304 265
+    setns 308 268                process_vm_readv 310 270     process_vm_writev 311 271
+    finit_module 313 273         kexec_file_load 320 294      bpf 321 280
+    userfaultfd 323 282          open_tree 428 428            move_mount 429 429
+    fsopen 430 430               fsconfig 431 431             fsmount 432 432
+    fspick 433 433               mount_setattr 442 442        pivot_root 155 41
+    chroot 161 51                vhangup 153 58               lookup_dcookie 212 18
+""")
+_NOT_AVAILABLE = _numbers("""
+    clone3 435 435               io_uring_setup 425 425
+    io_uring_enter 426 426       io_uring_register 427 427
+""")
 # New processes are refused while threads are allowed: fork and vfork (x86-64 only; aarch64 has
 # neither) fail, and clone only passes with CLONE_THREAD and no namespace flag (clone3 hides its
 # flags in memory a filter cannot read, hence ENOSYS above: libc then falls back to clone).
