@@ -44,6 +44,7 @@ from synthgen.sandbox.settings import SANDBOX_LIBRARIES, SandboxSettings
 
 GRACE_S = 5.0  # how long past a job's timeout the zygote has to report before it is replaced
 START_TRIES = 3
+RESULT_POLL_S = 0.005
 IDLE_CHECK_S = 1.0  # how often an idle worker looks whether its zygote is still alive
 END_RECORD = b'\x00\x00\x00\x05["E"]'  # child.END_RECORD: every call has reported
 _ids = itertools.count()
@@ -96,7 +97,8 @@ class Worker(iso.Zygote):
         poller.register(self.sock, select.POLLIN)
         for fd in reads:
             os.set_blocking(fd, False)
-            poller.register(fd, select.POLLIN)
+            # Records are read every RESULT_POLL_S and at the pipe's end, not each as it comes.
+            poller.register(fd, 0 if fd == reads[0] else select.POLLIN)
 
         def drain(i: int) -> str | None:
             """Read what pipe `i` holds: why the child must stop, if it went over a cap."""
@@ -122,7 +124,7 @@ class Worker(iso.Zygote):
             remaining = started + job.timeout_s + GRACE_S - time.monotonic()
             if remaining <= 0:
                 raise iso.WorkerGone("sandbox worker did not report in time")
-            for fd, _ in poller.poll(remaining * 1000):
+            for fd, _ in poller.poll(min(remaining, RESULT_POLL_S) * 1000):
                 if fd == self.sock.fileno():
                     kind, body = self.message()
                     if kind != b"X":
@@ -133,6 +135,7 @@ class Worker(iso.Zygote):
                         report = body
                 else:
                     end = end or drain(reads.index(fd))
+            end = end or drain(0)
             if end is None and reads[0] not in open_fds and bufs[0].endswith(END_RECORD):
                 end = "done"  # every call reported (it flushed its output first: the pipes hold all of it)
                 for i in (1, 2):
