@@ -157,7 +157,7 @@ def main(argv):
     if mode not in ("bwrap", "unsafe"):
         raise SystemExit(f"unknown mode {mode!r}")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    ch.prctl(ch.PR_SET_PDEATHSIG, signal.SIGKILL)  # outside bwrap, die with the pool's I/O thread
+    ch.prctl(ch.PR_SET_PDEATHSIG, signal.SIGKILL)  # outside bwrap, die with the worker's thread
     sock = socket.socket(fileno=os.dup(0))
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)  # a stray print goes to the log
@@ -166,8 +166,8 @@ def main(argv):
     for name in PRELOAD.split() + argv[3:]:
         try:
             __import__(name)
-        except Exception:  # noqa: BLE001, S112 (a module that cannot load here is simply not preloaded)
-            continue
+        except Exception:  # noqa: BLE001 (a module that cannot load here is simply not preloaded)
+            pass
     contest_runner.prepare()
     zygote = Zygote(mode, seed, sock)
     zygote._send(b"R", {"pid": os.getpid(), "python": sys.version.split()[0]})
