@@ -311,9 +311,8 @@ class Zygote:
         return lines[-1][:300] if lines else ""
 
     def close(self) -> None:
-        """Kill the zygote's whole process group (bwrap killed during its start-up would otherwise
-        leave its child blocked for ever) and reap it. Later, the sandbox dies with bwrap
-        (--die-with-parent) and jobs with the zygote (pid namespaces)."""
+        """Kill the zygote's whole process group (bwrap killed mid-start-up would leave its child
+        blocked for ever) and reap it; its jobs die with it (bwrap --die-with-parent, pid namespaces)."""
         self.sock.close()
         if self.proc is not None:
             with contextlib.suppress(OSError):

@@ -41,12 +41,13 @@ import weakref
 from synthgen.sandbox import isolation as iso
 from synthgen.sandbox.results import Job, JobResult, Limits, build_result, infra_result
 from synthgen.sandbox.settings import SANDBOX_LIBRARIES, SandboxSettings
+from synthgen.sandbox.verdicts import END
 
 GRACE_S = 5.0  # how long past a job's timeout the zygote has to report before it is replaced
 START_TRIES = 3
 RESULT_POLL_S = 0.005
 IDLE_CHECK_S = 1.0  # how often an idle worker looks whether its zygote is still alive
-END_RECORD = b'\x00\x00\x00\x05["E"]'  # child.END_RECORD: every call has reported
+END_RECORD = len(END).to_bytes(4, "big") + END  # as the child writes it: every call has reported
 _ids = itertools.count()
 
 
